@@ -1,0 +1,14 @@
+// The kernels of build/parle.wasm (SIMD) and build/parle-scalar.wasm (scalar twins), one
+// family a file. Their contract, as TypeScript sees it, is the Kernels interface in
+// ts/cpu/wasm.ts. Counts returned as f64 are exact up to 2^53 (a u32 return would read back
+// negative in JS above 2^31).
+
+/** Start of the free heap: TypeScript places buffers at or above it. */
+export function heapBase(): usize { return __heap_base; }
+/** True in the SIMD build, false in the scalar twin. */
+export function simdEnabled(): bool { return ASC_FEATURE_SIMD; }
+
+export { rleEncode8, rleEncode16, rleEncode32, rleDecode8, rleDecode16, rleDecode32 } from './rle';
+export { scanU32, scanF32 } from './scan';
+export { radixSort32 } from './radix-sort';
+export { varintEncodeLengths, varintDecodeLengths, sumLengths } from './varint';

@@ -1,0 +1,47 @@
+// Compiles assembly/ with AssemblyScript into two modules with the same exports:
+//   build/parle.wasm         128-bit SIMD kernels (the one the library runs)
+//   build/parle-scalar.wasm  the scalar twins (ASC_FEATURE_SIMD is false), compared in tests
+// Both import their memory (env.memory, shared, up to 4 GiB) so that one WebAssembly.Memory
+// can be shared by a pool of workers; kernels allocate nothing and take pointers.
+import asc from 'assemblyscript/asc';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Flags common to both builds. 65536 pages of 64 KiB = 4 GiB, the wasm32 limit. */
+export const commonFlags = [
+  'assembly/index.ts',
+  '-O3',
+  '--noAssert',
+  '--runtime', 'stub',
+  '--importMemory',
+  '--sharedMemory',
+  '--enable', 'threads',
+  '--initialMemory', '1',
+  '--maximumMemory', '65536',
+  '--use', 'abort=',
+];
+
+export async function buildWasm({ quiet = false } = {}) {
+  const variants = [
+    { out: 'build/parle.wasm', flags: ['--enable', 'simd'] },
+    { out: 'build/parle-scalar.wasm', flags: ['--disable', 'simd'] },
+  ];
+  for (const v of variants) {
+    const { error, stderr } = await asc.main([...commonFlags, ...v.flags, '--outFile', v.out, '--textFile', v.out.replace(/\.wasm$/, '.wat')], {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      // asc resolves paths against the working directory
+    });
+    if (error) {
+      throw new Error(`asc failed for ${v.out}: ${error.message}\n${stderr.toString()}`);
+    }
+    if (!quiet) console.log(`built ${v.out}`);
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.chdir(root);
+  await buildWasm({ quiet: process.argv.includes('--quiet') });
+}

@@ -1,0 +1,100 @@
+// Chained-scan look-back with decoupled fallback. Shared piece: composed into the single-pass
+// kernels (scan, RLE encode) by ts/gpu/compose.ts.
+//
+// Sources: Merrill and Garland 2016, "Single-pass Parallel Prefix Scan with Decoupled
+// Look-back"; Smith, Levien and Owens, SPAA 2025, "Decoupled Fallback": WebGPU gives no
+// forward-progress guarantee between workgroups, so a workgroup that waits on a predecessor
+// whose status does not change within LB_MAX_SPIN reads computes that predecessor's
+// reduction itself (`tileReduce`, defined by the kernel) and goes on looking back from there.
+//
+// The kernel declares `lb_spine: array<atomic<u32>>` (zeroed before each dispatch):
+//   [0]                 tile counter: tiles are numbered in the order workgroups start, so a
+//                       tile's predecessors have all started (no deadlock on a scheduler that
+//                       runs workgroups in any order);
+//   [LB_BASE + 2 t + h] tile t's status, half h: flag in the top 2 bits, 16 bits of value.
+// WGSL has no 64-bit atomics, so a 32-bit T (u32 bits or f32 bits) is published as two 16-bit
+// halves, each word tagged with the flag. A reader accepts a pair only when both words carry the
+// same flag; a pair seen mid-update (one half READY, the other INCLUSIVE) counts as not ready.
+// Only a tile's owner ever writes its status (READY once, then INCLUSIVE once), so two words
+// with the same flag always come from the same store pair.
+
+const LB_BASE: u32 = 4u;
+const LB_READY: u32 = 0x40000000u;
+const LB_INCLUSIVE: u32 = 0x80000000u;
+const LB_FLAG_MASK: u32 = 0xC0000000u;
+override LB_MAX_SPIN: u32 = 64u; // 0 forces the fallback at every step (tests)
+
+var<workgroup> lb_tile: u32;
+var<workgroup> lb_done: u32;
+var<workgroup> lb_id: u32;
+var<workgroup> lb_acc: T;
+
+/** Numbers this workgroup's tile in start order; uniform result. */
+fn lbAcquireTile(tid: u32) -> u32 {
+  if (tid == 0u) { lb_tile = atomicAdd(&lb_spine[0], 1u); }
+  return workgroupUniformLoad(&lb_tile);
+}
+
+fn lbPublish(tile: u32, v: T, flag: u32) {
+  let b = bitcast<u32>(v);
+  atomicStore(&lb_spine[LB_BASE + 2u * tile], (b & 0xFFFFu) | flag);
+  atomicStore(&lb_spine[LB_BASE + 2u * tile + 1u], (b >> 16u) | flag);
+}
+
+/**
+ * The sum of all tiles before `tile` (exclusive prefix); publishes `tile`'s inclusive prefix.
+ * `aggregate` is this tile's reduction. Every invocation calls it (uniform control flow).
+ */
+fn lookback(tile: u32, aggregate: T, tid: u32, lane: u32, sg: u32) -> T {
+  if (tile == 0u) {
+    if (tid == 0u) { lbPublish(0u, aggregate, LB_INCLUSIVE); }
+    return T(0);
+  }
+  if (tid == 0u) {
+    lbPublish(tile, aggregate, LB_READY);
+    lb_done = 0u;
+    lb_id = tile - 1u;
+    lb_acc = T(0);
+  }
+  loop {
+    if (tid == 0u) {
+      var id = lb_id;
+      var acc = lb_acc;
+      var spin = 0u;
+      while (spin < LB_MAX_SPIN) {
+        let lo = atomicLoad(&lb_spine[LB_BASE + 2u * id]);
+        let hi = atomicLoad(&lb_spine[LB_BASE + 2u * id + 1u]);
+        let flag = lo & LB_FLAG_MASK;
+        if (flag != 0u && flag == (hi & LB_FLAG_MASK)) {
+          acc += bitcast<T>((lo & 0xFFFFu) | ((hi & 0xFFFFu) << 16u));
+          if (flag == LB_INCLUSIVE) {
+            lb_done = 1u;
+            break;
+          }
+          id -= 1u; // id > 0: tile 0 only ever publishes INCLUSIVE
+          spin = 0u;
+        } else {
+          spin += 1u;
+        }
+      }
+      lb_id = id;
+      lb_acc = acc;
+      if (lb_done == 1u) { lbPublish(tile, acc + aggregate, LB_INCLUSIVE); }
+    }
+    if (workgroupUniformLoad(&lb_done) == 1u) { break; }
+    // Fallback: the predecessor lb_id has not published; reduce its tile here.
+    let fid = workgroupUniformLoad(&lb_id);
+    let red = tileReduce(fid, tid, lane, sg);
+    if (tid == 0u) {
+      lb_acc += red;
+      if (fid == 0u) {
+        lb_done = 1u;
+        lbPublish(tile, lb_acc + aggregate, LB_INCLUSIVE);
+      } else {
+        lb_id = fid - 1u;
+      }
+    }
+    if (workgroupUniformLoad(&lb_done) == 1u) { break; }
+  }
+  return workgroupUniformLoad(&lb_acc);
+}

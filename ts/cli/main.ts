@@ -1,0 +1,178 @@
+/**
+ * The `parle` command. Exit status: 0 on success, 1 on bad input (one line on stderr, no stack
+ * trace), 2 on bad usage. Progress goes to stderr for inputs over 64 MiB when stderr is a
+ * terminal.
+ *
+ *   parle demo
+ *   parle compress IN [OUT] [--type u8|u16|u32|i32|f32] [--path auto|cpu|gpu] [--workers N]
+ *   parle decompress IN.parle [OUT] [--max-elements N]
+ *   parle inspect FILE.parle
+ *   parle sort IN OUT --type u32|i32|f32
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { createEngine, type Engine, type EngineOptions } from '../engine.js';
+import { ErrorCodes, ParleError } from '../errors.js';
+import { MAX_CHUNK_BYTES } from '../format/layout.js';
+import { compressFile, decompressFile, inspectFile } from '../node/files.js';
+import { arrayConstructor, ELEMENT_TYPES, elementSize, type ElementType, type SortKeys } from '../types.js';
+import { runDemo } from './demo.js';
+import { startProgress } from './progress.js';
+
+const VERSION = '0.1.0';
+
+function positiveInteger(name: string, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from 1 to ${max}`);
+    }
+    return n;
+  };
+}
+
+/** Engine options from the shared flags. */
+function engineOptions(opts: { workers?: number; path?: string }): EngineOptions {
+  return { workers: opts.workers, gpu: opts.path === 'gpu' ? 'require' : 'auto' };
+}
+
+async function withEngine<R>(options: EngineOptions, fn: (engine: Engine) => Promise<R>): Promise<R> {
+  const engine = await createEngine(options);
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.destroy();
+  }
+}
+
+async function withProgress<R>(label: string, path: string, fn: (onProgress?: (done: number, total: number) => void) => Promise<R>): Promise<R> {
+  const { size } = await stat(path).catch(() => ({ size: 0 }));
+  const progress = startProgress(label, size);
+  try {
+    return await fn(progress.onProgress);
+  } finally {
+    progress.stop();
+  }
+}
+
+const pathOption = () => new Option('--path <path>', 'where the work runs').choices(['auto', 'cpu', 'gpu']).default('auto');
+const workersOption = () => new Option('--workers <n>', 'CPU worker threads (default: all cores)').argParser(positiveInteger('--workers', 1024));
+
+export function buildProgram(): Command {
+  const program = new Command('parle')
+    .description('Run-length encoding, radix sort and prefix scan on WebAssembly SIMD and WebGPU; the .parle container')
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({ outputError: (message, write) => write(message) })
+    .showHelpAfterError('(run parle --help for usage)');
+
+  program
+    .command('demo')
+    .description('compress and decompress the real sample data shipped with parle and compare with plain JS and fflate')
+    .action(async () => {
+      await withEngine({}, (engine) => runDemo(engine));
+    });
+
+  program
+    .command('compress')
+    .description('compress raw little-endian elements into a .parle file (OUT defaults to IN.parle)')
+    .argument('<in>', 'input file of raw little-endian elements')
+    .argument('[out]', 'output .parle file')
+    .addOption(new Option('--type <type>', 'element type').choices(ELEMENT_TYPES).default('u8'))
+    .addOption(pathOption())
+    .addOption(workersOption())
+    .addOption(new Option('--chunk-bytes <n>', 'bytes of elements per chunk').argParser(positiveInteger('--chunk-bytes', MAX_CHUNK_BYTES)))
+    .option('-f, --force', 'replace an existing output file')
+    .option('--explain', 'print the path the engine picks and why, then compress')
+    .action(async (input: string, output: string | undefined, opts) => {
+      const out = output ?? `${input}.parle`;
+      await withEngine(engineOptions(opts), async (engine) => {
+        if (opts.explain) {
+          const probe = new (arrayConstructor(opts.type as ElementType))(0);
+          console.error(JSON.stringify(engine.explain('compress', probe)));
+        }
+        await withProgress('compress', input, (onProgress) =>
+          compressFile(engine, input, out, { type: opts.type, chunkBytes: opts.chunkBytes, force: opts.force, onProgress }),
+        );
+      });
+    });
+
+  program
+    .command('decompress')
+    .description('decompress a .parle file into raw little-endian elements (OUT defaults to IN without .parle)')
+    .argument('<in>', 'input .parle file')
+    .argument('[out]', 'output file')
+    .addOption(pathOption())
+    .addOption(workersOption())
+    .addOption(new Option('--max-elements <n>', 'refuse files that claim more elements').argParser(positiveInteger('--max-elements')))
+    .option('-f, --force', 'replace an existing output file')
+    .action(async (input: string, output: string | undefined, opts) => {
+      let out = output;
+      if (out === undefined) {
+        if (!input.endsWith('.parle')) {
+          throw new CommanderError(2, 'parle.usage', 'error: give OUT when IN does not end in .parle');
+        }
+        out = input.slice(0, -'.parle'.length);
+      }
+      await withEngine(engineOptions(opts), (engine) =>
+        withProgress('decompress', input, (onProgress) =>
+          decompressFile(engine, input, out, { maxElements: opts.maxElements, force: opts.force, onProgress }),
+        ),
+      );
+    });
+
+  program
+    .command('inspect')
+    .description('print the header and chunk table of a .parle file as JSON')
+    .argument('<file>', '.parle file')
+    .action(async (file: string) => {
+      console.log(JSON.stringify(await inspectFile(file), null, 2));
+    });
+
+  program
+    .command('sort')
+    .description('sort raw little-endian 32-bit keys (stable LSD radix sort; f32 in IEEE totalOrder)')
+    .argument('<in>', 'input file of keys')
+    .argument('<out>', 'output file')
+    .addOption(new Option('--type <type>', 'key type').choices(['u32', 'i32', 'f32']).makeOptionMandatory())
+    .addOption(pathOption())
+    .addOption(workersOption())
+    .action(async (input: string, output: string, opts) => {
+      const type = opts.type as 'u32' | 'i32' | 'f32';
+      let raw: Uint8Array;
+      try {
+        raw = new Uint8Array(await readFile(input));
+      } catch (e) {
+        throw new ParleError(ErrorCodes.IO_ERROR, `cannot read ${input}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+      }
+      if (raw.length % elementSize(type) !== 0) {
+        throw new ParleError(ErrorCodes.UNALIGNED_LENGTH, `${input} has ${raw.length} bytes, not a whole number of ${type} keys`);
+      }
+      const keys = new (arrayConstructor(type))(raw.buffer, raw.byteOffset, raw.length / 4) as SortKeys;
+      await withEngine(engineOptions(opts), async (engine) => {
+        const sorted = await engine.sort(keys, { path: opts.path });
+        await writeFile(output, new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength));
+      });
+    });
+
+  return program;
+}
+
+/** Runs the CLI; resolves to the exit status. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'parle.usage') process.stderr.write(`parle: ${e.message}\n`);
+      return 2;
+    }
+    if (e instanceof ParleError) {
+      process.stderr.write(`parle: ${e.message} [${e.code}]\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Loading of build/parle.wasm (SIMD) or build/parle-scalar.wasm (its scalar twin) and the typed
+ * view of their exports. The kernels' source is assembly/; their contract is written here once.
+ *
+ * Every pointer is a byte offset into the one imported `WebAssembly.Memory` (shared, up to
+ * 4 GiB); every count is in elements unless it says bytes. Kernels allocate nothing: TypeScript
+ * owns the memory layout (ts/cpu/memory.ts) and passes pointers.
+ */
+import { loadBuildAsset } from '../platform/node.js';
+
+/** Key kinds of {@link Kernels.radixSort32}. */
+export const enum KeyKind {
+  U32 = 0,
+  I32 = 1,
+  F32 = 2,
+}
+
+/** Bytes of scratch {@link Kernels.radixSort32} needs at `scratchPtr` (4 histograms of 256 u32). */
+export const SORT_SCRATCH_BYTES = 4096;
+
+/** Bytes a decode kernel may write past the end of its output (splatted v128 stores). */
+export const DECODE_SLACK_BYTES = 32;
+
+/** The kernels exported by both builds. Element widths: 8, 16 or 32 bits. */
+export interface Kernels {
+  /** Start of the free heap: TypeScript places buffers at or above it. */
+  heapBase(): number;
+  /** True in the SIMD build, false in the scalar twin. */
+  simdEnabled(): number;
+
+  /**
+   * Run-length encode `n` elements at `inPtr`: values to `valuesPtr` (same width), run lengths
+   * (u32) to `lengthsPtr`; both need room for `n` entries. Returns the run count.
+   * in [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8], lengths [1,2,1,3,1]. Elements compare as bit
+   * patterns. The output buffers must not overlap the input or each other.
+   */
+  rleEncode8(inPtr: number, n: number, valuesPtr: number, lengthsPtr: number): number;
+  rleEncode16(inPtr: number, n: number, valuesPtr: number, lengthsPtr: number): number;
+  rleEncode32(inPtr: number, n: number, valuesPtr: number, lengthsPtr: number): number;
+
+  /**
+   * Expand `runCount` runs into `outPtr`; returns the element count written. The output needs
+   * sum(lengths) elements plus {@link DECODE_SLACK_BYTES} of slack, and must not overlap the
+   * runs. Zero lengths are allowed and write nothing.
+   */
+  rleDecode8(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
+  rleDecode16(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
+  rleDecode32(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
+
+  /**
+   * Prefix sum of `n` u32 (also i32: wrapping addition is the same) from `inPtr` to `outPtr`,
+   * starting from `carryIn`; inclusive when `inclusive` is 1, exclusive when 0. `inPtr ===
+   * outPtr` (in place) is allowed; other overlap is not. Returns carryIn + sum (the carry for the
+   * next chunk), as a u32 bit pattern read back as a JS number (use `>>> 0`).
+   */
+  scanU32(inPtr: number, outPtr: number, n: number, inclusive: number, carryIn: number): number;
+  /** As {@link scanU32} for f32. The SIMD build adds in a different order than the scalar one. */
+  scanF32(inPtr: number, outPtr: number, n: number, inclusive: number, carryIn: number): number;
+
+  /**
+   * Stable LSD radix sort of `n` 32-bit keys, 8-bit digits, with all four digit histograms
+   * counted in one pass and passes skipped whose digit is equal in every key. `keyKind` is a
+   * {@link KeyKind}; f32 keys sort in IEEE 754 totalOrder. When `valuesPtr` is not 0, `n` u32
+   * values move with their keys. `keysTmpPtr` / `valuesTmpPtr` are scratch of the same size;
+   * `scratchPtr` is {@link SORT_SCRATCH_BYTES} bytes. Returns 0 when the result is in
+   * keysPtr/valuesPtr, 1 when it is in the tmp buffers. No buffer may overlap another.
+   */
+  radixSort32(
+    keysPtr: number,
+    keysTmpPtr: number,
+    valuesPtr: number,
+    valuesTmpPtr: number,
+    n: number,
+    keyKind: number,
+    scratchPtr: number,
+  ): number;
+
+  /**
+   * Write (length - 1) of each of `runCount` run lengths (all >= 1) as unsigned LEB128 to
+   * `outPtr` (room for 5 bytes a run). Returns the bytes written.
+   */
+  varintEncodeLengths(lengthsPtr: number, runCount: number, outPtr: number): number;
+  /**
+   * Read exactly `runCount` LEB128 values from `inBytes` bytes at `inPtr` and store value + 1
+   * as u32 run lengths. Returns the bytes consumed, or -1 when the input ends early or a value
+   * does not fit (more than 5 bytes, or value + 1 > 2^32 - 1). Never reads past the input.
+   */
+  varintDecodeLengths(inPtr: number, inBytes: number, lengthsPtr: number, runCount: number): number;
+  /** Sum of `runCount` u32 lengths as a float64 (exact below 2^53). */
+  sumLengths(lengthsPtr: number, runCount: number): number;
+}
+
+/** Which build to load: the SIMD kernels or their scalar twins. */
+export type KernelVariant = 'simd' | 'scalar';
+
+/** Bytes of one wasm page. */
+export const WASM_PAGE_BYTES = 65536;
+/** The wasm32 address space: 65536 pages = 4 GiB (the modules' declared maximum). */
+export const MAX_MEMORY_PAGES = 65536;
+
+const moduleCache = new Map<KernelVariant, Promise<WebAssembly.Module>>();
+
+/** Compiles the module once per variant and process; later calls share it (workers get it posted). */
+export function compileKernels(variant: KernelVariant = 'simd'): Promise<WebAssembly.Module> {
+  let cached = moduleCache.get(variant);
+  if (!cached) {
+    const file = variant === 'simd' ? 'parle.wasm' : 'parle-scalar.wasm';
+    cached = loadBuildAsset(file).then((bytes) => WebAssembly.compile(bytes));
+    moduleCache.set(variant, cached);
+  }
+  return cached;
+}
+
+/** A shared memory the kernels can import; it grows on demand up to 4 GiB. */
+export function createKernelMemory(initialPages = 256): WebAssembly.Memory {
+  return new WebAssembly.Memory({ initial: initialPages, maximum: MAX_MEMORY_PAGES, shared: true });
+}
+
+/** Instantiates the kernels over `memory`. */
+export async function instantiateKernels(module: WebAssembly.Module, memory: WebAssembly.Memory): Promise<Kernels> {
+  const instance = await WebAssembly.instantiate(module, { env: { memory } });
+  return instance.exports as unknown as Kernels;
+}

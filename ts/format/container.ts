@@ -1,0 +1,153 @@
+/**
+ * The .parle container in memory: whole arrays to bytes and back, and the chunk table walk
+ * that `inspect` and the decoders share. The streaming twins are in ts/format/stream.ts.
+ */
+import type { CpuPath } from '../cpu/cpu-path.js';
+import { ErrorCodes, ParleError } from '../errors.js';
+import type { ParleArray } from '../types.js';
+import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
+import { decodeChunk, encodeChunk } from './chunk-codec.js';
+import {
+  ENTRY_BYTES,
+  HEADER_BYTES,
+  chunkLengthFor,
+  makeHeader,
+  readEntry,
+  readHeader,
+  writeEntry,
+  writeHeader,
+  type Header,
+  type LocatedChunk,
+} from './layout.js';
+
+/** Compresses a whole array into one .parle container. */
+export function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes: number): Uint8Array {
+  const type = elementTypeOf(input) as ElementType;
+  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
+  const bytes = bytesOf(input);
+  const chunkByteLength = header.chunkLength * elementSize(type);
+  const parts: Uint8Array[] = [writeHeader(header)];
+  let total = HEADER_BYTES;
+  for (let i = 0; i < header.chunkCount; i++) {
+    const { entry, payload } = encodeChunk(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength));
+    parts.push(writeEntry(entry), payload);
+    total += ENTRY_BYTES + payload.length;
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+/**
+ * Reads `length` bytes at `offset` of a container; may return fewer at the end of the input.
+ * Lets one table walk serve in-memory bytes and files.
+ */
+export type ReadAt = (offset: number, length: number) => Uint8Array;
+
+/**
+ * Reads the header and walks the whole chunk table, checking every entry, that every payload
+ * lies inside the `totalBytes` of the input, and that nothing follows the last payload.
+ * Reads and keeps only the header and the entries (32 bytes a chunk).
+ * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, LIMIT_EXCEEDED
+ */
+export function walkChunks(readAt: ReadAt, totalBytes: number, maxElements?: number): { header: Header; chunks: LocatedChunk[] } {
+  const header = readHeader(readAt(0, HEADER_BYTES), maxElements);
+  const chunks: LocatedChunk[] = [];
+  let offset = HEADER_BYTES;
+  for (let index = 0; index < header.chunkCount; index++) {
+    const entry = readEntry(readAt(offset, ENTRY_BYTES), header, index);
+    const payloadOffset = offset + ENTRY_BYTES;
+    if (payloadOffset + entry.payloadBytes > totalBytes) {
+      throw new ParleError(
+        ErrorCodes.TRUNCATED,
+        `truncated .parle file: chunk ${index} needs ${entry.payloadBytes} payload bytes, ${totalBytes - payloadOffset} remain`,
+      );
+    }
+    chunks.push({ ...entry, index, entryOffset: offset, payloadOffset, elementOffset: index * header.chunkLength });
+    offset = payloadOffset + entry.payloadBytes;
+  }
+  if (offset !== totalBytes) {
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle file: ${totalBytes - offset} bytes after the last chunk`);
+  }
+  return { header, chunks };
+}
+
+/** A {@link ReadAt} over bytes in memory. */
+export function readAtBytes(bytes: Uint8Array): ReadAt {
+  return (offset, length) => bytes.subarray(offset, offset + length);
+}
+
+/** Decompresses a whole container; see {@link Engine.decompress}. */
+export function decompressBytes(cpu: CpuPath, bytes: Uint8Array, maxElements: number): ParleArray {
+  const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
+  const size = elementSize(header.type);
+  const Ctor = arrayConstructor(header.type);
+  const out = new Ctor(header.elementCount);
+  const outBytes = bytesOf(out);
+  for (const chunk of chunks) {
+    const start = chunk.elementOffset * size;
+    decodeChunk(
+      cpu,
+      header.type,
+      chunk,
+      bytes.subarray(chunk.payloadOffset, chunk.payloadOffset + chunk.payloadBytes),
+      outBytes.subarray(start, start + chunk.elementCount * size),
+      chunk.index,
+    );
+  }
+  return out;
+}
+
+/** What `parle inspect` prints: the header and the chunk table, JSON-friendly. */
+export interface ContainerReport {
+  version: number;
+  type: ElementType;
+  elementCount: number;
+  chunkLength: number;
+  chunkCount: number;
+  fileBytes: number;
+  decodedBytes: number;
+  ratio: number;
+  chunks: {
+    index: number;
+    elementOffset: number;
+    elementCount: number;
+    encoding: 'stored' | 'rle';
+    runCount: number;
+    payloadOffset: number;
+    payloadBytes: number;
+    payloadChecksum: string;
+    elementsChecksum: string;
+  }[];
+}
+
+/** Describes a container of `totalBytes` without decoding it. */
+export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerReport {
+  const { header, chunks } = walkChunks(readAt, totalBytes);
+  const decodedBytes = header.elementCount * elementSize(header.type);
+  return {
+    version: 1,
+    type: header.type,
+    elementCount: header.elementCount,
+    chunkLength: header.chunkLength,
+    chunkCount: header.chunkCount,
+    fileBytes: totalBytes,
+    decodedBytes,
+    ratio: decodedBytes / totalBytes,
+    chunks: chunks.map((c) => ({
+      index: c.index,
+      elementOffset: c.elementOffset,
+      elementCount: c.elementCount,
+      encoding: c.encoding === 0 ? 'stored' : 'rle',
+      runCount: c.runCount,
+      payloadOffset: c.payloadOffset,
+      payloadBytes: c.payloadBytes,
+      payloadChecksum: c.payloadChecksum.toString(16).padStart(16, '0'),
+      elementsChecksum: c.elementsChecksum.toString(16).padStart(16, '0'),
+    })),
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * Byte layout of the .parle container, version 1. docs/format.md has the diagram and the
+ * reasons; this file is its executable twin: constants, writers and checking readers of the
+ * header and of chunk table entries.
+ */
+import { ErrorCodes, ParleError } from '../errors.js';
+import type { ElementType } from '../types.js';
+import { ELEMENT_TYPES, elementSize } from '../types.js';
+import { xxh64 } from './checksum.js';
+
+/** "\x89PARLE\r\n": the high byte catches 7-bit transfers, CR LF catches newline conversion. */
+export const MAGIC = new Uint8Array([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a]);
+export const VERSION = 1;
+export const HEADER_BYTES = 32;
+export const ENTRY_BYTES = 32;
+/** Largest chunk a reader accepts, in bytes of decoded elements. */
+export const MAX_CHUNK_BYTES = 64 << 20;
+/** Default chunk size in bytes of decoded elements: big enough to amortise, small enough to stream. */
+export const DEFAULT_CHUNK_BYTES = 4 << 20;
+
+/** Chunk payload encodings. */
+export const enum Encoding {
+  /** The elements, raw little-endian. */
+  Stored = 0,
+  /** Run values raw, then (length - 1) as LEB128. */
+  Rle = 1,
+}
+
+/** The fixed header. */
+export interface Header {
+  type: ElementType;
+  /** Elements per chunk; the last chunk may hold fewer. */
+  chunkLength: number;
+  /** Elements in the file. */
+  elementCount: number;
+  /** ceil(elementCount / chunkLength). */
+  chunkCount: number;
+}
+
+/** One chunk table entry, as stored in front of its payload. */
+export interface ChunkEntry {
+  elementCount: number;
+  encoding: Encoding;
+  /** Runs in an rle payload; 0 for stored. */
+  runCount: number;
+  /** Payload length in bytes. */
+  payloadBytes: number;
+  /** XXH64 of the payload. */
+  payloadChecksum: bigint;
+  /** XXH64 of the decoded elements' bytes. */
+  elementsChecksum: bigint;
+}
+
+/** A table entry with where it sits: for `inspect` and parallel decoders. */
+export interface LocatedChunk extends ChunkEntry {
+  /** Index of the chunk. */
+  index: number;
+  /** Byte offset of the entry in the file. */
+  entryOffset: number;
+  /** Byte offset of the payload in the file. */
+  payloadOffset: number;
+  /** Element offset of the chunk's first element in the decoded array. */
+  elementOffset: number;
+}
+
+/** The chunk length for a type and a chunk size in bytes. */
+export function chunkLengthFor(type: ElementType, chunkBytes: number): number {
+  return Math.max(1, Math.floor(chunkBytes / elementSize(type)));
+}
+
+/** Builds a header for `elementCount` elements of `type` in chunks of `chunkLength` elements. */
+export function makeHeader(type: ElementType, elementCount: number, chunkLength: number): Header {
+  return { type, elementCount, chunkLength, chunkCount: Math.ceil(elementCount / chunkLength) };
+}
+
+/** Elements in chunk `index` of a file with this header. */
+export function chunkElementCount(header: Header, index: number): number {
+  return Math.min(header.chunkLength, header.elementCount - index * header.chunkLength);
+}
+
+/** Serialises the header (32 bytes). */
+export function writeHeader(header: Header): Uint8Array {
+  const bytes = new Uint8Array(HEADER_BYTES);
+  const view = new DataView(bytes.buffer);
+  bytes.set(MAGIC, 0);
+  view.setUint8(8, VERSION);
+  view.setUint8(9, ELEMENT_TYPES.indexOf(header.type));
+  view.setUint16(10, 0, true);
+  view.setUint32(12, header.chunkLength, true);
+  view.setBigUint64(16, BigInt(header.elementCount), true);
+  view.setUint32(24, header.chunkCount, true);
+  view.setUint32(28, Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn), true);
+  return bytes;
+}
+
+/**
+ * Checks the magic bytes at the start of `bytes`, which may hold fewer than 8 (a prefix is
+ * checked as far as it goes).
+ * @throws ParleError NOT_PARLE
+ */
+export function checkMagic(bytes: Uint8Array): void {
+  if (bytes.length === 0 || MAGIC.some((b, i) => i < bytes.length && bytes[i] !== b)) {
+    throw new ParleError(ErrorCodes.NOT_PARLE, 'not a .parle container (magic bytes differ)');
+  }
+}
+
+/**
+ * Parses and checks the header at the start of `bytes` (which may be longer).
+ * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, LIMIT_EXCEEDED
+ */
+export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTEGER): Header {
+  checkMagic(bytes);
+  if (bytes.length < HEADER_BYTES) {
+    throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle header: ${bytes.length} of ${HEADER_BYTES} bytes`);
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, HEADER_BYTES);
+  const version = view.getUint8(8);
+  const flags = view.getUint16(10, true);
+  if (version !== VERSION || flags !== 0) {
+    throw new ParleError(
+      ErrorCodes.UNSUPPORTED_VERSION,
+      `unsupported .parle version ${version} (flags ${flags}); this build reads version ${VERSION}`,
+    );
+  }
+  const stored = view.getUint32(28, true);
+  const computed = Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn);
+  if (stored !== computed) throw new ParleError(ErrorCodes.CORRUPT, 'corrupt .parle header (checksum mismatch)');
+  const typeCode = view.getUint8(9);
+  const type = ELEMENT_TYPES[typeCode];
+  if (type === undefined) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: element type code ${typeCode}`);
+  const chunkLength = view.getUint32(12, true);
+  if (chunkLength === 0 || chunkLength * elementSize(type) > MAX_CHUNK_BYTES) {
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: chunk length ${chunkLength} elements`);
+  }
+  const count = view.getBigUint64(16, true);
+  if (count > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: element count ${count}`);
+  }
+  const elementCount = Number(count);
+  if (elementCount > maxElements) {
+    throw new ParleError(
+      ErrorCodes.LIMIT_EXCEEDED,
+      `the container holds ${elementCount} elements, above the limit of ${maxElements} (option maxElements)`,
+    );
+  }
+  const chunkCount = view.getUint32(24, true);
+  if (chunkCount !== Math.ceil(elementCount / chunkLength)) {
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: ${chunkCount} chunks for ${elementCount} elements`);
+  }
+  return { type, chunkLength, elementCount, chunkCount };
+}
+
+/** Serialises a chunk table entry (32 bytes) into `target` at `offset`. */
+export function writeEntry(entry: ChunkEntry, target: Uint8Array = new Uint8Array(ENTRY_BYTES), offset = 0): Uint8Array {
+  const view = new DataView(target.buffer, target.byteOffset + offset, ENTRY_BYTES);
+  view.setUint32(0, entry.elementCount, true);
+  view.setUint8(4, entry.encoding);
+  view.setUint8(5, 0);
+  view.setUint16(6, 0, true);
+  view.setUint32(8, entry.runCount, true);
+  view.setUint32(12, entry.payloadBytes, true);
+  view.setBigUint64(16, entry.payloadChecksum, true);
+  view.setBigUint64(24, entry.elementsChecksum, true);
+  return target;
+}
+
+/**
+ * Parses and checks entry `index` (32 bytes at the start of `bytes`) against the header.
+ * @throws ParleError TRUNCATED, CORRUPT
+ */
+export function readEntry(bytes: Uint8Array, header: Header, index: number): ChunkEntry {
+  if (bytes.length < ENTRY_BYTES) {
+    throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle file: chunk ${index} of ${header.chunkCount} is missing`);
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, ENTRY_BYTES);
+  const entry: ChunkEntry = {
+    elementCount: view.getUint32(0, true),
+    encoding: view.getUint8(4),
+    runCount: view.getUint32(8, true),
+    payloadBytes: view.getUint32(12, true),
+    payloadChecksum: view.getBigUint64(16, true),
+    elementsChecksum: view.getBigUint64(24, true),
+  };
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  const expected = chunkElementCount(header, index);
+  if (entry.elementCount !== expected) throw corrupt(`${entry.elementCount} elements, expected ${expected}`);
+  if (view.getUint8(5) !== 0 || view.getUint16(6, true) !== 0) throw corrupt('reserved bytes are not zero');
+  const rawBytes = expected * elementSize(header.type);
+  if (entry.encoding === Encoding.Stored) {
+    if (entry.runCount !== 0 || entry.payloadBytes !== rawBytes) throw corrupt(`stored payload of ${entry.payloadBytes} bytes`);
+  } else if (entry.encoding === Encoding.Rle) {
+    if (entry.runCount === 0 || entry.runCount > expected) throw corrupt(`${entry.runCount} runs for ${expected} elements`);
+    if (entry.payloadBytes >= rawBytes || entry.runCount * elementSize(header.type) + entry.runCount > entry.payloadBytes) {
+      throw corrupt(`rle payload of ${entry.payloadBytes} bytes for ${entry.runCount} runs`);
+    }
+  } else {
+    throw corrupt(`unknown encoding ${entry.encoding}`);
+  }
+  return entry;
+}

@@ -1,0 +1,231 @@
+/**
+ * Incremental .parle writing and reading with bounded memory: bytes go in as they arrive
+ * (file reads, HTTP bodies), encoded or decoded pieces come out chunk by chunk. Platform
+ * neutral; ts/node/files.ts wraps them for Node files and streams.
+ *
+ * Memory held: one chunk of input (at most 64 MiB, 4 MiB by default) plus its payload.
+ */
+import type { CpuPath } from '../cpu/cpu-path.js';
+import { ErrorCodes, ParleError } from '../errors.js';
+import type { ElementType } from '../types.js';
+import { elementSize } from '../types.js';
+import { decodeChunk, encodeChunk } from './chunk-codec.js';
+import {
+  ENTRY_BYTES,
+  HEADER_BYTES,
+  chunkElementCount,
+  chunkLengthFor,
+  makeHeader,
+  checkMagic,
+  readEntry,
+  readHeader,
+  writeEntry,
+  writeHeader,
+  type ChunkEntry,
+  type Header,
+} from './layout.js';
+
+/** Collects incoming byte pieces and hands out exact-length pieces. */
+class ByteQueue {
+  private pieces: Uint8Array[] = [];
+  private head = 0;
+  length = 0;
+
+  push(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    this.pieces.push(bytes);
+    this.length += bytes.length;
+  }
+
+  /** Removes and returns the first `n` bytes (a view when they lie in one piece, else a copy). */
+  take(n: number): Uint8Array {
+    const first = this.pieces[0];
+    if (first && first.length - this.head >= n) {
+      const out = first.subarray(this.head, this.head + n);
+      this.head += n;
+      if (this.head === first.length) {
+        this.pieces.shift();
+        this.head = 0;
+      }
+      this.length -= n;
+      return out;
+    }
+    const out = new Uint8Array(n);
+    let filled = 0;
+    while (filled < n) {
+      const piece = this.pieces[0];
+      const count = Math.min(piece.length - this.head, n - filled);
+      out.set(piece.subarray(this.head, this.head + count), filled);
+      filled += count;
+      this.head += count;
+      if (this.head === piece.length) {
+        this.pieces.shift();
+        this.head = 0;
+      }
+    }
+    this.length -= n;
+    return out;
+  }
+}
+
+/**
+ * Writes a container for `elementCount` elements of `type` from their little-endian bytes, in
+ * pieces of any size. The element count must be known up front (it is in the header): from a
+ * file's size or an HTTP Content-Length.
+ */
+export class ContainerWriter {
+  readonly header: Header;
+  private readonly chunkByteLength: number;
+  private readonly pending = new ByteQueue();
+  private chunkIndex = 0;
+  private started = false;
+  private received = 0;
+
+  constructor(
+    private readonly cpu: CpuPath,
+    readonly type: ElementType,
+    elementCount: number,
+    chunkBytes: number,
+  ) {
+    this.header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes));
+    this.chunkByteLength = this.header.chunkLength * elementSize(type);
+  }
+
+  /** Bytes of input expected in all. */
+  get totalInputBytes(): number {
+    return this.header.elementCount * elementSize(this.type);
+  }
+
+  /**
+   * Takes more input bytes; returns the output pieces ready so far (header, entries, payloads).
+   * @throws ParleError INVALID_ARGUMENT when more bytes arrive than the element count allows
+   */
+  write(bytes: Uint8Array): Uint8Array[] {
+    this.received += bytes.length;
+    if (this.received > this.totalInputBytes) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `more input than the ${this.header.elementCount} elements announced`);
+    }
+    this.pending.push(bytes);
+    const out = this.start();
+    while (this.chunkIndex < this.header.chunkCount) {
+      const need = chunkElementCount(this.header, this.chunkIndex) * elementSize(this.type);
+      if (this.pending.length < need) break;
+      const { entry, payload } = encodeChunk(this.cpu, this.type, this.pending.take(need));
+      out.push(writeEntry(entry), payload);
+      this.chunkIndex++;
+    }
+    return out;
+  }
+
+  /**
+   * Ends the input; returns the last output pieces.
+   * @throws ParleError UNALIGNED_LENGTH or INVALID_ARGUMENT when the input was short
+   */
+  end(): Uint8Array[] {
+    const out = this.start();
+    if (this.received !== this.totalInputBytes) {
+      const size = elementSize(this.type);
+      throw new ParleError(
+        this.received % size === 0 ? ErrorCodes.INVALID_ARGUMENT : ErrorCodes.UNALIGNED_LENGTH,
+        `input ended after ${this.received} bytes; ${this.totalInputBytes} were announced`,
+      );
+    }
+    return out;
+  }
+
+  private start(): Uint8Array[] {
+    if (this.started) return [];
+    this.started = true;
+    return [writeHeader(this.header)];
+  }
+}
+
+/** Options of {@link ContainerReader}. */
+export interface ReaderOptions {
+  /** Refuse containers that claim more elements than this. */
+  maxElements?: number;
+}
+
+/**
+ * Reads a container from pieces of any size and returns the decoded elements' bytes chunk by
+ * chunk, each checked against its checksums before it is handed out.
+ */
+export class ContainerReader {
+  header: Header | undefined;
+  private readonly pending = new ByteQueue();
+  private entry: ChunkEntry | undefined;
+  private chunkIndex = 0;
+
+  constructor(
+    private readonly cpu: CpuPath,
+    private readonly options: ReaderOptions = {},
+  ) {}
+
+  /** Decoded bytes so far, in elements. */
+  get elementsDecoded(): number {
+    return this.header ? Math.min(this.header.elementCount, this.chunkIndex * this.header.chunkLength) : 0;
+  }
+
+  /**
+   * Takes more container bytes; returns the decoded elements' bytes ready so far.
+   * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, CORRUPT, LIMIT_EXCEEDED, CHECKSUM_MISMATCH
+   */
+  write(bytes: Uint8Array): Uint8Array[] {
+    this.pending.push(bytes);
+    const out: Uint8Array[] = [];
+    for (;;) {
+      if (!this.header) {
+        if (this.pending.length < HEADER_BYTES) {
+          // Check the magic as far as it has arrived, so a wrong file fails early.
+          if (this.pending.length > 0) checkMagic(this.peek(Math.min(8, this.pending.length)));
+          break;
+        }
+        this.header = readHeader(this.pending.take(HEADER_BYTES), this.options.maxElements);
+        continue;
+      }
+      if (this.chunkIndex === this.header.chunkCount) {
+        if (this.pending.length > 0) {
+          throw new ParleError(ErrorCodes.CORRUPT, 'corrupt .parle file: bytes after the last chunk');
+        }
+        break;
+      }
+      if (!this.entry) {
+        if (this.pending.length < ENTRY_BYTES) break;
+        this.entry = readEntry(this.pending.take(ENTRY_BYTES), this.header, this.chunkIndex);
+        continue;
+      }
+      if (this.pending.length < this.entry.payloadBytes) break;
+      const payload = this.pending.take(this.entry.payloadBytes);
+      const decoded = new Uint8Array(this.entry.elementCount * elementSize(this.header.type));
+      decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex);
+      out.push(decoded);
+      this.entry = undefined;
+      this.chunkIndex++;
+    }
+    return out;
+  }
+
+  /**
+   * Ends the input.
+   * @throws ParleError NOT_PARLE (empty input), TRUNCATED (the input stopped early)
+   */
+  end(): void {
+    if (!this.header) {
+      if (this.pending.length === 0) throw new ParleError(ErrorCodes.NOT_PARLE, 'not a .parle container (empty)');
+      throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle header: ${this.pending.length} of ${HEADER_BYTES} bytes`);
+    }
+    if (this.chunkIndex < this.header.chunkCount) {
+      throw new ParleError(
+        ErrorCodes.TRUNCATED,
+        `truncated .parle file: ${this.header.chunkCount - this.chunkIndex} of ${this.header.chunkCount} chunks missing`,
+      );
+    }
+  }
+
+  /** The first `n` pending bytes without consuming them. */
+  private peek(n: number): Uint8Array {
+    const copy = this.pending.take(this.pending.length);
+    this.pending.push(copy);
+    return copy.subarray(0, n);
+  }
+}

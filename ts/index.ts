@@ -1,0 +1,32 @@
+/**
+ * parle: run-length encoding, LSD radix sort and prefix scan for JavaScript runtimes, on
+ * WebAssembly SIMD (and, where present, WebGPU), with the .parle container format.
+ *
+ *     import { createEngine } from 'parle';
+ *     const engine = await createEngine();
+ *     const runs = await engine.rleEncode(bytes);   // { values, lengths }
+ *     const packed = await engine.compress(bytes);  // .parle container
+ *     await engine.destroy();
+ *
+ * Re-exports only; start reading at ts/engine.ts.
+ */
+export { createEngine, Engine } from './engine.js';
+export type {
+  CompressOptions,
+  DecompressOptions,
+  EngineOptions,
+  Explanation,
+  OpName,
+  OpOptions,
+  PathChoice,
+  Runs,
+  ScanOptions,
+  SortOptions,
+} from './engine.js';
+export { ErrorCodes, ParleError, isParleError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export type { ElementType, ParleArray, SortKeys } from './types.js';
+export { ELEMENT_TYPES, elementSize } from './types.js';
+export { ContainerReader, ContainerWriter } from './format/stream.js';
+export type { ContainerReport } from './format/container.js';
+export { DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES } from './format/layout.js';
