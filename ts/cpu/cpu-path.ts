@@ -60,19 +60,22 @@ export class CpuPath {
   readonly kernels: Kernels;
   readonly heap: WasmHeap;
   readonly variant: KernelVariant;
+  /** Bytes of input moved into wasm memory at a time (tests make it small to cross boundaries). */
+  readonly segmentBytes: number;
 
-  private constructor(kernels: Kernels, heap: WasmHeap, variant: KernelVariant) {
+  private constructor(kernels: Kernels, heap: WasmHeap, variant: KernelVariant, segmentBytes: number) {
     this.kernels = kernels;
     this.heap = heap;
     this.variant = variant;
+    this.segmentBytes = segmentBytes;
   }
 
   /** Compiles (once per process) and instantiates the kernels over a fresh shared memory. */
-  static async create(variant: KernelVariant = 'simd'): Promise<CpuPath> {
+  static async create(variant: KernelVariant = 'simd', segmentBytes = SEGMENT_BYTES): Promise<CpuPath> {
     const module = await compileKernels(variant);
     const memory = createKernelMemory();
     const kernels = await instantiateKernels(module, memory);
-    return new CpuPath(kernels, new WasmHeap(memory, kernels.heapBase()), variant);
+    return new CpuPath(kernels, new WasmHeap(memory, kernels.heapBase()), variant, Math.max(16, segmentBytes));
   }
 
   /** Copies `source` (any bit view) into the heap at `ptr`. */
@@ -94,7 +97,7 @@ export class CpuPath {
     const size = elementSize(type);
     const bits = bitView(input);
     const n = bits.length;
-    const segment = Math.max(1, Math.floor(SEGMENT_BYTES / size));
+    const segment = Math.max(1, Math.floor(this.segmentBytes / size));
     const encode = size === 1 ? this.kernels.rleEncode8 : size === 2 ? this.kernels.rleEncode16 : this.kernels.rleEncode32;
     const parts: { values: BitView; lengths: Uint32Array }[] = [];
     const segmentLength = Math.min(n, segment);
@@ -130,7 +133,7 @@ export class CpuPath {
     const result = new Ctor(totalLength) as T;
     const outBits = bitView(result);
     const valueBits = bitView(values);
-    const segment = Math.max(1, Math.floor(SEGMENT_BYTES / size));
+    const segment = Math.max(1, Math.floor(this.segmentBytes / size));
     const decode = size === 1 ? this.kernels.rleDecode8 : size === 2 ? this.kernels.rleDecode16 : this.kernels.rleDecode32;
     const runCount = lengths.length;
     const batchRuns = Math.min(runCount, segment);
@@ -170,7 +173,7 @@ export class CpuPath {
     const Ctor = arrayConstructor(type);
     const result = new Ctor(input.length) as T;
     const n = input.length;
-    const segment = SEGMENT_BYTES / 4;
+    const segment = Math.max(1, Math.floor(this.segmentBytes / 4));
     const inBits = bitView(input);
     const outBits = bitView(result);
     const isFloat = type === 'f32';

@@ -1,0 +1,235 @@
+// The .parle container: round trips of every element type, the size bound, streaming equal to
+// in-memory, and hostile input (truncated, bit-flipped, empty, foreign, lying headers).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../ts/engine.js';
+import { ErrorCodes, ParleError } from '../ts/errors.js';
+import { xxh64 } from '../ts/format/checksum.js';
+import { inspectContainer, readAtBytes } from '../ts/format/container.js';
+import { ENTRY_BYTES, HEADER_BYTES, MAGIC } from '../ts/format/layout.js';
+import { bytesOf, type ParleArray } from '../ts/types.js';
+import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
+
+let engine: Engine;
+beforeAll(async () => {
+  engine = await createEngine({ workers: 1 });
+});
+afterAll(() => engine.destroy());
+
+const MAKERS = {
+  u8: (n: number) => new Uint8Array(n),
+  u16: (n: number) => new Uint16Array(n),
+  u32: (n: number) => new Uint32Array(n),
+  i32: (n: number) => new Int32Array(n),
+  f32: (n: number) => new Float32Array(n),
+};
+
+function runsOf(type: keyof typeof MAKERS, n: number, seed: number, maxRun = 20): ParleArray {
+  const array = MAKERS[type](n);
+  const b = bytesOf(array);
+  const words = array.BYTES_PER_ELEMENT === 1 ? b : array.BYTES_PER_ELEMENT === 2 ? new Uint16Array(b.buffer) : new Uint32Array(b.buffer);
+  fillRuns(new Rng(seed), words, { kind: 'uniform', maxRun });
+  return array;
+}
+
+/** Resolves to the ParleError a promise rejects with (fails if it resolves or throws anything else). */
+async function parleErrorOf(promise: Promise<unknown>): Promise<ParleError> {
+  const result = await promise.then(
+    () => 'resolved',
+    (e: unknown) => e,
+  );
+  if (!(result instanceof ParleError)) throw new Error(`expected a ParleError, got ${String(result)}`);
+  return result;
+}
+
+describe('round trips', () => {
+  for (const type of Object.keys(MAKERS) as (keyof typeof MAKERS)[]) {
+    for (const n of [0, 1, 17, 1000, 100_003]) {
+      it(`${type} n=${n}, chunks of 1 KiB and of the default size`, async () => {
+        const seed = caseSeed(`format ${type} ${n}`);
+        const input = runsOf(type, n, seed);
+        for (const chunkBytes of [1024, undefined]) {
+          const packed = await engine.compress(input, { chunkBytes });
+          const back = await engine.decompress(packed);
+          expect(back.constructor, describeSeed(seed)).toBe(input.constructor);
+          expect(Buffer.compare(bytesOf(back), bytesOf(input)), describeSeed(seed)).toBe(0);
+        }
+      });
+    }
+  }
+
+  it('f32 NaN payloads, -0 and denormals survive', async () => {
+    const bitsIn = randomF32Bits(new Rng(caseSeed('format f32 specials')), 5000, 0.5);
+    const input = new Float32Array(bitsIn.buffer);
+    const back = await engine.decompress(await engine.compress(input, { chunkBytes: 1024 }));
+    expect(Array.from(new Uint32Array(back.buffer))).toEqual(Array.from(bitsIn));
+  });
+
+  it('picks rle for runs and stored for noise, and never exceeds input + 32 + 32 per chunk', async () => {
+    const rng = new Rng(caseSeed('format noise'));
+    const noise = new Uint8Array(50_000).map(() => rng.nextU32());
+    const packed = await engine.compress(noise, { chunkBytes: 4096 });
+    const report = inspectContainer(readAtBytes(packed), packed.length);
+    expect(report.chunks.every((c) => c.encoding === 'stored')).toBe(true);
+    expect(packed.length).toBe(noise.length + HEADER_BYTES + ENTRY_BYTES * report.chunkCount);
+
+    const runs = runsOf('u8', 50_000, caseSeed('format runs'), 40);
+    const packedRuns = await engine.compress(runs, { chunkBytes: 4096 });
+    const reportRuns = inspectContainer(readAtBytes(packedRuns), packedRuns.length);
+    expect(reportRuns.chunks.every((c) => c.encoding === 'rle')).toBe(true);
+    expect(packedRuns.length).toBeLessThan(runs.length / 5);
+  });
+
+  it('a streaming writer fed odd pieces writes the same bytes; a streaming reader fed odd pieces reads them back', async () => {
+    const seed = caseSeed('format streaming');
+    const rng = new Rng(seed);
+    const input = runsOf('u16', 30_001, seed);
+    const inputBytes = bytesOf(input);
+    const whole = await engine.compress(input, { chunkBytes: 2048 });
+    const writer = engine.createCompressor('u16', input.length, { chunkBytes: 2048 });
+    const parts: Uint8Array[] = [];
+    for (let at = 0; at < inputBytes.length; ) {
+      const step = rng.intBetween(1, 5000);
+      parts.push(...writer.write(inputBytes.subarray(at, at + step)));
+      at += step;
+    }
+    parts.push(...writer.end());
+    expect(Buffer.compare(Buffer.concat(parts), whole), describeSeed(seed)).toBe(0);
+
+    const reader = engine.createDecompressor();
+    const decoded: Uint8Array[] = [];
+    for (let at = 0; at < whole.length; ) {
+      const step = rng.intBetween(1, 3000);
+      decoded.push(...reader.write(whole.subarray(at, at + step)));
+      at += step;
+    }
+    reader.end();
+    expect(reader.header?.type).toBe('u16');
+    expect(Buffer.compare(Buffer.concat(decoded), inputBytes), describeSeed(seed)).toBe(0);
+  });
+
+  it('a writer refuses more or fewer bytes than announced', () => {
+    const writer = engine.createCompressor('u32', 2);
+    expect(() => writer.write(new Uint8Array(12))).toThrow(ParleError);
+    const short = engine.createCompressor('u32', 2);
+    short.write(new Uint8Array(6));
+    expect(() => short.end()).toThrow(expect.objectContaining({ code: ErrorCodes.UNALIGNED_LENGTH }));
+  });
+});
+
+describe('hostile input: a ParleError with a code, never a crash, a hang or a huge allocation', () => {
+  let packed: Uint8Array;
+  beforeAll(async () => {
+    packed = await engine.compress(runsOf('u16', 3000, caseSeed('hostile base')), { chunkBytes: 1024 });
+  });
+
+  it('empty input', async () => {
+    expect((await parleErrorOf(engine.decompress(new Uint8Array(0)))).code).toBe(ErrorCodes.NOT_PARLE);
+    expect(() => engine.createDecompressor().end()).toThrow(expect.objectContaining({ code: ErrorCodes.NOT_PARLE }));
+  });
+
+  it('not a .parle file', async () => {
+    const text = new TextEncoder().encode('hello, this is not a parle container at all');
+    expect((await parleErrorOf(engine.decompress(text))).code).toBe(ErrorCodes.NOT_PARLE);
+    // The streaming reader notices at the first byte.
+    expect(() => engine.createDecompressor().write(text.subarray(0, 1))).toThrow(expect.objectContaining({ code: ErrorCodes.NOT_PARLE }));
+  });
+
+  it('truncated at every length', async () => {
+    for (let length = 1; length < packed.length; length++) {
+      const error = await parleErrorOf(engine.decompress(packed.subarray(0, length)));
+      expect([ErrorCodes.TRUNCATED], `length ${length}`).toContain(error.code);
+      const reader = engine.createDecompressor();
+      expect(() => {
+        reader.write(packed.subarray(0, length));
+        reader.end();
+      }, `streaming, length ${length}`).toThrow(expect.objectContaining({ code: ErrorCodes.TRUNCATED }));
+    }
+  });
+
+  it('trailing bytes', async () => {
+    const longer = new Uint8Array(packed.length + 3);
+    longer.set(packed);
+    expect((await parleErrorOf(engine.decompress(longer))).code).toBe(ErrorCodes.CORRUPT);
+  });
+
+  it('every single bit flipped', async () => {
+    const seen = new Set<string>();
+    for (let bit = 0; bit < packed.length * 8; bit++) {
+      const bad = packed.slice();
+      bad[bit >> 3] ^= 1 << (bit & 7);
+      const error = await parleErrorOf(engine.decompress(bad));
+      seen.add(error.code);
+      const reader = engine.createDecompressor();
+      expect(() => {
+        reader.write(bad);
+        reader.end();
+      }).toThrow(ParleError);
+    }
+    // Magic, header checksum, entries and payload checksums all catch something.
+    expect([...seen].sort()).toEqual(
+      expect.arrayContaining([ErrorCodes.NOT_PARLE, ErrorCodes.UNSUPPORTED_VERSION, ErrorCodes.CORRUPT, ErrorCodes.CHECKSUM_MISMATCH]),
+    );
+  });
+
+  /** A header claiming `elementCount` u8 elements in chunks of `chunkLength`, with a valid checksum. */
+  function lyingHeader(elementCount: bigint, chunkLength: number, chunkCount: number): Uint8Array {
+    const header = new Uint8Array(HEADER_BYTES);
+    const view = new DataView(header.buffer);
+    header.set(MAGIC);
+    view.setUint8(8, 1);
+    view.setUint8(9, 0);
+    view.setUint32(12, chunkLength, true);
+    view.setBigUint64(16, elementCount, true);
+    view.setUint32(24, chunkCount, true);
+    view.setUint32(28, Number(xxh64(header.subarray(0, 28)) & 0xffffffffn), true);
+    return header;
+  }
+
+  it('a header claiming 2^50 elements is refused before anything of that size is allocated', async () => {
+    const bytes = lyingHeader(2n ** 50n, 1 << 26, 2 ** 24);
+    const before = process.memoryUsage().arrayBuffers;
+    const error = await parleErrorOf(engine.decompress(bytes, { maxElements: Number.MAX_SAFE_INTEGER }));
+    expect(error.code).toBe(ErrorCodes.TRUNCATED);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 << 20);
+    // And with the default limit it is refused up front.
+    expect((await parleErrorOf(engine.decompress(bytes))).code).toBe(ErrorCodes.LIMIT_EXCEEDED);
+  });
+
+  it('a header claiming more elements than maxElements', async () => {
+    const error = await parleErrorOf(engine.decompress(packed, { maxElements: 10 }));
+    expect(error.code).toBe(ErrorCodes.LIMIT_EXCEEDED);
+    expect(() => engine.createDecompressor({ maxElements: 10 }).write(packed)).toThrow(
+      expect.objectContaining({ code: ErrorCodes.LIMIT_EXCEEDED }),
+    );
+  });
+
+  it('an entry claiming a payload longer than the file', async () => {
+    const bad = packed.slice();
+    new DataView(bad.buffer).setUint32(HEADER_BYTES + 12, 1000, true);
+    const error = await parleErrorOf(engine.decompress(bad));
+    expect([ErrorCodes.TRUNCATED, ErrorCodes.CORRUPT]).toContain(error.code);
+  });
+
+  it('rle lengths that do not sum to the chunk, with recomputed checksums', async () => {
+    // One chunk of 8 u8 elements [5,5,5,5,7,7,7,7]: runs (5,4),(7,4); claim lengths 4 and 5.
+    const good = await engine.compress(new Uint8Array([5, 5, 5, 5, 7, 7, 7, 7]));
+    const bad = good.slice();
+    const payloadAt = HEADER_BYTES + ENTRY_BYTES;
+    expect(bad[payloadAt + 2]).toBe(3); // length - 1 of the first run
+    bad[payloadAt + 3] = 4;
+    const view = new DataView(bad.buffer);
+    view.setBigUint64(HEADER_BYTES + 16, xxh64(bad.subarray(payloadAt)), true);
+    const error = await parleErrorOf(engine.decompress(bad));
+    expect(error.code).toBe(ErrorCodes.CORRUPT);
+    expect(error.message).toMatch(/sum/);
+  });
+
+  it('overlong LEB128 run lengths, with recomputed checksums', async () => {
+    const good = await engine.compress(new Uint8Array([5, 5, 5, 5, 7, 7, 7, 7]));
+    const bad = good.slice();
+    const payloadAt = HEADER_BYTES + ENTRY_BYTES;
+    bad[payloadAt + 3] = 0x83; // continuation bit with nothing after it
+    new DataView(bad.buffer).setBigUint64(HEADER_BYTES + 16, xxh64(bad.subarray(payloadAt)), true);
+    expect((await parleErrorOf(engine.decompress(bad))).code).toBe(ErrorCodes.CORRUPT);
+  });
+});

@@ -1,0 +1,518 @@
+/// <reference types="@webgpu/types" />
+/**
+ * GpuContext: one WebGPU adapter and device, the staging rings, and the GPU ops the engine calls.
+ *
+ * Acquisition: `navigator.gpu` in browsers; in Node the `webgpu` package (Dawn), whose `globals`
+ * (GPUBufferUsage, GPUMapMode, ...) are copied onto globalThis only where missing.
+ */
+import { ErrorCodes, ParleError } from '../errors.js';
+import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, type ParleArray } from '../types.js';
+import { DeviceArray, paddedSize } from './device-array.js';
+import { StagingRing } from './transfer.js';
+import { scanOp } from './scan.js';
+import { rleDecodeOp, rleEncodeOp } from './rle.js';
+import { sortOp } from './radix-sort.js';
+
+/** Options of {@link createGpuContext}. */
+export interface GpuContextOptions {
+  /** Adapter preference; default: the platform's choice. */
+  powerPreference?: GPUPowerPreference;
+  /**
+   * 'auto' (default): use subgroup operations when the adapter has the `subgroups` feature;
+   * 'off': always use the shared-memory variants (tests run both).
+   */
+  subgroups?: 'auto' | 'off';
+  /**
+   * Look-back reads before a chained kernel falls back to reducing the stalled predecessor's
+   * tile itself (default 64). 0 forces the fallback at every step: a test of the fallback path,
+   * quadratic in the number of tiles.
+   */
+  lookbackSpin?: number;
+  /** Staging chunk size in bytes for uploads and readback (default 8 MiB, a multiple of 4). */
+  stagingChunkBytes?: number;
+  /** Staging buffers per ring (default 4). */
+  stagingSlots?: number;
+}
+
+/** The adapter's identity as the adapter reports it (strings may be empty). */
+export interface GpuAdapterInfo {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+}
+
+/** The limits parle requested (the adapter's own) and relies on. */
+export interface GpuLimits {
+  maxStorageBufferBindingSize: number;
+  maxBufferSize: number;
+  maxComputeWorkgroupStorageSize: number;
+  maxComputeWorkgroupsPerDimension: number;
+  maxStorageBuffersPerShaderStage: number;
+}
+
+/** Why the device went away. */
+export interface GpuLostInfo {
+  reason: string;
+  message: string;
+}
+
+/**
+ * Optional hooks around every op's command encoder (benchmarks put timestamp passes there).
+ * Called synchronously while encoding; `end` runs after the op's last pass.
+ */
+export interface EncoderHooks {
+  begin(encoder: GPUCommandEncoder): void;
+  end(encoder: GPUCommandEncoder): void;
+}
+
+let dawnGpu: GPU | undefined;
+
+async function findGpu(): Promise<GPU | undefined> {
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
+  if (nav?.gpu !== undefined) return nav.gpu;
+  if (dawnGpu !== undefined) return dawnGpu;
+  const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined;
+  if (!isNode) return undefined;
+  try {
+    const name = 'webgpu'; // a variable: bundlers for browsers leave it alone
+    const dawn = (await import(/* @vite-ignore */ name)) as { create(flags: string[]): GPU; globals: object };
+    const globals = dawn.globals as Record<string, unknown>;
+    for (const [key, value] of Object.entries(globals)) {
+      if (!(key in globalThis)) (globalThis as Record<string, unknown>)[key] = value;
+    }
+    dawnGpu = dawn.create([]);
+    return dawnGpu;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opens an adapter and a device with the adapter's own limits (storage binding and buffer size,
+ * workgroup storage) and its `subgroups` and `timestamp-query` features when present.
+ * Resolves to null when there is no WebGPU or no adapter (the engine then stays on the CPU).
+ * A context whose device was lost stays lost: create another one.
+ * @throws ParleError INVALID_OPTION for a bad option.
+ */
+export async function createGpuContext(opts: GpuContextOptions = {}): Promise<GpuContext | null> {
+  if (opts.subgroups !== undefined && opts.subgroups !== 'auto' && opts.subgroups !== 'off') {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.subgroups must be 'auto' or 'off'`);
+  }
+  const spin = opts.lookbackSpin ?? 64;
+  if (!Number.isInteger(spin) || spin < 0 || spin > 1 << 20) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.lookbackSpin must be an integer in [0, 2^20]');
+  }
+  const chunk = opts.stagingChunkBytes ?? 8 << 20;
+  if (!Number.isInteger(chunk) || chunk < 4096 || chunk % 4 !== 0) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.stagingChunkBytes must be a multiple of 4, at least 4096');
+  }
+  const slots = opts.stagingSlots ?? 4;
+  if (!Number.isInteger(slots) || slots < 1 || slots > 64) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.stagingSlots must be an integer in [1, 64]');
+  }
+  const gpu = await findGpu();
+  if (gpu === undefined) return null;
+  const adapter = await gpu.requestAdapter(
+    opts.powerPreference === undefined ? undefined : { powerPreference: opts.powerPreference },
+  );
+  if (adapter === null) return null;
+  const al = adapter.limits;
+  const requiredLimits: Record<string, number> = {
+    maxStorageBufferBindingSize: al.maxStorageBufferBindingSize,
+    maxBufferSize: al.maxBufferSize,
+    maxComputeWorkgroupStorageSize: al.maxComputeWorkgroupStorageSize,
+    maxStorageBuffersPerShaderStage: al.maxStorageBuffersPerShaderStage,
+    maxComputeWorkgroupsPerDimension: al.maxComputeWorkgroupsPerDimension,
+  };
+  const features: GPUFeatureName[] = [];
+  const subgroups = opts.subgroups !== 'off' && adapter.features.has('subgroups');
+  if (subgroups) features.push('subgroups' as GPUFeatureName);
+  if (adapter.features.has('timestamp-query')) features.push('timestamp-query');
+  const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits, label: 'parle' });
+  const info = adapter.info;
+  return new GpuContext(
+    device,
+    {
+      vendor: info?.vendor ?? '',
+      architecture: info?.architecture ?? '',
+      device: info?.device ?? '',
+      description: info?.description ?? '',
+    },
+    { subgroups, lookbackSpin: spin, chunk, slots },
+  );
+}
+
+/** Buffers made during one op: temporaries are destroyed after it, outputs on failure. */
+export class Submission {
+  readonly encoder: GPUCommandEncoder;
+  readonly temps: GPUBuffer[] = [];
+  readonly outputs: GPUBuffer[] = [];
+  readonly #ctx: GpuContext;
+
+  constructor(ctx: GpuContext, encoder: GPUCommandEncoder) {
+    this.#ctx = ctx;
+    this.encoder = encoder;
+  }
+
+  /** A scratch storage buffer of at least `byteLength` bytes (padded), destroyed after the op. */
+  temp(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
+    const b = this.#ctx.createStorage(byteLength, label, extraUsage);
+    this.temps.push(b);
+    return b;
+  }
+
+  /** An output storage buffer (destroyed only if the op fails). */
+  output(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
+    const b = this.#ctx.createStorage(byteLength, label, extraUsage);
+    this.outputs.push(b);
+    return b;
+  }
+
+  /** A uniform buffer holding `words` (u32), destroyed after the op. */
+  uniform(words: readonly number[]): GPUBuffer {
+    const size = Math.max(16, Math.ceil(words.length / 4) * 16);
+    const b = this.#ctx.device.createBuffer({ label: 'parle:params', size, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+    new Uint32Array(b.getMappedRange()).set(words);
+    b.unmap();
+    this.temps.push(b);
+    return b;
+  }
+
+  /** Dispatches `count` workgroups of `pipeline` as a 1-D or 2-D grid (x <= the per-dimension limit). */
+  dispatch(pipeline: GPUComputePipeline, entries: GPUBindGroupEntry[], count: number, label: string): void {
+    if (count === 0) return;
+    const pass = this.encoder.beginComputePass({ label });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+    const [x, y] = this.#ctx.grid(count);
+    pass.dispatchWorkgroups(x, y);
+    pass.end();
+  }
+
+  /** Dispatches with the workgroup counts read from `indirect` at byte `offset` (x, y, z u32). */
+  dispatchIndirect(pipeline: GPUComputePipeline, entries: GPUBindGroupEntry[], indirect: GPUBuffer, offset: number, label: string): void {
+    const pass = this.encoder.beginComputePass({ label });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+    pass.dispatchWorkgroupsIndirect(indirect, offset);
+    pass.end();
+  }
+}
+
+/**
+ * A WebGPU device and the GPU ops on it. Device in -> device out: ops take and return
+ * {@link DeviceArray}s and read nothing back, except a 4-byte count where the result's length is
+ * only known on the GPU (RLE encode's run count, RLE decode's total length), documented per op.
+ * Ops on one context may be called concurrently; each submits its own command buffer, and the
+ * queue runs them in call order. Every op resolves once its GPU work has completed.
+ *
+ * Errors: ParleError DEVICE_LOST (the device was lost before or while the op ran; pending ops
+ * fail too), DESTROYED (after {@link destroy}), UNSUPPORTED_TYPE, LENGTH_MISMATCH,
+ * INVALID_ARGUMENT, TOO_LARGE (an array beyond one storage binding, `limits`).
+ */
+export class GpuContext {
+  /** The device; parle's kernels and buffers live here. */
+  readonly device: GPUDevice;
+  /** The adapter's identity. */
+  readonly adapterInfo: GpuAdapterInfo;
+  /** The limits requested from the adapter (its own). */
+  readonly limits: GpuLimits;
+  /** True when kernels use subgroup operations. */
+  readonly hasSubgroups: boolean;
+  /** True when the device has `timestamp-query`. */
+  readonly hasTimestamps: boolean;
+  /** Resolves when the device is lost (also after {@link destroy}); never rejects. */
+  readonly lost: Promise<GpuLostInfo>;
+  /** Look-back spin count of the chained kernels (see GpuContextOptions.lookbackSpin). */
+  readonly lookbackSpin: number;
+  /** Hooks around every op's encoder, for benchmarks; null by default. */
+  encoderHooks: EncoderHooks | null = null;
+
+  #lostInfo: GpuLostInfo | null = null;
+  #destroyed = false;
+  #ring: StagingRing;
+
+  constructor(
+    device: GPUDevice,
+    adapterInfo: GpuAdapterInfo,
+    opts: { subgroups: boolean; lookbackSpin: number; chunk: number; slots: number },
+  ) {
+    this.device = device;
+    this.adapterInfo = adapterInfo;
+    const l = device.limits;
+    this.limits = {
+      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+      maxBufferSize: l.maxBufferSize,
+      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+    };
+    this.hasSubgroups = opts.subgroups;
+    this.hasTimestamps = device.features.has('timestamp-query');
+    this.lookbackSpin = opts.lookbackSpin;
+    this.lost = device.lost.then((info) => {
+      this.#lostInfo = { reason: String(info.reason), message: info.message };
+      return this.#lostInfo;
+    });
+    this.#ring = new StagingRing(device, this.guard, opts.chunk, opts.slots);
+  }
+
+  /** True once the device is lost or the context destroyed. */
+  get isLost(): boolean {
+    return this.#lostInfo !== null || this.#destroyed;
+  }
+
+  /** @internal Throws DESTROYED / DEVICE_LOST when the context cannot run ops. */
+  checkUsable(): void {
+    if (this.#destroyed) throw new ParleError(ErrorCodes.DESTROYED, 'the GPU context was destroyed');
+    if (this.#lostInfo !== null) {
+      throw new ParleError(ErrorCodes.DEVICE_LOST, `the GPU device was lost (${this.#lostInfo.reason}): ${this.#lostInfo.message}`);
+    }
+  }
+
+  #lossError(cause?: unknown): ParleError {
+    if (this.#destroyed) return new ParleError(ErrorCodes.DESTROYED, 'the GPU context was destroyed', { cause });
+    const why = this.#lostInfo === null ? '' : ` (${this.#lostInfo.reason}): ${this.#lostInfo.message}`;
+    return new ParleError(ErrorCodes.DEVICE_LOST, `the GPU device was lost${why}`, { cause });
+  }
+
+  /** @internal Awaits `p`; device loss (before or during) rejects with ParleError DEVICE_LOST. */
+  readonly guard = async <T>(p: Promise<T>): Promise<T> => {
+    this.checkUsable();
+    const lostFirst = this.lost.then(() => {
+      throw this.#lossError();
+    });
+    lostFirst.catch(() => undefined);
+    try {
+      return await Promise.race([p, lostFirst]);
+    } catch (e) {
+      if (e instanceof ParleError) throw e;
+      if (this.isLost) throw this.#lossError(e);
+      // mapAsync rejects when the device is lost a moment before device.lost resolves
+      await Promise.race([this.lost, new Promise((r) => setTimeout(r, 50))]);
+      if (this.isLost) throw this.#lossError(e);
+      throw e;
+    }
+  };
+
+  /** @internal [x, y] workgroups covering `count` (x <= maxComputeWorkgroupsPerDimension). */
+  grid(count: number): [number, number] {
+    const maxX = this.limits.maxComputeWorkgroupsPerDimension;
+    const x = Math.min(count, maxX);
+    const y = Math.ceil(count / x);
+    if (y > maxX) throw new ParleError(ErrorCodes.TOO_LARGE, `${count} workgroups exceed a 2-D dispatch`);
+    return [x, y];
+  }
+
+  /** @internal A storage buffer of paddedSize(byteLength) bytes. @throws TOO_LARGE beyond one binding. */
+  createStorage(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
+    const size = paddedSize(byteLength);
+    this.checkBindable(size, label);
+    return this.device.createBuffer({
+      label: `parle:${label}`,
+      size,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST | extraUsage,
+    });
+  }
+
+  /** @internal @throws ParleError TOO_LARGE when `size` bytes exceed one storage binding. */
+  checkBindable(size: number, what: string): void {
+    const max = Math.min(this.limits.maxStorageBufferBindingSize, this.limits.maxBufferSize);
+    if (size > max) {
+      throw new ParleError(
+        ErrorCodes.TOO_LARGE,
+        `${what}: ${size} bytes exceed this device's storage binding limit of ${max} bytes (arrays are not split across bindings yet)`,
+      );
+    }
+  }
+
+  /**
+   * @internal Runs one op: `encode` records passes into a fresh encoder (between the encoder
+   * hooks); the command buffer is submitted and awaited; temporaries are destroyed; on failure
+   * the outputs are destroyed too.
+   */
+  async submit<R>(label: string, encode: (s: Submission) => R): Promise<R> {
+    this.checkUsable();
+    const s = new Submission(this, this.device.createCommandEncoder({ label: `parle:${label}` }));
+    try {
+      this.encoderHooks?.begin(s.encoder);
+      const result = encode(s);
+      this.encoderHooks?.end(s.encoder);
+      this.device.queue.submit([s.encoder.finish()]);
+      await this.guard(this.device.queue.onSubmittedWorkDone());
+      return result;
+    } catch (e) {
+      for (const b of s.outputs) b.destroy();
+      throw e;
+    } finally {
+      for (const b of s.temps) b.destroy();
+    }
+  }
+
+  /** @internal Reads `byteLength` bytes of `buffer` (after all submitted work). */
+  readBytes(buffer: GPUBuffer, byteLength: number): Promise<Uint8Array> {
+    this.checkUsable();
+    return this.#ring.download(buffer, 0, byteLength);
+  }
+
+  /** @internal Validates an input DeviceArray of this context. */
+  checkInput(d: unknown, name: string, types: readonly ElementType[]): DeviceArray {
+    if (!(d instanceof DeviceArray)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must be a DeviceArray`);
+    d.assertLive(name);
+    if (!types.includes(d.type)) {
+      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${name} must be of type ${types.join(' | ')}; got ${d.type}`);
+    }
+    return d;
+  }
+
+  /**
+   * @internal A GPUBuffer holding `d`'s elements with kernel padding (paddedSize): `d.buffer`
+   * itself, or, for a wrapped buffer that is too small, a padded copy made in `s`.
+   */
+  paddedBuffer(s: Submission, d: DeviceArray): GPUBuffer {
+    const need = paddedSize(d.byteLength);
+    this.checkBindable(need, 'input');
+    if (d.buffer.size >= need) return d.buffer;
+    const copy = s.temp(d.byteLength, 'padded-input');
+    // wrap() ensures buffer.size >= byteLength rounded up to 4
+    const bytes = Math.ceil(d.byteLength / 4) * 4;
+    if (bytes > 0) s.encoder.copyBufferToBuffer(d.buffer, 0, copy, 0, bytes);
+    return copy;
+  }
+
+  /**
+   * Copies a host array to a new DeviceArray of the same element type and length (owned).
+   * Large arrays go through the staging ring (chunks filled while mapped, overlapped with their
+   * copies); arrays under 1 MiB through queue.writeBuffer. The host array may be changed once
+   * the promise resolves.
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, TOO_LARGE, DEVICE_LOST
+   */
+  async upload(array: ParleArray): Promise<DeviceArray> {
+    const type = checkArray(array, 'array');
+    this.checkUsable();
+    const buffer = this.createStorage(array.byteLength, `upload-${type}`);
+    try {
+      await this.#ring.upload(buffer, 0, bytesOf(array));
+    } catch (e) {
+      buffer.destroy();
+      throw e;
+    }
+    return new DeviceArray(buffer, type, array.length, true);
+  }
+
+  /**
+   * Copies a DeviceArray back into a new host typed array of its type and length, through
+   * MAP_READ staging buffers with several chunks in flight. Sees all earlier ops.
+   * @throws ParleError INVALID_ARGUMENT (destroyed, or a wrapped buffer without COPY_SRC), DEVICE_LOST
+   */
+  async download(d: DeviceArray): Promise<ParleArray> {
+    this.checkInput(d, 'array', ['u8', 'u16', 'u32', 'i32', 'f32']);
+    if ((d.buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'array.buffer needs GPUBufferUsage.COPY_SRC to be read back');
+    }
+    // wrap() ensures buffer.size >= byteLength rounded up to 4
+    const bytes = await this.readBytes(d.buffer, d.byteLength);
+    const Ctor = arrayConstructor(d.type);
+    return new Ctor(bytes.buffer, 0, d.length);
+  }
+
+  /**
+   * Wraps an application's GPUBuffer as a DeviceArray (not owned: destroy() leaves it alone).
+   * The buffer needs STORAGE usage (COPY_SRC to download) and at least `length * elementSize`
+   * bytes, rounded up to 4; it is read, never written, by ops.
+   * @throws ParleError INVALID_ARGUMENT (not a buffer, too small, no STORAGE), UNSUPPORTED_TYPE,
+   *   INVALID_OPTION (length not a non-negative integer)
+   */
+  wrap(buffer: GPUBuffer, type: ElementType, length: number): DeviceArray {
+    if (!['u8', 'u16', 'u32', 'i32', 'f32'].includes(type)) {
+      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `type must be u8 | u16 | u32 | i32 | f32; got ${String(type)}`);
+    }
+    if (!Number.isSafeInteger(length) || length < 0) {
+      throw new ParleError(ErrorCodes.INVALID_OPTION, 'length must be a non-negative integer');
+    }
+    if (typeof buffer !== 'object' || buffer === null || typeof (buffer as GPUBuffer).size !== 'number') {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'buffer must be a GPUBuffer');
+    }
+    if ((buffer.usage & GPUBufferUsage.STORAGE) === 0) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'buffer needs GPUBufferUsage.STORAGE');
+    }
+    const need = Math.ceil((length * elementSize(type)) / 4) * 4;
+    if (buffer.size < need) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `buffer holds ${buffer.size} bytes; ${length} ${type} elements need ${need}`);
+    }
+    return new DeviceArray(buffer, type, length, false);
+  }
+
+  /**
+   * Prefix sum of u32, i32 (two's complement, wrapping) or f32 elements, into a new DeviceArray
+   * of the same type and length. Inclusive: out[i] = in[0] + ... + in[i]; exclusive: out[0] = 0,
+   * out[i] = in[0] + ... + in[i-1]. Example: [3,1,4,1,5] -> inclusive [3,4,8,9,14], exclusive
+   * [0,3,4,8,9]. f32 sums are associated differently from a serial loop (per 16 elements, per
+   * workgroup, per tile), so they may differ from it by rounding and between runs.
+   * Algorithm: single-pass chained scan with decoupled look-back (Merrill and Garland 2016) and
+   * decoupled fallback (Smith, Levien and Owens 2025); 4096 elements per workgroup, vec4 loads.
+   * The input is not modified; output and input never overlap.
+   * @throws ParleError UNSUPPORTED_TYPE, INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+   */
+  scan(input: DeviceArray, opts: { inclusive: boolean }): Promise<DeviceArray> {
+    return scanOp(this, input, opts);
+  }
+
+  /**
+   * Run-length encode (PARLE, Balevic 2009) of any element type: `values` (same type) and
+   * `lengths` (u32), one entry per maximal run of equal elements. f32 compares bit patterns (NaN
+   * payloads and -0 are runs of their own). Example: [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8],
+   * lengths [1,2,1,3,1]; [] -> [], [].
+   * Passes: (1) one chained pass flags run starts, counts them per tile, looks back for the
+   * tile's first run index and scatters each run's value and the end of the run before it; the
+   * last tile writes the run count and the next pass's indirect dispatch size; (2) lengths from
+   * neighbouring run ends, dispatched indirectly. No readback between passes; resolving the
+   * promise reads back the 4-byte run count, since the DeviceArrays know their length. The
+   * output buffers are sized for the worst case (one run per element).
+   * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+   */
+  rleEncode(input: DeviceArray): Promise<{ values: DeviceArray; lengths: DeviceArray }> {
+    return rleEncodeOp(this, input);
+  }
+
+  /**
+   * Run-length decode: `values[r]` repeated `lengths[r]` times, in order, into a new DeviceArray
+   * of values' type. Example: values [0,2,9], lengths [1,2,0] -> [0,2,2]. Zero lengths are allowed.
+   * Passes: an exclusive scan of the lengths (chained, as {@link scan}) that also writes the
+   * total; the 4-byte total is read back to size the output; then an expand in which every
+   * invocation writes 16 words of output (16 to 64 elements) and finds its first run by binary
+   * search in the run offsets, so a long run is spread over many invocations.
+   * The sum of lengths must stay below 2^32 and fit one storage binding.
+   * @throws ParleError LENGTH_MISMATCH, UNSUPPORTED_TYPE (lengths not u32), INVALID_ARGUMENT,
+   *   TOO_LARGE, DEVICE_LOST
+   */
+  rleDecode(values: DeviceArray, lengths: DeviceArray): Promise<DeviceArray> {
+    return rleDecodeOp(this, values, lengths);
+  }
+
+  /**
+   * Stable LSD radix sort of u32, i32 or f32 keys (ascending; f32 in IEEE 754 totalOrder:
+   * -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN), optionally carrying u32 values (equal keys
+   * keep their input order). Returns new DeviceArrays; the inputs are not modified.
+   * Algorithm: 4 passes of 8-bit digits, each reduce-then-scan: per-tile digit histograms
+   * (upsweep), one chained scan of the digit-major histogram table, and a stable scatter in which
+   * each workgroup ranks its keys per digit (Gruber 2013; Merrill's reduce-then-scan).
+   * @throws ParleError UNSUPPORTED_TYPE, LENGTH_MISMATCH, INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+   */
+  sort(keys: DeviceArray, values?: DeviceArray): Promise<{ keys: DeviceArray; values?: DeviceArray }> {
+    return sortOp(this, keys, values);
+  }
+
+  /** Destroys the staging buffers (made again on the next transfer); for tests and idle engines. */
+  releaseStaging(): Promise<void> {
+    return this.#ring.release();
+  }
+
+  /** Destroys the device; pending and later ops fail with ParleError DESTROYED. Idempotent. */
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.device.destroy();
+  }
+}

@@ -1,0 +1,156 @@
+/// <reference types="@webgpu/types" />
+/**
+ * Host <-> device transfers through rings of reusable staging buffers.
+ *
+ * Why not `queue.writeBuffer` for large data: Dawn allocates and clears a fresh staging buffer
+ * for every write over 4 MiB (3 GB/s for 256 MiB on an H200). Here a ring of `MAP_WRITE |
+ * COPY_SRC` buffers is filled while mapped; each chunk's `copyBufferToBuffer` is submitted at
+ * once and the buffer re-mapped (`mapAsync` resolves when that copy is done), so filling chunk
+ * i+1 overlaps the copy of chunk i. Readback likewise: up to `slots` chunks are copied into
+ * `MAP_READ | COPY_DST` buffers and mapped ahead of the one being copied out.
+ *
+ * One transfer at a time per ring (a promise chain serialises them): the ring's buffers are
+ * shared. Memory: 2 rings x `slots` x `chunkBytes` (default 4 x 8 MiB each: 64 MiB).
+ */
+import { roundUp } from './device-array.js';
+
+/** Wraps a GPU promise so that device loss turns into ParleError DEVICE_LOST. */
+export type Guard = <T>(p: Promise<T>) => Promise<T>;
+
+/** Transfers below this many bytes use queue.writeBuffer (fast for small data, no ring round trip). */
+export const SMALL_UPLOAD_BYTES = 1 << 20;
+
+interface UploadSlot {
+  buffer: GPUBuffer;
+  /** Resolves when the buffer is mapped for writing again. */
+  ready: Promise<void>;
+}
+
+/** Rings of staging buffers for one device. */
+export class StagingRing {
+  readonly chunkBytes: number;
+  readonly slots: number;
+  #device: GPUDevice;
+  #guard: Guard;
+  #up: UploadSlot[] = [];
+  #down: GPUBuffer[] = [];
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(device: GPUDevice, guard: Guard, chunkBytes = 8 << 20, slots = 4) {
+    this.#device = device;
+    this.#guard = guard;
+    this.chunkBytes = chunkBytes;
+    this.slots = slots;
+  }
+
+  #serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(task, task);
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Copies `bytes` into `dst` at byte `dstOffset` (a multiple of 4). Resolves once every copy is
+   * submitted: later submits on the queue see the data. `dst` needs COPY_DST and room for
+   * `bytes.byteLength` rounded up to 4 (the pad bytes are unspecified).
+   */
+  upload(dst: GPUBuffer, dstOffset: number, bytes: Uint8Array): Promise<void> {
+    return this.#serial(async () => {
+      const device = this.#device;
+      if (bytes.byteLength < SMALL_UPLOAD_BYTES) {
+        const whole = bytes.byteLength & ~3;
+        // a view of a SharedArrayBuffer (wasm shared memory) is copied first
+        const src = (bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice()) as Uint8Array<ArrayBuffer>;
+        if (whole > 0) device.queue.writeBuffer(dst, dstOffset, src, 0, whole);
+        if (whole < bytes.byteLength) {
+          const tail = new Uint8Array(4);
+          tail.set(bytes.subarray(whole));
+          device.queue.writeBuffer(dst, dstOffset + whole, tail);
+        }
+        return;
+      }
+      while (this.#up.length < this.slots) {
+        const buffer = device.createBuffer({
+          label: 'parle:staging-up',
+          size: this.chunkBytes,
+          usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+          mappedAtCreation: true,
+        });
+        this.#up.push({ buffer, ready: Promise.resolve() });
+      }
+      let chunk = 0;
+      for (let offset = 0; offset < bytes.byteLength; offset += this.chunkBytes, chunk++) {
+        const size = Math.min(this.chunkBytes, bytes.byteLength - offset);
+        const copySize = roundUp(size, 4);
+        const slot = this.#up[chunk % this.slots];
+        await this.#guard(slot.ready);
+        new Uint8Array(slot.buffer.getMappedRange(0, copySize)).set(bytes.subarray(offset, offset + size));
+        slot.buffer.unmap();
+        const encoder = device.createCommandEncoder({ label: 'parle:upload' });
+        encoder.copyBufferToBuffer(slot.buffer, 0, dst, dstOffset + offset, copySize);
+        device.queue.submit([encoder.finish()]);
+        slot.ready = slot.buffer.mapAsync(GPUMapMode.WRITE);
+        slot.ready.catch(() => undefined); // observed on the next use; device loss is reported there
+      }
+    });
+  }
+
+  /**
+   * Reads `byteLength` bytes of `src` from byte `srcOffset` (a multiple of 4). Resolves to a
+   * Uint8Array of exactly `byteLength` over an ArrayBuffer of `byteLength` rounded up to 4.
+   * `src` needs COPY_SRC and room for the rounded length. Work submitted earlier is seen.
+   */
+  download(src: GPUBuffer, srcOffset: number, byteLength: number): Promise<Uint8Array> {
+    return this.#serial(async () => {
+      const device = this.#device;
+      const out = new Uint8Array(new ArrayBuffer(roundUp(byteLength, 4)), 0, byteLength);
+      if (byteLength === 0) return out;
+      const chunkBytes = this.chunkBytes;
+      const count = Math.ceil(byteLength / chunkBytes);
+      const slots = Math.min(this.slots, count);
+      while (this.#down.length < slots) {
+        this.#down.push(
+          device.createBuffer({
+            label: 'parle:staging-down',
+            size: chunkBytes,
+            usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+          }),
+        );
+      }
+      const pending: Promise<void>[] = [];
+      const issue = (chunk: number): void => {
+        const offset = chunk * chunkBytes;
+        const copySize = roundUp(Math.min(chunkBytes, byteLength - offset), 4);
+        const buffer = this.#down[chunk % slots];
+        const encoder = device.createCommandEncoder({ label: 'parle:download' });
+        encoder.copyBufferToBuffer(src, srcOffset + offset, buffer, 0, copySize);
+        device.queue.submit([encoder.finish()]);
+        const mapped = buffer.mapAsync(GPUMapMode.READ, 0, copySize);
+        mapped.catch(() => undefined);
+        pending[chunk] = mapped;
+      };
+      for (let chunk = 0; chunk < slots; chunk++) issue(chunk);
+      for (let chunk = 0; chunk < count; chunk++) {
+        await this.#guard(pending[chunk]);
+        const offset = chunk * chunkBytes;
+        const size = Math.min(chunkBytes, byteLength - offset);
+        const copySize = roundUp(size, 4);
+        const buffer = this.#down[chunk % slots];
+        new Uint8Array(out.buffer, offset, copySize).set(new Uint8Array(buffer.getMappedRange(0, copySize)));
+        buffer.unmap();
+        if (chunk + slots < count) issue(chunk + slots);
+      }
+      return out;
+    });
+  }
+
+  /** Destroys the staging buffers (they are made again on the next transfer). */
+  release(): Promise<void> {
+    return this.#serial(async () => {
+      for (const slot of this.#up) slot.buffer.destroy();
+      for (const buffer of this.#down) buffer.destroy();
+      this.#up = [];
+      this.#down = [];
+    });
+  }
+}
