@@ -140,28 +140,30 @@ export class CpuPath {
     this.heap.with([batchRuns * size, batchRuns * 4, segment * size + DECODE_SLACK_BYTES], (valuesBlock, lengthsBlock, outBlock) => {
       let run = 0;
       let out = 0;
+      let take = batchRuns;
       while (run < runCount) {
-        const first = lengths[run];
-        if (first >= segment) {
-          // One long run: a fill is already a memset.
-          outBits.fill(valueBits[run], out, out + first);
-          out += first;
-          run++;
+        // Take `take` runs; while their output is larger than a segment, take fewer in
+        // proportion (the kernel sums, so JavaScript never loops over runs).
+        const end = Math.min(runCount, run + take);
+        this.copyIn(lengthsBlock.ptr, lengths.subarray(run, end));
+        const elements = this.kernels.sumLengths(lengthsBlock.ptr, end - run);
+        if (elements > segment) {
+          if (end - run === 1) {
+            // One run longer than a segment: a fill is already a memset.
+            outBits.fill(valueBits[run], out, out + elements);
+            out += elements;
+            run = end;
+          } else {
+            take = Math.max(1, Math.min(end - run - 1, Math.floor(((end - run) * segment) / elements)));
+          }
           continue;
         }
-        // Take runs while their output fits one segment.
-        let end = run;
-        let elements = 0;
-        while (end < runCount && end - run < batchRuns && elements + lengths[end] <= segment) {
-          elements += lengths[end];
-          end++;
-        }
         this.copyIn(valuesBlock.ptr, valueBits.subarray(run, end));
-        this.copyIn(lengthsBlock.ptr, lengths.subarray(run, end));
         decode(valuesBlock.ptr, lengthsBlock.ptr, end - run, outBlock.ptr);
         outBits.set(this.view(outBlock.ptr, elements, size), out);
         out += elements;
         run = end;
+        take = Math.min(batchRuns, take * 2);
       }
     });
     return result;

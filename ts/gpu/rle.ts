@@ -1,4 +1,207 @@
-import type { GpuContext } from './context.js';
-import type { DeviceArray } from './device-array.js';
-export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<{ values: DeviceArray; lengths: DeviceArray }> { throw new Error('todo'); }
-export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths: DeviceArray): Promise<DeviceArray> { throw new Error('todo'); }
+/// <reference types="@webgpu/types" />
+/**
+ * Run-length encode and decode on the GPU: dispatch of shaders/rle-encode.wgsl and
+ * shaders/rle-decode.wgsl (see GpuContext.rleEncode / rleDecode for the contracts).
+ */
+import { ErrorCodes, ParleError } from '../errors.js';
+import { elementSize, type ElementType } from '../types.js';
+import encodeSource from '../../shaders/rle-encode.wgsl';
+import decodeSource from '../../shaders/rle-decode.wgsl';
+import { composeKernel, WORKGROUP_SIZE } from './compose.js';
+import type { GpuContext, Submission } from './context.js';
+import { DeviceArray } from './device-array.js';
+import { getPipeline } from './pipelines.js';
+import { encodeScan, spineBytes } from './scan.js';
+
+const ALL_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
+/** u32 words per invocation in both RLE kernels (WPT in the WGSL). */
+const WORDS_PER_INVOCATION = 16;
+
+/** Elements per u32 word of `type`: 4, 2 or 1. */
+function perWord(type: ElementType): number {
+  return 4 / elementSize(type);
+}
+
+function packingConsts(type: ElementType): Record<string, string> {
+  const epw = perWord(type);
+  const bits = 32 / epw;
+  return {
+    'EPW: u32': `${epw}u`,
+    'BITS: u32': `${bits}u`,
+    'EMASK: u32': bits === 32 ? '0xFFFFFFFFu' : `${(2 ** bits - 1).toString()}u`,
+  };
+}
+
+function encodePipelines(ctx: GpuContext, type: ElementType): { main: GPUComputePipeline; lengths: GPUComputePipeline } {
+  const epw = perWord(type);
+  const variant = `${epw}:${ctx.hasSubgroups ? 'sg' : 'shared'}:${ctx.lookbackSpin}`;
+  const build = (entryPoint: string) => () => {
+    const values =
+      epw > 1
+        ? '@group(0) @binding(2) var<storage, read_write> values: array<atomic<u32>>;\n' +
+          'fn storeValue(r: u32, v: u32) { atomicOr(&values[r / EPW], v << ((r % EPW) * BITS)); }'
+        : '@group(0) @binding(2) var<storage, read_write> values: array<u32>;\n' +
+          'fn storeValue(r: u32, v: u32) { values[r] = v; }';
+    const code = composeKernel(encodeSource.replace('/*VALUES*/', values), {
+      subgroups: ctx.hasSubgroups,
+      scalar: 'u32',
+      lookback: true,
+      consts: packingConsts(type),
+    });
+    return { code, entryPoint, constants: entryPoint === 'main' ? { LB_MAX_SPIN: ctx.lookbackSpin } : undefined };
+  };
+  return {
+    main: getPipeline(ctx.device, `rle-encode:${variant}`, build('main')),
+    lengths: getPipeline(ctx.device, `rle-lengths:${variant}`, build('runLengths')),
+  };
+}
+
+function decodePipeline(ctx: GpuContext, type: ElementType, entryPoint: 'expand' | 'checkOffsets'): GPUComputePipeline {
+  const key = `rle-decode:${entryPoint}:${perWord(type)}`;
+  return getPipeline(ctx.device, key, () => ({
+    code: composeKernel(decodeSource, { subgroups: false, scalar: 'u32', consts: packingConsts(type) }),
+    entryPoint,
+  }));
+}
+
+/** A MAP_READ buffer that receives `size` bytes of `src` at the end of `s`, read by the returned function after the submit. */
+function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number): () => Promise<Uint32Array> {
+  const rb = ctx.device.createBuffer({ label: 'parle:count-readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  s.temps.push(rb);
+  s.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
+  return async () => {
+    await ctx.guard(rb.mapAsync(GPUMapMode.READ));
+    const words = new Uint32Array(rb.getMappedRange().slice(0));
+    rb.unmap();
+    return words;
+  };
+}
+
+function emptyArray(ctx: GpuContext, type: ElementType): DeviceArray {
+  return new DeviceArray(ctx.createStorage(0, `empty-${type}`), type, 0, true);
+}
+
+/** GpuContext.rleEncode: see its documentation. */
+export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<{ values: DeviceArray; lengths: DeviceArray }> {
+  const d = ctx.checkInput(input, 'input', ALL_TYPES);
+  ctx.checkUsable();
+  const n = d.length;
+  if (n === 0) return { values: emptyArray(ctx, d.type), lengths: emptyArray(ctx, 'u32') };
+  ctx.checkBindable(n * 4, 'rleEncode run lengths (worst case: one run per element)');
+  const epw = perWord(d.type);
+  const tile = WORKGROUP_SIZE * WORDS_PER_INVOCATION * epw;
+  const tiles = Math.ceil(n / tile);
+  const pipes = encodePipelines(ctx, d.type);
+  let readCount: () => Promise<Uint32Array> = async () => new Uint32Array(1);
+  let valuesBuf: GPUBuffer | undefined;
+  let lengthsBuf: GPUBuffer | undefined;
+  await ctx.submit('rle-encode', (s) => {
+    const src = ctx.paddedBuffer(s, d);
+    valuesBuf = s.output(d.byteLength, `rle-values-${d.type}`);
+    lengthsBuf = s.output(n * 4, 'rle-lengths');
+    const ends = s.temp(n * 4, 'rle-ends');
+    const spine = s.temp(spineBytes(tiles), 'rle-spine');
+    const countArgs = s.temp(16, 'rle-count', GPUBufferUsage.INDIRECT);
+    s.encoder.clearBuffer(spine);
+    if (epw > 1) s.encoder.clearBuffer(valuesBuf);
+    s.dispatch(
+      pipes.main,
+      [
+        { binding: 0, resource: { buffer: s.uniform([n, tiles, ctx.limits.maxComputeWorkgroupsPerDimension, 0]) } },
+        { binding: 1, resource: { buffer: src } },
+        { binding: 2, resource: { buffer: valuesBuf } },
+        { binding: 3, resource: { buffer: ends } },
+        { binding: 4, resource: { buffer: spine } },
+        { binding: 5, resource: { buffer: countArgs } },
+      ],
+      tiles,
+      'parle:rle-encode',
+    );
+    s.dispatchIndirect(
+      pipes.lengths,
+      [
+        { binding: 6, resource: { buffer: ends } },
+        { binding: 7, resource: { buffer: countArgs } },
+        { binding: 8, resource: { buffer: lengthsBuf } },
+      ],
+      countArgs,
+      4,
+      'parle:rle-lengths',
+    );
+    readCount = readAfter(ctx, s, countArgs, 4);
+  });
+  // The submission's temporaries (the readback buffer too) are destroyed only after this read.
+  let runs: number;
+  try {
+    runs = (await readCount())[0];
+  } catch (e) {
+    valuesBuf?.destroy();
+    lengthsBuf?.destroy();
+    throw e;
+  }
+  return {
+    values: new DeviceArray(valuesBuf!, d.type, runs, true),
+    lengths: new DeviceArray(lengthsBuf!, 'u32', runs, true),
+  };
+}
+
+/** GpuContext.rleDecode: see its documentation. */
+export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths: DeviceArray): Promise<DeviceArray> {
+  const v = ctx.checkInput(values, 'values', ALL_TYPES);
+  const l = ctx.checkInput(lengths, 'lengths', ['u32']);
+  if (v.length !== l.length) {
+    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `values has ${v.length} runs, lengths ${l.length}`);
+  }
+  ctx.checkUsable();
+  const runs = l.length;
+  if (runs === 0) return emptyArray(ctx, v.type);
+  const offsets = ctx.createStorage(runs * 4, 'rle-offsets');
+  const status = ctx.createStorage(8, 'rle-total');
+  try {
+    let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(2);
+    await ctx.submit('rle-decode-scan', (s) => {
+      const lengthsBuf = ctx.paddedBuffer(s, l);
+      s.encoder.clearBuffer(status);
+      encodeScan(ctx, s, lengthsBuf, offsets, runs, 'u32', false, status);
+      s.dispatch(
+        decodePipeline(ctx, v.type, 'checkOffsets'),
+        [
+          { binding: 4, resource: { buffer: s.uniform([0, runs, 0, 0]) } },
+          { binding: 5, resource: { buffer: offsets } },
+          { binding: 6, resource: { buffer: lengthsBuf } },
+          { binding: 7, resource: { buffer: status } },
+        ],
+        Math.ceil(runs / WORKGROUP_SIZE),
+        'parle:rle-check',
+      );
+      readStatus = readAfter(ctx, s, status, 8);
+    });
+    const [total, wrapped] = await readStatus();
+    if (wrapped !== 0) {
+      throw new ParleError(ErrorCodes.TOO_LARGE, 'rleDecode: the run lengths sum to 2^32 elements or more');
+    }
+    if (total === 0) return emptyArray(ctx, v.type);
+    const byteLength = total * elementSize(v.type);
+    ctx.checkBindable(byteLength, 'rleDecode output');
+    const out = await ctx.submit('rle-decode-expand', (s) => {
+      const dst = s.output(byteLength, `rle-decoded-${v.type}`);
+      const perInvocation = WORDS_PER_INVOCATION * perWord(v.type);
+      s.dispatch(
+        decodePipeline(ctx, v.type, 'expand'),
+        [
+          { binding: 0, resource: { buffer: s.uniform([total, runs, 0, 0]) } },
+          { binding: 1, resource: { buffer: offsets } },
+          { binding: 2, resource: { buffer: ctx.paddedBuffer(s, v) } },
+          { binding: 3, resource: { buffer: dst } },
+        ],
+        Math.ceil(Math.ceil(total / perInvocation) / WORKGROUP_SIZE),
+        'parle:rle-expand',
+      );
+      return dst;
+    });
+    return new DeviceArray(out, v.type, total, true);
+  } finally {
+    offsets.destroy();
+    status.destroy();
+  }
+}
