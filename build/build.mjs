@@ -1,6 +1,7 @@
 // The build: AssemblyScript kernels -> build/*.wasm, then esbuild bundles of ts/ as ESM:
 //   dist/node/index.js     the library for Node (package.json "exports" node condition)
 //   dist/node/cli.js       the `parle` command (bin/parle.mjs loads it)
+//   dist/*/worker.js       the CPU worker pool's worker script
 //   dist/browser/index.js  the library for browsers (ts/platform/browser.ts swapped in)
 //   dist/types/            .d.ts from tsc (skipped with --no-types)
 // Usage: node build/build.mjs [--quiet] [--no-types]
@@ -28,7 +29,7 @@ const common = {
 
 await esbuild.build({
   ...common,
-  entryPoints: { index: 'ts/index.ts', cli: 'ts/cli/main.ts' },
+  entryPoints: { index: 'ts/index.ts', cli: 'ts/cli/main.ts', worker: 'ts/cpu/worker-entry.ts' },
   outdir: 'dist/node',
   platform: 'node',
   packages: 'external',
@@ -46,7 +47,7 @@ const browserPlatform = {
 };
 await esbuild.build({
   ...common,
-  entryPoints: { index: 'ts/index.ts' },
+  entryPoints: { index: 'ts/index.ts', worker: 'ts/cpu/worker-entry.ts' },
   outdir: 'dist/browser',
   platform: 'browser',
   external: ['webgpu'],

@@ -8,14 +8,15 @@
  * PATH_UNAVAILABLE and `auto` always picks `cpu` (with the reason in {@link Engine.explain}).
  */
 import { CpuPath, type Runs } from './cpu/cpu-path.js';
+import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
 import { ErrorCodes, ParleError } from './errors.js';
 import { compressArray, decompressBytes } from './format/container.js';
 import { DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { hardwareConcurrency } from './platform/node.js';
-import type { ElementType, ParleArray, SortKeys } from './types.js';
-import { checkArray, elementSize, isElementType } from './types.js';
+import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
+import { checkArray, isElementType } from './types.js';
 
 export type { Runs } from './cpu/cpu-path.js';
 
@@ -26,15 +27,32 @@ export type PathChoice = 'auto' | 'cpu' | 'gpu';
 export interface OpOptions {
   /** Which path runs the operation (default `auto`). */
   path?: PathChoice;
+  /**
+   * Aborts the operation: queued work is dropped, running work stops at its next segment (a
+   * worker in the middle of a long kernel is terminated and replaced); the promise rejects
+   * with ABORTED.
+   */
+  signal?: AbortSignal;
 }
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
   /**
-   * Worker threads of the CPU path (default: the machine's available parallelism). Validated
-   * now; the CPU path runs on the calling thread until the worker pool lands.
+   * Worker threads of the CPU path (default: the machine's available parallelism). Inputs under
+   * 256 KiB run on the calling thread: a worker round trip costs more than they take.
    */
   workers?: number;
+  /**
+   * Operations that may be pending at once (running or waiting); one more rejects with
+   * QUEUE_FULL (default 1024).
+   */
+  maxQueue?: number;
+  /**
+   * Share one WebAssembly.Memory with the workers (default: when SharedArrayBuffer is
+   * available). `false` transfers each segment to a worker and back instead: slower, same
+   * results; browsers without cross-origin isolation get it automatically.
+   */
+  sharedMemory?: boolean;
   /** `auto` uses a GPU when one is found, `off` never, `require` fails without one (default `auto`). */
   gpu?: 'auto' | 'off' | 'require';
   /** The CPU kernels: `simd` (default) or their `scalar` twins (for comparison). */
@@ -144,21 +162,78 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     opts.maxElements === undefined
       ? DEFAULT_MAX_ELEMENTS
       : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
-  const cpu = await CpuPath.create(kernels);
-  return new Engine(cpu, { workers, maxElements });
+  const maxQueue = opts.maxQueue === undefined ? 1024 : checkInteger(opts.maxQueue, 'options.maxQueue', 1, 2 ** 31);
+  if (opts.sharedMemory !== undefined && typeof opts.sharedMemory !== 'boolean') {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.sharedMemory must be a boolean; got ${String(opts.sharedMemory)}`);
+  }
+  const cpu = await CpuPath.create({ variant: kernels, workers, shareMemory: opts.sharedMemory as boolean | undefined });
+  return new Engine(cpu, { maxElements, maxQueue });
 }
 
 export class Engine {
-  /** Worker threads requested for the CPU path. */
-  readonly workers: number;
   private readonly maxElements: number;
+  private readonly maxQueue: number;
   private cpuPath: CpuPath | undefined;
+  private pendingOps = 0;
 
   /** Use {@link createEngine}. */
-  constructor(cpu: CpuPath, settings: { workers: number; maxElements: number }) {
+  constructor(cpu: CpuPath, settings: { maxElements: number; maxQueue: number }) {
     this.cpuPath = cpu;
-    this.workers = settings.workers;
     this.maxElements = settings.maxElements;
+    this.maxQueue = settings.maxQueue;
+  }
+
+  /** Worker threads of the CPU path (0: everything runs on the calling thread). */
+  get workers(): number {
+    return this.cpuPath?.pool?.concurrency ?? 0;
+  }
+
+  /** Operations pending now (running or waiting). */
+  get pending(): number {
+    return this.pendingOps;
+  }
+
+  /** Workers replaced since the engine started (after crashes or aborts). */
+  get workerRestarts(): number {
+    return this.cpuPath?.pool?.restarts ?? 0;
+  }
+
+  /**
+   * Admits an operation into the bounded queue and runs it.
+   * @throws ParleError QUEUE_FULL, ABORTED
+   */
+  private async admit<R>(signal: AbortSignal | undefined, work: () => Promise<R>): Promise<R> {
+    if (this.pendingOps >= this.maxQueue) {
+      throw new ParleError(
+        ErrorCodes.QUEUE_FULL,
+        `${this.pendingOps} operations are pending, the limit (options.maxQueue) is ${this.maxQueue}`,
+      );
+    }
+    if (signal?.aborted) throw abortError(signal);
+    this.pendingOps++;
+    try {
+      return await work();
+    } finally {
+      this.pendingOps--;
+    }
+  }
+
+  /**
+   * A zero-filled typed array of `length` elements of `type` that lives in the CPU path's
+   * shared memory: pass it to any op without a copy; results of ops on it live there too.
+   * Release it with {@link free} (or let it be garbage-collected). Where memory is not shared
+   * it is a plain typed array.
+   * @throws ParleError INVALID_OPTION, TOO_LARGE (beyond the 4 GiB wasm32 memory)
+   */
+  alloc<T extends ElementType>(type: T, length: number): ArrayOf[T] {
+    if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
+    checkInteger(length, 'length', 0, 2 ** 32 - 1);
+    return this.cpu.alloc(type, length) as ArrayOf[T];
+  }
+
+  /** Releases an array made by {@link alloc}; other arrays are ignored. Do not use it afterwards. */
+  free(array: ParleArray): void {
+    this.cpuPath?.free(array);
   }
 
   /** The CPU path; throws DESTROYED after {@link destroy}. */
@@ -167,12 +242,16 @@ export class Engine {
     return this.cpuPath;
   }
 
-  /** Validates `opts.path` and returns the path that runs. */
-  private choosePath(opts: Record<string, unknown>): 'cpu' {
+  /** Validates `opts.path` and `opts.signal`; returns the path that runs and the signal. */
+  private choosePath(opts: Record<string, unknown>): { path: 'cpu'; signal: AbortSignal | undefined } {
     const path = checkPath(opts);
     if (path === 'gpu') throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, "options.path is 'gpu', but this engine has no GPU path yet");
+    const signal = opts.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.signal must be an AbortSignal');
+    }
     void this.cpu;
-    return 'cpu';
+    return { path: 'cpu', signal };
   }
 
   /**
@@ -190,8 +269,8 @@ export class Engine {
    */
   async rleEncode<T extends ParleArray>(input: T, options?: OpOptions): Promise<Runs<T>> {
     checkArray(input, 'input');
-    this.choosePath(checkOptions(options, 'options'));
-    return this.cpu.rleEncode(input);
+    const { signal } = this.choosePath(checkOptions(options, 'options'));
+    return this.admit(signal, () => this.cpu.rleEncode(input, signal));
   }
 
   /**
@@ -216,13 +295,13 @@ export class Engine {
         `runs.values has ${runs.values.length} elements but runs.lengths has ${runs.lengths.length}`,
       );
     }
-    this.choosePath(checkOptions(options, 'options'));
+    const { signal } = this.choosePath(checkOptions(options, 'options'));
     let total = 0;
     for (let i = 0; i < runs.lengths.length; i++) total += runs.lengths[i];
     if (total > DEFAULT_MAX_ELEMENTS) {
       throw new ParleError(ErrorCodes.TOO_LARGE, `the runs expand to ${total} elements, more than 2^32 - 1`);
     }
-    return this.cpu.rleDecode(runs.values, runs.lengths, total);
+    return this.admit(signal, () => this.cpu.rleDecode(runs.values, runs.lengths, total, signal));
   }
 
   /**
@@ -252,8 +331,8 @@ export class Engine {
         throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.values has ${values.length} elements but keys has ${keys.length}`);
       }
     }
-    this.choosePath(opts);
-    const sorted = this.cpu.sort(keys, values);
+    const { signal } = this.choosePath(opts);
+    const sorted = await this.admit(signal, () => this.cpu.sort(keys, values, signal));
     return values ? { keys: sorted.keys, values: sorted.values as Uint32Array } : sorted.keys;
   }
 
@@ -273,8 +352,8 @@ export class Engine {
     if (opts.inclusive !== undefined && typeof opts.inclusive !== 'boolean') {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.inclusive must be a boolean; got ${String(opts.inclusive)}`);
     }
-    this.choosePath(opts);
-    return this.cpu.scan(input, opts.inclusive === true);
+    const { signal } = this.choosePath(opts);
+    return this.admit(signal, () => this.cpu.scan(input, opts.inclusive === true, signal));
   }
 
   /**
@@ -289,9 +368,10 @@ export class Engine {
   async compress(input: ParleArray, options?: CompressOptions): Promise<Uint8Array> {
     checkArray(input, 'input');
     const opts = checkOptions(options, 'options');
-    const chunkBytes = opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    this.choosePath(opts);
-    return compressArray(this.cpu, input, chunkBytes);
+    const chunkBytes =
+      opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+    const { signal } = this.choosePath(opts);
+    return this.admit(signal, () => compressArray(this.cpu, input, chunkBytes, signal));
   }
 
   /**
@@ -308,9 +388,9 @@ export class Engine {
     const opts = checkOptions(options, 'options');
     const maxElements =
       opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
-    this.choosePath(opts);
+    const { signal } = this.choosePath(opts);
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return decompressBytes(this.cpu, view, maxElements);
+    return this.admit(signal, () => decompressBytes(this.cpu, view, maxElements, signal));
   }
 
   /**
@@ -322,8 +402,9 @@ export class Engine {
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
     const chunkBytes =
-      options.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    void elementSize(type);
+      options.chunkBytes === undefined
+        ? DEFAULT_CHUNK_BYTES
+        : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     return new ContainerWriter(this.cpu, type, elementCount, chunkBytes);
   }
 
@@ -360,8 +441,10 @@ export class Engine {
     };
   }
 
-  /** Releases the engine's memory; later calls throw DESTROYED. Safe to call twice. */
+  /** Stops the workers and releases the engine's memory; later calls throw DESTROYED. Safe to call twice. */
   async destroy(): Promise<void> {
+    const cpu = this.cpuPath;
     this.cpuPath = undefined;
+    await cpu?.destroy();
   }
 }

@@ -38,6 +38,10 @@ export const ErrorCodes = {
   DESTROYED: 'DESTROYED',
   /** The operation was aborted through its AbortSignal. */
   ABORTED: 'ABORTED',
+  /** The engine's queue of pending operations is full (option maxQueue); retry later. */
+  QUEUE_FULL: 'QUEUE_FULL',
+  /** A worker thread crashed or was terminated while it ran this operation; the pool replaced it. */
+  WORKER_FAILED: 'WORKER_FAILED',
   /** Reading or writing a file failed. */
   IO_ERROR: 'IO_ERROR',
 } as const;

@@ -1,11 +1,22 @@
 /**
- * The CPU path on the calling thread: host arrays in, host arrays out, through the
- * AssemblyScript kernels (assembly/) on one WebAssembly.Memory.
+ * The CPU path: host arrays in, host arrays out, through the AssemblyScript kernels
+ * (assembly/), split across a pool of workers that share one WebAssembly.Memory.
  *
- * Inputs are copied into the memory once, in segments of at most {@link SEGMENT_BYTES}, so any
- * input size works within the 4 GiB wasm32 address space (sort excepted: it needs all keys at
- * once). Segments are where the worker pool will split work: RLE runs that cross a segment
- * boundary are merged, scans carry their running total from segment to segment.
+ * The engine's thread owns the memory layout (ts/cpu/memory.ts); tasks carry pointers. Inputs
+ * are copied into the memory once, a window at a time (a window is one 16 MiB segment per
+ * worker), so every op but sort takes inputs of any size within the 4 GiB wasm32 address
+ * space. Arrays made by {@link CpuPath.alloc} already live in the memory: they are used in
+ * place, and results of an op on them live there too (zero copy).
+ *
+ * Parallel algorithms (each segment is one task):
+ * - RLE encode: each segment encodes alone; runs that cross a segment boundary are merged, and
+ *   the segments' runs move into place (Rutter's stitch, on the CPU).
+ * - RLE decode: runs split into groups; a group's output offset is the sum of the lengths
+ *   before it; groups decode into their own ranges.
+ * - Scan: reduce each segment, scan the segment sums, scan each segment from its carry.
+ * - Sort: sort segments (LSD radix sort each), then merge pairs of sorted runs, each merge
+ *   split by merge path so every worker takes part (measured faster here than a parallel LSD
+ *   with per-pass histograms: see the closing notes of the worker pool issue).
  *
  * All element work goes through unsigned "bit views" (Uint8/16/32Array over the same bytes), so
  * f32 NaN payloads and -0 survive every copy.
@@ -13,7 +24,11 @@
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType, ParleArray, SortKeys } from '../types.js';
 import { arrayConstructor, elementSize, elementTypeOf } from '../types.js';
-import { WasmHeap } from './memory.js';
+import { canShareMemory } from '../platform/node.js';
+import { WasmHeap, type HeapBlock } from './memory.js';
+import { InlineExecutor, WorkerPool, abortError, type Executor } from './pool.js';
+import type { KernelContext } from './procedures.js';
+import type { ProcName, Procedures, Region, Task } from './protocol.js';
 import {
   DECODE_SLACK_BYTES,
   KeyKind,
@@ -21,12 +36,19 @@ import {
   compileKernels,
   createKernelMemory,
   instantiateKernels,
+  type KernelName,
   type KernelVariant,
   type Kernels,
 } from './wasm.js';
 
-/** Bytes of input the CPU path moves into wasm memory at a time. */
+/** Bytes of input one task works on at a time. */
 export const SEGMENT_BYTES = 16 << 20;
+
+/**
+ * Inputs below this many bytes run on the calling thread: a worker round trip (about 0.1 ms
+ * through comlink, measured by bench/pool.mjs) costs more than the kernel saves.
+ */
+export const INLINE_BYTES = 256 << 10;
 
 /** Runs of a run-length encoding: `values[i]` repeated `lengths[i]` times. */
 export interface Runs<T extends ParleArray = ParleArray> {
@@ -34,6 +56,20 @@ export interface Runs<T extends ParleArray = ParleArray> {
   values: T;
   /** Run lengths in elements, each >= 1 from an encoder. */
   lengths: Uint32Array;
+}
+
+/** Options of {@link CpuPath.create}. */
+export interface CpuPathOptions {
+  /** SIMD kernels (default) or their scalar twins. */
+  variant?: 'simd' | 'scalar';
+  /** Worker threads; 0 runs everything on the calling thread (default 0). */
+  workers?: number;
+  /** Share one memory with the workers (default: when the runtime allows it). */
+  shareMemory?: boolean;
+  /** Bytes one task works on (default {@link SEGMENT_BYTES}; tests make it tiny). */
+  segmentBytes?: number;
+  /** Inputs below this run on the calling thread (default {@link INLINE_BYTES}). */
+  inlineBytes?: number;
 }
 
 type BitView = Uint8Array | Uint16Array | Uint32Array;
@@ -56,29 +92,132 @@ function bitViewOf(buffer: ArrayBufferLike, byteOffset: number, length: number, 
   return new Uint32Array(buffer, byteOffset, length);
 }
 
+/** A kernel call as a task; `regions` lists [argument index, bytes, access] of its pointers. */
+export function kernelTask(kernel: KernelName, args: number[], regions: [number, number, Region['access']][]): Task<'kernel'> {
+  return {
+    proc: 'kernel',
+    params: { kernel, args },
+    regions: regions.filter(([arg]) => args[arg] !== 0).map(([arg, bytes, access]) => ({ param: `args.${arg}`, bytes, access })),
+  };
+}
+
+/** Splits `count` elements into at most `parts` nearly equal pieces of at least `minLength`. */
+export function splitEven(count: number, parts: number, minLength = 1): { offset: number; length: number }[] {
+  const pieces = Math.max(1, Math.min(parts, Math.floor(count / Math.max(1, minLength))));
+  const out: { offset: number; length: number }[] = [];
+  for (let k = 0; k < pieces; k++) {
+    const offset = Math.floor((k * count) / pieces);
+    out.push({ offset, length: Math.floor(((k + 1) * count) / pieces) - offset });
+  }
+  return out;
+}
+
 export class CpuPath {
   readonly kernels: Kernels;
   readonly heap: WasmHeap;
   readonly variant: KernelVariant;
-  /** Bytes of input moved into wasm memory at a time (tests make it small to cross boundaries). */
   readonly segmentBytes: number;
+  readonly inlineBytes: number;
+  /** True when the workers share the memory; false when segments are transferred. */
+  readonly shared: boolean;
+  private readonly inline: InlineExecutor;
+  /** The worker pool, when there are workers. */
+  readonly pool: WorkerPool | undefined;
+  /** Arrays made by {@link alloc}, with their blocks. */
+  private readonly resident = new WeakMap<object, HeapBlock>();
+  private readonly finalizer: FinalizationRegistry<HeapBlock>;
 
-  private constructor(kernels: Kernels, heap: WasmHeap, variant: KernelVariant, segmentBytes: number) {
-    this.kernels = kernels;
+  private constructor(
+    ctx: KernelContext,
+    heap: WasmHeap,
+    variant: KernelVariant,
+    options: Required<CpuPathOptions>,
+    pool: WorkerPool | undefined,
+  ) {
+    this.kernels = ctx.kernels;
     this.heap = heap;
     this.variant = variant;
-    this.segmentBytes = segmentBytes;
+    this.segmentBytes = options.segmentBytes;
+    this.inlineBytes = options.inlineBytes;
+    this.shared = options.shareMemory;
+    this.inline = new InlineExecutor(ctx);
+    this.pool = pool;
+    // An alloc'd array that is collected without free() gives its block back.
+    this.finalizer = new FinalizationRegistry((block) => {
+      if (this.heap.isLive(block)) this.heap.release(block);
+    });
   }
 
-  /** Compiles (once per process) and instantiates the kernels over a fresh shared memory. */
-  static async create(variant: KernelVariant = 'simd', segmentBytes = SEGMENT_BYTES): Promise<CpuPath> {
+  /** Compiles the kernels (once per process), makes the memory and starts the workers. */
+  static async create(options: CpuPathOptions = {}): Promise<CpuPath> {
+    const shareMemory = options.shareMemory ?? canShareMemory();
+    const settings: Required<CpuPathOptions> = {
+      variant: options.variant ?? 'simd',
+      workers: options.workers ?? 0,
+      shareMemory,
+      segmentBytes: Math.max(64, options.segmentBytes ?? SEGMENT_BYTES),
+      inlineBytes: options.inlineBytes ?? INLINE_BYTES,
+    };
+    const variant: KernelVariant = shareMemory ? settings.variant : 'simd-unshared';
     const module = await compileKernels(variant);
-    const memory = createKernelMemory();
+    const memory = createKernelMemory(256, variant);
     const kernels = await instantiateKernels(module, memory);
-    return new CpuPath(kernels, new WasmHeap(memory, kernels.heapBase()), variant, Math.max(16, segmentBytes));
+    const pool =
+      settings.workers > 0 ? await WorkerPool.create({ size: settings.workers, module, variant, memory, shared: shareMemory }) : undefined;
+    return new CpuPath({ kernels, memory }, new WasmHeap(memory, kernels.heapBase()), variant, settings, pool);
   }
 
-  /** Copies `source` (any bit view) into the heap at `ptr`. */
+  /** Threads that run tasks at once for an input of `bytes`. */
+  private executorFor(bytes: number): Executor {
+    return this.pool && bytes >= this.inlineBytes ? this.pool : this.inline;
+  }
+
+  // ---- arrays that live in the kernels' memory ------------------------------------------
+
+  /**
+   * A zero-filled typed array of `length` elements that lives in the kernels' memory: ops take
+   * it without a copy and return results that live there too. Release with {@link free} (or let
+   * it be garbage-collected). Only when the memory is shared; else a plain array.
+   */
+  alloc<T extends ElementType>(type: T, length: number): ParleArray {
+    if (!this.shared) return new (arrayConstructor(type))(length);
+    return this.allocResident(type, length, true);
+  }
+
+  /** A resident array; `zero` clears it, `slackBytes` more bytes are kept after it (decode overshoot). */
+  private allocResident<T extends ElementType>(type: T, length: number, zero: boolean, slackBytes = 0): ParleArray {
+    const bytes = length * elementSize(type);
+    const block = this.heap.alloc(Math.max(1, bytes + slackBytes));
+    if (zero) this.heap.bytes(block.ptr, bytes).fill(0);
+    const array = new (arrayConstructor(type))(this.heap.buffer, block.ptr, length);
+    this.resident.set(array, block);
+    this.finalizer.register(array, block, array);
+    return array;
+  }
+
+  /** Releases an array made by {@link alloc}; other arrays are ignored. Do not use it afterwards. */
+  free(array: ParleArray): void {
+    const block = this.resident.get(array);
+    if (!block) return;
+    this.resident.delete(array);
+    this.finalizer.unregister(array);
+    this.heap.release(block);
+  }
+
+  /** True when `array` was made by {@link alloc} and not freed. */
+  isResident(array: ParleArray): boolean {
+    return this.resident.has(array);
+  }
+
+  /** A result array: resident (not cleared) when `likeResident`, else a plain one. */
+  private result<T extends ElementType>(type: T, length: number, likeResident: boolean): ParleArray {
+    if (likeResident) return this.allocResident(type, length, false);
+    return new (arrayConstructor(type))(length);
+  }
+
+  // ---- helpers ------------------------------------------------------------------------
+
+  /** Copies `source` (any bit view) into the memory at `ptr`. */
   private copyIn(ptr: number, source: BitView): void {
     bitViewOf(this.heap.buffer, ptr, source.length, source.BYTES_PER_ELEMENT).set(source);
   }
@@ -88,80 +227,259 @@ export class CpuPath {
     return bitViewOf(this.heap.buffer, ptr, length, size);
   }
 
-  /**
-   * Run-length encode. See {@link Engine.rleEncode} for the contract.
-   * Runs that cross a segment boundary are merged (Rutter's stitch step).
-   */
-  rleEncode<T extends ParleArray>(input: T): Runs<T> {
-    const type = elementTypeOf(input) as ElementType;
-    const size = elementSize(type);
-    const bits = bitView(input);
-    const n = bits.length;
-    const segment = Math.max(1, Math.floor(this.segmentBytes / size));
-    const encode = size === 1 ? this.kernels.rleEncode8 : size === 2 ? this.kernels.rleEncode16 : this.kernels.rleEncode32;
-    const parts: { values: BitView; lengths: Uint32Array }[] = [];
-    const segmentLength = Math.min(n, segment);
-    this.heap.with([segmentLength * size, segmentLength * size, segmentLength * 4], (inBlock, valuesBlock, lengthsBlock) => {
-      for (let start = 0; start < n; start += segment) {
-        const count = Math.min(segment, n - start);
-        this.copyIn(inBlock.ptr, bits.subarray(start, start + count));
-        const runs = encode(inBlock.ptr, count, valuesBlock.ptr, lengthsBlock.ptr);
-        parts.push({
-          values: this.view(valuesBlock.ptr, runs, size).slice(),
-          lengths: new Uint32Array(this.heap.buffer, lengthsBlock.ptr, runs).slice(),
-        });
-      }
-    });
-    const Ctor = arrayConstructor(type);
-    if (parts.length === 0) return { values: new Ctor(0) as T, lengths: new Uint32Array(0) };
-    if (parts.length === 1) {
-      const values = parts[0].values;
-      return { values: new Ctor(values.buffer, 0, values.length) as T, lengths: parts[0].lengths };
-    }
-    return stitchRuns(parts, type) as Runs<T>;
+  /** The input's pointer when it is resident, else copies `count` elements from `start` into `block`. */
+  private place(input: ParleArray, start: number, count: number, block: HeapBlock | undefined): number {
+    const size = input.BYTES_PER_ELEMENT;
+    if (this.resident.has(input)) return input.byteOffset + start * size;
+    if (!block) throw new Error('place() needs a block for a host array');
+    this.copyIn(block.ptr, bitView(input).subarray(start, start + count));
+    return block.ptr;
   }
 
   /**
-   * Expand runs into `totalLength` elements (the sum of `lengths`, computed by the caller).
-   * Decodes batches of runs whose output fits a segment; a run longer than a segment is filled
-   * directly in the result.
+   * Runs tasks and waits until every one has settled (so no task still writes to memory that is
+   * about to be released), then returns their results or throws the first error.
    */
-  rleDecode<T extends ParleArray>(values: T, lengths: Uint32Array, totalLength: number): T {
+  private async runAll<P extends ProcName>(exec: Executor, tasks: Task<P>[], signal?: AbortSignal): Promise<Procedures[P]['result'][]> {
+    if (signal?.aborted) throw abortError(signal);
+    const settled = await Promise.allSettled(tasks.map((t) => exec.run(t, signal)));
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<Procedures[P]['result']>).value);
+  }
+
+  /** Allocates blocks (undefined for sizes of 0), runs `fn`, and releases them afterwards. */
+  private async withBlocks<R>(sizes: readonly number[], fn: (blocks: (HeapBlock | undefined)[]) => Promise<R>): Promise<R> {
+    const blocks: (HeapBlock | undefined)[] = [];
+    try {
+      for (const bytes of sizes) blocks.push(bytes > 0 ? this.heap.alloc(bytes) : undefined);
+      return await fn(blocks);
+    } finally {
+      for (const block of blocks) if (block) this.heap.release(block);
+    }
+  }
+
+  // ---- RLE encode ---------------------------------------------------------------------
+
+  /** Run-length encode; see {@link Engine.rleEncode}. */
+  async rleEncode<T extends ParleArray>(input: T, signal?: AbortSignal): Promise<Runs<T>> {
+    const type = elementTypeOf(input) as ElementType;
+    const size = elementSize(type);
+    const n = input.length;
+    const exec = this.executorFor(n * size);
+    const segment = Math.max(1, Math.floor(this.segmentBytes / size));
+    const window = segment * exec.concurrency;
+    const resident = this.resident.has(input);
+    const kernel: KernelName = size === 1 ? 'rleEncode8' : size === 2 ? 'rleEncode16' : 'rleEncode32';
+    if (resident) return this.rleEncodeResident(input, exec, kernel, signal);
+    const windows: Runs[] = [];
+    const windowLength = Math.min(n, window);
+    await this.withBlocks(
+      [resident ? 0 : windowLength * size, windowLength * size, windowLength * 4],
+      async ([inBlock, valuesBlock, lengthsBlock]) => {
+        for (let start = 0; start < n; start += window) {
+          const count = Math.min(window, n - start);
+          const inPtr = this.place(input, start, count, inBlock);
+          const pieces = splitEven(count, exec.concurrency, 4096);
+          const runCounts = await this.runAll(
+            exec,
+            pieces.map((p) =>
+              kernelTask(
+                kernel,
+                [inPtr + p.offset * size, p.length, valuesBlock!.ptr + p.offset * size, lengthsBlock!.ptr + p.offset * 4],
+                [
+                  [0, p.length * size, 'in'],
+                  [2, p.length * size, 'out'],
+                  [3, p.length * 4, 'out'],
+                ],
+              ),
+            ),
+            signal,
+          );
+          // Stitch this window's pieces while they are in memory (the next window reuses it).
+          const pieceRuns = pieces.map((p, k) => ({
+            values: this.view(valuesBlock!.ptr + p.offset * size, runCounts[k], size),
+            lengths: new Uint32Array(this.heap.buffer, lengthsBlock!.ptr + p.offset * 4, runCounts[k]),
+          }));
+          windows.push(stitchRuns(pieceRuns, type));
+        }
+      },
+    );
+    const joined =
+      windows.length === 0
+        ? { values: new (arrayConstructor(type))(0), lengths: new Uint32Array(0) }
+        : windows.length === 1
+          ? windows[0]
+          : stitchRuns(
+              windows.map((w) => ({ values: bitView(w.values), lengths: w.lengths })),
+              type,
+            );
+    return joined as Runs<T>;
+  }
+
+  /**
+   * RLE of a resident input into resident runs: one task a segment encodes into scratch, then
+   * the segments' runs move into their final places in parallel and the runs that cross a
+   * segment boundary are merged (Rutter's encode / scan / stitch kernels, on threads).
+   */
+  private async rleEncodeResident<T extends ParleArray>(
+    input: T,
+    exec: Executor,
+    kernel: KernelName,
+    signal?: AbortSignal,
+  ): Promise<Runs<T>> {
+    const type = elementTypeOf(input) as ElementType;
+    const size = elementSize(type);
+    const n = input.length;
+    // Untouched scratch costs address space only: pages are committed when written.
+    return this.withBlocks([n * size, n * 4], async ([valuesBlock, lengthsBlock]) => {
+      const pieces = splitEven(n, exec.concurrency, 4096);
+      const counts =
+        n === 0
+          ? []
+          : await this.runAll(
+              exec,
+              pieces.map((p) =>
+                kernelTask(
+                  kernel,
+                  [input.byteOffset + p.offset * size, p.length, valuesBlock!.ptr + p.offset * size, lengthsBlock!.ptr + p.offset * 4],
+                  [
+                    [0, p.length * size, 'in'],
+                    [2, p.length * size, 'out'],
+                    [3, p.length * 4, 'out'],
+                  ],
+                ),
+              ),
+              signal,
+            );
+      // Plan: where each piece's runs go, and which first runs continue the previous piece's last.
+      const scratchValues = this.view(valuesBlock?.ptr ?? 0, n, size);
+      const plan: { piece: number; from: number; at: number; mergeInto: number }[] = [];
+      let total = 0;
+      pieces.forEach((p, k) => {
+        const first = scratchValues[p.offset];
+        const previous = k > 0 ? scratchValues[pieces[k - 1].offset + counts[k - 1] - 1] : undefined;
+        const merges = total > 0 && first === previous;
+        plan.push({ piece: k, from: merges ? 1 : 0, at: total, mergeInto: merges ? total - 1 : -1 });
+        total += counts[k] - (merges ? 1 : 0);
+      });
+      const values = this.allocResident(type, total, false) as T;
+      const lengths = this.allocResident('u32', total, false) as Uint32Array;
+      try {
+        const tasks: Task<'kernel'>[] = [];
+        for (const { piece, from, at } of plan) {
+          const p = pieces[piece];
+          const count = counts[piece] - from;
+          if (count === 0) continue;
+          tasks.push(
+            kernelTask(
+              'copyBytes',
+              [values.byteOffset + at * size, valuesBlock!.ptr + (p.offset + from) * size, count * size],
+              [
+                [0, count * size, 'out'],
+                [1, count * size, 'in'],
+              ],
+            ),
+            kernelTask(
+              'copyBytes',
+              [lengths.byteOffset + at * 4, lengthsBlock!.ptr + (p.offset + from) * 4, count * 4],
+              [
+                [0, count * 4, 'out'],
+                [1, count * 4, 'in'],
+              ],
+            ),
+          );
+        }
+        await this.runAll(exec, tasks, signal);
+        const scratchLengths = new Uint32Array(this.heap.buffer, lengthsBlock?.ptr ?? 0, n);
+        const finalLengths = new Uint32Array(this.heap.buffer, lengths.byteOffset, total);
+        for (const { piece, mergeInto } of plan) {
+          if (mergeInto < 0) continue;
+          const merged = finalLengths[mergeInto] + scratchLengths[pieces[piece].offset];
+          if (merged > 0xffffffff) {
+            throw new ParleError(ErrorCodes.TOO_LARGE, 'a run longer than 2^32 - 1 elements does not fit a u32 run length');
+          }
+          finalLengths[mergeInto] = merged;
+        }
+      } catch (e) {
+        this.free(values);
+        this.free(lengths);
+        throw e;
+      }
+      return { values, lengths };
+    });
+  }
+
+  // ---- RLE decode ---------------------------------------------------------------------
+
+  /**
+   * Expands runs into `totalLength` elements (the sum of `lengths`, computed by the caller).
+   * Batches of runs whose output fits a window are split in groups, one a task; a run longer
+   * than a window is filled directly.
+   */
+  async rleDecode<T extends ParleArray>(values: T, lengths: Uint32Array, totalLength: number, signal?: AbortSignal): Promise<T> {
     const type = elementTypeOf(values) as ElementType;
     const size = elementSize(type);
-    const Ctor = arrayConstructor(type);
-    const result = new Ctor(totalLength) as T;
-    const outBits = bitView(result);
+    const exec = this.executorFor(totalLength * size);
+    if (this.resident.has(values) && this.resident.has(lengths)) return this.rleDecodeResident(values, lengths, totalLength, exec, signal);
+    const P = exec.concurrency;
+    const result = new (arrayConstructor(type))(totalLength) as T;
     const valueBits = bitView(values);
-    const segment = Math.max(1, Math.floor(this.segmentBytes / size));
-    const decode = size === 1 ? this.kernels.rleDecode8 : size === 2 ? this.kernels.rleDecode16 : this.kernels.rleDecode32;
+    const window = Math.max(1, Math.floor(this.segmentBytes / size)) * P;
+    const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
     const runCount = lengths.length;
-    const batchRuns = Math.min(runCount, segment);
-    this.heap.with([batchRuns * size, batchRuns * 4, segment * size + DECODE_SLACK_BYTES], (valuesBlock, lengthsBlock, outBlock) => {
+    const batchRuns = Math.min(runCount, window);
+    const outBytes = window * size + P * DECODE_SLACK_BYTES;
+    await this.withBlocks([batchRuns * size, batchRuns * 4, outBytes], async ([valuesBlock, lengthsBlock, outBlock]) => {
       let run = 0;
       let out = 0;
       let take = batchRuns;
       while (run < runCount) {
-        // Take `take` runs; while their output is larger than a segment, take fewer in
-        // proportion (the kernel sums, so JavaScript never loops over runs).
+        if (signal?.aborted) throw abortError(signal);
+        // Take `take` runs; while their output is larger than a window, take fewer in proportion
+        // (the kernel sums, so JavaScript never loops over runs).
         const end = Math.min(runCount, run + take);
-        this.copyIn(lengthsBlock.ptr, lengths.subarray(run, end));
-        const elements = this.kernels.sumLengths(lengthsBlock.ptr, end - run);
-        if (elements > segment) {
+        this.copyIn(lengthsBlock!.ptr, lengths.subarray(run, end));
+        const elements = this.kernels.sumLengths(lengthsBlock!.ptr, end - run);
+        if (elements > window) {
           if (end - run === 1) {
-            // One run longer than a segment: a fill is already a memset.
-            outBits.fill(valueBits[run], out, out + elements);
+            bitView(result).fill(valueBits[run], out, out + elements); // one long run: a memset
             out += elements;
             run = end;
           } else {
-            take = Math.max(1, Math.min(end - run - 1, Math.floor(((end - run) * segment) / elements)));
+            take = Math.max(1, Math.min(end - run - 1, Math.floor(((end - run) * window) / elements)));
           }
           continue;
         }
-        this.copyIn(valuesBlock.ptr, valueBits.subarray(run, end));
-        decode(valuesBlock.ptr, lengthsBlock.ptr, end - run, outBlock.ptr);
-        outBits.set(this.view(outBlock.ptr, elements, size), out);
-        out += elements;
+        this.copyIn(valuesBlock!.ptr, valueBits.subarray(run, end));
+        // Groups of runs, each decoded into its own range with slack after it, so one group's
+        // overshooting v128 stores never land on another's output.
+        const groups = splitEven(end - run, P, 1024).map((g) => ({
+          ...g,
+          elements: this.kernels.sumLengths(lengthsBlock!.ptr + g.offset * 4, g.length),
+        }));
+        let at = outBlock!.ptr;
+        const tasks = groups.map((g) => {
+          const task = kernelTask(
+            kernel,
+            [valuesBlock!.ptr + g.offset * size, lengthsBlock!.ptr + g.offset * 4, g.length, at],
+            [
+              [0, g.length * size, 'in'],
+              [1, g.length * 4, 'in'],
+              [3, g.elements * size + DECODE_SLACK_BYTES, 'out'],
+            ],
+          );
+          at += g.elements * size + DECODE_SLACK_BYTES;
+          return task;
+        });
+        await this.runAll(exec, tasks, signal);
+        const resultBits = bitView(result);
+        at = outBlock!.ptr;
+        for (const g of groups) {
+          resultBits.set(this.view(at, g.elements, size), out);
+          out += g.elements;
+          at += g.elements * size + DECODE_SLACK_BYTES;
+        }
         run = end;
         take = Math.min(batchRuns, take * 2);
       }
@@ -169,66 +487,341 @@ export class CpuPath {
     return result;
   }
 
-  /** Prefix sum; see {@link Engine.scan}. Segments carry their running total to the next. */
-  scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, inclusive: boolean): T {
-    const type = elementTypeOf(input) as ElementType;
-    const Ctor = arrayConstructor(type);
-    const result = new Ctor(input.length) as T;
+  /**
+   * Decode of resident runs into a resident result: groups of runs decode straight into their
+   * ranges in parallel; then the first 32 bytes of each group, which the previous group's
+   * overshooting v128 stores may have hit, are written again.
+   */
+  private async rleDecodeResident<T extends ParleArray>(
+    values: T,
+    lengths: Uint32Array,
+    total: number,
+    exec: Executor,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const type = elementTypeOf(values) as ElementType;
+    const size = elementSize(type);
+    const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
+    const result = this.allocResident(type, total, false, DECODE_SLACK_BYTES) as T;
+    try {
+      const groups = splitEven(lengths.length, exec.concurrency, 1024);
+      let offset = 0;
+      const placed = groups.map((g) => {
+        const at = offset;
+        offset += this.kernels.sumLengths(lengths.byteOffset + g.offset * 4, g.length);
+        return { ...g, at };
+      });
+      await this.runAll(
+        exec,
+        placed.map((g) =>
+          kernelTask(
+            kernel,
+            [values.byteOffset + g.offset * size, lengths.byteOffset + g.offset * 4, g.length, result.byteOffset + g.at * size],
+            [
+              [0, g.length * size, 'in'],
+              [1, g.length * 4, 'in'],
+              [3, (total - g.at) * size + DECODE_SLACK_BYTES, 'out'],
+            ],
+          ),
+        ),
+        signal,
+      );
+      const out = bitView(new (arrayConstructor(type))(this.heap.buffer, result.byteOffset, total));
+      const valueBits = bitView(new (arrayConstructor(type))(this.heap.buffer, values.byteOffset, values.length));
+      const lengthView = new Uint32Array(this.heap.buffer, lengths.byteOffset, lengths.length);
+      const repair = Math.ceil(DECODE_SLACK_BYTES / size);
+      for (const g of placed.slice(1)) {
+        let at = g.at;
+        for (let r = g.offset; r < g.offset + g.length && at < g.at + repair; r++) {
+          const end = Math.min(at + lengthView[r], g.at + repair);
+          out.fill(valueBits[r], at, end);
+          at += lengthView[r];
+        }
+      }
+    } catch (e) {
+      this.free(result);
+      throw e;
+    }
+    return result;
+  }
+
+  // ---- scan ---------------------------------------------------------------------------
+
+  /** Prefix sum; see {@link Engine.scan}. Reduce, scan of the sums, scan from the carries. */
+  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, inclusive: boolean, signal?: AbortSignal): Promise<T> {
+    const type = elementTypeOf(input) as 'u32' | 'i32' | 'f32';
     const n = input.length;
-    const segment = Math.max(1, Math.floor(this.segmentBytes / 4));
-    const inBits = bitView(input);
-    const outBits = bitView(result);
+    const exec = this.executorFor(n * 4);
     const isFloat = type === 'f32';
-    this.heap.with([Math.min(n, segment) * 4], (block) => {
+    const resident = this.resident.has(input);
+    const result = this.result(type, n, resident) as T;
+    const window = Math.max(1, Math.floor(this.segmentBytes / 4)) * exec.concurrency;
+    const windowLength = Math.min(n, window);
+    const add = isFloat ? (a: number, b: number) => Math.fround(a + b) : (a: number, b: number) => (a + b) >>> 0;
+    await this.withBlocks([resident ? 0 : windowLength * 4], async ([block]) => {
       let carry = 0;
-      for (let start = 0; start < n; start += segment) {
-        const count = Math.min(segment, n - start);
-        this.copyIn(block.ptr, inBits.subarray(start, start + count));
-        carry = isFloat
-          ? this.kernels.scanF32(block.ptr, block.ptr, count, inclusive ? 1 : 0, carry)
-          : this.kernels.scanU32(block.ptr, block.ptr, count, inclusive ? 1 : 0, carry) >>> 0;
-        outBits.set(this.view(block.ptr, count, 4), start);
+      for (let start = 0; start < n; start += window) {
+        const count = Math.min(window, n - start);
+        const inPtr = this.place(input, start, count, block);
+        const outPtr = resident ? result.byteOffset + start * 4 : inPtr;
+        const pieces = splitEven(count, exec.concurrency, 1 << 16);
+        const sums = await this.runAll(
+          exec,
+          pieces
+            .slice(0, -1)
+            .map((p) => kernelTask(isFloat ? 'reduceF32' : 'reduceU32', [inPtr + p.offset * 4, p.length], [[0, p.length * 4, 'in']])),
+          signal,
+        );
+        const carries = [carry];
+        for (const s of sums) carries.push(add(carries[carries.length - 1], s));
+        const outs = await this.runAll(
+          exec,
+          pieces.map((p, k) =>
+            kernelTask(
+              isFloat ? 'scanF32' : 'scanU32',
+              [inPtr + p.offset * 4, outPtr + p.offset * 4, p.length, inclusive ? 1 : 0, carries[k]],
+              [
+                [0, p.length * 4, 'in'],
+                [1, p.length * 4, 'out'],
+              ],
+            ),
+          ),
+          signal,
+        );
+        carry = isFloat ? outs[outs.length - 1] : outs[outs.length - 1] >>> 0;
+        if (!resident) bitView(result).set(this.view(inPtr, count, 4), start);
       }
     });
     return result;
   }
 
-  /** Stable LSD radix sort; see {@link Engine.sort}. Needs all keys (and values) in wasm memory at once. */
-  sort<K extends SortKeys>(keys: K, values?: Uint32Array): { keys: K; values?: Uint32Array } {
+  // ---- sort ---------------------------------------------------------------------------
+
+  /** Stable LSD radix sort; see {@link Engine.sort}. Sorts segments, then merges them. */
+  async sort<K extends SortKeys>(
+    keys: K,
+    values: Uint32Array | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ keys: K; values?: Uint32Array }> {
     const type = elementTypeOf(keys) as 'u32' | 'i32' | 'f32';
     const kind = type === 'u32' ? KeyKind.U32 : type === 'i32' ? KeyKind.I32 : KeyKind.F32;
     const n = keys.length;
+    if (n === 0) {
+      const empty = this.result(type, 0, this.resident.has(keys)) as K;
+      return values ? { keys: empty, values: this.result('u32', 0, this.resident.has(values)) as Uint32Array } : { keys: empty };
+    }
     const bytes = n * 4;
-    const sizes = values ? [bytes, bytes, bytes, bytes, SORT_SCRATCH_BYTES] : [bytes, bytes, SORT_SCRATCH_BYTES];
-    return this.heap.with(sizes, (...blocks) => {
-      const [keysBlock, keysTmp] = blocks;
-      const valuesBlock = values ? blocks[2] : undefined;
-      const valuesTmp = values ? blocks[3] : undefined;
-      const scratch = blocks[blocks.length - 1];
-      this.copyIn(keysBlock.ptr, bitView(keys));
-      if (values && valuesBlock) this.copyIn(valuesBlock.ptr, values);
-      const inTmp = this.kernels.radixSort32(
-        keysBlock.ptr,
-        keysTmp.ptr,
-        valuesBlock?.ptr ?? 0,
-        valuesTmp?.ptr ?? 0,
-        n,
-        kind,
-        scratch.ptr,
+    const exec = this.executorFor(bytes);
+    const pieces = splitEven(n, exec.concurrency, 1 << 16);
+    // Resident keys (values) sort into resident buffers, one of which becomes the result;
+    // host arrays use scratch blocks and are copied out.
+    const keysResident = this.resident.has(keys);
+    const valuesResident = values !== undefined && this.resident.has(values);
+    const kb = keysResident ? 0 : bytes;
+    const vb = values && !valuesResident ? bytes : 0;
+    const keyBuffers = keysResident ? [this.allocResident(type, n, false), this.allocResident(type, n, false)] : [];
+    const valueBuffers = valuesResident ? [this.allocResident('u32', n, false), this.allocResident('u32', n, false)] : [];
+    let resultIndex = -1;
+    try {
+      return await this.withBlocks(
+        [kb, kb, vb, vb, SORT_SCRATCH_BYTES * pieces.length],
+        async ([keysBlock, keysTmp, valsBlock, valsTmp, scratch]) => {
+          const K = keysResident ? keyBuffers.map((b) => b.byteOffset) : [keysBlock!.ptr, keysTmp!.ptr];
+          const V = valuesResident ? valueBuffers.map((b) => b.byteOffset) : values ? [valsBlock!.ptr, valsTmp!.ptr] : [0, 0];
+          this.copyIn(K[0], bitView(keys));
+          if (values) this.copyIn(V[0], values);
+          // 1. Sort each segment in place (its tmp is the same range of the tmp buffer).
+          const where = await this.runAll(
+            exec,
+            pieces.map((p, k) => {
+              const o = p.offset * 4;
+              return kernelTask(
+                'radixSort32',
+                [K[0] + o, K[1] + o, V[0] && V[0] + o, V[1] && V[1] + o, p.length, kind, scratch!.ptr + k * SORT_SCRATCH_BYTES],
+                [
+                  [0, p.length * 4, 'inout'],
+                  [1, p.length * 4, 'inout'],
+                  [2, p.length * 4, 'inout'],
+                  [3, p.length * 4, 'inout'],
+                  [6, SORT_SCRATCH_BYTES, 'out'],
+                ],
+              );
+            }),
+            signal,
+          );
+          // Bring every sorted segment into the keys buffer.
+          const copies: Task<'kernel'>[] = [];
+          pieces.forEach((p, k) => {
+            if (where[k] !== 1) return;
+            const o = p.offset * 4;
+            copies.push(
+              kernelTask(
+                'copyBytes',
+                [K[0] + o, K[1] + o, p.length * 4],
+                [
+                  [0, p.length * 4, 'out'],
+                  [1, p.length * 4, 'in'],
+                ],
+              ),
+            );
+            if (values)
+              copies.push(
+                kernelTask(
+                  'copyBytes',
+                  [V[0] + o, V[1] + o, p.length * 4],
+                  [
+                    [0, p.length * 4, 'out'],
+                    [1, p.length * 4, 'in'],
+                  ],
+                ),
+              );
+          });
+          await this.runAll(exec, copies, signal);
+          // 2. Merge pairs of sorted runs until one is left, alternating between the buffers.
+          let runs = pieces;
+          let src = 0;
+          while (runs.length > 1) {
+            const dst = 1 - src;
+            const next: { offset: number; length: number }[] = [];
+            const tasks: Task<'kernel'>[] = [];
+            for (let i = 0; i < runs.length; i += 2) {
+              const a = runs[i];
+              const b = runs[i + 1];
+              if (!b) {
+                const o = a.offset * 4;
+                tasks.push(
+                  kernelTask(
+                    'copyBytes',
+                    [K[dst] + o, K[src] + o, a.length * 4],
+                    [
+                      [0, a.length * 4, 'out'],
+                      [1, a.length * 4, 'in'],
+                    ],
+                  ),
+                );
+                if (values)
+                  tasks.push(
+                    kernelTask(
+                      'copyBytes',
+                      [V[dst] + o, V[src] + o, a.length * 4],
+                      [
+                        [0, a.length * 4, 'out'],
+                        [1, a.length * 4, 'in'],
+                      ],
+                    ),
+                  );
+                next.push(a);
+                continue;
+              }
+              const total = a.length + b.length;
+              const parts = Math.max(1, Math.round((exec.concurrency * total) / n));
+              const aKeys = K[src] + a.offset * 4;
+              const bKeys = K[src] + b.offset * 4;
+              const split = (diag: number) => this.kernels.mergePathSplit32(aKeys, a.length, bKeys, b.length, diag, kind);
+              for (let q = 0; q < parts; q++) {
+                const d0 = Math.floor((q * total) / parts);
+                const d1 = Math.floor(((q + 1) * total) / parts);
+                const a0 = split(d0);
+                const a1 = split(d1);
+                const b0 = d0 - a0;
+                const b1 = d1 - a1;
+                const la = (a1 - a0) * 4;
+                const lb = (b1 - b0) * 4;
+                const out = (a.offset + d0) * 4;
+                tasks.push(
+                  kernelTask(
+                    'mergeRuns32',
+                    [
+                      aKeys + a0 * 4,
+                      V[src] && V[src] + (a.offset + a0) * 4,
+                      a1 - a0,
+                      bKeys + b0 * 4,
+                      V[src] && V[src] + (b.offset + b0) * 4,
+                      b1 - b0,
+                      K[dst] + out,
+                      V[dst] && V[dst] + out,
+                      kind,
+                    ],
+                    [
+                      [0, la, 'in'],
+                      [1, la, 'in'],
+                      [3, lb, 'in'],
+                      [4, lb, 'in'],
+                      [6, la + lb, 'out'],
+                      [7, la + lb, 'out'],
+                    ],
+                  ),
+                );
+              }
+              next.push({ offset: a.offset, length: total });
+            }
+            await this.runAll(exec, tasks, signal);
+            runs = next;
+            src = dst;
+          }
+          resultIndex = src;
+          let sortedKeys: K;
+          if (keysResident) sortedKeys = keyBuffers[src] as K;
+          else {
+            sortedKeys = new (arrayConstructor(type))(n) as K;
+            bitView(sortedKeys).set(this.view(K[src], n, 4));
+          }
+          if (!values) return { keys: sortedKeys };
+          let sortedValues: Uint32Array;
+          if (valuesResident) sortedValues = valueBuffers[src] as Uint32Array;
+          else {
+            sortedValues = new Uint32Array(n);
+            sortedValues.set(this.view(V[src], n, 4));
+          }
+          return { keys: sortedKeys, values: sortedValues };
+        },
       );
-      const Ctor = arrayConstructor(type);
-      const sortedKeys = new Ctor(n) as K;
-      bitView(sortedKeys).set(this.view(inTmp ? keysTmp.ptr : keysBlock.ptr, n, 4));
-      if (!values || !valuesBlock || !valuesTmp) return { keys: sortedKeys };
-      const sortedValues = new Uint32Array(this.view(inTmp ? valuesTmp.ptr : valuesBlock.ptr, n, 4));
-      return { keys: sortedKeys, values: sortedValues };
+    } finally {
+      // Free the resident buffers that are not the result (both on failure).
+      keyBuffers.forEach((b, i) => i !== resultIndex && this.free(b));
+      valueBuffers.forEach((b, i) => i !== resultIndex && this.free(b));
+    }
+  }
+
+  // ---- .parle chunks ------------------------------------------------------------------
+
+  /** How many chunks to keep in flight: one per thread, plus one being copied. */
+  get chunkConcurrency(): number {
+    return (this.pool?.concurrency ?? 1) + 1;
+  }
+
+  /**
+   * Runs `procedure` for a chunk: allocates its blocks, lets `fill` copy its input in, runs the
+   * task on a worker (or inline for small chunks) and lets `read` copy the result out.
+   */
+  async runChunk<P extends 'encodeChunk' | 'decodeChunk', R>(
+    proc: P,
+    inputBytes: number,
+    sizes: readonly number[],
+    build: (ptrs: number[]) => { params: Procedures[P]['params']; regions: Region[]; fill: () => void },
+    read: (result: Procedures[P]['result'], ptrs: number[]) => R,
+    signal?: AbortSignal,
+  ): Promise<R> {
+    return this.withBlocks(sizes, async (blocks) => {
+      const ptrs = blocks.map((b) => b?.ptr ?? 0);
+      const { params, regions, fill } = build(ptrs);
+      fill();
+      const exec = this.executorFor(inputBytes);
+      const result = (await exec.run({ proc, params, regions } as Task<P>, signal)) as Procedures[P]['result'];
+      return read(result, ptrs);
     });
+  }
+
+  /** Stops the workers and releases the memory. */
+  async destroy(): Promise<void> {
+    await this.pool?.destroy();
   }
 }
 
 /**
- * Joins per-segment runs into one encoding: the last run of a segment and the first of the
- * next merge when their values have the same bits.
+ * Joins runs of consecutive pieces into one encoding: the last run of a piece and the first
+ * of the next merge when their values have the same bits.
+ * @throws ParleError TOO_LARGE when a merged run exceeds 2^32 - 1 elements
  */
 export function stitchRuns(parts: readonly { values: BitView; lengths: Uint32Array }[], type: ElementType): Runs {
   let total = 0;

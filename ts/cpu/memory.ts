@@ -95,6 +95,11 @@ export class WasmHeap {
     return { ptr, bytes: size };
   }
 
+  /** True while `block` is allocated. */
+  isLive(block: HeapBlock): boolean {
+    return this.live.has(block.ptr);
+  }
+
   /** Returns a block to the heap. Freeing a block twice is a bug and throws. */
   release(block: HeapBlock): void {
     const size = this.live.get(block.ptr);

@@ -88,10 +88,50 @@ export interface Kernels {
   varintDecodeLengths(inPtr: number, inBytes: number, lengthsPtr: number, runCount: number): number;
   /** Sum of `runCount` u32 lengths as a float64 (exact below 2^53). */
   sumLengths(lengthsPtr: number, runCount: number): number;
+
+  /** Wrapping sum of `n` u32 (or i32); read back with `>>> 0`. The reduce step of a parallel scan. */
+  reduceU32(inPtr: number, n: number): number;
+  /** float32 sum of `n` f32 (four lanes, then the lanes). */
+  reduceF32(inPtr: number, n: number): number;
+  /**
+   * Merge path: how many of the first `diag` outputs of a stable merge of sorted A and B come
+   * from A (keys in {@link KeyKind} order; ties take A first).
+   */
+  mergePathSplit32(aPtr: number, aLen: number, bPtr: number, bLen: number, diag: number, keyKind: number): number;
+  /**
+   * Stable merge of sorted A and B into out (aLen + bLen keys); values move with their keys when
+   * `aValsPtr` is not 0. Outputs must not overlap inputs.
+   */
+  mergeRuns32(
+    aKeysPtr: number,
+    aValsPtr: number,
+    aLen: number,
+    bKeysPtr: number,
+    bValsPtr: number,
+    bLen: number,
+    outKeysPtr: number,
+    outValsPtr: number,
+    keyKind: number,
+  ): void;
+  /** memmove of `n` bytes (overlap allowed). */
+  copyBytes(dstPtr: number, srcPtr: number, n: number): void;
 }
 
-/** Which build to load: the SIMD kernels or their scalar twins. */
-export type KernelVariant = 'simd' | 'scalar';
+/** Names of the kernel functions a worker may be asked to run. */
+export type KernelName = Exclude<keyof Kernels, 'heapBase' | 'simdEnabled'>;
+
+/**
+ * Which build to load: the SIMD kernels over a shared memory, their scalar twins, or the SIMD
+ * kernels over an unshared memory (for runtimes without SharedArrayBuffer, where each worker
+ * owns its memory and segments are transferred).
+ */
+export type KernelVariant = 'simd' | 'scalar' | 'simd-unshared';
+
+const BUILD_FILES: Record<KernelVariant, string> = {
+  simd: 'parle.wasm',
+  scalar: 'parle-scalar.wasm',
+  'simd-unshared': 'parle-unshared.wasm',
+};
 
 /** Bytes of one wasm page. */
 export const WASM_PAGE_BYTES = 65536;
@@ -104,16 +144,15 @@ const moduleCache = new Map<KernelVariant, Promise<WebAssembly.Module>>();
 export function compileKernels(variant: KernelVariant = 'simd'): Promise<WebAssembly.Module> {
   let cached = moduleCache.get(variant);
   if (!cached) {
-    const file = variant === 'simd' ? 'parle.wasm' : 'parle-scalar.wasm';
-    cached = loadBuildAsset(file).then((bytes) => WebAssembly.compile(bytes));
+    cached = loadBuildAsset(BUILD_FILES[variant]).then((bytes) => WebAssembly.compile(bytes));
     moduleCache.set(variant, cached);
   }
   return cached;
 }
 
-/** A shared memory the kernels can import; it grows on demand up to 4 GiB. */
-export function createKernelMemory(initialPages = 256): WebAssembly.Memory {
-  return new WebAssembly.Memory({ initial: initialPages, maximum: MAX_MEMORY_PAGES, shared: true });
+/** A memory the kernels of `variant` can import; it grows on demand up to 4 GiB. */
+export function createKernelMemory(initialPages = 256, variant: KernelVariant = 'simd'): WebAssembly.Memory {
+  return new WebAssembly.Memory({ initial: initialPages, maximum: MAX_MEMORY_PAGES, shared: variant !== 'simd-unshared' });
 }
 
 /** Instantiates the kernels over `memory`. */

@@ -20,24 +20,47 @@ import {
   type LocatedChunk,
 } from './layout.js';
 
-/** Compresses a whole array into one .parle container. */
-export function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes: number): Uint8Array {
+/**
+ * Runs `fn` over `count` items with at most `concurrency` at once; resolves to the results in
+ * order. The first failure rejects after every started call has settled.
+ */
+export async function mapLimited<R>(count: number, concurrency: number, fn: (index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(count);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async () => {
+    while (next < count && !failure) {
+      const index = next++;
+      try {
+        results[index] = await fn(index);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+  if (failure) throw failure.error;
+  return results;
+}
+
+/** Compresses a whole array into one .parle container, chunks in parallel. */
+export async function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
   const type = elementTypeOf(input) as ElementType;
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
   const bytes = bytesOf(input);
   const chunkByteLength = header.chunkLength * elementSize(type);
-  const parts: Uint8Array[] = [writeHeader(header)];
+  const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
+    encodeChunk(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength), signal),
+  );
   let total = HEADER_BYTES;
-  for (let i = 0; i < header.chunkCount; i++) {
-    const { entry, payload } = encodeChunk(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength));
-    parts.push(writeEntry(entry), payload);
-    total += ENTRY_BYTES + payload.length;
-  }
+  for (const { payload } of chunks) total += ENTRY_BYTES + payload.length;
   const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
+  out.set(writeHeader(header), 0);
+  let offset = HEADER_BYTES;
+  for (const { entry, payload } of chunks) {
+    writeEntry(entry, out, offset);
+    out.set(payload, offset + ENTRY_BYTES);
+    offset += ENTRY_BYTES + payload.length;
   }
   return out;
 }
@@ -81,24 +104,26 @@ export function readAtBytes(bytes: Uint8Array): ReadAt {
   return (offset, length) => bytes.subarray(offset, offset + length);
 }
 
-/** Decompresses a whole container; see {@link Engine.decompress}. */
-export function decompressBytes(cpu: CpuPath, bytes: Uint8Array, maxElements: number): ParleArray {
+/** Decompresses a whole container, chunks in parallel; see {@link Engine.decompress}. */
+export async function decompressBytes(cpu: CpuPath, bytes: Uint8Array, maxElements: number, signal?: AbortSignal): Promise<ParleArray> {
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   const size = elementSize(header.type);
   const Ctor = arrayConstructor(header.type);
   const out = new Ctor(header.elementCount);
   const outBytes = bytesOf(out);
-  for (const chunk of chunks) {
+  await mapLimited(chunks.length, cpu.chunkConcurrency, (i) => {
+    const chunk = chunks[i];
     const start = chunk.elementOffset * size;
-    decodeChunk(
+    return decodeChunk(
       cpu,
       header.type,
       chunk,
       bytes.subarray(chunk.payloadOffset, chunk.payloadOffset + chunk.payloadBytes),
       outBytes.subarray(start, start + chunk.elementCount * size),
       chunk.index,
+      signal,
     );
-  }
+  });
   return out;
 }
 

@@ -9,7 +9,7 @@ import type { CpuPath } from '../cpu/cpu-path.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType } from '../types.js';
 import { elementSize } from '../types.js';
-import { decodeChunk, encodeChunk } from './chunk-codec.js';
+import { decodeChunk, encodeChunk, type EncodedChunk } from './chunk-codec.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -24,6 +24,11 @@ import {
   type ChunkEntry,
   type Header,
 } from './layout.js';
+
+/** The output pieces of an encoded chunk: its table entry, then its payload. */
+function serialize({ entry, payload }: EncodedChunk): Uint8Array[] {
+  return [writeEntry(entry), payload];
+}
 
 /** Collects incoming byte pieces and hands out exact-length pieces. */
 class ByteQueue {
@@ -80,6 +85,8 @@ export class ContainerWriter {
   private chunkIndex = 0;
   private started = false;
   private received = 0;
+  /** Chunks being encoded, oldest first (their output keeps this order). */
+  private readonly inflight: Promise<EncodedChunk>[] = [];
 
   constructor(
     private readonly cpu: CpuPath,
@@ -97,10 +104,12 @@ export class ContainerWriter {
   }
 
   /**
-   * Takes more input bytes; returns the output pieces ready so far (header, entries, payloads).
+   * Takes more input bytes (not modified, and not to be modified until the returned promise
+   * resolves); resolves to the output pieces ready so far (header, entries, payloads). Keeps a
+   * chunk a thread in flight.
    * @throws ParleError INVALID_ARGUMENT when more bytes arrive than the element count allows
    */
-  write(bytes: Uint8Array): Uint8Array[] {
+  async write(bytes: Uint8Array): Promise<Uint8Array[]> {
     this.received += bytes.length;
     if (this.received > this.totalInputBytes) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `more input than the ${this.header.elementCount} elements announced`);
@@ -110,19 +119,22 @@ export class ContainerWriter {
     while (this.chunkIndex < this.header.chunkCount) {
       const need = chunkElementCount(this.header, this.chunkIndex) * elementSize(this.type);
       if (this.pending.length < need) break;
-      const { entry, payload } = encodeChunk(this.cpu, this.type, this.pending.take(need));
-      out.push(writeEntry(entry), payload);
+      const encoding = encodeChunk(this.cpu, this.type, this.pending.take(need));
+      encoding.catch(() => undefined); // awaited below, in order
+      this.inflight.push(encoding);
       this.chunkIndex++;
+      if (this.inflight.length >= this.cpu.chunkConcurrency) out.push(...serialize(await this.inflight.shift()!));
     }
     return out;
   }
 
   /**
-   * Ends the input; returns the last output pieces.
+   * Ends the input; resolves to the last output pieces.
    * @throws ParleError UNALIGNED_LENGTH or INVALID_ARGUMENT when the input was short
    */
-  end(): Uint8Array[] {
+  async end(): Promise<Uint8Array[]> {
     const out = this.start();
+    while (this.inflight.length > 0) out.push(...serialize(await this.inflight.shift()!));
     if (this.received !== this.totalInputBytes) {
       const size = elementSize(this.type);
       throw new ParleError(
@@ -155,6 +167,8 @@ export class ContainerReader {
   private readonly pending = new ByteQueue();
   private entry: ChunkEntry | undefined;
   private chunkIndex = 0;
+  /** Chunks being decoded, oldest first. */
+  private readonly inflight: Promise<Uint8Array>[] = [];
 
   constructor(
     private readonly cpu: CpuPath,
@@ -167,10 +181,11 @@ export class ContainerReader {
   }
 
   /**
-   * Takes more container bytes; returns the decoded elements' bytes ready so far.
+   * Takes more container bytes; resolves to the decoded elements' bytes ready so far. Keeps a
+   * chunk a thread in flight.
    * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, CORRUPT, LIMIT_EXCEEDED, CHECKSUM_MISMATCH
    */
-  write(bytes: Uint8Array): Uint8Array[] {
+  async write(bytes: Uint8Array): Promise<Uint8Array[]> {
     this.pending.push(bytes);
     const out: Uint8Array[] = [];
     for (;;) {
@@ -197,19 +212,23 @@ export class ContainerReader {
       if (this.pending.length < this.entry.payloadBytes) break;
       const payload = this.pending.take(this.entry.payloadBytes);
       const decoded = new Uint8Array(this.entry.elementCount * elementSize(this.header.type));
-      decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex);
-      out.push(decoded);
+      const decoding = decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex).then(() => decoded);
+      decoding.catch(() => undefined); // awaited below, in order
+      this.inflight.push(decoding);
       this.entry = undefined;
       this.chunkIndex++;
+      if (this.inflight.length >= this.cpu.chunkConcurrency) out.push(await this.inflight.shift()!);
     }
     return out;
   }
 
   /**
-   * Ends the input.
+   * Ends the input; resolves to the last decoded pieces.
    * @throws ParleError NOT_PARLE (empty input), TRUNCATED (the input stopped early)
    */
-  end(): void {
+  async end(): Promise<Uint8Array[]> {
+    const out: Uint8Array[] = [];
+    while (this.inflight.length > 0) out.push(await this.inflight.shift()!);
     if (!this.header) {
       if (this.pending.length === 0) throw new ParleError(ErrorCodes.NOT_PARLE, 'not a .parle container (empty)');
       throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle header: ${this.pending.length} of ${HEADER_BYTES} bytes`);
@@ -220,6 +239,7 @@ export class ContainerReader {
         `truncated .parle file: ${this.header.chunkCount - this.chunkIndex} of ${this.header.chunkCount} chunks missing`,
       );
     }
+    return out;
   }
 
   /** The first `n` pending bytes without consuming them. */

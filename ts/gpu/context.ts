@@ -67,6 +67,8 @@ export interface EncoderHooks {
 }
 
 let dawnGpu: GPU | undefined;
+/** Contexts alive on `dawnGpu`: when the last one ends, the reference is dropped so Node can exit. */
+let liveDawnContexts = 0;
 
 async function findGpu(): Promise<GPU | undefined> {
   const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
@@ -130,7 +132,15 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   if (subgroups) features.push('subgroups' as GPUFeatureName);
   if (adapter.features.has('timestamp-query')) features.push('timestamp-query');
   const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits, label: 'parle' });
-  const info = adapter.info;
+  const onDawn = dawnGpu !== undefined && gpu === dawnGpu;
+  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+  const sgMin = info?.subgroupMinSize ?? 4;
+  const sgMax = info?.subgroupMaxSize ?? 128;
+  if (subgroups && (sgMin < 4 || sgMax > 128 || (sgMin & (sgMin - 1)) !== 0)) {
+    // kernels assume power-of-two subgroups of 4..128 lanes: use the shared-memory variants
+    device.destroy();
+    return createGpuContext({ ...opts, subgroups: 'off' });
+  }
   return new GpuContext(
     device,
     {
@@ -139,7 +149,7 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
       device: info?.device ?? '',
       description: info?.description ?? '',
     },
-    { subgroups, lookbackSpin: spin, chunk, slots },
+    { subgroups, lookbackSpin: spin, chunk, slots, sgMin, sgMax, onDawn },
   );
 }
 
@@ -220,6 +230,10 @@ export class GpuContext {
   readonly limits: GpuLimits;
   /** True when kernels use subgroup operations. */
   readonly hasSubgroups: boolean;
+  /** Smallest subgroup size the adapter may use (4 when it does not say). */
+  readonly subgroupMinSize: number;
+  /** Largest subgroup size the adapter may use (128 when it does not say). */
+  readonly subgroupMaxSize: number;
   /** True when the device has `timestamp-query`. */
   readonly hasTimestamps: boolean;
   /** Resolves when the device is lost (also after {@link destroy}); never rejects. */
@@ -236,7 +250,7 @@ export class GpuContext {
   constructor(
     device: GPUDevice,
     adapterInfo: GpuAdapterInfo,
-    opts: { subgroups: boolean; lookbackSpin: number; chunk: number; slots: number },
+    opts: { subgroups: boolean; lookbackSpin: number; chunk: number; slots: number; sgMin: number; sgMax: number; onDawn?: boolean },
   ) {
     this.device = device;
     this.adapterInfo = adapterInfo;
@@ -249,10 +263,14 @@ export class GpuContext {
       maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
     };
     this.hasSubgroups = opts.subgroups;
+    this.subgroupMinSize = opts.sgMin;
+    this.subgroupMaxSize = opts.sgMax;
     this.hasTimestamps = device.features.has('timestamp-query');
     this.lookbackSpin = opts.lookbackSpin;
+    if (opts.onDawn === true) liveDawnContexts++;
     this.lost = device.lost.then((info) => {
       this.#lostInfo = { reason: String(info.reason), message: info.message };
+      if (opts.onDawn === true && --liveDawnContexts === 0) dawnGpu = undefined; // lets Node exit
       return this.#lostInfo;
     });
     this.#ring = new StagingRing(device, this.guard, opts.chunk, opts.slots);

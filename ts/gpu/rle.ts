@@ -64,16 +64,24 @@ function decodePipeline(ctx: GpuContext, type: ElementType, entryPoint: 'expand'
   }));
 }
 
-/** A MAP_READ buffer that receives `size` bytes of `src` at the end of `s`, read by the returned function after the submit. */
+/**
+ * A MAP_READ buffer that receives `size` bytes of `src` at the end of `s`; the returned function,
+ * called after the submit, maps it, reads it and destroys it (on a failed submit it is destroyed
+ * with the outputs).
+ */
 function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number): () => Promise<Uint32Array> {
   const rb = ctx.device.createBuffer({ label: 'parle:count-readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  s.temps.push(rb);
+  s.outputs.push(rb);
   s.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
   return async () => {
-    await ctx.guard(rb.mapAsync(GPUMapMode.READ));
-    const words = new Uint32Array(rb.getMappedRange().slice(0));
-    rb.unmap();
-    return words;
+    try {
+      await ctx.guard(rb.mapAsync(GPUMapMode.READ));
+      const words = new Uint32Array(rb.getMappedRange().slice(0));
+      rb.unmap();
+      return words;
+    } finally {
+      rb.destroy();
+    }
   };
 }
 
@@ -130,7 +138,6 @@ export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<
     );
     readCount = readAfter(ctx, s, countArgs, 4);
   });
-  // The submission's temporaries (the readback buffer too) are destroyed only after this read.
   let runs: number;
   try {
     runs = (await readCount())[0];

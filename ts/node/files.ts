@@ -92,11 +92,11 @@ export async function compressFile(engine: Engine, inPath: string, outPath: stri
       createReadStream(inPath, { highWaterMark: 1 << 20 }),
       async function* (source: AsyncIterable<Buffer>) {
         for await (const piece of source) {
-          yield* writer.write(piece);
+          yield* await writer.write(piece);
           done += piece.length;
           options.onProgress?.(done, totalBytes);
         }
-        yield* writer.end();
+        yield* await writer.end();
       },
       createWriteStream(tmpPath),
     ),
@@ -124,11 +124,11 @@ export async function decompressFile(
       createReadStream(inPath, { highWaterMark: 1 << 20 }),
       async function* (source: AsyncIterable<Buffer>) {
         for await (const piece of source) {
-          yield* reader.write(piece);
+          yield* await reader.write(piece);
           done += piece.length;
           options.onProgress?.(done, totalBytes);
         }
-        reader.end();
+        yield* await reader.end();
       },
       createWriteStream(tmpPath),
     ),

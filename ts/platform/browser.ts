@@ -1,8 +1,9 @@
 /**
  * Browser specifics; the twin of ts/platform/node.ts (same exports), chosen by the browser bundle.
  */
+import type { Endpoint } from 'comlink';
 
-/** Fetches a build output (e.g. `parle.wasm`) that sits beside the bundle's build/ folder. */
+/** Fetches a build output (e.g. `parle.wasm`) from the package's build/ folder, beside dist/. */
 export async function loadBuildAsset(name: string): Promise<Uint8Array<ArrayBuffer>> {
   const response = await fetch(new URL(`../../build/${name}`, import.meta.url));
   if (!response.ok) throw new Error(`fetching ${name} failed: HTTP ${response.status}`);
@@ -12,6 +13,39 @@ export async function loadBuildAsset(name: string): Promise<Uint8Array<ArrayBuff
 /** Number of logical cores the browser reports. */
 export function hardwareConcurrency(): number {
   return navigator.hardwareConcurrency ?? 1;
+}
+
+/** True when the page may share memory between threads (cross-origin isolated). */
+export function canShareMemory(): boolean {
+  return typeof SharedArrayBuffer === 'function' && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
+}
+
+/** A started worker. */
+export interface SpawnedWorker {
+  endpoint: Endpoint;
+  terminate(): Promise<void>;
+  onExit(listener: (reason: string) => void): void;
+  ref(): void;
+  unref(): void;
+}
+
+/** Starts a module worker running dist/browser/worker.js. */
+export function spawnWorker(): SpawnedWorker {
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  return {
+    endpoint: worker as unknown as Endpoint,
+    terminate: async () => worker.terminate(),
+    onExit(listener) {
+      worker.addEventListener('error', (e) => listener(`worker error: ${e.message}`));
+    },
+    ref: () => undefined,
+    unref: () => undefined,
+  };
+}
+
+/** Inside a worker: the endpoint to the page that started it. */
+export function parentEndpoint(): Endpoint {
+  return globalThis as unknown as Endpoint;
 }
 
 export const platformName = 'browser' as const;

@@ -1,0 +1,223 @@
+// The worker pool: every op on 1, 2, 3 and 7 workers (more than the 2 cores here) equals the
+// one-thread path, with segments so small that runs cross every boundary; abort while queued and
+// while running; a worker killed mid-task; queue overflow; memory growth during a run; and the
+// fallback without SharedArrayBuffer. Synchronised with promises, never with sleeps.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuPath, type CpuPathOptions } from '../ts/cpu/cpu-path.js';
+import { Engine } from '../ts/engine.js';
+import { ErrorCodes } from '../ts/errors.js';
+import type { ParleArray } from '../ts/types.js';
+import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
+
+async function engineWith(options: CpuPathOptions, maxQueue = 1024): Promise<Engine> {
+  return new Engine(await CpuPath.create(options), { maxElements: 2 ** 32 - 1, maxQueue });
+}
+
+/** Bytes of any array, for exact comparison. */
+function bytes(a: ParleArray): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+function same(a: ParleArray, b: ParleArray): boolean {
+  return a.length === b.length && a.constructor === b.constructor && Buffer.compare(bytes(a), bytes(b)) === 0;
+}
+
+/** Waits (by yielding to the event loop, not by time) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+let single: Engine;
+beforeAll(async () => {
+  single = await engineWith({ workers: 0 });
+});
+afterAll(() => single.destroy());
+
+describe.each([1, 2, 3, 7])('%i workers, 4 KiB segments', (workers) => {
+  let pooled: Engine;
+  beforeAll(async () => {
+    pooled = await engineWith({ workers, segmentBytes: 4096, inlineBytes: 0 });
+  });
+  afterAll(() => pooled.destroy());
+
+  const sizes = [1, 1000, 4097, 70_001];
+
+  for (const n of sizes) {
+    it(`rleEncode / rleDecode, host and resident, n=${n}`, async () => {
+      const seed = caseSeed(`pool rle ${workers} ${n}`);
+      const input = new Uint16Array(n);
+      fillRuns(new Rng(seed), input, { kind: 'uniform', maxRun: 3000 });
+      const expected = await single.rleEncode(input);
+      const runs = await pooled.rleEncode(input);
+      expect(same(runs.values, expected.values), describeSeed(seed)).toBe(true);
+      expect(same(runs.lengths, expected.lengths), describeSeed(seed)).toBe(true);
+      expect(same(await pooled.rleDecode(runs), input), describeSeed(seed)).toBe(true);
+
+      const resident = pooled.alloc('u16', n);
+      resident.set(input);
+      const residentRuns = await pooled.rleEncode(resident);
+      expect(same(residentRuns.values, expected.values), describeSeed(seed)).toBe(true);
+      expect(same(residentRuns.lengths, expected.lengths), describeSeed(seed)).toBe(true);
+      const back = await pooled.rleDecode(residentRuns);
+      expect(same(back, input), describeSeed(seed)).toBe(true);
+      for (const a of [resident, residentRuns.values, residentRuns.lengths, back]) pooled.free(a);
+    });
+
+    it(`scan u32 / f32, host and resident, n=${n}`, async () => {
+      const seed = caseSeed(`pool scan ${workers} ${n}`);
+      const rng = new Rng(seed);
+      const u = new Uint32Array(n).map(() => rng.nextU32());
+      for (const inclusive of [false, true]) {
+        expect(same(await pooled.scan(u, { inclusive }), await single.scan(u, { inclusive })), describeSeed(seed)).toBe(true);
+        const resident = pooled.alloc('u32', n);
+        resident.set(u);
+        const out = await pooled.scan(resident, { inclusive });
+        expect(same(out, await single.scan(u, { inclusive })), describeSeed(seed)).toBe(true);
+        pooled.free(resident);
+        pooled.free(out);
+      }
+      // f32: per-segment sums change the order of additions; compare within float rounding.
+      const f = new Float32Array(n).map(() => rng.nextFloat());
+      const got = await pooled.scan(f, { inclusive: true });
+      const want = await single.scan(f, { inclusive: true });
+      for (let i = 0; i < n; i += 97) expect(Math.abs(got[i] - want[i]), describeSeed(seed)).toBeLessThanOrEqual(1e-4 * (i + 1));
+    });
+
+    it(`sort u32 / i32 / f32 key-value, host and resident, n=${n}`, async () => {
+      const seed = caseSeed(`pool sort ${workers} ${n}`);
+      const rng = new Rng(seed);
+      const values = new Uint32Array(n).map((_, i) => i);
+      for (const keys of [
+        new Uint32Array(n).map(() => rng.nextU32() % 300),
+        new Int32Array(new Uint32Array(n).map(() => rng.nextU32()).buffer),
+        new Float32Array(randomF32Bits(rng, n, 0.2).buffer),
+      ]) {
+        const expected = await single.sort(keys, { values });
+        const got = await pooled.sort(keys, { values });
+        expect(same(got.keys, expected.keys), describeSeed(seed)).toBe(true);
+        expect(same(got.values, expected.values), describeSeed(seed)).toBe(true);
+        const type = keys instanceof Uint32Array ? 'u32' : keys instanceof Int32Array ? 'i32' : 'f32';
+        const resident = pooled.alloc(type, n);
+        bytes(resident).set(bytes(keys));
+        const sorted = await pooled.sort(resident);
+        expect(same(sorted, expected.keys), describeSeed(seed)).toBe(true);
+        expect(same(resident, keys)).toBe(true); // the input is untouched
+        pooled.free(resident);
+        pooled.free(sorted);
+      }
+    });
+  }
+
+  it('one run spanning every segment', async () => {
+    const input = pooled.alloc('u8', 50_000);
+    input.fill(9);
+    const runs = await pooled.rleEncode(input);
+    expect(Array.from(runs.lengths)).toEqual([50_000]);
+    expect(Array.from(runs.values)).toEqual([9]);
+    expect(same(await pooled.rleDecode(runs), input)).toBe(true);
+  });
+
+  it('compress / decompress write the same bytes as one thread', async () => {
+    const seed = caseSeed(`pool compress ${workers}`);
+    const input = new Uint32Array(100_003);
+    fillRuns(new Rng(seed), input, { kind: 'uniform', maxRun: 50 });
+    const packed = await pooled.compress(input, { chunkBytes: 4096 });
+    expect(Buffer.compare(packed, await single.compress(input, { chunkBytes: 4096 })), describeSeed(seed)).toBe(0);
+    expect(same(await pooled.decompress(packed), input)).toBe(true);
+  });
+});
+
+describe('scheduling and faults', () => {
+  let engine: Engine;
+  let cpu: CpuPath;
+  beforeAll(async () => {
+    cpu = await CpuPath.create({ workers: 1, inlineBytes: 0 });
+    engine = new Engine(cpu, { maxElements: 2 ** 32 - 1, maxQueue: 3 });
+  });
+  afterAll(() => engine.destroy());
+
+  /** Keys whose sort keeps the one worker busy for a while. */
+  const bigKeys = () => new Uint32Array(1 << 22).map((_, i) => Math.imul(i, 2654435761) >>> 0);
+
+  it('abort while queued: the queued op fails with ABORTED, the running one completes', async () => {
+    const first = engine.sort(bigKeys());
+    await until(() => cpu.pool!.busy === 1);
+    const controller = new AbortController();
+    const second = engine.scan(new Uint32Array(1000), { signal: controller.signal });
+    controller.abort();
+    await expect(second).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+    const sorted = await first;
+    expect(sorted[0]).toBeLessThanOrEqual(sorted[1]);
+  });
+
+  it('abort while running: the worker is replaced and the pool keeps serving', async () => {
+    const restarts = cpu.pool!.restarts;
+    const controller = new AbortController();
+    const running = engine.sort(bigKeys(), { signal: controller.signal });
+    await until(() => cpu.pool!.busy === 1);
+    controller.abort();
+    await expect(running).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+    expect(cpu.pool!.restarts).toBe(restarts + 1);
+    expect(Array.from(await engine.scan(new Uint32Array([1, 2, 3])))).toEqual([0, 1, 3]);
+  });
+
+  it('an already aborted signal rejects at once', async () => {
+    await expect(engine.rleEncode(new Uint8Array(10), { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+  });
+
+  it('a worker killed mid-task fails only that op, with WORKER_FAILED; the pool recovers', async () => {
+    const running = engine.sort(bigKeys());
+    await until(() => cpu.pool!.busy === 1);
+    await cpu.pool!.killWorker(0);
+    await expect(running).rejects.toMatchObject({ code: ErrorCodes.WORKER_FAILED });
+    const after = await engine.rleEncode(new Uint8Array([1, 1, 2]));
+    expect(Array.from(after.lengths)).toEqual([2, 1]);
+  });
+
+  it('a full queue rejects with QUEUE_FULL', async () => {
+    const ops = [engine.sort(bigKeys()), engine.sort(bigKeys()), engine.sort(bigKeys())];
+    await expect(engine.scan(new Uint32Array(4))).rejects.toMatchObject({ code: ErrorCodes.QUEUE_FULL });
+    await Promise.all(ops);
+    expect(engine.pending).toBe(0);
+  });
+
+  it('memory grows while an op runs on a worker', async () => {
+    const keys = bigKeys();
+    const running = engine.sort(keys);
+    await until(() => cpu.pool!.busy === 1);
+    const before = cpu.heap.buffer.byteLength;
+    const big = engine.alloc('u8', before + (64 << 20)); // forces memory.grow
+    expect(cpu.heap.buffer.byteLength).toBeGreaterThan(before);
+    const sorted = await running;
+    const expected = keys.slice().sort();
+    expect(same(sorted, expected)).toBe(true);
+    engine.free(big);
+  });
+});
+
+describe('without SharedArrayBuffer: segments are transferred', () => {
+  it.each([1, 2, 3])('%i workers give the same results', async (workers) => {
+    const transfer = await engineWith({ workers, shareMemory: false, segmentBytes: 4096, inlineBytes: 0 });
+    try {
+      const seed = caseSeed(`transfer ${workers}`);
+      const rng = new Rng(seed);
+      const input = new Uint8Array(30_001);
+      fillRuns(rng, input, { kind: 'uniform', maxRun: 700 });
+      const runs = await transfer.rleEncode(input);
+      const expected = await single.rleEncode(input);
+      expect(same(runs.values, expected.values), describeSeed(seed)).toBe(true);
+      expect(same(runs.lengths, expected.lengths), describeSeed(seed)).toBe(true);
+      expect(same(await transfer.rleDecode(runs), input)).toBe(true);
+      const keys = new Float32Array(randomF32Bits(rng, 20_000, 0.1).buffer);
+      expect(same(await transfer.sort(keys), await single.sort(keys))).toBe(true);
+      const u = new Uint32Array(20_000).map(() => rng.nextU32());
+      expect(same(await transfer.scan(u), await single.scan(u))).toBe(true);
+      const packed = await transfer.compress(input, { chunkBytes: 2048 });
+      expect(Buffer.compare(packed, await single.compress(input, { chunkBytes: 2048 }))).toBe(0);
+      expect(same(await transfer.decompress(packed), input)).toBe(true);
+      // alloc gives plain arrays when nothing is shared.
+      expect(transfer.alloc('u8', 4).buffer).toBeInstanceOf(ArrayBuffer);
+    } finally {
+      await transfer.destroy();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * The message protocol between the engine's thread and its workers, in one file of types.
+ * Calls go through comlink (its Node adapter over worker_threads in Node); a worker exposes
+ * {@link WorkerApi}.
+ *
+ * A task names a procedure of ts/cpu/procedures.ts and its parameters. Pointers in the
+ * parameters are byte offsets into the kernels' memory. When the workers share the engine's
+ * memory (SharedArrayBuffer), that is all. When they cannot (a browser page that is not
+ * cross-origin isolated), each worker owns a memory, and the task lists its {@link Region}s:
+ * the engine sends the bytes of `in` regions along, the worker places every region in its own
+ * memory and rewrites the pointer, and sends the bytes of `out` regions back.
+ */
+import type { ErrorCode } from '../errors.js';
+import type { ChunkEntry } from '../format/layout.js';
+import type { KernelName, KernelVariant } from './wasm.js';
+
+/** What a worker is started with. */
+export interface WorkerInit {
+  /** The compiled kernels (compiled once by the engine, posted to every worker). */
+  module: WebAssembly.Module;
+  /** The shared memory, or null when the worker owns an unshared one. */
+  memory: WebAssembly.Memory | null;
+  variant: KernelVariant;
+}
+
+/** A block of memory that a task reads (`in`), writes (`out`) or both. */
+export interface Region {
+  /** The parameter that holds the block's pointer: a key of the params, or `args.N` for a kernel call. */
+  param: string;
+  /** Byte length of the block. */
+  bytes: number;
+  access: 'in' | 'out' | 'inout';
+}
+
+/** Parameters of the `kernel` procedure: one kernel call. */
+export interface KernelParams {
+  kernel: KernelName;
+  args: number[];
+}
+
+/** Parameters of `encodeChunk`: the chunk's elements at inPtr, scratch blocks for the rest. */
+export interface EncodeChunkParams {
+  elementSize: 1 | 2 | 4;
+  count: number;
+  inPtr: number;
+  /** Room for count elements; receives the payload when the chunk is RLE-coded. */
+  valuesPtr: number;
+  /** Room for count u32. */
+  lengthsPtr: number;
+  /** Room for 5 count bytes. */
+  varintPtr: number;
+}
+
+/** What `encodeChunk` returns: the table entry; the payload sits at inPtr (stored) or valuesPtr (rle). */
+export type EncodeChunkResult = ChunkEntry;
+
+/** Parameters of `decodeChunk`. */
+export interface DecodeChunkParams {
+  elementSize: 1 | 2 | 4;
+  entry: ChunkEntry;
+  index: number;
+  payloadPtr: number;
+  /** Room for entry.runCount u32. */
+  lengthsPtr: number;
+  /** Room for entry.elementCount elements plus DECODE_SLACK_BYTES. */
+  outPtr: number;
+}
+
+/** Procedures a worker runs, with their parameter and result types. */
+export interface Procedures {
+  kernel: { params: KernelParams; result: number };
+  encodeChunk: { params: EncodeChunkParams; result: EncodeChunkResult };
+  decodeChunk: { params: DecodeChunkParams; result: null };
+}
+
+export type ProcName = keyof Procedures;
+
+/** One unit of work for one thread. */
+export interface Task<P extends ProcName = ProcName> {
+  proc: P;
+  params: Procedures[P]['params'];
+  /** The memory blocks the task touches (needed only when workers do not share memory). */
+  regions: Region[];
+}
+
+/** A procedure's outcome: errors travel as values so their code survives the thread boundary. */
+export type Outcome<R> = { ok: true; value: R; outputs?: ArrayBuffer[] } | { ok: false; code: ErrorCode; message: string };
+
+/** What a worker exposes through comlink. */
+export interface WorkerApi {
+  /** Instantiates the kernels; resolves when the worker is ready. */
+  init(init: WorkerInit): Promise<void>;
+  /**
+   * Runs a task. `inputs` holds the bytes of the task's `in`/`inout` regions, in order, when
+   * the worker owns its memory; the outcome then carries the `out`/`inout` regions' bytes.
+   */
+  run(task: Task, inputs?: ArrayBuffer[]): Promise<Outcome<unknown>>;
+}
