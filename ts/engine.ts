@@ -43,6 +43,11 @@ export interface EngineOptions {
    */
   workers?: number;
   /**
+   * Inputs under this many bytes run on the calling thread instead of a worker (default
+   * 256 KiB, where a worker's round trip starts to pay here: bench/pool.mjs measures it).
+   */
+  inlineBytes?: number;
+  /**
    * Operations that may be pending at once (running or waiting); one more rejects with
    * QUEUE_FULL (default 1024).
    */
@@ -166,7 +171,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   if (opts.sharedMemory !== undefined && typeof opts.sharedMemory !== 'boolean') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.sharedMemory must be a boolean; got ${String(opts.sharedMemory)}`);
   }
-  const cpu = await CpuPath.create({ variant: kernels, workers, shareMemory: opts.sharedMemory as boolean | undefined });
+  const inlineBytes = opts.inlineBytes === undefined ? undefined : checkInteger(opts.inlineBytes, 'options.inlineBytes', 0, Number.MAX_SAFE_INTEGER);
+  const cpu = await CpuPath.create({ variant: kernels, workers, shareMemory: opts.sharedMemory as boolean | undefined, inlineBytes });
   return new Engine(cpu, { maxElements, maxQueue });
 }
 
