@@ -48,4 +48,28 @@ export function parentEndpoint(): Endpoint {
   return globalThis as unknown as Endpoint;
 }
 
+/** A description of the CPU, for calibration keys. */
+export function cpuDescription(): string {
+  return `${navigator.userAgent} x${navigator.hardwareConcurrency ?? 1}`;
+}
+
+/** Loads the stored value for `key` from localStorage (undefined when absent or unavailable). */
+export async function loadStored<T>(key: string): Promise<T | undefined> {
+  try {
+    const text = globalThis.localStorage?.getItem(`parle:${key}`);
+    return text ? (JSON.parse(text) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stores a value under `key` in localStorage (best effort). */
+export async function saveStored(key: string, value: unknown): Promise<void> {
+  try {
+    globalThis.localStorage?.setItem(`parle:${key}`, JSON.stringify(value));
+  } catch {
+    // storage full or blocked: calibrate again next time
+  }
+}
+
 export const platformName = 'browser' as const;

@@ -5,8 +5,9 @@
 import type { Endpoint } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, homedir } from 'node:os';
+import { join } from 'node:path';
 import { Worker, parentPort } from 'node:worker_threads';
 
 /**
@@ -81,6 +82,47 @@ export function spawnWorker(): SpawnedWorker {
 export function parentEndpoint(): Endpoint {
   if (!parentPort) throw new Error('parle: parentEndpoint() called outside a worker thread');
   return nodeEndpoint(parentPort);
+}
+
+/** A description of the CPU, for calibration keys. */
+export function cpuDescription(): string {
+  return `${cpus()[0]?.model ?? 'unknown CPU'} x${availableParallelism()}`;
+}
+
+/** The file calibrations are kept in: $PARLE_CACHE_DIR, $XDG_CACHE_HOME/parle or ~/.cache/parle. */
+export function calibrationFile(): string {
+  const dir = process.env.PARLE_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'parle');
+  return join(dir, 'calibration.json');
+}
+
+/** Loads the stored value for `key` (undefined when absent or unreadable). */
+export async function loadStored<T>(key: string): Promise<T | undefined> {
+  try {
+    const all = JSON.parse(await readFile(calibrationFile(), 'utf8')) as Record<string, T>;
+    return all[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stores a value under `key` (best effort: a read-only home only costs a recalibration). */
+export async function saveStored(key: string, value: unknown): Promise<void> {
+  const file = calibrationFile();
+  try {
+    let all: Record<string, unknown> = {};
+    try {
+      all = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    } catch {
+      // first record
+    }
+    all[key] = value;
+    await mkdir(join(file, '..'), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify(all, null, 2));
+    await rename(tmp, file);
+  } catch {
+    // not writable: calibrate again next time
+  }
 }
 
 export const platformName = 'node' as const;

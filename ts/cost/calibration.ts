@@ -1,0 +1,83 @@
+/**
+ * Calibration: short micro-benchmarks at first use (<= about 300 ms in all) that fit the cost
+ * model's lines (ts/cost/model.ts), stored per machine and adapter and reused by later runs.
+ * A record is redone when its key changes: parle's version, the CPU, the worker count, or the
+ * adapter (vendor, architecture, device, description, which carries the driver).
+ */
+import { COST_OPS, defaultRates, fitLine, type CostOp, type Line, type Rates } from './model.js';
+
+/** Runs one measurement and resolves to its milliseconds (the engine supplies these). */
+export interface CalibrationProbe {
+  cpu(op: CostOp, bytes: number): Promise<number>;
+  gpu?(op: CostOp, bytes: number): Promise<number>;
+  upload?(bytes: number): Promise<number>;
+  readback?(bytes: number): Promise<number>;
+}
+
+/** A stored calibration. */
+export interface CalibrationRecord {
+  format: 1;
+  key: string;
+  measuredAt: string;
+  /** Milliseconds the calibration took. */
+  tookMs: number;
+  rates: Rates;
+}
+
+/** Reads and writes records (Node: a JSON file in the cache directory; browsers: localStorage). */
+export interface CalibrationStore {
+  load(key: string): Promise<CalibrationRecord | undefined>;
+  save(record: CalibrationRecord): Promise<void>;
+}
+
+/** Input sizes of the two points of each line. */
+export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20 } as const;
+
+/** The smaller of two runs: the first may pay for compilation or page faults. */
+async function best(measure: () => Promise<number>): Promise<number> {
+  const first = await measure();
+  return Math.min(first, await measure());
+}
+
+/**
+ * Measures every line. Spends at most about `budgetMs`: once the budget is gone the lines not
+ * yet measured keep the conservative defaults.
+ */
+export async function calibrate(
+  probe: CalibrationProbe,
+  options: { budgetMs?: number; onProgress?: (done: number, total: number) => void } = {},
+): Promise<{ rates: Rates; tookMs: number }> {
+  const budget = options.budgetMs ?? 300;
+  const hasGpu = probe.gpu !== undefined && probe.upload !== undefined && probe.readback !== undefined;
+  const rates = defaultRates(hasGpu);
+  const started = performance.now();
+  const left = () => budget - (performance.now() - started);
+  const { small, large } = CALIBRATION_SIZES;
+  const steps: (() => Promise<void>)[] = [];
+  const line = (measure: (bytes: number) => Promise<number>, set: (l: Line) => void) =>
+    steps.push(async () => {
+      if (left() <= 0) return;
+      const t1 = await best(() => measure(small));
+      if (left() <= 0) return;
+      const t2 = await best(() => measure(large));
+      set(fitLine([small, t1], [large, t2]));
+    });
+  if (hasGpu) {
+    line((b) => probe.upload!(b), (l) => (rates.upload = l));
+    line((b) => probe.readback!(b), (l) => (rates.readback = l));
+  }
+  for (const op of COST_OPS) {
+    line((b) => probe.cpu(op, b), (l) => (rates.cpu[op] = l));
+    if (hasGpu) line((b) => probe.gpu!(op, b), (l) => (rates.gpu![op] = l));
+  }
+  for (let i = 0; i < steps.length; i++) {
+    await steps[i]();
+    options.onProgress?.(i + 1, steps.length);
+  }
+  return { rates, tookMs: performance.now() - started };
+}
+
+/** The key a record is stored under: everything whose change invalidates the rates. */
+export function calibrationKey(parts: { parle: string; cpu: string; workers: number; adapter: string | null }): string {
+  return [`parle ${parts.parle}`, parts.cpu, `${parts.workers} workers`, parts.adapter ?? 'no GPU'].join(' | ');
+}
