@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuPath } from '../ts/cpu/cpu-path.js';
 import { createEngine, Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
+import { createGpuContext } from '../ts/gpu/index.js';
 import type { ParleArray } from '../ts/types.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits, type WordArray } from './support/random.js';
 import * as ref from './support/reference.js';
@@ -14,7 +15,7 @@ let tinySegments: Engine;
 
 beforeAll(async () => {
   engine = await createEngine({ workers: 1, gpu: 'off' });
-  tinySegments = new Engine(await CpuPath.create('simd', 64), { workers: 1, maxElements: 2 ** 32 - 1 });
+  tinySegments = new Engine(await CpuPath.create({ segmentBytes: 64 }), null, { maxElements: 2 ** 32 - 1, maxQueue: 1024 });
 });
 afterAll(async () => {
   await engine.destroy();
@@ -204,15 +205,24 @@ describe('bad arguments throw ParleError with a code naming the argument', () =>
   });
 
   it('createEngine validates its options', async () => {
-    await expect(createEngine({ workers: 0 })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION, message: /options\.workers/ });
+    await expect(createEngine({ workers: -1 })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION, message: /options\.workers/ });
     await expect(createEngine({ workers: 1.5 })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
     await expect(createEngine({ workers: NaN })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
     await expect(createEngine({ gpu: 'yes' as 'auto' })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION, message: /options\.gpu/ });
-    await expect(createEngine({ gpu: 'require' })).rejects.toMatchObject({ code: ErrorCodes.PATH_UNAVAILABLE });
+    // gpu: 'require' succeeds exactly when an adapter exists.
+    const context = await createGpuContext();
+    if (context === null) {
+      await expect(createEngine({ gpu: 'require', workers: 0 })).rejects.toMatchObject({ code: ErrorCodes.PATH_UNAVAILABLE });
+    } else {
+      context.destroy();
+      const withGpu = await createEngine({ gpu: 'require', workers: 0 });
+      expect(withGpu.adapter).not.toBeNull();
+      await withGpu.destroy();
+    }
   });
 
   it('a destroyed engine refuses work', async () => {
-    const e = await createEngine({ workers: 1 });
+    const e = await createEngine({ workers: 1, gpu: 'off' });
     await e.destroy();
     await expect(e.rleEncode(new Uint8Array(1))).rejects.toMatchObject({ code: ErrorCodes.DESTROYED });
   });

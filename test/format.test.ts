@@ -11,7 +11,7 @@ import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/
 
 let engine: Engine;
 beforeAll(async () => {
-  engine = await createEngine({ workers: 1 });
+  engine = await createEngine({ workers: 1, gpu: 'off' });
 });
 afterAll(() => engine.destroy());
 

@@ -10,7 +10,7 @@ import type { ParleArray } from '../ts/types.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
 
 async function engineWith(options: CpuPathOptions, maxQueue = 1024): Promise<Engine> {
-  return new Engine(await CpuPath.create(options), { maxElements: 2 ** 32 - 1, maxQueue });
+  return new Engine(await CpuPath.create(options), null, { maxElements: 2 ** 32 - 1, maxQueue });
 }
 
 /** Bytes of any array, for exact comparison. */
@@ -131,7 +131,7 @@ describe('scheduling and faults', () => {
   let cpu: CpuPath;
   beforeAll(async () => {
     cpu = await CpuPath.create({ workers: 1, inlineBytes: 0 });
-    engine = new Engine(cpu, { maxElements: 2 ** 32 - 1, maxQueue: 3 });
+    engine = new Engine(cpu, null, { maxElements: 2 ** 32 - 1, maxQueue: 3 });
   });
   afterAll(() => engine.destroy());
 

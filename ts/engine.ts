@@ -1,32 +1,54 @@
 /**
- * The Engine: one object that owns the CPU path (WebAssembly kernels), later the worker pool and
- * the GPU context, and picks a path for every call. Every operation validates its input up front
- * and throws {@link ParleError} with a stable code (ts/errors.ts).
+ * The Engine: one object that owns the CPU path (WebAssembly kernels on a pool of workers), the
+ * GPU context (WebGPU) and the cost model, and picks a path for every call. Every operation
+ * validates its input up front and throws {@link ParleError} with a stable code (ts/errors.ts).
  *
- * Paths: `cpu` runs the AssemblyScript SIMD kernels (assembly/) on the calling thread; `gpu` is
- * not built into this engine yet, so `path: 'gpu'` and `gpu: 'require'` fail with
- * PATH_UNAVAILABLE and `auto` always picks `cpu` (with the reason in {@link Engine.explain}).
+ * Where data lives decides a lot: host arrays (typed arrays) in give host results, device
+ * arrays ({@link DeviceArray}, data in a GPUBuffer) in give device results, and `{ to }`
+ * overrides. `path: 'auto'` (the default) asks the cost model (ts/cost/model.ts), which weighs
+ * the transfers a path needs against its calibrated kernel rates; `explain` shows its reasoning.
  */
 import { CpuPath, type Runs } from './cpu/cpu-path.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
+import { calibrate, calibrationKey, type CalibrationRecord } from './cost/calibration.js';
+import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError } from './errors.js';
 import { compressArray, decompressBytes } from './format/container.js';
 import { DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
-import { hardwareConcurrency } from './platform/node.js';
+import { createGpuContext, DeviceArray, type GpuContext } from './gpu/index.js';
+import { cpuDescription, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 import { checkArray, isElementType } from './types.js';
 
 export type { Runs } from './cpu/cpu-path.js';
+export { DeviceArray } from './gpu/index.js';
 
-/** Where an operation runs. `auto` asks the engine (cost model). */
+/** The package version, part of the calibration key. */
+export const VERSION = '0.1.0';
+
+/** Where an operation runs. `auto` asks the cost model. */
 export type PathChoice = 'auto' | 'cpu' | 'gpu';
+
+/** A typed array on the host or a {@link DeviceArray} on the GPU. */
+export type Data = ParleArray | DeviceArray;
+
+/** Runs that live on the GPU. */
+export interface DeviceRuns {
+  values: DeviceArray;
+  lengths: DeviceArray;
+}
 
 /** Options every operation takes. */
 export interface OpOptions {
-  /** Which path runs the operation (default `auto`). */
+  /** Which path runs the operation (default `auto`: the cost model chooses). */
   path?: PathChoice;
+  /**
+   * Where the result is wanted: `host` (typed arrays) or `device` (DeviceArrays). Default: where
+   * the input is.
+   */
+  to?: Location;
   /**
    * Aborts the operation: queued work is dropped, running work stops at its next segment (a
    * worker in the middle of a long kernel is terminated and replaced); the promise rejects
@@ -38,10 +60,22 @@ export interface OpOptions {
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
   /**
-   * Worker threads of the CPU path (default: the machine's available parallelism). Inputs under
-   * 256 KiB run on the calling thread: a worker round trip costs more than they take.
+   * Worker threads of the CPU path (default: the machine's available parallelism; 0 runs
+   * everything on the calling thread).
    */
   workers?: number;
+  /** `auto` uses a GPU when one is found, `off` never, `require` fails without one (default `auto`). */
+  gpu?: 'auto' | 'off' | 'require';
+  /**
+   * `auto` (default): measure this machine's rates at the first call that has a choice to make
+   * (<= about 300 ms), or reuse the ones stored for it; `skip`: conservative defaults, no
+   * measuring; `force`: measure again now.
+   */
+  calibration?: 'auto' | 'skip' | 'force';
+  /** The CPU kernels: `simd` (default) or their `scalar` twins (for comparison). */
+  kernels?: 'simd' | 'scalar';
+  /** Largest element count `decompress` accepts from a container's header (default 2^32 - 1). */
+  maxElements?: number;
   /**
    * Inputs under this many bytes run on the calling thread instead of a worker (default
    * 256 KiB, where a worker's round trip starts to pay here: bench/pool.mjs measures it).
@@ -58,12 +92,6 @@ export interface EngineOptions {
    * results; browsers without cross-origin isolation get it automatically.
    */
   sharedMemory?: boolean;
-  /** `auto` uses a GPU when one is found, `off` never, `require` fails without one (default `auto`). */
-  gpu?: 'auto' | 'off' | 'require';
-  /** The CPU kernels: `simd` (default) or their `scalar` twins (for comparison). */
-  kernels?: KernelVariant;
-  /** Largest element count `decompress` accepts from a container's header (default 2^32 - 1). */
-  maxElements?: number;
 }
 
 /** Options of {@link Engine.scan}. */
@@ -74,8 +102,8 @@ export interface ScanOptions extends OpOptions {
 
 /** Options of {@link Engine.sort}. */
 export interface SortOptions extends OpOptions {
-  /** u32 values carried along with their keys (key-value sort); same length as the keys. */
-  values?: Uint32Array;
+  /** u32 values carried along with their keys (key-value sort); same length and location as the keys. */
+  values?: Uint32Array | DeviceArray;
 }
 
 /** Options of {@link Engine.compress}. */
@@ -91,35 +119,25 @@ export interface DecompressOptions extends OpOptions {
 }
 
 /** The operations {@link Engine.explain} can explain. */
-export type OpName = 'rleEncode' | 'rleDecode' | 'sort' | 'scan' | 'compress' | 'decompress';
+export type OpName = CostOp;
 
 /** What {@link Engine.explain} returns. */
 export interface Explanation {
   /** The path `auto` takes. */
   path: 'cpu' | 'gpu';
-  /** Predicted milliseconds per path; null where a path is unavailable. */
+  /** Predicted milliseconds per path, transfers included; null where a path is unavailable. */
   predictedMs: { cpu: number; gpu: number | null };
   /** Where the input lives now. */
-  inputLocation: 'host' | 'device';
+  inputLocation: Location;
   /** Where the result will be. */
-  resultLocation: 'host' | 'device';
+  resultLocation: Location;
   /** One sentence a person can read. */
   reason: string;
 }
 
-/**
- * Rough single-thread CPU rates (bytes of input per ms) used by {@link Engine.explain} until the
- * calibrated cost model lands: measured here (bench/results/cpu-kernels.json), rounded down.
- */
-const CPU_BYTES_PER_MS: Record<OpName, number> = {
-  rleEncode: 2.5e6,
-  rleDecode: 4e6,
-  sort: 0.4e6,
-  scan: 4e6,
-  compress: 1.5e6,
-  decompress: 1.5e6,
-};
-
+/** Ops with a GPU kernel; compress and decompress run on the CPU (with transfers as needed). */
+const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort']);
+const OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
 function checkOptions(options: unknown, name: string): Record<string, unknown> {
@@ -130,14 +148,6 @@ function checkOptions(options: unknown, name: string): Record<string, unknown> {
   return options as Record<string, unknown>;
 }
 
-function checkPath(options: Record<string, unknown>): PathChoice {
-  const path = options.path ?? 'auto';
-  if (path !== 'auto' && path !== 'cpu' && path !== 'gpu') {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.path must be 'auto', 'cpu' or 'gpu'; got ${String(path)}`);
-  }
-  return path;
-}
-
 function checkInteger(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be an integer from ${min} to ${max}; got ${String(value)}`);
@@ -145,48 +155,80 @@ function checkInteger(value: unknown, name: string, min: number, max: number): n
   return value;
 }
 
+function checkChoice<T extends string>(value: unknown, name: string, choices: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!choices.includes(value as T)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be ${choices.map((c) => `'${c}'`).join(', ')}; got ${String(value)}`);
+  }
+  return value as T;
+}
+
+/** Checks a host or device input; returns its element type. */
+function checkData(value: unknown, name: string, allowed?: readonly ElementType[]): ElementType {
+  if (value instanceof DeviceArray) {
+    value.assertLive(name);
+    if (allowed && !allowed.includes(value.type)) {
+      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${name} must be of type ${allowed.join(', ')}; got ${value.type}`);
+    }
+    return value.type;
+  }
+  return checkArray(value, name, allowed);
+}
+
 /**
- * Creates an engine.
- * @throws ParleError INVALID_OPTION (names the option), PATH_UNAVAILABLE (`gpu: 'require'`)
+ * Creates an engine: compiles the kernels, starts the workers and opens the GPU.
+ * @throws ParleError INVALID_OPTION (names the option), PATH_UNAVAILABLE (`gpu: 'require'` without an adapter)
  */
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const opts = checkOptions(options, 'options');
-  const workers = opts.workers === undefined ? hardwareConcurrency() : checkInteger(opts.workers, 'options.workers', 1, 1024);
-  const gpu = opts.gpu ?? 'auto';
-  if (gpu !== 'auto' && gpu !== 'off' && gpu !== 'require') {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.gpu must be 'auto', 'off' or 'require'; got ${String(gpu)}`);
-  }
-  if (gpu === 'require') {
-    throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, 'options.gpu is require, but this engine has no GPU path yet');
-  }
-  const kernels = opts.kernels ?? 'simd';
-  if (kernels !== 'simd' && kernels !== 'scalar') {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.kernels must be 'simd' or 'scalar'; got ${String(kernels)}`);
-  }
+  const workers = opts.workers === undefined ? hardwareConcurrency() : checkInteger(opts.workers, 'options.workers', 0, 1024);
+  const gpu = checkChoice(opts.gpu, 'options.gpu', ['auto', 'off', 'require'] as const, 'auto');
+  const calibration = checkChoice(opts.calibration, 'options.calibration', ['auto', 'skip', 'force'] as const, 'auto');
+  const kernels = checkChoice(opts.kernels, 'options.kernels', ['simd', 'scalar'] as const, 'simd') as KernelVariant;
   const maxElements =
-    opts.maxElements === undefined
-      ? DEFAULT_MAX_ELEMENTS
-      : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
+    opts.maxElements === undefined ? DEFAULT_MAX_ELEMENTS : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
   const maxQueue = opts.maxQueue === undefined ? 1024 : checkInteger(opts.maxQueue, 'options.maxQueue', 1, 2 ** 31);
+  const inlineBytes = opts.inlineBytes === undefined ? undefined : checkInteger(opts.inlineBytes, 'options.inlineBytes', 0, Number.MAX_SAFE_INTEGER);
   if (opts.sharedMemory !== undefined && typeof opts.sharedMemory !== 'boolean') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.sharedMemory must be a boolean; got ${String(opts.sharedMemory)}`);
   }
-  const inlineBytes = opts.inlineBytes === undefined ? undefined : checkInteger(opts.inlineBytes, 'options.inlineBytes', 0, Number.MAX_SAFE_INTEGER);
-  const cpu = await CpuPath.create({ variant: kernels, workers, shareMemory: opts.sharedMemory as boolean | undefined, inlineBytes });
-  return new Engine(cpu, { maxElements, maxQueue });
+  const context = gpu === 'off' ? null : await createGpuContext();
+  if (gpu === 'require' && context === null) {
+    throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, "options.gpu is 'require', but no WebGPU adapter was found");
+  }
+  let cpu: CpuPath;
+  try {
+    cpu = await CpuPath.create({ variant: kernels as 'simd' | 'scalar', workers, shareMemory: opts.sharedMemory as boolean | undefined, inlineBytes });
+  } catch (e) {
+    context?.destroy();
+    throw e;
+  }
+  const engine = new Engine(cpu, context, { maxElements, maxQueue, calibration });
+  if (calibration === 'force') await engine.calibrate({ force: true });
+  return engine;
 }
 
 export class Engine {
   private readonly maxElements: number;
   private readonly maxQueue: number;
+  private readonly calibrationMode: 'auto' | 'skip' | 'force';
   private cpuPath: CpuPath | undefined;
+  private gpuContext: GpuContext | null;
   private pendingOps = 0;
+  private calibrating: Promise<void> | undefined;
+  /** The cost model; its rates are the defaults until {@link calibrate} ran. */
+  readonly model: CostModel;
+  /** Observed output / input ratio of RLE encode (the size of a result not known in advance). */
+  private rleRatio = 0.25;
 
   /** Use {@link createEngine}. */
-  constructor(cpu: CpuPath, settings: { maxElements: number; maxQueue: number }) {
+  constructor(cpu: CpuPath, gpu: GpuContext | null, settings: { maxElements: number; maxQueue: number; calibration?: 'auto' | 'skip' | 'force' }) {
     this.cpuPath = cpu;
+    this.gpuContext = gpu;
     this.maxElements = settings.maxElements;
     this.maxQueue = settings.maxQueue;
+    this.calibrationMode = settings.calibration ?? 'auto';
+    this.model = new CostModel(defaultRates(gpu !== null));
   }
 
   /** Worker threads of the CPU path (0: everything runs on the calling thread). */
@@ -202,6 +244,41 @@ export class Engine {
   /** Workers replaced since the engine started (after crashes or aborts). */
   get workerRestarts(): number {
     return this.cpuPath?.pool?.restarts ?? 0;
+  }
+
+  /** The GPU's identity, or null without a usable GPU. */
+  get adapter(): { vendor: string; architecture: string; device: string; description: string } | null {
+    return this.gpuContext && !this.gpuContext.isLost ? this.gpuContext.adapterInfo : null;
+  }
+
+  /** The CPU path; throws DESTROYED after {@link destroy}. */
+  private get cpu(): CpuPath {
+    if (!this.cpuPath) throw new ParleError(ErrorCodes.DESTROYED, 'the engine was destroyed');
+    return this.cpuPath;
+  }
+
+  /** The GPU context; throws PATH_UNAVAILABLE without one, DEVICE_LOST after a loss. */
+  private get gpu(): GpuContext {
+    void this.cpu;
+    if (!this.gpuContext) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, 'this engine has no GPU (no WebGPU adapter, or gpu: off)');
+    if (this.gpuContext.isLost) {
+      throw new ParleError(ErrorCodes.DEVICE_LOST, 'the GPU device was lost; call engine.resetGpu() to open a new one');
+    }
+    return this.gpuContext;
+  }
+
+  /**
+   * Opens a new GPU device after a loss (or the first time, for an engine made with gpu: 'off').
+   * Device arrays of the old device cannot be used with the new one.
+   * @returns whether a GPU is available now
+   */
+  async resetGpu(): Promise<boolean> {
+    void this.cpu;
+    this.gpuContext?.destroy();
+    this.gpuContext = await createGpuContext();
+    this.model.rates = defaultRates(this.gpuContext !== null);
+    this.calibrating = undefined;
+    return this.gpuContext !== null;
   }
 
   /**
@@ -224,6 +301,8 @@ export class Engine {
     }
   }
 
+  // ---- memory and transfers -------------------------------------------------------------
+
   /**
    * A zero-filled typed array of `length` elements of `type` that lives in the CPU path's
    * shared memory: pass it to any op without a copy; results of ops on it live there too.
@@ -242,41 +321,275 @@ export class Engine {
     this.cpuPath?.free(array);
   }
 
-  /** The CPU path; throws DESTROYED after {@link destroy}. */
-  private get cpu(): CpuPath {
-    if (!this.cpuPath) throw new ParleError(ErrorCodes.DESTROYED, 'the engine was destroyed');
-    return this.cpuPath;
+  /**
+   * Copies a host array to the GPU (reusable MAP_WRITE staging buffers, overlapped with their
+   * copies). The DeviceArray is owned: `destroy()` it when done.
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
+   */
+  async upload<T extends ParleArray>(array: T): Promise<DeviceArray> {
+    checkArray(array, 'array');
+    return this.gpu.upload(array);
   }
 
-  /** Validates `opts.path` and `opts.signal`; returns the path that runs and the signal. */
-  private choosePath(opts: Record<string, unknown>): { path: 'cpu'; signal: AbortSignal | undefined } {
-    const path = checkPath(opts);
-    if (path === 'gpu') throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, "options.path is 'gpu', but this engine has no GPU path yet");
+  /**
+   * Reads a DeviceArray back into a new host typed array of its type.
+   * @throws ParleError INVALID_ARGUMENT, PATH_UNAVAILABLE, DEVICE_LOST
+   */
+  async download(array: DeviceArray): Promise<ParleArray> {
+    checkData(array, 'array');
+    return this.gpu.download(array);
+  }
+
+  /**
+   * Wraps an application's GPUBuffer (STORAGE usage; COPY_SRC to download) as a DeviceArray of
+   * `length` elements of `type`, without copying. Ops read it and never write it.
+   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, INVALID_OPTION, PATH_UNAVAILABLE
+   */
+  wrap(buffer: GPUBuffer, type: ElementType, length: number): DeviceArray {
+    return this.gpu.wrap(buffer, type, length);
+  }
+
+  private async toHost<T extends ParleArray>(data: Data): Promise<T> {
+    return (data instanceof DeviceArray ? await this.gpu.download(data) : data) as T;
+  }
+
+  private async toDevice(data: Data): Promise<DeviceArray> {
+    return data instanceof DeviceArray ? data : this.gpu.upload(data);
+  }
+
+  /** Moves a result to `to`, destroying device arrays that were only intermediate. */
+  private async deliver<R extends Data>(result: R, to: Location): Promise<Data> {
+    if (to === 'host' && result instanceof DeviceArray) {
+      try {
+        return await this.gpu.download(result);
+      } finally {
+        result.destroy();
+      }
+    }
+    if (to === 'device' && !(result instanceof DeviceArray)) return this.gpu.upload(result);
+    return result;
+  }
+
+  // ---- the choice of path -----------------------------------------------------------------
+
+  /**
+   * Measures this machine's rates for the cost model (<= about 300 ms), or loads the ones stored
+   * for this machine, adapter and parle version. Runs by itself at the first call that has a
+   * choice to make; call it to do that earlier (the CLI shows progress). Without a GPU there is
+   * nothing to choose and nothing is measured.
+   */
+  calibrate(options: { force?: boolean; onProgress?: (done: number, total: number) => void } = {}): Promise<void> {
+    if (options.force) this.calibrating = undefined;
+    this.calibrating ??= this.runCalibration(options.force === true, options.onProgress);
+    return this.calibrating;
+  }
+
+  private async runCalibration(force: boolean, onProgress?: (done: number, total: number) => void): Promise<void> {
+    const gpu = this.gpuContext && !this.gpuContext.isLost ? this.gpuContext : null;
+    if (!gpu || this.calibrationMode === 'skip') return;
+    const info = gpu.adapterInfo;
+    const key = calibrationKey({
+      parle: VERSION,
+      cpu: cpuDescription(),
+      workers: this.workers,
+      adapter: `${info.vendor} ${info.architecture} ${info.device} ${info.description}`,
+    });
+    if (!force) {
+      const stored = await loadStored<CalibrationRecord>(key);
+      if (stored?.format === 1 && stored.key === key) {
+        this.model.rates = stored.rates;
+        return;
+      }
+    }
+    const { rates, tookMs } = await calibrate(this.probe(gpu), { onProgress });
+    this.model.rates = rates;
+    await saveStored(key, { format: 1, key, measuredAt: new Date().toISOString(), tookMs, rates } satisfies CalibrationRecord);
+  }
+
+  /** Micro-benchmarks of each path on synthetic data (runs of mean length 16, random keys). */
+  private probe(gpu: GpuContext) {
+    const sample = (op: CostOp, bytes: number): ParleArray => {
+      if (op === 'sort' || op === 'scan') return new Uint32Array(bytes >> 2).map((_, i) => Math.imul(i + 1, 2654435761));
+      const u8 = new Uint8Array(bytes);
+      for (let i = 0; i < bytes; i++) u8[i] = (i >> 4) & 0xff;
+      return u8;
+    };
+    const time = async (fn: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await fn();
+      return performance.now() - t0;
+    };
+    const cpu = this.cpu;
+    return {
+      cpu: async (op: CostOp, bytes: number) => {
+        const input = sample(op, bytes);
+        if (op === 'rleDecode') {
+          const runs = await cpu.rleEncode(input);
+          return time(() => cpu.rleDecode(runs.values, runs.lengths, input.length));
+        }
+        if (op === 'decompress') {
+          const packed = await compressArray(cpu, input, DEFAULT_CHUNK_BYTES);
+          return time(() => decompressBytes(cpu, packed, DEFAULT_MAX_ELEMENTS));
+        }
+        return time(() => this.runCpu(op, input));
+      },
+      gpu: async (op: CostOp, bytes: number) => {
+        if (!GPU_OPS.has(op)) return Infinity;
+        const input = await gpu.upload(sample(op, bytes));
+        try {
+          if (op === 'rleDecode') {
+            const runs = await gpu.rleEncode(input);
+            try {
+              return await time(async () => (await gpu.rleDecode(runs.values, runs.lengths)).destroy());
+            } finally {
+              runs.values.destroy();
+              runs.lengths.destroy();
+            }
+          }
+          return await time(async () => destroyAll(await this.runGpu(op, input)));
+        } finally {
+          input.destroy();
+        }
+      },
+      upload: async (bytes: number) => {
+        const data = new Uint8Array(bytes);
+        let d: DeviceArray | undefined;
+        const ms = await time(async () => (d = await gpu.upload(data)));
+        d?.destroy();
+        return ms;
+      },
+      readback: async (bytes: number) => {
+        const d = await gpu.upload(new Uint8Array(bytes));
+        try {
+          return await time(() => gpu.download(d));
+        } finally {
+          d.destroy();
+        }
+      },
+    };
+  }
+
+  /** One op's kernel on the CPU path, for calibration. */
+  private async runCpu(op: CostOp, input: ParleArray): Promise<unknown> {
+    switch (op) {
+      case 'rleEncode':
+        return this.cpu.rleEncode(input);
+      case 'scan':
+        return this.cpu.scan(input as Uint32Array, false);
+      case 'sort':
+        return this.cpu.sort(input as Uint32Array, undefined);
+      case 'compress':
+        return compressArray(this.cpu, input, DEFAULT_CHUNK_BYTES);
+      default:
+        throw new Error(`no CPU probe for ${op}`);
+    }
+  }
+
+  /** One op's kernel on the GPU path, for calibration. */
+  private async runGpu(op: CostOp, input: DeviceArray): Promise<unknown> {
+    switch (op) {
+      case 'rleEncode':
+        return this.gpu.rleEncode(input);
+      case 'scan':
+        return this.gpu.scan(input, { inclusive: false });
+      case 'sort':
+        return this.gpu.sort(input);
+      default:
+        throw new Error(`no GPU probe for ${op}`);
+    }
+  }
+
+  /** Bytes a result is expected to take, for the cost of moving it. */
+  private resultBytes(op: CostOp, inputBytes: number): number {
+    if (op === 'rleEncode' || op === 'compress') return Math.ceil(inputBytes * this.rleRatio);
+    if (op === 'rleDecode' || op === 'decompress') return Math.ceil(inputBytes / this.rleRatio);
+    return inputBytes;
+  }
+
+  /** The model's view of a call: explain() and auto's choice share it. */
+  private predictFor(op: CostOp, inputBytes: number, inputLocation: Location, resultLocation: Location): Explanation {
+    const gpuUsable = this.gpuContext !== null && !this.gpuContext.isLost && GPU_OPS.has(op);
+    const prediction = this.model.predict({ op, inputBytes, resultBytes: this.resultBytes(op, inputBytes), inputLocation, resultLocation });
+    if (!gpuUsable) {
+      const why = this.gpuContext === null || this.gpuContext.isLost ? 'this engine has no GPU' : `${op} has no GPU kernel`;
+      return { path: 'cpu', predictedMs: { cpu: prediction.predictedMs.cpu, gpu: null }, inputLocation, resultLocation, reason: `${why}, so the CPU path runs` };
+    }
+    return { path: prediction.path, predictedMs: prediction.predictedMs, inputLocation, resultLocation, reason: prediction.reason };
+  }
+
+  /**
+   * Validates the common options and picks the path of one call.
+   * @throws ParleError INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, DESTROYED
+   */
+  private async route(op: CostOp, input: Data, opts: Record<string, unknown>): Promise<{ path: 'cpu' | 'gpu'; to: Location; signal?: AbortSignal }> {
+    void this.cpu;
+    const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
+    const from: Location = input instanceof DeviceArray ? 'device' : 'host';
+    const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
     const signal = opts.signal;
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.signal must be an AbortSignal');
     }
-    void this.cpu;
-    return { path: 'cpu', signal };
+    if (from === 'device' || to === 'device') void this.gpu; // transfers need the GPU
+    if (requested === 'gpu') {
+      void this.gpu;
+      if (!GPU_OPS.has(op)) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `${op} has no GPU kernel yet; use path 'cpu' or 'auto'`);
+      return { path: 'gpu', to, signal };
+    }
+    if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op)) return { path: 'cpu', to, signal };
+    if (this.calibrationMode !== 'skip') await this.calibrate();
+    const bytes = input instanceof DeviceArray ? input.byteLength : input.byteLength;
+    return { path: this.predictFor(op, bytes, from, to).path, to, signal };
   }
+
+  /** Times a kernel for the model's online history. */
+  private async timed<R>(op: CostOp, path: 'cpu' | 'gpu', bytes: number, work: () => Promise<R>): Promise<R> {
+    const t0 = performance.now();
+    const result = await work();
+    this.model.observe(op, path, bytes, performance.now() - t0);
+    return result;
+  }
+
+  // ---- operations -----------------------------------------------------------------------
 
   /**
    * Run-length encoding (RLE): each maximal run of equal consecutive elements becomes one value
    * and its length. in [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8], lengths [1,2,1,3,1].
    * Elements compare as bit patterns, so f32 NaN payloads and -0 are runs of their own kind.
    *
-   * @param input any element type, n elements (n may be 0).
+   * @param input any element type, n elements (n may be 0), on the host or the GPU.
    * @returns values: same type as the input, one per run; lengths: u32, each >= 1, summing to n.
-   *   New arrays; the input is not modified.
-   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE, DESTROYED
+   *   New arrays (on the host or the GPU, see `to`); the input is not modified.
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
+   *   DEVICE_LOST, ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
    *
-   * CPU: 16 bytes compared at a time against the input shifted by one element (SIMD bitmask);
-   * segments of 16 MiB, runs crossing a segment boundary merged (Rutter's stitch).
+   * CPU: 32 elements compared at a time against the input shifted by one (SIMD bitmask), one
+   * segment a worker, runs crossing a boundary merged (Rutter's stitch). GPU: PARLE (Balevic).
    */
-  async rleEncode<T extends ParleArray>(input: T, options?: OpOptions): Promise<Runs<T>> {
-    checkArray(input, 'input');
-    const { signal } = this.choosePath(checkOptions(options, 'options'));
-    return this.admit(signal, () => this.cpu.rleEncode(input, signal));
+  async rleEncode<T extends ParleArray>(input: T, options?: OpOptions & { to?: 'host' }): Promise<Runs<T>>;
+  async rleEncode(input: DeviceArray, options?: OpOptions & { to?: 'device' }): Promise<DeviceRuns>;
+  async rleEncode(input: Data, options?: OpOptions): Promise<Runs | DeviceRuns>;
+  async rleEncode(input: Data, options?: OpOptions): Promise<Runs | DeviceRuns> {
+    checkData(input, 'input');
+    const { path, to, signal } = await this.route('rleEncode', input, checkOptions(options, 'options'));
+    const bytes = input.byteLength;
+    return this.admit(signal, async () => {
+      let runs: { values: Data; lengths: Data };
+      if (path === 'cpu') {
+        const host = await this.toHost(input);
+        runs = await this.timed('rleEncode', 'cpu', bytes, () => this.cpu.rleEncode(host, signal));
+      } else {
+        const device = await this.toDevice(input);
+        try {
+          runs = await this.timed('rleEncode', 'gpu', bytes, () => this.gpu.rleEncode(device));
+        } finally {
+          if (device !== input) device.destroy();
+        }
+      }
+      const outBytes = runs.values.byteLength + runs.lengths.byteLength;
+      if (bytes > 0) this.rleRatio = 0.8 * this.rleRatio + 0.2 * Math.min(2, outBytes / bytes);
+      return { values: await this.deliver(runs.values, to), lengths: await this.deliver(runs.lengths, to) } as Runs | DeviceRuns;
+    });
   }
 
   /**
@@ -284,30 +597,55 @@ export class Engine {
    * {@link rleEncode}; values [0,2,9], lengths [1,2,3] -> [0,2,2,9,9,9]. Zero lengths are
    * allowed and contribute nothing.
    *
-   * @param runs values: any element type, r elements; lengths: Uint32Array of r run lengths.
+   * @param runs values: any element type, r elements; lengths: u32, r run lengths; both on the
+   *   host or both on the GPU.
    * @returns a new array of the values' type, sum(lengths) elements.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, LENGTH_MISMATCH, TOO_LARGE (sum over
-   *   2^32 - 1 elements), INVALID_OPTION, PATH_UNAVAILABLE, DESTROYED
+   *   2^32 - 1 elements), INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, ABORTED, DESTROYED
    */
-  async rleDecode<T extends ParleArray>(runs: Runs<T>, options?: OpOptions): Promise<T> {
+  async rleDecode<T extends ParleArray>(runs: Runs<T>, options?: OpOptions & { to?: 'host' }): Promise<T>;
+  async rleDecode(runs: DeviceRuns, options?: OpOptions & { to?: 'device' }): Promise<DeviceArray>;
+  async rleDecode(runs: Runs | DeviceRuns, options?: OpOptions): Promise<Data>;
+  async rleDecode(runs: Runs | DeviceRuns, options?: OpOptions): Promise<Data> {
     if (runs === null || typeof runs !== 'object') {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'runs must be an object { values, lengths }');
     }
-    checkArray(runs.values, 'runs.values');
-    checkArray(runs.lengths, 'runs.lengths', ['u32']);
+    checkData(runs.values, 'runs.values');
+    checkData(runs.lengths, 'runs.lengths', ['u32']);
+    if ((runs.values instanceof DeviceArray) !== (runs.lengths instanceof DeviceArray)) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'runs.values and runs.lengths must both be on the host or both on the GPU');
+    }
     if (runs.values.length !== runs.lengths.length) {
       throw new ParleError(
         ErrorCodes.LENGTH_MISMATCH,
         `runs.values has ${runs.values.length} elements but runs.lengths has ${runs.lengths.length}`,
       );
     }
-    const { signal } = this.choosePath(checkOptions(options, 'options'));
-    let total = 0;
-    for (let i = 0; i < runs.lengths.length; i++) total += runs.lengths[i];
-    if (total > DEFAULT_MAX_ELEMENTS) {
-      throw new ParleError(ErrorCodes.TOO_LARGE, `the runs expand to ${total} elements, more than 2^32 - 1`);
-    }
-    return this.admit(signal, () => this.cpu.rleDecode(runs.values, runs.lengths, total, signal));
+    const { path, to, signal } = await this.route('rleDecode', runs.values, checkOptions(options, 'options'));
+    const bytes = runs.values.byteLength + runs.lengths.byteLength;
+    return this.admit(signal, async () => {
+      let result: Data;
+      if (path === 'cpu') {
+        const values = await this.toHost(runs.values);
+        const lengths = await this.toHost<Uint32Array>(runs.lengths);
+        let total = 0;
+        for (let i = 0; i < lengths.length; i++) total += lengths[i];
+        if (total > DEFAULT_MAX_ELEMENTS) {
+          throw new ParleError(ErrorCodes.TOO_LARGE, `the runs expand to ${total} elements, more than 2^32 - 1`);
+        }
+        result = await this.timed('rleDecode', 'cpu', bytes, () => this.cpu.rleDecode(values, lengths, total, signal));
+      } else {
+        const values = await this.toDevice(runs.values);
+        const lengths = await this.toDevice(runs.lengths);
+        try {
+          result = await this.timed('rleDecode', 'gpu', bytes, () => this.gpu.rleDecode(values, lengths));
+        } finally {
+          if (values !== runs.values) values.destroy();
+          if (lengths !== runs.lengths) lengths.destroy();
+        }
+      }
+      return this.deliver(result, to);
+    });
   }
 
   /**
@@ -315,102 +653,157 @@ export class Engine {
    * -NaN < -Infinity < ... < -0 < +0 < ... < +Infinity < +NaN (the NaN that arithmetic makes is
    * +NaN, so it sorts last); bit patterns are kept.
    *
-   * @param keys Uint32Array, Int32Array or Float32Array of n keys.
-   * @param options.values optional Uint32Array of n values carried with their keys; equal keys
-   *   keep their input order.
+   * @param keys Uint32Array, Int32Array or Float32Array of n keys (or a DeviceArray of them).
+   * @param options.values optional u32 values carried with their keys; equal keys keep their
+   *   input order.
    * @returns `keys` alone as a new sorted array, or `{ keys, values }` when values were given.
    * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, DETACHED_BUFFER, LENGTH_MISMATCH,
    *   TOO_LARGE (keys and scratch beyond 4 GiB of wasm memory), INVALID_OPTION, PATH_UNAVAILABLE
    *
-   * Source: LSD radix sort with all digit histograms in one pass (as in Gruber's CPU sort and
-   * OneSweep's upsweep); a pass whose digit is equal in every key is skipped.
+   * CPU: each worker sorts a segment (LSD, all digit histograms in one pass, passes whose digit
+   * is equal in every key skipped), then sorted segments are merged (merge path). GPU:
+   * reduce-then-scan per 8-bit digit (Gruber 2013).
    */
-  async sort<K extends SortKeys>(keys: K, options?: OpOptions): Promise<K>;
-  async sort<K extends SortKeys>(keys: K, options: SortOptions & { values: Uint32Array }): Promise<{ keys: K; values: Uint32Array }>;
-  async sort<K extends SortKeys>(keys: K, options?: SortOptions): Promise<K | { keys: K; values: Uint32Array }> {
-    checkArray(keys, 'keys', ['u32', 'i32', 'f32']);
+  async sort<K extends SortKeys>(keys: K, options?: SortOptions & { values?: undefined; to?: 'host' }): Promise<K>;
+  async sort<K extends SortKeys>(keys: K, options: SortOptions & { values: Uint32Array; to?: 'host' }): Promise<{ keys: K; values: Uint32Array }>;
+  async sort(keys: DeviceArray, options?: SortOptions & { values?: undefined; to?: 'device' }): Promise<DeviceArray>;
+  async sort(keys: DeviceArray, options: SortOptions & { values: DeviceArray; to?: 'device' }): Promise<{ keys: DeviceArray; values: DeviceArray }>;
+  async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }>;
+  async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }> {
+    checkData(keys, 'keys', ['u32', 'i32', 'f32']);
     const opts = checkOptions(options, 'options');
-    const values = opts.values as Uint32Array | undefined;
+    const values = opts.values as Uint32Array | DeviceArray | undefined;
     if (values !== undefined) {
-      checkArray(values, 'options.values', ['u32']);
+      checkData(values, 'options.values', ['u32']);
       if (values.length !== keys.length) {
         throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.values has ${values.length} elements but keys has ${keys.length}`);
       }
     }
-    const { signal } = this.choosePath(opts);
-    const sorted = await this.admit(signal, () => this.cpu.sort(keys, values, signal));
-    return values ? { keys: sorted.keys, values: sorted.values as Uint32Array } : sorted.keys;
+    const { path, to, signal } = await this.route('sort', keys, opts);
+    return this.admit(signal, async () => {
+      let sorted: { keys: Data; values?: Data };
+      if (path === 'cpu') {
+        const hostKeys = await this.toHost<SortKeys>(keys);
+        const hostValues = values && (await this.toHost<Uint32Array>(values));
+        sorted = await this.timed('sort', 'cpu', keys.byteLength, () => this.cpu.sort(hostKeys, hostValues, signal));
+      } else {
+        const deviceKeys = await this.toDevice(keys);
+        const deviceValues = values && (await this.toDevice(values));
+        try {
+          sorted = await this.timed('sort', 'gpu', keys.byteLength, () => this.gpu.sort(deviceKeys, deviceValues));
+        } finally {
+          if (deviceKeys !== keys) deviceKeys.destroy();
+          if (deviceValues && deviceValues !== values) deviceValues.destroy();
+        }
+      }
+      const outKeys = await this.deliver(sorted.keys, to);
+      if (!values) return outKeys;
+      return { keys: outKeys, values: await this.deliver(sorted.values as Data, to) };
+    });
   }
 
   /**
    * Prefix sum. Exclusive: out[i] = in[0] + ... + in[i-1] (out[0] = 0); inclusive: out[i] =
    * in[0] + ... + in[i]. in [3,1,4,1,5] -> exclusive [0,3,4,8,9], inclusive [3,4,8,9,14].
-   * u32 and i32 wrap modulo 2^32. f32 sums in float32; the SIMD kernel adds in a different order
-   * than a sequential loop, so results may differ from one in the last bits.
+   * u32 and i32 wrap modulo 2^32. f32 sums in float32, associated per segment (CPU) or per tile
+   * (GPU), so results may differ from a sequential loop in the last bits.
    *
-   * @param input Uint32Array, Int32Array or Float32Array of n elements.
+   * @param input Uint32Array, Int32Array or Float32Array of n elements (or a DeviceArray).
    * @returns a new array of the same type and length.
-   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE
+   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, DETACHED_BUFFER, INVALID_OPTION,
+   *   PATH_UNAVAILABLE, DEVICE_LOST, ABORTED, QUEUE_FULL, DESTROYED
+   *
+   * CPU: reduce each segment, scan the segment sums, scan each segment from its carry. GPU:
+   * single-pass chained scan with decoupled look-back and fallback (Smith, Levien, Owens 2025).
    */
-  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, options?: ScanOptions): Promise<T> {
-    checkArray(input, 'input', ['u32', 'i32', 'f32']);
+  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, options?: ScanOptions & { to?: 'host' }): Promise<T>;
+  async scan(input: DeviceArray, options?: ScanOptions & { to?: 'device' }): Promise<DeviceArray>;
+  async scan(input: Data, options?: ScanOptions): Promise<Data>;
+  async scan(input: Data, options?: ScanOptions): Promise<Data> {
+    checkData(input, 'input', ['u32', 'i32', 'f32']);
     const opts = checkOptions(options, 'options');
     if (opts.inclusive !== undefined && typeof opts.inclusive !== 'boolean') {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.inclusive must be a boolean; got ${String(opts.inclusive)}`);
     }
-    const { signal } = this.choosePath(opts);
-    return this.admit(signal, () => this.cpu.scan(input, opts.inclusive === true, signal));
+    const inclusive = opts.inclusive === true;
+    const { path, to, signal } = await this.route('scan', input, opts);
+    return this.admit(signal, async () => {
+      let result: Data;
+      if (path === 'cpu') {
+        const host = await this.toHost<Uint32Array>(input);
+        result = await this.timed('scan', 'cpu', input.byteLength, () => this.cpu.scan(host, inclusive, signal));
+      } else {
+        const device = await this.toDevice(input);
+        try {
+          result = await this.timed('scan', 'gpu', input.byteLength, () => this.gpu.scan(device, { inclusive }));
+        } finally {
+          if (device !== input) device.destroy();
+        }
+      }
+      return this.deliver(result, to);
+    });
   }
 
   /**
    * Compresses an array into a .parle container (docs/format.md): chunks of `chunkBytes`, each
-   * RLE-coded or stored raw, whichever is smaller, with XXH64 checksums. The result is at most
-   * the input's bytes + 32 + 32 per chunk.
+   * RLE-coded or stored raw, whichever is smaller, with XXH64 checksums, chunks in parallel on
+   * the workers. The result is at most the input's bytes + 32 + 32 per chunk. A DeviceArray
+   * input is read back first (the container is built on the CPU).
    *
-   * @param input any element type, n elements.
-   * @returns a new Uint8Array.
+   * @returns a new Uint8Array on the host.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE
+   *   (path 'gpu'), ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
    */
-  async compress(input: ParleArray, options?: CompressOptions): Promise<Uint8Array> {
-    checkArray(input, 'input');
+  async compress(input: Data, options?: CompressOptions): Promise<Uint8Array> {
+    checkData(input, 'input');
     const opts = checkOptions(options, 'options');
     const chunkBytes =
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    const { signal } = this.choosePath(opts);
-    return this.admit(signal, () => compressArray(this.cpu, input, chunkBytes, signal));
+    if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
+    const { signal } = await this.route('compress', input, { ...opts, to: 'host' });
+    return this.admit(signal, async () => {
+      const host = await this.toHost(input);
+      return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal));
+    });
   }
 
   /**
-   * Decompresses a .parle container into a new typed array of the type it was compressed from.
-   * Every chunk is checked against its checksums; nothing of the claimed size is allocated
-   * before the whole chunk table was found in `bytes`.
+   * Decompresses a .parle container into a new typed array of the type it was compressed from
+   * (or, with `to: 'device'`, a DeviceArray: decoded on the CPU, then uploaded). Every chunk is
+   * checked against its checksums; nothing of the claimed size is allocated before the whole
+   * chunk table was found in `bytes`.
    *
    * @param bytes the container (a Uint8Array; other views are read as their bytes).
    * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, CHECKSUM_MISMATCH,
-   *   LIMIT_EXCEEDED (more elements than `maxElements`), INVALID_ARGUMENT, DETACHED_BUFFER
+   *   LIMIT_EXCEEDED (more elements than `maxElements`), INVALID_ARGUMENT, DETACHED_BUFFER,
+   *   PATH_UNAVAILABLE, ABORTED, QUEUE_FULL, DESTROYED
    */
-  async decompress(bytes: Uint8Array, options?: DecompressOptions): Promise<ParleArray> {
+  async decompress(bytes: Uint8Array, options?: DecompressOptions & { to?: 'host' }): Promise<ParleArray>;
+  async decompress(bytes: Uint8Array, options: DecompressOptions & { to: 'device' }): Promise<DeviceArray>;
+  async decompress(bytes: Uint8Array, options?: DecompressOptions): Promise<Data>;
+  async decompress(bytes: Uint8Array, options?: DecompressOptions): Promise<Data> {
     checkArray(bytes, 'bytes');
     const opts = checkOptions(options, 'options');
     const maxElements =
       opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
-    const { signal } = this.choosePath(opts);
+    const { to, signal } = await this.route('decompress', bytes, opts);
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return this.admit(signal, () => decompressBytes(this.cpu, view, maxElements, signal));
+    return this.admit(signal, async () => {
+      const result = await this.timed('decompress', 'cpu', view.byteLength, () => decompressBytes(this.cpu, view, maxElements, signal));
+      return this.deliver(result, to);
+    });
   }
 
   /**
    * A streaming compressor for `elementCount` elements of `type`, fed with their little-endian
-   * bytes in pieces of any size; memory stays bounded by one chunk (see ts/format/stream.ts).
+   * bytes in pieces of any size; memory stays bounded by a few chunks (see ts/format/stream.ts).
    * @throws ParleError INVALID_OPTION, DESTROYED
    */
   createCompressor(type: ElementType, elementCount: number, options: { chunkBytes?: number } = {}): ContainerWriter {
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
     const chunkBytes =
-      options.chunkBytes === undefined
-        ? DEFAULT_CHUNK_BYTES
-        : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+      options.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     return new ContainerWriter(this.cpu, type, elementCount, chunkBytes);
   }
 
@@ -427,30 +820,34 @@ export class Engine {
   }
 
   /**
-   * Which path `auto` would take for `op` on `input`, and why. Until the calibrated cost model
-   * lands the CPU figure comes from fixed single-thread rates measured on the development
-   * machine, and the GPU is reported unavailable.
-   * @throws ParleError INVALID_ARGUMENT (unknown op or input)
+   * Which path `auto` would take for `op` on `input`, the predicted milliseconds of each path
+   * (transfers included) and why. Uses the rates calibrated so far (defaults before the first
+   * calibration; `await engine.calibrate()` first to see the calibrated choice).
+   * @throws ParleError INVALID_ARGUMENT (unknown op or input), INVALID_OPTION
    */
-  explain(op: OpName, input: ParleArray): Explanation {
-    if (!(op in CPU_BYTES_PER_MS)) {
-      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `op must be one of ${Object.keys(CPU_BYTES_PER_MS).join(', ')}; got ${String(op)}`);
+  explain(op: OpName, input: Data, options: { to?: Location } = {}): Explanation {
+    if (!OPS.includes(op)) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `op must be one of ${OPS.join(', ')}; got ${String(op)}`);
     }
-    checkArray(input, 'input');
+    checkData(input, 'input');
     void this.cpu;
-    return {
-      path: 'cpu',
-      predictedMs: { cpu: input.byteLength / CPU_BYTES_PER_MS[op], gpu: null },
-      inputLocation: 'host',
-      resultLocation: 'host',
-      reason: 'the GPU path is not available in this engine, so the CPU path runs',
-    };
+    const from: Location = input instanceof DeviceArray ? 'device' : 'host';
+    const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, op === 'compress' ? 'host' : from);
+    return this.predictFor(op, input.byteLength, from, to);
   }
 
-  /** Stops the workers and releases the engine's memory; later calls throw DESTROYED. Safe to call twice. */
+  /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */
   async destroy(): Promise<void> {
     const cpu = this.cpuPath;
     this.cpuPath = undefined;
+    this.gpuContext?.destroy();
+    this.gpuContext = null;
     await cpu?.destroy();
   }
 }
+
+function destroyAll(value: unknown): void {
+  if (value instanceof DeviceArray) value.destroy();
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) if (v instanceof DeviceArray) v.destroy();
+}
+

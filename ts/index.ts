@@ -1,6 +1,6 @@
 /**
  * parle: run-length encoding, LSD radix sort and prefix scan for JavaScript runtimes, on
- * WebAssembly SIMD (and, where present, WebGPU), with the .parle container format.
+ * WebAssembly SIMD workers and WebGPU, with the .parle container format.
  *
  *     import { createEngine } from 'parle';
  *     const engine = await createEngine();
@@ -10,9 +10,11 @@
  *
  * Re-exports only; start reading at ts/engine.ts.
  */
-export { createEngine, Engine } from './engine.js';
+export { createEngine, DeviceArray, Engine, VERSION } from './engine.js';
 export type {
   CompressOptions,
+  Data,
+  DeviceRuns,
   DecompressOptions,
   EngineOptions,
   Explanation,

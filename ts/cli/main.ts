@@ -31,9 +31,13 @@ function positiveInteger(name: string, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
-/** Engine options from the shared flags. */
-function engineOptions(opts: { workers?: number; path?: string }): EngineOptions {
-  return { workers: opts.workers, gpu: opts.path === 'gpu' ? 'require' : 'auto' };
+/**
+ * Engine options from the shared flags. Containers are built on the CPU, so only `sort` opens
+ * the GPU (and only when --path allows it).
+ */
+function engineOptions(opts: { workers?: number; path?: string }, usesGpu = false): EngineOptions {
+  const gpu = opts.path === 'gpu' ? 'require' : usesGpu && opts.path !== 'cpu' ? 'auto' : 'off';
+  return { workers: opts.workers, gpu };
 }
 
 async function withEngine<R>(options: EngineOptions, fn: (engine: Engine) => Promise<R>): Promise<R> {
@@ -70,7 +74,7 @@ export function buildProgram(): Command {
     .command('demo')
     .description('compress and decompress the real sample data shipped with parle and compare with plain JS and fflate')
     .action(async () => {
-      await withEngine({}, (engine) => runDemo(engine));
+      await withEngine({ gpu: 'off' }, (engine) => runDemo(engine));
     });
 
   program
@@ -149,7 +153,7 @@ export function buildProgram(): Command {
         throw new ParleError(ErrorCodes.UNALIGNED_LENGTH, `${input} has ${raw.length} bytes, not a whole number of ${type} keys`);
       }
       const keys = new (arrayConstructor(type))(raw.buffer, raw.byteOffset, raw.length / 4) as SortKeys;
-      await withEngine(engineOptions(opts), async (engine) => {
+      await withEngine(engineOptions(opts, true), async (engine) => {
         const sorted = await engine.sort(keys, { path: opts.path });
         await writeFile(output, new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength));
       });

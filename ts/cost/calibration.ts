@@ -24,12 +24,6 @@ export interface CalibrationRecord {
   rates: Rates;
 }
 
-/** Reads and writes records (Node: a JSON file in the cache directory; browsers: localStorage). */
-export interface CalibrationStore {
-  load(key: string): Promise<CalibrationRecord | undefined>;
-  save(record: CalibrationRecord): Promise<void>;
-}
-
 /** Input sizes of the two points of each line. */
 export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20 } as const;
 
