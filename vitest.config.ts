@@ -1,4 +1,11 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+
+// Debian's chromium ships SwiftShader, a software Vulkan driver Dawn accepts: use it when it is
+// installed and no driver was chosen, so `npm test` runs the GPU tests without a GPU.
+const swiftshader = '/usr/lib/chromium/vk_swiftshader_icd.json';
+const env: Record<string, string> = {};
+if (!process.env.VK_ICD_FILENAMES && existsSync(swiftshader)) env.VK_ICD_FILENAMES = swiftshader;
 
 export default defineConfig({
   plugins: [
@@ -12,6 +19,7 @@ export default defineConfig({
     },
   ],
   test: {
+    env,
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -1,0 +1,120 @@
+// The engine with a GPU: device in -> device out, host in -> device out and back, CPU encode ->
+// GPU decode and GPU encode -> CPU decode, the cost model's choice and its explanation, and
+// calibration stored and reused. On CI the GPU is SwiftShader; without an adapter these tests
+// fail when PARLE_REQUIRE_GPU=1 and are reported as skipped otherwise (test/gpu/support.ts).
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
+import { ErrorCodes } from '../ts/errors.js';
+import type { ParleArray } from '../ts/types.js';
+import { describeGpu, gpuIt } from './gpu/support.js';
+import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
+
+function same(a: ParleArray, b: ParleArray): boolean {
+  const bytes = (x: ParleArray) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  return a.length === b.length && a.constructor === b.constructor && Buffer.compare(bytes(a), bytes(b)) === 0;
+}
+
+describeGpu('engine with a GPU', () => {
+  let engine: Engine;
+  let cacheDir: string;
+  beforeAll(async () => {
+    cacheDir = await mkdtemp(join(tmpdir(), 'parle-cache-'));
+    process.env.PARLE_CACHE_DIR = cacheDir;
+    engine = await createEngine({ workers: 1, gpu: 'require', calibration: 'skip' });
+  });
+  afterAll(async () => {
+    await engine?.destroy();
+    delete process.env.PARLE_CACHE_DIR;
+    await rm(cacheDir, { recursive: true, force: true });
+  });
+
+  gpuIt('device in -> device out, and each path decodes what the other encoded', async () => {
+    const seed = caseSeed('engine gpu rle');
+    const input = new Uint16Array(50_001);
+    fillRuns(new Rng(seed), input, { kind: 'uniform', maxRun: 40 });
+    const device = await engine.upload(input);
+    const gpuRuns = await engine.rleEncode(device, { path: 'gpu' });
+    expect(gpuRuns.values).toBeInstanceOf(DeviceArray);
+    const cpuRuns = await engine.rleEncode(input, { path: 'cpu' });
+    const gpuValues = await engine.download(gpuRuns.values);
+    expect(same(gpuValues, cpuRuns.values), describeSeed(seed)).toBe(true);
+    expect(same(await engine.download(gpuRuns.lengths), cpuRuns.lengths), describeSeed(seed)).toBe(true);
+    // GPU encode -> CPU decode (device runs, CPU path, host result).
+    const viaCpu = await engine.rleDecode(gpuRuns, { path: 'cpu', to: 'host' });
+    expect(same(viaCpu as ParleArray, input), describeSeed(seed)).toBe(true);
+    // CPU encode -> GPU decode (host runs, GPU path, host result).
+    const viaGpu = await engine.rleDecode(cpuRuns, { path: 'gpu' });
+    expect(same(viaGpu, input), describeSeed(seed)).toBe(true);
+    for (const d of [device, gpuRuns.values, gpuRuns.lengths]) d.destroy();
+  });
+
+  gpuIt('scan and sort: host in, device out; device in, host out', async () => {
+    const rng = new Rng(caseSeed('engine gpu scan sort'));
+    const u = new Uint32Array(9999).map(() => rng.nextU32());
+    const onDevice = await engine.scan(u, { path: 'gpu', to: 'device', inclusive: true });
+    expect(onDevice).toBeInstanceOf(DeviceArray);
+    expect(same(await engine.download(onDevice as DeviceArray), await engine.scan(u, { inclusive: true, path: 'cpu' }))).toBe(true);
+    const keys = await engine.upload(new Float32Array(u.buffer.slice(0)));
+    const values = await engine.upload(new Uint32Array(9999).map((_, i) => i));
+    const sorted = await engine.sort(keys, { values, path: 'gpu', to: 'host' });
+    const expected = await engine.sort(new Float32Array(u.buffer.slice(0)), { values: new Uint32Array(9999).map((_, i) => i), path: 'cpu' });
+    expect(same(sorted.keys as ParleArray, expected.keys)).toBe(true);
+    expect(same(sorted.values as ParleArray, expected.values)).toBe(true);
+    for (const d of [onDevice as DeviceArray, keys, values]) d.destroy();
+  });
+
+  gpuIt('compress of a DeviceArray reads it back; decompress to the device uploads', async () => {
+    const input = new Uint8Array(20_000);
+    fillRuns(new Rng(caseSeed('engine gpu compress')), input, { kind: 'uniform', maxRun: 20 });
+    const device = await engine.upload(input);
+    const packed = await engine.compress(device);
+    expect(Buffer.compare(packed, await engine.compress(input))).toBe(0);
+    const back = await engine.decompress(packed, { to: 'device' });
+    expect(back).toBeInstanceOf(DeviceArray);
+    expect(same(await engine.download(back), input)).toBe(true);
+    await expect(engine.compress(input, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.PATH_UNAVAILABLE });
+    device.destroy();
+    back.destroy();
+  });
+
+  gpuIt('explain gives both predictions and a reason; auto follows it', async () => {
+    const input = new Uint32Array(1 << 16);
+    const host = engine.explain('scan', input);
+    expect(host.inputLocation).toBe('host');
+    expect(host.predictedMs.gpu).not.toBeNull();
+    expect(host.predictedMs.cpu).toBeGreaterThan(0);
+    expect(host.reason).toMatch(/ms/);
+    const device = await engine.upload(input);
+    const fromDevice = engine.explain('scan', device, { to: 'device' });
+    expect(fromDevice.inputLocation).toBe('device');
+    expect(fromDevice.resultLocation).toBe('device');
+    // A host input and host result need two transfers on the GPU path, none on the CPU path;
+    // a device input and result need two on the CPU path, none on the GPU path.
+    expect(host.predictedMs.gpu! - host.predictedMs.cpu).toBeGreaterThan(fromDevice.predictedMs.gpu! - fromDevice.predictedMs.cpu);
+    const result = await engine.scan(device);
+    expect(result).toBeInstanceOf(DeviceArray);
+    (result as DeviceArray).destroy();
+    device.destroy();
+  });
+
+  gpuIt('calibration measures once, is stored, and a second engine reuses it', async () => {
+    const first = await createEngine({ workers: 1, gpu: 'require' });
+    const started = performance.now();
+    await first.calibrate();
+    const took = performance.now() - started;
+    const stored = JSON.parse(await readFile(join(cacheDir, 'calibration.json'), 'utf8'));
+    const records = Object.values(stored) as { key: string; rates: { gpu: object | null } }[];
+    expect(records).toHaveLength(1);
+    expect(records[0].rates.gpu).not.toBeNull();
+    const second = await createEngine({ workers: 1, gpu: 'require' });
+    const t0 = performance.now();
+    await second.calibrate();
+    expect(performance.now() - t0).toBeLessThan(took); // loaded, not measured
+    expect(second.model.rates).toEqual(first.model.rates);
+    await first.destroy();
+    await second.destroy();
+  });
+});
