@@ -186,9 +186,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const calibration = checkChoice(opts.calibration, 'options.calibration', ['auto', 'skip', 'force'] as const, 'auto');
   const kernels = checkChoice(opts.kernels, 'options.kernels', ['simd', 'scalar'] as const, 'simd') as KernelVariant;
   const maxElements =
-    opts.maxElements === undefined ? DEFAULT_MAX_ELEMENTS : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
+    opts.maxElements === undefined
+      ? DEFAULT_MAX_ELEMENTS
+      : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
   const maxQueue = opts.maxQueue === undefined ? 1024 : checkInteger(opts.maxQueue, 'options.maxQueue', 1, 2 ** 31);
-  const inlineBytes = opts.inlineBytes === undefined ? undefined : checkInteger(opts.inlineBytes, 'options.inlineBytes', 0, Number.MAX_SAFE_INTEGER);
+  const inlineBytes =
+    opts.inlineBytes === undefined ? undefined : checkInteger(opts.inlineBytes, 'options.inlineBytes', 0, Number.MAX_SAFE_INTEGER);
   if (opts.sharedMemory !== undefined && typeof opts.sharedMemory !== 'boolean') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.sharedMemory must be a boolean; got ${String(opts.sharedMemory)}`);
   }
@@ -198,7 +201,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   }
   let cpu: CpuPath;
   try {
-    cpu = await CpuPath.create({ variant: kernels as 'simd' | 'scalar', workers, shareMemory: opts.sharedMemory as boolean | undefined, inlineBytes });
+    cpu = await CpuPath.create({
+      variant: kernels as 'simd' | 'scalar',
+      workers,
+      shareMemory: opts.sharedMemory as boolean | undefined,
+      inlineBytes,
+    });
   } catch (e) {
     context?.destroy();
     throw e;
@@ -222,7 +230,11 @@ export class Engine {
   private rleRatio = 0.25;
 
   /** Use {@link createEngine}. */
-  constructor(cpu: CpuPath, gpu: GpuContext | null, settings: { maxElements: number; maxQueue: number; calibration?: 'auto' | 'skip' | 'force' }) {
+  constructor(
+    cpu: CpuPath,
+    gpu: GpuContext | null,
+    settings: { maxElements: number; maxQueue: number; calibration?: 'auto' | 'skip' | 'force' },
+  ) {
     this.cpuPath = cpu;
     this.gpuContext = gpu;
     this.maxElements = settings.maxElements;
@@ -386,7 +398,7 @@ export class Engine {
 
   private async runCalibration(force: boolean, onProgress?: (done: number, total: number) => void): Promise<void> {
     const gpu = this.gpuContext && !this.gpuContext.isLost ? this.gpuContext : null;
-    if (!gpu || this.calibrationMode === 'skip') return;
+    if (!gpu || (this.calibrationMode === 'skip' && !force)) return;
     const info = gpu.adapterInfo;
     const key = calibrationKey({
       parle: VERSION,
@@ -512,7 +524,13 @@ export class Engine {
     const prediction = this.model.predict({ op, inputBytes, resultBytes: this.resultBytes(op, inputBytes), inputLocation, resultLocation });
     if (!gpuUsable) {
       const why = this.gpuContext === null || this.gpuContext.isLost ? 'this engine has no GPU' : `${op} has no GPU kernel`;
-      return { path: 'cpu', predictedMs: { cpu: prediction.predictedMs.cpu, gpu: null }, inputLocation, resultLocation, reason: `${why}, so the CPU path runs` };
+      return {
+        path: 'cpu',
+        predictedMs: { cpu: prediction.predictedMs.cpu, gpu: null },
+        inputLocation,
+        resultLocation,
+        reason: `${why}, so the CPU path runs`,
+      };
     }
     return { path: prediction.path, predictedMs: prediction.predictedMs, inputLocation, resultLocation, reason: prediction.reason };
   }
@@ -521,7 +539,11 @@ export class Engine {
    * Validates the common options and picks the path of one call.
    * @throws ParleError INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, DESTROYED
    */
-  private async route(op: CostOp, input: Data, opts: Record<string, unknown>): Promise<{ path: 'cpu' | 'gpu'; to: Location; signal?: AbortSignal }> {
+  private async route(
+    op: CostOp,
+    input: Data,
+    opts: Record<string, unknown>,
+  ): Promise<{ path: 'cpu' | 'gpu'; to: Location; signal?: AbortSignal }> {
     void this.cpu;
     const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
     const from: Location = input instanceof DeviceArray ? 'device' : 'host';
@@ -612,7 +634,7 @@ export class Engine {
     }
     checkData(runs.values, 'runs.values');
     checkData(runs.lengths, 'runs.lengths', ['u32']);
-    if ((runs.values instanceof DeviceArray) !== (runs.lengths instanceof DeviceArray)) {
+    if (runs.values instanceof DeviceArray !== runs.lengths instanceof DeviceArray) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'runs.values and runs.lengths must both be on the host or both on the GPU');
     }
     if (runs.values.length !== runs.lengths.length) {
@@ -665,9 +687,15 @@ export class Engine {
    * reduce-then-scan per 8-bit digit (Gruber 2013).
    */
   async sort<K extends SortKeys>(keys: K, options?: SortOptions & { values?: undefined; to?: 'host' }): Promise<K>;
-  async sort<K extends SortKeys>(keys: K, options: SortOptions & { values: Uint32Array; to?: 'host' }): Promise<{ keys: K; values: Uint32Array }>;
+  async sort<K extends SortKeys>(
+    keys: K,
+    options: SortOptions & { values: Uint32Array; to?: 'host' },
+  ): Promise<{ keys: K; values: Uint32Array }>;
   async sort(keys: DeviceArray, options?: SortOptions & { values?: undefined; to?: 'device' }): Promise<DeviceArray>;
-  async sort(keys: DeviceArray, options: SortOptions & { values: DeviceArray; to?: 'device' }): Promise<{ keys: DeviceArray; values: DeviceArray }>;
+  async sort(
+    keys: DeviceArray,
+    options: SortOptions & { values: DeviceArray; to?: 'device' },
+  ): Promise<{ keys: DeviceArray; values: DeviceArray }>;
   async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }>;
   async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }> {
     checkData(keys, 'keys', ['u32', 'i32', 'f32']);
@@ -759,7 +787,8 @@ export class Engine {
     const opts = checkOptions(options, 'options');
     const chunkBytes =
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
+    if (opts.to === 'device')
+      throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
     const { signal } = await this.route('compress', input, { ...opts, to: 'host' });
     return this.admit(signal, async () => {
       const host = await this.toHost(input);
@@ -803,7 +832,9 @@ export class Engine {
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
     const chunkBytes =
-      options.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+      options.chunkBytes === undefined
+        ? DEFAULT_CHUNK_BYTES
+        : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     return new ContainerWriter(this.cpu, type, elementCount, chunkBytes);
   }
 
@@ -821,17 +852,25 @@ export class Engine {
 
   /**
    * Which path `auto` would take for `op` on `input`, the predicted milliseconds of each path
-   * (transfers included) and why. Uses the rates calibrated so far (defaults before the first
+   * (transfers included) and why. `input` is the data, or its shape: `{ byteLength, location }`
+   * (e.g. a file not yet read). Uses the rates calibrated so far (defaults before the first
    * calibration; `await engine.calibrate()` first to see the calibrated choice).
    * @throws ParleError INVALID_ARGUMENT (unknown op or input), INVALID_OPTION
    */
-  explain(op: OpName, input: Data, options: { to?: Location } = {}): Explanation {
+  explain(op: OpName, input: Data | { byteLength: number; location?: Location }, options: { to?: Location } = {}): Explanation {
     if (!OPS.includes(op)) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `op must be one of ${OPS.join(', ')}; got ${String(op)}`);
     }
-    checkData(input, 'input');
     void this.cpu;
-    const from: Location = input instanceof DeviceArray ? 'device' : 'host';
+    let from: Location;
+    if (input instanceof DeviceArray || ArrayBuffer.isView(input)) {
+      checkData(input, 'input');
+      from = input instanceof DeviceArray ? 'device' : 'host';
+    } else if (input !== null && typeof input === 'object' && Number.isSafeInteger(input.byteLength) && input.byteLength >= 0) {
+      from = checkChoice(input.location, 'input.location', ['host', 'device'] as const, 'host');
+    } else {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'input must be a typed array, a DeviceArray or { byteLength, location }');
+    }
     const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, op === 'compress' ? 'host' : from);
     return this.predictFor(op, input.byteLength, from, to);
   }
@@ -850,4 +889,3 @@ function destroyAll(value: unknown): void {
   if (value instanceof DeviceArray) value.destroy();
   else if (value && typeof value === 'object') for (const v of Object.values(value)) if (v instanceof DeviceArray) v.destroy();
 }
-

@@ -16,6 +16,7 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import { MAX_CHUNK_BYTES } from '../format/layout.js';
 import { compressFile, decompressFile, inspectFile } from '../node/files.js';
 import { arrayConstructor, ELEMENT_TYPES, elementSize, type ElementType, type SortKeys } from '../types.js';
+import { integerFlag, runServe } from '../service/index.js';
 import { runDemo } from './demo.js';
 import { startProgress } from './progress.js';
 
@@ -49,7 +50,11 @@ async function withEngine<R>(options: EngineOptions, fn: (engine: Engine) => Pro
   }
 }
 
-async function withProgress<R>(label: string, path: string, fn: (onProgress?: (done: number, total: number) => void) => Promise<R>): Promise<R> {
+async function withProgress<R>(
+  label: string,
+  path: string,
+  fn: (onProgress?: (done: number, total: number) => void) => Promise<R>,
+): Promise<R> {
   const { size } = await stat(path).catch(() => ({ size: 0 }));
   const progress = startProgress(label, size);
   try {
@@ -60,7 +65,8 @@ async function withProgress<R>(label: string, path: string, fn: (onProgress?: (d
 }
 
 const pathOption = () => new Option('--path <path>', 'where the work runs').choices(['auto', 'cpu', 'gpu']).default('auto');
-const workersOption = () => new Option('--workers <n>', 'CPU worker threads (default: all cores)').argParser(positiveInteger('--workers', 1024));
+const workersOption = () =>
+  new Option('--workers <n>', 'CPU worker threads (default: all cores)').argParser(positiveInteger('--workers', 1024));
 
 export function buildProgram(): Command {
   const program = new Command('parle')
@@ -92,8 +98,8 @@ export function buildProgram(): Command {
       const out = output ?? `${input}.parle`;
       await withEngine(engineOptions(opts), async (engine) => {
         if (opts.explain) {
-          const probe = new (arrayConstructor(opts.type as ElementType))(0);
-          console.error(JSON.stringify(engine.explain('compress', probe)));
+          const { size } = await stat(input).catch(() => ({ size: 0 }));
+          console.error(JSON.stringify(engine.explain('compress', { byteLength: size, location: 'host' }), null, 2));
         }
         await withProgress('compress', input, (onProgress) =>
           compressFile(engine, input, out, { type: opts.type, chunkBytes: opts.chunkBytes, force: opts.force, onProgress }),
@@ -123,6 +129,22 @@ export function buildProgram(): Command {
           decompressFile(engine, input, out, { maxElements: opts.maxElements, force: opts.force, onProgress }),
         ),
       );
+    });
+
+  program
+    .command('calibrate')
+    .description("measure this machine's CPU and GPU rates for the cost model again, store them, and print them")
+    .addOption(workersOption())
+    .action(async (opts) => {
+      await withEngine({ workers: opts.workers, gpu: 'auto', calibration: 'skip' }, async (engine) => {
+        const bar = process.stderr.isTTY
+          ? (done: number, total: number) => process.stderr.write(`\rcalibrating ${done}/${total}`)
+          : undefined;
+        await engine.calibrate({ force: true, onProgress: bar });
+        if (bar) process.stderr.write('\n');
+        if (!engine.adapter) console.error('parle: no WebGPU adapter: the CPU path runs everything, nothing to calibrate');
+        console.log(JSON.stringify({ adapter: engine.adapter, workers: engine.workers, rates: engine.model.rates }, null, 2));
+      });
     });
 
   program
@@ -156,6 +178,30 @@ export function buildProgram(): Command {
       await withEngine(engineOptions(opts, true), async (engine) => {
         const sorted = await engine.sort(keys, { path: opts.path });
         await writeFile(output, new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength));
+      });
+    });
+
+  program
+    .command('serve')
+    .description('serve compress, decompress and sort over HTTP (one engine shared by all requests) until SIGTERM')
+    .addOption(new Option('--port <n>', 'TCP port (0: a free one, printed)').argParser(integerFlag('--port', 0, 65535)).default(8080))
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .addOption(workersOption())
+    .addOption(
+      new Option('--max-body <bytes>', 'largest request body (413 above)').argParser(integerFlag('--max-body', 0)).default(2 ** 30),
+    )
+    .addOption(
+      new Option('--queue <n>', 'requests that may wait for the engine (503 above)').argParser(integerFlag('--queue', 0)).default(128),
+    )
+    .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
+    .action(async (opts) => {
+      await runServe({
+        port: opts.port,
+        host: opts.host,
+        workers: opts.workers,
+        maxBody: opts.maxBody,
+        queue: opts.queue,
+        timeoutMs: opts.timeoutMs,
       });
     });
 

@@ -34,8 +34,11 @@ async function best(measure: () => Promise<number>): Promise<number> {
 }
 
 /**
- * Measures every line. Spends at most about `budgetMs`: once the budget is gone the lines not
- * yet measured keep the conservative defaults.
+ * Measures every line: the transfers and the CPU at two sizes, then each GPU kernel at the
+ * small size, then, while the budget lasts, at the large one. A line measured at one point only
+ * goes through the origin (conservative for a GPU, whose throughput grows with size). Lines
+ * not measured before the budget (`budgetMs`, default 300) runs out keep the defaults. The
+ * first run of each measurement is discarded (it pays for pipeline compilation, page faults).
  */
 export async function calibrate(
   probe: CalibrationProbe,
@@ -47,24 +50,58 @@ export async function calibrate(
   const started = performance.now();
   const left = () => budget - (performance.now() - started);
   const { small, large } = CALIBRATION_SIZES;
-  const steps: (() => Promise<void>)[] = [];
-  const line = (measure: (bytes: number) => Promise<number>, set: (l: Line) => void) =>
-    steps.push(async () => {
-      if (left() <= 0) return;
+  type Step = () => Promise<void>;
+  const twoPoint =
+    (measure: (bytes: number) => Promise<number>, set: (l: Line) => void): Step =>
+    async () => {
       const t1 = await best(() => measure(small));
-      if (left() <= 0) return;
       const t2 = await best(() => measure(large));
       set(fitLine([small, t1], [large, t2]));
-    });
+    };
+  const gpuSmall = new Map<CostOp, number>();
+  const steps: Step[] = [];
   if (hasGpu) {
-    line((b) => probe.upload!(b), (l) => (rates.upload = l));
-    line((b) => probe.readback!(b), (l) => (rates.readback = l));
+    steps.push(
+      twoPoint(
+        (b) => probe.upload!(b),
+        (l) => (rates.upload = l),
+      ),
+    );
+    steps.push(
+      twoPoint(
+        (b) => probe.readback!(b),
+        (l) => (rates.readback = l),
+      ),
+    );
   }
-  for (const op of COST_OPS) {
-    line((b) => probe.cpu(op, b), (l) => (rates.cpu[op] = l));
-    if (hasGpu) line((b) => probe.gpu!(op, b), (l) => (rates.gpu![op] = l));
+  for (const op of COST_OPS)
+    steps.push(
+      twoPoint(
+        (b) => probe.cpu(op, b),
+        (l) => (rates.cpu[op] = l),
+      ),
+    );
+  if (hasGpu) {
+    for (const op of COST_OPS)
+      steps.push(async () => {
+        const t = await best(() => probe.gpu!(op, small));
+        if (!Number.isFinite(t)) {
+          delete rates.gpu![op];
+          return;
+        }
+        gpuSmall.set(op, t);
+        rates.gpu![op] = { fixedMs: 0, msPerByte: t / small };
+      });
+    for (const op of COST_OPS)
+      steps.push(async () => {
+        const t1 = gpuSmall.get(op);
+        if (t1 === undefined || t1 * (large / small) > 4 * left()) return; // would not fit the budget
+        const t2 = await best(() => probe.gpu!(op, large));
+        rates.gpu![op] = fitLine([small, t1], [large, t2]);
+      });
   }
   for (let i = 0; i < steps.length; i++) {
+    if (left() <= 0) break;
     await steps[i]();
     options.onProgress?.(i + 1, steps.length);
   }

@@ -34,8 +34,8 @@ export interface Line {
 export interface Rates {
   /** Kernel lines of the CPU path (the worker pool), per op. */
   cpu: Record<CostOp, Line>;
-  /** Kernel lines of the GPU path, per op; null without a GPU. */
-  gpu: Record<CostOp, Line> | null;
+  /** Kernel lines of the GPU path, per op that has a GPU kernel; null without a GPU. */
+  gpu: Partial<Record<CostOp, Line>> | null;
   /** Host to device. */
   upload: Line | null;
   /** Device to host. */
@@ -103,7 +103,8 @@ export class CostModel {
     if (gpuKernel === null || !upload || !readback) {
       return { path: 'cpu', predictedMs: { cpu, gpu: null }, reason: 'no GPU path on this engine, so the CPU path runs' };
     }
-    const gpu = (inputLocation === 'host' ? at(upload, inputBytes) : 0) + gpuKernel + (resultLocation === 'host' ? at(readback, resultBytes) : 0);
+    const gpu =
+      (inputLocation === 'host' ? at(upload, inputBytes) : 0) + gpuKernel + (resultLocation === 'host' ? at(readback, resultBytes) : 0);
     const tie = Math.abs(cpu - gpu) <= 0.02 * Math.min(cpu, gpu);
     const path: 'cpu' | 'gpu' = tie ? (inputLocation === 'device' ? 'gpu' : 'cpu') : cpu < gpu ? 'cpu' : 'gpu';
     const ms = (x: number) => `${x < 1 ? x.toFixed(3) : x.toFixed(1)} ms`;
@@ -143,13 +144,11 @@ export function defaultRates(hasGpu: boolean): Rates {
     decompress: cpuLine(1),
   };
   if (!hasGpu) return { cpu, gpu: null, upload: null, readback: null };
-  const gpu: Record<CostOp, Line> = {
+  const gpu: Partial<Record<CostOp, Line>> = {
     rleEncode: gpuLine(1),
     rleDecode: gpuLine(1),
     scan: gpuLine(1),
     sort: gpuLine(0.1),
-    compress: gpuLine(0.5),
-    decompress: gpuLine(0.5),
   };
   return { cpu, gpu, upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 }, readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 } };
 }

@@ -87,7 +87,9 @@ export class WasmHeap {
       try {
         this.memory.grow(pages - havePages);
       } catch (cause) {
-        throw new ParleError(ErrorCodes.TOO_LARGE, `growing WebAssembly memory to ${formatBytes(pages * WASM_PAGE_BYTES)} failed`, { cause });
+        throw new ParleError(ErrorCodes.TOO_LARGE, `growing WebAssembly memory to ${formatBytes(pages * WASM_PAGE_BYTES)} failed`, {
+          cause,
+        });
       }
     }
     this.top = end;

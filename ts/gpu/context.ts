@@ -64,6 +64,8 @@ export interface GpuLostInfo {
 export interface EncoderHooks {
   begin(encoder: GPUCommandEncoder): void;
   end(encoder: GPUCommandEncoder): void;
+  /** Timestamp writes for one compute pass of the op (profiling), or undefined. */
+  pass?(label: string): GPUComputePassTimestampWrites | undefined;
 }
 
 let dawnGpu: GPU | undefined;
@@ -192,7 +194,7 @@ export class Submission {
   /** Dispatches `count` workgroups of `pipeline` as a 1-D or 2-D grid (x <= the per-dimension limit). */
   dispatch(pipeline: GPUComputePipeline, entries: GPUBindGroupEntry[], count: number, label: string): void {
     if (count === 0) return;
-    const pass = this.encoder.beginComputePass({ label });
+    const pass = this.encoder.beginComputePass({ label, timestampWrites: this.#ctx.encoderHooks?.pass?.(label) });
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
     const [x, y] = this.#ctx.grid(count);
@@ -202,7 +204,7 @@ export class Submission {
 
   /** Dispatches with the workgroup counts read from `indirect` at byte `offset` (x, y, z u32). */
   dispatchIndirect(pipeline: GPUComputePipeline, entries: GPUBindGroupEntry[], indirect: GPUBuffer, offset: number, label: string): void {
-    const pass = this.encoder.beginComputePass({ label });
+    const pass = this.encoder.beginComputePass({ label, timestampWrites: this.#ctx.encoderHooks?.pass?.(label) });
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
     pass.dispatchWorkgroupsIndirect(indirect, offset);
@@ -314,13 +316,15 @@ export class GpuContext {
     }
   };
 
-  /** @internal [x, y] workgroups covering `count` (x <= maxComputeWorkgroupsPerDimension). */
+  /**
+   * @internal [x, y] workgroups covering `count` with the fewest extra (x <= the per-dimension
+   * limit; kernels linearise wid.y * nwg.x + wid.x and skip ids >= count).
+   */
   grid(count: number): [number, number] {
     const maxX = this.limits.maxComputeWorkgroupsPerDimension;
-    const x = Math.min(count, maxX);
-    const y = Math.ceil(count / x);
+    const y = Math.ceil(count / maxX);
     if (y > maxX) throw new ParleError(ErrorCodes.TOO_LARGE, `${count} workgroups exceed a 2-D dispatch`);
-    return [x, y];
+    return [Math.ceil(count / y), y];
   }
 
   /** @internal A storage buffer of paddedSize(byteLength) bytes. @throws TOO_LARGE beyond one binding. */

@@ -32,27 +32,17 @@ function packingConsts(type: ElementType): Record<string, string> {
   };
 }
 
-function encodePipelines(ctx: GpuContext, type: ElementType): { main: GPUComputePipeline; lengths: GPUComputePipeline } {
+function encodePipelines(ctx: GpuContext, type: ElementType): { main: GPUComputePipeline; runs: GPUComputePipeline } {
   const epw = perWord(type);
   const variant = `${epw}:${ctx.hasSubgroups ? 'sg' : 'shared'}:${ctx.lookbackSpin}`;
-  const build = (entryPoint: string) => () => {
-    const values =
-      epw > 1
-        ? '@group(0) @binding(2) var<storage, read_write> values: array<atomic<u32>>;\n' +
-          'fn storeValue(r: u32, v: u32) { atomicOr(&values[r / EPW], v << ((r % EPW) * BITS)); }'
-        : '@group(0) @binding(2) var<storage, read_write> values: array<u32>;\n' +
-          'fn storeValue(r: u32, v: u32) { values[r] = v; }';
-    const code = composeKernel(encodeSource.replace('/*VALUES*/', values), {
-      subgroups: ctx.hasSubgroups,
-      scalar: 'u32',
-      lookback: true,
-      consts: packingConsts(type),
-    });
-    return { code, entryPoint, constants: entryPoint === 'main' ? { LB_MAX_SPIN: ctx.lookbackSpin } : undefined };
-  };
+  const build = (entryPoint: string) => () => ({
+    code: composeKernel(encodeSource, { subgroups: ctx.hasSubgroups, scalar: 'u32', lookback: true, consts: packingConsts(type) }),
+    entryPoint,
+    constants: entryPoint === 'main' ? { LB_MAX_SPIN: ctx.lookbackSpin } : undefined,
+  });
   return {
     main: getPipeline(ctx.device, `rle-encode:${variant}`, build('main')),
-    lengths: getPipeline(ctx.device, `rle-lengths:${variant}`, build('runLengths')),
+    runs: getPipeline(ctx.device, `rle-runs:${variant}`, build('runsOut')),
   };
 }
 
@@ -111,13 +101,11 @@ export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<
     const spine = s.temp(spineBytes(tiles), 'rle-spine');
     const countArgs = s.temp(16, 'rle-count', GPUBufferUsage.INDIRECT);
     s.encoder.clearBuffer(spine);
-    if (epw > 1) s.encoder.clearBuffer(valuesBuf);
     s.dispatch(
       pipes.main,
       [
         { binding: 0, resource: { buffer: s.uniform([n, tiles, ctx.limits.maxComputeWorkgroupsPerDimension, 0]) } },
         { binding: 1, resource: { buffer: src } },
-        { binding: 2, resource: { buffer: valuesBuf } },
         { binding: 3, resource: { buffer: ends } },
         { binding: 4, resource: { buffer: spine } },
         { binding: 5, resource: { buffer: countArgs } },
@@ -126,15 +114,17 @@ export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<
       'parle:rle-encode',
     );
     s.dispatchIndirect(
-      pipes.lengths,
+      pipes.runs,
       [
         { binding: 6, resource: { buffer: ends } },
         { binding: 7, resource: { buffer: countArgs } },
         { binding: 8, resource: { buffer: lengthsBuf } },
+        { binding: 9, resource: { buffer: src } },
+        { binding: 10, resource: { buffer: valuesBuf } },
       ],
       countArgs,
       4,
-      'parle:rle-lengths',
+      'parle:rle-runs',
     );
     readCount = readAfter(ctx, s, countArgs, 4);
   });

@@ -1,0 +1,223 @@
+// The cost model's choices, measured: for every op x size x input location x wanted result
+// location, run the call with path 'cpu', 'gpu' and 'auto', and print the predicted and measured
+// milliseconds of each. Acceptance (issue "Cost model"): auto within 10 % of the faster path in
+// >= 90 % of the cells, and never 2x slower. Plus, on a GPU machine, the cases of Rutter's report
+// (a 128 MiB mostly-zero volume on the GPU, compressed result wanted on the host) and of Haugen's
+// thesis (a .parle file of ratio >= 8 on the host, elements wanted on the GPU).
+//
+//   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--out DIR]
+//
+// Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createEngine, DeviceArray } from '../dist/node/index.js';
+
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, 'gpu-machine': { type: 'boolean', default: false }, out: { type: 'string' } },
+});
+const root = new URL('..', import.meta.url).pathname;
+const outDir = args.out ?? process.env.OUT ?? join(root, 'bench/results');
+const sizes = args.quick ? [4 << 10, 256 << 10] : [4 << 10, 256 << 10, 16 << 20, ...(args['gpu-machine'] ? [256 << 20] : [])];
+const OPS = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
+/** A run slower than this is not repeated (SwiftShader's GPU sort of 16 MiB takes seconds). */
+const SLOW_MS = 1500;
+
+const engine = await createEngine({ gpu: 'require' });
+await engine.calibrate();
+console.log(`adapter: ${JSON.stringify(engine.adapter)}, workers ${engine.workers}`);
+
+function runsData(bytes) {
+  const a = new Uint8Array(bytes);
+  let s = 1;
+  for (let i = 0, v = 0; i < bytes;) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const len = 1 + ((s >>> 8) % 31);
+    v = (v + 1 + (s % 200)) & 255;
+    a.fill(v, i, i + len);
+    i += len;
+  }
+  return a;
+}
+function keysData(bytes) {
+  const a = new Uint32Array(bytes >> 2);
+  for (let i = 0, s = 7; i < a.length; i++) a[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+  return a;
+}
+
+/** Input of an op at a size, on the host; and how to call the op on it. */
+async function prepare(op, bytes) {
+  if (op === 'rleEncode') return { input: runsData(bytes), call: (x, o) => engine.rleEncode(x, o) };
+  if (op === 'scan') return { input: keysData(bytes), call: (x, o) => engine.scan(x, o) };
+  if (op === 'sort') return { input: keysData(bytes), call: (x, o) => engine.sort(x, o) };
+  if (op === 'compress') return { input: runsData(bytes), call: (x, o) => engine.compress(x, o) };
+  if (op === 'rleDecode') {
+    const runs = await engine.rleEncode(runsData(bytes), { path: 'cpu' });
+    return { input: runs, call: (x, o) => engine.rleDecode(x, o), sizeBytes: runs.values.byteLength + runs.lengths.byteLength };
+  }
+  const packed = await engine.compress(runsData(bytes), { path: 'cpu' });
+  return { input: packed, call: (x, o) => engine.decompress(x, o) };
+}
+
+async function place(input, where) {
+  if (where === 'host') return input;
+  if (input instanceof Uint8Array && input[0] === 0x89) return undefined; // a container lives on the host
+  if (input.lengths) return { values: await engine.upload(input.values), lengths: await engine.upload(input.lengths) };
+  return engine.upload(input);
+}
+
+function release(x) {
+  if (x instanceof DeviceArray) x.destroy();
+  else if (x && typeof x === 'object' && !ArrayBuffer.isView(x)) for (const v of Object.values(x)) release(v);
+}
+
+/** Median ms of repeated calls: at least 5 and until 150 ms have passed (25 at most), one if slow. */
+async function timeCall(call, input, options) {
+  const times = [];
+  const started = performance.now();
+  for (let rep = 0; rep < 25 && (rep < 5 || performance.now() - started < 150); rep++) {
+    const t0 = performance.now();
+    let result;
+    try {
+      result = await call(input, options);
+    } catch (e) {
+      if (e?.code === 'PATH_UNAVAILABLE') return null;
+      throw e;
+    }
+    times.push(performance.now() - t0);
+    release(result);
+    if (times[times.length - 1] > SLOW_MS) break;
+  }
+  times.sort((a, b) => a - b);
+  return times[times.length >> 1];
+}
+
+const cells = [];
+for (const op of OPS) {
+  for (const bytes of sizes) {
+    const { input, call } = await prepare(op, bytes);
+    for (const from of ['host', 'device']) {
+      const placed = await place(input, from);
+      if (placed === undefined) continue;
+      for (const to of ['host', 'device']) {
+        if (op === 'compress' && to === 'device') continue;
+        const explanation = engine.explain(op, placed.lengths ? placed.values : placed, { to });
+        const cpu = await timeCall(call, placed, { path: 'cpu', to });
+        const gpu = await timeCall(call, placed, { path: 'gpu', to });
+        const auto = await timeCall(call, placed, { path: 'auto', to });
+        const best = Math.min(cpu, gpu ?? Infinity);
+        const cell = {
+          op,
+          bytes,
+          from,
+          to,
+          chose: engine.explain(op, placed.lengths ? placed.values : placed, { to }).path,
+          predictedMs: explanation.predictedMs,
+          measuredMs: { cpu, gpu, auto },
+          choseFaster: (engine.explain(op, placed.lengths ? placed.values : placed, { to }).path === 'cpu') === cpu <= (gpu ?? Infinity),
+          within10: auto <= best * 1.1,
+          twiceSlower: auto > best * 2,
+        };
+        cells.push(cell);
+        const f = (x) => (x === null || x === undefined ? '   -   ' : x.toFixed(2).padStart(8));
+        console.log(
+          `${op.padEnd(10)} ${String(bytes >> 10).padStart(7)} KiB ${from.padEnd(6)}-> ${to.padEnd(6)} chose ${cell.chose}  predicted cpu ${f(cell.predictedMs.cpu)} gpu ${f(cell.predictedMs.gpu)}  measured cpu ${f(cpu)} gpu ${f(gpu)} auto ${f(auto)}  ${cell.within10 ? 'ok' : cell.twiceSlower ? '2x SLOWER' : 'miss'}`,
+        );
+      }
+      if (from === 'device') release(placed);
+    }
+  }
+}
+
+const choseFaster = cells.filter((c) => c.choseFaster).length;
+console.log(`\nauto chose the path measured faster in ${choseFaster}/${cells.length} cells`);
+const within = cells.filter((c) => c.within10).length;
+const slower = cells.filter((c) => c.twiceSlower).length;
+const share = within / cells.length;
+console.log(
+  `auto within 10 % of the faster path in ${within}/${cells.length} cells (${(share * 100).toFixed(0)} %, target >= 90 %): ${share >= 0.9 ? 'PASS' : 'MISS'}`,
+);
+console.log(`auto 2x slower than the faster path in ${slower} cells (target 0): ${slower === 0 ? 'PASS' : 'MISS'}`);
+
+// ---- the papers' cases (GPU machine) -----------------------------------------------------------
+
+/** Rutter's Voxel3D-like volume: 512^3 bytes, zero but for splatted particles (balls of radius 2..5). */
+function sparseVolume(side = 512, particles = 4000) {
+  const v = new Uint8Array(side * side * side);
+  let s = 99;
+  const rnd = (m) => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 8) % m;
+  for (let p = 0; p < particles; p++) {
+    const [cx, cy, cz, r, value] = [rnd(side), rnd(side), rnd(side), 2 + rnd(4), 1 + rnd(255)];
+    for (let z = Math.max(0, cz - r); z <= Math.min(side - 1, cz + r); z++)
+      for (let y = Math.max(0, cy - r); y <= Math.min(side - 1, cy + r); y++)
+        for (let x = Math.max(0, cx - r); x <= Math.min(side - 1, cx + r); x++)
+          if ((x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= r * r) v[(z * side + y) * side + x] = value;
+  }
+  return v;
+}
+
+async function median(fn, reps = 5) {
+  const times = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    release(await fn());
+    times.push(performance.now() - t0);
+  }
+  return times.sort((a, b) => a - b)[reps >> 1];
+}
+
+const cases = {};
+if (args['gpu-machine']) {
+  const volume = sparseVolume();
+  const onGpu = await engine.upload(volume);
+  // Baseline: read the volume back, then compress it on the CPU.
+  const readbackThenCpu = await median(async () => engine.compress(await engine.download(onGpu), { path: 'cpu' }));
+  const readbackThenCpuRle = await median(async () => engine.rleEncode(await engine.download(onGpu), { path: 'cpu' }));
+  const autoCompress = await median(() => engine.compress(onGpu));
+  const autoRuns = await median(() => engine.rleEncode(onGpu, { to: 'host' }));
+  cases.rutter = {
+    what: '128 MiB byte volume (512^3, sparse splatted particles) on the GPU, compressed result wanted on the host',
+    baselineMs: { readbackThenCompress: readbackThenCpu, readbackThenRleEncode: readbackThenCpuRle },
+    autoMs: { compress: autoCompress, rleEncodeToHost: autoRuns },
+    speedup: { compress: readbackThenCpu / autoCompress, rleEncode: readbackThenCpuRle / autoRuns },
+    target: 10,
+    papers: 'Rutter (GTX 460M): 2x',
+  };
+  onGpu.destroy();
+  // Haugen: a .parle file of ratio >= 8 on the host, elements wanted on the GPU.
+  const data = runsData(256 << 20);
+  const packed = await engine.compress(data, { path: 'cpu' });
+  const cpuThenUpload = await median(async () => engine.upload(await engine.decompress(packed, { path: 'cpu' })));
+  const autoToDevice = await median(() => engine.decompress(packed, { to: 'device' }));
+  cases.haugen = {
+    what: `256 MiB u8 .parle (ratio ${(data.length / packed.length).toFixed(1)}) on the host, elements wanted on the GPU`,
+    baselineMs: { cpuDecodeThenUpload: cpuThenUpload },
+    autoMs: { decompressToDevice: autoToDevice },
+    speedup: cpuThenUpload / autoToDevice,
+    target: 3,
+    papers: 'Haugen: the GPU decoder lost to a plain copy',
+  };
+  console.log(JSON.stringify(cases, null, 2));
+}
+
+await mkdir(outDir, { recursive: true });
+await writeFile(
+  join(outDir, 'cost-model.json'),
+  JSON.stringify(
+    {
+      benchmark: 'cost-model',
+      date: new Date().toISOString(),
+      machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version },
+      adapter: engine.adapter,
+      workers: engine.workers,
+      rates: engine.model.rates,
+      summary: { cells: cells.length, choseFaster, within10: within, twiceSlower: slower, share },
+      cells,
+      cases,
+    },
+    null,
+    2,
+  ),
+);
+await engine.destroy();

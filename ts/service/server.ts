@@ -1,0 +1,403 @@
+/**
+ * The HTTP service over one {@link Engine} (and its worker pool), shared by all requests:
+ *
+ *   POST /v1/compress?type=u8|u16|u32|i32|f32   raw little-endian elements -> application/x-parle
+ *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream)
+ *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
+ *   GET  /healthz                                200 {"status":"ok", ...} (503 while shutting down)
+ *   GET  /metrics                                Prometheus text (ts/service/metrics.ts)
+ *
+ * Request bodies must be `application/octet-stream` or `application/x-parle` (else 415); they
+ * are never buffered by the framework: a content-type parser hands the raw stream over.
+ * Compress and decompress stream chunk by chunk (ts/service/streams.ts); sort buffers its keys
+ * (it needs them all), bounded by `maxBody`. Errors answer `{ "error": { "code", "message" } }`
+ * with the statuses of ts/service/errors.ts. Requests that reach the engine pass an admission
+ * gate (ts/service/admission.ts): 503 QUEUE_FULL with Retry-After when it is full.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { Engine } from '../engine.js';
+import { ErrorCodes, ParleError } from '../errors.js';
+import { MAX_CHUNK_BYTES } from '../format/layout.js';
+import type { ElementType, SortKeys } from '../types.js';
+import { arrayConstructor, elementSize, isElementType } from '../types.js';
+import { AdmissionGate } from './admission.js';
+import { readBody, readWholeBody, type RequestWork } from './body.js';
+import { RETRY_AFTER_SECONDS, ServiceError, ServiceErrorCodes, bodyTooLarge, describeError, type ErrorBody } from './errors.js';
+import { ServiceMetrics } from './metrics.js';
+import { compressBody, decompressBody, toReadable, type StreamContext } from './streams.js';
+
+/** Options of {@link createService}. */
+export interface ServiceOptions {
+  /**
+   * Largest request body, in bytes (default 1 GiB). Refused with 413 TOO_LARGE before the body
+   * is read when Content-Length says more, else as soon as the streamed bytes pass it. Sort
+   * holds its whole body in memory (plus 8 bytes a key in the engine), so this also bounds it.
+   */
+  maxBody?: number;
+  /** Requests that may wait for a turn on the engine (default 128); one more gets 503 QUEUE_FULL. */
+  queue?: number;
+  /**
+   * Requests that work on the engine at once (default: the engine's workers + 1, at least 2).
+   * Each active stream holds up to workers + 1 chunks in flight in the engine's wasm memory.
+   */
+  maxActive?: number;
+  /**
+   * Milliseconds a request may take from its first byte to its last byte out (default
+   * 120000); past it, 503 TIMEOUT (or a cut connection when the response had started), and the
+   * engine op is aborted.
+   */
+  timeoutMs?: number;
+  /**
+   * Bytes of elements per .parle chunk that compress writes (default 1 MiB). Smaller chunks
+   * hold less memory per request (u8 needs ~11x the chunk's bytes of wasm memory in flight);
+   * larger ones cost fewer worker round trips. 1 KiB to 64 MiB.
+   */
+  chunkBytes?: number;
+  /** fastify's logger option (default false: no request logs). */
+  logger?: boolean;
+}
+
+/** A running service; see {@link createService}. */
+export interface Service {
+  /** The fastify instance (routes registered, not listening until {@link listen}). */
+  readonly app: FastifyInstance;
+  readonly engine: Engine;
+  readonly metrics: ServiceMetrics;
+  readonly gate: AdmissionGate;
+  /** Requests received and not yet answered. */
+  readonly inFlight: number;
+  /** Starts listening; resolves to the base URL, e.g. `http://127.0.0.1:8080`. Port 0 picks a free one. */
+  listen(options: { port: number; host: string }): Promise<string>;
+  /**
+   * Graceful stop: stops accepting connections, answers requests arriving on open keep-alive
+   * connections with 503 SHUTTING_DOWN, waits for the requests in flight to finish, closes
+   * idle connections. Does not destroy the engine (its owner does). Safe to call twice.
+   */
+  close(): Promise<void>;
+}
+
+/** Element types of POST /v1/sort. */
+const SORT_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32'];
+const BODY_TYPES = ['application/octet-stream', 'application/x-parle'];
+const DEFAULTS = { maxBody: 2 ** 30, queue: 128, timeoutMs: 120_000, chunkBytes: 1 << 20 };
+
+function checkOption(value: number | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.${name} must be an integer from ${min} to ${max}; got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Content-Length as a number, undefined when absent. */
+function contentLength(request: FastifyRequest): number | undefined {
+  const header = request.headers['content-length'];
+  if (header === undefined) return undefined;
+  const n = Number(header);
+  // Node's parser already refuses malformed lengths; this is belt and braces.
+  if (!Number.isSafeInteger(n) || n < 0) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `bad Content-Length: ${header}`);
+  return n;
+}
+
+/** The `type` query parameter, checked against `allowed`. */
+function queryType(request: FastifyRequest, allowed: readonly ElementType[], fallback?: ElementType): ElementType {
+  const raw = (request.query as Record<string, unknown>).type ?? fallback;
+  if (raw === undefined) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `the type query parameter is required: one of ${allowed.join(', ')}`);
+  }
+  if (typeof raw !== 'string' || !isElementType(raw) || !allowed.includes(raw)) {
+    throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `type must be one of ${allowed.join(', ')}; got ${String(raw)}`);
+  }
+  return raw;
+}
+
+/**
+ * Creates the service over `engine` (which it shares between all requests and does not
+ * destroy). Routes and statuses: see this module's header and ts/service/errors.ts.
+ * @throws ParleError INVALID_OPTION (names the option)
+ */
+export async function createService(engine: Engine, options: ServiceOptions = {}): Promise<Service> {
+  const maxBody = checkOption(options.maxBody, 'maxBody', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.maxBody);
+  const queue = checkOption(options.queue, 'queue', 0, 2 ** 31, DEFAULTS.queue);
+  const maxActive = checkOption(options.maxActive, 'maxActive', 1, 2 ** 16, Math.max(2, engine.workers + 1));
+  const timeoutMs = checkOption(options.timeoutMs, 'timeoutMs', 1, 2 ** 31 - 1, DEFAULTS.timeoutMs);
+  const chunkBytes = checkOption(options.chunkBytes, 'chunkBytes', 1024, MAX_CHUNK_BYTES, DEFAULTS.chunkBytes);
+
+  const gate = new AdmissionGate(maxActive, queue);
+  const metrics = new ServiceMetrics(engine, gate);
+  const works = new WeakMap<FastifyRequest, RequestWork>();
+  const maxInFlight = Math.max(2, engine.workers + 1);
+  let closing = false;
+  let inFlight = 0;
+  let onIdle: (() => void) | undefined;
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    // Requests on open keep-alive connections during shutdown get our own JSON 503 (onRequest).
+    return503OnClosing: false,
+    // The per-request timeout is ours (timeoutMs); Node's would cut uploads without an answer.
+    requestTimeout: 0,
+  });
+
+  const workOf = (request: FastifyRequest): RequestWork => works.get(request)!;
+
+  // ---- bodies: the raw stream, never buffered by fastify ----------------------------------
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(BODY_TYPES, (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    done(
+      new ServiceError(
+        ServiceErrorCodes.UNSUPPORTED_MEDIA_TYPE,
+        415,
+        `Content-Type must be ${BODY_TYPES.join(' or ')}; got ${request.headers['content-type'] ?? 'none'}`,
+      ),
+      undefined,
+    );
+  });
+
+  // ---- every request: timeout, client-gone abort, metrics --------------------------------
+  app.addHook('onRequest', (request, reply, done) => {
+    const started = process.hrtime.bigint();
+    const controller = new AbortController();
+    const work: RequestWork = { controller, bytesIn: 0, bytesOut: 0 };
+    works.set(request, work);
+    inFlight++;
+    const res = reply.raw;
+    // A request that is torn down emits 'error' on its IncomingMessage; without a listener
+    // that would be an uncaught exception. The failure is handled through `controller`.
+    request.raw.on('error', () => undefined);
+    const timer = setTimeout(
+      () => controller.abort(new ServiceError(ServiceErrorCodes.TIMEOUT, 503, `the request took longer than ${timeoutMs} ms (timeoutMs)`)),
+      timeoutMs,
+    );
+    res.once('close', () => {
+      clearTimeout(timer);
+      const completed = res.writableFinished;
+      if (!completed) controller.abort(new Error('the client closed the connection'));
+      const route = request.routeOptions.url ?? 'unmatched';
+      // 499: the client went away before the response was complete (nginx's convention).
+      metrics.requests.inc({ route, method: request.method, status: completed ? String(res.statusCode) : '499' });
+      metrics.bytesIn.inc({ route }, work.bytesIn);
+      metrics.bytesOut.inc({ route }, work.bytesOut);
+      metrics.duration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+      inFlight--;
+      if (inFlight === 0) onIdle?.();
+    });
+    if (closing) {
+      reply.header('connection', 'close');
+      done(new ServiceError(ServiceErrorCodes.SHUTTING_DOWN, 503, 'the service is shutting down'));
+      return;
+    }
+    done();
+  });
+
+  // Bytes out of whole replies (sort, JSON); streamed bodies are counted as they are produced.
+  app.addHook('onSend', async (request, _reply, payload) => {
+    const work = works.get(request);
+    if (work && (typeof payload === 'string' || payload instanceof Uint8Array)) work.bytesOut += Buffer.byteLength(payload);
+    return payload;
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const work = works.get(request);
+    // An op that failed because the request timed out reports the timeout, not ABORTED.
+    const cause = work?.controller.signal.aborted && work.controller.signal.reason instanceof ServiceError ? work.controller.signal.reason : error;
+    let { status, code, message } = describeError(cause);
+    if (!(cause instanceof ServiceError) && !(cause instanceof ParleError)) {
+      const fastifyStatus = (error as { statusCode?: number }).statusCode;
+      if (fastifyStatus === 415) {
+        ({ status, code, message } = { status: 415, code: ServiceErrorCodes.UNSUPPORTED_MEDIA_TYPE, message: String((error as Error).message) });
+      } else if (fastifyStatus !== undefined && fastifyStatus >= 400 && fastifyStatus < 500) {
+        ({ status, code, message } = { status: fastifyStatus, code: ErrorCodes.INVALID_ARGUMENT, message: String((error as Error).message) });
+      } else {
+        request.log.error({ err: error }, 'internal error');
+      }
+    }
+    if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+    // The rest of an unread body is not worth reading: close the connection after the answer
+    // instead (Node would otherwise read and discard the body to keep the connection alive).
+    if (!request.raw.complete) reply.header('connection', 'close');
+    const body: ErrorBody = { error: { code, message } };
+    return reply.code(status).type('application/json').send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const body: ErrorBody = { error: { code: ServiceErrorCodes.NOT_FOUND, message: `no route ${request.method} ${request.url}` } };
+    if (!request.raw.complete) reply.header('connection', 'close');
+    return reply.code(404).type('application/json').send(body);
+  });
+
+  // ---- checks before any body byte is read ------------------------------------------------
+
+  /** 413 from Content-Length alone, before the body is read. */
+  function refuseLargeBody(request: FastifyRequest): number | undefined {
+    const length = contentLength(request);
+    if (length !== undefined && length > maxBody) throw bodyTooLarge(maxBody, length);
+    return length;
+  }
+
+  /** 415 before the body is read (fastify's parser would only see it after the other checks). */
+  function checkContentType(request: FastifyRequest): void {
+    const header = request.headers['content-type'];
+    const mime = header?.split(';')[0].trim().toLowerCase();
+    if (mime === undefined || !BODY_TYPES.includes(mime)) {
+      throw new ServiceError(
+        ServiceErrorCodes.UNSUPPORTED_MEDIA_TYPE,
+        415,
+        `Content-Type must be ${BODY_TYPES.join(' or ')}; got ${header ?? 'none'}`,
+      );
+    }
+  }
+
+  /** The request body stream; an empty one when the request had none. */
+  function bodyOf(request: FastifyRequest): Readable {
+    return (request.body as Readable | undefined) ?? request.raw;
+  }
+
+  // ---- routes -------------------------------------------------------------------------------
+
+  app.post(
+    '/v1/compress',
+    {
+      onRequest: async (request) => {
+        const type = queryType(request, ['u8', 'u16', 'u32', 'i32', 'f32'], 'u8');
+        checkContentType(request);
+        const length = refuseLargeBody(request);
+        if (length === undefined) {
+          throw new ServiceError(
+            ServiceErrorCodes.LENGTH_REQUIRED,
+            411,
+            'POST /v1/compress needs a Content-Length: the element count goes into the container header before the body',
+          );
+        }
+        if (length % elementSize(type) !== 0) {
+          throw new ParleError(
+            ErrorCodes.UNALIGNED_LENGTH,
+            `the body has ${length} bytes, not a whole number of ${type} elements (${elementSize(type)} bytes each)`,
+          );
+        }
+      },
+    },
+    async (request, reply) => {
+      const type = queryType(request, ['u8', 'u16', 'u32', 'i32', 'f32'], 'u8');
+      const length = contentLength(request)!;
+      const work = workOf(request);
+      const writer = engine.createCompressor(type, length / elementSize(type), { chunkBytes });
+      // Streams always run on the CPU path (the ContainerWriter takes chunks to the workers).
+      metrics.paths.inc({ op: 'compress', path: 'cpu' });
+      const ctx: StreamContext = { gate, work, maxInFlight };
+      const output = compressBody(writer, () => readBody(bodyOf(request), work, maxBody), ctx);
+      // Errors before the first piece (queue full, timeout while waiting) still get a status.
+      const first = await output.next();
+      reply.type('application/x-parle').header('parle-type', type);
+      return reply.send(toReadable(first.done ? undefined : first.value, output));
+    },
+  );
+
+  app.post(
+    '/v1/decompress',
+    {
+      onRequest: async (request) => {
+        checkContentType(request);
+        refuseLargeBody(request);
+      },
+    },
+    async (request, reply) => {
+      const work = workOf(request);
+      const reader = engine.createDecompressor();
+      const ctx: StreamContext = { gate, work, maxInFlight };
+      const output = decompressBody(reader, () => readBody(bodyOf(request), work, maxBody), ctx);
+      // The header, and the first chunks, are checked before the status goes out: a corrupt
+      // or truncated container of up to workers + 1 chunks always gets its 400.
+      const first = await output.next();
+      const header = reader.header!;
+      metrics.paths.inc({ op: 'decompress', path: 'cpu' });
+      reply
+        .type('application/octet-stream')
+        .header('parle-type', header.type)
+        .header('content-length', String(header.elementCount * elementSize(header.type)));
+      return reply.send(toReadable(first.done ? undefined : first.value, output));
+    },
+  );
+
+  app.post(
+    '/v1/sort',
+    {
+      onRequest: async (request) => {
+        const type = queryType(request, SORT_TYPES);
+        checkContentType(request);
+        const length = refuseLargeBody(request);
+        if (length !== undefined && length % elementSize(type) !== 0) {
+          throw new ParleError(ErrorCodes.UNALIGNED_LENGTH, `the body has ${length} bytes, not a whole number of ${type} keys`);
+        }
+      },
+    },
+    async (request, reply) => {
+      const type = queryType(request, SORT_TYPES);
+      const work = workOf(request);
+      const signal = work.controller.signal;
+      const release = await gate.acquire(signal);
+      try {
+        const bytes = await readWholeBody(bodyOf(request), work, maxBody, contentLength(request));
+        if (bytes.length % 4 !== 0) {
+          throw new ParleError(ErrorCodes.UNALIGNED_LENGTH, `the body has ${bytes.length} bytes, not a whole number of ${type} keys`);
+        }
+        const keys = new (arrayConstructor(type))(bytes.buffer, 0, bytes.length / 4) as SortKeys;
+        metrics.paths.inc({ op: 'sort', path: engine.explain('sort', keys).path });
+        const sorted = await engine.sort(keys, { signal });
+        return reply.type('application/octet-stream').header('parle-type', type).send(Buffer.from(sorted.buffer, sorted.byteOffset, sorted.byteLength));
+      } finally {
+        release();
+      }
+    },
+  );
+
+  app.get('/healthz', async (_request, reply) => {
+    if (closing) reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
+    return {
+      status: closing ? 'closing' : 'ok',
+      workers: engine.workers,
+      pending: engine.pending,
+      active: gate.active,
+      waiting: gate.waiting,
+      workerRestarts: engine.workerRestarts,
+    };
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+
+  await app.ready();
+
+  let closed: Promise<void> | undefined;
+  return {
+    app,
+    engine,
+    metrics,
+    gate,
+    get inFlight() {
+      return inFlight;
+    },
+    async listen({ port, host }) {
+      await app.listen({ port, host });
+      const address = app.server.address();
+      const actual = typeof address === 'object' && address ? address.port : port;
+      return `http://${host.includes(':') ? `[${host}]` : host}:${actual}`;
+    },
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        const stopped = app.close();
+        // Keep-alive connections that were busy when close() began become idle only when
+        // their response ends; close those once nothing is in flight.
+        if (inFlight > 0) await new Promise<void>((resolve) => (onIdle = resolve));
+        app.server.closeIdleConnections();
+        await stopped;
+      })();
+      return closed;
+    },
+  };
+}

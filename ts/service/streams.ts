@@ -1,0 +1,138 @@
+/**
+ * Request body -> .parle chunks -> response body, chunk by chunk, with backpressure both ways:
+ *
+ *   socket -> readBody() -> ContainerWriter/Reader.write() -> yield -> Readable -> socket
+ *
+ * The generators below are pulled by the response stream: a piece is only asked for when the
+ * response has room (its buffer is under 64 KiB), and the next body piece is only read when
+ * the codec has taken the last one (`write()` resolves once fewer than `workers + 1` chunks
+ * are in flight). A slow reader therefore stalls the codec, which stalls the body, which
+ * stalls the client's sends through TCP. Memory held per request: one chunk of input being
+ * gathered, the chunks in flight (their wasm blocks) and one chunk of output.
+ *
+ * Each generator holds a turn of the admission gate from its first step to its end, and on
+ * any early end (error, abort, client gone) waits for its chunks still in flight before it
+ * gives the turn back, so the gate's bound on concurrent engine work holds.
+ */
+import { Readable } from 'node:stream';
+import type { ContainerReader, ContainerWriter } from '../format/stream.js';
+import type { Header } from '../format/layout.js';
+import type { AdmissionGate } from './admission.js';
+import { throwIfAborted, type RequestWork } from './body.js';
+
+/**
+ * Waits until no chunk of `codec` is in flight any more. `end()` awaits the in-flight chunks
+ * oldest first and stops at the first that failed, so it is called until it has nothing left
+ * to fail on: at most once per chunk in flight, plus the final call.
+ */
+async function drain(codec: ContainerWriter | ContainerReader, maxInFlight: number): Promise<void> {
+  for (let i = 0; i <= maxInFlight; i++) {
+    try {
+      await codec.end();
+      return;
+    } catch {
+      // A failed chunk or the input's length; try again until the queue is empty.
+    }
+  }
+}
+
+/** Options shared by the two streaming generators. */
+export interface StreamContext {
+  gate: AdmissionGate;
+  work: RequestWork;
+  /** Chunks a codec keeps in flight at most (the CPU path's chunkConcurrency). */
+  maxInFlight: number;
+}
+
+/**
+ * Runs `body` through `codec` and yields its output pieces, holding a turn of `gate`.
+ * @throws the codec's ParleError, the body's (TOO_LARGE, TIMEOUT, ABORTED), QUEUE_FULL
+ */
+async function* runCodec(
+  codec: ContainerWriter | ContainerReader,
+  body: () => AsyncIterable<Uint8Array>,
+  { gate, work, maxInFlight }: StreamContext,
+): AsyncGenerator<Uint8Array> {
+  const signal = work.controller.signal;
+  const release = await gate.acquire(signal);
+  let finished = false;
+  try {
+    for await (const piece of body()) {
+      const out = await codec.write(piece);
+      throwIfAborted(signal);
+      for (const bytes of out) {
+        work.bytesOut += bytes.length;
+        yield bytes;
+      }
+    }
+    const out = await codec.end();
+    finished = true;
+    for (const bytes of out) {
+      work.bytesOut += bytes.length;
+      yield bytes;
+    }
+  } finally {
+    if (!finished) await drain(codec, maxInFlight);
+    release();
+  }
+}
+
+/** Compresses `body` into .parle container bytes (see {@link runCodec}). */
+export function compressBody(writer: ContainerWriter, body: () => AsyncIterable<Uint8Array>, ctx: StreamContext): AsyncGenerator<Uint8Array> {
+  return runCodec(writer, body, ctx);
+}
+
+/**
+ * Decompresses the .parle container in `body` into its elements' bytes (see {@link runCodec});
+ * `reader.header` is set by the time the first piece is yielded.
+ */
+export function decompressBody(reader: ContainerReader, body: () => AsyncIterable<Uint8Array>, ctx: StreamContext): AsyncGenerator<Uint8Array> {
+  return runCodec(reader, body, ctx);
+}
+
+/**
+ * A byte stream of `first` (when given), then the pieces of `rest`, pulled only while the
+ * consumer has room (highWaterMark 64 KiB: one output chunk at a time, not 16 of them as
+ * `Readable.from` would buffer in object mode). Destroying it (client gone, error) ends
+ * `rest` through `return()`, so its `finally` runs: the codec drains and the gate's turn is
+ * given back even when no piece was ever read.
+ */
+export function toReadable(first: Uint8Array | undefined, rest: AsyncGenerator<Uint8Array>): Readable {
+  let held = first;
+  let pumping = false;
+  return new Readable({
+    highWaterMark: 64 * 1024,
+    read() {
+      if (pumping) return;
+      pumping = true;
+      void (async () => {
+        try {
+          if (held) {
+            const piece = held;
+            held = undefined;
+            if (!this.push(piece)) return;
+          }
+          for (;;) {
+            const { value, done } = await rest.next();
+            if (done) {
+              this.push(null);
+              return;
+            }
+            if (!this.push(value)) return;
+          }
+        } catch (e) {
+          this.destroy(e as Error);
+        } finally {
+          pumping = false;
+        }
+      })();
+    },
+    destroy(error, callback) {
+      rest.return(undefined).then(
+        () => callback(error),
+        (e: unknown) => callback(error ?? (e as Error)),
+      );
+    },
+  });
+}
+export type { Header };
