@@ -14,95 +14,118 @@ const DECODE_SLACK: usize = 32;
 // Encode
 
 /**
- * Bit j of the result is set when element j of the 16 elements at `p` differs from element
- * j - 1 (the element before `p` is read too). One i8x16.bitmask covers 16 elements of any
- * width: 16-bit lanes are narrowed once, 32-bit lanes twice (ne gives 0 or -1, which survives
- * signed saturation).
+ * Bit j of the result is set when element j of the 16 elements at `p` equals element j - 1 (the
+ * element before `p` is read too); the caller inverts it, which is cheaper than a vector `ne`
+ * (x64 has no not-equal compare: V8 emits eq + xor with all ones). One i8x16.bitmask covers 16
+ * elements of any width: 16-bit lanes are narrowed once, 32-bit lanes twice (eq gives 0 or -1,
+ * which survives signed saturation).
  */
 // @ts-ignore: decorator
-@inline function boundaryMask16<T>(p: usize): u32 {
+@inline function equalMask16<T>(p: usize): u32 {
   if (sizeof<T>() == 1) {
-    return <u32>i8x16.bitmask(i8x16.ne(v128.load(p), v128.load(p - 1)));
+    return <u32>i8x16.bitmask(i8x16.eq(v128.load(p), v128.load(p - 1)));
   } else if (sizeof<T>() == 2) {
-    const a = i16x8.ne(v128.load(p), v128.load(p - 2));
-    const b = i16x8.ne(v128.load(p, 16), v128.load(p + 14));
+    const a = i16x8.eq(v128.load(p), v128.load(p - 2));
+    const b = i16x8.eq(v128.load(p, 16), v128.load(p + 14));
     return <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(a, b));
   } else {
-    const a = i32x4.ne(v128.load(p), v128.load(p - 4));
-    const b = i32x4.ne(v128.load(p, 16), v128.load(p + 12));
-    const c = i32x4.ne(v128.load(p, 32), v128.load(p + 28));
-    const d = i32x4.ne(v128.load(p, 48), v128.load(p + 44));
+    const a = i32x4.eq(v128.load(p), v128.load(p - 4));
+    const b = i32x4.eq(v128.load(p, 16), v128.load(p + 12));
+    const c = i32x4.eq(v128.load(p, 32), v128.load(p + 28));
+    const d = i32x4.eq(v128.load(p, 48), v128.load(p + 44));
     return <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(a, b), i16x8.narrow_i32x4_s(c, d)));
   }
 }
 
 /**
- * Records the run that starts at element `pos`: closes the open run (its length goes to
- * lengths[run - 1]) and writes the new run's value to values[run]. Returns `pos`, the new start.
+ * Records that run `run` starts at element `pos`: its start goes to lengths[run] (turned into a
+ * length by {@link startsToLengths} soon after) and its value to values[run].
  */
 // @ts-ignore: decorator
-@inline function recordRunStart<T>(inPtr: usize, valuesPtr: usize, lengthsPtr: usize, run: usize, pos: usize, start: usize): usize {
-  store<u32>(lengthsPtr + ((run - 1) << 2), <u32>(pos - start));
+@inline function recordRunStart<T>(inPtr: usize, valuesPtr: usize, lengthsPtr: usize, run: usize, pos: usize): void {
+  store<u32>(lengthsPtr + (run << 2), <u32>pos);
   store<T>(valuesPtr + run * sizeof<T>(), load<T>(inPtr + pos * sizeof<T>()));
-  return pos;
 }
+
+/**
+ * Replaces the run starts in lengths[from..to) by run lengths, start[r + 1] - start[r]; reads
+ * lengths[to], the start of the next run. In place, front to back: each step reads entries no
+ * step has written yet.
+ */
+// @ts-ignore: decorator
+@inline function startsToLengths(lengthsPtr: usize, from: usize, to: usize): void {
+  let r = from;
+  if (ASC_FEATURE_SIMD) {
+    for (; r + 4 <= to; r += 4) {
+      const p = lengthsPtr + (r << 2);
+      v128.store(p, i32x4.sub(v128.load(p, 4), v128.load(p)));
+    }
+  }
+  for (; r < to; r++) {
+    const p = lengthsPtr + (r << 2);
+    store<u32>(p, load<u32>(p, 4) - load<u32>(p));
+  }
+}
+
+/**
+ * Elements encoded between two {@link startsToLengths} calls: the starts written meanwhile
+ * (1 KiB for mean runs of 32 elements, 32 KiB when all are unique) are still in L1/L2 cache.
+ */
+const ENCODE_CHUNK: usize = 8192;
 
 // @ts-ignore: decorator
 @inline function rleEncode<T>(inPtr: usize, n: usize, valuesPtr: usize, lengthsPtr: usize): usize {
   if (n == 0) return 0;
   const size = sizeof<T>();
-  let last = load<T>(inPtr);
-  store<T>(valuesPtr, last);
+  store<T>(valuesPtr, load<T>(inPtr));
+  store<u32>(lengthsPtr, 0);
   let runs: usize = 1; // runs started so far; run `runs - 1` is open
-  let start: usize = 0; // first element of the open run
+  let converted: usize = 0; // lengths[0..converted) hold lengths, lengths[converted..runs) starts
   let i: usize = 1;
 
-  if (ASC_FEATURE_SIMD) {
-    // Element i + j starts a run when bit j of `mask` is set. The first four set bits are
-    // written unconditionally (a cleared mask yields position i + 32, whose writes land past
-    // the runs found so far and are overwritten later), so a block with 0..4 boundaries, the
-    // common case for short runs, costs no branch misprediction. The loop needs i + 32 < n:
-    // it reads element i + 32 at most and writes values/lengths below index runs + 4 <= i + 4.
-    while (i + ENCODE_BLOCK < n) {
-      const p = inPtr + i * size;
-      const mask = boundaryMask16<T>(p) | (boundaryMask16<T>(p + 16 * size) << 16);
-      const startBefore = start;
-      let bits: u64 = <u64>mask | (<u64>1 << 32);
-      let pos: usize;
-      pos = i + <usize>ctz(bits); start = recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs, pos, start); bits &= bits - 1;
-      pos = i + <usize>ctz(bits); start = recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs + 1, pos, start); bits &= bits - 1;
-      pos = i + <usize>ctz(bits); start = recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs + 2, pos, start); bits &= bits - 1;
-      pos = i + <usize>ctz(bits); start = recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs + 3, pos, start); bits &= bits - 1;
-      const count = <usize>popcnt(mask);
-      if (count > 4) {
-        // Dense block (runs shorter than 8 elements): the remaining boundaries one by one.
-        for (let r = runs + 4, end = runs + count; r < end; r++) {
-          pos = i + <usize>ctz(bits);
-          start = recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, r, pos, start);
-          bits &= bits - 1;
+  while (i < n) {
+    const chunkEnd = min(n, i + ENCODE_CHUNK);
+    if (ASC_FEATURE_SIMD) {
+      // Element i + j starts a run when bit j of `mask` is set. The first four set bits are
+      // written unconditionally (an exhausted mask gives ctz 32, position i + 32, whose writes
+      // land past the runs found so far and are overwritten later), so a block with 0..4 run
+      // starts, the common case, costs no mispredicted branch. Needs i + 32 < n: reads element
+      // i + 32 at most, writes values/lengths below index runs + 4 <= i + 4.
+      while (i < chunkEnd && i + ENCODE_BLOCK < n) {
+        const p = inPtr + i * size;
+        let bits = ~(equalMask16<T>(p) | (equalMask16<T>(p + 16 * size) << 16));
+        const count = <usize>popcnt(bits);
+        recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs, i + <usize>ctz(bits)); bits &= bits - 1;
+        recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs + 1, i + <usize>ctz(bits)); bits &= bits - 1;
+        recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs + 2, i + <usize>ctz(bits)); bits &= bits - 1;
+        recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, runs + 3, i + <usize>ctz(bits)); bits &= bits - 1;
+        if (count > 4) {
+          // Dense block (runs shorter than 8 elements): the remaining starts one by one.
+          for (let r = runs + 4, end = runs + count; r < end; r++) {
+            recordRunStart<T>(inPtr, valuesPtr, lengthsPtr, r, i + <usize>ctz(bits));
+            bits &= bits - 1;
+          }
         }
+        runs += count;
+        i += ENCODE_BLOCK;
       }
-      runs += count;
-      // The open run starts at the last boundary of the block, or where it started before.
-      start = select<usize>(i + 31 - <usize>clz(mask), startBefore, mask != 0);
-      i += ENCODE_BLOCK;
     }
-    last = load<T>(inPtr + (i - 1) * size);
+    // Scalar loop (all of the scalar build; the last < 33 elements of the SIMD one), free of
+    // data-dependent branches: a start and a value are stored at every element and kept (runs
+    // advances) only where the element differs from its predecessor.
+    let last = load<T>(inPtr + (i - 1) * size);
+    for (; i < chunkEnd; i++) {
+      const x = load<T>(inPtr + i * size);
+      store<u32>(lengthsPtr + (runs << 2), <u32>i);
+      store<T>(valuesPtr + runs * size, x);
+      runs += <usize>(x != last);
+      last = x;
+    }
+    startsToLengths(lengthsPtr, converted, runs - 1);
+    converted = runs - 1;
   }
-
-  // Scalar loop (the whole input in the scalar build, the tail in the SIMD one), branch-free:
-  // the open run's length and the next value are stored at every element and only kept
-  // (runs advances) at a boundary.
-  for (; i < n; i++) {
-    const x = load<T>(inPtr + i * size);
-    store<u32>(lengthsPtr + ((runs - 1) << 2), <u32>(i - start));
-    store<T>(valuesPtr + runs * size, x);
-    const boundary = <usize>(x != last);
-    start = select<usize>(i, start, x != last);
-    runs += boundary;
-    last = x;
-  }
-  store<u32>(lengthsPtr + ((runs - 1) << 2), <u32>(n - start));
+  const lastStart = lengthsPtr + ((runs - 1) << 2);
+  store<u32>(lastStart, <u32>n - load<u32>(lastStart));
   return runs;
 }
 
@@ -115,10 +138,14 @@ const DECODE_SLACK: usize = 32;
  * count (up to n) may be overwritten with scratch.
  *
  * Algorithm (CPU, this file): 32 elements a step, each compared with its predecessor by an
- * unaligned v128 load one element back; the `ne` lanes become a 32-bit mask (i8x16.bitmask),
- * whose set bits are the run starts, iterated with ctz and mask &= mask - 1 (the first four
- * without a branch). This is the flag step of Balevic's PARLE done in registers; the GPU path
- * scans the flags instead, a CPU core just walks them in order.
+ * unaligned v128 load one element back; the equal lanes become a 32-bit mask (i8x16.bitmask,
+ * inverted), whose set bits are the run starts, iterated with ctz and mask &= mask - 1 (the
+ * first four without a branch: 0..4 starts per 32 elements is the common case). Each start
+ * writes its position to lengths[run] and its value to values[run]; every 8192 elements the
+ * positions written meanwhile, still in L1, become lengths (differences of neighbours, v128).
+ * This is the flag step of Balevic's PARLE done in registers; where the GPU path scans the flags
+ * to find each run's slot, one core just walks them in order. Scalar twin: one element a step,
+ * branch-free (a start and a value are stored at every element, kept where it differs).
  */
 export function rleEncode8(inPtr: usize, n: usize, valuesPtr: usize, lengthsPtr: usize): f64 {
   return <f64>rleEncode<u8>(inPtr, n, valuesPtr, lengthsPtr);

@@ -6,8 +6,8 @@
  * so agreeing with the reference means agreeing with each other.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import { DECODE_SLACK_BYTES, KeyKind, SORT_SCRATCH_BYTES, type KernelVariant } from '../ts/cpu/wasm.js';
-import { KernelHarness, loadBothBuilds } from './support/kernels.js';
+import { DECODE_SLACK_BYTES, KeyKind, SORT_SCRATCH_BYTES } from '../ts/cpu/wasm.js';
+import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
 import * as reference from './support/reference.js';
 import {
   Rng,
@@ -24,11 +24,15 @@ import {
   type WordArrayConstructor,
 } from './support/random.js';
 
-const VARIANTS: readonly KernelVariant[] = ['simd', 'scalar'];
+const VARIANTS: readonly TestedVariant[] = ['simd', 'scalar'];
 /** Both sides of every SIMD block size and of 2^8 and 2^16, and one large input. */
 const SIZES = [0, 1, 2, 15, 16, 17, 255, 256, 257, 65535, 65536, 65537, 3_000_000];
-/** The sort's reference packs (key, index) into a float64, exact up to 2^21 elements. */
-const SORT_SIZES = [...SIZES.slice(0, -1), 2_000_003];
+/**
+ * Up to 2^21 keys the sort is compared with the reference (it packs (key, index) in a float64);
+ * 3.5 M keys take the kernel's MSD-first path (from 3 * 2^20) and are checked by
+ * {@link expectStableSort}. Smaller sizes take the plain LSD path.
+ */
+const SORT_SIZES = [...SIZES.slice(0, -1), 3_500_001];
 const WIDTHS = [
   { bits: 8, ctor: Uint8Array },
   { bits: 16, ctor: Uint16Array },
@@ -38,7 +42,7 @@ const SENTINEL = 0xa5;
 /** Bytes past each output that must keep the sentinel (beyond the allowed slack). */
 const GUARD_BYTES = 64;
 
-let builds: Record<KernelVariant, KernelHarness>;
+let builds: Record<TestedVariant, KernelHarness>;
 beforeAll(async () => {
   builds = await loadBothBuilds();
 });
@@ -66,6 +70,13 @@ function placeAtMemoryEnd(h: KernelHarness, data: WordArray | Float32Array | Int
   h.bytes(ptr, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   h.alloc(h.byteLength - start);
   return ptr;
+}
+
+/** [0, 1, ..., n - 1]: values that tell where each key came from. */
+function iota(n: number): Uint32Array {
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
 }
 
 /** Memoizes reference results per case name, shared by both builds. */
@@ -218,7 +229,9 @@ const SCAN_CTORS = { u32: Uint32Array, i32: Int32Array, f32: Float32Array } as c
 /** Inputs whose every partial sum is exact in f32 (small integers, sums below 2^24). */
 function exactF32Input(rng: Rng, n: number): Float32Array {
   const max = n > 0 ? Math.max(1, Math.min(255, Math.floor((2 ** 24 - 1024) / n))) : 1;
-  return Float32Array.from({ length: n }, () => rng.intBetween(-max, max));
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = rng.intBetween(-max, max);
+  return out;
 }
 
 describe.each(VARIANTS)('scan (%s)', (variant) => {
@@ -296,7 +309,8 @@ describe.each(VARIANTS)('scan (%s)', (variant) => {
       h.reset();
       const seed = caseSeed(`scan f32 random ${n}`);
       const rng = new Rng(seed);
-      const input = Float32Array.from({ length: n }, () => (rng.nextFloat() - 0.3) * 100);
+      const input = new Float32Array(n);
+      for (let i = 0; i < n; i++) input[i] = (rng.nextFloat() - 0.3) * 100;
       const expected = reference.scan(input, { inclusive: true, carryIn: 1.5 }).out;
       const inPtr = h.copyIn(input);
       h.kernels.scanF32(inPtr, inPtr, n, 1, 1.5);
@@ -340,6 +354,38 @@ function runSort(h: KernelHarness, keyBits: Uint32Array, keyKind: KeyKind, value
   };
 }
 
+/**
+ * Checks a stable sort without a reference sort of pairs: the keys are the input's keys in
+ * order (V8's sort of the order-preserving u32s, mapped back: the map is a bijection); with
+ * values = 0..n-1, every value is a distinct input index holding the same key, and equal keys
+ * keep ascending values.
+ */
+function expectStableSort(input: Uint32Array, kind: reference.SortKeyKind, got: { keys: Uint32Array; values?: Uint32Array }, context: string, memoKey: string): void {
+  const n = input.length;
+  const expectedKeys = once(`sorted keys ${memoKey} ${kind}`, () => {
+    const sorted = new Uint32Array(n);
+    for (let i = 0; i < n; i++) sorted[i] = reference.orderKey(input[i], kind);
+    sorted.sort();
+    for (let i = 0; i < n; i++) sorted[i] = fromOrderKey(sorted[i], kind);
+    return sorted;
+  });
+  expectSameElements(got.keys, expectedKeys, `${context} keys`);
+  if (!got.values) return;
+  const seen = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const v: number = got.values[i];
+    if (v >= n || seen[v] || input[v] !== got.keys[i]) expect.fail(`${context}: value ${v} at [${i}] is not a distinct index of key ${got.keys[i]}`);
+    seen[v] = 1;
+    if (i > 0 && got.keys[i] === got.keys[i - 1] && got.values[i - 1] > v) expect.fail(`${context}: unstable at [${i}]`);
+  }
+}
+
+function fromOrderKey(key: number, kind: reference.SortKeyKind): number {
+  if (kind === 'u32') return key;
+  if (kind === 'i32') return (key ^ 0x80000000) >>> 0;
+  return (key & 0x80000000 ? key ^ 0x80000000 : ~key) >>> 0;
+}
+
 function sortInput(kind: reference.SortKeyKind, rng: Rng, n: number): Uint32Array {
   return kind === 'f32' ? randomF32Bits(rng, n) : randomWords(rng, Uint32Array, n);
 }
@@ -348,6 +394,8 @@ describe.each(VARIANTS)('radix sort (%s)', (variant) => {
   for (const { kind, keyKind } of KEY_KINDS) {
     for (const withValues of [false, true]) {
       for (const n of SORT_SIZES) {
+        // The MSD-first path's u32 and i32 cases are the shapes below; random keys here for f32.
+        if (n > 2 ** 21 && kind !== 'f32') continue;
         const name = `${kind}${withValues ? ' key-value' : ''} n=${n}`;
         test(name, () => {
           const seed = caseSeed(`sort ${kind} ${n}`);
@@ -355,10 +403,11 @@ describe.each(VARIANTS)('radix sort (%s)', (variant) => {
           const { keys, values, expected } = once(`sort ${name}`, () => {
             const rng = new Rng(seed);
             const keys = sortInput(kind, rng, n);
-            const values = withValues ? Uint32Array.from({ length: n }, (_, i) => i) : undefined;
-            return { keys, values, expected: reference.stableSort(keys, kind, values) };
+            const values = withValues ? iota(n) : undefined;
+            return { keys, values, expected: n <= 2 ** 21 ? reference.stableSort(keys, kind, values) : undefined };
           });
           const got = runSort(builds[variant], keys, keyKind, values);
+          if (!expected) return expectStableSort(keys, kind, got, context, `${kind} ${n}`);
           expectSameElements(got.keys, expected.keys, `${context} keys`);
           if (values) expectSameElements(got.values!, expected.values!, `${context} values`);
         });
@@ -366,13 +415,13 @@ describe.each(VARIANTS)('radix sort (%s)', (variant) => {
     }
   }
 
-  test('stability: 2^20 keys from 16 values keep their values in order', () => {
+  test('stability: 2^18 keys from 16 values keep their values in order', () => {
     const seed = caseSeed('sort stability');
     const rng = new Rng(seed);
-    const n = 1 << 20;
+    const n = 1 << 18;
     for (const { kind, keyKind } of KEY_KINDS) {
       const keys = Uint32Array.from({ length: n }, () => (kind === 'f32' ? SPECIAL_F32_BITS[rng.nextU32() % 16] : rng.nextU32() % 16) * (kind === 'f32' ? 1 : 0x01010101));
-      const values = Uint32Array.from({ length: n }, (_, i) => i);
+      const values = iota(n);
       const got = runSort(builds[variant], keys, keyKind, values);
       const expected = reference.stableSort(keys, kind, values);
       expectSameElements(got.keys, expected.keys, `${variant} ${kind} keys ${describeSeed(seed)}`);
@@ -422,13 +471,44 @@ describe.each(VARIANTS)('radix sort (%s)', (variant) => {
       const rng = new Rng(seed);
       const n = 100_003;
       const keys = Uint32Array.from({ length: n }, () => c.make(rng.nextU32()) >>> 0);
-      const values = Uint32Array.from({ length: n }, (_, i) => i);
+      const values = iota(n);
       for (const { kind, keyKind } of KEY_KINDS) {
         const got = runSort(builds[variant], keys, keyKind, values);
         const expected = reference.stableSort(keys, kind, values);
         expect(got.inTmp, `${variant} ${kind} ${describeSeed(seed)}`).toBe(c.inTmp[kind]);
         expectSameElements(got.keys, expected.keys, `${variant} ${kind} ${describeSeed(seed)}`);
         expectSameElements(got.values!, expected.values!, `${variant} ${kind} values ${describeSeed(seed)}`);
+      }
+    });
+  }
+
+  // Shapes for the MSD-first path (n >= 3 * 2^20): few huge buckets (larger than the cache),
+  // digits that vary only in some buckets, per-bucket pass counts of 0, 1, 2 and 3.
+  const msdShapes: { name: string; make: (r: number, s: number) => number; inTmp?: number }[] = [
+    { name: 'top byte 0 or 1, low 24 bits random', make: (r: number, s: number) => ((s & 1) << 24) | (r & 0xffffff) },
+    { name: 'bytes 3 and 0 vary', make: (r: number) => (r & 0xff0000ff) | 0x00345600 },
+    { name: 'bytes 3 and 2 vary, byte 0 only in odd buckets', make: (r: number, s: number) => (r & 0xffff0000) | (r & 0x01000000 ? s & 0xff : 0x42) },
+    { name: 'bytes 2 and 1 vary (top byte constant)', make: (r: number) => 0x7f0000ab | (r & 0x00ffff00) },
+    { name: 'top byte 0 or 1, byte 2 constant (a split level skipped)', make: (r: number, s: number) => ((s & 1) << 24) | 0x00330000 | (r & 0xffff) },
+    { name: 'only byte 1 varies: one pass, result in tmp', make: (r: number) => 0x12340056 | (r & 0xff00), inTmp: 1 },
+    { name: 'all equal: no pass', make: () => 0xdeadbeef, inTmp: 0 },
+  ];
+  for (const [index, shape] of msdShapes.entries()) {
+    // u32 for every shape; i32 and f32 (other digits vary after their transforms) for one each.
+    const kinds = [KEY_KINDS[0], KEY_KINDS[1 + (index % 2)]];
+    test(`MSD-first path: ${shape.name}`, () => {
+      const seed = caseSeed(`sort msd ${shape.name}`);
+      const n = 3_300_007;
+      const { keys, values } = once(`msd input ${shape.name}`, () => {
+        const rng = new Rng(seed);
+        const keys = new Uint32Array(n);
+        for (let i = 0; i < n; i++) keys[i] = shape.make(rng.nextU32(), rng.nextU32());
+        return { keys, values: iota(n) };
+      });
+      for (const { kind, keyKind } of kinds) {
+        const got = runSort(builds[variant], keys, keyKind, values);
+        expectStableSort(keys, kind, got, `${variant} ${kind} ${describeSeed(seed)}`, `msd ${shape.name}`);
+        if (shape.inTmp !== undefined) expect(got.inTmp, `${variant} ${kind}`).toBe(shape.inTmp);
       }
     });
   }
@@ -586,6 +666,33 @@ describe('simd and scalar builds agree', () => {
     expectSameElements(a.lengths, b.lengths, `lengths ${describeSeed(seed)}`);
     expect(a.carry).toBe(b.carry);
     expectSameElements(a.sorted, b.sorted, `sorted ${describeSeed(seed)}`);
+  });
+
+  test('build/parle-unshared.wasm (the SIMD source over an unshared memory) matches the SIMD build', async () => {
+    const unshared = await KernelHarness.create('simd-unshared');
+    expect(unshared.memory.buffer instanceof SharedArrayBuffer).toBe(false);
+    const seed = caseSeed('agree unshared');
+    const rng = new Rng(seed);
+    const n = 100_003;
+    const runs = fillRuns(rng, new Uint8Array(n), { kind: 'uniform', maxRun: 30 });
+    const keys = randomF32Bits(rng, n);
+    const [a, b] = [builds.simd, unshared].map((h) => {
+      h.reset();
+      const inPtr = h.copyIn(runs);
+      const valuesPtr = h.alloc(n);
+      const lengthsPtr = h.alloc(n * 4);
+      const count = h.kernels.rleEncode8(inPtr, n, valuesPtr, lengthsPtr);
+      const outPtr = h.alloc(n + DECODE_SLACK_BYTES);
+      h.kernels.rleDecode8(valuesPtr, lengthsPtr, count, outPtr);
+      const scanPtr = h.copyIn(keys);
+      const carry = h.kernels.scanU32(scanPtr, scanPtr, n, 1, 0) >>> 0;
+      return { count, lengths: h.copyOut(Uint32Array, lengthsPtr, count), decoded: h.copyOut(Uint8Array, outPtr, n), carry, sorted: runSort(h, keys, KeyKind.F32).keys };
+    });
+    expect(b.count).toBe(a.count);
+    expectSameElements(b.lengths, a.lengths, describeSeed(seed));
+    expectSameElements(b.decoded, runs, describeSeed(seed));
+    expect(b.carry).toBe(a.carry);
+    expectSameElements(b.sorted, a.sorted, describeSeed(seed));
   });
 
   test('scan f32: SIMD within rounding of scalar on random floats', () => {

@@ -5,8 +5,13 @@
  */
 import { compileKernels, createKernelMemory, instantiateKernels, WASM_PAGE_BYTES, type Kernels, type KernelVariant } from '../../ts/cpu/wasm.js';
 
-type TypedArrayConstructor<A> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): A; BYTES_PER_ELEMENT: number };
 type AnyTypedArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+/** Any of the typed array constructors (a union of them is fine: the result is the union). */
+type TypedArrayConstructor = {
+  readonly BYTES_PER_ELEMENT: number;
+  new (length: number): AnyTypedArray;
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): AnyTypedArray;
+};
 
 export class KernelHarness {
   private top: number;
@@ -20,7 +25,7 @@ export class KernelHarness {
   }
 
   static async create(variant: KernelVariant): Promise<KernelHarness> {
-    const memory = createKernelMemory(16);
+    const memory = createKernelMemory(16, variant);
     const kernels = await instantiateKernels(await compileKernels(variant), memory);
     return new KernelHarness(variant, kernels, memory);
   }
@@ -55,8 +60,8 @@ export class KernelHarness {
   }
 
   /** A live view of `length` elements at `ptr` (invalid after the memory grows). */
-  view<A>(ctor: TypedArrayConstructor<A>, ptr: number, length: number): A {
-    return new ctor(this.memory.buffer, ptr, length);
+  view<C extends TypedArrayConstructor>(ctor: C, ptr: number, length: number): InstanceType<C> {
+    return new ctor(this.memory.buffer, ptr, length) as InstanceType<C>;
   }
 
   bytes(ptr: number, length: number): Uint8Array {
@@ -71,10 +76,10 @@ export class KernelHarness {
   }
 
   /** A copy (not shared) of `length` elements at `ptr`. */
-  copyOut<A extends AnyTypedArray>(ctor: TypedArrayConstructor<A>, ptr: number, length: number): A {
-    const out = new (ctor as unknown as { new (n: number): A })(length);
+  copyOut<C extends TypedArrayConstructor>(ctor: C, ptr: number, length: number): InstanceType<C> {
+    const out = new ctor(length);
     new Uint8Array(out.buffer).set(this.bytes(ptr, length * ctor.BYTES_PER_ELEMENT));
-    return out;
+    return out as InstanceType<C>;
   }
 
   /** Allocates `bytes` filled with `fill` (sentinel-prefilled outputs). */
@@ -85,8 +90,11 @@ export class KernelHarness {
   }
 }
 
+/** The two builds every kernel test runs on; 'simd-unshared' is the SIMD source again. */
+export type TestedVariant = Extract<KernelVariant, 'simd' | 'scalar'>;
+
 /** Both builds, loaded once per test file. */
-export async function loadBothBuilds(): Promise<Record<KernelVariant, KernelHarness>> {
+export async function loadBothBuilds(): Promise<Record<TestedVariant, KernelHarness>> {
   const [simd, scalar] = await Promise.all([KernelHarness.create('simd'), KernelHarness.create('scalar')]);
   return { simd, scalar };
 }

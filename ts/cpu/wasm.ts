@@ -30,7 +30,8 @@ export interface Kernels {
 
   /**
    * Run-length encode `n` elements at `inPtr`: values to `valuesPtr` (same width), run lengths
-   * (u32) to `lengthsPtr`; both need room for `n` entries. Returns the run count.
+   * (u32) to `lengthsPtr`; both need room for `n` entries, and entries past the returned count
+   * (up to n) may be overwritten with scratch. Returns the run count (a float64, exact).
    * in [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8], lengths [1,2,1,3,1]. Elements compare as bit
    * patterns. The output buffers must not overlap the input or each other.
    */
@@ -41,7 +42,7 @@ export interface Kernels {
   /**
    * Expand `runCount` runs into `outPtr`; returns the element count written. The output needs
    * sum(lengths) elements plus {@link DECODE_SLACK_BYTES} of slack, and must not overlap the
-   * runs. Zero lengths are allowed and write nothing.
+   * runs. Zero lengths are allowed and write nothing. Counts come back as float64 (exact).
    */
   rleDecode8(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
   rleDecode16(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
@@ -58,8 +59,11 @@ export interface Kernels {
   scanF32(inPtr: number, outPtr: number, n: number, inclusive: number, carryIn: number): number;
 
   /**
-   * Stable LSD radix sort of `n` 32-bit keys, 8-bit digits, with all four digit histograms
-   * counted in one pass and passes skipped whose digit is equal in every key. `keyKind` is a
+   * Stable radix sort of `n` 32-bit keys, 8-bit digits. Below 3 x 2^20 keys: LSD with all four
+   * digit histograms counted in one pass and passes skipped whose digit is equal in every key.
+   * From 3 x 2^20 keys: one MSD split on the most significant digit that varies (buckets over
+   * 2^17 keys split again), then LSD within each bucket while it sits in L2 (pure LSD ran at
+   * 62 M keys/s there, cache-bound on the scatter to main memory). `keyKind` is a
    * {@link KeyKind}; f32 keys sort in IEEE 754 totalOrder. When `valuesPtr` is not 0, `n` u32
    * values move with their keys. `keysTmpPtr` / `valuesTmpPtr` are scratch of the same size;
    * `scratchPtr` is {@link SORT_SCRATCH_BYTES} bytes. Returns 0 when the result is in
@@ -77,7 +81,7 @@ export interface Kernels {
 
   /**
    * Write (length - 1) of each of `runCount` run lengths (all >= 1) as unsigned LEB128 to
-   * `outPtr` (room for 5 bytes a run). Returns the bytes written.
+   * `outPtr` (room for 5 bytes a run). Returns the bytes written (float64).
    */
   varintEncodeLengths(lengthsPtr: number, runCount: number, outPtr: number): number;
   /**

@@ -1,0 +1,364 @@
+// Throughput of the wasm kernels (build/parle.wasm, SIMD) on one thread, each beside plain-JS
+// baselines measured in the same run. The data is already in wasm memory: this is kernel
+// throughput, not the library's end-to-end time (no copies in or out, no workers).
+//
+//   node build/wasm.mjs && node bench/cpu-kernels.mjs [--quick]
+//
+// Prints a table and writes bench/results/cpu-kernels.json (machine, per figure min / median /
+// max of the rate and the ratio to each baseline, target and PASS/MISS on the median).
+// --quick: a quarter of the sizes and fewer iterations (a smoke run; targets are for full size).
+import { Bench } from 'tinybench';
+import { readFile, mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import os from 'node:os';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const quick = process.argv.includes('--quick');
+const scale = quick ? 4 : 1;
+const ITERATIONS = quick ? 3 : 10;
+const SLOW_ITERATIONS = quick ? 2 : 4; // the V8 sort baselines take about a second each
+
+const MiB = 1 << 20;
+const SIZES = {
+  rleBytes: (64 * MiB) / scale,
+  meanRun: 16,
+  sortKeys: (1 << 24) / scale,
+  scanElements: (1 << 26) / scale,
+};
+const KEY_KIND = { U32: 0, I32: 1, F32: 2 };
+const SORT_SCRATCH_BYTES = 4096;
+const DECODE_SLACK_BYTES = 32;
+
+// ---------------------------------------------------------------------------------------------
+// The module and its memory: one shared memory, a bump allocator that is reset per section.
+
+const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
+const module = await WebAssembly.compile(await readFile(join(root, 'build/parle.wasm')));
+const { exports: k } = await WebAssembly.instantiate(module, { env: { memory } });
+if (!k.simdEnabled()) throw new Error('build/parle.wasm is not the SIMD build');
+const heapBase = (k.heapBase() + 63) & ~63;
+let top = heapBase;
+
+function alloc(bytes) {
+  const ptr = Math.ceil(top / 64) * 64;
+  top = ptr + bytes;
+  const have = memory.buffer.byteLength;
+  if (top > have) memory.grow(Math.ceil((top - have) / 65536));
+  return ptr;
+}
+const view = (Ctor, ptr, length) => new Ctor(memory.buffer, ptr, length);
+
+// A small seeded generator (mulberry32) so runs are repeatable.
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    let t = (s = (s + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain JS baselines
+
+function jsRleEncode(input, values, lengths) {
+  const n = input.length;
+  if (n === 0) return 0;
+  let runs = 0;
+  let last = input[0];
+  let start = 0;
+  for (let i = 1; i < n; i++) {
+    const x = input[i];
+    if (x !== last) {
+      values[runs] = last;
+      lengths[runs] = i - start;
+      runs++;
+      start = i;
+      last = x;
+    }
+  }
+  values[runs] = last;
+  lengths[runs] = n - start;
+  return runs + 1;
+}
+
+function jsRleDecodeLoop(values, lengths, runCount, out) {
+  let o = 0;
+  for (let r = 0; r < runCount; r++) {
+    const v = values[r];
+    for (let end = o + lengths[r]; o < end; o++) out[o] = v;
+  }
+  return o;
+}
+
+function jsRleDecodeFill(values, lengths, runCount, out) {
+  let o = 0;
+  for (let r = 0; r < runCount; r++) {
+    const end = o + lengths[r];
+    out.fill(values[r], o, end);
+    o = end;
+  }
+  return o;
+}
+
+function jsExclusiveScan(input, out) {
+  let sum = 0;
+  for (let i = 0; i < input.length; i++) {
+    const x = input[i];
+    out[i] = sum;
+    sum = (sum + x) >>> 0;
+  }
+  return sum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+/**
+ * V8 runs a wasm function in its baseline compiler (Liftoff, here 2-4x slower for these
+ * kernels) until it has used a budget, then compiles it with TurboFan in the background and
+ * switches at the next call. A few calls and a pause first, so every sample is optimized code.
+ */
+async function warmUp(...fns) {
+  for (let round = 0; round < 3; round++) for (const fn of fns) fn();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+}
+
+const results = [];
+
+/** Runs tasks [{ name, fn, beforeEach?, iterations? }] and returns their latency stats (ms). */
+function measure(tasks) {
+  const stats = {};
+  for (const t of tasks) {
+    const bench = new Bench({ time: 0, iterations: t.iterations ?? ITERATIONS, warmup: true, warmupIterations: 1, warmupTime: 0 });
+    bench.add(t.name, t.fn, t.beforeEach ? { beforeEach: t.beforeEach } : {});
+    bench.runSync();
+    const task = bench.tasks[0];
+    const r = task.result;
+    if (r.error) throw r.error;
+    stats[t.name] = { min: r.latency.min, median: r.latency.p50, max: r.latency.max, samples: task.runs };
+  }
+  return stats;
+}
+
+/**
+ * Records one figure: `work` units per call (bytes, keys or elements), rates from the latency
+ * stats, ratios against each baseline (median against median), PASS/MISS on the median.
+ */
+function record({ figure, unit, unitScale, work, kernel, baselines, target, ratioTarget }) {
+  const rate = (ms) => work / (ms / 1000) / unitScale; // in `unit`
+  const rates = (s) => ({ min: rate(s.max), median: rate(s.median), max: rate(s.min), samples: s.samples });
+  const kernelRate = rates(kernel.stats);
+  const base = baselines.map((b) => {
+    const r = rates(b.stats);
+    return { name: b.name, rate: r, ratio: kernelRate.median / r.median };
+  });
+  let pass = kernelRate.median >= target;
+  if (ratioTarget) pass &&= base[0].ratio >= ratioTarget;
+  results.push({ figure, unit, work, kernel: { name: kernel.name, rate: kernelRate }, baselines: base, target, ratioTarget, pass });
+}
+
+// ---------------------------------------------------------------------------------------------
+// RLE encode / decode: u8, run lengths uniform in 1..31 (mean 16), neighbouring runs differ.
+
+{
+  top = heapBase;
+  const n = SIZES.rleBytes;
+  const next = rng(1);
+  const input = new Uint8Array(n);
+  for (let i = 0, value = 0; i < n; ) {
+    const len = 1 + (next() % (2 * SIZES.meanRun - 1));
+    value = (value + 1 + (next() % 255)) & 0xff;
+    input.fill(value, i, i + len);
+    i += len;
+  }
+  const inPtr = alloc(n);
+  view(Uint8Array, inPtr, n).set(input);
+  const valuesPtr = alloc(n);
+  const lengthsPtr = alloc(n * 4);
+  const outPtr = alloc(n + DECODE_SLACK_BYTES);
+
+  const jsValues = new Uint8Array(n);
+  const jsLengths = new Uint32Array(n);
+  const jsOut = new Uint8Array(n);
+  const runCount = k.rleEncode8(inPtr, n, valuesPtr, lengthsPtr);
+  if (runCount !== jsRleEncode(input, jsValues, jsLengths)) throw new Error('rleEncode8 disagrees with the JS encoder');
+  if (k.rleDecode8(valuesPtr, lengthsPtr, runCount, outPtr) !== n || view(Uint8Array, outPtr, n).some((x, i) => x !== input[i])) {
+    throw new Error('rleDecode8 does not round-trip');
+  }
+
+  await warmUp(
+    () => k.rleEncode8(inPtr, n, valuesPtr, lengthsPtr),
+    () => k.rleDecode8(valuesPtr, lengthsPtr, runCount, outPtr),
+  );
+  const enc = measure([
+    { name: 'wasm rleEncode8', fn: () => k.rleEncode8(inPtr, n, valuesPtr, lengthsPtr) },
+    { name: 'JS loop', fn: () => jsRleEncode(input, jsValues, jsLengths) },
+  ]);
+  record({
+    figure: `RLE encode u8, ${n / MiB} MiB, mean run ${SIZES.meanRun}`,
+    unit: 'GB/s',
+    unitScale: 1e9,
+    work: n,
+    kernel: { name: 'wasm rleEncode8', stats: enc['wasm rleEncode8'] },
+    baselines: [{ name: 'JS loop', stats: enc['JS loop'] }],
+    target: 3,
+    ratioTarget: 7,
+  });
+
+  const dec = measure([
+    { name: 'wasm rleDecode8', fn: () => k.rleDecode8(valuesPtr, lengthsPtr, runCount, outPtr) },
+    { name: 'JS loop', fn: () => jsRleDecodeLoop(jsValues, jsLengths, runCount, jsOut) },
+    { name: 'JS fill per run', fn: () => jsRleDecodeFill(jsValues, jsLengths, runCount, jsOut) },
+  ]);
+  record({
+    figure: `RLE decode u8, ${n / MiB} MiB, mean run ${SIZES.meanRun}`,
+    unit: 'GB/s',
+    unitScale: 1e9,
+    work: n,
+    kernel: { name: 'wasm rleDecode8', stats: dec['wasm rleDecode8'] },
+    baselines: [
+      { name: 'JS loop', stats: dec['JS loop'] },
+      { name: 'JS fill per run', stats: dec['JS fill per run'] },
+    ],
+    target: 5,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Radix sort: 2^24 random u32 keys; f32 keys of mixed sign and magnitude.
+
+for (const kind of ['u32', 'f32']) {
+  top = heapBase;
+  const n = SIZES.sortKeys;
+  const next = rng(kind === 'u32' ? 2 : 3);
+  const pristine = new Uint32Array(n);
+  if (kind === 'u32') for (let i = 0; i < n; i++) pristine[i] = next();
+  else {
+    const f = new Float32Array(pristine.buffer);
+    for (let i = 0; i < n; i++) f[i] = (next() / 2 ** 32 - 0.5) * 2 ** ((next() % 40) - 20);
+  }
+  const keysPtr = alloc(n * 4);
+  const tmpPtr = alloc(n * 4);
+  const scratchPtr = alloc(SORT_SCRATCH_BYTES);
+  const keys = () => view(Uint32Array, keysPtr, n);
+  const keyKind = kind === 'u32' ? KEY_KIND.U32 : KEY_KIND.F32;
+  const jsKeys = kind === 'u32' ? new Uint32Array(n) : new Float32Array(n);
+  const jsBits = new Uint32Array(jsKeys.buffer);
+
+  keys().set(pristine);
+  const where = k.radixSort32(keysPtr, tmpPtr, 0, 0, n, keyKind, scratchPtr);
+  const sorted = view(Uint32Array, where ? tmpPtr : keysPtr, n);
+  jsBits.set(pristine);
+  jsKeys.sort();
+  if (sorted.some((x, i) => x !== jsBits[i])) throw new Error(`radixSort32 ${kind} disagrees with TypedArray.prototype.sort`);
+
+  await warmUp(() => {
+    keys().set(pristine);
+    k.radixSort32(keysPtr, tmpPtr, 0, 0, n, keyKind, scratchPtr);
+  });
+  const s = measure([
+    { name: `wasm radixSort32 ${kind}`, fn: () => k.radixSort32(keysPtr, tmpPtr, 0, 0, n, keyKind, scratchPtr), beforeEach: () => keys().set(pristine) },
+    { name: `${kind === 'u32' ? 'Uint32Array' : 'Float32Array'}.prototype.sort`, fn: () => jsKeys.sort(), beforeEach: () => jsBits.set(pristine), iterations: SLOW_ITERATIONS },
+  ]);
+  const [kernelName, baseName] = Object.keys(s);
+  record({
+    figure: `radix sort ${kind}, 2^${Math.log2(n)} keys`,
+    unit: 'M keys/s',
+    unitScale: 1e6,
+    work: n,
+    kernel: { name: kernelName, stats: s[kernelName] },
+    baselines: [{ name: baseName, stats: s[baseName] }],
+    target: kind === 'u32' ? 120 : 100,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exclusive scan of 2^26 u32, out of place.
+
+{
+  top = heapBase;
+  const n = SIZES.scanElements;
+  const next = rng(4);
+  const inPtr = alloc(n * 4);
+  const outPtr = alloc(n * 4);
+  const input = view(Uint32Array, inPtr, n);
+  for (let i = 0; i < n; i++) input[i] = next() & 0xffff;
+  const jsIn = input.slice();
+  const jsOut = new Uint32Array(n);
+  const carry = k.scanU32(inPtr, outPtr, n, 0, 0) >>> 0;
+  if (carry !== jsExclusiveScan(jsIn, jsOut) || view(Uint32Array, outPtr, n).some((x, i) => x !== jsOut[i])) throw new Error('scanU32 disagrees with the JS scan');
+
+  await warmUp(() => k.scanU32(inPtr, outPtr, n, 0, 0));
+  const s = measure([
+    { name: 'wasm scanU32 exclusive', fn: () => k.scanU32(inPtr, outPtr, n, 0, 0) },
+    { name: 'JS loop', fn: () => jsExclusiveScan(jsIn, jsOut) },
+    { name: 'memcpy (TypedArray.prototype.set)', fn: () => view(Uint32Array, outPtr, n).set(view(Uint32Array, inPtr, n)) },
+  ]);
+  record({
+    figure: `exclusive scan u32, 2^${Math.log2(n)} elements`,
+    unit: 'G elements/s',
+    unitScale: 1e9,
+    work: n,
+    kernel: { name: 'wasm scanU32 exclusive', stats: s['wasm scanU32 exclusive'] },
+    baselines: [
+      { name: 'JS loop', stats: s['JS loop'] },
+      { name: 'memcpy (TypedArray.prototype.set)', stats: s['memcpy (TypedArray.prototype.set)'] },
+    ],
+    target: 1.6,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const span = (r) => `${fmt(r.median)} (${fmt(r.min)}..${fmt(r.max)})`;
+const rows = [];
+for (const r of results) {
+  rows.push({
+    figure: r.figure,
+    implementation: r.kernel.name,
+    [`rate: median (min..max)`]: `${span(r.kernel.rate)} ${r.unit}`,
+    'x baseline': '',
+    target: `>= ${r.target} ${r.unit}${r.ratioTarget ? `, >= ${r.ratioTarget}x ${r.baselines[0].name}` : ''}`,
+    result: r.pass ? 'PASS' : 'MISS',
+  });
+  for (const b of r.baselines) {
+    rows.push({
+      figure: '',
+      implementation: `  ${b.name}`,
+      [`rate: median (min..max)`]: `${span(b.rate)} ${r.unit}`,
+      'x baseline': `${fmt(b.ratio)}x`,
+      target: '',
+      result: '',
+    });
+  }
+}
+
+const cpu = os.cpus()[0]?.model ?? 'unknown';
+const header = `parle CPU kernels, one thread, build/parle.wasm (SIMD)${quick ? ', --quick (1/4 sizes)' : ''}\n${cpu}, ${os.cpus().length} logical cores, Node ${process.version}, ${os.platform()} ${os.arch()}`;
+console.log(header);
+const columns = Object.keys(rows[0]);
+const widths = columns.map((c) => Math.max(c.length, ...rows.map((row) => String(row[c]).length)));
+const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join(' | ');
+console.log(line(columns));
+console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+for (const row of rows) console.log(line(columns.map((c) => row[c])));
+console.log('\n"x baseline": the kernel\'s median rate over the baseline\'s median rate. PASS/MISS: the kernel\'s median against the target.');
+
+await mkdir(join(root, 'bench/results'), { recursive: true });
+const json = {
+  benchmark: 'cpu-kernels',
+  date: new Date().toISOString(),
+  quick,
+  machine: { cpu, logicalCores: os.cpus().length, totalMemoryBytes: os.totalmem(), platform: os.platform(), arch: os.arch(), node: process.version, v8: process.versions.v8 },
+  build: 'build/parle.wasm (SIMD)',
+  threads: 1,
+  iterations: { kernels: ITERATIONS, slowBaselines: SLOW_ITERATIONS, warmup: 1 },
+  results,
+};
+await writeFile(join(root, 'bench/results/cpu-kernels.json'), JSON.stringify(json, null, 2) + '\n');
+console.log('wrote bench/results/cpu-kernels.json');
