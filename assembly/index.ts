@@ -12,4 +12,4 @@ export { rleEncode8, rleEncode16, rleEncode32, rleDecode8, rleDecode16, rleDecod
 export { scanU32, scanF32 } from './scan';
 export { radixSort32 } from './radix-sort';
 export { varintEncodeLengths, varintDecodeLengths, sumLengths } from './varint';
-export { reduceU32, reduceF32, mergePathSplit32, mergeRuns32, copyBytes } from './parallel';
+export { reduceU32, reduceF32, mergePathSplit32, mergeRuns32, copyBytes, radixHistograms32, radixScatter32, radixSortBuckets32 } from './parallel';

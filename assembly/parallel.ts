@@ -1,3 +1,5 @@
+import { radixSort32 } from './radix-sort';
+
 // Kernels the worker pool needs to split work across threads (ts/cpu/parallel.ts): segment
 // reductions for the scan, merge-path splitting and stable merging for the sort (sort segments,
 // then merge), and a bulk copy. Same rules as the other kernels: no allocation, pointers in.
@@ -100,4 +102,73 @@ export function mergeRuns32(
 /** memmove of `n` bytes from `srcPtr` to `dstPtr` (overlap allowed): wasm's memory.copy. */
 export function copyBytes(dstPtr: usize, srcPtr: usize, n: usize): void {
   memory.copy(dstPtr, srcPtr, n);
+}
+
+// ---- parallel MSD split for the sort ------------------------------------------------------
+// The pool sorts many keys as: every worker counts the digits of its segment
+// (radixHistograms32), the engine picks the most significant digit that varies and turns the
+// counts into per-worker bucket offsets, every worker scatters its segment stably into the
+// buckets (radixScatter32), and every worker sorts a range of buckets (radixSortBuckets32),
+// each small enough to stay in cache. Stable throughout: segments scatter in order.
+
+
+/**
+ * Counts the four 8-bit digits of the order keys of `n` keys into 4 x 256 u32 at `histPtr`
+ * (digit 0, the least significant, first). Overwrites the counts.
+ */
+export function radixHistograms32(keysPtr: usize, n: usize, kind: i32, histPtr: usize): void {
+  memory.fill(histPtr, 0, 4 * 256 * 4);
+  for (let i: usize = 0; i < n; i++) {
+    const k = orderKey(load<u32>(keysPtr + (i << 2)), kind);
+    const h0 = histPtr + ((k & 0xff) << 2);
+    const h1 = histPtr + 1024 + (((k >> 8) & 0xff) << 2);
+    const h2 = histPtr + 2048 + (((k >> 16) & 0xff) << 2);
+    const h3 = histPtr + 3072 + ((k >> 24) << 2);
+    store<u32>(h0, load<u32>(h0) + 1);
+    store<u32>(h1, load<u32>(h1) + 1);
+    store<u32>(h2, load<u32>(h2) + 1);
+    store<u32>(h3, load<u32>(h3) + 1);
+  }
+}
+
+/**
+ * Stable scatter of `n` keys (and u32 values when `srcValsPtr` is not 0) by the 8-bit digit at
+ * bit `shift` of their order keys: key i goes to dst[offsets[digit]++]. `offsetsPtr` holds 256
+ * u32 element offsets into dst, advanced in place. Keys keep their bits.
+ */
+export function radixScatter32(
+  srcKeysPtr: usize, srcValsPtr: usize, dstKeysPtr: usize, dstValsPtr: usize,
+  n: usize, kind: i32, shift: u32, offsetsPtr: usize,
+): void {
+  const withValues = srcValsPtr != 0;
+  for (let i: usize = 0; i < n; i++) {
+    const bits = load<u32>(srcKeysPtr + (i << 2));
+    const slot = offsetsPtr + (((orderKey(bits, kind) >> shift) & 0xff) << 2);
+    const at = <usize>load<u32>(slot);
+    store<u32>(slot, <u32>at + 1);
+    store<u32>(dstKeysPtr + (at << 2), bits);
+    if (withValues) store<u32>(dstValsPtr + (at << 2), load<u32>(srcValsPtr + (i << 2)));
+  }
+}
+
+/**
+ * Sorts buckets `first` .. `last` - 1 of keys (and values) in place: bucket b holds elements
+ * bounds[b] .. bounds[b + 1] - 1 (`boundsPtr`: u32 element offsets). `tmpKeysPtr` /
+ * `tmpValsPtr` are scratch of the same layout; `scratchPtr` is 4096 bytes.
+ */
+export function radixSortBuckets32(
+  keysPtr: usize, tmpKeysPtr: usize, valsPtr: usize, tmpValsPtr: usize,
+  boundsPtr: usize, first: u32, last: u32, kind: i32, scratchPtr: usize,
+): void {
+  for (let b = first; b < last; b++) {
+    const start = <usize>load<u32>(boundsPtr + (<usize>b << 2));
+    const len = <usize>load<u32>(boundsPtr + ((<usize>b + 1) << 2)) - start;
+    if (len <= 1) continue;
+    const o = start << 2;
+    const inTmp = radixSort32(keysPtr + o, tmpKeysPtr + o, valsPtr != 0 ? valsPtr + o : 0, valsPtr != 0 ? tmpValsPtr + o : 0, len, kind, scratchPtr);
+    if (inTmp == 1) {
+      memory.copy(keysPtr + o, tmpKeysPtr + o, len << 2);
+      if (valsPtr != 0) memory.copy(valsPtr + o, tmpValsPtr + o, len << 2);
+    }
+  }
 }

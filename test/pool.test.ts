@@ -107,6 +107,32 @@ describe.each([1, 2, 3, 7])('%i workers, 4 KiB segments', (workers) => {
     });
   }
 
+  it('sort of 300 000 keys: split by the top digit, skewed keys merged, equal keys kept', async () => {
+    const seed = caseSeed(`pool big sort ${workers}`);
+    const rng = new Rng(seed);
+    const n = 300_000;
+    const values = new Uint32Array(n).map((_, i) => i);
+    const cases = {
+      random: new Uint32Array(n).map(() => rng.nextU32()),
+      skewed: new Uint32Array(n).map(() => (rng.nextU32() % 7 === 0 ? rng.nextU32() : rng.nextU32() & 0xffff)),
+      equal: new Uint32Array(n).fill(42),
+      floats: new Float32Array(randomF32Bits(rng, n, 0.05).buffer),
+      signed: new Int32Array(new Uint32Array(n).map(() => rng.nextU32() % 1000).buffer),
+    };
+    for (const [name, keys] of Object.entries(cases)) {
+      const expected = await single.sort(keys, { values });
+      const got = await pooled.sort(keys, { values });
+      expect(same(got.keys, expected.keys), `${name} ${describeSeed(seed)}`).toBe(true);
+      expect(same(got.values, expected.values), `${name} ${describeSeed(seed)}`).toBe(true);
+      const resident = pooled.alloc(keys instanceof Float32Array ? 'f32' : keys instanceof Int32Array ? 'i32' : 'u32', n);
+      bytes(resident).set(bytes(keys));
+      const sorted = await pooled.sort(resident);
+      expect(same(sorted, expected.keys), `${name} resident ${describeSeed(seed)}`).toBe(true);
+      pooled.free(resident);
+      pooled.free(sorted);
+    }
+  });
+
   it('one run spanning every segment', async () => {
     const input = pooled.alloc('u8', 50_000);
     input.fill(9);

@@ -119,6 +119,38 @@ export interface Kernels {
   ): void;
   /** memmove of `n` bytes (overlap allowed). */
   copyBytes(dstPtr: number, srcPtr: number, n: number): void;
+
+  /** Counts the four 8-bit digits of `n` keys' order keys into 4 x 256 u32 at `histPtr` (digit 0 first). */
+  radixHistograms32(keysPtr: number, n: number, keyKind: number, histPtr: number): void;
+  /**
+   * Stable scatter of `n` keys (and values when `srcValsPtr` is not 0) by the digit at bit
+   * `shift` of their order keys to dst[offsets[digit]++]; `offsetsPtr`: 256 u32, advanced.
+   */
+  radixScatter32(
+    srcKeysPtr: number,
+    srcValsPtr: number,
+    dstKeysPtr: number,
+    dstValsPtr: number,
+    n: number,
+    keyKind: number,
+    shift: number,
+    offsetsPtr: number,
+  ): void;
+  /**
+   * Sorts buckets first .. last - 1 in place (bucket b: elements bounds[b] .. bounds[b+1] - 1,
+   * `boundsPtr` u32 offsets), with tmp buffers of the same layout and 4096 bytes of scratch.
+   */
+  radixSortBuckets32(
+    keysPtr: number,
+    tmpKeysPtr: number,
+    valsPtr: number,
+    tmpValsPtr: number,
+    boundsPtr: number,
+    first: number,
+    last: number,
+    keyKind: number,
+    scratchPtr: number,
+  ): void;
 }
 
 /** Names of the kernel functions a worker may be asked to run. */
