@@ -103,7 +103,9 @@ const rows = Object.keys(targets).map((op) => {
   };
 });
 
-console.log(`worker pool, ${os.cpus().length} cores (${os.cpus()[0]?.model}), node ${process.version}${quick ? ', --quick (1/4 sizes)' : ''}`);
+console.log(
+  `worker pool, ${os.cpus().length} cores (${os.cpus()[0]?.model}), node ${process.version}${quick ? ', --quick (1/4 sizes)' : ''}`,
+);
 console.log('op          input      1 worker ms   2 workers ms   speedup   target');
 for (const r of rows) {
   console.log(
@@ -113,8 +115,15 @@ for (const r of rows) {
   );
 }
 const overheadUs = call.inline.medianMs * 1000;
-console.log(`per-call overhead, rleEncode of 1 KiB: median ${overheadUs.toFixed(1)} us (target <= 50 us) ${overheadUs <= 50 ? 'PASS' : 'MISS'}; through a worker ${(call.worker.medianMs * 1000).toFixed(1)} us`);
-console.log('inline vs worker (the inline threshold): ' + crossover.map((c) => `${c.bytes / 1024} KiB ${(c.inline.medianMs * 1000).toFixed(0)} / ${(c.worker.medianMs * 1000).toFixed(0)} us`).join(', '));
+console.log(
+  `per-call overhead, rleEncode of 1 KiB: median ${overheadUs.toFixed(1)} us (target <= 50 us) ${overheadUs <= 50 ? 'PASS' : 'MISS'}; through a worker ${(call.worker.medianMs * 1000).toFixed(1)} us`,
+);
+console.log(
+  'inline vs worker (the inline threshold): ' +
+    crossover
+      .map((c) => `${c.bytes / 1024} KiB ${(c.inline.medianMs * 1000).toFixed(0)} / ${(c.worker.medianMs * 1000).toFixed(0)} us`)
+      .join(', '),
+);
 
 await mkdir(join(root, 'bench/results'), { recursive: true });
 await writeFile(

@@ -60,7 +60,10 @@ describeGpu('engine with a GPU', () => {
     const keys = await engine.upload(new Float32Array(u.buffer.slice(0)));
     const values = await engine.upload(new Uint32Array(9999).map((_, i) => i));
     const sorted = await engine.sort(keys, { values, path: 'gpu', to: 'host' });
-    const expected = await engine.sort(new Float32Array(u.buffer.slice(0)), { values: new Uint32Array(9999).map((_, i) => i), path: 'cpu' });
+    const expected = await engine.sort(new Float32Array(u.buffer.slice(0)), {
+      values: new Uint32Array(9999).map((_, i) => i),
+      path: 'cpu',
+    });
     expect(same(sorted.keys as ParleArray, expected.keys)).toBe(true);
     expect(same(sorted.values as ParleArray, expected.values)).toBe(true);
     for (const d of [onDevice as DeviceArray, keys, values]) d.destroy();
