@@ -194,8 +194,10 @@ export function buildProgram(): Command {
       new Option('--queue <n>', 'requests that may wait for the engine (503 above)').argParser(integerFlag('--queue', 0)).default(128),
     )
     .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
+    .addOption(new Option('--gpu <mode>', 'use a WebGPU adapter for sort').choices(['auto', 'off', 'require']).default('off'))
     .action(async (opts) => {
       await runServe({
+        gpu: opts.gpu,
         port: opts.port,
         host: opts.host,
         workers: opts.workers,
@@ -203,6 +205,22 @@ export function buildProgram(): Command {
         queue: opts.queue,
         timeoutMs: opts.timeoutMs,
       });
+    });
+
+  program
+    .command('bench')
+    .description('run the comparison benchmarks (peers, the papers\' tables, charts) into bench/report/ (bench/suite/)')
+    .option('--quick', 'small sizes, about 90 s on 2 cores; GPU cases above 256 KiB skipped')
+    .option('--json <file>', 'also write the results JSON to FILE')
+    .option('--gpu-machine', 'full sizes with a real GPU required, no GPU cap; output to $OUT when set')
+    .option('--out <dir>', 'directory for report.md, results.json and the charts (default bench/report/)')
+    .action(async (opts: { quick?: boolean; json?: string; gpuMachine?: boolean; out?: string }) => {
+      // The suite is plain .mjs beside the package (not bundled): dist/node/cli.js and
+      // ts/cli/main.ts are both two levels below the package root.
+      const suite = (await import(new URL('../../bench/suite/index.mjs', import.meta.url).href)) as {
+        runSuite(options: { quick?: boolean; json?: string; gpuMachine?: boolean; out?: string }): Promise<unknown>;
+      };
+      await suite.runSuite({ quick: opts.quick, json: opts.json, gpuMachine: opts.gpuMachine, out: opts.out });
     });
 
   return program;

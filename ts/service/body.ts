@@ -28,14 +28,19 @@ export function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw abortReason(signal);
 }
 
-/** A promise that rejects when `signal` aborts (never resolves); its rejection is pre-handled. */
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
-  const promise = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(abortReason(signal));
-    else signal.addEventListener('abort', () => reject(abortReason(signal)), { once: true });
-  });
-  promise.catch(() => undefined);
-  return promise;
+/**
+ * `promise`, or the abort's error when `signal` aborts first. The abort listener is removed
+ * as soon as either settles: a long-lived promise raced against every read (Promise.race)
+ * would keep a reaction per read, and with it every piece read, until the request ends.
+ */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  let onAbort: () => void = () => undefined;
+  return new Promise<T>((resolve, reject) => {
+    onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject);
+  }).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
 /**
@@ -48,12 +53,11 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
  */
 export async function* readBody(body: Readable, work: RequestWork, maxBody: number): AsyncGenerator<Uint8Array> {
   const signal = work.controller.signal;
-  const aborted = rejectOnAbort(signal);
   const pieces = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
   for (;;) {
     const next = pieces.next();
-    next.catch(() => undefined); // a read that loses the race to an abort may still fail later
-    const { value, done } = await Promise.race([next, aborted]);
+    next.catch(() => undefined); // a read that loses to an abort may still fail later
+    const { value, done } = await unlessAborted(next, signal);
     if (done) return;
     work.bytesIn += value.length;
     if (work.bytesIn > maxBody) throw bodyTooLarge(maxBody, `at least ${work.bytesIn}`);

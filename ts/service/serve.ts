@@ -15,6 +15,11 @@ export interface ServeOptions extends ServiceOptions {
   host?: string;
   /** Worker threads of the engine (default: the machine's available parallelism). */
   workers?: number;
+  /**
+   * The engine's GPU (default `off`: compress and decompress run on the CPU, and only sort has a
+   * GPU kernel, which pays for host data only when the keys are large).
+   */
+  gpu?: 'auto' | 'off' | 'require';
   /** Where the `listening on URL` line goes (default: stdout). */
   log?: (line: string) => void;
   /** Resolves when the service should stop (default: the first SIGTERM or SIGINT). */
@@ -41,10 +46,10 @@ function terminationSignal(): Promise<NodeJS.Signals> {
  * @throws ParleError INVALID_OPTION; the listen error (e.g. EADDRINUSE)
  */
 export async function runServe(options: ServeOptions = {}): Promise<void> {
-  const { port = 8080, host = '127.0.0.1', workers, log = (line) => process.stdout.write(`${line}\n`), ...serviceOptions } = options;
+  const { port = 8080, host = '127.0.0.1', workers, gpu = 'off', log = (line) => process.stdout.write(`${line}\n`), ...serviceOptions } = options;
   // Listen for the signal before anything can be slow, so an early SIGTERM is not fatal.
   const stop = options.stopSignal ?? terminationSignal();
-  const engine = await createEngine({ workers, maxQueue: Math.max(1, serviceOptions.queue ?? 128) });
+  const engine = await createEngine({ workers, gpu, maxQueue: Math.max(1, serviceOptions.queue ?? 128) });
   try {
     const service = await createService(engine, serviceOptions);
     const url = await service.listen({ port, host });

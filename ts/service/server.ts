@@ -80,6 +80,8 @@ export interface Service {
 /** Element types of POST /v1/sort. */
 const SORT_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32'];
 const BODY_TYPES = ['application/octet-stream', 'application/x-parle'];
+/** Decompressed bytes held back before the status is sent (see the decompress route). */
+const HOLD_BYTES = 1 << 20;
 const DEFAULTS = { maxBody: 2 ** 30, queue: 128, timeoutMs: 120_000, chunkBytes: 1 << 20 };
 
 function checkOption(value: number | undefined, name: string, min: number, max: number, fallback: number): number {
@@ -88,6 +90,35 @@ function checkOption(value: number | undefined, name: string, min: number, max: 
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.${name} must be an integer from ${min} to ${max}; got ${String(value)}`);
   }
   return value;
+}
+
+/** Milliseconds a refused upload is still read (and discarded) after the answer; see {@link closeAfterAnswer}. */
+const LINGER_MS = 2000;
+
+/**
+ * Answers with `Connection: close` a request whose body was not read to its end, and closes
+ * the connection gently: the rest of the body is read and discarded until the client closes
+ * its side (it has the answer and stops sending) or LINGER_MS pass. Closing at once, as Node
+ * does for `Connection: close`, would leave unread bytes behind and make the kernel send a
+ * reset, which can destroy the answer in the client's buffers before it is read (the
+ * "lingering close" of nginx and Apache). Reading a refused 1 GiB upload to its end, as Node
+ * does to keep a connection alive, would waste the bandwidth the refusal saves.
+ */
+function closeAfterAnswer(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('connection', 'close');
+  const req = request.raw;
+  const socket = req.socket;
+  // Detach the body's reader (an abandoned async iterator) and let the rest flow away.
+  req.removeAllListeners('readable');
+  req.removeAllListeners('data');
+  req.resume();
+  socket.destroySoon = function lingeringClose(this: typeof socket) {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('end', () => this.destroy());
+    this.once('close', () => clearTimeout(timer));
+  };
 }
 
 /** Content-Length as a number, undefined when absent. */
@@ -215,16 +246,14 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       }
     }
     if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-    // The rest of an unread body is not worth reading: close the connection after the answer
-    // instead (Node would otherwise read and discard the body to keep the connection alive).
-    if (!request.raw.complete) reply.header('connection', 'close');
+    if (!request.raw.complete) closeAfterAnswer(request, reply);
     const body: ErrorBody = { error: { code, message } };
     return reply.code(status).type('application/json').send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {
     const body: ErrorBody = { error: { code: ServiceErrorCodes.NOT_FOUND, message: `no route ${request.method} ${request.url}` } };
-    if (!request.raw.complete) reply.header('connection', 'close');
+    if (!request.raw.complete) closeAfterAnswer(request, reply);
     return reply.code(404).type('application/json').send(body);
   });
 
@@ -308,16 +337,24 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       const reader = engine.createDecompressor();
       const ctx: StreamContext = { gate, work, maxInFlight };
       const output = decompressBody(reader, () => readBody(bodyOf(request), work, maxBody), ctx);
-      // The header, and the first chunks, are checked before the status goes out: a corrupt
-      // or truncated container of up to workers + 1 chunks always gets its 400.
-      const first = await output.next();
+      // The status goes out once HOLD_BYTES of output are ready, or the container ended: a
+      // corrupt or truncated container whose output fits (and any bad header) gets its 400;
+      // past that, a failure cuts the response short of its Content-Length.
+      const held: Uint8Array[] = [];
+      let heldBytes = 0;
+      while (heldBytes < HOLD_BYTES) {
+        const next = await output.next();
+        if (next.done) break;
+        held.push(next.value);
+        heldBytes += next.value.length;
+      }
       const header = reader.header!;
       metrics.paths.inc({ op: 'decompress', path: 'cpu' });
       reply
         .type('application/octet-stream')
         .header('parle-type', header.type)
         .header('content-length', String(header.elementCount * elementSize(header.type)));
-      return reply.send(toReadable(first.done ? undefined : first.value, output));
+      return reply.send(toReadable(held.length > 0 ? Buffer.concat(held, heldBytes) : undefined, output));
     },
   );
 

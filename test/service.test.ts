@@ -1,0 +1,440 @@
+// The HTTP service over real sockets on loopback (node:http, one connection per request):
+// every route, round trips of every element type against the library, every bad input and
+// its status and code, a body over --max-body refused before it is all sent (from
+// Content-Length and while streaming), a client that goes away mid-body, a timeout, 503 on a
+// full queue, a worker killed, a failure after the response started, and SIGTERM on the real
+// command (bin/parle.mjs, built by `npm test`'s pretest). Synchronised with events and
+// promises (the gate's events, response events, child output), never with sleeps.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuPath } from '../ts/cpu/cpu-path.js';
+import { Engine } from '../ts/engine.js';
+import { ErrorCodes } from '../ts/errors.js';
+import { createService, type Service } from '../ts/service/index.js';
+import type { ParleArray } from '../ts/types.js';
+import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
+
+const BIN = fileURLToPath(new URL('../bin/parle.mjs', import.meta.url));
+const MAX_BODY = 8 << 20;
+const OCTETS = { 'content-type': 'application/octet-stream' };
+const PARLE = { 'content-type': 'application/x-parle' };
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** An open request: write its body yourself; `response` resolves at the status line, `reply` at the end. */
+interface Open {
+  req: ClientRequest;
+  response: Promise<IncomingMessage>;
+  reply: Promise<Reply>;
+}
+
+function open(base: string, method: string, path: string, headers: Record<string, string | number> = {}): Open {
+  const req = http.request(new URL(path, base), { method, headers, agent: false });
+  // The server may close a connection whose body it refused while we still write: expected.
+  req.on('error', () => undefined);
+  const response = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+  const reply = response.then(
+    (res) =>
+      new Promise<Reply>((resolve, reject) => {
+        const pieces: Buffer[] = [];
+        res.on('data', (d: Buffer) => pieces.push(d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(pieces) }));
+        res.on('error', reject);
+        res.on('aborted', () => reject(new Error('response aborted')));
+      }),
+  );
+  reply.catch(() => undefined);
+  return { req, response, reply };
+}
+
+/** One whole request. */
+function send(base: string, method: string, path: string, headers: Record<string, string | number> = {}, body?: Uint8Array): Promise<Reply> {
+  const r = open(base, method, path, body ? { ...headers, 'content-length': body.length } : headers);
+  r.req.end(body);
+  return r.reply;
+}
+
+function errorOf(reply: Reply): { code: string; message: string } {
+  expect(reply.headers['content-type']).toMatch(/^application\/json/);
+  return JSON.parse(reply.body.toString()).error;
+}
+
+function expectError(reply: Reply, status: number, code: string): void {
+  const error = errorOf(reply);
+  expect({ status: reply.status, code: error.code }).toEqual({ status, code });
+  expect(error.message.length).toBeGreaterThan(0);
+  if (status === 503) expect(reply.headers['retry-after']).toBe('1');
+}
+
+function bytesOf(a: ParleArray): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** Writes `bytes` and resolves when the socket took them. */
+function write(req: ClientRequest, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => req.write(bytes, (e) => (e ? reject(e) : resolve())));
+}
+
+let engine: Engine;
+let cpu: CpuPath;
+let main: Service;
+let base: string;
+
+beforeAll(async () => {
+  // Every chunk goes to a worker (inlineBytes 0), so the pool is exercised by small bodies.
+  cpu = await CpuPath.create({ workers: 2, inlineBytes: 0 });
+  engine = new Engine(cpu, null, { maxElements: 2 ** 32 - 1, maxQueue: 64 });
+  main = await createService(engine, { maxBody: MAX_BODY, chunkBytes: 64 << 10, timeoutMs: 30_000 });
+  base = await main.listen({ port: 0, host: '127.0.0.1' });
+});
+
+afterAll(async () => {
+  await main?.close();
+  await engine?.destroy();
+});
+
+describe('routes', () => {
+  it('GET /healthz answers ok with the engine state', async () => {
+    const reply = await send(base, 'GET', '/healthz');
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body.toString())).toMatchObject({ status: 'ok', workers: 2 });
+  });
+
+  const shapes = [
+    { name: 'empty', n: 0 },
+    { name: 'one element', n: 1 },
+    { name: 'runs, several chunks', n: 100_003 },
+  ];
+  for (const type of ['u8', 'u16', 'u32', 'i32', 'f32'] as const) {
+    for (const { name, n } of shapes) {
+      it(`compress then decompress ${type}, ${name}: equal to the input, readable by the library`, async () => {
+        const seed = caseSeed(`service ${type} ${name}`);
+        const rng = new Rng(seed);
+        const input =
+          type === 'u8'
+            ? fillRuns(rng, new Uint8Array(n), { kind: 'uniform', maxRun: 40 })
+            : type === 'u16'
+              ? fillRuns(rng, new Uint16Array(n), { kind: 'uniform', maxRun: 40 })
+              : type === 'f32'
+                ? new Float32Array(randomF32Bits(rng, n).buffer)
+                : fillRuns(rng, type === 'i32' ? (new Int32Array(n) as unknown as Uint32Array) : new Uint32Array(n), { kind: 'uniform', maxRun: 40 });
+        const packed = await send(base, 'POST', `/v1/compress?type=${type}`, OCTETS, bytesOf(input));
+        expect(packed.status, describeSeed(seed)).toBe(200);
+        expect(packed.headers['content-type']).toBe('application/x-parle');
+        const viaLibrary = await engine.decompress(new Uint8Array(packed.body));
+        expect(Buffer.compare(bytesOf(viaLibrary), bytesOf(input)), describeSeed(seed)).toBe(0);
+        const back = await send(base, 'POST', '/v1/decompress', PARLE, packed.body);
+        expect(back.status, describeSeed(seed)).toBe(200);
+        expect(back.headers['parle-type']).toBe(type);
+        expect(Number(back.headers['content-length'])).toBe(input.byteLength);
+        expect(Buffer.compare(back.body, bytesOf(input)), describeSeed(seed)).toBe(0);
+      });
+    }
+  }
+
+  it('decompress takes a chunked upload (no Content-Length) of a container the library wrote', async () => {
+    const input = fillRuns(new Rng(caseSeed('chunked decompress')), new Uint8Array(300_000), { kind: 'uniform', maxRun: 9 });
+    const packed = await engine.compress(input, { chunkBytes: 32 << 10 });
+    const r = open(base, 'POST', '/v1/decompress', PARLE);
+    for (let at = 0; at < packed.length; at += 10_000) await write(r.req, packed.subarray(at, at + 10_000));
+    r.req.end();
+    const reply = await r.reply;
+    expect(reply.status).toBe(200);
+    expect(Buffer.compare(reply.body, bytesOf(input))).toBe(0);
+  });
+
+  for (const type of ['u32', 'i32', 'f32'] as const) {
+    it(`sort ${type}: ascending, equal to a reference sort`, async () => {
+      const seed = caseSeed(`service sort ${type}`);
+      const rng = new Rng(seed);
+      const n = 50_001;
+      const keys = type === 'u32' ? new Uint32Array(n) : type === 'i32' ? new Int32Array(n) : new Float32Array(n);
+      // Duplicates on purpose (values from a small range); f32 without NaN, which sort() orders differently.
+      for (let i = 0; i < n; i++) {
+        keys[i] = type === 'f32' ? (rng.nextFloat() - 0.5) * 1e3 : type === 'i32' ? rng.intBetween(-5000, 5000) : rng.intBetween(0, 2 ** 32 - 1);
+      }
+      const reply = await send(base, 'POST', `/v1/sort?type=${type}`, OCTETS, bytesOf(keys));
+      expect(reply.status, describeSeed(seed)).toBe(200);
+      const expected = keys.slice().sort();
+      expect(Buffer.compare(reply.body, bytesOf(expected)), describeSeed(seed)).toBe(0);
+    });
+  }
+
+  it('sort of an empty body answers an empty body', async () => {
+    const reply = await send(base, 'POST', '/v1/sort?type=u32', OCTETS, new Uint8Array(0));
+    expect(reply.status).toBe(200);
+    expect(reply.body.length).toBe(0);
+  });
+
+  it('GET /metrics: requests by route and status, bytes, latency, queue depth, paths, worker restarts', async () => {
+    await send(base, 'POST', '/v1/sort?type=u8', OCTETS, new Uint8Array(4));
+    const reply = await send(base, 'GET', '/metrics');
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toMatch(/^text\/plain/);
+    const text = reply.body.toString();
+    expect(text).toMatch(/parle_http_requests_total\{route="\/v1\/compress",method="POST",status="200"\} \d+/);
+    expect(text).toMatch(/parle_http_requests_total\{route="\/v1\/sort",method="POST",status="400"\} 1/);
+    expect(text).toMatch(/parle_http_request_bytes_total\{route="\/v1\/compress"\} [1-9]/);
+    expect(text).toMatch(/parle_http_response_bytes_total\{route="\/v1\/decompress"\} [1-9]/);
+    expect(text).toMatch(/parle_http_request_duration_seconds_bucket\{le="0.25",route="\/v1\/compress"\}/);
+    expect(text).toMatch(/parle_engine_pending 0/);
+    expect(text).toMatch(/parle_service_waiting_requests 0/);
+    expect(text).toMatch(/parle_engine_path_total\{op="sort",path="cpu"\} [1-9]/);
+    expect(text).toMatch(/parle_engine_worker_restarts_total \d+/);
+    expect(text).toMatch(/parle_process_resident_memory_bytes \d+/);
+  });
+
+  it('an unknown route answers 404 NOT_FOUND as JSON', async () => {
+    expectError(await send(base, 'GET', '/v1/nothing'), 404, 'NOT_FOUND');
+    expectError(await send(base, 'GET', '/v1/compress'), 404, 'NOT_FOUND');
+  });
+});
+
+describe('bad input: a status, a JSON body with the code, and the next request unaffected', () => {
+  const u8 = new Uint8Array(1000).fill(7);
+
+  it('415 for another content type, and for none', async () => {
+    expectError(await send(base, 'POST', '/v1/compress?type=u8', { 'content-type': 'text/plain' }, u8), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(await send(base, 'POST', '/v1/decompress', { 'content-type': 'application/json' }, u8), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(await send(base, 'POST', '/v1/sort?type=u32', {}, u8), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('411 for compress without a Content-Length (chunked upload)', async () => {
+    const r = open(base, 'POST', '/v1/compress?type=u8', OCTETS);
+    r.req.write(u8); // a write before end(): chunked, no Content-Length
+    r.req.end();
+    expectError(await r.reply, 411, 'LENGTH_REQUIRED');
+  });
+
+  it('400 UNSUPPORTED_TYPE for an unknown type, or one sort does not take', async () => {
+    expectError(await send(base, 'POST', '/v1/compress?type=u64', OCTETS, u8), 400, ErrorCodes.UNSUPPORTED_TYPE);
+    expectError(await send(base, 'POST', '/v1/sort?type=u8', OCTETS, u8), 400, ErrorCodes.UNSUPPORTED_TYPE);
+    expectError(await send(base, 'POST', '/v1/sort', OCTETS, u8), 400, ErrorCodes.INVALID_ARGUMENT);
+  });
+
+  it('400 UNALIGNED_LENGTH for a body that is not a whole number of elements', async () => {
+    expectError(await send(base, 'POST', '/v1/compress?type=u32', OCTETS, new Uint8Array(6)), 400, ErrorCodes.UNALIGNED_LENGTH);
+    expectError(await send(base, 'POST', '/v1/compress?type=u16', OCTETS, new Uint8Array(3)), 400, ErrorCodes.UNALIGNED_LENGTH);
+    expectError(await send(base, 'POST', '/v1/sort?type=f32', OCTETS, new Uint8Array(6)), 400, ErrorCodes.UNALIGNED_LENGTH);
+    // Chunked, so only the streamed count can tell.
+    const r = open(base, 'POST', '/v1/sort?type=u32', OCTETS);
+    r.req.write(new Uint8Array(10));
+    r.req.end();
+    expectError(await r.reply, 400, ErrorCodes.UNALIGNED_LENGTH);
+  });
+
+  describe('hostile containers', () => {
+    let packed: Uint8Array;
+    beforeAll(async () => {
+      const input = fillRuns(new Rng(caseSeed('hostile containers')), new Uint16Array(50_000), { kind: 'uniform', maxRun: 5 });
+      packed = await engine.compress(input, { chunkBytes: 32 << 10 });
+    });
+
+    it('400 NOT_PARLE for an empty body and for bytes that are not a container', async () => {
+      expectError(await send(base, 'POST', '/v1/decompress', PARLE, new Uint8Array(0)), 400, ErrorCodes.NOT_PARLE);
+      expectError(await send(base, 'POST', '/v1/decompress', PARLE, u8), 400, ErrorCodes.NOT_PARLE);
+    });
+
+    it('400 TRUNCATED for a container cut in its header, its table or a payload', async () => {
+      for (const cut of [10, 40, packed.length - 1]) {
+        expectError(await send(base, 'POST', '/v1/decompress', PARLE, packed.subarray(0, cut)), 400, ErrorCodes.TRUNCATED);
+      }
+    });
+
+    it('400 CHECKSUM_MISMATCH or CORRUPT for a flipped bit in a payload, CORRUPT for bytes after the end', async () => {
+      const flipped = packed.slice();
+      flipped[packed.length - 5] ^= 0x10;
+      const reply = await send(base, 'POST', '/v1/decompress', PARLE, flipped);
+      expect(reply.status).toBe(400);
+      expect([ErrorCodes.CHECKSUM_MISMATCH, ErrorCodes.CORRUPT]).toContain(errorOf(reply).code);
+      const longer = new Uint8Array(packed.length + 3);
+      longer.set(packed);
+      expectError(await send(base, 'POST', '/v1/decompress', PARLE, longer), 400, ErrorCodes.CORRUPT);
+    });
+
+    it('a bad request beside good ones: each gets its own answer', async () => {
+      const good = new Uint8Array(200_000).fill(3);
+      const bad = packed.slice();
+      bad[packed.length - 5] ^= 0x10;
+      const replies = await Promise.all([
+        send(base, 'POST', '/v1/decompress', PARLE, bad),
+        send(base, 'POST', '/v1/compress?type=u8', OCTETS, good),
+        send(base, 'POST', '/v1/decompress', PARLE, packed.subarray(0, 100)),
+        send(base, 'POST', '/v1/decompress', PARLE, packed),
+      ]);
+      expect(replies.map((r) => r.status)).toEqual([400, 200, 400, 200]);
+      expect(Buffer.compare(bytesOf(await engine.decompress(new Uint8Array(replies[1].body))), Buffer.from(good))).toBe(0);
+    });
+
+    it('a failure after the response started cuts the response short (Content-Length not reached)', async () => {
+      // The status goes out after 1 MiB of output; the flipped bit is in the last of 40 chunks.
+      const input = fillRuns(new Rng(caseSeed('late failure')), new Uint8Array(40 * 65536), { kind: 'uniform', maxRun: 3 });
+      const many = await engine.compress(input, { chunkBytes: 65536 });
+      many[many.length - 2] ^= 0x01;
+      const r = open(base, 'POST', '/v1/decompress', { ...PARLE, 'content-length': many.length });
+      r.req.end(many);
+      const res = await r.response;
+      expect(res.statusCode).toBe(200);
+      await expect(r.reply).rejects.toThrow();
+    });
+  });
+});
+
+describe('limits', () => {
+  it('413 from Content-Length over maxBody, answered before the body is sent', async () => {
+    const declared = 64 << 20;
+    const r = open(base, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': declared });
+    await write(r.req, new Uint8Array(64 << 10));
+    const reply = await r.reply;
+    expectError(reply, 413, ErrorCodes.TOO_LARGE);
+    expect(reply.headers.connection).toBe('close');
+    r.req.destroy();
+  });
+
+  it('413 once a chunked upload passes maxBody, while the client is still sending', async () => {
+    const r = open(base, 'POST', '/v1/sort?type=u32', OCTETS);
+    let sent = 0;
+    let answered = false;
+    void r.response.then(() => (answered = true), () => undefined);
+    const piece = new Uint8Array(1 << 20);
+    // Sends until the answer arrives (or 4x the limit: the test fails then).
+    while (!answered && sent < 4 * MAX_BODY) {
+      try {
+        await write(r.req, piece);
+      } catch {
+        break; // the server closed the connection after its answer
+      }
+      sent += piece.length;
+    }
+    const reply = await r.reply;
+    expectError(reply, 413, ErrorCodes.TOO_LARGE);
+    expect(sent).toBeLessThan(4 * MAX_BODY);
+    r.req.destroy();
+  });
+
+  it('a client that goes away mid-body stops its work: the turn is given back, 499 in the metrics, the next request served', async () => {
+    const r = open(base, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': 4 << 20 });
+    await write(r.req, new Uint8Array(1 << 20).fill(1));
+    const res = await r.response; // the container header went out: the request is streaming
+    expect(res.statusCode).toBe(200);
+    r.req.destroy();
+    await main.gate.whenIdle();
+    expect(engine.pending).toBe(0);
+    const metrics = (await send(base, 'GET', '/metrics')).body.toString();
+    expect(metrics).toMatch(/parle_http_requests_total\{route="\/v1\/compress",method="POST",status="499"\} 1/);
+    const after = await send(base, 'POST', '/v1/compress?type=u8', OCTETS, new Uint8Array(1000));
+    expect(after.status).toBe(200);
+  });
+
+  it('a killed worker is replaced; the service keeps serving', async () => {
+    const before = engine.workerRestarts;
+    await cpu.pool!.killWorker(0);
+    expect(engine.workerRestarts).toBe(before + 1);
+    const input = new Uint8Array(500_000).fill(9);
+    const packed = await send(base, 'POST', '/v1/compress?type=u8', OCTETS, input);
+    expect(packed.status).toBe(200);
+    const health = JSON.parse((await send(base, 'GET', '/healthz')).body.toString());
+    expect(health.workerRestarts).toBe(before + 1);
+  });
+});
+
+describe('backpressure', () => {
+  let tight: Service;
+  let tightBase: string;
+  let hasty: Service;
+  let hastyBase: string;
+  beforeAll(async () => {
+    tight = await createService(engine, { maxActive: 1, queue: 1, maxBody: MAX_BODY });
+    tightBase = await tight.listen({ port: 0, host: '127.0.0.1' });
+    hasty = await createService(engine, { timeoutMs: 200 });
+    hastyBase = await hasty.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await tight?.close();
+    await hasty?.close();
+  });
+
+  it('503 QUEUE_FULL with Retry-After when the queue is full; the queued request is served after', async () => {
+    const body = new Uint8Array(1 << 20).fill(5);
+    const first = open(tightBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
+    await write(first.req, body.subarray(0, 1000));
+    expect((await first.response).statusCode).toBe(200); // holds the one turn
+    const queued = once(tight.gate, 'queued');
+    const second = open(tightBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
+    second.req.end(body);
+    await queued;
+    expectError(await send(tightBase, 'POST', '/v1/sort?type=u32', OCTETS, new Uint8Array(16)), 503, ErrorCodes.QUEUE_FULL);
+    first.req.end(body.subarray(1000));
+    expect((await first.reply).status).toBe(200);
+    const secondReply = await second.reply;
+    expect(secondReply.status).toBe(200);
+    expect(Buffer.compare(bytesOf(await engine.decompress(new Uint8Array(secondReply.body))), Buffer.from(body))).toBe(0);
+  });
+
+  it('503 TIMEOUT with Retry-After for a request past timeoutMs (an upload that stalls)', async () => {
+    const r = open(hastyBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': 1 << 20 });
+    await write(r.req, new Uint8Array(0));
+    expectError(await r.reply, 503, 'TIMEOUT');
+    r.req.destroy();
+    await hasty.gate.whenIdle();
+  });
+});
+
+describe('parle serve (the command)', () => {
+  it('SIGTERM: stops accepting, finishes the request in flight, exits 0', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const lines: ((text: string) => void)[] = [];
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      for (const check of lines) check(stdout);
+    });
+    child.stderr.resume();
+    const exited = once(child, 'exit');
+    const waitFor = (pattern: RegExp) =>
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const check = (text: string) => {
+          const m = text.match(pattern);
+          if (m) resolve(m);
+        };
+        lines.push(check);
+        check(stdout);
+        exited.then(() => reject(new Error(`parle serve exited; stdout: ${stdout}`)));
+      });
+    try {
+      const url = (await waitFor(/listening on (http:\/\/\S+)/))[1];
+      const body = new Uint8Array(2 << 20).fill(4);
+      const inFlight = open(url, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
+      await write(inFlight.req, body.subarray(0, 1 << 20));
+      expect((await inFlight.response).statusCode).toBe(200);
+      child.kill('SIGTERM');
+      await waitFor(/SIGTERM; finishing 1 request/);
+      // A new connection is refused, or (if it raced the close) closed unserved or told the
+      // service is stopping.
+      const late = await send(url, 'GET', '/healthz').then(
+        (reply) => reply.status,
+        (e: NodeJS.ErrnoException) => e.code,
+      );
+      expect(['ECONNREFUSED', 'ECONNRESET', 503]).toContain(late);
+      inFlight.req.end(body.subarray(1 << 20));
+      const reply = await inFlight.reply;
+      expect(reply.status).toBe(200);
+      expect(Buffer.compare(bytesOf(await engine.decompress(new Uint8Array(reply.body))), Buffer.from(body))).toBe(0);
+      const [code] = await exited;
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/parle serve: stopped/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
