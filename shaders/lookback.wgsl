@@ -17,6 +17,10 @@
 // same flag; a pair seen mid-update (one half READY, the other INCLUSIVE) counts as not ready.
 // Only a tile's owner ever writes its status (READY once, then INCLUSIVE once), so two words
 // with the same flag always come from the same store pair.
+//
+// The walk itself (`lbWalk`) comes from lookback-walk-subgroup.wgsl (a subgroup reads up to 32
+// predecessors' status words at once, as CUB's warp-wide look-back: a one-tile-per-round-trip
+// walk serialised the H200 beyond ~16k tiles) or lookback-walk-thread.wgsl (one invocation).
 
 const LB_BASE: u32 = 4u;
 const LB_READY: u32 = 0x40000000u;
@@ -28,6 +32,14 @@ var<workgroup> lb_tile: u32;
 var<workgroup> lb_done: u32;
 var<workgroup> lb_id: u32;
 var<workgroup> lb_acc: T;
+
+/** Reads the status pair of `tile`: (flag, value bits); flag 0 when not ready or mid-update. */
+fn lbRead(tile: u32) -> vec2<u32> {
+  let lo = atomicLoad(&lb_spine[LB_BASE + 2u * tile]);
+  let hi = atomicLoad(&lb_spine[LB_BASE + 2u * tile + 1u]);
+  let flag = lo & LB_FLAG_MASK;
+  return vec2<u32>(select(0u, flag, flag == (hi & LB_FLAG_MASK)), (lo & 0xFFFFu) | ((hi & 0xFFFFu) << 16u));
+}
 
 /** Numbers this workgroup's tile in start order; uniform result. */
 fn lbAcquireTile(tid: u32) -> u32 {
@@ -57,30 +69,8 @@ fn lookback(tile: u32, aggregate: T, tid: u32, lane: u32, sg: u32) -> T {
     lb_acc = T(0);
   }
   loop {
-    if (tid == 0u) {
-      var id = lb_id;
-      var acc = lb_acc;
-      var spin = 0u;
-      while (spin < LB_MAX_SPIN) {
-        let lo = atomicLoad(&lb_spine[LB_BASE + 2u * id]);
-        let hi = atomicLoad(&lb_spine[LB_BASE + 2u * id + 1u]);
-        let flag = lo & LB_FLAG_MASK;
-        if (flag != 0u && flag == (hi & LB_FLAG_MASK)) {
-          acc += bitcast<T>((lo & 0xFFFFu) | ((hi & 0xFFFFu) << 16u));
-          if (flag == LB_INCLUSIVE) {
-            lb_done = 1u;
-            break;
-          }
-          id -= 1u; // id > 0: tile 0 only ever publishes INCLUSIVE
-          spin = 0u;
-        } else {
-          spin += 1u;
-        }
-      }
-      lb_id = id;
-      lb_acc = acc;
-      if (lb_done == 1u) { lbPublish(tile, acc + aggregate, LB_INCLUSIVE); }
-    }
+    workgroupBarrier(); // lb_* written by invocation 0 are visible
+    lbWalk(tile, aggregate, tid, lane, sg);
     if (workgroupUniformLoad(&lb_done) == 1u) { break; }
     // Fallback: the predecessor lb_id has not published; reduce its tile here.
     let fid = workgroupUniformLoad(&lb_id);

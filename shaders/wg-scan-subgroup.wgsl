@@ -23,10 +23,10 @@ fn wgExclusiveScan(x: T, tid: u32, lane: u32, sg: u32, total: ptr<function, T>) 
   } else {
     for (var off = 1u; off < nsub; off <<= 1u) {
       var v = T(0);
-      let active = tid < nsub && tid >= off;
-      if (active) { v = wgs_spine[tid - off]; }
+      let inRange = tid < nsub && tid >= off;
+      if (inRange) { v = wgs_spine[tid - off]; }
       workgroupBarrier();
-      if (active) { wgs_spine[tid] += v; }
+      if (inRange) { wgs_spine[tid] += v; }
       workgroupBarrier();
     }
     prefix = select(T(0), wgs_spine[max(sid, 1u) - 1u], sid > 0u);

@@ -7,6 +7,8 @@
 import wgScanSubgroup from '../../shaders/wg-scan-subgroup.wgsl';
 import wgScanShared from '../../shaders/wg-scan-shared.wgsl';
 import lookbackSource from '../../shaders/lookback.wgsl';
+import lookbackWalkSubgroup from '../../shaders/lookback-walk-subgroup.wgsl';
+import lookbackWalkThread from '../../shaders/lookback-walk-thread.wgsl';
 
 /** Invocations per workgroup in every parle kernel. */
 export const WORKGROUP_SIZE = 256;
@@ -50,6 +52,7 @@ export function composeKernel(kernel: string, opts: ComposeOptions): string {
     header,
     opts.subgroups ? wgScanSubgroup : wgScanShared,
     opts.lookback ? lookbackSource : '',
+    opts.lookback ? (opts.subgroups ? lookbackWalkSubgroup : lookbackWalkThread) : '',
     body,
   ].join('\n');
 }

@@ -24,7 +24,7 @@ export interface GpuContextOptions {
   subgroups?: 'auto' | 'off';
   /**
    * Look-back reads before a chained kernel falls back to reducing the stalled predecessor's
-   * tile itself (default 64). 0 forces the fallback at every step: a test of the fallback path,
+   * tile itself (default 1024). 0 forces the fallback at every step: a test of the fallback path,
    * quadratic in the number of tiles.
    */
   lookbackSpin?: number;
@@ -32,6 +32,19 @@ export interface GpuContextOptions {
   stagingChunkBytes?: number;
   /** Staging buffers per ring (default 4). */
   stagingSlots?: number;
+  /** Kernel shapes, for benchmarks; the defaults suit the GPUs measured (bench/results). */
+  tuning?: Partial<GpuTuning>;
+}
+
+/** Measured best on an H200 (bench/results/gpu-nvidia-h200.json). */
+const DEFAULT_TUNING: GpuTuning = { decodeWordsPerInvocation: 16, sortItemsPerInvocation: 8 };
+
+/** Kernel shapes (see GpuContextOptions.tuning). */
+export interface GpuTuning {
+  /** u32 output words per invocation of the RLE decode expand: 4, 8 or 16 (default 16). */
+  decodeWordsPerInvocation: 4 | 8 | 16;
+  /** Keys per invocation of the radix sort: 8 or 16 (default 8). */
+  sortItemsPerInvocation: 8 | 16;
 }
 
 /** The adapter's identity as the adapter reports it (strings may be empty). */
@@ -68,6 +81,12 @@ export interface EncoderHooks {
   pass?(label: string): GPUComputePassTimestampWrites | undefined;
 }
 
+/**
+ * Look-back reads (windows of up to 32 tiles) before falling back. Measured on an H200 at 2^28
+ * elements: 64 made the fallback fire so often that scan ran at 49 G elements/s; 1024 gave 172.
+ */
+const DEFAULT_LOOKBACK_SPIN = 1024;
+
 let dawnGpu: GPU | undefined;
 /** Contexts alive on `dawnGpu`: when the last one ends, the reference is dropped so Node can exit. */
 let liveDawnContexts = 0;
@@ -103,13 +122,20 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   if (opts.subgroups !== undefined && opts.subgroups !== 'auto' && opts.subgroups !== 'off') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.subgroups must be 'auto' or 'off'`);
   }
-  const spin = opts.lookbackSpin ?? 64;
+  const spin = opts.lookbackSpin ?? DEFAULT_LOOKBACK_SPIN;
   if (!Number.isInteger(spin) || spin < 0 || spin > 1 << 20) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.lookbackSpin must be an integer in [0, 2^20]');
   }
   const chunk = opts.stagingChunkBytes ?? 8 << 20;
   if (!Number.isInteger(chunk) || chunk < 4096 || chunk % 4 !== 0) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.stagingChunkBytes must be a multiple of 4, at least 4096');
+  }
+  const tuning: GpuTuning = { ...DEFAULT_TUNING, ...opts.tuning };
+  if (![4, 8, 16].includes(tuning.decodeWordsPerInvocation)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.decodeWordsPerInvocation must be 4, 8 or 16');
+  }
+  if (![8, 16].includes(tuning.sortItemsPerInvocation)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortItemsPerInvocation must be 8 or 16');
   }
   const slots = opts.stagingSlots ?? 4;
   if (!Number.isInteger(slots) || slots < 1 || slots > 64) {
@@ -151,7 +177,7 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
       device: info?.device ?? '',
       description: info?.description ?? '',
     },
-    { subgroups, lookbackSpin: spin, chunk, slots, sgMin, sgMax, onDawn },
+    { subgroups, lookbackSpin: spin, chunk, slots, sgMin, sgMax, onDawn, tuning },
   );
 }
 
@@ -242,17 +268,30 @@ export class GpuContext {
   readonly lost: Promise<GpuLostInfo>;
   /** Look-back spin count of the chained kernels (see GpuContextOptions.lookbackSpin). */
   readonly lookbackSpin: number;
+  /** Kernel shapes in use. */
+  readonly tuning: GpuTuning;
   /** Hooks around every op's encoder, for benchmarks; null by default. */
   encoderHooks: EncoderHooks | null = null;
 
   #lostInfo: GpuLostInfo | null = null;
   #destroyed = false;
   #ring: StagingRing;
+  /** Released buffers of downloadMapped, kept for reuse (at most 2). */
+  #mappedPool: GPUBuffer[] = [];
 
   constructor(
     device: GPUDevice,
     adapterInfo: GpuAdapterInfo,
-    opts: { subgroups: boolean; lookbackSpin: number; chunk: number; slots: number; sgMin: number; sgMax: number; onDawn?: boolean },
+    opts: {
+      subgroups: boolean;
+      lookbackSpin: number;
+      chunk: number;
+      slots: number;
+      sgMin: number;
+      sgMax: number;
+      onDawn?: boolean;
+      tuning?: GpuTuning;
+    },
   ) {
     this.device = device;
     this.adapterInfo = adapterInfo;
@@ -269,6 +308,7 @@ export class GpuContext {
     this.subgroupMaxSize = opts.sgMax;
     this.hasTimestamps = device.features.has('timestamp-query');
     this.lookbackSpin = opts.lookbackSpin;
+    this.tuning = opts.tuning ?? DEFAULT_TUNING;
     if (opts.onDawn === true) liveDawnContexts++;
     this.lost = device.lost.then((info) => {
       this.#lostInfo = { reason: String(info.reason), message: info.message };
@@ -372,6 +412,11 @@ export class GpuContext {
     }
   }
 
+  /** Time spent waiting on staging buffers since the context was made (ms), for benchmarks. */
+  get stagingWaitMs(): { upload: number; download: number } {
+    return { ...this.#ring.waitMs };
+  }
+
   /** @internal Reads `byteLength` bytes of `buffer` (after all submitted work). */
   readBytes(buffer: GPUBuffer, byteLength: number): Promise<Uint8Array> {
     this.checkUsable();
@@ -425,18 +470,78 @@ export class GpuContext {
 
   /**
    * Copies a DeviceArray back into a new host typed array of its type and length, through
-   * MAP_READ staging buffers with several chunks in flight. Sees all earlier ops.
-   * @throws ParleError INVALID_ARGUMENT (destroyed, or a wrapped buffer without COPY_SRC), DEVICE_LOST
+   * MAP_READ staging buffers with several chunks in flight. Sees all earlier ops. With `into`
+   * (a typed array of the same type, at least `length` long), fills and returns that array
+   * instead: a reused array skips the page faults of a fresh allocation, the largest cost of a
+   * large readback in Node.
+   * @throws ParleError INVALID_ARGUMENT (destroyed, a wrapped buffer without COPY_SRC, `into` of
+   *   another type or too short), DEVICE_LOST
    */
-  async download(d: DeviceArray): Promise<ParleArray> {
+  async download(d: DeviceArray, opts: { into?: ParleArray } = {}): Promise<ParleArray> {
     this.checkInput(d, 'array', ['u8', 'u16', 'u32', 'i32', 'f32']);
     if ((d.buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'array.buffer needs GPUBufferUsage.COPY_SRC to be read back');
+    }
+    const into = opts.into;
+    if (into !== undefined) {
+      const type = checkArray(into, 'options.into');
+      if (type !== d.type || into.length < d.length) {
+        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.into must be a ${d.type} array of at least ${d.length} elements`);
+      }
+      this.checkUsable();
+      await this.#ring.download(d.buffer, 0, d.byteLength, bytesOf(into).subarray(0, d.byteLength));
+      return into;
     }
     // wrap() ensures buffer.size >= byteLength rounded up to 4
     const bytes = await this.readBytes(d.buffer, d.byteLength);
     const Ctor = arrayConstructor(d.type);
     return new Ctor(bytes.buffer, 0, d.length);
+  }
+
+  /**
+   * Zero-copy readback: copies `d` into one MAP_READ buffer and returns a typed array over its
+   * mapped memory (no copy into JavaScript memory: about as fast as the bus). The array stays
+   * valid until `release()`, which unmaps the buffer (the array is then detached, length 0) and
+   * keeps it for the next call of the same size (releaseStaging() frees it). Its ArrayBuffer
+   * belongs to WebGPU: it cannot be transferred to a worker.
+   * @throws ParleError INVALID_ARGUMENT, TOO_LARGE (beyond maxBufferSize), DEVICE_LOST
+   */
+  async downloadMapped(d: DeviceArray): Promise<{ array: ParleArray; release(): void }> {
+    this.checkInput(d, 'array', ['u8', 'u16', 'u32', 'i32', 'f32']);
+    if ((d.buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'array.buffer needs GPUBufferUsage.COPY_SRC to be read back');
+    }
+    this.checkUsable();
+    const size = Math.max(4, Math.ceil(d.byteLength / 4) * 4);
+    if (size > this.limits.maxBufferSize) throw new ParleError(ErrorCodes.TOO_LARGE, `${size} bytes exceed maxBufferSize`);
+    // A released buffer of the same size is reused: making and pinning a new 256 MiB MAP_READ
+    // buffer costs more than the copy itself (H200: 55 ms vs 5 ms).
+    const pooled = this.#mappedPool.findIndex((b) => b.size === size);
+    const buffer =
+      pooled >= 0
+        ? this.#mappedPool.splice(pooled, 1)[0]
+        : this.device.createBuffer({ label: 'parle:mapped-download', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    try {
+      const encoder = this.device.createCommandEncoder({ label: 'parle:mapped-download' });
+      if (d.byteLength > 0) encoder.copyBufferToBuffer(d.buffer, 0, buffer, 0, size);
+      this.device.queue.submit([encoder.finish()]);
+      await this.guard(buffer.mapAsync(GPUMapMode.READ));
+    } catch (e) {
+      buffer.destroy();
+      throw e;
+    }
+    const Ctor = arrayConstructor(d.type);
+    const array = new Ctor(buffer.getMappedRange(), 0, d.length);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      if (this.isLost) return buffer.destroy();
+      buffer.unmap();
+      this.#mappedPool.push(buffer);
+      while (this.#mappedPool.length > 2) this.#mappedPool.shift()!.destroy();
+    };
+    return { array, release };
   }
 
   /**
@@ -528,6 +633,8 @@ export class GpuContext {
 
   /** Destroys the staging buffers (made again on the next transfer); for tests and idle engines. */
   releaseStaging(): Promise<void> {
+    for (const b of this.#mappedPool) b.destroy();
+    this.#mappedPool = [];
     return this.#ring.release();
   }
 

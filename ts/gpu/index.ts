@@ -6,6 +6,7 @@ export {
   createGpuContext,
   GpuContext,
   type GpuContextOptions,
+  type GpuTuning,
   type GpuAdapterInfo,
   type GpuLimits,
   type GpuLostInfo,

@@ -13,8 +13,6 @@ import { DeviceArray } from './device-array.js';
 import { getPipeline } from './pipelines.js';
 import { encodeScan } from './scan.js';
 
-/** Keys per invocation. */
-const ITEMS = 16;
 const KIND = { u32: 0, i32: 1, f32: 2 } as const;
 
 /**
@@ -28,14 +26,15 @@ export function sortWorkgroupSize(ctx: GpuContext): number {
 
 function sortPipelines(ctx: GpuContext, withValues: boolean): { up: GPUComputePipeline; down: GPUComputePipeline } {
   const wg = sortWorkgroupSize(ctx);
-  const variant = `${ctx.hasSubgroups ? 'sg' : 'shared'}:${wg}:${withValues ? 'kv' : 'k'}`;
+  const items = ctx.tuning.sortItemsPerInvocation;
+  const variant = `${ctx.hasSubgroups ? 'sg' : 'shared'}:${wg}:${items}:${withValues ? 'kv' : 'k'}`;
   const build = (entryPoint: string) => () => {
     let kernel = sortSource;
     if (!withValues) kernel = kernel.split('\n').filter((line) => !line.includes('// values')).join('\n');
     const code = composeKernel((ctx.hasSubgroups ? rankSubgroup : rankShared) + '\n' + kernel, {
       subgroups: ctx.hasSubgroups,
       scalar: 'u32',
-      consts: { 'SORT_WG: u32': `${wg}u`, 'ITEMS: u32': `${ITEMS}u`, 'MIN_SG: u32': `${ctx.subgroupMinSize}u` },
+      consts: { 'SORT_WG: u32': `${wg}u`, 'ITEMS: u32': `${items}u`, 'MIN_SG: u32': `${ctx.subgroupMinSize}u` },
     });
     return { code, entryPoint };
   };
@@ -59,7 +58,7 @@ export async function sortOp(
   ctx.checkUsable();
   const n = k.length;
   const wg = sortWorkgroupSize(ctx);
-  const tile = wg * ITEMS;
+  const tile = wg * ctx.tuning.sortItemsPerInvocation;
   const tiles = Math.max(1, Math.ceil(n / tile));
   const histLength = 256 * tiles;
   ctx.checkBindable(histLength * 4, 'sort histogram table');

@@ -14,7 +14,7 @@ import { getPipeline } from './pipelines.js';
 import { encodeScan, spineBytes } from './scan.js';
 
 const ALL_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
-/** u32 words per invocation in both RLE kernels (WPT in the WGSL). */
+/** u32 words per invocation of the encode kernel (WPT in rle-encode.wgsl). */
 const WORDS_PER_INVOCATION = 16;
 
 /** Elements per u32 word of `type`: 4, 2 or 1. */
@@ -29,6 +29,7 @@ function packingConsts(type: ElementType): Record<string, string> {
     'EPW: u32': `${epw}u`,
     'BITS: u32': `${bits}u`,
     'EMASK: u32': bits === 32 ? '0xFFFFFFFFu' : `${(2 ** bits - 1).toString()}u`,
+    'LOW: u32': { 8: '0x7F7F7F7Fu', 16: '0x7FFF7FFFu', 32: '0x7FFFFFFFu' }[bits]!,
   };
 }
 
@@ -47,9 +48,14 @@ function encodePipelines(ctx: GpuContext, type: ElementType): { main: GPUCompute
 }
 
 function decodePipeline(ctx: GpuContext, type: ElementType, entryPoint: 'expand' | 'checkOffsets'): GPUComputePipeline {
-  const key = `rle-decode:${entryPoint}:${perWord(type)}`;
+  const wpt = ctx.tuning.decodeWordsPerInvocation;
+  const key = `rle-decode:${entryPoint}:${perWord(type)}:${wpt}`;
   return getPipeline(ctx.device, key, () => ({
-    code: composeKernel(decodeSource, { subgroups: false, scalar: 'u32', consts: packingConsts(type) }),
+    code: composeKernel(decodeSource, {
+      subgroups: false,
+      scalar: 'u32',
+      consts: { ...packingConsts(type), 'WPT: u32': `${wpt}u` },
+    }),
     entryPoint,
   }));
 }
@@ -182,7 +188,7 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
     ctx.checkBindable(byteLength, 'rleDecode output');
     const out = await ctx.submit('rle-decode-expand', (s) => {
       const dst = s.output(byteLength, `rle-decoded-${v.type}`);
-      const perInvocation = WORDS_PER_INVOCATION * perWord(v.type);
+      const perInvocation = ctx.tuning.decodeWordsPerInvocation * perWord(v.type);
       s.dispatch(
         decodePipeline(ctx, v.type, 'expand'),
         [

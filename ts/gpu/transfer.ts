@@ -35,6 +35,8 @@ export class StagingRing {
   #up: UploadSlot[] = [];
   #down: GPUBuffer[] = [];
   #chain: Promise<unknown> = Promise.resolve();
+  /** Milliseconds spent waiting for staging buffers to map (uploads, downloads), for benchmarks. */
+  readonly waitMs = { upload: 0, download: 0 };
 
   constructor(device: GPUDevice, guard: Guard, chunkBytes = 8 << 20, slots = 4) {
     this.#device = device;
@@ -83,7 +85,9 @@ export class StagingRing {
         const size = Math.min(this.chunkBytes, bytes.byteLength - offset);
         const copySize = roundUp(size, 4);
         const slot = this.#up[chunk % this.slots];
+        const t0 = performance.now();
         await this.#guard(slot.ready);
+        this.waitMs.upload += performance.now() - t0;
         new Uint8Array(slot.buffer.getMappedRange(0, copySize)).set(bytes.subarray(offset, offset + size));
         slot.buffer.unmap();
         const encoder = device.createCommandEncoder({ label: 'parle:upload' });
@@ -97,13 +101,15 @@ export class StagingRing {
 
   /**
    * Reads `byteLength` bytes of `src` from byte `srcOffset` (a multiple of 4). Resolves to a
-   * Uint8Array of exactly `byteLength` over an ArrayBuffer of `byteLength` rounded up to 4.
+   * Uint8Array of exactly `byteLength` over an ArrayBuffer of `byteLength` rounded up to 4, or to
+   * `into` (at least `byteLength` bytes) when given: writing into memory that is already paged in
+   * avoids the page faults of a fresh allocation (150 ms per 256 MiB on the H200 host).
    * `src` needs COPY_SRC and room for the rounded length. Work submitted earlier is seen.
    */
-  download(src: GPUBuffer, srcOffset: number, byteLength: number): Promise<Uint8Array> {
+  download(src: GPUBuffer, srcOffset: number, byteLength: number, into?: Uint8Array): Promise<Uint8Array> {
     return this.#serial(async () => {
       const device = this.#device;
-      const out = new Uint8Array(new ArrayBuffer(roundUp(byteLength, 4)), 0, byteLength);
+      const out = into ?? new Uint8Array(new ArrayBuffer(roundUp(byteLength, 4)), 0, byteLength);
       if (byteLength === 0) return out;
       const chunkBytes = this.chunkBytes;
       const count = Math.ceil(byteLength / chunkBytes);
@@ -131,12 +137,14 @@ export class StagingRing {
       };
       for (let chunk = 0; chunk < slots; chunk++) issue(chunk);
       for (let chunk = 0; chunk < count; chunk++) {
+        const t0 = performance.now();
         await this.#guard(pending[chunk]);
+        this.waitMs.download += performance.now() - t0;
         const offset = chunk * chunkBytes;
         const size = Math.min(chunkBytes, byteLength - offset);
         const copySize = roundUp(size, 4);
         const buffer = this.#down[chunk % slots];
-        new Uint8Array(out.buffer, offset, copySize).set(new Uint8Array(buffer.getMappedRange(0, copySize)));
+        out.set(new Uint8Array(buffer.getMappedRange(0, copySize), 0, size), offset);
         buffer.unmap();
         if (chunk + slots < count) issue(chunk + slots);
       }

@@ -1,0 +1,496 @@
+#!/usr/bin/env node
+/**
+ * GPU benchmark of parle's WebGPU layer, meant for a real GPU (the `device` tool; recipe in
+ * ../shared/gpu/README.md). Writes JSON to $OUT/gpu.json (or bench/results/gpu-local.json).
+ *
+ * Figures (medians of REPS runs each, after a warm-up run):
+ *   scan of 2^k u32 (inclusive) ............. G elements/s; bytes moved = 8 per element
+ *   radix sort of 2^k u32 keys .............. G keys/s
+ *   RLE encode of 2^k u8, mean run 16 ....... GB/s of input
+ *   RLE decode of the same runs ............. GB/s of output
+ *   upload 256 MiB: staging ring vs queue.writeBuffer; readback 256 MiB: GB/s
+ * GPU time: timestamp queries around each op's command buffers (empty passes with timestamp
+ * writes before the first and after the last pass) where the adapter has 'timestamp-query'; wall
+ * time: from the call to the resolved promise (submit, completion, and any 4-byte count read).
+ * Every large result is checked against a host computation before it is timed.
+ *
+ * The GPU layer is imported from bench/.build/gpu-layer.mjs, built here with esbuild from
+ * ts/gpu/index.ts when missing (the device machine has no esbuild: build before packing).
+ * Usage: node bench/gpu.mjs [--quick] [--max-log2 N]
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const layerPath = join(here, '.build', 'gpu-layer.mjs');
+if (!existsSync(layerPath)) {
+  execFileSync('npx', ['esbuild', join(here, '..', 'ts', 'gpu', 'index.ts'), '--bundle', '--platform=node', '--format=esm',
+    '--loader:.wgsl=text', '--external:webgpu', `--outfile=${layerPath}`], { stdio: 'inherit' });
+}
+const { createGpuContext } = await import(layerPath);
+const { create, globals } = await import('webgpu');
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const maxLog2 = args.includes('--max-log2') ? Number(args[args.indexOf('--max-log2') + 1]) : quick ? 20 : 28;
+const REPS = quick ? 3 : 7;
+
+// Dawn quantizes timestamps unless told not to; the bench wants real ones.
+Object.assign(globalThis, globals);
+globalThis.navigator = { gpu: create(['disable-dawn-features=timestamp_quantization']) };
+
+const log = (...a) => console.error(...a);
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    let t = (s = (s + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+/**
+ * Timestamp hooks: an empty pass with a timestamp before and after each of an op's command
+ * buffers (the op's GPU time), and timestamps around each compute pass (per-kernel times).
+ */
+function timestampHooks(ctx) {
+  const device = ctx.device;
+  const capacity = 512;
+  const querySet = device.createQuerySet({ type: 'timestamp', count: capacity });
+  const resolve = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  let next = 0;
+  let submissions = [];
+  let passes = [];
+  const hooks = {
+    begin(encoder) {
+      next = Math.ceil(next / 32) * 32; // resolve offsets must be multiples of 256 bytes
+      if (next + 64 > capacity) throw new Error('timestamp capacity');
+      submissions.push({ start: next, end: -1 });
+      encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: next } }).end();
+      next++;
+    },
+    pass(label) {
+      const i = next;
+      next += 2;
+      passes.push({ label, i });
+      return { querySet, beginningOfPassWriteIndex: i, endOfPassWriteIndex: i + 1 };
+    },
+    end(encoder) {
+      const sub = submissions[submissions.length - 1];
+      encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: next } }).end();
+      sub.end = next++;
+      encoder.resolveQuerySet(querySet, sub.start, sub.end + 1 - sub.start, resolve, sub.start * 8);
+    },
+  };
+  return {
+    hooks,
+    reset() { next = 0; submissions = []; passes = []; },
+    /** { ms: the op's GPU time, passes: { label: ms } } */
+    async read() {
+      const enc = device.createCommandEncoder();
+      enc.copyBufferToBuffer(resolve, 0, read, 0, 8 * capacity);
+      device.queue.submit([enc.finish()]);
+      await read.mapAsync(GPUMapMode.READ);
+      const t = new BigUint64Array(read.getMappedRange().slice(0));
+      read.unmap();
+      let ns = 0n;
+      for (const s of submissions) ns += t[s.end] - t[s.start];
+      const perPass = {};
+      for (const p of passes) perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
+      const out = { ms: Number(ns) / 1e6, passes: perPass };
+      this.reset();
+      return out;
+    },
+  };
+}
+
+async function timeOp(ctx, ts, fn, cleanup) {
+  const gpu = [];
+  const wall = [];
+  let passes = {};
+  for (let r = 0; r < 3; r++) cleanup?.(await fn()); // warm-up: pipelines, clocks
+  for (let r = 0; r < REPS; r++) {
+    ts?.reset();
+    const t0 = performance.now();
+    const out = await fn();
+    const t1 = performance.now();
+    const g = ts ? await ts.read() : { ms: NaN, passes: {} };
+    wall.push(t1 - t0);
+    gpu.push(g.ms);
+    if (r === Math.floor(REPS / 2)) passes = g.passes;
+    cleanup?.(out);
+  }
+  return { gpuMs: median(gpu), wallMs: median(wall), gpuMsAll: gpu, wallMsAll: wall, passesMs: passes };
+}
+
+function makeRuns(n, meanRun, next) {
+  const a = new Uint8Array(n);
+  let i = 0;
+  let prev = -1;
+  while (i < n) {
+    const len = 1 + (next() % (2 * meanRun - 1));
+    let v = next() & 0xff;
+    if (v === prev) v = (v + 1) & 0xff;
+    prev = v;
+    a.fill(v, i, Math.min(n, i + len));
+    i += len;
+  }
+  return a;
+}
+
+const results = { when: new Date().toISOString(), host: { cpus: os.cpus()[0]?.model, platform: process.platform, node: process.version }, checks: [], figures: {}, notes: [] };
+
+const ctx = await createGpuContext({ powerPreference: 'high-performance' });
+if (ctx === null) {
+  log('no WebGPU adapter');
+  process.exit(2);
+}
+results.adapter = { ...ctx.adapterInfo, hasSubgroups: ctx.hasSubgroups, subgroupMinSize: ctx.subgroupMinSize, subgroupMaxSize: ctx.subgroupMaxSize, hasTimestamps: ctx.hasTimestamps, limits: ctx.limits };
+log('adapter', JSON.stringify(results.adapter));
+const ts = ctx.hasTimestamps ? timestampHooks(ctx) : null;
+
+function check(name, ok, detail = '') {
+  results.checks.push({ name, ok, detail });
+  log(`${ok ? 'ok  ' : 'FAIL'} ${name} ${detail}`);
+}
+
+// ---- correctness on this adapter at small and odd sizes (subgroup paths differ from SwiftShader)
+async function correctness(c, label) {
+  const next = rng(12345);
+  for (const n of [1, 255, 4097, 65536 * 4 + 3, 1_000_003]) {
+    const a = new Uint32Array(n).map(() => next() % 1000);
+    const out = await c.download(await c.scan(await c.upload(a), { inclusive: false }));
+    let acc = 0, ok = true;
+    for (let i = 0; i < n && ok; i++) { if (out[i] !== acc >>> 0) ok = false; acc = (acc + a[i]) >>> 0; }
+    check(`${label} scan u32 exclusive n=${n}`, ok);
+    const f = Float32Array.from({ length: n }, () => (next() % 200) - 100);
+    const fo = await c.download(await c.scan(await c.upload(f), { inclusive: true }));
+    let fa = 0, fok = true;
+    for (let i = 0; i < n && fok; i++) { fa += f[i]; if (fo[i] !== fa) fok = false; }
+    check(`${label} scan f32 inclusive n=${n}`, fok);
+    const keys = new Uint32Array(n).map(() => next() % 5000);
+    const vals = Uint32Array.from({ length: n }, (_, i) => i);
+    const s = await c.sort(await c.upload(keys), await c.upload(vals));
+    const sk = await c.download(s.keys);
+    const sv = await c.download(s.values);
+    let sok = true;
+    for (let i = 0; i < n && sok; i++) {
+      if (keys[sv[i]] !== sk[i]) sok = false;
+      if (i > 0 && (sk[i - 1] > sk[i] || (sk[i - 1] === sk[i] && sv[i - 1] >= sv[i]))) sok = false;
+    }
+    check(`${label} sort u32 key-value stable n=${n}`, sok);
+    const fk = Float32Array.from({ length: n }, () => ((next() % 2001) - 1000) / 7);
+    const fs = await c.download((await c.sort(await c.upload(fk))).keys);
+    const want = fk.slice().sort();
+    let fsok = true;
+    for (let i = 0; i < n && fsok; i++) if (!Object.is(fs[i], want[i])) fsok = false;
+    check(`${label} sort f32 n=${n}`, fsok);
+    for (const meanRun of [1, 16, 5000]) {
+      const u8 = makeRuns(n, meanRun, next);
+      const runs = await c.rleEncode(await c.upload(u8));
+      let count = 0;
+      for (let i = 0; i < n; i++) if (i === 0 || u8[i] !== u8[i - 1]) count++;
+      const back = await c.download(await c.rleDecode(runs.values, runs.lengths));
+      let rok = runs.values.length === count && back.length === n;
+      for (let i = 0; i < n && rok; i++) if (back[i] !== u8[i]) rok = false;
+      check(`${label} rle u8 round trip n=${n} mean run ${meanRun}`, rok, `runs ${runs.values.length}/${count}`);
+    }
+  }
+}
+await correctness(ctx, 'default');
+{
+  const fallback = await createGpuContext({ lookbackSpin: 0 });
+  await correctness(fallback, 'spin0');
+  fallback.destroy();
+  const shared = await createGpuContext({ subgroups: 'off' });
+  await correctness(shared, 'no-subgroups');
+  shared.destroy();
+}
+
+// ---- transfers -------------------------------------------------------------------------------
+{
+  const bytes = 256 << 20;
+  const host = new Uint8Array(bytes);
+  const next = rng(7);
+  const words = new Uint32Array(host.buffer);
+  for (let i = 0; i < words.length; i++) words[i] = next();
+  const dst = ctx.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+  const wb = [];
+  for (let r = 0; r <= 5; r++) {
+    const t0 = performance.now();
+    ctx.device.queue.writeBuffer(dst, 0, host);
+    await ctx.device.queue.onSubmittedWorkDone();
+    if (r > 0) wb.push(performance.now() - t0);
+  }
+  results.figures.uploadWriteBuffer256MiB = { ms: median(wb), GBps: bytes / 1e6 / median(wb) };
+  const up = [];
+  for (let r = 0; r <= 5; r++) {
+    const t0 = performance.now();
+    const d = await ctx.upload(host);
+    await ctx.device.queue.onSubmittedWorkDone();
+    if (r > 0) up.push(performance.now() - t0);
+    if (r === 5) {
+      const back = await ctx.download(d);
+      let ok = true;
+      for (let i = 0; i < bytes && ok; i += 4093) if (back[i] !== host[i]) ok = false;
+      check('upload/download 256 MiB round trip', ok);
+    }
+    d.destroy();
+  }
+  results.figures.uploadRing256MiB = { ms: median(up), GBps: bytes / 1e6 / median(up), chunkBytes: 8 << 20, slots: 4 };
+  const d = await ctx.upload(host);
+  const down = [];
+  for (let r = 0; r <= 5; r++) {
+    const t0 = performance.now();
+    await ctx.download(d);
+    if (r > 0) down.push(performance.now() - t0);
+  }
+  results.figures.readbackRing256MiB = { ms: median(down), GBps: bytes / 1e6 / median(down), note: 'into a new array (page faults)' };
+  const reuse = new Uint8Array(bytes);
+  const downInto = [];
+  const mapped = [];
+  for (let r = 0; r <= 5; r++) {
+    const t0 = performance.now();
+    await ctx.download(d, { into: reuse });
+    const t1 = performance.now();
+    const m = await ctx.downloadMapped(d);
+    const t2 = performance.now();
+    if (r === 5) check('downloadMapped 256 MiB equals the upload', m.array[12345] === host[12345] && m.array[bytes - 1] === host[bytes - 1]);
+    m.release();
+    if (r > 0) { downInto.push(t1 - t0); mapped.push(t2 - t1); }
+  }
+  results.figures.readbackRingInto256MiB = { ms: median(downInto), GBps: bytes / 1e6 / median(downInto), note: 'into a reused array' };
+  results.figures.readbackMapped256MiB = { ms: median(mapped), GBps: bytes / 1e6 / median(mapped), note: 'zero-copy: copy + mapAsync, array over the mapping' };
+  // upload into a destination created mappedAtCreation (Dawn stages it internally)
+  const mac = [];
+  for (let r = 0; r <= 5; r++) {
+    const t0 = performance.now();
+    const b = ctx.device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    new Uint8Array(b.getMappedRange()).set(host);
+    b.unmap();
+    await ctx.device.queue.onSubmittedWorkDone();
+    if (r > 0) mac.push(performance.now() - t0);
+    b.destroy();
+  }
+  results.figures.uploadMappedAtCreation256MiB = { ms: median(mac), GBps: bytes / 1e6 / median(mac) };
+  d.destroy();
+  // other staging shapes
+  for (const [chunk, slots] of [[4 << 20, 8], [8 << 20, 8], [16 << 20, 4], [16 << 20, 8], [32 << 20, 4], [64 << 20, 2]]) {
+    const c = await createGpuContext({ stagingChunkBytes: chunk, stagingSlots: slots });
+    const u = [], dn = [];
+    const into = new Uint8Array(bytes);
+    for (let r = 0; r <= 3; r++) {
+      const t0 = performance.now();
+      const x = await c.upload(host);
+      await c.device.queue.onSubmittedWorkDone();
+      const t1 = performance.now();
+      await c.download(x, { into });
+      const t2 = performance.now();
+      if (r > 0) { u.push(t1 - t0); dn.push(t2 - t1); }
+      x.destroy();
+    }
+    results.figures[`staging_${chunk >> 20}MiBx${slots}`] = { uploadGBps: bytes / 1e6 / median(u), readbackIntoGBps: bytes / 1e6 / median(dn), waitMsTotal: c.stagingWaitMs };
+    c.destroy();
+  }
+  dst.destroy();
+  log('transfers', JSON.stringify(results.figures));
+}
+
+// ---- raw transfer breakdown (where does readback time go?) ------------------------------------
+{
+  const device = ctx.device;
+  const bytes = 256 << 20;
+  const src = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+  const rb = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const host = new Uint8Array(bytes);
+  const rows = [];
+  for (let r = 0; r < 3; r++) {
+    const t0 = performance.now();
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(src, 0, rb, 0, bytes);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    const t1 = performance.now();
+    await rb.mapAsync(GPUMapMode.READ);
+    const t2 = performance.now();
+    const range = rb.getMappedRange();
+    const t3 = performance.now();
+    host.set(new Uint8Array(range));
+    const t4 = performance.now();
+    host.set(new Uint8Array(range));
+    const t5 = performance.now();
+    rb.unmap();
+    const t6 = performance.now();
+    rows.push({ copyMs: t1 - t0, mapMs: t2 - t1, getRangeMs: t3 - t2, firstReadMs: t4 - t3, secondReadMs: t5 - t4, unmapMs: t6 - t5 });
+  }
+  const wb = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC });
+  for (let r = 0; r < 3; r++) {
+    const t0 = performance.now();
+    await wb.mapAsync(GPUMapMode.WRITE);
+    const t1 = performance.now();
+    const range = wb.getMappedRange();
+    const t2 = performance.now();
+    new Uint8Array(range).set(host);
+    const t3 = performance.now();
+    wb.unmap();
+    const t4 = performance.now();
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(wb, 0, src, 0, bytes);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    const t5 = performance.now();
+    rows.push({ upMapMs: t1 - t0, upGetRangeMs: t2 - t1, upFillMs: t3 - t2, upUnmapMs: t4 - t3, upCopyMs: t5 - t4 });
+  }
+  const t0 = performance.now();
+  const copy = new Uint8Array(bytes);
+  copy.set(host);
+  rows.push({ hostMemcpyMs: performance.now() - t0 });
+  results.figures.transferBreakdown256MiB = rows;
+  log('transfer breakdown', JSON.stringify(rows));
+  src.destroy(); rb.destroy(); wb.destroy();
+}
+
+ctx.encoderHooks = ts?.hooks ?? null;
+
+// ---- scan -------------------------------------------------------------------------------------
+for (const log2 of [20, 24, 26, 27, 27.99, 28].filter((k) => k <= maxLog2)) {
+  // 27.99: 2^28 - 4096 elements, 65535 tiles, the largest 1-D dispatch
+  const n = log2 === 27.99 ? 2 ** 28 - 4096 : 2 ** log2;
+  const next = rng(log2 * 100);
+  const a = new Uint32Array(n);
+  for (let i = 0; i < n; i++) a[i] = next() & 0xff;
+  const d = await ctx.upload(a);
+  const t = await timeOp(ctx, ts, () => ctx.scan(d, { inclusive: true }), (o) => o.destroy());
+  if (log2 === maxLog2 || log2 === 27.99) {
+    const out = await ctx.download(await ctx.scan(d, { inclusive: true }));
+    let acc = 0, ok = true;
+    for (let i = 0; i < n && ok; i++) { acc = (acc + a[i]) >>> 0; if (out[i] !== acc) ok = false; }
+    check(`scan u32 inclusive n=2^${log2}`, ok);
+  }
+  results.figures[`scan_u32_2^${log2}`] = { ...t, GelemsPerS: n / 1e6 / t.gpuMs, GelemsPerSWall: n / 1e6 / t.wallMs, GBpsReadWrite: (8 * n) / 1e6 / t.gpuMs };
+  log(`scan 2^${log2}`, JSON.stringify(results.figures[`scan_u32_2^${log2}`]));
+  d.destroy();
+}
+
+// ---- RLE u8 mean run 16 ----------------------------------------------------------------------
+for (const log2 of [24, 28].filter((k) => k <= maxLog2)) {
+  const n = 2 ** log2;
+  const next = rng(100 + log2);
+  const a = makeRuns(n, 16, next);
+  const d = await ctx.upload(a);
+  const enc = await timeOp(ctx, ts, () => ctx.rleEncode(d), (o) => { o.values.destroy(); o.lengths.destroy(); });
+  const runs = await ctx.rleEncode(d);
+  const dec = await timeOp(ctx, ts, () => ctx.rleDecode(runs.values, runs.lengths), (o) => o.destroy());
+  if (log2 === maxLog2) {
+    const back = await ctx.download(await ctx.rleDecode(runs.values, runs.lengths));
+    let ok = back.length === n;
+    for (let i = 0; i < n && ok; i++) if (back[i] !== a[i]) ok = false;
+    check(`rle u8 mean run 16 round trip n=2^${log2}`, ok, `runs ${runs.values.length}`);
+  }
+  results.figures[`rleEncode_u8_run16_2^${log2}`] = { ...enc, runs: runs.values.length, GBpsInput: n / 1e6 / enc.gpuMs, GBpsInputWall: n / 1e6 / enc.wallMs };
+  results.figures[`rleDecode_u8_run16_2^${log2}`] = { ...dec, GBpsOutput: n / 1e6 / dec.gpuMs, GBpsOutputWall: n / 1e6 / dec.wallMs };
+  log(`rle 2^${log2}`, JSON.stringify(results.figures[`rleEncode_u8_run16_2^${log2}`]), JSON.stringify(results.figures[`rleDecode_u8_run16_2^${log2}`]));
+  runs.values.destroy(); runs.lengths.destroy(); d.destroy();
+}
+
+// ---- radix sort -------------------------------------------------------------------------------
+for (const log2 of [20, 24, 26, 28].filter((k) => k <= maxLog2)) {
+  const n = 2 ** log2;
+  const next = rng(200 + log2);
+  const keys = new Uint32Array(n);
+  for (let i = 0; i < n; i++) keys[i] = next();
+  const d = await ctx.upload(keys);
+  const t = await timeOp(ctx, ts, () => ctx.sort(d), (o) => o.keys.destroy());
+  if (log2 === maxLog2 || log2 === 24) {
+    const out = await ctx.download((await ctx.sort(d)).keys);
+    let ok = true, xa = 0, xb = 0, sa = 0, sb = 0;
+    for (let i = 0; i < n; i++) {
+      if (i > 0 && out[i - 1] > out[i]) ok = false;
+      xa ^= keys[i]; xb ^= out[i]; sa = (sa + keys[i]) >>> 0; sb = (sb + out[i]) >>> 0;
+    }
+    check(`sort u32 n=2^${log2} sorted + same multiset (xor, sum)`, ok && xa === xb && sa === sb);
+  }
+  results.figures[`sort_u32_2^${log2}`] = { ...t, GkeysPerS: n / 1e6 / t.gpuMs, GkeysPerSWall: n / 1e6 / t.wallMs };
+  log(`sort 2^${log2}`, JSON.stringify(results.figures[`sort_u32_2^${log2}`]));
+  if (log2 === 24) {
+    const vals = Uint32Array.from({ length: n }, (_, i) => i);
+    const dv = await ctx.upload(vals);
+    const kv = await timeOp(ctx, ts, () => ctx.sort(d, dv), (o) => { o.keys.destroy(); o.values.destroy(); });
+    results.figures[`sortKV_u32_2^${log2}`] = { ...kv, GpairsPerS: n / 1e6 / kv.gpuMs };
+    dv.destroy();
+  }
+  d.destroy();
+}
+
+ctx.encoderHooks = null;
+
+// ---- variants: look-back spin, decode and sort shapes ------------------------------------------
+if (maxLog2 >= 26 || process.env.BENCH_VARIANTS === '1') {
+  const n = 2 ** maxLog2;
+  const next = rng(999);
+  const u32 = new Uint32Array(n);
+  for (let i = 0; i < n; i++) u32[i] = next() & 0xff;
+  const runs8 = makeRuns(n, 16, next);
+  for (const [name, opts] of [
+    ['spin256', { lookbackSpin: 256 }],
+    ['spin4096', { lookbackSpin: 4096 }],
+    ['spin16384', { lookbackSpin: 16384 }],
+    ['decodeWords8', { tuning: { decodeWordsPerInvocation: 8 } }],
+    ['decodeWords16', { tuning: { decodeWordsPerInvocation: 16 } }],
+    ['sortItems16', { tuning: { sortItemsPerInvocation: 16 } }],
+    ['sortItems8', { tuning: { sortItemsPerInvocation: 8 } }],
+  ]) {
+    const c = await createGpuContext(opts);
+    const vts = c.hasTimestamps ? timestampHooks(c) : null;
+    c.encoderHooks = vts?.hooks ?? null;
+    const row = {};
+    if (name.startsWith('spin')) {
+      const d = await c.upload(u32);
+      row.scan = await timeOp(c, vts, () => c.scan(d, { inclusive: true }), (o) => o.destroy());
+      d.destroy();
+      const r8 = await c.upload(runs8);
+      row.rleEncode = await timeOp(c, vts, () => c.rleEncode(r8), (o) => { o.values.destroy(); o.lengths.destroy(); });
+      r8.destroy();
+    } else if (name.startsWith('decode')) {
+      const r8 = await c.upload(runs8);
+      const enc = await c.rleEncode(r8);
+      row.rleDecode = await timeOp(c, vts, () => c.rleDecode(enc.values, enc.lengths), (o) => o.destroy());
+      const back = await c.download(await c.rleDecode(enc.values, enc.lengths));
+      let ok = back.length === n;
+      for (let i = 0; i < n && ok; i += 97) if (back[i] !== runs8[i]) ok = false;
+      check(`${name} rle decode 2^${maxLog2} sampled`, ok);
+      r8.destroy(); enc.values.destroy(); enc.lengths.destroy();
+    } else {
+      const keys = new Uint32Array(n);
+      for (let i = 0; i < n; i++) keys[i] = next();
+      const d = await c.upload(keys);
+      row.sort = await timeOp(c, vts, () => c.sort(d), (o) => o.keys.destroy());
+      const out = await c.download((await c.sort(d)).keys);
+      let ok = true;
+      for (let i = 1; i < n && ok; i++) if (out[i - 1] > out[i]) ok = false;
+      check(`${name} sort 2^${maxLog2} sorted`, ok);
+      d.destroy();
+    }
+    for (const v of Object.values(row)) { delete v.gpuMsAll; delete v.wallMsAll; }
+    results.figures[`variant_${name}_2^${maxLog2}`] = row;
+    log(name, JSON.stringify(row));
+    c.destroy();
+  }
+}
+
+const outDir = process.env.OUT ?? join(here, 'results');
+mkdirSync(outDir, { recursive: true });
+const file = join(outDir, process.env.OUT ? 'gpu.json' : 'gpu-local.json');
+writeFileSync(file, JSON.stringify(results, null, 2));
+const table = Object.entries(results.figures).filter(([k, v]) => !Array.isArray(v) && !k.startsWith('variant')).map(([k, v]) => `${k.padEnd(28)} ${Object.entries(v).filter(([, x]) => typeof x === 'number').map(([a, x]) => `${a}=${x.toFixed(3)}`).join(' ')}`);
+console.log(table.join('\n'));
+console.log(`checks: ${results.checks.filter((c) => c.ok).length}/${results.checks.length} ok; wrote ${file}`);
+ctx.destroy();
+process.exit(results.checks.every((c) => c.ok) ? 0 : 1);

@@ -1,0 +1,43 @@
+// Digit ranking for radix-sort.wgsl without subgroups: the whole workgroup acts as one group of
+// SORT_WG lanes, and the 9 ballots (valid + 8 digit bits) are built in shared memory with
+// atomicOr, one 32-bit word per 32 invocations. Slower than the subgroup variant (4 barriers
+// and 72 shared reads per key), same result.
+
+const RANK_COUNTERS: u32 = 256u;
+const BALLOT_WORDS: u32 = SORT_WG / 32u;
+var<workgroup> rankCount: array<atomic<u32>, RANK_COUNTERS>;
+var<workgroup> ballots: array<atomic<u32>, 9u * BALLOT_WORDS>; // plane 8: valid
+var<workgroup> leaderCount: array<u32, 256>;
+
+fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
+  workgroupBarrier();
+  if (tid < 9u * BALLOT_WORDS) { atomicStore(&ballots[tid], 0u); }
+  workgroupBarrier();
+  let word = tid / 32u;
+  let bit = 1u << (tid % 32u);
+  if (valid) {
+    atomicOr(&ballots[8u * BALLOT_WORDS + word], bit);
+    for (var b = 0u; b < 8u; b += 1u) {
+      if (((d >> b) & 1u) == 1u) { atomicOr(&ballots[b * BALLOT_WORDS + word], bit); }
+    }
+  }
+  workgroupBarrier();
+  var below = 0u;
+  var count = 0u;
+  if (valid) {
+    for (var w = 0u; w < BALLOT_WORDS; w += 1u) {
+      var m = atomicLoad(&ballots[8u * BALLOT_WORDS + w]);
+      for (var b = 0u; b < 8u; b += 1u) {
+        let p = atomicLoad(&ballots[b * BALLOT_WORDS + w]);
+        m &= select(~p, p, ((d >> b) & 1u) == 1u);
+      }
+      count += countOneBits(m);
+      if (w < word) { below += countOneBits(m); } else if (w == word) { below += countOneBits(m & (bit - 1u)); }
+    }
+    if (below == 0u) { leaderCount[d] = atomicAdd(&rankCount[d], count); }
+  }
+  workgroupBarrier();
+  var old = 0u;
+  if (valid) { old = leaderCount[d]; }
+  return old + below;
+}

@@ -1,0 +1,140 @@
+import { expect } from 'vitest';
+import { createGpuContext, DeviceArray } from '../../ts/gpu/index.js';
+import type { ElementType, ParleArray } from '../../ts/types.js';
+import { assertSameBits, describeGpu, gpuIt, gpuTest, mainContext, randomArray, tracked } from './support.js';
+
+const TYPES: ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
+
+describeGpu('GPU context', () => {
+  gpuIt('reports the adapter, limits and features', () => {
+    const ctx = mainContext!;
+    expect(typeof ctx.adapterInfo.vendor).toBe('string');
+    expect(ctx.limits.maxStorageBufferBindingSize).toBeGreaterThanOrEqual(128 << 20);
+    expect(ctx.limits.maxComputeWorkgroupsPerDimension).toBeGreaterThanOrEqual(65535);
+    expect(typeof ctx.hasSubgroups).toBe('boolean');
+  });
+
+  for (const type of TYPES) {
+    gpuTest(`${type}: upload then download returns the same bits (writeBuffer and staging-ring sizes)`, async (ctx, rng) => {
+      // the test contexts use 64 KiB staging chunks: 600 KB crosses several chunks, the ring wraps
+      for (const bytes of [0, 1, 2, 3, 5, 4096, 65535, (1 << 20) + 3, 600_000 * 3 + 1]) {
+        const n = Math.floor(bytes / (type === 'u8' ? 1 : type === 'u16' ? 2 : 4));
+        const a = randomArray(type, n, rng);
+        const d = await ctx.upload(a);
+        expect(d).toBeInstanceOf(DeviceArray);
+        expect([d.type, d.length, d.owned]).toEqual([type, n, true]);
+        expect(d.buffer.size % 16).toBe(0);
+        const back = await ctx.download(d);
+        assertSameBits(back, a, `${type} n=${n}`);
+        d.destroy();
+        expect(d.destroyed).toBe(true);
+      }
+    });
+  }
+
+  gpuTest('download into a reused array, and zero-copy mapped download', async (ctx, rng) => {
+    const a = randomArray('u16', 300_001, rng) as Uint16Array;
+    const d = await ctx.upload(a);
+    const into = new Uint16Array(300_005).fill(0xdead);
+    expect(await ctx.download(d, { into })).toBe(into);
+    assertSameBits(into.subarray(0, a.length), a, 'into');
+    expect(into[300_004]).toBe(0xdead);
+    await expect(ctx.download(d, { into: new Uint16Array(10) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(ctx.download(d, { into: new Uint32Array(300_001) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    const mapped = await ctx.downloadMapped(d);
+    assertSameBits(mapped.array, a, 'mapped');
+    mapped.release();
+    const empty = await ctx.downloadMapped(await ctx.upload(new Float32Array(0)));
+    expect(empty.array.length).toBe(0);
+    empty.release();
+  });
+
+  gpuTest('uploads from views with an offset, and concurrent transfers', async (ctx, rng) => {
+    const big = randomArray('u8', (3 << 20) + 11, rng) as Uint8Array;
+    const view = big.subarray(7, (2 << 20) + 9);
+    const many = await Promise.all([ctx.upload(view), ctx.upload(big), ctx.upload(view.slice(0, 1000))]);
+    const back = await Promise.all(many.map((d) => ctx.download(d)));
+    assertSameBits(back[0], view, 'view');
+    assertSameBits(back[1], big, 'big');
+    assertSameBits(back[2], view.slice(0, 1000), 'small');
+  });
+
+  gpuTest('wrap: an application buffer, not owned, used as input', async (ctx) => {
+    const data = new Uint32Array([5, 1, 4, 1, 3]);
+    const buffer = ctx.device.createBuffer({ size: 20, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    ctx.device.queue.writeBuffer(buffer, 0, data);
+    const d = ctx.wrap(buffer, 'u32', 5);
+    expect(d.owned).toBe(false);
+    assertSameBits(await ctx.download(d), data, 'download of wrapped');
+    assertSameBits(await ctx.download(await ctx.scan(d, { inclusive: true })), new Uint32Array([5, 6, 10, 11, 14]), 'scan');
+    assertSameBits(await ctx.download((await ctx.sort(d)).keys), new Uint32Array([1, 1, 3, 4, 5]), 'sort');
+    d.destroy(); // leaves the buffer alone
+    assertSameBits(await ctx.download(ctx.wrap(buffer, 'u32', 5)), data, 'still there');
+  });
+
+  gpuTest('wrap: validates its arguments with codes', async (ctx) => {
+    const noStorage = ctx.device.createBuffer({ size: 16, usage: GPUBufferUsage.COPY_DST });
+    const small = ctx.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return (e as { code?: string }).code;
+      }
+      return 'none';
+    };
+    expect(code(() => ctx.wrap(noStorage, 'u32', 1))).toBe('INVALID_ARGUMENT');
+    expect(code(() => ctx.wrap(small, 'u32', 5))).toBe('INVALID_ARGUMENT');
+    expect(code(() => ctx.wrap(small, 'u64' as ElementType, 1))).toBe('UNSUPPORTED_TYPE');
+    expect(code(() => ctx.wrap(small, 'u32', -1))).toBe('INVALID_OPTION');
+    await expect(ctx.download(ctx.wrap(small, 'u32', 4))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(ctx.upload([1, 2] as unknown as ParleArray)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  gpuTest('a destroyed DeviceArray is refused', async (ctx) => {
+    const d = await ctx.upload(new Uint32Array(8));
+    d.destroy();
+    await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  gpuTest('sizes beyond 65535 workgroups dispatch as a 2-D grid', async (ctx) => {
+    // 65536 * 256 invocations of the decode expand (16 words each) would need 2^28 words; use
+    // the grid helper directly and a scan of 300k elements (73 tiles) for the kernels instead.
+    expect(ctx.grid(65535)).toEqual([65535, 1]);
+    expect(ctx.grid(65536)).toEqual([32768, 2]);
+    expect(ctx.grid(3 * 65535 + 1)).toEqual([49152, 4]);
+  });
+
+  gpuIt('createGpuContext validates options with INVALID_OPTION', async () => {
+    await expect(createGpuContext({ lookbackSpin: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(createGpuContext({ stagingChunkBytes: 5 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(createGpuContext({ subgroups: 'maybe' as 'off' })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+  });
+
+  gpuIt('device loss: pending and later ops fail with DEVICE_LOST; a new context works', async () => {
+    const ctx = (await createGpuContext())!;
+    const d = await ctx.upload(new Uint32Array(100_000).fill(7));
+    const pending = ctx.sort(d);
+    ctx.device.destroy(); // what a driver reset looks like to the API: device.lost resolves
+    await expect(pending).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+    const info = await ctx.lost;
+    expect(typeof info.reason).toBe('string');
+    expect(ctx.isLost).toBe(true);
+    await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+    await expect(ctx.upload(new Uint8Array(4))).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+    const again = (await createGpuContext())!;
+    await tracked(again, async () => {
+      const out = await again.download(await again.scan(await again.upload(new Uint32Array([1, 2, 3])), { inclusive: false }));
+      expect(Array.from(out)).toEqual([0, 1, 3]);
+    });
+    again.destroy();
+  });
+
+  gpuIt('destroy: later ops fail with DESTROYED', async () => {
+    const ctx = (await createGpuContext())!;
+    const d = await ctx.upload(new Uint32Array(4));
+    ctx.destroy();
+    ctx.destroy();
+    await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'DESTROYED' });
+  });
+});

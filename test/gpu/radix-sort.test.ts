@@ -1,0 +1,95 @@
+import { expect } from 'vitest';
+import type { GpuContext, GpuContextOptions } from '../../ts/gpu/index.js';
+import { assertSameBits, describeGpu, F32_SPECIAL_BITS, gpuTest, randomArray, refSort, type Rng } from './support.js';
+
+type KeyType = 'u32' | 'i32' | 'f32';
+type Keys = Uint32Array | Int32Array | Float32Array;
+
+async function checkSort(ctx: GpuContext, keys: Keys, withValues: boolean, what: string): Promise<void> {
+  const values = withValues ? Uint32Array.from({ length: keys.length }, (_, i) => i) : undefined;
+  const want = refSort(keys, values);
+  const dk = await ctx.upload(keys);
+  const dv = values === undefined ? undefined : await ctx.upload(values);
+  const got = await ctx.sort(dk, dv);
+  expect(got.keys.type).toBe(dk.type);
+  expect(got.keys.length).toBe(keys.length);
+  assertSameBits(await ctx.download(got.keys), want.keys, `${what} keys`);
+  if (values !== undefined) {
+    expect(got.values?.length).toBe(keys.length);
+    assertSameBits(await ctx.download(got.values!), want.values!, `${what} values (stability)`);
+  } else {
+    expect(got.values).toBeUndefined();
+  }
+  // the input is left alone
+  assertSameBits(await ctx.download(dk), keys, `${what} input unchanged`);
+}
+
+/** Keys with few distinct values (many ties: stability shows) or all bit patterns. */
+function keysOf(type: KeyType, n: number, rng: Rng, distinct?: number): Keys {
+  const a = randomArray(type, n, rng) as Keys;
+  if (distinct !== undefined) {
+    const pool = randomArray(type, distinct, rng) as Keys;
+    const bits = new Uint32Array(a.buffer);
+    const poolBits = new Uint32Array(pool.buffer);
+    for (let i = 0; i < n; i++) bits[i] = poolBits[rng.below(distinct)];
+  }
+  return a;
+}
+
+const variants: [string, GpuContextOptions][] = [
+  ['default (subgroup ranking when present)', { stagingChunkBytes: 64 << 10 }],
+  ['shared memory (no subgroups)', { subgroups: 'off' }],
+];
+
+for (const [variant, opts] of variants) {
+  describeGpu(`GPU radix sort: ${variant}`, () => {
+    for (const type of ['u32', 'i32', 'f32'] as const) {
+      for (const withValues of [false, true]) {
+        gpuTest(`${type} ${withValues ? 'key-value' : 'keys'}: equals a stable reference sort`, async (ctx, rng) => {
+          const tile = (ctx.hasSubgroups ? Math.min(256, 16 * ctx.subgroupMinSize) : 256) * ctx.tuning.sortItemsPerInvocation;
+          for (const n of [0, 1, 2, 3, 255, 256, 257, tile - 1, tile, tile + 1, 5 * tile + 3]) {
+            await checkSort(ctx, keysOf(type, n, rng), withValues, `${type} n=${n}`);
+          }
+          await checkSort(ctx, keysOf(type, 3 * tile + 1, rng, 5), withValues, `${type} 5 distinct keys`);
+          await checkSort(ctx, keysOf(type, 3 * tile + 1, rng, 1), withValues, `${type} all equal`);
+          if (withValues) await checkSort(ctx, keysOf(type, 60_003, rng, 1000), withValues, `${type} n=60003`);
+          else await checkSort(ctx, keysOf(type, 100_001, rng), withValues, `${type} n=100001`);
+        }, opts);
+      }
+    }
+  });
+}
+
+describeGpu('GPU radix sort: 8 keys per invocation (tuning)', () => {
+  gpuTest('u32 and f32 key-value, odd sizes', async (ctx, rng) => {
+    for (const type of ['u32', 'f32'] as const) {
+      for (const n of [1, 2047, 2048, 2049, 30_001]) await checkSort(ctx, keysOf(type, n, rng, 300), true, `${type} n=${n}`);
+    }
+  }, { tuning: { sortItemsPerInvocation: 8 } });
+});
+
+describeGpu('GPU radix sort: edges', () => {
+  gpuTest('f32 totalOrder: -NaN < -Inf < -max < -denormal < -0 < +0 < denormal < max < +Inf < +NaN', async (ctx) => {
+    const bits = new Uint32Array([0x7fc00000, 0x3f800000, 0x80000000, 0x00000000, 0xff800000, 0x7f800000, 0xffc00000, 0x00000001, 0x80000001, 0xff7fffff, 0x7f7fffff]);
+    const got = await ctx.sort(await ctx.upload(new Float32Array(bits.buffer)));
+    const out = new Uint32Array(((await ctx.download(got.keys)) as Float32Array).buffer, 0, bits.length);
+    expect(Array.from(out, (b) => b.toString(16))).toEqual(
+      [0xffc00000, 0xff800000, 0xff7fffff, 0x80000001, 0x80000000, 0x00000000, 0x00000001, 0x3f800000, 0x7f7fffff, 0x7f800000, 0x7fc00000].map((b) => b.toString(16)),
+    );
+  });
+  gpuTest('f32 specials mixed in, key-value', async (ctx, rng) => {
+    const bits = Uint32Array.from({ length: 20_000 }, () => F32_SPECIAL_BITS[rng.below(F32_SPECIAL_BITS.length)]);
+    await checkSort(ctx, new Float32Array(bits.buffer), true, 'f32 specials');
+  });
+  gpuTest('sorted and reverse-sorted input', async (ctx) => {
+    const up = Uint32Array.from({ length: 70_000 }, (_, i) => i * 977);
+    await checkSort(ctx, up, true, 'ascending');
+    await checkSort(ctx, up.slice().reverse(), true, 'descending');
+  });
+  gpuTest('rejects mismatched values (LENGTH_MISMATCH) and u8 keys (UNSUPPORTED_TYPE)', async (ctx) => {
+    const k = await ctx.upload(new Uint32Array(4));
+    await expect(ctx.sort(k, await ctx.upload(new Uint32Array(3)))).rejects.toMatchObject({ code: 'LENGTH_MISMATCH' });
+    await expect(ctx.sort(await ctx.upload(new Uint8Array(4)))).rejects.toMatchObject({ code: 'UNSUPPORTED_TYPE' });
+    await expect(ctx.sort(k, await ctx.upload(new Float32Array(4)))).rejects.toMatchObject({ code: 'UNSUPPORTED_TYPE' });
+  });
+});

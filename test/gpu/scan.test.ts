@@ -1,0 +1,62 @@
+import { expect } from 'vitest';
+import type { GpuContextOptions } from '../../ts/gpu/index.js';
+import { assertSameBits, describeGpu, gpuTest, refScan, type Rng } from './support.js';
+
+const TILE = 4096;
+const SIZES = [0, 1, 3, 4, 5, 255, 256, 257, TILE - 1, TILE, TILE + 1, 3 * TILE + 7, 300_001];
+
+function input(type: 'u32' | 'i32' | 'f32', n: number, rng: Rng): Uint32Array | Int32Array | Float32Array {
+  if (type === 'f32') return Float32Array.from({ length: n }, () => rng.below(201) - 100); // exact sums
+  const a = type === 'u32' ? new Uint32Array(n) : new Int32Array(n);
+  for (let i = 0; i < n; i++) a[i] = rng.u32(); // wraps
+  return a;
+}
+
+const variants: [string, GpuContextOptions][] = [
+  ['default (subgroups when present)', { stagingChunkBytes: 64 << 10 }],
+  ['shared memory (no subgroups)', { subgroups: 'off' }],
+  ['forced decoupled fallback (spin 0)', { lookbackSpin: 0 }],
+];
+
+for (const [variant, opts] of variants) {
+  describeGpu(`GPU scan: ${variant}`, () => {
+    for (const type of ['u32', 'i32', 'f32'] as const) {
+      for (const inclusive of [true, false]) {
+        const sizes = opts.lookbackSpin === 0 ? SIZES.filter((n) => n <= 40 * TILE) : SIZES;
+        gpuTest(`${type} ${inclusive ? 'inclusive' : 'exclusive'}, sizes ${sizes.join(', ')}`, async (ctx, rng) => {
+          for (const n of sizes) {
+            const a = input(type, n, rng);
+            const d = await ctx.upload(a);
+            const out = await ctx.scan(d, { inclusive });
+            expect(out.type).toBe(type);
+            expect(out.length).toBe(n);
+            assertSameBits(await ctx.download(out), refScan(a, inclusive), `${type} n=${n}`);
+          }
+        }, opts);
+      }
+    }
+  });
+}
+
+describeGpu('GPU scan: f32 rounding and specials', () => {
+  gpuTest('random reals within rounding of a serial sum', async (ctx, rng) => {
+    const n = 50_000;
+    const a = Float32Array.from({ length: n }, () => (rng.u32() / 2 ** 32) * 2 - 0.5);
+    const out = (await ctx.download(await ctx.scan(await ctx.upload(a), { inclusive: true }))) as Float32Array;
+    const want = refScan(a, true);
+    let absSum = 0;
+    for (let i = 0; i < n; i++) {
+      absSum += Math.abs(a[i]);
+      if (Math.abs(out[i] - want[i]) > 1e-5 * absSum + 1e-6) throw new Error(`i=${i}: got ${out[i]}, want ${want[i]}`);
+    }
+  });
+  gpuTest('NaN and Infinity propagate', async (ctx) => {
+    const a = new Float32Array([1, 2, Infinity, 3, NaN, 4]);
+    const out = (await ctx.download(await ctx.scan(await ctx.upload(a), { inclusive: true }))) as Float32Array;
+    expect(Array.from(out)).toEqual([1, 3, Infinity, Infinity, NaN, NaN]);
+  });
+  gpuTest('rejects u8 with UNSUPPORTED_TYPE', async (ctx) => {
+    const d = await ctx.upload(new Uint8Array(4));
+    await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'UNSUPPORTED_TYPE' });
+  });
+});
