@@ -3,10 +3,24 @@
  */
 import type { Endpoint } from 'comlink';
 
+/**
+ * The build outputs, each as a literal `new URL(..., import.meta.url)`: the pattern Vite,
+ * webpack 5 and Parcel recognise, so an application's bundler copies the .wasm files and rewrites
+ * their URLs; served as is, they resolve to the package's build/ folder beside dist/.
+ */
+const BUILD_ASSETS: Record<string, () => URL> = {
+  'parle.wasm': () => new URL('../../build/parle.wasm', import.meta.url),
+  'parle-scalar.wasm': () => new URL('../../build/parle-scalar.wasm', import.meta.url),
+  'parle-unshared.wasm': () => new URL('../../build/parle-unshared.wasm', import.meta.url),
+};
+
 /** Fetches a build output (e.g. `parle.wasm`) from the package's build/ folder, beside dist/. */
 export async function loadBuildAsset(name: string): Promise<Uint8Array<ArrayBuffer>> {
-  const response = await fetch(new URL(`../../build/${name}`, import.meta.url));
-  if (!response.ok) throw new Error(`fetching ${name} failed: HTTP ${response.status}`);
+  const asset = BUILD_ASSETS[name];
+  if (!asset) throw new Error(`parle: unknown build asset ${name}`);
+  const url = asset();
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`parle: fetching ${url} failed: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }
 
@@ -29,22 +43,56 @@ export interface SpawnedWorker {
   unref(): void;
 }
 
-/** Starts a module worker running dist/browser/worker.js. */
+/**
+ * The message a worker posts once it listens (see {@link parentEndpoint}). Module workers drop
+ * messages that arrive before their script has attached a listener, and the worker's modules
+ * await at top level (xxhash-wasm in ts/format/checksum.ts) before `Comlink.expose` runs; Node's
+ * worker_threads queue such messages instead, so only the browser needs the handshake.
+ */
+const WORKER_READY = 'parle:worker-ready';
+
+/**
+ * Starts a module worker running dist/browser/worker.js. Messages to it wait on this side until
+ * it says it listens, so the pool's first message (init) is never lost.
+ */
 export function spawnWorker(): SpawnedWorker {
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'parle-cpu' });
+  let waiting: [unknown, Transferable[]][] | undefined = [];
+  worker.addEventListener('message', function onReady(event: MessageEvent) {
+    if (event.data !== WORKER_READY) return;
+    worker.removeEventListener('message', onReady);
+    const queued = waiting ?? [];
+    waiting = undefined;
+    for (const [message, transfer] of queued) worker.postMessage(message, transfer);
+  });
+  const endpoint: Endpoint = {
+    postMessage(message: unknown, transfer: Transferable[] = []) {
+      if (waiting) waiting.push([message, transfer]);
+      else worker.postMessage(message, transfer);
+    },
+    addEventListener: worker.addEventListener.bind(worker) as Endpoint['addEventListener'],
+    removeEventListener: worker.removeEventListener.bind(worker) as Endpoint['removeEventListener'],
+  };
   return {
-    endpoint: worker as unknown as Endpoint,
+    endpoint,
     terminate: async () => worker.terminate(),
     onExit(listener) {
-      worker.addEventListener('error', (e) => listener(`worker error: ${e.message}`));
+      // A script that fails to load or throws at top level fires a plain Event or an ErrorEvent.
+      worker.addEventListener('error', (e) => listener(`worker error: ${e.message || 'the worker script failed to load or start'}`));
     },
     ref: () => undefined,
     unref: () => undefined,
   };
 }
 
-/** Inside a worker: the endpoint to the page that started it. */
+/**
+ * Inside a worker: the endpoint to the page that started it. Tells the page it listens: the
+ * caller attaches its listener in this same task (`Comlink.expose(api, parentEndpoint())`),
+ * before the page's answer can be dispatched.
+ */
 export function parentEndpoint(): Endpoint {
+  const scope = globalThis as unknown as { postMessage(message: unknown): void };
+  scope.postMessage(WORKER_READY);
   return globalThis as unknown as Endpoint;
 }
 
