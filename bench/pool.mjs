@@ -86,7 +86,7 @@ const one = await measure(1);
 const two = await measure(2);
 const call = await roundTrip(1024);
 const crossover = [];
-for (const kib of [16, 64, 256, 1024]) crossover.push({ bytes: kib * 1024, ...(await roundTrip(kib * 1024)) });
+for (const kib of [16, 256, 1024, 4096]) crossover.push({ bytes: kib * 1024, ...(await roundTrip(kib * 1024)) });
 
 const bytesOf = { rleEncode: SIZES.rleBytes, sort: SIZES.sortKeys * 4, scan: SIZES.scanElements * 4 };
 const targets = { rleEncode: 1.7, sort: 1.7, scan: 1.3 };

@@ -77,8 +77,9 @@ export interface EngineOptions {
   /** Largest element count `decompress` accepts from a container's header (default 2^32 - 1). */
   maxElements?: number;
   /**
-   * Inputs under this many bytes run on the calling thread instead of a worker (default
-   * 256 KiB, where a worker's round trip starts to pay here: bench/pool.mjs measures it).
+   * Inputs under this many bytes run on the calling thread instead of a worker (default 4 MiB:
+   * below it a worker's round trip and the copy of a host array cost more than they save here;
+   * see INLINE_BYTES in ts/cpu/cpu-path.ts).
    */
   inlineBytes?: number;
   /**
