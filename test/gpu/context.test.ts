@@ -57,6 +57,12 @@ describeGpu('GPU context', () => {
     assertSameBits(back[0], view, 'view');
     assertSameBits(back[1], big, 'big');
     assertSameBits(back[2], view.slice(0, 1000), 'small');
+    // 33 MiB: the whole-size staging buffer, made, then reused
+    const large = randomArray('u32', (33 << 20) / 4 + 1, rng);
+    for (let r = 0; r < 2; r++) {
+      large[r] ^= 1;
+      assertSameBits(await ctx.download(await ctx.upload(large)), large, `large ${r}`);
+    }
   });
 
   gpuTest('wrap: an application buffer, not owned, used as input', async (ctx) => {

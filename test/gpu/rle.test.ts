@@ -55,8 +55,8 @@ for (const [variant, opts] of variants) {
   });
 }
 
-describeGpu('GPU RLE: decode shapes (tuning.decodeWordsPerInvocation 4 and 16)', () => {
-  for (const words of [4, 16] as const) {
+describeGpu('GPU RLE: decode shapes (tuning.decodeWordsPerInvocation 4 and 8)', () => {
+  for (const words of [4, 8] as const) {
     gpuTest(`${words} words per invocation: all types, odd sizes`, async (ctx, rng) => {
       for (const type of TYPES) {
         for (const n of [1, 255, 4097, 70_001]) await roundTrip(ctx, runsArray(type, n, 5, rng), `${type} n=${n}`);
