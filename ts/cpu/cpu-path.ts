@@ -104,6 +104,18 @@ export function kernelTask(kernel: KernelName, args: number[], regions: [number,
   };
 }
 
+/** A task that copies `bytes` bytes from `src` to `dst` in the kernels' memory (memmove). */
+function copyTask(dst: number, src: number, bytes: number): Task<'kernel'> {
+  return kernelTask(
+    'copyBytes',
+    [dst, src, bytes],
+    [
+      [0, bytes, 'out'],
+      [1, bytes, 'in'],
+    ],
+  );
+}
+
 /** Splits `count` elements into at most `parts` nearly equal pieces of at least `minLength`. */
 export function splitEven(count: number, parts: number, minLength = 1): { offset: number; length: number }[] {
   const pieces = Math.max(1, Math.min(parts, Math.floor(count / Math.max(1, minLength))));
@@ -375,22 +387,8 @@ export class CpuPath {
           const count = counts[piece] - from;
           if (count === 0) continue;
           tasks.push(
-            kernelTask(
-              'copyBytes',
-              [values.byteOffset + at * size, valuesBlock!.ptr + (p.offset + from) * size, count * size],
-              [
-                [0, count * size, 'out'],
-                [1, count * size, 'in'],
-              ],
-            ),
-            kernelTask(
-              'copyBytes',
-              [lengths.byteOffset + at * 4, lengthsBlock!.ptr + (p.offset + from) * 4, count * 4],
-              [
-                [0, count * 4, 'out'],
-                [1, count * 4, 'in'],
-              ],
-            ),
+            copyTask(values.byteOffset + at * size, valuesBlock!.ptr + (p.offset + from) * size, count * size),
+            copyTask(lengths.byteOffset + at * 4, lengthsBlock!.ptr + (p.offset + from) * 4, count * 4),
           );
         }
         await this.runAll(exec, tasks, signal);
@@ -700,27 +698,8 @@ export class CpuPath {
     pieces.forEach((p, k) => {
       if (where[k] !== 1) return;
       const o = p.offset * 4;
-      copies.push(
-        kernelTask(
-          'copyBytes',
-          [K[0] + o, K[1] + o, p.length * 4],
-          [
-            [0, p.length * 4, 'out'],
-            [1, p.length * 4, 'in'],
-          ],
-        ),
-      );
-      if (values)
-        copies.push(
-          kernelTask(
-            'copyBytes',
-            [V[0] + o, V[1] + o, p.length * 4],
-            [
-              [0, p.length * 4, 'out'],
-              [1, p.length * 4, 'in'],
-            ],
-          ),
-        );
+      copies.push(copyTask(K[0] + o, K[1] + o, p.length * 4));
+      if (values) copies.push(copyTask(V[0] + o, V[1] + o, p.length * 4));
     });
     await this.runAll(exec, copies, signal);
     // 2. Merge pairs of sorted runs until one is left, alternating between the buffers.
@@ -735,27 +714,8 @@ export class CpuPath {
         const b = runs[i + 1];
         if (!b) {
           const o = a.offset * 4;
-          tasks.push(
-            kernelTask(
-              'copyBytes',
-              [K[dst] + o, K[src] + o, a.length * 4],
-              [
-                [0, a.length * 4, 'out'],
-                [1, a.length * 4, 'in'],
-              ],
-            ),
-          );
-          if (values)
-            tasks.push(
-              kernelTask(
-                'copyBytes',
-                [V[dst] + o, V[src] + o, a.length * 4],
-                [
-                  [0, a.length * 4, 'out'],
-                  [1, a.length * 4, 'in'],
-                ],
-              ),
-            );
+          tasks.push(copyTask(K[dst] + o, K[src] + o, a.length * 4));
+          if (values) tasks.push(copyTask(V[dst] + o, V[src] + o, a.length * 4));
           next.push(a);
           continue;
         }

@@ -86,20 +86,32 @@ export async function compressFile(engine: Engine, inPath: string, outPath: stri
   }
   await checkOutput(outPath, options.force);
   const writer = engine.createCompressor(type, totalBytes / size, { chunkBytes: options.chunkBytes });
+  await writeAtomically(outPath, (tmpPath) => streamThrough(inPath, tmpPath, writer, totalBytes, options.onProgress));
+}
+
+/**
+ * Streams `inPath` through a container writer or reader into `outPath`, one 1 MiB read at a
+ * time; backpressure comes from the pipeline (the codec keeps a few chunks in flight).
+ */
+function streamThrough(
+  inPath: string,
+  outPath: string,
+  codec: { write(bytes: Uint8Array): Promise<Uint8Array[]>; end(): Promise<Uint8Array[]> },
+  totalBytes: number,
+  onProgress?: ProgressCallback,
+): Promise<void> {
   let done = 0;
-  await writeAtomically(outPath, (tmpPath) =>
-    pipeline(
-      createReadStream(inPath, { highWaterMark: 1 << 20 }),
-      async function* (source: AsyncIterable<Buffer>) {
-        for await (const piece of source) {
-          yield* await writer.write(piece);
-          done += piece.length;
-          options.onProgress?.(done, totalBytes);
-        }
-        yield* await writer.end();
-      },
-      createWriteStream(tmpPath),
-    ),
+  return pipeline(
+    createReadStream(inPath, { highWaterMark: 1 << 20 }),
+    async function* (source: AsyncIterable<Buffer>) {
+      for await (const piece of source) {
+        yield* await codec.write(piece);
+        done += piece.length;
+        onProgress?.(done, totalBytes);
+      }
+      yield* await codec.end();
+    },
+    createWriteStream(outPath),
   );
 }
 
@@ -118,21 +130,7 @@ export async function decompressFile(
   const totalBytes = await fileSize(inPath);
   await checkOutput(outPath, options.force);
   const reader = engine.createDecompressor({ maxElements: options.maxElements });
-  let done = 0;
-  await writeAtomically(outPath, (tmpPath) =>
-    pipeline(
-      createReadStream(inPath, { highWaterMark: 1 << 20 }),
-      async function* (source: AsyncIterable<Buffer>) {
-        for await (const piece of source) {
-          yield* await reader.write(piece);
-          done += piece.length;
-          options.onProgress?.(done, totalBytes);
-        }
-        yield* await reader.end();
-      },
-      createWriteStream(tmpPath),
-    ),
-  );
+  await writeAtomically(outPath, (tmpPath) => streamThrough(inPath, tmpPath, reader, totalBytes, options.onProgress));
   return (reader.header as { type: ElementType }).type;
 }
 
