@@ -117,8 +117,8 @@ function rutterSection(r, comp) {
       `${ms3(pair?.ms)}; ${mb(pair?.outBytes)} MB`,
       `${ms3(gz?.ms)}; ${mb(gz?.outBytes)} MB`,
       `${ms3(zs?.ms)}; ${mb(zs?.outBytes)} MB`,
-      `${hisRle * 1000}`,
-      `${hisGz * 1000}`,
+      `${Math.round(hisRle * 1000)}`,
+      `${Math.round(hisGz * 1000)}`,
       `${RUTTER.gpuMs[name].column}`,
       `${RUTTER.cpuOpenMpMs}`,
     ]);
@@ -183,11 +183,11 @@ function gruberSection(r, comp) {
       'download (GPU to host)': `${gs.downloadMs}`,
       'parle gpu, with transfers (host in/out)': `${gs.gpuRecursiveVectorTotal} (77 % transfers)`,
     },
-    sort25: { 'parle cpu': `${GRUBER.sort25.cpuRadix * 1000} (CPU radix, 16-bit digits)`, 'parle gpu, kernel only (device-resident)': `${GRUBER.sort25.gpuRadixVector * 1000} (GPU radix, vector fetches)` },
+    sort25: { 'parle cpu': `${Math.round(GRUBER.sort25.cpuRadix * 1000)} (CPU radix, 16-bit digits)`, 'parle gpu, kernel only (device-resident)': `${Math.round(GRUBER.sort25.gpuRadixVector * 1000)} (GPU radix, vector fetches)` },
     sort26: {
-      'parle cpu': `${GRUBER.sort26.cpuRadix * 1000} (CPU radix)`,
-      'TypedArray.prototype.sort': `${GRUBER.sort26.stdSort * 1000} (std::sort); ${GRUBER.sort26.qsort * 1000} (qsort)`,
-      'parle gpu, kernel only (device-resident)': `${GRUBER.sort26.gpuBitonicFused * 1000} (fused bitonic; his GPU radix sort ran out of memory)`,
+      'parle cpu': `${Math.round(GRUBER.sort26.cpuRadix * 1000)} (CPU radix)`,
+      'TypedArray.prototype.sort': `${Math.round(GRUBER.sort26.stdSort * 1000)} (std::sort); ${Math.round(GRUBER.sort26.qsort * 1000)} (qsort)`,
+      'parle gpu, kernel only (device-resident)': `${Math.round(GRUBER.sort26.gpuBitonicFused * 1000)} (fused bitonic; his GPU radix sort ran out of memory)`,
     },
   };
   for (const [res, label] of sources) {
@@ -223,7 +223,7 @@ function gruberSection(r, comp) {
       const t = [];
       const derive = (f) => (up && down && f ? `${sig(f.wallMs + up.ms + down.ms)} (derived)` : 'n/a');
       if (s26) t.push(['scan u32 2^26', sig(s26.gpuMs), sig(s26.wallMs), derive(s26), `${gs.gpuKernelOnly} / ${gs.gpuRecursiveVectorTotal}`]);
-      if (o26) t.push(['sort u32 2^26', sig(o26.gpuMs), sig(o26.wallMs), derive(o26), `${GRUBER.sort26.gpuBitonicFused * 1000} (bitonic) / n/a`]);
+      if (o26) t.push(['sort u32 2^26', sig(o26.gpuMs), sig(o26.wallMs), derive(o26), `${Math.round(GRUBER.sort26.gpuBitonicFused * 1000)} (bitonic) / n/a`]);
       out.push(table(['op', 'GPU time ms', 'wall ms', 'with 256 MiB transfers ms', 'Gruber GPU kernel / with transfers ms'], t));
     }
   }
