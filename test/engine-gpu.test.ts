@@ -103,6 +103,27 @@ describeGpu('engine with a GPU', () => {
     device.destroy();
   });
 
+  gpuIt('a device lost under an op auto sent to the GPU: host data falls back to the CPU', async () => {
+    const lossy = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip' });
+    // Make the model prefer the GPU even for host data.
+    const fast = { fixedMs: 0, msPerByte: 1e-12 };
+    lossy.model.rates = {
+      ...lossy.model.rates,
+      upload: fast,
+      readback: fast,
+      gpu: { rleEncode: fast, rleDecode: fast, scan: fast, sort: fast },
+    };
+    const input = new Uint32Array(5000).map((_, i) => i >> 3);
+    expect(lossy.explain('scan', input).path).toBe('gpu');
+    const pending = lossy.scan(input, { inclusive: true });
+    (lossy as unknown as { gpuContext: { device: GPUDevice } }).gpuContext.device.destroy();
+    const result = await pending;
+    expect(same(result, await engine.scan(input, { inclusive: true, path: 'cpu' }))).toBe(true);
+    // An explicit GPU path fails with DEVICE_LOST; device data cannot fall back.
+    await expect(lossy.scan(input, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.DEVICE_LOST });
+    await lossy.destroy();
+  });
+
   gpuIt('calibration measures once, is stored, and a second engine reuses it', async () => {
     const first = await createEngine({ workers: 1, gpu: 'require' });
     const started = performance.now();

@@ -13,7 +13,7 @@ import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, calibrationKey, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
-import { ErrorCodes, ParleError } from './errors.js';
+import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { compressArray, decompressBytes } from './format/container.js';
 import { DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
@@ -134,6 +134,15 @@ export interface Explanation {
   resultLocation: Location;
   /** One sentence a person can read. */
   reason: string;
+}
+
+/** The path of one call, where its data is and is wanted, and whether `auto` chose it. */
+interface Route {
+  path: 'cpu' | 'gpu';
+  from: Location;
+  to: Location;
+  signal?: AbortSignal;
+  auto: boolean;
 }
 
 /** Ops with a GPU kernel; compress and decompress run on the CPU (with transfers as needed). */
@@ -540,11 +549,7 @@ export class Engine {
    * Validates the common options and picks the path of one call.
    * @throws ParleError INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, DESTROYED
    */
-  private async route(
-    op: CostOp,
-    input: Data,
-    opts: Record<string, unknown>,
-  ): Promise<{ path: 'cpu' | 'gpu'; to: Location; signal?: AbortSignal }> {
+  private async route(op: CostOp, input: Data, opts: Record<string, unknown>): Promise<Route> {
     void this.cpu;
     const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
     const from: Location = input instanceof DeviceArray ? 'device' : 'host';
@@ -557,12 +562,27 @@ export class Engine {
     if (requested === 'gpu') {
       void this.gpu;
       if (!GPU_OPS.has(op)) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `${op} has no GPU kernel yet; use path 'cpu' or 'auto'`);
-      return { path: 'gpu', to, signal };
+      return { path: 'gpu', to, signal, auto: false, from };
     }
-    if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op)) return { path: 'cpu', to, signal };
+    if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
+      return { path: 'cpu', to, signal, auto: requested === 'auto', from };
     if (this.calibrationMode !== 'skip') await this.calibrate();
     const bytes = input instanceof DeviceArray ? input.byteLength : input.byteLength;
-    return { path: this.predictFor(op, bytes, from, to).path, to, signal };
+    return { path: this.predictFor(op, bytes, from, to).path, to, signal, auto: true, from };
+  }
+
+  /**
+   * Runs `work` on the routed path. When `auto` chose the GPU for host data wanted on the host
+   * and the device is lost while the op runs, the op runs again on the CPU instead of failing.
+   */
+  private async withFallback<R>(route: Route, work: (path: 'cpu' | 'gpu') => Promise<R>): Promise<R> {
+    try {
+      return await work(route.path);
+    } catch (e) {
+      const hostOnly = route.from === 'host' && route.to === 'host';
+      if (route.path === 'gpu' && route.auto && hostOnly && isParleError(e, ErrorCodes.DEVICE_LOST)) return work('cpu');
+      throw e;
+    }
   }
 
   /** Times a kernel for the model's online history. */
@@ -594,25 +614,28 @@ export class Engine {
   async rleEncode(input: Data, options?: OpOptions): Promise<Runs | DeviceRuns>;
   async rleEncode(input: Data, options?: OpOptions): Promise<Runs | DeviceRuns> {
     checkData(input, 'input');
-    const { path, to, signal } = await this.route('rleEncode', input, checkOptions(options, 'options'));
+    const route = await this.route('rleEncode', input, checkOptions(options, 'options'));
+    const { to, signal } = route;
     const bytes = input.byteLength;
-    return this.admit(signal, async () => {
-      let runs: { values: Data; lengths: Data };
-      if (path === 'cpu') {
-        const host = await this.toHost(input);
-        runs = await this.timed('rleEncode', 'cpu', bytes, () => this.cpu.rleEncode(host, signal));
-      } else {
-        const device = await this.toDevice(input);
-        try {
-          runs = await this.timed('rleEncode', 'gpu', bytes, () => this.gpu.rleEncode(device));
-        } finally {
-          if (device !== input) device.destroy();
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        let runs: { values: Data; lengths: Data };
+        if (path === 'cpu') {
+          const host = await this.toHost(input);
+          runs = await this.timed('rleEncode', 'cpu', bytes, () => this.cpu.rleEncode(host, signal));
+        } else {
+          const device = await this.toDevice(input);
+          try {
+            runs = await this.timed('rleEncode', 'gpu', bytes, () => this.gpu.rleEncode(device));
+          } finally {
+            if (device !== input) device.destroy();
+          }
         }
-      }
-      const outBytes = runs.values.byteLength + runs.lengths.byteLength;
-      if (bytes > 0) this.rleRatio = 0.8 * this.rleRatio + 0.2 * Math.min(2, outBytes / bytes);
-      return { values: await this.deliver(runs.values, to), lengths: await this.deliver(runs.lengths, to) } as Runs | DeviceRuns;
-    });
+        const outBytes = runs.values.byteLength + runs.lengths.byteLength;
+        if (bytes > 0) this.rleRatio = 0.8 * this.rleRatio + 0.2 * Math.min(2, outBytes / bytes);
+        return { values: await this.deliver(runs.values, to), lengths: await this.deliver(runs.lengths, to) } as Runs | DeviceRuns;
+      }),
+    );
   }
 
   /**
@@ -644,31 +667,34 @@ export class Engine {
         `runs.values has ${runs.values.length} elements but runs.lengths has ${runs.lengths.length}`,
       );
     }
-    const { path, to, signal } = await this.route('rleDecode', runs.values, checkOptions(options, 'options'));
+    const route = await this.route('rleDecode', runs.values, checkOptions(options, 'options'));
+    const { to, signal } = route;
     const bytes = runs.values.byteLength + runs.lengths.byteLength;
-    return this.admit(signal, async () => {
-      let result: Data;
-      if (path === 'cpu') {
-        const values = await this.toHost(runs.values);
-        const lengths = await this.toHost<Uint32Array>(runs.lengths);
-        let total = 0;
-        for (let i = 0; i < lengths.length; i++) total += lengths[i];
-        if (total > DEFAULT_MAX_ELEMENTS) {
-          throw new ParleError(ErrorCodes.TOO_LARGE, `the runs expand to ${total} elements, more than 2^32 - 1`);
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        let result: Data;
+        if (path === 'cpu') {
+          const values = await this.toHost(runs.values);
+          const lengths = await this.toHost<Uint32Array>(runs.lengths);
+          let total = 0;
+          for (let i = 0; i < lengths.length; i++) total += lengths[i];
+          if (total > DEFAULT_MAX_ELEMENTS) {
+            throw new ParleError(ErrorCodes.TOO_LARGE, `the runs expand to ${total} elements, more than 2^32 - 1`);
+          }
+          result = await this.timed('rleDecode', 'cpu', bytes, () => this.cpu.rleDecode(values, lengths, total, signal));
+        } else {
+          const values = await this.toDevice(runs.values);
+          const lengths = await this.toDevice(runs.lengths);
+          try {
+            result = await this.timed('rleDecode', 'gpu', bytes, () => this.gpu.rleDecode(values, lengths));
+          } finally {
+            if (values !== runs.values) values.destroy();
+            if (lengths !== runs.lengths) lengths.destroy();
+          }
         }
-        result = await this.timed('rleDecode', 'cpu', bytes, () => this.cpu.rleDecode(values, lengths, total, signal));
-      } else {
-        const values = await this.toDevice(runs.values);
-        const lengths = await this.toDevice(runs.lengths);
-        try {
-          result = await this.timed('rleDecode', 'gpu', bytes, () => this.gpu.rleDecode(values, lengths));
-        } finally {
-          if (values !== runs.values) values.destroy();
-          if (lengths !== runs.lengths) lengths.destroy();
-        }
-      }
-      return this.deliver(result, to);
-    });
+        return this.deliver(result, to);
+      }),
+    );
   }
 
   /**
@@ -708,27 +734,30 @@ export class Engine {
         throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.values has ${values.length} elements but keys has ${keys.length}`);
       }
     }
-    const { path, to, signal } = await this.route('sort', keys, opts);
-    return this.admit(signal, async () => {
-      let sorted: { keys: Data; values?: Data };
-      if (path === 'cpu') {
-        const hostKeys = await this.toHost<SortKeys>(keys);
-        const hostValues = values && (await this.toHost<Uint32Array>(values));
-        sorted = await this.timed('sort', 'cpu', keys.byteLength, () => this.cpu.sort(hostKeys, hostValues, signal));
-      } else {
-        const deviceKeys = await this.toDevice(keys);
-        const deviceValues = values && (await this.toDevice(values));
-        try {
-          sorted = await this.timed('sort', 'gpu', keys.byteLength, () => this.gpu.sort(deviceKeys, deviceValues));
-        } finally {
-          if (deviceKeys !== keys) deviceKeys.destroy();
-          if (deviceValues && deviceValues !== values) deviceValues.destroy();
+    const route = await this.route('sort', keys, opts);
+    const { to, signal } = route;
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        let sorted: { keys: Data; values?: Data };
+        if (path === 'cpu') {
+          const hostKeys = await this.toHost<SortKeys>(keys);
+          const hostValues = values && (await this.toHost<Uint32Array>(values));
+          sorted = await this.timed('sort', 'cpu', keys.byteLength, () => this.cpu.sort(hostKeys, hostValues, signal));
+        } else {
+          const deviceKeys = await this.toDevice(keys);
+          const deviceValues = values && (await this.toDevice(values));
+          try {
+            sorted = await this.timed('sort', 'gpu', keys.byteLength, () => this.gpu.sort(deviceKeys, deviceValues));
+          } finally {
+            if (deviceKeys !== keys) deviceKeys.destroy();
+            if (deviceValues && deviceValues !== values) deviceValues.destroy();
+          }
         }
-      }
-      const outKeys = await this.deliver(sorted.keys, to);
-      if (!values) return outKeys;
-      return { keys: outKeys, values: await this.deliver(sorted.values as Data, to) };
-    });
+        const outKeys = await this.deliver(sorted.keys, to);
+        if (!values) return outKeys;
+        return { keys: outKeys, values: await this.deliver(sorted.values as Data, to) };
+      }),
+    );
   }
 
   /**
@@ -755,22 +784,25 @@ export class Engine {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.inclusive must be a boolean; got ${String(opts.inclusive)}`);
     }
     const inclusive = opts.inclusive === true;
-    const { path, to, signal } = await this.route('scan', input, opts);
-    return this.admit(signal, async () => {
-      let result: Data;
-      if (path === 'cpu') {
-        const host = await this.toHost<Uint32Array>(input);
-        result = await this.timed('scan', 'cpu', input.byteLength, () => this.cpu.scan(host, inclusive, signal));
-      } else {
-        const device = await this.toDevice(input);
-        try {
-          result = await this.timed('scan', 'gpu', input.byteLength, () => this.gpu.scan(device, { inclusive }));
-        } finally {
-          if (device !== input) device.destroy();
+    const route = await this.route('scan', input, opts);
+    const { to, signal } = route;
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        let result: Data;
+        if (path === 'cpu') {
+          const host = await this.toHost<Uint32Array>(input);
+          result = await this.timed('scan', 'cpu', input.byteLength, () => this.cpu.scan(host, inclusive, signal));
+        } else {
+          const device = await this.toDevice(input);
+          try {
+            result = await this.timed('scan', 'gpu', input.byteLength, () => this.gpu.scan(device, { inclusive }));
+          } finally {
+            if (device !== input) device.destroy();
+          }
         }
-      }
-      return this.deliver(result, to);
-    });
+        return this.deliver(result, to);
+      }),
+    );
   }
 
   /**
