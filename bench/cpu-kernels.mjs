@@ -8,6 +8,7 @@
 // max of the rate and the ratio to each baseline, target and PASS/MISS on the median).
 // --quick: a quarter of the sizes and fewer iterations (a smoke run; targets are for full size).
 import { Bench } from 'tinybench';
+import { jsExclusiveScan, jsRleDecode, jsRleDecodeLoop, jsRleEncode } from './baselines.mjs';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -58,59 +59,6 @@ function rng(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return (t ^ (t >>> 14)) >>> 0;
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Plain JS baselines
-
-function jsRleEncode(input, values, lengths) {
-  const n = input.length;
-  if (n === 0) return 0;
-  let runs = 0;
-  let last = input[0];
-  let start = 0;
-  for (let i = 1; i < n; i++) {
-    const x = input[i];
-    if (x !== last) {
-      values[runs] = last;
-      lengths[runs] = i - start;
-      runs++;
-      start = i;
-      last = x;
-    }
-  }
-  values[runs] = last;
-  lengths[runs] = n - start;
-  return runs + 1;
-}
-
-function jsRleDecodeLoop(values, lengths, runCount, out) {
-  let o = 0;
-  for (let r = 0; r < runCount; r++) {
-    const v = values[r];
-    for (let end = o + lengths[r]; o < end; o++) out[o] = v;
-  }
-  return o;
-}
-
-function jsRleDecodeFill(values, lengths, runCount, out) {
-  let o = 0;
-  for (let r = 0; r < runCount; r++) {
-    const end = o + lengths[r];
-    out.fill(values[r], o, end);
-    o = end;
-  }
-  return o;
-}
-
-function jsExclusiveScan(input, out) {
-  let sum = 0;
-  for (let i = 0; i < input.length; i++) {
-    const x = input[i];
-    out[i] = sum;
-    sum = (sum + x) >>> 0;
-  }
-  return sum;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,7 +159,7 @@ function record({ figure, unit, unitScale, work, kernel, baselines, target, rati
   const dec = measure([
     { name: 'wasm rleDecode8', fn: () => k.rleDecode8(valuesPtr, lengthsPtr, runCount, outPtr) },
     { name: 'JS loop', fn: () => jsRleDecodeLoop(jsValues, jsLengths, runCount, jsOut) },
-    { name: 'JS fill per run', fn: () => jsRleDecodeFill(jsValues, jsLengths, runCount, jsOut) },
+    { name: 'JS fill per run', fn: () => jsRleDecode(jsValues, jsLengths, runCount, jsOut) },
   ]);
   record({
     figure: `RLE decode u8, ${n / MiB} MiB, mean run ${SIZES.meanRun}`,

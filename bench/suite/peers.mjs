@@ -8,6 +8,9 @@ import { deflateSync, inflateSync } from 'fflate';
 import lz4 from 'lz4-wasm-nodejs';
 import * as zstd from '@bokuweb/zstd-wasm';
 import { encodeBinary, decodeBinary } from '@thi.ng/rle-pack';
+import { jsExclusiveScan, jsRleDecode, jsRleEncode } from '../baselines.mjs';
+
+export { jsExclusiveScan, jsRleDecode, jsRleEncode };
 
 let zstdReady;
 /** Loads zstd's wasm once. */
@@ -77,38 +80,7 @@ export const codec = (name) => {
 
 // ---- RLE as runs (values + lengths), the shape parle's rleEncode returns ------------------------
 
-/** Plain JS RLE: values and u32 lengths, like parle's rleEncode. Returns the run count. */
-export function jsRleEncode(input, values, lengths) {
-  const n = input.length;
-  if (n === 0) return 0;
-  let runs = 0;
-  let last = input[0];
-  let start = 0;
-  for (let i = 1; i < n; i++) {
-    const x = input[i];
-    if (x !== last) {
-      values[runs] = last;
-      lengths[runs] = i - start;
-      runs++;
-      start = i;
-      last = x;
-    }
-  }
-  values[runs] = last;
-  lengths[runs] = n - start;
-  return runs + 1;
-}
 
-/** Plain JS RLE decode: TypedArray.prototype.fill per run. */
-export function jsRleDecode(values, lengths, runCount, out) {
-  let o = 0;
-  for (let r = 0; r < runCount; r++) {
-    const end = o + lengths[r];
-    out.fill(values[r], o, end);
-    o = end;
-  }
-  return o;
-}
 
 /** @thi.ng/rle-pack: bit-packed RLE of 8-bit words (its binary format). */
 export const rlePackEncode = (u8) => encodeBinary(u8, u8.length, 8);
@@ -116,19 +88,3 @@ export const rlePackDecode = (packed) => decodeBinary(packed);
 
 // ---- scan and sort baselines --------------------------------------------------------------------
 
-/** Plain JS exclusive scan (u32 wraps; f32 accumulates in float64, stored as float32). */
-export function jsExclusiveScan(input, out) {
-  let sum = 0;
-  if (input instanceof Float32Array) {
-    for (let i = 0; i < input.length; i++) {
-      out[i] = sum;
-      sum += input[i];
-    }
-    return sum;
-  }
-  for (let i = 0; i < input.length; i++) {
-    out[i] = sum;
-    sum = (sum + input[i]) >>> 0;
-  }
-  return sum;
-}
