@@ -13,6 +13,7 @@ import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import os from 'node:os';
+import { rng } from './suite/data.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
@@ -50,16 +51,6 @@ function alloc(bytes) {
 }
 const view = (Ctor, ptr, length) => new Ctor(memory.buffer, ptr, length);
 
-// A small seeded generator (mulberry32) so runs are repeatable.
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    let t = (s = (s + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Measurement

@@ -29,6 +29,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import { rng } from './suite/data.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const layerPath = join(here, '.build', 'gpu-layer.mjs');
@@ -51,15 +52,6 @@ globalThis.navigator = { gpu: create(['disable-dawn-features=timestamp_quantizat
 const log = (...a) => console.error(...a);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    let t = (s = (s + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /**
  * Timestamp hooks: an empty pass with a timestamp before and after each of an op's command

@@ -229,14 +229,17 @@ export function stepScaleForSnr(values, db, bits = 8) {
 
 // ---- keys and scan arrays ---------------------------------------------------------------------
 
+/** `n` uniform u32 from `next`. */
+function randomU32(n, next) {
+  const a = new Uint32Array(n);
+  for (let i = 0; i < n; i++) a[i] = next();
+  return a;
+}
+
 /** Sort keys of a kind: 'random-u32', 'random-f32', 'sorted-u32', 'few-distinct-u32' (16 values). */
 export function sortKeys(kind, n, seed = 11) {
   const next = rng(seed);
-  if (kind === 'random-u32') {
-    const a = new Uint32Array(n);
-    for (let i = 0; i < n; i++) a[i] = next();
-    return a;
-  }
+  if (kind === 'random-u32') return randomU32(n, next);
   if (kind === 'random-f32') {
     const a = new Float32Array(n);
     for (let i = 0; i < n; i++) a[i] = (unit(next) - 0.5) * 2 ** ((next() % 40) - 20);
@@ -262,11 +265,7 @@ export const SORT_KEY_KINDS = ['random-u32', 'random-f32', 'sorted-u32', 'few-di
 /** Scan input: 'random-u32' (any u32, sums wrap) or 'random-f32' (uniform in [0, 1)). */
 export function scanArray(kind, n, seed = 13) {
   const next = rng(seed);
-  if (kind === 'random-u32') {
-    const a = new Uint32Array(n);
-    for (let i = 0; i < n; i++) a[i] = next();
-    return a;
-  }
+  if (kind === 'random-u32') return randomU32(n, next);
   if (kind === 'random-f32') {
     const a = new Float32Array(n);
     for (let i = 0; i < n; i++) a[i] = unit(next);
