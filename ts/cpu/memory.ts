@@ -44,13 +44,6 @@ export class WasmHeap {
     return this.memory.buffer;
   }
 
-  /** Bytes in live blocks. */
-  get liveBytes(): number {
-    let sum = 0;
-    for (const bytes of this.live.values()) sum += bytes;
-    return sum;
-  }
-
   /**
    * Allocates `bytes` (rounded up to 64), growing the memory when needed.
    * @throws ParleError TOO_LARGE when the block does not fit in the 4 GiB wasm32 address space.

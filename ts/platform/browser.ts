@@ -120,4 +120,3 @@ export async function saveStored(key: string, value: unknown): Promise<void> {
   }
 }
 
-export const platformName = 'browser' as const;

@@ -125,4 +125,3 @@ export async function saveStored(key: string, value: unknown): Promise<void> {
   }
 }
 
-export const platformName = 'node' as const;
