@@ -1,7 +1,8 @@
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import { createGpuContext, DeviceArray } from '../../ts/gpu/index.js';
 import type { ElementType, ParleArray } from '../../ts/types.js';
-import { assertSameBits, describeGpu, gpuIt, gpuTest, mainContext, randomArray, tracked } from './support.js';
+import { sizeClass } from '../../ts/gpu/buffer-pool.js';
+import { assertSameBits, describeGpu, gpuIt, gpuTest, mainContext, randomArray, refRleEncode, runsArray, tracked } from './support.js';
 
 const TYPES: ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
 
@@ -31,6 +32,59 @@ describeGpu('GPU context', () => {
       }
     });
   }
+
+  gpuTest('uploads of 32 MiB and more go through staging pieces, reused by the next upload', async (ctx, rng) => {
+    for (let round = 0; round < 2; round++) {
+      const a = randomArray('u8', (32 << 20) + 4 * 1024 * 1024 + 3, rng); // 9 pieces of 4 MiB, the last short
+      const d = await ctx.upload(a);
+      assertSameBits(await ctx.download(d), a, `round ${round}`);
+      d.destroy();
+    }
+  }, { tuning: { uploadPieceBytes: 4 << 20 } });
+
+  it('sizeClass: powers of two to 1 MiB, then eighths of the power of two below', () => {
+    expect([sizeClass(1), sizeClass(300), sizeClass(1 << 20)]).toEqual([256, 512, 1 << 20]);
+    expect(sizeClass((1 << 20) + 1)).toBe((1 << 20) + (1 << 17));
+    expect(sizeClass(3 << 28)).toBe(3 << 28);
+    for (const n of [5000, 123_457, 9_999_999, 2 ** 31 - 5]) {
+      expect(sizeClass(n)).toBeGreaterThanOrEqual(n);
+      expect(sizeClass(n)).toBeLessThanOrEqual(n <= 1 << 20 ? Math.max(256, 2 * n) : n * 1.125 + 16);
+    }
+  });
+
+  gpuTest('the buffer pool hands released buffers out again; dirty buffers give the same results', async (ctx, rng) => {
+    const before = ctx.poolStats;
+    // fill pooled buffers with ones: a scan's output and its spine go back to the pool
+    const ones = await ctx.upload(new Uint32Array(300_001).fill(0xffffffff));
+    (await ctx.scan(ones, { inclusive: true })).destroy();
+    ones.destroy();
+    expect(ctx.poolStats.keptBytes).toBeGreaterThan(before.keptBytes);
+    for (const n of [300_001, 1_200_003, 17]) {
+      const a = runsArray('u8', n, 5, rng);
+      const want = refRleEncode(a);
+      const d = await ctx.upload(a);
+      const runs = await ctx.rleEncode(d);
+      assertSameBits(await ctx.download(runs.values), want.values, `values n=${n}`);
+      assertSameBits(await ctx.download(runs.lengths), want.lengths, `lengths n=${n}`);
+      assertSameBits(await ctx.download(await ctx.rleDecode(runs.values, runs.lengths)), a, `decode n=${n}`);
+      // the results are sized to the run count, not the worst case
+      expect(runs.lengths.buffer.size).toBeLessThanOrEqual(sizeClass(want.lengths.byteLength));
+      runs.values.destroy();
+      runs.lengths.destroy();
+      d.destroy();
+    }
+    expect(ctx.poolStats.reused).toBeGreaterThan(before.reused);
+    expect(ctx.poolStats.keptBytes).toBeLessThanOrEqual(ctx.poolStats.limitBytes);
+    await ctx.releaseStaging();
+    expect(ctx.poolStats.keptBytes).toBe(0);
+  });
+
+  gpuTest('poolBytes 0 keeps nothing', async (ctx, rng) => {
+    const a = randomArray('u32', 5000, rng);
+    const out = await ctx.download(await ctx.scan(await ctx.upload(a), { inclusive: false }));
+    expect(out[1]).toBe(a[0]);
+    expect(ctx.poolStats.keptBytes).toBe(0);
+  }, { poolBytes: 0 });
 
   gpuTest('download into a reused array, and zero-copy mapped download', async (ctx, rng) => {
     const a = randomArray('u16', 300_001, rng) as Uint16Array;
@@ -115,6 +169,8 @@ describeGpu('GPU context', () => {
     await expect(createGpuContext({ lookbackSpin: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(createGpuContext({ stagingChunkBytes: 5 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(createGpuContext({ subgroups: 'maybe' as 'off' })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(createGpuContext({ poolBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(createGpuContext({ tuning: { uploadPieceBytes: 1000 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
   });
 
   gpuIt('device loss: pending and later ops fail with DEVICE_LOST; a new context works', async () => {

@@ -9,6 +9,7 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, type ParleArray } from '../types.js';
 import { DeviceArray, paddedSize } from './device-array.js';
 import { StagingRing } from './transfer.js';
+import { BufferPool } from './buffer-pool.js';
 import { scanOp } from './scan.js';
 import { rleDecodeOp, rleEncodeOp } from './rle.js';
 import { sortOp } from './radix-sort.js';
@@ -34,10 +35,22 @@ export interface GpuContextOptions {
   stagingSlots?: number;
   /** Kernel shapes, for benchmarks; the defaults suit the GPUs measured (bench/results). */
   tuning?: Partial<GpuTuning>;
+  /**
+   * Bytes of released storage buffers kept for reuse (buffer-pool.ts); default: twice the storage
+   * binding limit, clamped to [256 MiB, 4 GiB]. 0 disables the pool. Kept buffers are freed after
+   * 5 s without a release, and by releaseStaging().
+   */
+  poolBytes?: number;
 }
 
 /** Measured best on an H200 (bench/results/gpu-nvidia-h200.json). */
-const DEFAULT_TUNING: GpuTuning = { decodeWordsPerInvocation: 16, sortItemsPerInvocation: 16 };
+const DEFAULT_TUNING: GpuTuning = { decodeWordsPerInvocation: 16, sortItemsPerInvocation: 16, uploadPieceBytes: 64 << 20 };
+
+/** A MAP_WRITE staging buffer of a large upload and the promise of its next mapping. */
+interface UploadPiece {
+  buffer: GPUBuffer;
+  ready: Promise<void>;
+}
 
 /** Kernel shapes (see GpuContextOptions.tuning). */
 export interface GpuTuning {
@@ -45,6 +58,8 @@ export interface GpuTuning {
   decodeWordsPerInvocation: 4 | 8 | 16;
   /** Keys per invocation of the radix sort: 8 or 16 (default 16). */
   sortItemsPerInvocation: 8 | 16;
+  /** Bytes of each staging piece of an upload of 32 MiB or more: a multiple of 4 MiB (default 64 MiB). */
+  uploadPieceBytes: number;
 }
 
 /** The adapter's identity as the adapter reports it (strings may be empty). */
@@ -141,6 +156,12 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   if (![8, 16].includes(tuning.sortItemsPerInvocation)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortItemsPerInvocation must be 8 or 16');
   }
+  if (!Number.isSafeInteger(tuning.uploadPieceBytes) || tuning.uploadPieceBytes <= 0 || tuning.uploadPieceBytes % (4 << 20) !== 0) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.uploadPieceBytes must be a positive multiple of 4 MiB');
+  }
+  if (opts.poolBytes !== undefined && (!Number.isSafeInteger(opts.poolBytes) || opts.poolBytes < 0)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.poolBytes must be a non-negative integer');
+  }
   const slots = opts.stagingSlots ?? 4;
   if (!Number.isInteger(slots) || slots < 1 || slots > 64) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.stagingSlots must be an integer in [1, 64]');
@@ -181,15 +202,21 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
       device: info?.device ?? '',
       description: info?.description ?? '',
     },
-    { subgroups, lookbackSpin: spin, chunk, slots, sgMin, sgMax, onDawn, tuning },
+    { subgroups, lookbackSpin: spin, chunk, slots, sgMin, sgMax, onDawn, tuning, poolBytes: opts.poolBytes },
   );
 }
 
-/** Buffers made during one op: temporaries are destroyed after it, outputs on failure. */
+/**
+ * Buffers taken during one op: temporaries go back to the pool after it, outputs on failure;
+ * uniforms are destroyed after it.
+ */
 export class Submission {
   readonly encoder: GPUCommandEncoder;
   readonly temps: GPUBuffer[] = [];
   readonly outputs: GPUBuffer[] = [];
+  readonly uniforms: GPUBuffer[] = [];
+  /** Buffers (not from the pool) that the op keeps past the submit, destroyed if it fails. */
+  readonly onFailure: GPUBuffer[] = [];
   readonly #ctx: GpuContext;
 
   constructor(ctx: GpuContext, encoder: GPUCommandEncoder) {
@@ -197,16 +224,19 @@ export class Submission {
     this.encoder = encoder;
   }
 
-  /** A scratch storage buffer of at least `byteLength` bytes (padded), destroyed after the op. */
+  /**
+   * A scratch storage buffer of at least `byteLength` bytes (padded; contents unspecified),
+   * back to the pool after the op.
+   */
   temp(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
-    const b = this.#ctx.createStorage(byteLength, label, extraUsage);
+    const b = this.#ctx.acquireStorage(byteLength, label, extraUsage);
     this.temps.push(b);
     return b;
   }
 
-  /** An output storage buffer (destroyed only if the op fails). */
+  /** An output storage buffer from the pool (contents unspecified; released if the op fails). */
   output(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
-    const b = this.#ctx.createStorage(byteLength, label, extraUsage);
+    const b = this.#ctx.acquireStorage(byteLength, label, extraUsage);
     this.outputs.push(b);
     return b;
   }
@@ -217,7 +247,7 @@ export class Submission {
     const b = this.#ctx.device.createBuffer({ label: 'parle:params', size, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
     new Uint32Array(b.getMappedRange()).set(words);
     b.unmap();
-    this.temps.push(b);
+    this.uniforms.push(b);
     return b;
   }
 
@@ -280,8 +310,10 @@ export class GpuContext {
   #lostInfo: GpuLostInfo | null = null;
   #destroyed = false;
   #ring: StagingRing;
-  /** The staging buffer of the last whole upload, unmapped, kept for reuse. */
-  #wholeUpload: GPUBuffer | null = null;
+  /** Staging pieces of large uploads, kept for reuse (see #uploadWhole). */
+  #uploadPieces: UploadPiece[] = [];
+  /** Released storage buffers kept for reuse. */
+  readonly #pool: BufferPool;
   /** Released buffers of downloadMapped, kept for reuse (at most 2). */
   #mappedPool: GPUBuffer[] = [];
 
@@ -297,6 +329,7 @@ export class GpuContext {
       sgMax: number;
       onDawn?: boolean;
       tuning?: GpuTuning;
+      poolBytes?: number;
     },
   ) {
     this.device = device;
@@ -316,8 +349,11 @@ export class GpuContext {
     this.lookbackSpin = opts.lookbackSpin;
     this.tuning = opts.tuning ?? DEFAULT_TUNING;
     if (opts.onDawn === true) liveDawnContexts++;
+    const poolBytes = opts.poolBytes ?? Math.min(4 * 2 ** 30, Math.max(256 * 2 ** 20, 2 * this.limits.maxStorageBufferBindingSize));
+    this.#pool = new BufferPool(device, poolBytes);
     this.lost = device.lost.then((info) => {
       this.#lostInfo = { reason: String(info.reason), message: info.message };
+      this.#pool.close();
       if (opts.onDawn === true && --liveDawnContexts === 0) dawnGpu = undefined; // lets Node exit
       return this.#lostInfo;
     });
@@ -373,6 +409,33 @@ export class GpuContext {
     return [Math.ceil(count / y), y];
   }
 
+  /**
+   * @internal A storage buffer of at least paddedSize(byteLength) bytes from the pool (contents
+   * unspecified); give it back with releaseStorage(). @throws TOO_LARGE beyond one binding.
+   */
+  acquireStorage(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
+    this.checkBindable(paddedSize(byteLength), label);
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST | extraUsage;
+    const max = Math.min(this.limits.maxStorageBufferBindingSize, this.limits.maxBufferSize);
+    return this.#pool.acquire(byteLength, usage, `parle:${label}`, max);
+  }
+
+  /** @internal Gives a buffer of acquireStorage() back to the pool. */
+  releaseStorage = (buffer: GPUBuffer): void => {
+    if (this.isLost) buffer.destroy();
+    else this.#pool.release(buffer);
+  };
+
+  /** @internal An owned DeviceArray over a pooled `buffer`: destroy() gives the buffer back. */
+  owned(buffer: GPUBuffer, type: ElementType, length: number): DeviceArray {
+    return new DeviceArray(buffer, type, length, true, this.releaseStorage);
+  }
+
+  /** Bytes of storage buffers the pool keeps for reuse now, and its counters (for tests, benchmarks). */
+  get poolStats(): { keptBytes: number; limitBytes: number; created: number; reused: number } {
+    return { keptBytes: this.#pool.keptBytes, limitBytes: this.#pool.limitBytes, ...this.#pool.stats };
+  }
+
   /** @internal A storage buffer of paddedSize(byteLength) bytes. @throws TOO_LARGE beyond one binding. */
   createStorage(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
     const size = paddedSize(byteLength);
@@ -411,10 +474,12 @@ export class GpuContext {
       await this.guard(this.device.queue.onSubmittedWorkDone());
       return result;
     } catch (e) {
-      for (const b of s.outputs) b.destroy();
+      for (const b of s.outputs) this.releaseStorage(b);
+      for (const b of s.onFailure) b.destroy();
       throw e;
     } finally {
-      for (const b of s.temps) b.destroy();
+      for (const b of s.temps) this.releaseStorage(b);
+      for (const b of s.uniforms) b.destroy();
     }
   }
 
@@ -457,62 +522,69 @@ export class GpuContext {
   /**
    * Copies a host array to a new DeviceArray of the same element type and length (owned).
    * Arrays under 1 MiB go through queue.writeBuffer, up to 32 MiB through the staging ring
-   * (chunks filled while mapped, overlapped with their copies), larger ones through one
-   * whole-size staging buffer kept for reuse (faster on the H200 host; costs its size in
-   * mappable memory until releaseStaging()). The host array may be changed once
-   * the promise resolves.
+   * (chunks filled while mapped, overlapped with their copies), larger ones through staging
+   * pieces of 64 MiB kept mapped for reuse (faster on the H200 host; they cost the largest
+   * upload's size in mappable memory until releaseStaging()). The host array may be changed once
+   * the promise resolves. The new array's buffer comes from the pool.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, TOO_LARGE, DEVICE_LOST
    */
   async upload(array: ParleArray): Promise<DeviceArray> {
     const type = checkArray(array, 'array');
     this.checkUsable();
-    const buffer = this.createStorage(array.byteLength, `upload-${type}`);
+    const buffer = this.acquireStorage(array.byteLength, `upload-${type}`);
     try {
       if (array.byteLength >= WHOLE_UPLOAD_BYTES) await this.#uploadWhole(buffer, bytesOf(array));
       else await this.#ring.upload(buffer, 0, bytesOf(array));
     } catch (e) {
-      buffer.destroy();
+      this.releaseStorage(buffer);
       throw e;
     }
-    return new DeviceArray(buffer, type, array.length, true);
+    return this.owned(buffer, type, array.length);
   }
 
   /**
-   * One staging buffer as large as the upload, filled in one memcpy while mapped, then one copy.
-   * On the H200 host, filling 8-64 MiB chunks of a ring ran at 6-8 GB/s while one 256 MiB fill
-   * ran at 10-12 GB/s (the GPU copy takes 1.3 ms). The buffer is kept for the next upload of
-   * the same size (releaseStaging() frees it).
+   * Large uploads: staging buffers of `tuning.uploadPieceBytes` (pieces), kept mapped between
+   * uploads. Each piece is filled in one memcpy, unmapped, its copy submitted, and mapped again
+   * in the background (ready for the next upload), so the GPU copy of piece i overlaps the fill
+   * of piece i+1 and no upload waits for a map. On the H200 host a memcpy into mapped memory ran
+   * at 11.7 GB/s, as fast as one between two JavaScript arrays (bench/results/gpu-nvidia-h200.json);
+   * the pieces are kept for the next upload (as many as the largest upload needed; releaseStaging()
+   * frees them).
    */
   async #uploadWhole(dst: GPUBuffer, bytes: Uint8Array): Promise<void> {
-    const size = Math.ceil(bytes.byteLength / 4) * 4;
-    let staging = this.#wholeUpload;
-    this.#wholeUpload = null;
-    if (staging !== null && staging.size !== size) {
-      staging.destroy();
-      staging = null;
-    }
-    if (staging === null) {
-      staging = this.device.createBuffer({
-        label: 'parle:staging-whole',
-        size,
-        usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
-        mappedAtCreation: true,
-      });
-    } else {
-      try {
-        await this.guard(staging.mapAsync(GPUMapMode.WRITE));
-      } catch (e) {
-        staging.destroy();
-        throw e;
+    const piece = this.tuning.uploadPieceBytes;
+    const total = Math.ceil(bytes.byteLength / 4) * 4;
+    const kept = this.#uploadPieces;
+    this.#uploadPieces = []; // a concurrent upload makes its own
+    const used: UploadPiece[] = [];
+    try {
+      for (let offset = 0; offset < total; offset += piece) {
+        const size = Math.min(piece, total - offset);
+        const p = kept.shift() ?? {
+          buffer: this.device.createBuffer({
+            label: 'parle:staging-piece',
+            size: piece,
+            usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+            mappedAtCreation: true,
+          }),
+          ready: Promise.resolve(),
+        };
+        used.push(p);
+        await this.guard(p.ready);
+        new Uint8Array(p.buffer.getMappedRange(0, size)).set(bytes.subarray(offset, Math.min(bytes.byteLength, offset + size)));
+        p.buffer.unmap();
+        const encoder = this.device.createCommandEncoder({ label: 'parle:upload-piece' });
+        encoder.copyBufferToBuffer(p.buffer, 0, dst, offset, size);
+        this.device.queue.submit([encoder.finish()]);
+        p.ready = p.buffer.mapAsync(GPUMapMode.WRITE);
+        p.ready.catch(() => undefined); // seen by the next upload that awaits it
       }
+    } catch (e) {
+      for (const p of [...used, ...kept]) p.buffer.destroy();
+      throw e;
     }
-    new Uint8Array(staging.getMappedRange(0, size)).set(bytes);
-    staging.unmap();
-    const encoder = this.device.createCommandEncoder({ label: 'parle:upload-whole' });
-    encoder.copyBufferToBuffer(staging, 0, dst, 0, size);
-    this.device.queue.submit([encoder.finish()]);
-    if (this.#wholeUpload === null) this.#wholeUpload = staging;
-    else staging.destroy(); // a concurrent upload kept its own
+    if (this.#uploadPieces.length === 0 && !this.isLost) this.#uploadPieces = [...used, ...kept];
+    else for (const p of [...used, ...kept]) p.buffer.destroy();
   }
 
   /**
@@ -642,8 +714,9 @@ export class GpuContext {
    * tile's first run index and scatters each run's value and the end of the run before it; the
    * last tile writes the run count and the next pass's indirect dispatch size; (2) lengths from
    * neighbouring run ends, dispatched indirectly. No readback between passes; resolving the
-   * promise reads back the 4-byte run count, since the DeviceArrays know their length. The
-   * output buffers are sized for the worst case (one run per element).
+   * promise reads back the 4-byte run count, since the DeviceArrays know their length. The two
+   * passes write into worst-case scratch buffers (one run per element) from the pool; after the
+   * count is read, the runs are copied into buffers of their own size (a second submit).
    * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
    */
   rleEncode(input: DeviceArray): Promise<{ values: DeviceArray; lengths: DeviceArray }> {
@@ -678,12 +751,16 @@ export class GpuContext {
     return sortOp(this, keys, values);
   }
 
-  /** Destroys the staging buffers (made again on the next transfer); for tests and idle engines. */
+  /**
+   * Destroys the staging buffers (made again on the next transfer) and the storage buffers the
+   * pool keeps; for tests and idle engines.
+   */
   releaseStaging(): Promise<void> {
+    this.#pool.trim();
     for (const b of this.#mappedPool) b.destroy();
     this.#mappedPool = [];
-    this.#wholeUpload?.destroy();
-    this.#wholeUpload = null;
+    for (const p of this.#uploadPieces) p.buffer.destroy();
+    this.#uploadPieces = [];
     return this.#ring.release();
   }
 
@@ -691,6 +768,7 @@ export class GpuContext {
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
+    this.#pool.close();
     this.device.destroy();
   }
 }

@@ -27,8 +27,9 @@ export function paddedSize(byteLength: number): number {
  * contents past `byteLength` are unspecified. A DeviceArray from `GpuContext.wrap` may be
  * unpadded; ops copy such an input to a padded scratch buffer first.
  *
- * Ownership: `owned` arrays (made by parle) destroy their buffer in {@link destroy}; wrapped
- * ones leave the caller's buffer alone.
+ * Ownership: `owned` arrays (made by parle) give their buffer up in {@link destroy}: back to the
+ * context's buffer pool for reuse by later ops (see buffer-pool.ts), or destroyed; wrapped ones
+ * leave the caller's buffer alone.
  */
 export class DeviceArray {
   /** Element type. */
@@ -40,12 +41,15 @@ export class DeviceArray {
   /** True when parle created the buffer and {@link destroy} destroys it. */
   readonly owned: boolean;
   #destroyed = false;
+  readonly #release: ((buffer: GPUBuffer) => void) | undefined;
 
-  constructor(buffer: GPUBuffer, type: ElementType, length: number, owned: boolean) {
+  /** `release`, for owned arrays: what destroy() does with the buffer (default: destroy it). */
+  constructor(buffer: GPUBuffer, type: ElementType, length: number, owned: boolean, release?: (buffer: GPUBuffer) => void) {
     this.buffer = buffer;
     this.type = type;
     this.length = length;
     this.owned = owned;
+    this.#release = release;
   }
 
   /** Length in bytes: `length * elementSize(type)` (not rounded). */
@@ -58,11 +62,16 @@ export class DeviceArray {
     return this.#destroyed;
   }
 
-  /** Releases the buffer when owned; the array cannot be used afterwards. Idempotent. */
+  /**
+   * Releases the buffer when owned (to the pool, where a later op may reuse it: keep no other
+   * reference to `buffer`); the array cannot be used afterwards. Idempotent.
+   */
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    if (this.owned) this.buffer.destroy();
+    if (!this.owned) return;
+    if (this.#release !== undefined) this.#release(this.buffer);
+    else this.buffer.destroy();
   }
 
   /** @throws ParleError INVALID_ARGUMENT when destroyed. */

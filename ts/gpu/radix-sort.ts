@@ -105,7 +105,7 @@ export async function sortOp(
     }
     return { keysOut, valuesOut };
   });
-  const result: { keys: DeviceArray; values?: DeviceArray } = { keys: new DeviceArray(out.keysOut, k.type, n, true) };
-  if (out.valuesOut !== undefined) result.values = new DeviceArray(out.valuesOut, 'u32', n, true);
+  const result: { keys: DeviceArray; values?: DeviceArray } = { keys: ctx.owned(out.keysOut, k.type, n) };
+  if (out.valuesOut !== undefined) result.values = ctx.owned(out.valuesOut, 'u32', n);
   return result;
 }

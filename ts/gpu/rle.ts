@@ -67,7 +67,7 @@ function decodePipeline(ctx: GpuContext, type: ElementType, entryPoint: 'expand'
  */
 function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number): () => Promise<Uint32Array> {
   const rb = ctx.device.createBuffer({ label: 'parle:count-readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  s.outputs.push(rb);
+  s.onFailure.push(rb);
   s.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
   return async () => {
     try {
@@ -82,7 +82,7 @@ function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number)
 }
 
 function emptyArray(ctx: GpuContext, type: ElementType): DeviceArray {
-  return new DeviceArray(ctx.createStorage(0, `empty-${type}`), type, 0, true);
+  return ctx.owned(ctx.acquireStorage(0, `empty-${type}`), type, 0);
 }
 
 /** GpuContext.rleEncode: see its documentation. */
@@ -97,55 +97,58 @@ export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<
   const tiles = Math.ceil(n / tile);
   const pipes = encodePipelines(ctx, d.type);
   let readCount: () => Promise<Uint32Array> = async () => new Uint32Array(1);
-  let valuesBuf: GPUBuffer | undefined;
-  let lengthsBuf: GPUBuffer | undefined;
-  await ctx.submit('rle-encode', (s) => {
-    const src = ctx.paddedBuffer(s, d);
-    valuesBuf = s.output(d.byteLength, `rle-values-${d.type}`);
-    lengthsBuf = s.output(n * 4, 'rle-lengths');
-    const ends = s.temp(n * 4, 'rle-ends');
-    const spine = s.temp(spineBytes(tiles), 'rle-spine');
-    const countArgs = s.temp(16, 'rle-count', GPUBufferUsage.INDIRECT);
-    s.encoder.clearBuffer(spine);
-    s.dispatch(
-      pipes.main,
-      [
-        { binding: 0, resource: { buffer: s.uniform([n, tiles, ctx.limits.maxComputeWorkgroupsPerDimension, 0]) } },
-        { binding: 1, resource: { buffer: src } },
-        { binding: 3, resource: { buffer: ends } },
-        { binding: 4, resource: { buffer: spine } },
-        { binding: 5, resource: { buffer: countArgs } },
-      ],
-      tiles,
-      'parle:rle-encode',
-    );
-    s.dispatchIndirect(
-      pipes.runs,
-      [
-        { binding: 6, resource: { buffer: ends } },
-        { binding: 7, resource: { buffer: countArgs } },
-        { binding: 8, resource: { buffer: lengthsBuf } },
-        { binding: 9, resource: { buffer: src } },
-        { binding: 10, resource: { buffer: valuesBuf } },
-      ],
-      countArgs,
-      4,
-      'parle:rle-runs',
-    );
-    readCount = readAfter(ctx, s, countArgs, 4);
-  });
-  let runs: number;
+  // Worst-case scratch (one run per element) from the pool; the results are then copied into
+  // buffers of the run count's size, so an application holding them holds no slack.
+  const valuesScratch = ctx.acquireStorage(d.byteLength, `rle-values-${d.type}`);
+  const lengthsScratch = ctx.acquireStorage(n * 4, 'rle-lengths');
   try {
-    runs = (await readCount())[0];
-  } catch (e) {
-    valuesBuf?.destroy();
-    lengthsBuf?.destroy();
-    throw e;
+    await ctx.submit('rle-encode', (s) => {
+      const src = ctx.paddedBuffer(s, d);
+      const ends = s.temp(n * 4, 'rle-ends');
+      const spine = s.temp(spineBytes(tiles), 'rle-spine');
+      const countArgs = s.temp(16, 'rle-count', GPUBufferUsage.INDIRECT);
+      s.encoder.clearBuffer(spine);
+      s.dispatch(
+        pipes.main,
+        [
+          { binding: 0, resource: { buffer: s.uniform([n, tiles, ctx.limits.maxComputeWorkgroupsPerDimension, 0]) } },
+          { binding: 1, resource: { buffer: src } },
+          { binding: 3, resource: { buffer: ends } },
+          { binding: 4, resource: { buffer: spine } },
+          { binding: 5, resource: { buffer: countArgs } },
+        ],
+        tiles,
+        'parle:rle-encode',
+      );
+      s.dispatchIndirect(
+        pipes.runs,
+        [
+          { binding: 6, resource: { buffer: ends } },
+          { binding: 7, resource: { buffer: countArgs } },
+          { binding: 8, resource: { buffer: lengthsScratch } },
+          { binding: 9, resource: { buffer: src } },
+          { binding: 10, resource: { buffer: valuesScratch } },
+        ],
+        countArgs,
+        4,
+        'parle:rle-runs',
+      );
+      readCount = readAfter(ctx, s, countArgs, 4);
+    });
+    const runs = (await readCount())[0];
+    const valueBytes = runs * elementSize(d.type);
+    const out = await ctx.submit('rle-encode-copy', (s) => {
+      const values = s.output(valueBytes, `rle-values-${d.type}`);
+      const lengths = s.output(runs * 4, 'rle-lengths');
+      s.encoder.copyBufferToBuffer(valuesScratch, 0, values, 0, Math.ceil(valueBytes / 4) * 4);
+      s.encoder.copyBufferToBuffer(lengthsScratch, 0, lengths, 0, runs * 4);
+      return { values, lengths };
+    });
+    return { values: ctx.owned(out.values, d.type, runs), lengths: ctx.owned(out.lengths, 'u32', runs) };
+  } finally {
+    ctx.releaseStorage(valuesScratch);
+    ctx.releaseStorage(lengthsScratch);
   }
-  return {
-    values: new DeviceArray(valuesBuf!, d.type, runs, true),
-    lengths: new DeviceArray(lengthsBuf!, 'u32', runs, true),
-  };
 }
 
 /** GpuContext.rleDecode: see its documentation. */
@@ -158,8 +161,8 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
   ctx.checkUsable();
   const runs = l.length;
   if (runs === 0) return emptyArray(ctx, v.type);
-  const offsets = ctx.createStorage(runs * 4, 'rle-offsets');
-  const status = ctx.createStorage(8, 'rle-total');
+  const offsets = ctx.acquireStorage(runs * 4, 'rle-offsets');
+  const status = ctx.acquireStorage(8, 'rle-total');
   try {
     let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(2);
     await ctx.submit('rle-decode-scan', (s) => {
@@ -202,9 +205,9 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
       );
       return dst;
     });
-    return new DeviceArray(out, v.type, total, true);
+    return ctx.owned(out, v.type, total);
   } finally {
-    offsets.destroy();
-    status.destroy();
+    ctx.releaseStorage(offsets);
+    ctx.releaseStorage(status);
   }
 }

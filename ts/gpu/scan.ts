@@ -76,5 +76,5 @@ export async function scanOp(ctx: GpuContext, input: DeviceArray, opts: { inclus
     encodeScan(ctx, s, ctx.paddedBuffer(s, d), dst, d.length, scalar, opts.inclusive);
     return dst;
   });
-  return new DeviceArray(out, d.type, d.length, true);
+  return ctx.owned(out, d.type, d.length);
 }
