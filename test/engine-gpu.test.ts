@@ -69,7 +69,7 @@ describeGpu('engine with a GPU', () => {
     for (const d of [onDevice as DeviceArray, keys, values]) d.destroy();
   });
 
-  gpuIt('compress of a DeviceArray reads it back; decompress to the device uploads', async () => {
+  gpuIt('compress of a DeviceArray reads it back; decompress to the device on either path', async () => {
     const input = new Uint8Array(20_000);
     fillRuns(new Rng(caseSeed('engine gpu compress')), input, { kind: 'uniform', maxRun: 20 });
     const device = await engine.upload(input);
@@ -81,6 +81,51 @@ describeGpu('engine with a GPU', () => {
     await expect(engine.compress(input, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.PATH_UNAVAILABLE });
     device.destroy();
     back.destroy();
+  });
+
+  gpuIt('decompress on the GPU path: every type, rle and stored chunks, equal to the CPU decode', async () => {
+    const rng = new Rng(caseSeed('engine gpu decompress'));
+    const make: [string, ParleArray][] = [];
+    for (const [Ctor, n] of [[Uint8Array, 70_003], [Uint16Array, 33_001], [Uint32Array, 20_000], [Int32Array, 5], [Float32Array, 12_345]] as const) {
+      const a = new Ctor(n);
+      fillRuns(rng, a, { kind: 'uniform', maxRun: 25 });
+      make.push([Ctor.name, a]);
+    }
+    // one chunk of noise between runs: the writer stores it raw (a stored chunk)
+    const mixed = new Uint8Array(3 * 4096);
+    fillRuns(rng, mixed, { kind: 'uniform', maxRun: 30 });
+    for (let i = 4096; i < 8192; i++) mixed[i] = rng.nextU32() & 0xff;
+    make.push(['u8 with a stored chunk', mixed]);
+    make.push(['empty', new Uint32Array(0)]);
+    for (const [what, input] of make) {
+      const packed = await engine.compress(input, { chunkBytes: 4096 });
+      const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
+      expect(back, what).toBeInstanceOf(DeviceArray);
+      expect(same(await engine.download(back), input), what).toBe(true);
+      back.destroy();
+      const toHost = await engine.decompress(packed, { path: 'gpu' });
+      expect(same(toHost as ParleArray, input), `${what} to the host`).toBe(true);
+    }
+  });
+
+  gpuIt('decompress on the GPU path checks payload checksums and the table like the CPU path', async () => {
+    const input = new Uint8Array(50_000);
+    fillRuns(new Rng(caseSeed('engine gpu decompress corrupt')), input, { kind: 'uniform', maxRun: 20 });
+    const packed = await engine.compress(input, { chunkBytes: 8192 });
+    const flipped = packed.slice();
+    flipped[packed.length - 3] ^= 0x10; // inside the last payload
+    await expect(engine.decompress(flipped, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
+    await expect(engine.decompress(packed.subarray(0, packed.length - 1), { to: 'device', path: 'gpu' })).rejects.toMatchObject({
+      code: ErrorCodes.TRUNCATED,
+    });
+    await expect(engine.decompress(packed, { to: 'device', path: 'gpu', maxElements: 10 })).rejects.toMatchObject({
+      code: ErrorCodes.LIMIT_EXCEEDED,
+    });
+    await expect(engine.decompress(new Uint8Array(40), { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.NOT_PARLE });
+    // explain sizes a container by its header: the decoded bytes
+    const e = engine.explain('decompress', packed, { to: 'device' });
+    expect(e.predictedMs.gpu).not.toBeNull();
+    expect(e.predictedMs.cpu).toBeGreaterThan(0);
   });
 
   gpuIt('explain gives both predictions and a reason; auto follows it', async () => {

@@ -15,12 +15,13 @@ import { calibrate, calibrationKey, type CalibrationRecord } from './cost/calibr
 import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { compressArray, decompressBytes } from './format/container.js';
-import { DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES } from './format/layout.js';
+import { decompressToDevice } from './format/device-decode.js';
+import { DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, type GpuContext } from './gpu/index.js';
 import { cpuDescription, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
-import { checkArray, isElementType } from './types.js';
+import { checkArray, elementSize, isElementType } from './types.js';
 
 export type { Runs } from './cpu/cpu-path.js';
 export { DeviceArray } from './gpu/index.js';
@@ -138,15 +139,21 @@ export interface Explanation {
 
 /** The path of one call, where its data is and is wanted, and whether `auto` chose it. */
 interface Route {
+  op: CostOp;
   path: 'cpu' | 'gpu';
   from: Location;
   to: Location;
+  /** The model's size of the call: input bytes (decoded bytes for decompress). */
+  bytes: number;
   signal?: AbortSignal;
   auto: boolean;
 }
 
-/** Ops with a GPU kernel; compress and decompress run on the CPU (with transfers as needed). */
-const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort']);
+/**
+ * Ops with a GPU path; compress runs on the CPU (a device input is read back first), decompress
+ * on either (GPU: ts/format/device-decode.ts).
+ */
+const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort', 'decompress']);
 const OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
@@ -234,6 +241,8 @@ export class Engine {
   private gpuContext: GpuContext | null;
   private pendingOps = 0;
   private calibrating: Promise<void> | undefined;
+  /** Milliseconds of the last calibration this engine ran (measurements; GPU warm-up), or null. */
+  lastCalibration: { tookMs: number; warmUpMs: number } | null = null;
   /** The cost model; its rates are the defaults until {@link calibrate} ran. */
   readonly model: CostModel;
   /** Observed output / input ratio of RLE encode (the size of a result not known in advance). */
@@ -423,9 +432,10 @@ export class Engine {
         return;
       }
     }
-    const { rates, tookMs } = await calibrate(this.probe(gpu), { onProgress });
+    const { rates, tookMs, warmUpMs } = await calibrate(this.probe(gpu), { onProgress });
     this.model.rates = rates;
-    await saveStored(key, { format: 1, key, measuredAt: new Date().toISOString(), tookMs, rates } satisfies CalibrationRecord);
+    this.lastCalibration = { tookMs, warmUpMs };
+    await saveStored(key, { format: 1, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
   }
 
   /** Micro-benchmarks of each path on synthetic data (runs of mean length 16, random keys). */
@@ -442,6 +452,28 @@ export class Engine {
       return performance.now() - t0;
     };
     const cpu = this.cpu;
+    const probeGpu = async (op: CostOp, bytes: number): Promise<number> => {
+      if (!GPU_OPS.has(op)) return Infinity;
+      if (op === 'decompress') {
+        const packed = await compressArray(cpu, sample(op, bytes), DEFAULT_CHUNK_BYTES);
+        return time(async () => (await decompressToDevice(cpu, gpu, packed, DEFAULT_MAX_ELEMENTS)).destroy());
+      }
+      const input = await gpu.upload(sample(op, bytes));
+      try {
+        if (op === 'rleDecode') {
+          const runs = await gpu.rleEncode(input);
+          try {
+            return await time(async () => (await gpu.rleDecode(runs.values, runs.lengths)).destroy());
+          } finally {
+            runs.values.destroy();
+            runs.lengths.destroy();
+          }
+        }
+        return await time(async () => destroyAll(await this.runGpu(op, input)));
+      } finally {
+        input.destroy();
+      }
+    };
     return {
       cpu: async (op: CostOp, bytes: number) => {
         const input = sample(op, bytes);
@@ -455,30 +487,16 @@ export class Engine {
         }
         return time(() => this.runCpu(op, input));
       },
-      gpu: async (op: CostOp, bytes: number) => {
-        if (!GPU_OPS.has(op)) return Infinity;
-        const input = await gpu.upload(sample(op, bytes));
-        try {
-          if (op === 'rleDecode') {
-            const runs = await gpu.rleEncode(input);
-            try {
-              return await time(async () => (await gpu.rleDecode(runs.values, runs.lengths)).destroy());
-            } finally {
-              runs.values.destroy();
-              runs.lengths.destroy();
-            }
-          }
-          return await time(async () => destroyAll(await this.runGpu(op, input)));
-        } finally {
-          input.destroy();
-        }
-      },
+      gpu: (op: CostOp, bytes: number) => probeGpu(op, bytes),
       upload: async (bytes: number) => {
         const data = new Uint8Array(bytes);
         let d: DeviceArray | undefined;
         const ms = await time(async () => (d = await gpu.upload(data)));
         d?.destroy();
         return ms;
+      },
+      warmUp: async () => {
+        for (const op of OPS) if (GPU_OPS.has(op)) await probeGpu(op, 64);
       },
       readback: async (bytes: number) => {
         const d = await gpu.upload(new Uint8Array(bytes));
@@ -524,8 +542,8 @@ export class Engine {
   /** Bytes a result is expected to take, for the cost of moving it. */
   private resultBytes(op: CostOp, inputBytes: number): number {
     if (op === 'rleEncode' || op === 'compress') return Math.ceil(inputBytes * this.rleRatio);
-    if (op === 'rleDecode' || op === 'decompress') return Math.ceil(inputBytes / this.rleRatio);
-    return inputBytes;
+    if (op === 'rleDecode') return Math.ceil(inputBytes / this.rleRatio);
+    return inputBytes; // decompress: inputBytes is already the decoded size
   }
 
   /** The model's view of a call: explain() and auto's choice share it. */
@@ -551,6 +569,7 @@ export class Engine {
    */
   private async route(op: CostOp, input: Data, opts: Record<string, unknown>): Promise<Route> {
     void this.cpu;
+    const bytes = this.modelBytes(op, input);
     const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
     const from: Location = input instanceof DeviceArray ? 'device' : 'host';
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
@@ -562,13 +581,28 @@ export class Engine {
     if (requested === 'gpu') {
       void this.gpu;
       if (!GPU_OPS.has(op)) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `${op} has no GPU kernel yet; use path 'cpu' or 'auto'`);
-      return { path: 'gpu', to, signal, auto: false, from };
+      return { op, path: 'gpu', to, signal, auto: false, from, bytes };
     }
     if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
-      return { path: 'cpu', to, signal, auto: requested === 'auto', from };
+      return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes };
     if (this.calibrationMode !== 'skip') await this.calibrate();
-    const bytes = input instanceof DeviceArray ? input.byteLength : input.byteLength;
-    return { path: this.predictFor(op, bytes, from, to).path, to, signal, auto: true, from };
+    return { op, path: this.predictFor(op, bytes, from, to).path, to, signal, auto: true, from, bytes };
+  }
+
+  /**
+   * The size the cost model works with: the input's bytes, except for decompress, whose cost
+   * follows the decoded size (read from the container's header; the input's size when the
+   * header is not valid, the decode then reports why).
+   */
+  private modelBytes(op: CostOp, input: Data): number {
+    if (op !== 'decompress' || input instanceof DeviceArray) return input.byteLength;
+    try {
+      const bytes = new Uint8Array(input.buffer, input.byteOffset, Math.min(input.byteLength, HEADER_BYTES));
+      const header = readHeader(bytes);
+      return header.elementCount * elementSize(header.type);
+    } catch {
+      return input.byteLength;
+    }
   }
 
   /**
@@ -576,13 +610,23 @@ export class Engine {
    * and the device is lost while the op runs, the op runs again on the CPU instead of failing.
    */
   private async withFallback<R>(route: Route, work: (path: 'cpu' | 'gpu') => Promise<R>): Promise<R> {
+    const t0 = performance.now();
+    let result: R;
     try {
-      return await work(route.path);
+      result = await work(route.path);
     } catch (e) {
       const hostOnly = route.from === 'host' && route.to === 'host';
       if (route.path === 'gpu' && route.auto && hostOnly && isParleError(e, ErrorCodes.DEVICE_LOST)) return work('cpu');
       throw e;
     }
+    // the whole call's time, moves included, for the model's call-level history
+    const { op, bytes, from, to } = route;
+    this.model.observeCall(
+      { op, inputBytes: bytes, resultBytes: this.resultBytes(op, bytes), inputLocation: from, resultLocation: to },
+      route.path,
+      performance.now() - t0,
+    );
+    return result;
   }
 
   /** Times a kernel for the model's online history. */
@@ -830,10 +874,15 @@ export class Engine {
   }
 
   /**
-   * Decompresses a .parle container into a new typed array of the type it was compressed from
-   * (or, with `to: 'device'`, a DeviceArray: decoded on the CPU, then uploaded). Every chunk is
-   * checked against its checksums; nothing of the claimed size is allocated before the whole
-   * chunk table was found in `bytes`.
+   * Decompresses a .parle container into a new typed array of the type it was compressed from,
+   * or, with `to: 'device'`, a DeviceArray. Two paths: the CPU decodes every chunk on the worker
+   * pool and checks both of its checksums (payload and decoded elements), then uploads when the
+   * result is wanted on the GPU; the GPU path (Haugen's case: a file on the host, its elements
+   * wanted on the GPU) checks each payload's checksum and decodes the run lengths on the CPU,
+   * uploads the runs (about the compressed size) and expands them on the GPU, so it does not
+   * check the decoded elements' checksums (see ts/format/device-decode.ts). `auto` picks by the
+   * cost model; `path: 'cpu'` checks everything. Nothing of the claimed size is allocated
+   * before the whole chunk table was found in `bytes`.
    *
    * @param bytes the container (a Uint8Array; other views are read as their bytes).
    * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, CHECKSUM_MISMATCH,
@@ -848,12 +897,18 @@ export class Engine {
     const opts = checkOptions(options, 'options');
     const maxElements =
       opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
-    const { to, signal } = await this.route('decompress', bytes, opts);
+    const route = await this.route('decompress', bytes, opts);
+    const { to, signal } = route;
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return this.admit(signal, async () => {
-      const result = await this.timed('decompress', 'cpu', view.byteLength, () => decompressBytes(this.cpu, view, maxElements, signal));
-      return this.deliver(result, to);
-    });
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        const result =
+          path === 'gpu'
+            ? await this.timed('decompress', 'gpu', route.bytes, () => decompressToDevice(this.cpu, this.gpu, view, maxElements, signal))
+            : await this.timed('decompress', 'cpu', route.bytes, () => decompressBytes(this.cpu, view, maxElements, signal));
+        return this.deliver(result, to);
+      }),
+    );
   }
 
   /**
@@ -905,7 +960,13 @@ export class Engine {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'input must be a typed array, a DeviceArray or { byteLength, location }');
     }
     const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, op === 'compress' ? 'host' : from);
-    return this.predictFor(op, input.byteLength, from, to);
+    const bytes =
+      input instanceof DeviceArray || ArrayBuffer.isView(input)
+        ? this.modelBytes(op, input)
+        : op === 'decompress'
+          ? Math.ceil(input.byteLength / this.rleRatio)
+          : input.byteLength;
+    return this.predictFor(op, bytes, from, to);
   }
 
   /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */

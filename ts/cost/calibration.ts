@@ -12,6 +12,11 @@ export interface CalibrationProbe {
   gpu?(op: CostOp, bytes: number): Promise<number>;
   upload?(bytes: number): Promise<number>;
   readback?(bytes: number): Promise<number>;
+  /**
+   * Runs each GPU op once on a tiny input, before the measurements and outside their budget:
+   * the GPU's pipelines compile there (a cost the first GPU call pays in any case).
+   */
+  warmUp?(): Promise<void>;
 }
 
 /** A stored calibration. */
@@ -19,8 +24,10 @@ export interface CalibrationRecord {
   format: 1;
   key: string;
   measuredAt: string;
-  /** Milliseconds the calibration took. */
+  /** Milliseconds the measurements took (the budget's part). */
   tookMs: number;
+  /** Milliseconds of the GPU warm-up (pipeline compilation) before them. */
+  warmUpMs?: number;
   rates: Rates;
 }
 
@@ -38,15 +45,20 @@ async function best(measure: () => Promise<number>): Promise<number> {
  * small size, then, while the budget lasts, at the large one. A line measured at one point only
  * goes through the origin (conservative for a GPU, whose throughput grows with size). Lines
  * not measured before the budget (`budgetMs`, default 300) runs out keep the defaults. The
- * first run of each measurement is discarded (it pays for pipeline compilation, page faults).
+ * first run of each measurement is discarded (it pays for page faults, a cold cache). The GPU's
+ * pipelines compile before, in the probe's warm-up, outside the budget (on an H200 the
+ * compilation took longer than all the measurements together).
  */
 export async function calibrate(
   probe: CalibrationProbe,
   options: { budgetMs?: number; onProgress?: (done: number, total: number) => void } = {},
-): Promise<{ rates: Rates; tookMs: number }> {
+): Promise<{ rates: Rates; tookMs: number; warmUpMs: number }> {
   const budget = options.budgetMs ?? 300;
   const hasGpu = probe.gpu !== undefined && probe.upload !== undefined && probe.readback !== undefined;
   const rates = defaultRates(hasGpu);
+  const warmStart = performance.now();
+  if (hasGpu) await probe.warmUp?.();
+  const warmUpMs = performance.now() - warmStart;
   const started = performance.now();
   const left = () => budget - (performance.now() - started);
   const { small, large } = CALIBRATION_SIZES;
@@ -105,7 +117,7 @@ export async function calibrate(
     await steps[i]();
     options.onProgress?.(i + 1, steps.length);
   }
-  return { rates, tookMs: performance.now() - started };
+  return { rates, tookMs: performance.now() - started, warmUpMs };
 }
 
 /** The key a record is stored under: everything whose change invalidates the rates. */

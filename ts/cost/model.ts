@@ -11,10 +11,19 @@
  * The kernel line's intercept `a` is the fixed cost of a call (dispatch, a worker round trip);
  * together with `b` it also gives the size-dependent throughput a GPU shows (low for small
  * inputs). Both come from calibration (ts/cost/calibration.ts) at two sizes and are refined
- * online from observed times: a few samples per op, path and size bucket (a power of 4), the
- * median of the last five, so outliers do not move it (StarPU's history-based models are the
- * reference: Augonnet et al., "StarPU: a unified platform for task scheduling on heterogeneous
- * multicore architectures", 2011).
+ * online from observed times, at two levels (StarPU's history-based models are the reference:
+ * Augonnet et al., "StarPU: a unified platform for task scheduling on heterogeneous multicore
+ * architectures", 2011):
+ *   - calls: per op, path, input and result location and size bucket (a power of 4 bytes), the
+ *     ratio of the whole call's observed time (moves included) to the calibrated prediction;
+ *     with 3 or more samples, the median of the last five scales that path's prediction;
+ *   - kernels: the same per op, path and size bucket for the kernel alone, used where no call of
+ *     that shape was seen (another location pair).
+ * Medians of a few samples keep one outlier from moving a prediction.
+ *
+ * For `decompress` the bytes are the decoded size (from the container's header), and its GPU
+ * line covers the whole GPU decode from host bytes (run lengths decoded on the CPU, the upload
+ * of the runs, the expand): no separate upload is added.
  */
 
 /** Operations the model knows. */
@@ -68,8 +77,23 @@ function bucket(bytes: number): number {
 const HISTORY = 5;
 const MIN_SAMPLES = 3;
 
+/** Median of a history's samples, or null below MIN_SAMPLES. */
+function medianOf(samples: number[] | undefined): number | null {
+  if (!samples || samples.length < MIN_SAMPLES) return null;
+  const sorted = [...samples].sort((x, y) => x - y);
+  return sorted[sorted.length >> 1];
+}
+
+function pushSample(map: Map<string, number[]>, key: string, sample: number): void {
+  const samples = map.get(key) ?? [];
+  samples.push(sample);
+  if (samples.length > HISTORY) samples.shift();
+  map.set(key, samples);
+}
+
 export class CostModel {
   private readonly history = new Map<string, number[]>();
+  private readonly calls = new Map<string, number[]>();
 
   constructor(
     /** The calibrated rates. */
@@ -81,37 +105,72 @@ export class CostModel {
     const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
     if (!line) return null;
     // Samples are ratios of observed to calibrated time; their median corrects the line.
-    const observed = this.history.get(`${op}/${path}/${bucket(bytes)}`);
-    if (observed && observed.length >= MIN_SAMPLES) {
-      const sorted = [...observed].sort((x, y) => x - y);
-      return at(line, bytes) * sorted[sorted.length >> 1];
+    const ratio = medianOf(this.history.get(`${op}/${path}/${bucket(bytes)}`));
+    return at(line, bytes) * (ratio ?? 1);
+  }
+
+  /** A path's predicted ms from the calibrated lines alone (kernelHistory false) or refined kernels. */
+  private pathMs(call: CallShape, path: 'cpu' | 'gpu', kernelHistory: boolean): number | null {
+    const { op, inputBytes, resultBytes, inputLocation, resultLocation } = call;
+    const { upload, readback } = this.rates;
+    const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
+    if (!line) return null;
+    const kernel = kernelHistory ? (this.kernelMs(op, path, inputBytes) as number) : at(line, inputBytes);
+    if (path === 'cpu') {
+      return (
+        (inputLocation === 'device' && readback ? at(readback, inputBytes) : 0) +
+        kernel +
+        (resultLocation === 'device' && upload ? at(upload, resultBytes) : 0)
+      );
     }
-    return at(line, bytes);
+    if (!upload || !readback) return null;
+    const moveIn = inputLocation === 'host' && op !== 'decompress' ? at(upload, inputBytes) : 0;
+    return moveIn + kernel + (resultLocation === 'host' ? at(readback, resultBytes) : 0);
+  }
+
+  private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
+    return `${call.op}/${path}/${call.inputLocation}>${call.resultLocation}/${bucket(call.inputBytes)}`;
+  }
+
+  /** A path's prediction: scaled by the call history when there is one, else from refined kernels. */
+  private predictPath(call: CallShape, path: 'cpu' | 'gpu'): { ms: number | null; observed: boolean } {
+    const ratio = medianOf(this.calls.get(this.callKey(call, path)));
+    if (ratio !== null) {
+      const base = this.pathMs(call, path, false);
+      return { ms: base === null ? null : base * ratio, observed: true };
+    }
+    return { ms: this.pathMs(call, path, true), observed: false };
+  }
+
+  /**
+   * Records the observed ms of a whole call (moves included) for the call-level history.
+   * `call.inputBytes` as for predict().
+   */
+  observeCall(call: CallShape, path: 'cpu' | 'gpu', ms: number): void {
+    const base = this.pathMs(call, path, false);
+    if (base === null || !(base > 0) || !(ms >= 0) || !(call.inputBytes > 0)) return;
+    pushSample(this.calls, this.callKey(call, path), ms / base);
   }
 
   /** Predicted ms of every path and the one `auto` takes. A tie goes to where the data is. */
   predict(call: CallShape): Prediction {
-    const { op, inputBytes, resultBytes, inputLocation, resultLocation } = call;
-    const cpuKernel = this.kernelMs(op, 'cpu', inputBytes) as number;
-    const readback = this.rates.readback;
-    const upload = this.rates.upload;
-    const cpu =
-      (inputLocation === 'device' && readback ? at(readback, inputBytes) : 0) +
-      cpuKernel +
-      (resultLocation === 'device' && upload ? at(upload, resultBytes) : 0);
-    const gpuKernel = this.kernelMs(op, 'gpu', inputBytes);
-    if (gpuKernel === null || !upload || !readback) {
+    const { inputLocation, resultLocation } = call;
+    const cpuPrediction = this.predictPath(call, 'cpu');
+    const cpu = cpuPrediction.ms as number;
+    const gpuPrediction = this.predictPath(call, 'gpu');
+    if (gpuPrediction.ms === null) {
       return { path: 'cpu', predictedMs: { cpu, gpu: null }, reason: 'no GPU path on this engine, so the CPU path runs' };
     }
-    const gpu =
-      (inputLocation === 'host' ? at(upload, inputBytes) : 0) + gpuKernel + (resultLocation === 'host' ? at(readback, resultBytes) : 0);
+    const gpu = gpuPrediction.ms;
     const tie = Math.abs(cpu - gpu) <= 0.02 * Math.min(cpu, gpu);
     const path: 'cpu' | 'gpu' = tie ? (inputLocation === 'device' ? 'gpu' : 'cpu') : cpu < gpu ? 'cpu' : 'gpu';
     const ms = (x: number) => `${x < 1 ? x.toFixed(3) : x.toFixed(1)} ms`;
     const where = `input on the ${inputLocation === 'host' ? 'host' : 'GPU'}, result wanted on the ${resultLocation === 'host' ? 'host' : 'GPU'}`;
+    const seen = [cpuPrediction.observed ? 'cpu' : '', gpuPrediction.observed ? 'gpu' : ''].filter(Boolean);
+    const history = seen.length > 0 ? ` (${seen.join(' and ')} from the times of earlier calls of this shape)` : '';
     const reason = tie
-      ? `${where}: both paths predict about ${ms(cpu)}; the data stays where it is (${path})`
-      : `${where}: ${path} predicts ${ms(path === 'cpu' ? cpu : gpu)} against ${ms(path === 'cpu' ? gpu : cpu)} on the ${path === 'cpu' ? 'GPU' : 'CPU'}`;
+      ? `${where}: both paths predict about ${ms(cpu)}; the data stays where it is (${path})${history}`
+      : `${where}: ${path} predicts ${ms(path === 'cpu' ? cpu : gpu)} against ${ms(path === 'cpu' ? gpu : cpu)} on the ${path === 'cpu' ? 'GPU' : 'CPU'}${history}`;
     return { path, predictedMs: { cpu, gpu }, reason };
   }
 
@@ -119,11 +178,7 @@ export class CostModel {
   observe(op: CostOp, path: 'cpu' | 'gpu', bytes: number, ms: number): void {
     const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
     if (!line || !(ms >= 0) || !(bytes > 0)) return;
-    const key = `${op}/${path}/${bucket(bytes)}`;
-    const samples = this.history.get(key) ?? [];
-    samples.push(ms / at(line, bytes));
-    if (samples.length > HISTORY) samples.shift();
-    this.history.set(key, samples);
+    pushSample(this.history, `${op}/${path}/${bucket(bytes)}`, ms / at(line, bytes));
   }
 }
 
@@ -149,6 +204,7 @@ export function defaultRates(hasGpu: boolean): Rates {
     rleDecode: gpuLine(1),
     scan: gpuLine(1),
     sort: gpuLine(0.1),
+    decompress: gpuLine(1),
   };
   return { cpu, gpu, upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 }, readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 } };
 }

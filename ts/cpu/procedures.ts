@@ -75,6 +75,7 @@ export function decodeChunkAt(ctx: KernelContext, p: DecodeChunkParams): null {
   }
   const outBytes = entry.elementCount * p.elementSize;
   if (entry.encoding === Encoding.Stored) {
+    if (p.runsOnly === true) return null;
     kernels.copyBytes(p.outPtr, p.payloadPtr, outBytes);
   } else {
     const valueBytes = entry.runCount * p.elementSize;
@@ -92,6 +93,7 @@ export function decodeChunkAt(ctx: KernelContext, p: DecodeChunkParams): null {
     if (total !== entry.elementCount) {
       throw new ParleError(ErrorCodes.CORRUPT, `chunk ${index}: run lengths sum to ${total}, expected ${entry.elementCount}`);
     }
+    if (p.runsOnly === true) return null;
     const decode = p.elementSize === 1 ? kernels.rleDecode8 : p.elementSize === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
     decode(p.payloadPtr, p.lengthsPtr, entry.runCount, p.outPtr);
   }

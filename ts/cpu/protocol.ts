@@ -62,8 +62,13 @@ export interface DecodeChunkParams {
   payloadPtr: number;
   /** Room for entry.runCount u32. */
   lengthsPtr: number;
-  /** Room for entry.elementCount elements plus DECODE_SLACK_BYTES. */
+  /** Room for entry.elementCount elements plus DECODE_SLACK_BYTES (unused with runsOnly). */
   outPtr: number;
+  /**
+   * Check the payload and decode only the run lengths (rle chunks) into lengthsPtr, for a decode
+   * that expands the runs elsewhere (the GPU); the elements' checksum is then not checked.
+   */
+  runsOnly?: boolean;
 }
 
 /** Procedures a worker runs, with their parameter and result types. */

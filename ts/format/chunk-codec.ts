@@ -82,3 +82,40 @@ export function decodeChunk(
     signal,
   );
 }
+
+/**
+ * Checks chunk `index`'s payload checksum and, for an rle chunk, decodes its run lengths (LEB128)
+ * into `lengthsOut` (entry.runCount u32) and checks that they sum to the chunk's element count.
+ * A stored chunk's payload is its elements; nothing is decoded. The decoded elements' checksum
+ * is not checked here (the elements are expanded elsewhere: see ts/format/device-decode.ts).
+ * @throws ParleError CHECKSUM_MISMATCH (payload), CORRUPT
+ */
+export function decodeChunkRuns(
+  cpu: CpuPath,
+  type: ElementType,
+  entry: ChunkEntry,
+  payload: Uint8Array,
+  lengthsOut: Uint32Array,
+  index: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const size = elementSize(type);
+  const lengthBytes = entry.encoding === Encoding.Stored ? 0 : entry.runCount * 4;
+  return cpu.runChunk(
+    'decodeChunk',
+    payload.length,
+    [payload.length, lengthBytes, 0],
+    ([payloadPtr, lengthsPtr]) => ({
+      params: { elementSize: size, entry, index, payloadPtr, lengthsPtr, outPtr: 0, runsOnly: true },
+      regions: [
+        { param: 'payloadPtr', bytes: payload.length, access: 'in' },
+        { param: 'lengthsPtr', bytes: lengthBytes, access: 'out' },
+      ],
+      fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
+    }),
+    (_result, [, lengthsPtr]) => {
+      if (lengthBytes > 0) new Uint8Array(lengthsOut.buffer, lengthsOut.byteOffset, lengthBytes).set(cpu.heap.bytes(lengthsPtr, lengthBytes));
+    },
+    signal,
+  );
+}
