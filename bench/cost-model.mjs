@@ -72,25 +72,53 @@ function release(x) {
   else if (x && typeof x === 'object' && !ArrayBuffer.isView(x)) for (const v of Object.values(x)) release(v);
 }
 
-/** Median ms of repeated calls: at least 5 and until 150 ms have passed (25 at most), one if slow. */
-async function timeCall(call, input, options) {
-  const times = [];
+/**
+ * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, gpu, cpu; ...) so
+ * that drift of the machine touches all three alike: at least 6 rounds and until 450 ms have
+ * passed (24 at most), one round if a call is slow. A path that is not available gives null.
+ */
+/** A short pause between calls, alike for every path: lets threads a call woke go back to sleep. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2));
+const ORDERS = [
+  ['cpu', 'gpu', 'auto'],
+  ['auto', 'gpu', 'cpu'],
+  ['gpu', 'cpu', 'auto'],
+  ['auto', 'cpu', 'gpu'],
+  ['cpu', 'auto', 'gpu'],
+  ['gpu', 'auto', 'cpu'],
+];
+async function timeCell(call, input, to) {
+  const times = { cpu: [], gpu: [], auto: [] };
+  const unavailable = new Set();
   const started = performance.now();
-  for (let rep = 0; rep < 25 && (rep < 5 || performance.now() - started < 150); rep++) {
-    const t0 = performance.now();
-    let result;
-    try {
-      result = await call(input, options);
-    } catch (e) {
-      if (e?.code === 'PATH_UNAVAILABLE') return null;
-      throw e;
+  for (let rep = 0; rep < 24 && (rep < 6 || performance.now() - started < 450); rep++) {
+    let slow = false;
+    // the order goes through the six permutations: each path follows each other path equally
+    // often (a GPU call's aftermath, such as SwiftShader's threads still spinning, lands on every
+    // path alike)
+    for (const path of ORDERS[rep % ORDERS.length]) {
+      if (unavailable.has(path)) continue;
+      const t0 = performance.now();
+      let result;
+      try {
+        result = await call(input, { path, to });
+      } catch (e) {
+        if (e?.code === 'PATH_UNAVAILABLE') {
+          unavailable.add(path);
+          continue;
+        }
+        throw e;
+      }
+      const ms = performance.now() - t0;
+      times[path].push(ms);
+      release(result);
+      await settle();
+      if (ms > SLOW_MS) slow = true;
     }
-    times.push(performance.now() - t0);
-    release(result);
-    if (times[times.length - 1] > SLOW_MS) break;
+    if (slow) break;
   }
-  times.sort((a, b) => a - b);
-  return times[times.length >> 1];
+  const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[xs.length >> 1]);
+  return { cpu: median(times.cpu), gpu: median(times.gpu), auto: median(times.auto) };
 }
 
 const cells = [];
@@ -102,20 +130,26 @@ for (const op of OPS) {
       if (placed === undefined) continue;
       for (const to of ['host', 'device']) {
         if (op === 'compress' && to === 'device') continue;
-        const explanation = engine.explain(op, placed.lengths ? placed.values : placed, { to });
-        const cpu = await timeCall(call, placed, { path: 'cpu', to });
-        const gpu = await timeCall(call, placed, { path: 'gpu', to });
-        const auto = await timeCall(call, placed, { path: 'auto', to });
+        const explainInput = placed.lengths ? placed.values : placed;
+        // the choice before any call of this shape (calibrated lines only) ...
+        const cold = engine.explain(op, explainInput, { to });
+        const { cpu, gpu, auto } = await timeCell(call, placed, to);
+        // ... and after (the call-level history of the calls just made)
+        const warm = engine.explain(op, explainInput, { to });
         const best = Math.min(cpu, gpu ?? Infinity);
+        const cpuFaster = cpu <= (gpu ?? Infinity);
         const cell = {
           op,
           bytes,
           from,
           to,
-          chose: engine.explain(op, placed.lengths ? placed.values : placed, { to }).path,
-          predictedMs: explanation.predictedMs,
+          chose: warm.path,
+          coldChoice: cold.path,
+          predictedMs: cold.predictedMs,
+          warmPredictedMs: warm.predictedMs,
           measuredMs: { cpu, gpu, auto },
-          choseFaster: (engine.explain(op, placed.lengths ? placed.values : placed, { to }).path === 'cpu') === cpu <= (gpu ?? Infinity),
+          choseFaster: (warm.path === 'cpu') === cpuFaster,
+          coldChoseFaster: (cold.path === 'cpu') === cpuFaster,
           within10: auto <= best * 1.1,
           twiceSlower: auto > best * 2,
         };
@@ -131,7 +165,8 @@ for (const op of OPS) {
 }
 
 const choseFaster = cells.filter((c) => c.choseFaster).length;
-console.log(`\nauto chose the path measured faster in ${choseFaster}/${cells.length} cells`);
+const coldChoseFaster = cells.filter((c) => c.coldChoseFaster).length;
+console.log(`\nauto chose the path measured faster in ${choseFaster}/${cells.length} cells (from calibration alone, before any call: ${coldChoseFaster})`);
 const within = cells.filter((c) => c.within10).length;
 const slower = cells.filter((c) => c.twiceSlower).length;
 const share = within / cells.length;
@@ -176,10 +211,14 @@ if (args['gpu-machine']) {
   const readbackThenCpuRle = await median(async () => engine.rleEncode(await engine.download(onGpu), { path: 'cpu' }));
   const autoCompress = await median(() => engine.compress(onGpu));
   const autoRuns = await median(() => engine.rleEncode(onGpu, { to: 'host' }));
+  const gpuRuns = await median(() => engine.rleEncode(onGpu, { to: 'host', path: 'gpu' }));
+  const runsChose = engine.explain('rleEncode', onGpu, { to: 'host' }).path;
   cases.rutter = {
     what: '128 MiB byte volume (512^3, sparse splatted particles) on the GPU, compressed result wanted on the host',
     baselineMs: { readbackThenCompress: readbackThenCpu, readbackThenRleEncode: readbackThenCpuRle },
     autoMs: { compress: autoCompress, rleEncodeToHost: autoRuns },
+    gpuPathMs: { rleEncodeToHost: gpuRuns },
+    autoChose: { rleEncodeToHost: runsChose, compress: 'cpu (compress has no GPU path: the device input is read back)' },
     speedup: { compress: readbackThenCpu / autoCompress, rleEncode: readbackThenCpuRle / autoRuns },
     target: 10,
     papers: 'Rutter (GTX 460M): 2x',
@@ -190,10 +229,14 @@ if (args['gpu-machine']) {
   const packed = await engine.compress(data, { path: 'cpu' });
   const cpuThenUpload = await median(async () => engine.upload(await engine.decompress(packed, { path: 'cpu' })));
   const autoToDevice = await median(() => engine.decompress(packed, { to: 'device' }));
+  const gpuToDevice = await median(() => engine.decompress(packed, { to: 'device', path: 'gpu' }));
+  const chose = engine.explain('decompress', packed, { to: 'device' });
   cases.haugen = {
     what: `256 MiB u8 .parle (ratio ${(data.length / packed.length).toFixed(1)}) on the host, elements wanted on the GPU`,
     baselineMs: { cpuDecodeThenUpload: cpuThenUpload },
     autoMs: { decompressToDevice: autoToDevice },
+    gpuPathMs: { decompressToDevice: gpuToDevice },
+    autoChose: chose.path,
     speedup: cpuThenUpload / autoToDevice,
     target: 3,
     papers: 'Haugen: the GPU decoder lost to a plain copy',
@@ -212,7 +255,8 @@ await writeFile(
       adapter: engine.adapter,
       workers: engine.workers,
       rates: engine.model.rates,
-      summary: { cells: cells.length, choseFaster, within10: within, twiceSlower: slower, share },
+      calibration: engine.lastCalibration,
+      summary: { cells: cells.length, choseFaster, coldChoseFaster, within10: within, twiceSlower: slower, share },
       cells,
       cases,
     },

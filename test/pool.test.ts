@@ -247,3 +247,27 @@ describe('without SharedArrayBuffer: segments are transferred', () => {
     }
   });
 });
+
+describe('workers started from `node -e`', () => {
+  it('do not run the parent script again (workers inherit execArgv, -e removed)', async () => {
+    const { spawn } = await import('node:child_process');
+    const index = new URL('../dist/node/index.js', import.meta.url).href;
+    const code = `const { createEngine } = await import(${JSON.stringify(index)});
+      const e = await createEngine({ workers: 2, gpu: 'off' });
+      const runs = await e.rleEncode(new Uint8Array(8 << 20).fill(5));
+      console.log('runs', runs.lengths.length);
+      await e.destroy();`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exit = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(out.trim()).toBe('runs 1'); // printed once: the workers did not run the script
+    expect(exit).toBe(0);
+  }, 40_000);
+});

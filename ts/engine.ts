@@ -19,7 +19,7 @@ import { decompressToDevice } from './format/device-decode.js';
 import { DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, type GpuContext } from './gpu/index.js';
-import { cpuDescription, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
+import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 import { checkArray, elementSize, isElementType } from './types.js';
 
@@ -547,9 +547,12 @@ export class Engine {
   }
 
   /** The model's view of a call: explain() and auto's choice share it. */
-  private predictFor(op: CostOp, inputBytes: number, inputLocation: Location, resultLocation: Location): Explanation {
+  private predictFor(op: CostOp, inputBytes: number, inputLocation: Location, resultLocation: Location, withReason = true): Explanation {
     const gpuUsable = this.gpuContext !== null && !this.gpuContext.isLost && GPU_OPS.has(op);
-    const prediction = this.model.predict({ op, inputBytes, resultBytes: this.resultBytes(op, inputBytes), inputLocation, resultLocation });
+    const prediction = this.model.predict(
+      { op, inputBytes, resultBytes: this.resultBytes(op, inputBytes), inputLocation, resultLocation },
+      withReason,
+    );
     if (!gpuUsable) {
       const why = this.gpuContext === null || this.gpuContext.isLost ? 'this engine has no GPU' : `${op} has no GPU kernel`;
       return {
@@ -586,7 +589,12 @@ export class Engine {
     if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
       return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes };
     if (this.calibrationMode !== 'skip') await this.calibrate();
-    return { op, path: this.predictFor(op, bytes, from, to).path, to, signal, auto: true, from, bytes };
+    const chosen = this.predictFor(op, bytes, from, to, false);
+    debug(
+      () =>
+        `${op} ${bytes} B ${from} -> ${to}: auto chose ${chosen.path} (predicted cpu ${chosen.predictedMs.cpu.toFixed(3)} ms, gpu ${chosen.predictedMs.gpu?.toFixed(3) ?? '-'} ms)`,
+    );
+    return { op, path: chosen.path, to, signal, auto: true, from, bytes };
   }
 
   /**
@@ -621,11 +629,9 @@ export class Engine {
     }
     // the whole call's time, moves included, for the model's call-level history
     const { op, bytes, from, to } = route;
-    this.model.observeCall(
-      { op, inputBytes: bytes, resultBytes: this.resultBytes(op, bytes), inputLocation: from, resultLocation: to },
-      route.path,
-      performance.now() - t0,
-    );
+    const ms = performance.now() - t0;
+    this.model.observeCall({ op, inputBytes: bytes, resultBytes: this.resultBytes(op, bytes), inputLocation: from, resultLocation: to }, route.path, ms);
+    debug(() => `${op} ${bytes} B ${from} -> ${to} on the ${route.path}: ${ms.toFixed(3)} ms`);
     return result;
   }
 

@@ -152,8 +152,11 @@ export class CostModel {
     pushSample(this.calls, this.callKey(call, path), ms / base);
   }
 
-  /** Predicted ms of every path and the one `auto` takes. A tie goes to where the data is. */
-  predict(call: CallShape): Prediction {
+  /**
+   * Predicted ms of every path and the one `auto` takes. A tie goes to where the data is.
+   * `withReason` false leaves `reason` empty (the per-call route: no string formatting).
+   */
+  predict(call: CallShape, withReason = true): Prediction {
     const { inputLocation, resultLocation } = call;
     const cpuPrediction = this.predictPath(call, 'cpu');
     const cpu = cpuPrediction.ms as number;
@@ -164,6 +167,7 @@ export class CostModel {
     const gpu = gpuPrediction.ms;
     const tie = Math.abs(cpu - gpu) <= 0.02 * Math.min(cpu, gpu);
     const path: 'cpu' | 'gpu' = tie ? (inputLocation === 'device' ? 'gpu' : 'cpu') : cpu < gpu ? 'cpu' : 'gpu';
+    if (!withReason) return { path, predictedMs: { cpu, gpu }, reason: '' };
     const ms = (x: number) => `${x < 1 ? x.toFixed(3) : x.toFixed(1)} ms`;
     const where = `input on the ${inputLocation === 'host' ? 'host' : 'GPU'}, result wanted on the ${resultLocation === 'host' ? 'host' : 'GPU'}`;
     const seen = [cpuPrediction.observed ? 'cpu' : '', gpuPrediction.observed ? 'gpu' : ''].filter(Boolean);

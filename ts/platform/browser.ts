@@ -120,3 +120,21 @@ export async function saveStored(key: string, value: unknown): Promise<void> {
   }
 }
 
+
+/** Whether `localStorage.parleDebug` was set when parle loaded. */
+const debugEnabled = (() => {
+  try {
+    return globalThis.localStorage?.getItem('parleDebug') != null;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Debug logging: the cost model's decisions and measured times, to console.debug when
+ * `localStorage.parleDebug` is set (read once, when parle loads). `message` is only called when
+ * enabled.
+ */
+export function debug(message: () => string): void {
+  if (debugEnabled) console.debug(`parle ${message()}`);
+}

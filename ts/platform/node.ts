@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, homedir } from 'node:os';
 import { join } from 'node:path';
+import { debuglog } from 'node:util';
 import { Worker, parentPort } from 'node:worker_threads';
 
 /**
@@ -52,11 +53,31 @@ export interface SpawnedWorker {
   unref(): void;
 }
 
+/**
+ * The parent's Node options for a worker, less the ones that run code: workers inherit
+ * process.execArgv, and under `node -e` / `node -p` each worker ran the parent's script again
+ * (each starting an engine with workers of its own).
+ */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (['-e', '--eval', '-p', '--print', '-pe', '-r', '--require', '--import'].includes(a)) {
+      i++; // and its argument
+      continue;
+    }
+    if (/^--(eval|print|input-type|require|import)=/.test(a) || a === '-i' || a === '--interactive') continue;
+    out.push(a);
+  }
+  return out;
+}
+
 /** Starts a worker running the pool's worker script (dist/node/worker.js). */
 export function spawnWorker(): SpawnedWorker {
   const script = new URL('dist/node/worker.js', packageRoot());
   if (!existsSync(script)) throw new Error(`parle: ${script.pathname} is missing; run \`npm run build\``);
-  const worker = new Worker(script);
+  const worker = new Worker(script, { execArgv: workerExecArgv() });
   let terminating = false;
   return {
     endpoint: nodeEndpoint(worker),
@@ -125,3 +146,13 @@ export async function saveStored(key: string, value: unknown): Promise<void> {
   }
 }
 
+
+const debugLog = debuglog('parle');
+
+/**
+ * Debug logging: the cost model's decisions and measured times. Off unless NODE_DEBUG includes
+ * `parle` (Node's util.debuglog). `message` is only called when enabled.
+ */
+export function debug(message: () => string): void {
+  if (debugLog.enabled) debugLog('%s', message());
+}
