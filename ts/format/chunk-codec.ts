@@ -85,9 +85,10 @@ export function decodeChunk(
 
 /**
  * Checks chunk `index`'s payload checksum and, for an rle chunk, decodes its run lengths (LEB128)
- * into `lengthsOut` (entry.runCount u32) and checks that they sum to the chunk's element count.
- * A stored chunk's payload is its elements; nothing is decoded. The decoded elements' checksum
- * is not checked here (the elements are expanded elsewhere: see ts/format/device-decode.ts).
+ * into the CPU path's memory at `lengthsPtr` (room for entry.runCount u32, allocated by the
+ * caller from `cpu.heap`) and checks that they sum to the chunk's element count. A stored chunk's
+ * payload is its elements; nothing is decoded. The decoded elements' checksum is not checked here
+ * (the elements are expanded elsewhere: see ts/format/device-decode.ts).
  * @throws ParleError CHECKSUM_MISMATCH (payload), CORRUPT
  */
 export function decodeChunkRuns(
@@ -95,7 +96,7 @@ export function decodeChunkRuns(
   type: ElementType,
   entry: ChunkEntry,
   payload: Uint8Array,
-  lengthsOut: Uint32Array,
+  lengthsPtr: number,
   index: number,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -104,8 +105,8 @@ export function decodeChunkRuns(
   return cpu.runChunk(
     'decodeChunk',
     payload.length,
-    [payload.length, lengthBytes, 0],
-    ([payloadPtr, lengthsPtr]) => ({
+    [payload.length],
+    ([payloadPtr]) => ({
       params: { elementSize: size, entry, index, payloadPtr, lengthsPtr, outPtr: 0, runsOnly: true },
       regions: [
         { param: 'payloadPtr', bytes: payload.length, access: 'in' },
@@ -113,9 +114,7 @@ export function decodeChunkRuns(
       ],
       fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
     }),
-    (_result, [, lengthsPtr]) => {
-      if (lengthBytes > 0) new Uint8Array(lengthsOut.buffer, lengthsOut.byteOffset, lengthBytes).set(cpu.heap.bytes(lengthsPtr, lengthBytes));
-    },
+    () => undefined,
     signal,
   );
 }

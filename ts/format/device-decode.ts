@@ -17,9 +17,11 @@
  * decode on the CPU (`path: 'cpu'`) to check the elements' checksums as well.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
+import { abortError } from '../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
+import { debug } from '../platform/node.js';
 import { arrayConstructor, elementSize } from '../types.js';
 import { decodeChunkRuns } from './chunk-codec.js';
 import { mapLimited, readAtBytes, walkChunks } from './container.js';
@@ -38,6 +40,7 @@ export async function decompressToDevice(
   maxElements: number,
   signal?: AbortSignal,
 ): Promise<DeviceArray> {
+  const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   const size = elementSize(header.type);
   // runs of each chunk, and where they start in the run list
@@ -49,36 +52,55 @@ export async function decompressToDevice(
   }
   gpu.checkBindable(runs * 4, 'decompress run lengths');
   gpu.checkBindable(header.elementCount * size, 'decompress output');
-  const Ctor = arrayConstructor(header.type);
-  const values = new Ctor(runs);
-  const valueBytes = new Uint8Array(values.buffer, 0, runs * size);
-  const lengths = new Uint32Array(runs);
-  await mapLimited(chunks.length, cpu.chunkConcurrency, async (i) => {
-    const c = chunks[i];
-    const payload = bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
-    const first = runStart[i];
-    if (c.encoding === Encoding.Stored) {
-      await decodeChunkRuns(cpu, header.type, c, payload, lengths, i, signal); // the payload checksum
-      valueBytes.set(payload, first * size);
-      lengths.fill(1, first, first + c.elementCount);
-    } else {
-      await decodeChunkRuns(cpu, header.type, c, payload, lengths.subarray(first, first + c.runCount), i, signal);
-      valueBytes.set(payload.subarray(0, c.runCount * size), first * size);
-    }
-  });
-  if (signal?.aborted) throw new ParleError(ErrorCodes.ABORTED, 'the operation was aborted', { cause: signal.reason });
-  const dValues = await gpu.upload(values);
-  let dLengths: DeviceArray | undefined;
+  // The run list lives in the CPU path's memory: workers write the lengths there directly, and
+  // memory that earlier calls paged in is not faulted in again (fresh arrays of this size cost
+  // more than the decode on the H200 host).
+  const heap = cpu.heap;
+  const valuesBlock = runs > 0 ? heap.alloc(runs * size) : undefined;
+  const lengthsBlock = runs > 0 ? heap.alloc(runs * 4) : undefined;
   try {
-    dLengths = await gpu.upload(lengths);
-    const out = await gpu.rleDecode(dValues, dLengths);
-    if (out.length !== header.elementCount) {
-      out.destroy();
-      throw new ParleError(ErrorCodes.CORRUPT, `the runs expand to ${out.length} elements, the header says ${header.elementCount}`);
+    await mapLimited(chunks.length, cpu.chunkConcurrency, async (i) => {
+      const c = chunks[i];
+      const payload = bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+      const first = runStart[i];
+      const lengthsPtr = lengthsBlock!.ptr + first * 4;
+      await decodeChunkRuns(cpu, header.type, c, payload, lengthsPtr, i, signal);
+      const valuesAt = heap.bytes(valuesBlock!.ptr + first * size, (c.encoding === Encoding.Stored ? c.elementCount : c.runCount) * size);
+      if (c.encoding === Encoding.Stored) {
+        valuesAt.set(payload);
+        new Uint32Array(heap.memory.buffer, lengthsPtr, c.elementCount).fill(1);
+      } else {
+        valuesAt.set(payload.subarray(0, c.runCount * size));
+      }
+    });
+    if (signal?.aborted) throw abortError(signal);
+    const Ctor = arrayConstructor(header.type);
+    const values = new Ctor(heap.memory.buffer, valuesBlock?.ptr ?? 0, runs);
+    const lengths = new Uint32Array(heap.memory.buffer, lengthsBlock?.ptr ?? 0, runs);
+    const t1 = performance.now();
+    const dValues = await gpu.upload(values);
+    let dLengths: DeviceArray | undefined;
+    try {
+      dLengths = await gpu.upload(lengths);
+      const t2 = performance.now();
+      const out = await gpu.rleDecode(dValues, dLengths);
+      const t3 = performance.now();
+      debug(
+        () =>
+          `decompress to the GPU: ${chunks.length} chunks, ${runs} runs; runs on the CPU ${(t1 - t0).toFixed(2)} ms, ` +
+          `upload ${(t2 - t1).toFixed(2)} ms, GPU expand ${(t3 - t2).toFixed(2)} ms`,
+      );
+      if (out.length !== header.elementCount) {
+        out.destroy();
+        throw new ParleError(ErrorCodes.CORRUPT, `the runs expand to ${out.length} elements, the header says ${header.elementCount}`);
+      }
+      return out;
+    } finally {
+      dValues.destroy();
+      dLengths?.destroy();
     }
-    return out;
   } finally {
-    dValues.destroy();
-    dLengths?.destroy();
+    if (valuesBlock) heap.release(valuesBlock);
+    if (lengthsBlock) heap.release(lengthsBlock);
   }
 }

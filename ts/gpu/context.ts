@@ -44,7 +44,7 @@ export interface GpuContextOptions {
 }
 
 /** Measured best on an H200 (bench/results/gpu-nvidia-h200.json). */
-const DEFAULT_TUNING: GpuTuning = { decodeWordsPerInvocation: 16, sortItemsPerInvocation: 16, uploadPieceBytes: 64 << 20 };
+const DEFAULT_TUNING: GpuTuning = { decodeWordsPerInvocation: 16, sortItemsPerInvocation: 16, uploadPieceBytes: 256 << 20 };
 
 /** A MAP_WRITE staging buffer of a large upload and the promise of its next mapping. */
 interface UploadPiece {
@@ -58,7 +58,11 @@ export interface GpuTuning {
   decodeWordsPerInvocation: 4 | 8 | 16;
   /** Keys per invocation of the radix sort: 8 or 16 (default 16). */
   sortItemsPerInvocation: 8 | 16;
-  /** Bytes of each staging piece of an upload of 32 MiB or more: a multiple of 4 MiB (default 64 MiB). */
+  /**
+   * Bytes of each staging piece of an upload of 32 MiB or more: a multiple of 4 MiB (default
+   * 256 MiB: on the H200 host 256 MiB uploaded at 10.4 GB/s through one piece, 8.1-9.4 GB/s
+   * through pieces of 16-128 MiB; the fill of larger buffers runs closer to memcpy speed).
+   */
   uploadPieceBytes: number;
 }
 
@@ -523,7 +527,7 @@ export class GpuContext {
    * Copies a host array to a new DeviceArray of the same element type and length (owned).
    * Arrays under 1 MiB go through queue.writeBuffer, up to 32 MiB through the staging ring
    * (chunks filled while mapped, overlapped with their copies), larger ones through staging
-   * pieces of 64 MiB kept mapped for reuse (faster on the H200 host; they cost the largest
+   * pieces of up to 256 MiB kept mapped for reuse (faster on the H200 host; they cost the largest
    * upload's size in mappable memory until releaseStaging()). The host array may be changed once
    * the promise resolves. The new array's buffer comes from the pool.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, TOO_LARGE, DEVICE_LOST
@@ -547,7 +551,7 @@ export class GpuContext {
    * uploads. Each piece is filled in one memcpy, unmapped, its copy submitted, and mapped again
    * in the background (ready for the next upload), so the GPU copy of piece i overlaps the fill
    * of piece i+1 and no upload waits for a map. On the H200 host a memcpy into mapped memory ran
-   * at 11.7 GB/s, as fast as one between two JavaScript arrays (bench/results/gpu-nvidia-h200.json);
+   * at 10-12 GB/s, as fast as one between two JavaScript arrays (bench/results/gpu-nvidia-h200.json);
    * the pieces are kept for the next upload (as many as the largest upload needed; releaseStaging()
    * frees them).
    */
