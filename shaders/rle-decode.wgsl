@@ -6,14 +6,16 @@
 // `expand`: load-balanced over the OUTPUT: every invocation writes WPT u32 words (a multiple of 4) (EPW elements
 //   each), finds the run holding its first element by binary search in `offsets` (the last run
 //   r with offsets[r] <= i, which skips zero-length runs) and walks forward. A run longer than a
-//   workgroup's tile is written by as many invocations as it spans; none serialises it.
+//   workgroup's tile is written by as many invocations as it spans; none serialises it. An output
+//   beyond one storage binding is expanded in windows, dst bound at each window's first element
+//   (params.base).
 //
 // Composed by ts/gpu/compose.ts with `alias T = u32`, EPW / BITS / EMASK per element type.
 
 struct Params {
-  n: u32,     // output elements
+  n: u32,     // output elements (expand: the end of this window, exclusive)
   runs: u32,  // runs (offsets and values)
-  pad0: u32,
+  base: u32,  // expand: the first output element of this window (dst is bound at it), a multiple of 4 x EPW
   pad1: u32,
 }
 
@@ -39,7 +41,7 @@ fn expand(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid:
           @builtin(num_workgroups) nwg: vec3<u32>) {
   let g = (wid.y * nwg.x + wid.x) * WG + tid;
   let n = params.n;
-  let first = g * EPT;
+  let first = params.base + g * EPT;
   if (first >= n) { return; }
   var lo = 0u;
   var hi = params.runs - 1u;
@@ -50,7 +52,7 @@ fn expand(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid:
   var r = lo;
   var next = runEnd(r);
   var v = valueAt(r);
-  let nVecs = ((n + EPW - 1u) / EPW + 3u) / 4u;
+  let nVecs = ((n - params.base + EPW - 1u) / EPW + 3u) / 4u;
   for (var q = 0u; q < WPT / 4u; q += 1u) {
     var o = vec4<u32>(0u);
     for (var c = 0u; c < 4u; c += 1u) {

@@ -25,7 +25,10 @@ const TILE: u32 = TILE_VECS * 4u;   // elements per tile
 @group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> lb_spine: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> total: array<u32>; // [0]: sum of all elements
+@group(0) @binding(4) var<storage, read_write> total: array<u32>; // [0]: carry + sum of all elements
+// [0]: added to every output (the sum of the windows before this one, when an array beyond one
+// storage binding is scanned window by window; 0 otherwise)
+@group(0) @binding(5) var<storage, read> carryIn: array<u32>;
 
 fn loadMasked(vi: u32) -> vec4<T> {
   let v = bitcast<vec4<T>>(src[vi]);
@@ -63,7 +66,8 @@ fn main(/*IDS*/) {
   var tileSum = T(0);
   let threadPrefix = wgExclusiveScan(s, tid, lane, sg, &tileSum);
   let tilePrefix = lookback(tile, tileSum, tid, lane, sg);
-  var run = tilePrefix + threadPrefix;
+  let carry = bitcast<T>(carryIn[0]);
+  var run = carry + tilePrefix + threadPrefix;
   let nVecs = (params.n + 3u) / 4u;
   let inclusive = params.inclusive != 0u;
   for (var k = 0u; k < VPT; k += 1u) {
@@ -76,5 +80,5 @@ fn main(/*IDS*/) {
     }
     if (base + k < nVecs) { dst[base + k] = bitcast<vec4<u32>>(o); }
   }
-  if (tile == params.numTiles - 1u && tid == 0u) { total[0] = bitcast<u32>(tilePrefix + tileSum); }
+  if (tile == params.numTiles - 1u && tid == 0u) { total[0] = bitcast<u32>(carry + tilePrefix + tileSum); }
 }

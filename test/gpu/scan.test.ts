@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { GpuContextOptions } from '../../ts/gpu/index.js';
-import { assertSameBits, describeGpu, gpuTest, refScan, type Rng } from './support.js';
+import { assertSameBits, describeGpu, gpuTest, refRleEncode, refScan, runsArray, type Rng } from './support.js';
 
 const TILE = 4096;
 const SIZES = [0, 1, 3, 4, 5, 255, 256, 257, TILE - 1, TILE, TILE + 1, 3 * TILE + 7, 300_001];
@@ -59,4 +59,35 @@ describeGpu('GPU scan: f32 rounding and specials', () => {
     const d = await ctx.upload(new Uint8Array(4));
     await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'UNSUPPORTED_TYPE' });
   });
+});
+
+describeGpu('GPU scan and RLE decode beyond one storage binding (binding capped at 64 KiB)', () => {
+  gpuTest('scan in windows equals the reference: u32, i32, f32, inclusive and exclusive', async (ctx, rng) => {
+    for (const type of ['u32', 'i32', 'f32'] as const) {
+      for (const n of [16384, 16385, 50_001, 3 * 16384 + 4096]) {
+        const a = input(type, n, rng);
+        const d = await ctx.upload(a);
+        for (const inclusive of [true, false]) {
+          const out = await ctx.scan(d, { inclusive });
+          assertSameBits(await ctx.download(out), refScan(a, inclusive), `${type} n=${n} inclusive=${inclusive}`);
+          out.destroy();
+        }
+        d.destroy();
+      }
+    }
+  }, { maxStorageBindingBytes: 64 << 10 });
+
+  gpuTest('RLE decode into an output of several windows; encode refuses with TOO_LARGE', async (ctx, rng) => {
+    for (const type of ['u8', 'u16', 'u32'] as const) {
+      const a = runsArray(type, 70_001, 300, rng); // 70 KB to 280 KB of output: 2 to 5 windows
+      const want = refRleEncode(a);
+      const [values, lengths] = await Promise.all([ctx.upload(want.values), ctx.upload(want.lengths)]);
+      const out = await ctx.rleDecode(values, lengths);
+      assertSameBits(await ctx.download(out), a, `${type} decode`);
+      if (type === 'u32') await expect(ctx.rleEncode(out)).rejects.toMatchObject({ code: 'TOO_LARGE' });
+      out.destroy();
+      values.destroy();
+      lengths.destroy();
+    }
+  }, { maxStorageBindingBytes: 64 << 10 });
 });

@@ -102,9 +102,11 @@ export function decodeChunkRuns(
 ): Promise<void> {
   const size = elementSize(type);
   const lengthBytes = entry.encoding === Encoding.Stored ? 0 : entry.runCount * 4;
+  // the decoded size picks a worker over the inline executor, as for decodeChunk: the LEB128
+  // decode scales with the runs, and small payloads of large chunks are common
   return cpu.runChunk(
     'decodeChunk',
-    payload.length,
+    entry.elementCount * size,
     [payload.length],
     ([payloadPtr]) => ({
       params: { elementSize: size, entry, index, payloadPtr, lengthsPtr, outPtr: 0, runsOnly: true },

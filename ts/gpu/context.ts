@@ -41,6 +41,11 @@ export interface GpuContextOptions {
    * 5 s without a release, and by releaseStaging().
    */
   poolBytes?: number;
+  /**
+   * Caps the storage binding size below the adapter's (bytes, a multiple of 2^14), so that tests
+   * can exercise the split of arrays beyond one binding with small arrays.
+   */
+  maxStorageBindingBytes?: number;
 }
 
 /** Measured best on an H200 (bench/results/gpu-nvidia-h200.json). */
@@ -166,6 +171,10 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   if (opts.poolBytes !== undefined && (!Number.isSafeInteger(opts.poolBytes) || opts.poolBytes < 0)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.poolBytes must be a non-negative integer');
   }
+  const cap = opts.maxStorageBindingBytes;
+  if (cap !== undefined && (!Number.isSafeInteger(cap) || cap < 1 << 14 || cap % (1 << 14) !== 0)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.maxStorageBindingBytes must be a multiple of 16384');
+  }
   const slots = opts.stagingSlots ?? 4;
   if (!Number.isInteger(slots) || slots < 1 || slots > 64) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.stagingSlots must be an integer in [1, 64]');
@@ -206,7 +215,7 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
       device: info?.device ?? '',
       description: info?.description ?? '',
     },
-    { subgroups, lookbackSpin: spin, chunk, slots, sgMin, sgMax, onDawn, tuning, poolBytes: opts.poolBytes },
+    { subgroups, lookbackSpin: spin, chunk, slots, sgMin, sgMax, onDawn, tuning, poolBytes: opts.poolBytes, maxBinding: cap },
   );
 }
 
@@ -238,9 +247,12 @@ export class Submission {
     return b;
   }
 
-  /** An output storage buffer from the pool (contents unspecified; released if the op fails). */
-  output(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
-    const b = this.#ctx.acquireStorage(byteLength, label, extraUsage);
+  /**
+   * An output storage buffer from the pool (contents unspecified; released if the op fails).
+   * `large`: may exceed one storage binding (for kernels that bind it in windows).
+   */
+  output(byteLength: number, label: string, extraUsage = 0, large = false): GPUBuffer {
+    const b = this.#ctx.acquireStorage(byteLength, label, extraUsage, large);
     this.outputs.push(b);
     return b;
   }
@@ -285,7 +297,9 @@ export class Submission {
  *
  * Errors: ParleError DEVICE_LOST (the device was lost before or while the op ran; pending ops
  * fail too), DESTROYED (after {@link destroy}), UNSUPPORTED_TYPE, LENGTH_MISMATCH,
- * INVALID_ARGUMENT, TOO_LARGE (an array beyond one storage binding, `limits`).
+ * INVALID_ARGUMENT, TOO_LARGE (beyond one storage binding, `limits`, for the ops that need one:
+ * RLE encode's input x 4 bytes, sort's keys, RLE decode's run list; scan and RLE decode's output
+ * are split into windows of one binding each, up to the largest buffer).
  */
 export class GpuContext {
   /** The device; parle's kernels and buffers live here. */
@@ -334,13 +348,14 @@ export class GpuContext {
       onDawn?: boolean;
       tuning?: GpuTuning;
       poolBytes?: number;
+      maxBinding?: number;
     },
   ) {
     this.device = device;
     this.adapterInfo = adapterInfo;
     const l = device.limits;
     this.limits = {
-      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+      maxStorageBufferBindingSize: Math.min(l.maxStorageBufferBindingSize, opts.maxBinding ?? Infinity),
       maxBufferSize: l.maxBufferSize,
       maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
       maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
@@ -417,10 +432,12 @@ export class GpuContext {
    * @internal A storage buffer of at least paddedSize(byteLength) bytes from the pool (contents
    * unspecified); give it back with releaseStorage(). @throws TOO_LARGE beyond one binding.
    */
-  acquireStorage(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
-    this.checkBindable(paddedSize(byteLength), label);
+  acquireStorage(byteLength: number, label: string, extraUsage = 0, large = false): GPUBuffer {
+    const binding = Math.min(this.limits.maxStorageBufferBindingSize, this.limits.maxBufferSize);
+    // only a buffer that cannot fit one binding may pass it (its size class too: others are bound whole)
+    const max = large && paddedSize(byteLength) > binding ? this.limits.maxBufferSize : binding;
+    if (paddedSize(byteLength) > max) this.checkBindable(paddedSize(byteLength), label, large);
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST | extraUsage;
-    const max = Math.min(this.limits.maxStorageBufferBindingSize, this.limits.maxBufferSize);
     return this.#pool.acquire(byteLength, usage, `parle:${label}`, max);
   }
 
@@ -451,13 +468,23 @@ export class GpuContext {
     });
   }
 
-  /** @internal @throws ParleError TOO_LARGE when `size` bytes exceed one storage binding. */
-  checkBindable(size: number, what: string): void {
+  /**
+   * @internal @throws ParleError TOO_LARGE when `size` bytes exceed one storage binding (with
+   * `large`: the largest buffer, for the ops that bind arrays in windows: scan, RLE decode's output).
+   */
+  checkBindable(size: number, what: string, large = false): void {
+    if (large) {
+      if (size > this.limits.maxBufferSize) {
+        throw new ParleError(ErrorCodes.TOO_LARGE, `${what}: ${size} bytes exceed this device's largest buffer, ${this.limits.maxBufferSize} bytes`);
+      }
+      return;
+    }
     const max = Math.min(this.limits.maxStorageBufferBindingSize, this.limits.maxBufferSize);
     if (size > max) {
       throw new ParleError(
         ErrorCodes.TOO_LARGE,
-        `${what}: ${size} bytes exceed this device's storage binding limit of ${max} bytes (arrays are not split across bindings yet)`,
+        `${what}: ${size} bytes exceed this device's storage binding limit of ${max} bytes (scan and RLE decode split arrays ` +
+          'across bindings; RLE encode and sort do not)',
       );
     }
   }
@@ -512,9 +539,9 @@ export class GpuContext {
    * @internal A GPUBuffer holding `d`'s elements with kernel padding (paddedSize): `d.buffer`
    * itself, or, for a wrapped buffer that is too small, a padded copy made in `s`.
    */
-  paddedBuffer(s: Submission, d: DeviceArray): GPUBuffer {
+  paddedBuffer(s: Submission, d: DeviceArray, large = false): GPUBuffer {
     const need = paddedSize(d.byteLength);
-    this.checkBindable(need, 'input');
+    this.checkBindable(need, 'input', large && d.buffer.size >= need);
     if (d.buffer.size >= need) return d.buffer;
     const copy = s.temp(d.byteLength, 'padded-input');
     // wrap() ensures buffer.size >= byteLength rounded up to 4
@@ -535,7 +562,8 @@ export class GpuContext {
   async upload(array: ParleArray): Promise<DeviceArray> {
     const type = checkArray(array, 'array');
     this.checkUsable();
-    const buffer = this.acquireStorage(array.byteLength, `upload-${type}`);
+    // any size up to the largest buffer: ops that need one binding check for themselves
+    const buffer = this.acquireStorage(array.byteLength, `upload-${type}`, 0, true);
     try {
       if (array.byteLength >= WHOLE_UPLOAD_BYTES) await this.#uploadWhole(buffer, bytesOf(array));
       else await this.#ring.upload(buffer, 0, bytesOf(array));
@@ -702,8 +730,10 @@ export class GpuContext {
    * workgroup, per tile), so they may differ from it by rounding and between runs.
    * Algorithm: single-pass chained scan with decoupled look-back (Merrill and Garland 2016) and
    * decoupled fallback (Smith, Levien and Owens 2025); 4096 elements per workgroup, vec4 loads.
-   * The input is not modified; output and input never overlap.
-   * @throws ParleError UNSUPPORTED_TYPE, INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+   * The input is not modified; output and input never overlap. Arrays beyond one storage binding
+   * are scanned in windows of whole tiles, each adding the sum of the ones before it (read on the
+   * GPU: no readback).
+   * @throws ParleError UNSUPPORTED_TYPE, INVALID_ARGUMENT, TOO_LARGE (beyond maxBufferSize), DEVICE_LOST
    */
   scan(input: DeviceArray, opts: { inclusive: boolean }): Promise<DeviceArray> {
     return scanOp(this, input, opts);
@@ -734,7 +764,8 @@ export class GpuContext {
    * total; the 4-byte total is read back to size the output; then an expand in which every
    * invocation writes 16 words of output (16 to 64 elements) and finds its first run by binary
    * search in the run offsets, so a long run is spread over many invocations.
-   * The sum of lengths must stay below 2^32 and fit one storage binding.
+   * The sum of lengths must stay below 2^32; the runs must fit one storage binding (the output
+   * may exceed one: it is expanded in windows).
    * @throws ParleError LENGTH_MISMATCH, UNSUPPORTED_TYPE (lengths not u32), INVALID_ARGUMENT,
    *   TOO_LARGE, DEVICE_LOST
    */

@@ -9,7 +9,7 @@ import encodeSource from '../../shaders/rle-encode.wgsl';
 import decodeSource from '../../shaders/rle-decode.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from './compose.js';
 import type { GpuContext, Submission } from './context.js';
-import { DeviceArray } from './device-array.js';
+import { DeviceArray, paddedSize } from './device-array.js';
 import { getPipeline } from './pipelines.js';
 import { encodeScan, spineBytes } from './scan.js';
 
@@ -187,22 +187,33 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
       throw new ParleError(ErrorCodes.TOO_LARGE, 'rleDecode: the run lengths sum to 2^32 elements or more');
     }
     if (total === 0) return emptyArray(ctx, v.type);
-    const byteLength = total * elementSize(v.type);
-    ctx.checkBindable(byteLength, 'rleDecode output');
+    const size = elementSize(v.type);
+    const byteLength = total * size;
+    ctx.checkBindable(byteLength, 'rleDecode output', true);
+    // windows of whole 16 KiB blocks within one storage binding (the output may exceed one)
+    const windowBytes = Math.floor(ctx.limits.maxStorageBufferBindingSize / (1 << 14)) * (1 << 14);
+    const window = paddedSize(byteLength) <= ctx.limits.maxStorageBufferBindingSize ? total : windowBytes / size;
     const out = await ctx.submit('rle-decode-expand', (s) => {
-      const dst = s.output(byteLength, `rle-decoded-${v.type}`);
+      const dst = s.output(byteLength, `rle-decoded-${v.type}`, 0, true);
       const perInvocation = ctx.tuning.decodeWordsPerInvocation * perWord(v.type);
-      s.dispatch(
-        decodePipeline(ctx, v.type, 'expand'),
-        [
-          { binding: 0, resource: { buffer: s.uniform([total, runs, 0, 0]) } },
-          { binding: 1, resource: { buffer: offsets } },
-          { binding: 2, resource: { buffer: ctx.paddedBuffer(s, v) } },
-          { binding: 3, resource: { buffer: dst } },
-        ],
-        Math.ceil(Math.ceil(total / perInvocation) / WORKGROUP_SIZE),
-        'parle:rle-expand',
-      );
+      const pipeline = decodePipeline(ctx, v.type, 'expand');
+      const valuesBuf = ctx.paddedBuffer(s, v);
+      for (let base = 0; base < total; base += window) {
+        const end = Math.min(total, base + window);
+        // bound with an explicit size: a pooled buffer may be larger than one binding
+        const binding: GPUBufferBinding = { buffer: dst, offset: base * size, size: paddedSize((end - base) * size) };
+        s.dispatch(
+          pipeline,
+          [
+            { binding: 0, resource: { buffer: s.uniform([end, runs, base, 0]) } },
+            { binding: 1, resource: { buffer: offsets } },
+            { binding: 2, resource: { buffer: valuesBuf } },
+            { binding: 3, resource: binding },
+          ],
+          Math.ceil(Math.ceil((end - base) / perInvocation) / WORKGROUP_SIZE),
+          'parle:rle-expand',
+        );
+      }
       return dst;
     });
     return ctx.owned(out, v.type, total);

@@ -33,6 +33,8 @@ function scanPipeline(ctx: GpuContext, scalar: 'u32' | 'f32'): GPUComputePipelin
  * Records a scan of `n` elements of `srcBuf` into `dstBuf` (both padded to 16 bytes, distinct)
  * in `s`. `scalar` 'u32' serves u32 and i32. When `totalBuf` is given, its first word receives
  * the sum of all elements (u32 wrapping, or f32 bits). Nothing is recorded for n = 0.
+ * Arrays beyond one storage binding are scanned in windows of whole tiles, each bound at its
+ * offset, each adding the sum of the windows before it (carried on the GPU, no readback).
  */
 export function encodeScan(
   ctx: GpuContext,
@@ -45,23 +47,46 @@ export function encodeScan(
   totalBuf?: GPUBuffer,
 ): void {
   if (n === 0) return;
-  const tiles = Math.ceil(n / SCAN_TILE);
-  const spine = s.temp(spineBytes(tiles), 'scan-spine');
-  s.encoder.clearBuffer(spine);
-  const total = totalBuf ?? s.temp(4, 'scan-total');
+  const maxBinding = ctx.limits.maxStorageBufferBindingSize;
+  // elements per window: whole tiles, the window's bytes a multiple of the offset alignment
+  const window = paddedBytes(n) <= maxBinding ? n : Math.floor(maxBinding / 4 / SCAN_TILE) * SCAN_TILE;
+  const windowTiles = Math.ceil(window / SCAN_TILE);
+  const spine = s.temp(spineBytes(windowTiles), 'scan-spine');
+  // carries: a zero for the first window, then ping-pong between two words
+  const zero = s.temp(16, 'scan-carry0');
+  s.encoder.clearBuffer(zero);
+  const pingPong = [s.temp(16, 'scan-carry-a'), s.temp(16, 'scan-carry-b')];
   const pipeline = scanPipeline(ctx, scalar);
-  s.dispatch(
-    pipeline,
-    [
-      { binding: 0, resource: { buffer: s.uniform([n, tiles, inclusive ? 1 : 0, 0]) } },
-      { binding: 1, resource: { buffer: srcBuf } },
-      { binding: 2, resource: { buffer: dstBuf } },
-      { binding: 3, resource: { buffer: spine } },
-      { binding: 4, resource: { buffer: total } },
-    ],
-    tiles,
-    'parle:scan',
-  );
+  let carry = zero;
+  for (let start = 0, k = 0; start < n; start += window, k++) {
+    const count = Math.min(window, n - start);
+    const tiles = Math.ceil(count / SCAN_TILE);
+    const last = start + count >= n;
+    const total = last && totalBuf !== undefined ? totalBuf : pingPong[k % 2];
+    const offset = start * 4;
+    // bound with an explicit size: a pooled buffer may be larger than one binding
+    const bind = (b: GPUBuffer): GPUBufferBinding => ({ buffer: b, offset, size: paddedBytes(count) });
+    s.encoder.clearBuffer(spine);
+    s.dispatch(
+      pipeline,
+      [
+        { binding: 0, resource: { buffer: s.uniform([count, tiles, inclusive ? 1 : 0, 0]) } },
+        { binding: 1, resource: bind(srcBuf) },
+        { binding: 2, resource: bind(dstBuf) },
+        { binding: 3, resource: { buffer: spine } },
+        { binding: 4, resource: { buffer: total } },
+        { binding: 5, resource: { buffer: carry } },
+      ],
+      tiles,
+      'parle:scan',
+    );
+    carry = total;
+  }
+}
+
+/** Bytes of `count` 32-bit elements padded to a vec4. */
+function paddedBytes(count: number): number {
+  return Math.ceil(count / 4) * 16;
 }
 
 /** GpuContext.scan: see its documentation. */
@@ -72,8 +97,9 @@ export async function scanOp(ctx: GpuContext, input: DeviceArray, opts: { inclus
   }
   const scalar = d.type === 'f32' ? 'f32' : 'u32';
   const out = await ctx.submit('scan', (s) => {
-    const dst = s.output(d.byteLength, `scan-${d.type}`);
-    encodeScan(ctx, s, ctx.paddedBuffer(s, d), dst, d.length, scalar, opts.inclusive);
+    // beyond one binding: the input must be padded already (made by parle), the output too
+    const dst = s.output(d.byteLength, `scan-${d.type}`, 0, true);
+    encodeScan(ctx, s, ctx.paddedBuffer(s, d, true), dst, d.length, scalar, opts.inclusive);
     return dst;
   });
   return ctx.owned(out, d.type, d.length);
