@@ -116,7 +116,10 @@ async function timeOp(ctx, ts, fn, cleanup) {
   // warm-up: pipelines, and the GPU's clocks, which idle at 345 MHz on the H200 between bursts
   // and ramp up only under sustained load (nvidia-smi, bench/results): at least 3 runs and 300 ms
   const warm0 = performance.now();
-  for (let r = 0; r < 3 || performance.now() - warm0 < 300; r++) cleanup?.(await fn());
+  for (let r = 0; r < 3 || performance.now() - warm0 < 300; r++) {
+    ts?.reset();
+    cleanup?.(await fn());
+  }
   for (let r = 0; r < REPS; r++) {
     ts?.reset();
     const t0 = performance.now();
