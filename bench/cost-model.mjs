@@ -74,8 +74,9 @@ function release(x) {
 
 /**
  * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, gpu, cpu; ...) so
- * that drift of the machine touches all three alike: at least 6 rounds and until 450 ms have
- * passed (24 at most), one round if a call is slow. A path that is not available gives null.
+ * that drift of the machine touches all three alike: at least 12 rounds and until 600 ms have
+ * passed (36 at most; sub-millisecond calls vary by tens of microseconds), one round if a call
+ * is slow. A path that is not available gives null.
  */
 /** A short pause between calls, alike for every path: lets threads a call woke go back to sleep. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2));
@@ -91,7 +92,7 @@ async function timeCell(call, input, to) {
   const times = { cpu: [], gpu: [], auto: [] };
   const unavailable = new Set();
   const started = performance.now();
-  for (let rep = 0; rep < 24 && (rep < 6 || performance.now() - started < 450); rep++) {
+  for (let rep = 0; rep < 36 && (rep < 12 || performance.now() - started < 600); rep++) {
     let slow = false;
     // the order goes through the six permutations: each path follows each other path equally
     // often (a GPU call's aftermath, such as SwiftShader's threads still spinning, lands on every
@@ -151,6 +152,7 @@ for (const op of OPS) {
           choseFaster: (warm.path === 'cpu') === cpuFaster,
           coldChoseFaster: (cold.path === 'cpu') === cpuFaster,
           within10: auto <= best * 1.1,
+          within10Or50us: auto <= best * 1.1 || auto - best <= 0.05,
           twiceSlower: auto > best * 2,
         };
         cells.push(cell);
@@ -174,6 +176,9 @@ console.log(
   `auto within 10 % of the faster path in ${within}/${cells.length} cells (${(share * 100).toFixed(0)} %, target >= 90 %): ${share >= 0.9 ? 'PASS' : 'MISS'}`,
 );
 console.log(`auto 2x slower than the faster path in ${slower} cells (target 0): ${slower === 0 ? 'PASS' : 'MISS'}`);
+// the same count with a floor of 50 us: calls of 0.1 ms vary by more than 10 % from one run to the next
+const withinFloor = cells.filter((c) => c.within10Or50us).length;
+console.log(`(within 10 % or 50 us of the faster path: ${withinFloor}/${cells.length} cells, ${((withinFloor / cells.length) * 100).toFixed(0)} %)`);
 
 // ---- the papers' cases (GPU machine) -----------------------------------------------------------
 
@@ -256,7 +261,7 @@ await writeFile(
       workers: engine.workers,
       rates: engine.model.rates,
       calibration: engine.lastCalibration,
-      summary: { cells: cells.length, choseFaster, coldChoseFaster, within10: within, twiceSlower: slower, share },
+      summary: { cells: cells.length, choseFaster, coldChoseFaster, within10: within, within10Or50us: withinFloor, twiceSlower: slower, share },
       cells,
       cases,
     },
