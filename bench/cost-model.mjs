@@ -168,7 +168,9 @@ for (const op of OPS) {
 
 const choseFaster = cells.filter((c) => c.choseFaster).length;
 const coldChoseFaster = cells.filter((c) => c.coldChoseFaster).length;
-console.log(`\nauto chose the path measured faster in ${choseFaster}/${cells.length} cells (from calibration alone, before any call: ${coldChoseFaster})`);
+console.log(
+  `\nauto chose the path measured faster in ${choseFaster}/${cells.length} cells (from calibration alone, before any call: ${coldChoseFaster})`,
+);
 const within = cells.filter((c) => c.within10).length;
 const slower = cells.filter((c) => c.twiceSlower).length;
 const share = within / cells.length;
@@ -178,7 +180,9 @@ console.log(
 console.log(`auto 2x slower than the faster path in ${slower} cells (target 0): ${slower === 0 ? 'PASS' : 'MISS'}`);
 // the same count with a floor of 50 us: calls of 0.1 ms vary by more than 10 % from one run to the next
 const withinFloor = cells.filter((c) => c.within10Or50us).length;
-console.log(`(within 10 % or 50 us of the faster path: ${withinFloor}/${cells.length} cells, ${((withinFloor / cells.length) * 100).toFixed(0)} %)`);
+console.log(
+  `(within 10 % or 50 us of the faster path: ${withinFloor}/${cells.length} cells, ${((withinFloor / cells.length) * 100).toFixed(0)} %)`,
+);
 
 // ---- the papers' cases (GPU machine) -----------------------------------------------------------
 
@@ -261,7 +265,15 @@ await writeFile(
       workers: engine.workers,
       rates: engine.model.rates,
       calibration: engine.lastCalibration,
-      summary: { cells: cells.length, choseFaster, coldChoseFaster, within10: within, within10Or50us: withinFloor, twiceSlower: slower, share },
+      summary: {
+        cells: cells.length,
+        choseFaster,
+        coldChoseFaster,
+        within10: within,
+        within10Or50us: withinFloor,
+        twiceSlower: slower,
+        share,
+      },
       cells,
       cases,
     },

@@ -86,7 +86,13 @@ describeGpu('engine with a GPU', () => {
   gpuIt('decompress on the GPU path: every type, rle and stored chunks, equal to the CPU decode', async () => {
     const rng = new Rng(caseSeed('engine gpu decompress'));
     const make: [string, ParleArray][] = [];
-    for (const [Ctor, n] of [[Uint8Array, 70_003], [Uint16Array, 33_001], [Uint32Array, 20_000], [Int32Array, 5], [Float32Array, 12_345]] as const) {
+    for (const [Ctor, n] of [
+      [Uint8Array, 70_003],
+      [Uint16Array, 33_001],
+      [Uint32Array, 20_000],
+      [Int32Array, 5],
+      [Float32Array, 12_345],
+    ] as const) {
       const a = new Ctor(n);
       fillRuns(rng, a, { kind: 'uniform', maxRun: 25 });
       make.push([Ctor.name, a]);
@@ -121,7 +127,9 @@ describeGpu('engine with a GPU', () => {
     await expect(engine.decompress(packed, { to: 'device', path: 'gpu', maxElements: 10 })).rejects.toMatchObject({
       code: ErrorCodes.LIMIT_EXCEEDED,
     });
-    await expect(engine.decompress(new Uint8Array(40), { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.NOT_PARLE });
+    await expect(engine.decompress(new Uint8Array(40), { to: 'device', path: 'gpu' })).rejects.toMatchObject({
+      code: ErrorCodes.NOT_PARLE,
+    });
     // explain sizes a container by its header: the decoded bytes
     const e = engine.explain('decompress', packed, { to: 'device' });
     expect(e.predictedMs.gpu).not.toBeNull();

@@ -630,7 +630,11 @@ export class Engine {
     // the whole call's time, moves included, for the model's call-level history
     const { op, bytes, from, to } = route;
     const ms = performance.now() - t0;
-    this.model.observeCall({ op, inputBytes: bytes, resultBytes: this.resultBytes(op, bytes), inputLocation: from, resultLocation: to }, route.path, ms);
+    this.model.observeCall(
+      { op, inputBytes: bytes, resultBytes: this.resultBytes(op, bytes), inputLocation: from, resultLocation: to },
+      route.path,
+      ms,
+    );
     debug(() => `${op} ${bytes} B ${from} -> ${to} on the ${route.path}: ${ms.toFixed(3)} ms`);
     return result;
   }

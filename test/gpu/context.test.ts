@@ -33,14 +33,18 @@ describeGpu('GPU context', () => {
     });
   }
 
-  gpuTest('uploads of 32 MiB and more go through staging pieces, reused by the next upload', async (ctx, rng) => {
-    for (let round = 0; round < 2; round++) {
-      const a = randomArray('u8', (32 << 20) + 4 * 1024 * 1024 + 3, rng); // 9 pieces of 4 MiB, the last short
-      const d = await ctx.upload(a);
-      assertSameBits(await ctx.download(d), a, `round ${round}`);
-      d.destroy();
-    }
-  }, { tuning: { uploadPieceBytes: 4 << 20 } });
+  gpuTest(
+    'uploads of 32 MiB and more go through staging pieces, reused by the next upload',
+    async (ctx, rng) => {
+      for (let round = 0; round < 2; round++) {
+        const a = randomArray('u8', (32 << 20) + 4 * 1024 * 1024 + 3, rng); // 9 pieces of 4 MiB, the last short
+        const d = await ctx.upload(a);
+        assertSameBits(await ctx.download(d), a, `round ${round}`);
+        d.destroy();
+      }
+    },
+    { tuning: { uploadPieceBytes: 4 << 20 } },
+  );
 
   it('sizeClass: powers of two to 1 MiB, then eighths of the power of two below', () => {
     expect([sizeClass(1), sizeClass(300), sizeClass(1 << 20)]).toEqual([256, 512, 1 << 20]);
@@ -79,12 +83,16 @@ describeGpu('GPU context', () => {
     expect(ctx.poolStats.keptBytes).toBe(0);
   });
 
-  gpuTest('poolBytes 0 keeps nothing', async (ctx, rng) => {
-    const a = randomArray('u32', 5000, rng);
-    const out = await ctx.download(await ctx.scan(await ctx.upload(a), { inclusive: false }));
-    expect(out[1]).toBe(a[0]);
-    expect(ctx.poolStats.keptBytes).toBe(0);
-  }, { poolBytes: 0 });
+  gpuTest(
+    'poolBytes 0 keeps nothing',
+    async (ctx, rng) => {
+      const a = randomArray('u32', 5000, rng);
+      const out = await ctx.download(await ctx.scan(await ctx.upload(a), { inclusive: false }));
+      expect(out[1]).toBe(a[0]);
+      expect(ctx.poolStats.keptBytes).toBe(0);
+    },
+    { poolBytes: 0 },
+  );
 
   gpuTest('download into a reused array, and zero-copy mapped download', async (ctx, rng) => {
     const a = randomArray('u16', 300_001, rng) as Uint16Array;

@@ -457,17 +457,6 @@ export class GpuContext {
     return { keptBytes: this.#pool.keptBytes, limitBytes: this.#pool.limitBytes, ...this.#pool.stats };
   }
 
-  /** @internal A storage buffer of paddedSize(byteLength) bytes. @throws TOO_LARGE beyond one binding. */
-  createStorage(byteLength: number, label: string, extraUsage = 0): GPUBuffer {
-    const size = paddedSize(byteLength);
-    this.checkBindable(size, label);
-    return this.device.createBuffer({
-      label: `parle:${label}`,
-      size,
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST | extraUsage,
-    });
-  }
-
   /**
    * @internal @throws ParleError TOO_LARGE when `size` bytes exceed one storage binding (with
    * `large`: the largest buffer, for the ops that bind arrays in windows: scan, RLE decode's output).
@@ -592,10 +581,12 @@ export class GpuContext {
     try {
       for (let offset = 0; offset < total; offset += piece) {
         const size = Math.min(piece, total - offset);
-        const p = kept.shift() ?? {
+        // a kept piece large enough, else a new one (of at most `piece`, in steps of 4 MiB)
+        const k = kept.findIndex((q) => q.buffer.size >= size);
+        const p = k >= 0 ? kept.splice(k, 1)[0] : {
           buffer: this.device.createBuffer({
             label: 'parle:staging-piece',
-            size: piece,
+            size: Math.min(piece, Math.ceil(size / (4 << 20)) * (4 << 20)),
             usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
             mappedAtCreation: true,
           }),
