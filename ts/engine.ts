@@ -614,8 +614,9 @@ export class Engine {
   }
 
   /**
-   * Runs `work` on the routed path. When `auto` chose the GPU for host data wanted on the host
-   * and the device is lost while the op runs, the op runs again on the CPU instead of failing.
+   * Runs `work` on the routed path. When `auto` chose the GPU and the op fails there with
+   * TOO_LARGE (an array beyond one storage binding that the kernel cannot split), or with
+   * DEVICE_LOST for host data wanted on the host, the op runs again on the CPU instead of failing.
    */
   private async withFallback<R>(route: Route, work: (path: 'cpu' | 'gpu') => Promise<R>): Promise<R> {
     const t0 = performance.now();
@@ -625,6 +626,8 @@ export class Engine {
     } catch (e) {
       const hostOnly = route.from === 'host' && route.to === 'host';
       if (route.path === 'gpu' && route.auto && hostOnly && isParleError(e, ErrorCodes.DEVICE_LOST)) return work('cpu');
+      // beyond what the GPU kernels bind (RLE encode's and sort's inputs, a decode's run list)
+      if (route.path === 'gpu' && route.auto && isParleError(e, ErrorCodes.TOO_LARGE)) return work('cpu');
       throw e;
     }
     // the whole call's time, moves included, for the model's call-level history
@@ -897,7 +900,8 @@ export class Engine {
    * @param bytes the container (a Uint8Array; other views are read as their bytes).
    * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, CHECKSUM_MISMATCH,
    *   LIMIT_EXCEEDED (more elements than `maxElements`), INVALID_ARGUMENT, DETACHED_BUFFER,
-   *   PATH_UNAVAILABLE, ABORTED, QUEUE_FULL, DESTROYED
+   *   PATH_UNAVAILABLE, TOO_LARGE (path gpu: runs beyond one storage binding), DEVICE_LOST, ABORTED,
+   *   QUEUE_FULL, DESTROYED
    */
   async decompress(bytes: Uint8Array, options?: DecompressOptions & { to?: 'host' }): Promise<ParleArray>;
   async decompress(bytes: Uint8Array, options: DecompressOptions & { to: 'device' }): Promise<DeviceArray>;

@@ -94,11 +94,22 @@ function pushSample(map: Map<string, number[]>, key: string, sample: number): vo
 export class CostModel {
   private readonly history = new Map<string, number[]>();
   private readonly calls = new Map<string, number[]>();
+  #rates: Rates;
 
-  constructor(
-    /** The calibrated rates. */
-    public rates: Rates,
-  ) {}
+  constructor(rates: Rates) {
+    this.#rates = rates;
+  }
+
+  /** The calibrated rates. Setting them clears the history (its ratios were against the old ones). */
+  get rates(): Rates {
+    return this.#rates;
+  }
+
+  set rates(rates: Rates) {
+    this.#rates = rates;
+    this.history.clear();
+    this.calls.clear();
+  }
 
   /** Kernel time of `op` on `path` for `bytes`: the observed median of the bucket when there is one. */
   kernelMs(op: CostOp, path: 'cpu' | 'gpu', bytes: number): number | null {
