@@ -136,6 +136,25 @@ describeGpu('engine with a GPU', () => {
     expect(e.predictedMs.cpu).toBeGreaterThan(0);
   });
 
+  gpuIt('gpuPoolBytes: 0 keeps no GPU buffers after ops', async () => {
+    const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip', gpuPoolBytes: 0 });
+    try {
+      const d = await e.upload(new Uint32Array(5000).fill(2));
+      const out = await e.scan(d, { path: 'gpu' });
+      expect(Array.from((await e.download(out)).subarray(0, 3))).toEqual([0, 2, 4]); // exclusive by default
+      out.destroy();
+      d.destroy();
+      expect((e as unknown as { gpuContext: { poolStats: { keptBytes: number; limitBytes: number } } }).gpuContext.poolStats).toMatchObject(
+        {
+          keptBytes: 0,
+          limitBytes: 0,
+        },
+      );
+    } finally {
+      await e.destroy();
+    }
+  });
+
   gpuIt('explain gives both predictions and a reason; auto follows it', async () => {
     const input = new Uint32Array(1 << 16);
     const host = engine.explain('scan', input);

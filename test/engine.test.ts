@@ -209,6 +209,7 @@ describe('bad arguments throw ParleError with a code naming the argument', () =>
     await expect(createEngine({ workers: 1.5 })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
     await expect(createEngine({ workers: NaN })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
     await expect(createEngine({ gpu: 'yes' as 'auto' })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION, message: /options\.gpu/ });
+    await expect(createEngine({ gpuPoolBytes: -5 })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION, message: /options\.gpuPoolBytes/ });
     // gpu: 'require' succeeds exactly when an adapter exists.
     const context = await createGpuContext();
     if (context === null) {
