@@ -17,8 +17,11 @@
  * Also: a staging breakdown (map, fill, copy of one 256 MiB buffer), readback into a reused
  * array and zero-copy (downloadMapped), and at 2^28 "variants" (look-back spin, decode and sort
  * shapes, each on its own context) and "probes" (default context at the start and the end).
- * Seen on an H200: the same kernels ran about 3x faster on the variant contexts than on the
- * main and probe contexts of the same process (not explained yet; both are recorded).
+ * Seen on an H200: the SM clock idles at 345 MHz between bursts and reaches 1980 MHz only under
+ * sustained load (nvidia-smi), so every op is warmed for >= 300 ms before it is timed. Even so,
+ * the main context ran scan and RLE encode at 2^28 up to 2.4x slower than the probe and variant
+ * contexts in the same process (not explained; all are recorded). Also: upload piece sizes and
+ * the host's memcpy (the bound of filling mapped memory from JavaScript).
  *
  * The GPU layer is imported from bench/.build/gpu-layer.mjs, built here with esbuild from
  * ts/gpu/index.ts when missing (the device machine has no esbuild: build before packing).
