@@ -78,9 +78,54 @@ describeGpu('engine with a GPU', () => {
     const back = await engine.decompress(packed, { to: 'device' });
     expect(back).toBeInstanceOf(DeviceArray);
     expect(same(await engine.download(back), input)).toBe(true);
-    await expect(engine.compress(input, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.PATH_UNAVAILABLE });
+    expect(Buffer.compare(await engine.compress(device, { path: 'gpu' }), packed)).toBe(0);
     device.destroy();
     back.destroy();
+  });
+
+  gpuIt('compress on the GPU path writes the bytes the CPU path writes: every type, runs across chunks, stored chunks', async () => {
+    const rng = new Rng(caseSeed('engine gpu compress path'));
+    const inputs: [string, ParleArray, number][] = [];
+    for (const [Ctor, n, maxRun] of [
+      [Uint8Array, 70_003, 3000],
+      [Uint16Array, 33_001, 25],
+      [Uint32Array, 20_000, 700],
+      [Int32Array, 5, 2],
+      [Float32Array, 12_345, 40],
+    ] as const) {
+      const a = new Ctor(n);
+      fillRuns(rng, a, { kind: 'uniform', maxRun });
+      inputs.push([`${Ctor.name} runs <= ${maxRun}`, a, 1024]);
+    }
+    const noise = new Uint8Array(9000).map(() => rng.nextU32() & 0xff); // stored chunks
+    inputs.push(['u8 noise', noise, 1024]);
+    inputs.push(['one run over many chunks', new Uint16Array(40_000).fill(7), 2048]);
+    inputs.push(['empty', new Uint8Array(0), 1024]);
+    for (const [what, input, chunkBytes] of inputs) {
+      const device = await engine.upload(input);
+      const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes });
+      const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes });
+      expect(Buffer.compare(viaGpu, viaCpu), what).toBe(0);
+      // and from host data, uploaded first
+      expect(Buffer.compare(await engine.compress(input, { path: 'gpu', chunkBytes }), viaCpu), `${what} from the host`).toBe(0);
+      device.destroy();
+    }
+  });
+
+  gpuIt('GPU-path compress and decompress with workers that do not share memory (regions copied)', async () => {
+    const e = await createEngine({ workers: 2, gpu: 'require', calibration: 'skip', sharedMemory: false });
+    try {
+      // 4 MiB chunks: at the inline threshold, so the first chunk runs on a worker
+      const input = new Uint16Array(2_500_001);
+      fillRuns(new Rng(caseSeed('engine gpu unshared')), input, { kind: 'uniform', maxRun: 300 });
+      const packed = await e.compress(input, { path: 'cpu', chunkBytes: 4 << 20 });
+      expect(Buffer.compare(await e.compress(input, { path: 'gpu', chunkBytes: 4 << 20 }), packed)).toBe(0);
+      const back = await e.decompress(packed, { to: 'device', path: 'gpu' });
+      expect(same(await e.download(back), input)).toBe(true);
+      back.destroy();
+    } finally {
+      await e.destroy();
+    }
   });
 
   gpuIt('decompress on the GPU path: every type, rle and stored chunks, equal to the CPU decode', async () => {

@@ -16,6 +16,7 @@ import { CostModel, defaultRates, type CostOp, type Location } from './cost/mode
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { compressArray, decompressBytes } from './format/container.js';
 import { decompressToDevice } from './format/device-decode.js';
+import { compressFromDevice } from './format/device-encode.js';
 import { DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, type GpuContext } from './gpu/index.js';
@@ -156,10 +157,10 @@ interface Route {
 }
 
 /**
- * Ops with a GPU path; compress runs on the CPU (a device input is read back first), decompress
- * on either (GPU: ts/format/device-decode.ts).
+ * Ops with a GPU path: the kernels, and compress / decompress with their RLE on the GPU and the
+ * container's checks on the CPU (ts/format/device-encode.ts, device-decode.ts).
  */
-const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort', 'decompress']);
+const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress']);
 const OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
@@ -544,6 +545,8 @@ export class Engine {
         return this.gpu.scan(input, { inclusive: false });
       case 'sort':
         return this.gpu.sort(input);
+      case 'compress':
+        return compressFromDevice(this.cpu, this.gpu, input, DEFAULT_CHUNK_BYTES);
       default:
         throw new Error(`no GPU probe for ${op}`);
     }
@@ -875,12 +878,16 @@ export class Engine {
   /**
    * Compresses an array into a .parle container (docs/format.md): chunks of `chunkBytes`, each
    * RLE-coded or stored raw, whichever is smaller, with XXH64 checksums, chunks in parallel on
-   * the workers. The result is at most the input's bytes + 32 + 32 per chunk. A DeviceArray
-   * input is read back first (the container is built on the CPU).
+   * the workers. The result is at most the input's bytes + 32 + 32 per chunk. Two paths, the
+   * same bytes: the CPU (a DeviceArray input is read back first), or the GPU (Rutter's case: data
+   * on the GPU, the container wanted on the host): the RLE runs on the GPU, only the runs are
+   * read back, and the workers cut them into chunks, expand each for its XXH64 and write the
+   * payloads (ts/format/device-encode.ts).
    *
    * @returns a new Uint8Array on the host.
-   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE
-   *   (path 'gpu'), ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
+   *   TOO_LARGE (path 'gpu': beyond what RLE encode binds), DEVICE_LOST, ABORTED, QUEUE_FULL,
+   *   WORKER_FAILED, DESTROYED
    */
   async compress(input: Data, options?: CompressOptions): Promise<Uint8Array> {
     checkData(input, 'input');
@@ -889,11 +896,24 @@ export class Engine {
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     if (opts.to === 'device')
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
-    const { signal } = await this.route('compress', input, { ...opts, to: 'host' });
-    return this.admit(signal, async () => {
-      const host = await this.toHost(input);
-      return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal));
-    });
+    const route = await this.route('compress', input, { ...opts, to: 'host' });
+    const { signal } = route;
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        if (path === 'gpu') {
+          const device = await this.toDevice(input);
+          try {
+            return await this.timed('compress', 'gpu', input.byteLength, () =>
+              compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal),
+            );
+          } finally {
+            if (device !== input) device.destroy();
+          }
+        }
+        const host = await this.toHost(input);
+        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal));
+      }),
+    );
   }
 
   /**

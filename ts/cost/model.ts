@@ -219,6 +219,7 @@ export function defaultRates(hasGpu: boolean): Rates {
     rleDecode: gpuLine(1),
     scan: gpuLine(1),
     sort: gpuLine(0.1),
+    compress: gpuLine(1),
     decompress: gpuLine(1),
   };
   return { cpu, gpu, upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 }, readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 } };

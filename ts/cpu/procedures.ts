@@ -33,6 +33,12 @@ function callKernel(ctx: KernelContext, { kernel, args }: KernelParams): number 
 export function encodeChunkAt(ctx: KernelContext, p: EncodeChunkParams): ChunkEntry {
   const { kernels } = ctx;
   const rawBytes = p.count * p.elementSize;
+  const runs =
+    p.runCount !== undefined ? { runCount: p.runCount, valuesPtr: p.runValuesPtr ?? 0, lengthsPtr: p.runLengthsPtr ?? 0 } : undefined;
+  if (runs !== undefined && p.count > 0) {
+    const decode = p.elementSize === 1 ? kernels.rleDecode8 : p.elementSize === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
+    decode(runs.valuesPtr, runs.lengthsPtr, runs.runCount, p.inPtr);
+  }
   const elementsChecksum = xxh64(bytesAt(ctx, p.inPtr, rawBytes));
   const stored: ChunkEntry = {
     elementCount: p.count,
@@ -43,12 +49,20 @@ export function encodeChunkAt(ctx: KernelContext, p: EncodeChunkParams): ChunkEn
     elementsChecksum,
   };
   if (p.count === 0) return stored;
-  const encode = p.elementSize === 1 ? kernels.rleEncode8 : p.elementSize === 2 ? kernels.rleEncode16 : kernels.rleEncode32;
-  const runCount = encode(p.inPtr, p.count, p.valuesPtr, p.lengthsPtr);
+  let runCount: number;
+  let lengthsPtr = p.lengthsPtr;
+  if (runs !== undefined) {
+    runCount = runs.runCount;
+    lengthsPtr = runs.lengthsPtr;
+  } else {
+    const encode = p.elementSize === 1 ? kernels.rleEncode8 : p.elementSize === 2 ? kernels.rleEncode16 : kernels.rleEncode32;
+    runCount = encode(p.inPtr, p.count, p.valuesPtr, p.lengthsPtr);
+  }
   const valueBytes = runCount * p.elementSize;
   // Each length takes at least one byte: skip the varint pass when RLE cannot win.
   if (valueBytes + runCount >= rawBytes) return stored;
-  const varintBytes = kernels.varintEncodeLengths(p.lengthsPtr, runCount, p.varintPtr);
+  if (runs !== undefined) kernels.copyBytes(p.valuesPtr, runs.valuesPtr, valueBytes);
+  const varintBytes = kernels.varintEncodeLengths(lengthsPtr, runCount, p.varintPtr);
   const payloadBytes = valueBytes + varintBytes;
   if (payloadBytes >= rawBytes) return stored;
   kernels.copyBytes(p.valuesPtr + valueBytes, p.varintPtr, varintBytes);

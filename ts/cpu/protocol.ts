@@ -47,8 +47,17 @@ export interface EncodeChunkParams {
   valuesPtr: number;
   /** Room for count u32. */
   lengthsPtr: number;
-  /** Room for 5 count bytes. */
+  /** Room for 5 count bytes (5 x runCount with fromRuns). */
   varintPtr: number;
+  /**
+   * The chunk's maximal runs, when already known (a GPU encode): runCount values at runValuesPtr
+   * and u32 lengths at runLengthsPtr. inPtr then receives the decoded elements (room for count
+   * elements plus DECODE_SLACK_BYTES) for the elements' checksum and a stored payload, the RLE
+   * pass is skipped and lengthsPtr is unused.
+   */
+  runCount?: number;
+  runValuesPtr?: number;
+  runLengthsPtr?: number;
 }
 
 /** What `encodeChunk` returns: the table entry; the payload sits at inPtr (stored) or valuesPtr (rle). */

@@ -120,3 +120,46 @@ export function decodeChunkRuns(
     signal,
   );
 }
+
+/**
+ * Encodes one chunk of `count` elements given as its maximal runs (`values`: the runs' values'
+ * little-endian bytes, runCount x element size; `lengths`: u32, summing to `count`), as
+ * {@link encodeChunk} would encode the elements: same payload, same checksums (the runs are
+ * expanded into the CPU path's memory for the elements' XXH64 and for a stored payload).
+ */
+export function encodeChunkFromRuns(
+  cpu: CpuPath,
+  type: ElementType,
+  count: number,
+  values: Uint8Array,
+  lengths: Uint32Array,
+  signal?: AbortSignal,
+): Promise<EncodedChunk> {
+  const size = elementSize(type);
+  const raw = count * size;
+  const runCount = lengths.length;
+  return cpu.runChunk(
+    'encodeChunk',
+    raw,
+    [raw + DECODE_SLACK_BYTES, raw, runCount * 5, values.length, runCount * 4],
+    ([inPtr, valuesPtr, varintPtr, runValuesPtr, runLengthsPtr]) => ({
+      params: { elementSize: size, count, inPtr, valuesPtr, lengthsPtr: 0, varintPtr, runCount, runValuesPtr, runLengthsPtr },
+      regions: [
+        { param: 'runValuesPtr', bytes: values.length, access: 'in' },
+        { param: 'runLengthsPtr', bytes: runCount * 4, access: 'in' },
+        { param: 'inPtr', bytes: raw + DECODE_SLACK_BYTES, access: 'out' },
+        { param: 'valuesPtr', bytes: raw, access: 'out' },
+        { param: 'varintPtr', bytes: runCount * 5, access: 'out' },
+      ],
+      fill: () => {
+        cpu.heap.bytes(runValuesPtr, values.length).set(values);
+        cpu.heap.bytes(runLengthsPtr, runCount * 4).set(new Uint8Array(lengths.buffer, lengths.byteOffset, runCount * 4));
+      },
+    }),
+    (entry, [inPtr, valuesPtr]) => ({
+      entry,
+      payload: cpu.heap.bytes(entry.encoding === Encoding.Stored ? inPtr : valuesPtr, entry.payloadBytes).slice(),
+    }),
+    signal,
+  );
+}

@@ -6,7 +6,7 @@ import type { CpuPath } from '../cpu/cpu-path.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
-import { decodeChunk, encodeChunk } from './chunk-codec.js';
+import { decodeChunk, encodeChunk, type EncodedChunk } from './chunk-codec.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -52,6 +52,11 @@ export async function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes:
   const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
     encodeChunk(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength), signal),
   );
+  return assembleContainer(header, chunks);
+}
+
+/** The container's bytes: the header, then each chunk's table entry and payload, in order. */
+export function assembleContainer(header: Header, chunks: readonly EncodedChunk[]): Uint8Array {
   let total = HEADER_BYTES;
   for (const { payload } of chunks) total += ENTRY_BYTES + payload.length;
   const out = new Uint8Array(total);

@@ -1,0 +1,69 @@
+/**
+ * Compression of a DeviceArray into a .parle container with the run-length encode on the GPU:
+ * Rutter's case (a volume on the GPU, compressed bytes wanted on the host), where readback + CPU
+ * compression moves the whole array over the bus and this moves its runs.
+ *
+ *   1. the GPU encodes the whole array (PARLE) and the runs are read back;
+ *   2. the runs are cut at chunk boundaries (a run across one becomes two);
+ *   3. chunks in parallel on the worker pool: each chunk's runs are expanded into the CPU path's
+ *      memory for the elements' XXH64 (and for a stored payload), the lengths are written as
+ *      LEB128, and the payload's XXH64 is taken.
+ * The container is byte for byte the one the CPU path writes for the same elements.
+ */
+import type { CpuPath } from '../cpu/cpu-path.js';
+import type { DeviceArray } from '../gpu/device-array.js';
+import type { GpuContext } from '../gpu/context.js';
+import { bytesOf, elementSize } from '../types.js';
+import { encodeChunkFromRuns } from './chunk-codec.js';
+import { assembleContainer, mapLimited } from './container.js';
+import { chunkLengthFor, makeHeader } from './layout.js';
+
+/**
+ * Compresses `input` (on `gpu`) into a container on the host; see above.
+ * @throws ParleError TOO_LARGE (beyond what RLE encode binds), DEVICE_LOST, ABORTED, WORKER_FAILED
+ */
+export async function compressFromDevice(
+  cpu: CpuPath,
+  gpu: GpuContext,
+  input: DeviceArray,
+  chunkBytes: number,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
+  const type = input.type;
+  const size = elementSize(type);
+  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
+  const runs = await gpu.rleEncode(input);
+  let valueBytes: Uint8Array;
+  let lengths: Uint32Array;
+  try {
+    valueBytes = bytesOf(await gpu.download(runs.values));
+    lengths = (await gpu.download(runs.lengths)) as Uint32Array;
+  } finally {
+    runs.values.destroy();
+    runs.lengths.destroy();
+  }
+  // each chunk's first run, and how much of it lies before the chunk (runs cut at chunk edges)
+  const C = header.chunkLength;
+  const firstRun: number[] = [];
+  const skip: number[] = [];
+  for (let r = 0, start = 0, chunk = 0; chunk < header.chunkCount; chunk++) {
+    const chunkStart = chunk * C;
+    while (start + lengths[r] <= chunkStart) start += lengths[r++];
+    firstRun.push(r);
+    skip.push(chunkStart - start);
+  }
+  const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (chunk) => {
+    const count = Math.min(C, header.elementCount - chunk * C);
+    const r0 = firstRun[chunk];
+    // the chunk's runs: from r0 until `count` elements are covered, the first and last trimmed
+    let r = r0;
+    let covered = lengths[r0] - skip[chunk];
+    while (covered < count) covered += lengths[++r];
+    const chunkLengths = lengths.slice(r0, r + 1);
+    chunkLengths[0] -= skip[chunk];
+    chunkLengths[chunkLengths.length - 1] -= covered - count;
+    const values = valueBytes.subarray(r0 * size, (r + 1) * size);
+    return encodeChunkFromRuns(cpu, type, count, values, chunkLengths, signal);
+  });
+  return assembleContainer(header, chunks);
+}
