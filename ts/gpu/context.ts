@@ -8,7 +8,7 @@
 import { ErrorCodes, ParleError } from '../errors.js';
 import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, type ParleArray } from '../types.js';
 import { DeviceArray, paddedSize } from './device-array.js';
-import { StagingRing } from './transfer.js';
+import { StagingRing, fillAndSubmit } from './transfer.js';
 import { BufferPool } from './buffer-pool.js';
 import { scanOp } from './scan.js';
 import { rleDecodeOp, rleEncodeOp } from './rle.js';
@@ -436,7 +436,7 @@ export class GpuContext {
     const binding = Math.min(this.limits.maxStorageBufferBindingSize, this.limits.maxBufferSize);
     // only a buffer that cannot fit one binding may pass it (its size class too: others are bound whole)
     const max = large && paddedSize(byteLength) > binding ? this.limits.maxBufferSize : binding;
-    if (paddedSize(byteLength) > max) this.checkBindable(paddedSize(byteLength), label, large);
+    this.checkBindable(paddedSize(byteLength), label, large);
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST | extraUsage;
     return this.#pool.acquire(byteLength, usage, `parle:${label}`, max);
   }
@@ -594,13 +594,7 @@ export class GpuContext {
         };
         used.push(p);
         await this.guard(p.ready);
-        new Uint8Array(p.buffer.getMappedRange(0, size)).set(bytes.subarray(offset, Math.min(bytes.byteLength, offset + size)));
-        p.buffer.unmap();
-        const encoder = this.device.createCommandEncoder({ label: 'parle:upload-piece' });
-        encoder.copyBufferToBuffer(p.buffer, 0, dst, offset, size);
-        this.device.queue.submit([encoder.finish()]);
-        p.ready = p.buffer.mapAsync(GPUMapMode.WRITE);
-        p.ready.catch(() => undefined); // seen by the next upload that awaits it
+        p.ready = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);
       }
     } catch (e) {
       for (const p of [...used, ...kept]) p.buffer.destroy();

@@ -7,7 +7,7 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import scanSource from '../../shaders/scan.wgsl';
 import { composeKernel } from './compose.js';
 import type { GpuContext, Submission } from './context.js';
-import { DeviceArray } from './device-array.js';
+import { DeviceArray, paddedSize } from './device-array.js';
 import { getPipeline } from './pipelines.js';
 
 /** Elements per workgroup tile of the scan kernel (256 invocations x 16). */
@@ -49,7 +49,7 @@ export function encodeScan(
   if (n === 0) return;
   const maxBinding = ctx.limits.maxStorageBufferBindingSize;
   // elements per window: whole tiles, the window's bytes a multiple of the offset alignment
-  const window = paddedBytes(n) <= maxBinding ? n : Math.floor(maxBinding / 4 / SCAN_TILE) * SCAN_TILE;
+  const window = paddedSize(n * 4) <= maxBinding ? n : Math.floor(maxBinding / 4 / SCAN_TILE) * SCAN_TILE;
   const windowTiles = Math.ceil(window / SCAN_TILE);
   const spine = s.temp(spineBytes(windowTiles), 'scan-spine');
   // carries: a zero for the first window, then ping-pong between two words
@@ -65,7 +65,7 @@ export function encodeScan(
     const total = last && totalBuf !== undefined ? totalBuf : pingPong[k % 2];
     const offset = start * 4;
     // bound with an explicit size: a pooled buffer may be larger than one binding
-    const bind = (b: GPUBuffer): GPUBufferBinding => ({ buffer: b, offset, size: paddedBytes(count) });
+    const bind = (b: GPUBuffer): GPUBufferBinding => ({ buffer: b, offset, size: paddedSize(count * 4) });
     s.encoder.clearBuffer(spine);
     s.dispatch(
       pipeline,
@@ -82,11 +82,6 @@ export function encodeScan(
     );
     carry = total;
   }
-}
-
-/** Bytes of `count` 32-bit elements padded to a vec4. */
-function paddedBytes(count: number): number {
-  return Math.ceil(count / 4) * 16;
 }
 
 /** GpuContext.scan: see its documentation. */

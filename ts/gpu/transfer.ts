@@ -17,6 +17,30 @@ import { roundUp } from './device-array.js';
 /** Wraps a GPU promise so that device loss turns into ParleError DEVICE_LOST. */
 export type Guard = <T>(p: Promise<T>) => Promise<T>;
 
+/**
+ * Fills the mapped MAP_WRITE `staging` buffer with `bytes` (its first `size` bytes are copied, a
+ * multiple of 4; those past bytes.length are unspecified), unmaps it, submits its copy into `dst`
+ * at `dstOffset`, and maps it again. Resolves when `staging` is writable again (after the copy);
+ * a rejection (device loss) is left to the caller that awaits it.
+ */
+export function fillAndSubmit(
+  device: GPUDevice,
+  staging: GPUBuffer,
+  bytes: Uint8Array,
+  size: number,
+  dst: GPUBuffer,
+  dstOffset: number,
+): Promise<void> {
+  new Uint8Array(staging.getMappedRange(0, size)).set(bytes);
+  staging.unmap();
+  const encoder = device.createCommandEncoder({ label: 'parle:upload' });
+  encoder.copyBufferToBuffer(staging, 0, dst, dstOffset, size);
+  device.queue.submit([encoder.finish()]);
+  const ready = staging.mapAsync(GPUMapMode.WRITE);
+  ready.catch(() => undefined); // observed by whoever awaits it next
+  return ready;
+}
+
 /** Transfers below this many bytes use queue.writeBuffer (fast for small data, no ring round trip). */
 export const SMALL_UPLOAD_BYTES = 1 << 20;
 
@@ -88,13 +112,7 @@ export class StagingRing {
         const t0 = performance.now();
         await this.#guard(slot.ready);
         this.waitMs.upload += performance.now() - t0;
-        new Uint8Array(slot.buffer.getMappedRange(0, copySize)).set(bytes.subarray(offset, offset + size));
-        slot.buffer.unmap();
-        const encoder = device.createCommandEncoder({ label: 'parle:upload' });
-        encoder.copyBufferToBuffer(slot.buffer, 0, dst, dstOffset + offset, copySize);
-        device.queue.submit([encoder.finish()]);
-        slot.ready = slot.buffer.mapAsync(GPUMapMode.WRITE);
-        slot.ready.catch(() => undefined); // observed on the next use; device loss is reported there
+        slot.ready = fillAndSubmit(device, slot.buffer, bytes.subarray(offset, offset + size), copySize, dst, dstOffset + offset);
       }
     });
   }
