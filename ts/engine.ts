@@ -13,6 +13,7 @@ import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, calibrationKey, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
+import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { compressArray, decompressBytes } from './format/container.js';
 import { decompressToDevice } from './format/device-decode.js';
@@ -119,6 +120,13 @@ export interface SortOptions extends OpOptions {
 export interface CompressOptions extends OpOptions {
   /** Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 4 MiB). */
   chunkBytes?: number;
+  /**
+   * The codec pipeline of every chunk: `'auto'` (default: the chooser picks per chunk from one
+   * pass of statistics), `'stored'`, or stage names joined by `+` in the order delta, shuffle,
+   * rle, huffman (`'delta+shuffle+huffman'`; shuffle only for 2- and 4-byte types). A fixed
+   * pipeline still falls back to stored for a chunk it would not shrink. See docs/format.md.
+   */
+  codec?: string;
 }
 
 /** Options of {@link Engine.decompress}. */
@@ -185,6 +193,17 @@ function checkChoice<T extends string>(value: unknown, name: string, choices: re
     throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be ${choices.map((c) => `'${c}'`).join(', ')}; got ${String(value)}`);
   }
   return value as T;
+}
+
+/**
+ * Checks `options.codec` for elements of `type`: the stage ids of a fixed pipeline, or undefined
+ * for the chooser. @throws ParleError INVALID_OPTION
+ */
+function checkCodec(value: unknown, type: ElementType): number[] | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new ParleError(ErrorCodes.INVALID_OPTION, `options.codec must be a string; got ${typeof value}`);
+  const pipeline = parseCodec(value, elementSize(type));
+  return pipeline === undefined ? undefined : [...pipeline];
 }
 
 /** Checks a host or device input; returns its element type. */
@@ -876,13 +895,14 @@ export class Engine {
   }
 
   /**
-   * Compresses an array into a .parle container (docs/format.md): chunks of `chunkBytes`, each
-   * RLE-coded or stored raw, whichever is smaller, with XXH64 checksums, chunks in parallel on
-   * the workers. The result is at most the input's bytes + 32 + 32 per chunk. Two paths, the
-   * same bytes: the CPU (a DeviceArray input is read back first), or the GPU (Rutter's case: data
-   * on the GPU, the container wanted on the host): the RLE runs on the GPU, only the runs are
-   * read back, and the workers cut them into chunks, expand each for its XXH64 and write the
-   * payloads (ts/format/device-encode.ts).
+   * Compresses an array into a version-2 .parle container (docs/format.md): chunks of
+   * `chunkBytes`, each coded by a pipeline of delta, byte-plane shuffle, RLE and Huffman stages
+   * that the chooser picks per chunk (`codec: 'auto'`) or `codec` fixes, or stored raw when
+   * nothing is smaller, with tree-hash (XXH32) checksums; chunks in parallel on the workers. The
+   * result is at most the input's bytes + 32 + 32 per chunk. Two paths, the same bytes: the CPU
+   * (a DeviceArray input is read back first), or the GPU (Rutter's case: data on the GPU, the
+   * container wanted on the host): the RLE runs on the GPU, only the runs are read back, and the
+   * workers cut them into chunks, expand each and code it (ts/format/device-encode.ts).
    *
    * @returns a new Uint8Array on the host.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
@@ -890,8 +910,9 @@ export class Engine {
    *   WORKER_FAILED, DESTROYED
    */
   async compress(input: Data, options?: CompressOptions): Promise<Uint8Array> {
-    checkData(input, 'input');
+    const type = checkData(input, 'input');
     const opts = checkOptions(options, 'options');
+    const codec = checkCodec(opts.codec, type);
     const chunkBytes =
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     if (opts.to === 'device')
@@ -904,14 +925,14 @@ export class Engine {
           const device = await this.toDevice(input);
           try {
             return await this.timed('compress', 'gpu', input.byteLength, () =>
-              compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal),
+              compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec),
             );
           } finally {
             if (device !== input) device.destroy();
           }
         }
         const host = await this.toHost(input);
-        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal));
+        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal, codec));
       }),
     );
   }
@@ -960,14 +981,14 @@ export class Engine {
    * bytes in pieces of any size; memory stays bounded by a few chunks (see ts/format/stream.ts).
    * @throws ParleError INVALID_OPTION, DESTROYED
    */
-  createCompressor(type: ElementType, elementCount: number, options: { chunkBytes?: number } = {}): ContainerWriter {
+  createCompressor(type: ElementType, elementCount: number, options: { chunkBytes?: number; codec?: string } = {}): ContainerWriter {
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
     const chunkBytes =
       options.chunkBytes === undefined
         ? DEFAULT_CHUNK_BYTES
         : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    return new ContainerWriter(this.cpu, type, elementCount, chunkBytes);
+    return new ContainerWriter(this.cpu, type, elementCount, chunkBytes, checkCodec(options.codec, type));
   }
 
   /**

@@ -13,6 +13,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { ChunkEntry } from '../format/layout.js';
 import type { KernelName, KernelVariant } from './wasm.js';
+import type { DecodeChunk2Params, EncodeChunk2Params, EncodeChunk2Result } from '../codec/cpu-codec.js';
 
 /** What a worker is started with. */
 export interface WorkerInit {
@@ -85,6 +86,9 @@ export interface Procedures {
   kernel: { params: KernelParams; result: number };
   encodeChunk: { params: EncodeChunkParams; result: EncodeChunkResult };
   decodeChunk: { params: DecodeChunkParams; result: null };
+  /** Version 2 (ts/codec/cpu-codec.ts). */
+  encodeChunk2: { params: EncodeChunk2Params; result: EncodeChunk2Result };
+  decodeChunk2: { params: DecodeChunk2Params; result: null };
 }
 
 export type ProcName = keyof Procedures;

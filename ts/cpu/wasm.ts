@@ -120,6 +120,58 @@ export interface Kernels {
   /** memmove of `n` bytes (overlap allowed). */
   copyBytes(dstPtr: number, srcPtr: number, n: number): void;
 
+  // ---- the version-2 codec (assembly/codec.ts; docs/format.md "Version 2") ----
+  /** XXH32 of `len` bytes at `ptr` with `seed`, as a u32 bit pattern (read back with `>>> 0`). */
+  xxh32(ptr: number, len: number, seed: number): number;
+  /**
+   * The container's tree hash of `len` bytes at `ptr` (XXH32 of 4096-byte blocks, level after
+   * level). `scratchPtr`: ceil(len / 4096) x 4 bytes, not overlapping the input. Read with `>>> 0`.
+   */
+  treeHash(ptr: number, len: number, scratchPtr: number): number;
+  /** Delta encode of `n` elements: out[0] = in[0], out[i] = in[i] - in[i-1] (wrapping). No overlap. */
+  deltaEncode8(inPtr: number, outPtr: number, n: number): void;
+  deltaEncode16(inPtr: number, outPtr: number, n: number): void;
+  deltaEncode32(inPtr: number, outPtr: number, n: number): void;
+  /** Delta decode (wrapping inclusive prefix sum) of `n` elements; in place allowed, other overlap not. */
+  deltaDecode8(inPtr: number, outPtr: number, n: number): void;
+  deltaDecode16(inPtr: number, outPtr: number, n: number): void;
+  deltaDecode32(inPtr: number, outPtr: number, n: number): void;
+  /** Byte-plane shuffle of `n` 2- or 4-byte elements into 2 or 4 planes of n bytes at `outPtr`. No overlap. */
+  shuffle16(inPtr: number, outPtr: number, n: number): void;
+  shuffle32(inPtr: number, outPtr: number, n: number): void;
+  /** Inverse of the shuffle: planes of n bytes at `inPtr` to n elements. No overlap. */
+  unshuffle16(inPtr: number, outPtr: number, n: number): void;
+  unshuffle32(inPtr: number, outPtr: number, n: number): void;
+  /** Byte histogram of `n` bytes into 256 u32 at `histPtr` (overwritten); `scratchPtr`: 4096 bytes. */
+  histogram8(ptr: number, n: number, histPtr: number, scratchPtr: number): void;
+  /**
+   * The chooser's one-pass statistics of `n` elements, added to `histPtr` (2 x size x 256 u32:
+   * byte histograms of each plane of the elements, then of their deltas) and `runsPtr`
+   * (2 + 2 x size u32: element runs of elements and deltas, then byte runs per plane of each).
+   */
+  codecStats8(inPtr: number, n: number, histPtr: number, runsPtr: number): void;
+  codecStats16(inPtr: number, n: number, histPtr: number, runsPtr: number): void;
+  codecStats32(inPtr: number, n: number, histPtr: number, runsPtr: number): void;
+  /**
+   * Canonical codes of 256 code lengths (u8) into 256 u32 (bit-reversed code | length << 16).
+   * Returns the Kraft sum x 2^11 (2048 = complete), or -1 for a length over 11.
+   */
+  huffmanBuildCodes(lengthsPtr: number, codesPtr: number): number;
+  /** The 2048-entry u16 decode table (symbol | length << 8); codesPtr is 1 KiB of scratch. 0, or -1 if invalid. */
+  huffmanBuildTable(lengthsPtr: number, codesPtr: number, tablePtr: number): number;
+  /**
+   * Huffman-encodes `n` bytes in segments of 2^segLog2 symbols (each from a byte boundary) to
+   * `outPtr` (exact size plus 8 bytes of slack); segment end offsets (u32, bytes) to `offsetsPtr`.
+   * Returns the bytes written.
+   */
+  huffmanEncode(srcPtr: number, n: number, codesPtr: number, segLog2: number, outPtr: number, offsetsPtr: number): number;
+  /**
+   * Decodes `n` symbols from the segments at `srcPtr` (`srcBytes` long, validated end offsets at
+   * `offsetsPtr`; 8 readable bytes past the end) into `outPtr`. 0, or -1 when a segment needs bits
+   * past its end.
+   */
+  huffmanDecode(srcPtr: number, srcBytes: number, offsetsPtr: number, segLog2: number, n: number, tablePtr: number, outPtr: number): number;
+
   /** Counts the four 8-bit digits of `n` keys' order keys into 4 x 256 u32 at `histPtr` (digit 0 first). */
   radixHistograms32(keysPtr: number, n: number, keyKind: number, histPtr: number): void;
   /**

@@ -8,16 +8,131 @@ import { DECODE_SLACK_BYTES } from '../cpu/wasm.js';
 import type { ElementType } from '../types.js';
 import { elementSize } from '../types.js';
 import { Encoding, type ChunkEntry } from './layout.js';
+import { decodeArenaBytes, encodeArenaBytes, readDirectory } from '../codec/cpu-codec.js';
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
   entry: ChunkEntry;
   payload: Uint8Array;
+  /** Version 2: why the chooser picked this pipeline. */
+  reason?: string;
+}
+
+/** How to code a chunk: a version-2 pipeline (stage ids), undefined for the chooser. */
+export type ChunkCodec = number[] | undefined;
+
+/**
+ * Encodes one chunk as version 2 (ts/codec/cpu-codec.ts): the chooser's pipeline, or `codec`.
+ * `elementBytes` (the elements' little-endian bytes) is not modified. When `runs` are given (a
+ * GPU encode), the elements are expanded from them instead (`elementBytes` is then unused).
+ */
+export function encodeChunk2(
+  cpu: CpuPath,
+  type: ElementType,
+  elementBytes: Uint8Array | { count: number; values: Uint8Array; lengths: Uint32Array },
+  codec: ChunkCodec,
+  signal?: AbortSignal,
+): Promise<EncodedChunk> {
+  const size = elementSize(type);
+  const fromRuns = !(elementBytes instanceof Uint8Array);
+  const count = fromRuns ? elementBytes.count : elementBytes.length / size;
+  const raw = count * size;
+  const arenaBytes = encodeArenaBytes(count, size);
+  const runCount = fromRuns ? elementBytes.lengths.length : 0;
+  const sizes = fromRuns ? [raw + DECODE_SLACK_BYTES, arenaBytes, runCount * size + 16, runCount * 4 + 16] : [raw + DECODE_SLACK_BYTES, arenaBytes];
+  return cpu.runChunk(
+    'encodeChunk2',
+    raw,
+    sizes,
+    ([inPtr, arenaPtr, runValuesPtr, runLengthsPtr]) => ({
+      params: {
+        elementSize: size,
+        count,
+        inPtr,
+        arenaPtr,
+        arenaBytes,
+        pipeline: codec,
+        ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr } : {}),
+      },
+      regions: [
+        { param: 'inPtr', bytes: raw + DECODE_SLACK_BYTES, access: fromRuns ? 'out' : 'in' },
+        { param: 'arenaPtr', bytes: arenaBytes, access: 'out' },
+        ...(fromRuns
+          ? ([
+              { param: 'runValuesPtr', bytes: runCount * size, access: 'in' },
+              { param: 'runLengthsPtr', bytes: runCount * 4, access: 'in' },
+            ] as const)
+          : []),
+      ],
+      fill: () => {
+        if (!fromRuns) {
+          cpu.heap.bytes(inPtr, raw).set(elementBytes);
+        } else {
+          cpu.heap.bytes(runValuesPtr, runCount * size).set(elementBytes.values.subarray(0, runCount * size));
+          const l = elementBytes.lengths;
+          cpu.heap.bytes(runLengthsPtr, runCount * 4).set(new Uint8Array(l.buffer, l.byteOffset, runCount * 4));
+        }
+      },
+    }),
+    (result, [inPtr, arenaPtr]) => ({
+      entry: result.entry,
+      payload:
+        result.payloadOffset < 0
+          ? fromRuns
+            ? cpu.heap.bytes(inPtr, raw).slice()
+            : elementBytes
+          : cpu.heap.bytes(arenaPtr + result.payloadOffset, result.entry.payloadBytes).slice(),
+      reason: result.reason,
+    }),
+    signal,
+  );
 }
 
 /**
- * Encodes one chunk of elements, given as their little-endian bytes, choosing RLE only when
- * its payload is strictly smaller than the raw bytes. `elementBytes` is not modified.
+ * Decodes version-2 chunk `index` into `out` (its elements' bytes), checking the payload and
+ * the elements against their tree hashes. `entry` must have passed `readEntry`; `payload` and
+ * `out` must not overlap.
+ * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
+ */
+export function decodeChunk2(
+  cpu: CpuPath,
+  type: ElementType,
+  entry: ChunkEntry,
+  payload: Uint8Array,
+  out: Uint8Array,
+  index: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const size = elementSize(type);
+  const count = entry.elementCount;
+  const outBytes = count * size;
+  const stages = entry.stages ?? [];
+  const arenaBytes =
+    stages.length === 0 ? 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64 : decodeArenaBytes(readDirectory(payload, payload.length, stages, size, count, index), count, size);
+  return cpu.runChunk(
+    'decodeChunk2',
+    outBytes,
+    [payload.length + 16, arenaBytes, outBytes + DECODE_SLACK_BYTES],
+    ([payloadPtr, arenaPtr, outPtr]) => ({
+      params: { elementSize: size, entry, index, payloadPtr, arenaPtr, arenaBytes, outPtr },
+      regions: [
+        { param: 'payloadPtr', bytes: payload.length + 16, access: 'in' },
+        { param: 'arenaPtr', bytes: arenaBytes, access: 'out' },
+        { param: 'outPtr', bytes: outBytes + DECODE_SLACK_BYTES, access: 'out' },
+      ],
+      fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
+    }),
+    (_result, [, , outPtr]) => {
+      out.set(cpu.heap.bytes(outPtr, outBytes));
+    },
+    signal,
+  );
+}
+
+/**
+ * Encodes one chunk as version 1 (RLE or stored, whichever is smaller; RLE only when strictly
+ * smaller). Writers produce version 2 ({@link encodeChunk2}); this stays for tests and tools
+ * that need version-1 containers. `elementBytes` is not modified.
  */
 export function encodeChunk(cpu: CpuPath, type: ElementType, elementBytes: Uint8Array, signal?: AbortSignal): Promise<EncodedChunk> {
   const size = elementSize(type);
@@ -117,49 +232,6 @@ export function decodeChunkRuns(
       fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
     }),
     () => undefined,
-    signal,
-  );
-}
-
-/**
- * Encodes one chunk of `count` elements given as its maximal runs (`values`: the runs' values'
- * little-endian bytes, runCount x element size; `lengths`: u32, summing to `count`), as
- * {@link encodeChunk} would encode the elements: same payload, same checksums (the runs are
- * expanded into the CPU path's memory for the elements' XXH64 and for a stored payload).
- */
-export function encodeChunkFromRuns(
-  cpu: CpuPath,
-  type: ElementType,
-  count: number,
-  values: Uint8Array,
-  lengths: Uint32Array,
-  signal?: AbortSignal,
-): Promise<EncodedChunk> {
-  const size = elementSize(type);
-  const raw = count * size;
-  const runCount = lengths.length;
-  return cpu.runChunk(
-    'encodeChunk',
-    raw,
-    [raw + DECODE_SLACK_BYTES, raw, runCount * 5, values.length, runCount * 4],
-    ([inPtr, valuesPtr, varintPtr, runValuesPtr, runLengthsPtr]) => ({
-      params: { elementSize: size, count, inPtr, valuesPtr, lengthsPtr: 0, varintPtr, runCount, runValuesPtr, runLengthsPtr },
-      regions: [
-        { param: 'runValuesPtr', bytes: values.length, access: 'in' },
-        { param: 'runLengthsPtr', bytes: runCount * 4, access: 'in' },
-        { param: 'inPtr', bytes: raw + DECODE_SLACK_BYTES, access: 'out' },
-        { param: 'valuesPtr', bytes: raw, access: 'out' },
-        { param: 'varintPtr', bytes: runCount * 5, access: 'out' },
-      ],
-      fill: () => {
-        cpu.heap.bytes(runValuesPtr, values.length).set(values);
-        cpu.heap.bytes(runLengthsPtr, runCount * 4).set(new Uint8Array(lengths.buffer, lengths.byteOffset, runCount * 4));
-      },
-    }),
-    (entry, [inPtr, valuesPtr]) => ({
-      entry,
-      payload: cpu.heap.bytes(entry.encoding === Encoding.Stored ? inPtr : valuesPtr, entry.payloadBytes).slice(),
-    }),
     signal,
   );
 }

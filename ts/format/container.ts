@@ -6,7 +6,8 @@ import type { CpuPath } from '../cpu/cpu-path.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
-import { decodeChunk, encodeChunk, type EncodedChunk } from './chunk-codec.js';
+import { decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type EncodedChunk } from './chunk-codec.js';
+import { pipelineName } from '../codec/stages.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -43,14 +44,17 @@ export async function mapLimited<R>(count: number, concurrency: number, fn: (ind
   return results;
 }
 
-/** Compresses a whole array into one .parle container, chunks in parallel. */
-export async function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+/**
+ * Compresses a whole array into one version-2 .parle container, chunks in parallel; `codec`
+ * fixes every chunk's pipeline (undefined: the chooser picks per chunk).
+ */
+export async function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes: number, signal?: AbortSignal, codec?: ChunkCodec): Promise<Uint8Array> {
   const type = elementTypeOf(input) as ElementType;
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
   const bytes = bytesOf(input);
   const chunkByteLength = header.chunkLength * elementSize(type);
   const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
-    encodeChunk(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength), signal),
+    encodeChunk2(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength), codec, signal),
   );
   return assembleContainer(header, chunks);
 }
@@ -119,7 +123,7 @@ export async function decompressBytes(cpu: CpuPath, bytes: Uint8Array, maxElemen
   await mapLimited(chunks.length, cpu.chunkConcurrency, (i) => {
     const chunk = chunks[i];
     const start = chunk.elementOffset * size;
-    return decodeChunk(
+    return (header.version === 1 ? decodeChunk : decodeChunk2)(
       cpu,
       header.type,
       chunk,
@@ -146,8 +150,12 @@ export interface ContainerReport {
     index: number;
     elementOffset: number;
     elementCount: number;
-    encoding: 'stored' | 'rle';
+    /** Version 1: 'stored' or 'rle'; version 2: the pipeline, e.g. 'delta+huffman' (or 'stored'). */
+    encoding: string;
+    /** Version 1: runs of an rle chunk. */
     runCount: number;
+    /** Version 2: streams in the payload. */
+    streamCount?: number;
     payloadOffset: number;
     payloadBytes: number;
     payloadChecksum: string;
@@ -160,7 +168,7 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
   const { header, chunks } = walkChunks(readAt, totalBytes);
   const decodedBytes = header.elementCount * elementSize(header.type);
   return {
-    version: 1,
+    version: header.version ?? 1,
     type: header.type,
     elementCount: header.elementCount,
     chunkLength: header.chunkLength,
@@ -172,8 +180,9 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
       index: c.index,
       elementOffset: c.elementOffset,
       elementCount: c.elementCount,
-      encoding: c.encoding === 0 ? 'stored' : 'rle',
+      encoding: c.stages !== undefined ? pipelineName(c.stages) : c.encoding === 0 ? 'stored' : 'rle',
       runCount: c.runCount,
+      ...(c.streamCount !== undefined ? { streamCount: c.streamCount } : {}),
       payloadOffset: c.payloadOffset,
       payloadBytes: c.payloadBytes,
       payloadChecksum: c.payloadChecksum.toString(16).padStart(16, '0'),

@@ -24,7 +24,7 @@ import type { GpuContext } from '../gpu/context.js';
 import { debug } from '../platform/node.js';
 import { arrayConstructor, elementSize } from '../types.js';
 import { decodeChunkRuns } from './chunk-codec.js';
-import { mapLimited, readAtBytes, walkChunks } from './container.js';
+import { decompressBytes, mapLimited, readAtBytes, walkChunks } from './container.js';
 import { Encoding } from './layout.js';
 
 /**
@@ -42,6 +42,12 @@ export async function decompressToDevice(
 ): Promise<DeviceArray> {
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
+  if (header.version !== 1) {
+    // version 2: the chunks are decoded (and both hashes checked) on the CPU, then uploaded
+    const host = await decompressBytes(cpu, bytes, maxElements, signal);
+    if (signal?.aborted) throw abortError(signal);
+    return gpu.upload(host);
+  }
   const size = elementSize(header.type);
   // runs of each chunk, and where they start in the run list
   const runStart: number[] = [];

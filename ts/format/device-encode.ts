@@ -6,15 +6,15 @@
  *   1. the GPU encodes the whole array (PARLE) and the runs are read back;
  *   2. the runs are cut at chunk boundaries (a run across one becomes two);
  *   3. chunks in parallel on the worker pool: each chunk's runs are expanded into the CPU path's
- *      memory for the elements' XXH64 (and for a stored payload), the lengths are written as
- *      LEB128, and the payload's XXH64 is taken.
+ *      memory, and the chunk is coded there as version 2 (the chooser's pipeline and both tree
+ *      hashes, ts/codec/cpu-codec.ts).
  * The container is byte for byte the one the CPU path writes for the same elements.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
 import { bytesOf, elementSize } from '../types.js';
-import { encodeChunkFromRuns } from './chunk-codec.js';
+import { encodeChunk2, type ChunkCodec } from './chunk-codec.js';
 import { assembleContainer, mapLimited } from './container.js';
 import { chunkLengthFor, makeHeader } from './layout.js';
 
@@ -28,6 +28,7 @@ export async function compressFromDevice(
   input: DeviceArray,
   chunkBytes: number,
   signal?: AbortSignal,
+  codec?: ChunkCodec,
 ): Promise<Uint8Array> {
   const type = input.type;
   const size = elementSize(type);
@@ -63,7 +64,7 @@ export async function compressFromDevice(
     chunkLengths[0] -= skip[chunk];
     chunkLengths[chunkLengths.length - 1] -= covered - count;
     const values = valueBytes.subarray(r0 * size, (r + 1) * size);
-    return encodeChunkFromRuns(cpu, type, count, values, chunkLengths, signal);
+    return encodeChunk2(cpu, type, { count, values, lengths: chunkLengths }, codec, signal);
   });
   return assembleContainer(header, chunks);
 }

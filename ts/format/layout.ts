@@ -1,5 +1,5 @@
 /**
- * Byte layout of the .parle container, version 1. docs/format.md has the diagram and the
+ * Byte layout of the .parle container, versions 1 and 2 (writers write 2). docs/format.md has the diagram and the
  * reasons; this file is its executable twin: constants, writers and checking readers of the
  * header and of chunk table entries.
  */
@@ -7,10 +7,12 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType } from '../types.js';
 import { ELEMENT_TYPES, elementSize } from '../types.js';
 import { xxh64 } from './checksum.js';
+import { pipelineProblem, streamCount } from '../codec/stages.js';
 
 /** "\x89PARLE\r\n": the high byte catches 7-bit transfers, CR LF catches newline conversion. */
 export const MAGIC = new Uint8Array([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a]);
-export const VERSION = 1;
+/** The version writers produce. Readers take {@link VERSION} and version 1. */
+export const VERSION = 2;
 export const HEADER_BYTES = 32;
 export const ENTRY_BYTES = 32;
 /** Largest chunk a reader accepts, in bytes of decoded elements. */
@@ -22,12 +24,16 @@ export const DEFAULT_CHUNK_BYTES = 4 << 20;
 export const enum Encoding {
   /** The elements, raw little-endian. */
   Stored = 0,
-  /** Run values raw, then (length - 1) as LEB128. */
+  /** Version 1: run values raw, then (length - 1) as LEB128. */
   Rle = 1,
+  /** Version 2: a pipeline of codec stages (ChunkEntry.stages), streams in the payload. */
+  Pipeline = 2,
 }
 
 /** The fixed header. */
 export interface Header {
+  /** Container version: 1 or 2 (written: 2). */
+  version?: 1 | 2;
   type: ElementType;
   /** Elements per chunk; the last chunk may hold fewer. */
   chunkLength: number;
@@ -45,10 +51,14 @@ export interface ChunkEntry {
   runCount: number;
   /** Payload length in bytes. */
   payloadBytes: number;
-  /** XXH64 of the payload. */
+  /** XXH64 of the payload (version 1), or its tree hash (version 2, a u32). */
   payloadChecksum: bigint;
-  /** XXH64 of the decoded elements' bytes. */
+  /** XXH64 of the decoded elements' bytes (version 1), or their tree hash (version 2, a u32). */
   elementsChecksum: bigint;
+  /** Version 2: the pipeline's stage ids (ts/codec/stages.ts); empty for stored. */
+  stages?: number[];
+  /** Version 2: streams in the payload. */
+  streamCount?: number;
 }
 
 /** A table entry with where it sits: for `inspect` and parallel decoders. */
@@ -70,7 +80,7 @@ export function chunkLengthFor(type: ElementType, chunkBytes: number): number {
 
 /** Builds a header for `elementCount` elements of `type` in chunks of `chunkLength` elements. */
 export function makeHeader(type: ElementType, elementCount: number, chunkLength: number): Header {
-  return { type, elementCount, chunkLength, chunkCount: Math.ceil(elementCount / chunkLength) };
+  return { version: VERSION, type, elementCount, chunkLength, chunkCount: Math.ceil(elementCount / chunkLength) };
 }
 
 /** Elements in chunk `index` of a file with this header. */
@@ -83,7 +93,7 @@ export function writeHeader(header: Header): Uint8Array {
   const bytes = new Uint8Array(HEADER_BYTES);
   const view = new DataView(bytes.buffer);
   bytes.set(MAGIC, 0);
-  view.setUint8(8, VERSION);
+  view.setUint8(8, header.version ?? VERSION);
   view.setUint8(9, ELEMENT_TYPES.indexOf(header.type));
   view.setUint16(10, 0, true);
   view.setUint32(12, header.chunkLength, true);
@@ -116,10 +126,10 @@ export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTE
   const view = new DataView(bytes.buffer, bytes.byteOffset, HEADER_BYTES);
   const version = view.getUint8(8);
   const flags = view.getUint16(10, true);
-  if (version !== VERSION || flags !== 0) {
+  if ((version !== 1 && version !== 2) || flags !== 0) {
     throw new ParleError(
       ErrorCodes.UNSUPPORTED_VERSION,
-      `unsupported .parle version ${version} (flags ${flags}); this build reads version ${VERSION}`,
+      `unsupported .parle version ${version} (flags ${flags}); this build reads versions 1 and 2`,
     );
   }
   const stored = view.getUint32(28, true);
@@ -147,12 +157,25 @@ export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTE
   if (chunkCount !== Math.ceil(elementCount / chunkLength)) {
     throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: ${chunkCount} chunks for ${elementCount} elements`);
   }
-  return { type, chunkLength, elementCount, chunkCount };
+  return { version: version as 1 | 2, type, chunkLength, elementCount, chunkCount };
 }
 
 /** Serialises a chunk table entry (32 bytes) into `target` at `offset`. */
 export function writeEntry(entry: ChunkEntry, target: Uint8Array = new Uint8Array(ENTRY_BYTES), offset = 0): Uint8Array {
   const view = new DataView(target.buffer, target.byteOffset + offset, ENTRY_BYTES);
+  if (entry.stages !== undefined) {
+    // version 2
+    view.setUint32(0, entry.elementCount, true);
+    for (let i = 0; i < 4; i++) view.setUint8(4 + i, entry.stages[i] ?? 0);
+    view.setUint32(8, entry.streamCount ?? 0, true);
+    view.setUint32(12, entry.payloadBytes, true);
+    view.setUint32(16, Number(entry.payloadChecksum), true);
+    view.setUint32(20, Number(entry.elementsChecksum), true);
+    view.setUint32(24, 0, true);
+    const bytes = new Uint8Array(target.buffer, target.byteOffset + offset, 28);
+    view.setUint32(28, Number(xxh64(bytes) & 0xffffffffn), true);
+    return target;
+  }
   view.setUint32(0, entry.elementCount, true);
   view.setUint8(4, entry.encoding);
   view.setUint8(5, 0);
@@ -172,6 +195,7 @@ export function readEntry(bytes: Uint8Array, header: Header, index: number): Chu
   if (bytes.length < ENTRY_BYTES) {
     throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle file: chunk ${index} of ${header.chunkCount} is missing`);
   }
+  if (header.version === 2) return readEntry2(bytes, header, index);
   const view = new DataView(bytes.buffer, bytes.byteOffset, ENTRY_BYTES);
   const entry: ChunkEntry = {
     elementCount: view.getUint32(0, true),
@@ -195,6 +219,44 @@ export function readEntry(bytes: Uint8Array, header: Header, index: number): Chu
     }
   } else {
     throw corrupt(`unknown encoding ${entry.encoding}`);
+  }
+  return entry;
+}
+
+/** {@link readEntry} for version 2 (docs/format.md, "Chunk table entry"). */
+function readEntry2(bytes: Uint8Array, header: Header, index: number): ChunkEntry {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, ENTRY_BYTES);
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  if (view.getUint32(28, true) !== Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn)) throw corrupt('entry checksum mismatch');
+  const stages: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const id = view.getUint8(4 + i);
+    if (id === 0) {
+      for (let j = i + 1; j < 4; j++) if (view.getUint8(4 + j) !== 0) throw corrupt('stage id after the end of the pipeline');
+      break;
+    }
+    stages.push(id);
+  }
+  const size = elementSize(header.type);
+  const problem = pipelineProblem(stages, size);
+  if (problem) throw corrupt(problem);
+  const entry: ChunkEntry = {
+    elementCount: view.getUint32(0, true),
+    encoding: stages.length === 0 ? Encoding.Stored : Encoding.Pipeline,
+    runCount: 0,
+    payloadBytes: view.getUint32(12, true),
+    payloadChecksum: BigInt(view.getUint32(16, true)),
+    elementsChecksum: BigInt(view.getUint32(20, true)),
+    stages,
+    streamCount: view.getUint32(8, true),
+  };
+  const expected = chunkElementCount(header, index);
+  if (entry.elementCount !== expected) throw corrupt(`${entry.elementCount} elements, expected ${expected}`);
+  if (view.getUint32(24, true) !== 0) throw corrupt('reserved bytes are not zero');
+  if (entry.streamCount !== streamCount(stages, size)) throw corrupt(`${entry.streamCount} streams for pipeline ${stages.join(',')}`);
+  const rawBytes = expected * size;
+  if (stages.length === 0 ? entry.payloadBytes !== rawBytes : entry.payloadBytes >= rawBytes || entry.payloadBytes < 8 * entry.streamCount) {
+    throw corrupt(`payload of ${entry.payloadBytes} bytes for ${rawBytes} bytes of elements`);
   }
   return entry;
 }

@@ -9,7 +9,7 @@ import type { CpuPath } from '../cpu/cpu-path.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType } from '../types.js';
 import { elementSize } from '../types.js';
-import { decodeChunk, encodeChunk, type EncodedChunk } from './chunk-codec.js';
+import { decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type EncodedChunk } from './chunk-codec.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -93,6 +93,7 @@ export class ContainerWriter {
     readonly type: ElementType,
     elementCount: number,
     chunkBytes: number,
+    private readonly codec?: ChunkCodec,
   ) {
     this.header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes));
     this.chunkByteLength = this.header.chunkLength * elementSize(type);
@@ -119,7 +120,7 @@ export class ContainerWriter {
     while (this.chunkIndex < this.header.chunkCount) {
       const need = chunkElementCount(this.header, this.chunkIndex) * elementSize(this.type);
       if (this.pending.length < need) break;
-      const encoding = encodeChunk(this.cpu, this.type, this.pending.take(need));
+      const encoding = encodeChunk2(this.cpu, this.type, this.pending.take(need), this.codec);
       encoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(encoding);
       this.chunkIndex++;
@@ -212,7 +213,7 @@ export class ContainerReader {
       if (this.pending.length < this.entry.payloadBytes) break;
       const payload = this.pending.take(this.entry.payloadBytes);
       const decoded = new Uint8Array(this.entry.elementCount * elementSize(this.header.type));
-      const decoding = decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex).then(() => decoded);
+      const decoding = (this.header.version === 1 ? decodeChunk : decodeChunk2)(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex).then(() => decoded);
       decoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(decoding);
       this.entry = undefined;

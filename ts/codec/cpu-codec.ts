@@ -1,0 +1,529 @@
+/**
+ * Encoding and decoding of one version-2 chunk on the CPU kernels (assembly/codec.ts and the
+ * RLE / LEB128 kernels), run by one thread (a worker, or the engine's thread for small inputs)
+ * on the kernels' memory: the chooser's statistics, the candidate pipelines, the payload
+ * (docs/format.md, "Version 2") and both tree hashes. Plain functions of pointers: all scratch
+ * comes from one arena the caller allocates ({@link encodeArenaBytes}, {@link decodeArenaBytes}).
+ */
+import { ErrorCodes, ParleError } from '../errors.js';
+import { Encoding, type ChunkEntry } from '../format/layout.js';
+import type { Kernels } from '../cpu/wasm.js';
+import { describeEstimates, estimateCandidates, type ChunkStats } from './chooser.js';
+import {
+  codeLengths,
+  codedBits,
+  DEFAULT_SEGMENT_LOG2,
+  headerBytes,
+  HuffmanMode,
+  presentSymbols,
+  readHeader,
+  segmentCount,
+  writeHeader,
+} from './huffman.js';
+import { pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from './stages.js';
+
+/** The kernels and the memory they work on (as ts/cpu/procedures.ts's KernelContext). */
+export interface CodecContext {
+  kernels: Kernels;
+  memory: WebAssembly.Memory;
+}
+
+/** Bytes the kernels may write or read past a buffer's end (v128 stores, 8-byte bit I/O, decode slack). */
+const SLACK = 64;
+/** Bytes of small scratch at the arena's start: histogram scratch, histograms, runs, code tables. */
+const SMALL_SCRATCH = 32 << 10;
+/** Elements sampled for the chooser's statistics at most (in ranges spread over the chunk). */
+const SAMPLE_BYTES = 256 << 10;
+const SAMPLE_RANGE_BYTES = 16 << 10;
+
+/** Arena bytes {@link encodeChunk2At} needs for a chunk of `count` elements of `width` bytes. */
+export function encodeArenaBytes(count: number, width: number): number {
+  const raw = count * width;
+  // delta, shuffle, rle values, LEB128 lengths (<= runs + 4 n / 129), u32 lengths, two payloads, hash scratch
+  return SMALL_SCRATCH + 2 * (raw + SLACK) + (raw + SLACK) + Math.ceil(raw * 1.04) + 8 * width + SLACK + 4 * count + SLACK + 2 * (raw + 4096 + SLACK) + Math.ceil(raw / 4096) * 4 + SLACK;
+}
+
+/** A bump allocator over [ptr, ptr + bytes). */
+class Arena {
+  private next: number;
+  constructor(
+    readonly ptr: number,
+    private readonly end: number,
+  ) {
+    this.next = ptr;
+  }
+  alloc(bytes: number): number {
+    const at = (this.next + 15) & ~15;
+    if (at + bytes > this.end) throw new Error(`codec arena overflow: ${bytes} bytes at ${at - this.ptr} of ${this.end - this.ptr}`);
+    this.next = at + bytes;
+    return at;
+  }
+  mark(): number {
+    return this.next;
+  }
+  reset(mark: number): void {
+    this.next = mark;
+  }
+}
+
+/** A byte stream in the kernels' memory and the width of its elements. */
+interface Stream {
+  ptr: number;
+  bytes: number;
+  width: 1 | 2 | 4;
+}
+
+function u8(ctx: CodecContext, ptr: number, length: number): Uint8Array {
+  return new Uint8Array(ctx.memory.buffer, ptr, length);
+}
+
+function u32(ctx: CodecContext, ptr: number, length: number): Uint32Array {
+  return new Uint32Array(ctx.memory.buffer, ptr, length);
+}
+
+/** The tree hash of `len` bytes at `ptr`, as stored in a version-2 entry. */
+function treeHashAt(ctx: CodecContext, arena: Arena, ptr: number, len: number): number {
+  const mark = arena.mark();
+  const scratch = arena.alloc(Math.ceil(len / 4096) * 4 + 16);
+  const h = ctx.kernels.treeHash(ptr, len, scratch) >>> 0;
+  arena.reset(mark);
+  return h;
+}
+
+/** Parameters of {@link encodeChunk2At}. */
+export interface EncodeChunk2Params {
+  elementSize: 1 | 2 | 4;
+  count: number;
+  /** The chunk's elements (count x elementSize bytes, plus 32 bytes of slack when runs are given). */
+  inPtr: number;
+  arenaPtr: number;
+  arenaBytes: number;
+  /** A fixed pipeline (stage ids), or undefined for the chooser. */
+  pipeline?: number[];
+  /** The chunk's runs, when known (a GPU encode): expanded into inPtr first. */
+  runCount?: number;
+  runValuesPtr?: number;
+  runLengthsPtr?: number;
+}
+
+/** What {@link encodeChunk2At} returns: the entry, where the payload lies, and why this pipeline. */
+export interface EncodeChunk2Result {
+  entry: ChunkEntry;
+  /**
+   * Where the payload lies: its byte offset in the arena, or -1 for a stored chunk (the payload
+   * is the input). An offset, not a pointer, so that it holds in a worker that owns its memory.
+   */
+  payloadOffset: number;
+  /** The chooser's reasoning, for `explain` and `inspect`. */
+  reason: string;
+}
+
+/** Gathers the chooser's statistics, sampling ranges spread over a large chunk. */
+function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4): ChunkStats {
+  const { kernels } = ctx;
+  const histPtr = arena.alloc(2 * width * 1024);
+  const runsPtr = arena.alloc(4 * (2 + 2 * width));
+  u8(ctx, histPtr, 2 * width * 1024).fill(0);
+  u8(ctx, runsPtr, 4 * (2 + 2 * width)).fill(0);
+  const stats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
+  const raw = count * width;
+  let sampled = count;
+  if (raw <= SAMPLE_BYTES) {
+    stats(inPtr, count, histPtr, runsPtr);
+  } else {
+    const rangeElems = SAMPLE_RANGE_BYTES / width;
+    const ranges = SAMPLE_BYTES / SAMPLE_RANGE_BYTES;
+    const stride = Math.floor((count - rangeElems) / (ranges - 1));
+    sampled = 0;
+    for (let r = 0; r < ranges; r++) {
+      stats(inPtr + r * stride * width, rangeElems, histPtr, runsPtr);
+      sampled += rangeElems;
+    }
+  }
+  const scale = count / sampled;
+  const histAll = u32(ctx, histPtr, 2 * width * 256);
+  const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
+  const hist: Float64Array[][] = [0, 1].map((t) =>
+    Array.from({ length: width }, (_, k) => Float64Array.from(histAll.subarray((t * width + k) * 256, (t * width + k + 1) * 256), (c) => c * scale)),
+  );
+  const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k] * scale));
+  return { count, width, hist, runs: [runsAll[0] * scale, runsAll[1] * scale], planeRuns };
+}
+
+/**
+ * Encodes a Huffman stream of `src` at `out` (capacity `room` bytes past `out`, plus slack).
+ * Returns the bytes written, or -1 when it does not fit.
+ */
+function encodeHuffmanStream(ctx: CodecContext, arena: Arena, src: Stream, out: number, room: number): number {
+  const { kernels } = ctx;
+  const mark = arena.mark();
+  try {
+    const scratch = arena.alloc(4096);
+    const histPtr = arena.alloc(1024);
+    kernels.histogram8(src.ptr, src.bytes, histPtr, scratch);
+    const hist = u32(ctx, histPtr, 256);
+    const { count, first } = presentSymbols(hist);
+    const mem = () => u8(ctx, out, Math.min(room, 1 + src.bytes));
+    if (count === 1) {
+      if (room < 2) return -1;
+      const m = mem();
+      m[0] = HuffmanMode.OneSymbol;
+      m[1] = first;
+      return 2;
+    }
+    const rawStream = (): number => {
+      if (room < 1 + src.bytes) return -1;
+      u8(ctx, out, 1)[0] = HuffmanMode.Raw;
+      kernels.copyBytes(out + 1, src.ptr, src.bytes);
+      return 1 + src.bytes;
+    };
+    if (count === 0) return rawStream();
+    const lengths = codeLengths(hist);
+    const g = DEFAULT_SEGMENT_LOG2;
+    const segments = segmentCount(src.bytes, g);
+    const head = headerBytes(lengths) + 4 * segments;
+    const bound = head + Math.ceil(codedBits(hist, lengths) / 8) + segments;
+    if (bound >= 1 + src.bytes) return rawStream();
+    if (bound > room) return -1;
+    const headerLen = writeHeader(u8(ctx, out, head), 0, lengths, g);
+    const lengthsPtr = arena.alloc(256);
+    const codesPtr = arena.alloc(1024);
+    u8(ctx, lengthsPtr, 256).set(lengths);
+    kernels.huffmanBuildCodes(lengthsPtr, codesPtr);
+    const bits = kernels.huffmanEncode(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen);
+    const total = head + bits;
+    if (total >= 1 + src.bytes) return rawStream();
+    return total;
+  } finally {
+    arena.reset(mark);
+  }
+}
+
+/**
+ * Runs `pipeline` over the elements at `inPtr` and writes the payload (directory and streams) at
+ * `out`, which has room for `room` bytes. Returns the payload length, or -1 when it would not be
+ * smaller than `room`.
+ */
+function encodePipeline(ctx: CodecContext, arena: Arena, pipeline: Pipeline, inPtr: number, count: number, width: 1 | 2 | 4, out: number, room: number): number {
+  const { kernels } = ctx;
+  const mark = arena.mark();
+  try {
+    const raw = count * width;
+    let streams: Stream[] = [{ ptr: inPtr, bytes: raw, width }];
+    if (pipeline.includes(StageId.Delta)) {
+      const d = arena.alloc(raw + SLACK);
+      (width === 1 ? kernels.deltaEncode8 : width === 2 ? kernels.deltaEncode16 : kernels.deltaEncode32)(inPtr, d, count);
+      streams = [{ ptr: d, bytes: raw, width }];
+    }
+    if (pipeline.includes(StageId.Shuffle)) {
+      const s = arena.alloc(raw + SLACK);
+      (width === 2 ? kernels.shuffle16 : kernels.shuffle32)(streams[0].ptr, s, count);
+      streams = Array.from({ length: width }, (_, k) => ({ ptr: s + k * count, bytes: count, width: 1 as const }));
+    }
+    if (pipeline.includes(StageId.Rle)) {
+      const values = arena.alloc(raw + SLACK);
+      const varint = arena.alloc(Math.ceil(raw * 1.04) + 8 * width + SLACK);
+      const lengths = arena.alloc(4 * count + SLACK);
+      const next: Stream[] = [];
+      let v = values;
+      let l = varint;
+      for (const s of streams) {
+        const n = s.bytes / s.width;
+        const encode = s.width === 1 ? kernels.rleEncode8 : s.width === 2 ? kernels.rleEncode16 : kernels.rleEncode32;
+        const runs = encode(s.ptr, n, v, lengths);
+        const lebBytes = kernels.varintEncodeLengths(lengths, runs, l);
+        next.push({ ptr: v, bytes: runs * s.width, width: s.width }, { ptr: l, bytes: lebBytes, width: 1 });
+        v += runs * s.width;
+        l += lebBytes;
+      }
+      streams = next;
+    }
+    const S = streams.length;
+    const dir = new DataView(ctx.memory.buffer, out, 8 * S);
+    let at = 8 * S;
+    if (at >= room) return -1;
+    const huffman = pipeline.includes(StageId.Huffman);
+    for (let j = 0; j < S; j++) {
+      const s = streams[j];
+      let written: number;
+      if (huffman) {
+        written = encodeHuffmanStream(ctx, arena, s, out + at, room - at);
+      } else {
+        written = at + s.bytes <= room ? s.bytes : -1;
+        if (written >= 0) kernels.copyBytes(out + at, s.ptr, s.bytes);
+      }
+      if (written < 0) return -1;
+      dir.setUint32(8 * j, s.bytes, true);
+      dir.setUint32(8 * j + 4, written, true);
+      at += written;
+      if (at >= room) return -1;
+    }
+    return at;
+  } finally {
+    arena.reset(mark);
+  }
+}
+
+/**
+ * Encodes one chunk as version 2: a fixed pipeline, or the chooser's (estimates of every
+ * candidate, the best two encoded, the smallest kept; stored when none is smaller than the raw
+ * elements). Payload and elements are hashed with the tree hash.
+ */
+export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): EncodeChunk2Result {
+  const { kernels } = ctx;
+  const width = p.elementSize;
+  const raw = p.count * width;
+  const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
+  if (p.runCount !== undefined && p.count > 0) {
+    const decode = width === 1 ? kernels.rleDecode8 : width === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
+    decode(p.runValuesPtr ?? 0, p.runLengthsPtr ?? 0, p.runCount, p.inPtr);
+  }
+  const elementsHash = treeHashAt(ctx, arena, p.inPtr, raw);
+  const stored = (reason: string): EncodeChunk2Result => ({
+    entry: {
+      elementCount: p.count,
+      encoding: Encoding.Stored,
+      runCount: 0,
+      payloadBytes: raw,
+      payloadChecksum: BigInt(elementsHash),
+      elementsChecksum: BigInt(elementsHash),
+      stages: [],
+      streamCount: 0,
+    },
+    payloadOffset: -1,
+    reason,
+  });
+  if (p.count === 0) return stored('empty chunk');
+  let candidates: Pipeline[];
+  let reason: string;
+  if (p.pipeline !== undefined) {
+    candidates = p.pipeline.length === 0 ? [] : [p.pipeline as Pipeline];
+    reason = `codec ${pipelineName(p.pipeline as Pipeline)} requested`;
+  } else {
+    const mark = arena.mark();
+    const estimates = estimateCandidates(gatherStats(ctx, arena, p.inPtr, p.count, width));
+    arena.reset(mark);
+    candidates = estimates.slice(0, 2).map((e) => e.pipeline);
+    // version 1's RLE is always tried when it could win, so no chunk is larger than it would have been
+    const rle = estimates.find((e) => e.pipeline.length === 1 && e.pipeline[0] === StageId.Rle);
+    if (rle && rle.bytes < raw && !candidates.includes(rle.pipeline)) candidates.push(rle.pipeline);
+    reason = `estimates: ${describeEstimates(estimates)}`;
+  }
+  const payloads = [arena.alloc(raw + 4096 + SLACK), arena.alloc(raw + 4096 + SLACK)];
+  let best = -1;
+  let bestBytes = raw;
+  let bestPipeline: Pipeline = [];
+  const tried: string[] = [];
+  for (const pipeline of candidates) {
+    const slot = best === 0 ? 1 : 0;
+    const bytes = encodePipeline(ctx, arena, pipeline, p.inPtr, p.count, width, payloads[slot], bestBytes);
+    tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
+    if (bytes >= 0 && bytes < bestBytes) {
+      best = slot;
+      bestBytes = bytes;
+      bestPipeline = pipeline;
+    }
+  }
+  const why = `${reason}; tried ${tried.join(', ') || 'nothing'}`;
+  if (best < 0) return stored(`${why}: stored`);
+  return {
+    entry: {
+      elementCount: p.count,
+      encoding: Encoding.Pipeline,
+      runCount: 0,
+      payloadBytes: bestBytes,
+      payloadChecksum: BigInt(treeHashAt(ctx, arena, payloads[best], bestBytes)),
+      elementsChecksum: BigInt(elementsHash),
+      stages: [...bestPipeline],
+      streamCount: streamCount(bestPipeline, width),
+    },
+    payloadOffset: payloads[best] - p.arenaPtr,
+    reason: `${why}: ${pipelineName(bestPipeline)}`,
+  };
+}
+
+/** The stream directory of a version-2 payload, checked against the chunk. */
+export interface Directory {
+  /** Decoded bytes of each stream. */
+  decoded: number[];
+  /** Encoded bytes of each stream. */
+  encoded: number[];
+  /** Offset of each encoded stream in the payload. */
+  at: number[];
+}
+
+/**
+ * Reads and checks the directory at the start of a version-2 payload (`dir`: at least its first
+ * 8 S bytes; `payloadBytes`: the payload's length) for a chunk of `count` elements of `width`
+ * bytes with pipeline `stages`. Every decoded size is bounded by the chunk, so a reader may size
+ * its buffers from them.
+ * @throws ParleError CORRUPT
+ */
+export function readDirectory(dir: Uint8Array, payloadBytes: number, stages: Pipeline, width: 1 | 2 | 4, count: number, index: number): Directory {
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  const S = streamCount(stages, width);
+  if (8 * S > payloadBytes || dir.length < 8 * S) throw corrupt(`payload of ${payloadBytes} bytes cannot hold ${S} stream sizes`);
+  const view = new DataView(dir.buffer, dir.byteOffset, 8 * S);
+  const shuffle = stages.includes(StageId.Shuffle);
+  const rle = stages.includes(StageId.Rle);
+  const huffman = stages.includes(StageId.Huffman);
+  const streamWidth = shuffle ? 1 : width;
+  const streamElems = count; // a plane holds count bytes; an unshuffled stream count elements
+  const decoded: number[] = [];
+  const encoded: number[] = [];
+  const at: number[] = [];
+  let offset = 8 * S;
+  for (let j = 0; j < S; j++) {
+    const D = view.getUint32(8 * j, true);
+    const E = view.getUint32(8 * j + 4, true);
+    if (!rle) {
+      if (D !== streamElems * streamWidth) throw corrupt(`stream ${j} decodes to ${D} bytes, expected ${streamElems * streamWidth}`);
+    } else if (j % 2 === 0) {
+      const R = D / streamWidth;
+      if (!Number.isInteger(R) || R < 1 || R > streamElems) throw corrupt(`rle stream ${j} holds ${D} bytes of run values`);
+    } else if (D > 5 * (decoded[j - 1] / streamWidth) || D < decoded[j - 1] / streamWidth) {
+      throw corrupt(`rle stream ${j} holds ${D} bytes of run lengths for ${decoded[j - 1] / streamWidth} runs`);
+    }
+    if (!huffman && E !== D) throw corrupt(`stream ${j}: ${E} bytes stored for ${D}`);
+    if (huffman && E < 1) throw corrupt(`stream ${j} is empty`);
+    decoded.push(D);
+    encoded.push(E);
+    at.push(offset);
+    offset += E;
+    if (offset > payloadBytes) throw corrupt(`streams run past the payload's ${payloadBytes} bytes`);
+  }
+  if (offset !== payloadBytes) throw corrupt(`streams end ${payloadBytes - offset} bytes before the payload does`);
+  return { decoded, encoded, at };
+}
+
+/** Arena bytes {@link decodeChunk2At} needs for a chunk with this directory. */
+export function decodeArenaBytes(directory: Directory, count: number, width: number): number {
+  let streams = 0;
+  for (const d of directory.decoded) streams += d + 16;
+  return SMALL_SCRATCH + streams + SLACK + 4 * count + SLACK + count * width + SLACK + Math.ceil(Math.max(count * width, 1) / 4096) * 4 + SLACK;
+}
+
+/** Parameters of {@link decodeChunk2At}. */
+export interface DecodeChunk2Params {
+  elementSize: 1 | 2 | 4;
+  entry: ChunkEntry;
+  index: number;
+  /** The payload, with at least 16 readable bytes after it. */
+  payloadPtr: number;
+  arenaPtr: number;
+  arenaBytes: number;
+  /** Room for entry.elementCount elements plus 32 bytes of slack. */
+  outPtr: number;
+  /** Check the payload hash and decode, but leave the elements' hash unchecked (a GPU checks it). */
+  skipElementsHash?: boolean;
+}
+
+/**
+ * Decodes one version-2 chunk whose entry passed `readEntry`: checks the payload's tree hash,
+ * decodes every stream, undoes the stages and checks the elements' tree hash.
+ * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
+ */
+export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
+  const { kernels } = ctx;
+  const { entry, index } = p;
+  const width = p.elementSize;
+  const count = entry.elementCount;
+  const raw = count * width;
+  const stages = (entry.stages ?? []) as Pipeline;
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
+  if (treeHashAt(ctx, arena, p.payloadPtr, entry.payloadBytes) !== Number(entry.payloadChecksum)) {
+    throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${index}: payload checksum mismatch`);
+  }
+  if (stages.length === 0) {
+    kernels.copyBytes(p.outPtr, p.payloadPtr, raw);
+  } else {
+    const problem = pipelineProblem(stages, width);
+    if (problem) throw corrupt(problem);
+    const dir = readDirectory(u8(ctx, p.payloadPtr, entry.payloadBytes), entry.payloadBytes, stages, width, count, index);
+    const huffman = stages.includes(StageId.Huffman);
+    const shuffle = stages.includes(StageId.Shuffle);
+    const rle = stages.includes(StageId.Rle);
+    const delta = stages.includes(StageId.Delta);
+    // 1. the streams, decoded one after another into the arena (planes end up contiguous)
+    const streamsPtr = arena.alloc(dir.decoded.reduce((a, d) => a + d, 0) + SLACK);
+    const ptrs: number[] = [];
+    let cursor = streamsPtr;
+    for (let j = 0; j < dir.decoded.length; j++) {
+      const D = dir.decoded[j];
+      const src = p.payloadPtr + dir.at[j];
+      ptrs.push(cursor);
+      if (!huffman) {
+        kernels.copyBytes(cursor, src, D);
+      } else {
+        decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
+      }
+      cursor += D;
+    }
+    // 2. runs back to streams: into out, or into a temp when planes still need unshuffling
+    const planes = shuffle ? width : 1;
+    const streamWidth = shuffle ? 1 : width;
+    let planesPtr = streamsPtr;
+    if (rle) {
+      const target = shuffle ? arena.alloc(raw + SLACK) : p.outPtr;
+      const lengths = arena.alloc(4 * count + SLACK);
+      for (let k = 0; k < planes; k++) {
+        const R = dir.decoded[2 * k] / streamWidth;
+        const lebBytes = dir.decoded[2 * k + 1];
+        const consumed = kernels.varintDecodeLengths(ptrs[2 * k + 1], lebBytes, lengths, R);
+        if (consumed !== lebBytes) throw corrupt(`stream ${2 * k + 1}: run lengths are not ${R} LEB128 values`);
+        const total = kernels.sumLengths(lengths, R);
+        if (total !== count) throw corrupt(`stream ${2 * k + 1}: run lengths sum to ${total}, expected ${count}`);
+        const decode = streamWidth === 1 ? kernels.rleDecode8 : streamWidth === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
+        decode(ptrs[2 * k], lengths, R, target + k * count * streamWidth);
+      }
+      planesPtr = target;
+    }
+    // 3. planes back to elements, 4. deltas back to elements (in place in out)
+    if (shuffle) {
+      (width === 2 ? kernels.unshuffle16 : kernels.unshuffle32)(planesPtr, p.outPtr, count);
+    } else if (planesPtr !== p.outPtr) {
+      kernels.copyBytes(p.outPtr, planesPtr, raw);
+    }
+    if (delta) (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(p.outPtr, p.outPtr, count);
+  }
+  if (p.skipElementsHash !== true && treeHashAt(ctx, arena, p.outPtr, raw) !== Number(entry.elementsChecksum)) {
+    throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${index}: decoded elements checksum mismatch`);
+  }
+  return null;
+}
+
+/** Decodes one Huffman stream (`stream`, at `streamPtr` in memory) of `D` bytes to `outPtr`. */
+function decodeHuffmanStream(ctx: CodecContext, arena: Arena, stream: Uint8Array, streamPtr: number, D: number, outPtr: number, index: number, j: number): void {
+  const { kernels } = ctx;
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}, stream ${j}: ${why}`);
+  const mode = stream[0];
+  if (mode === HuffmanMode.Raw) {
+    if (stream.length !== 1 + D) throw corrupt(`raw stream of ${stream.length - 1} bytes for ${D}`);
+    kernels.copyBytes(outPtr, streamPtr + 1, D);
+    return;
+  }
+  if (mode === HuffmanMode.OneSymbol) {
+    if (stream.length !== 2) throw corrupt('one-symbol stream is not 2 bytes');
+    u8(ctx, outPtr, D).fill(stream[1]);
+    return;
+  }
+  if (mode !== HuffmanMode.Huffman) throw corrupt(`unknown Huffman mode ${mode}`);
+  if (D < 2) throw corrupt(`Huffman stream of ${D} symbols`);
+  const header = readHeader(stream, D);
+  if (typeof header === 'string') throw corrupt(header);
+  const mark = arena.mark();
+  try {
+    const lengthsPtr = arena.alloc(256);
+    const codesPtr = arena.alloc(1024);
+    const tablePtr = arena.alloc(4096);
+    u8(ctx, lengthsPtr, 256).set(header.lengths);
+    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0) throw corrupt('code lengths do not form a complete code of two or more symbols');
+    const bitsBytes = stream.length - header.bitsAt;
+    if (kernels.huffmanDecode(streamPtr + header.bitsAt, bitsBytes, streamPtr + header.offsetsAt, header.segmentLog2, D, tablePtr, outPtr) !== 0) {
+      throw corrupt('a segment needs bits past its end');
+    }
+  } finally {
+    arena.reset(mark);
+  }
+}

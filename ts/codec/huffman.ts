@@ -1,0 +1,176 @@
+/**
+ * Canonical Huffman over bytes, the host side: length-limited code lengths from a histogram,
+ * size estimates for the chooser, and the stream header of docs/format.md ("Huffman streams").
+ * The bit-level work (codes, tables, encode, decode) is in assembly/codec.ts and
+ * shaders/codec-*.wgsl.
+ *
+ * Sources: Huffman's algorithm on sorted leaves with two queues (van Leeuwen 1976); the
+ * length limit as zstd's Huff0 applies it (lengthen the deepest codes, then complete the code
+ * greedily); the parallel segment layout after Balevic 2009 (PAVLE) and Haugen 2009.
+ */
+
+/** Longest code in bits: a 2^11-entry decode table (4 KiB) stays in L1. */
+export const MAX_CODE_BITS = 11;
+/** Default segment size, log2 symbols: 16 Ki symbols a segment, 4 bytes of offset table each. */
+export const DEFAULT_SEGMENT_LOG2 = 14;
+export const MIN_SEGMENT_LOG2 = 10;
+export const MAX_SEGMENT_LOG2 = 20;
+
+/** Stream modes (first byte of a Huffman stream). */
+export const enum HuffmanMode {
+  Raw = 0,
+  OneSymbol = 1,
+  Huffman = 2,
+}
+
+/**
+ * Optimal code lengths for the byte histogram `hist` (256 counts), limited to `maxBits`, as a
+ * complete code (Kraft sum exactly 1). Needs at least two present symbols; absent symbols get 0.
+ * in hist {a: 5, b: 2, c: 1, d: 1} -> lengths {a: 1, b: 2, c: 3, d: 3}.
+ */
+export function codeLengths(hist: ArrayLike<number>, maxBits = MAX_CODE_BITS): Uint8Array {
+  const lengths = new Uint8Array(256);
+  const symbols: number[] = [];
+  for (let s = 0; s < 256; s++) if (hist[s] > 0) symbols.push(s);
+  if (symbols.length < 2) throw new Error('codeLengths needs two symbols');
+  symbols.sort((a, b) => hist[a] - hist[b] || a - b);
+  // Two-queue Huffman: leaves sorted by weight, internal nodes created in weight order.
+  const m = symbols.length;
+  const weight = new Float64Array(2 * m);
+  const parent = new Int32Array(2 * m);
+  for (let i = 0; i < m; i++) weight[i] = hist[symbols[i]];
+  let leaf = 0;
+  let node = m;
+  let next = m;
+  const take = (): number => {
+    if (leaf < m && (node >= next || weight[leaf] <= weight[node])) return leaf++;
+    return node++;
+  };
+  while (next < 2 * m - 1) {
+    const a = take();
+    const b = take();
+    weight[next] = weight[a] + weight[b];
+    parent[a] = next;
+    parent[b] = next;
+    next++;
+  }
+  const depth = new Int32Array(2 * m);
+  for (let i = 2 * m - 3; i >= 0; i--) depth[i] = depth[parent[i]] + 1;
+  let kraft = 0;
+  const full = 1 << maxBits;
+  for (let i = 0; i < m; i++) {
+    const len = Math.min(depth[i], maxBits);
+    lengths[symbols[i]] = len;
+    kraft += full >> len;
+  }
+  if (kraft > full) {
+    // over-full after clamping: lengthen the rarest codes that can still grow
+    for (let pass = 0; kraft > full; pass++) {
+      for (let i = 0; i < m && kraft > full; i++) {
+        const s = symbols[i];
+        if (lengths[s] < maxBits) {
+          lengths[s]++;
+          kraft -= full >> lengths[s];
+        }
+      }
+    }
+  }
+  // under-full: shorten the longest codes (their share divides the deficit), most frequent first
+  while (kraft < full) {
+    let best = -1;
+    for (let i = m - 1; i >= 0; i--) {
+      const s = symbols[i];
+      if (lengths[s] > 1 && (best < 0 || lengths[s] > lengths[best])) best = s;
+    }
+    const gain = full >> lengths[best];
+    if (kraft + gain > full) break; // cannot happen for power-of-two shares; guards the loop
+    lengths[best]--;
+    kraft += gain;
+  }
+  return lengths;
+}
+
+/** Bits of the symbols of `hist` coded with `lengths`. */
+export function codedBits(hist: ArrayLike<number>, lengths: Uint8Array): number {
+  let bits = 0;
+  for (let s = 0; s < 256; s++) bits += hist[s] * lengths[s];
+  return bits;
+}
+
+/** Symbols present in `hist`, up to 2 (enough to pick a mode). */
+export function presentSymbols(hist: ArrayLike<number>): { count: number; first: number } {
+  let count = 0;
+  let first = -1;
+  for (let s = 0; s < 256 && count < 2; s++) {
+    if (hist[s] > 0) {
+      if (first < 0) first = s;
+      count++;
+    }
+  }
+  return { count, first };
+}
+
+/** Segments of a stream of `n` symbols. */
+export function segmentCount(n: number, segmentLog2: number): number {
+  return Math.ceil(n / 2 ** segmentLog2);
+}
+
+/** Bytes of a mode-2 header before the offset table: mode, g, m, the nibble table. */
+export function headerBytes(lengths: Uint8Array): number {
+  let last = 255;
+  while (last > 0 && lengths[last] === 0) last--;
+  return 3 + ((last + 2) >> 1);
+}
+
+/** Writes a mode-2 header (mode, g, last symbol, nibbles) into `out` at `at`; returns its length. */
+export function writeHeader(out: Uint8Array, at: number, lengths: Uint8Array, segmentLog2: number): number {
+  let last = 255;
+  while (last > 0 && lengths[last] === 0) last--;
+  out[at] = HuffmanMode.Huffman;
+  out[at + 1] = segmentLog2;
+  out[at + 2] = last;
+  for (let s = 0; s <= last; s += 2) out[at + 3 + (s >> 1)] = lengths[s] | ((s + 1 <= last ? lengths[s + 1] : 0) << 4);
+  return 3 + ((last + 2) >> 1);
+}
+
+/** A parsed mode-2 header. */
+export interface HuffmanHeader {
+  segmentLog2: number;
+  lengths: Uint8Array;
+  segments: number;
+  /** Offset of the segment end table from the stream's start. */
+  offsetsAt: number;
+  /** Offset of the bitstreams from the stream's start. */
+  bitsAt: number;
+}
+
+/**
+ * Parses the mode-2 header of a Huffman stream of `stream.length` bytes decoding to
+ * `decodedBytes`, and checks the segment end table (non-decreasing, ending at the stream's
+ * end). Returns a message instead of throwing so that callers add the chunk and stream.
+ */
+export function readHeader(stream: Uint8Array, decodedBytes: number): HuffmanHeader | string {
+  if (stream.length < 3) return 'Huffman header truncated';
+  const segmentLog2 = stream[1];
+  if (segmentLog2 < MIN_SEGMENT_LOG2 || segmentLog2 > MAX_SEGMENT_LOG2) return `segment size 2^${segmentLog2} out of range`;
+  const last = stream[2];
+  const offsetsAt = 3 + ((last + 2) >> 1);
+  const segments = segmentCount(decodedBytes, segmentLog2);
+  const bitsAt = offsetsAt + 4 * segments;
+  if (bitsAt > stream.length) return 'Huffman header truncated';
+  const lengths = new Uint8Array(256);
+  for (let s = 0; s <= last; s++) {
+    const len = (stream[3 + (s >> 1)] >> ((s & 1) * 4)) & 15;
+    if (len > MAX_CODE_BITS) return `code length ${len} over ${MAX_CODE_BITS}`;
+    lengths[s] = len;
+  }
+  const view = new DataView(stream.buffer, stream.byteOffset + offsetsAt, 4 * segments);
+  let prev = 0;
+  for (let k = 0; k < segments; k++) {
+    const end = view.getUint32(4 * k, true);
+    if (end < prev) return 'segment offsets decrease';
+    prev = end;
+  }
+  if (prev !== stream.length - bitsAt) return 'segment offsets do not end at the stream end';
+  return { segmentLog2, lengths, segments, offsetsAt, bitsAt };
+}
