@@ -473,10 +473,18 @@ export function huffmanBuildCodes(lengthsPtr: usize, codesPtr: usize): i32 {
   return <i32>kraft;
 }
 
+/** Bytes of the decode tables at `tablePtr`: 2048 u16 single-symbol entries, then 2048 u32 pair entries. */
+const TABLES_BYTES: usize = 4096 + 8192;
+
 /**
- * The 2048-entry decode table (u16 at `tablePtr`: symbol | length << 8) of a complete code
- * given as 256 lengths at `lengthsPtr`, using `codesPtr` (1 KiB) as scratch. Returns 0, or -1
- * when a length exceeds 11, fewer than two symbols are present or the code is not complete.
+ * The decode tables of a complete code given as 256 lengths at `lengthsPtr` (`codesPtr`: 1 KiB of
+ * scratch), at `tablePtr` ({@link TABLES_BYTES} = 12 KiB):
+ *   - 2048 u16, indexed by the next 11 bits: symbol | length << 8;
+ *   - 2048 u32, indexed the same way: up to two symbols whose codes both lie in those 11 bits,
+ *     sym0 | sym1 << 8 | count << 16 | bits << 24 (Huff0's double-symbol table, HUF_decompress4X2,
+ *     built here from the single table: the second code is valid when it fits the bits left).
+ * Returns 0, or -1 when a length exceeds 11, fewer than two symbols are present or the code is
+ * not complete.
  */
 export function huffmanBuildTable(lengthsPtr: usize, codesPtr: usize, tablePtr: usize): i32 {
   const kraft = huffmanBuildCodes(lengthsPtr, codesPtr);
@@ -490,7 +498,16 @@ export function huffmanBuildTable(lengthsPtr: usize, codesPtr: usize, tablePtr: 
     const entry = <u16>(<u32>s | (len << 8));
     for (let j: u32 = c & 0xffff; j < TABLE_SIZE; j += 1 << len) store<u16>(tablePtr + (j << 1), entry);
   }
-  return present >= 2 ? 0 : -1;
+  if (present < 2) return -1;
+  const pairs = tablePtr + 4096;
+  for (let j: u32 = 0; j < TABLE_SIZE; j++) {
+    const e0 = <u32>load<u16>(tablePtr + (j << 1));
+    const l0 = e0 >> 8;
+    const e1 = <u32>load<u16>(tablePtr + ((j >> l0) << 1));
+    const l1 = e1 >> 8;
+    store<u32>(pairs + (j << 2), l0 + l1 <= MAX_CODE_BITS ? (e0 & 0xff) | ((e1 & 0xff) << 8) | (2 << 16) | ((l0 + l1) << 24) : (e0 & 0xff) | (1 << 16) | (l0 << 24));
+  }
+  return 0;
 }
 
 /**
@@ -552,68 +569,22 @@ export function huffmanEncode(srcPtr: usize, n: usize, codesPtr: usize, segLog2:
 }
 
 /**
- * Decodes `count` symbols of one segment whose bits start at `p` and end at `limit` (exclusive),
- * one table lookup a symbol; refills 8 bytes after every 5 symbols (5 x 11 bits <= 57). Returns
- * true when the segment's symbols fit in its bytes. Reads at most 8 bytes past `limit`.
+ * Decodes the symbols of one segment into [out, outEnd) from its bits at [p, limit): pair
+ * lookups (two symbols when both codes fit in 11 bits) while more than 10 symbols remain, 8 bytes
+ * refilled after every 5 lookups (5 x 11 bits <= 57), then one symbol a lookup. Returns true when
+ * the segment's symbols fit in its bytes. Reads at most 8 bytes past `limit`.
  */
-// @ts-ignore: decorator
-@inline function decodeSegment(p: usize, limit: usize, count: usize, tablePtr: usize, out: usize): bool {
-  const start = p;
-  let buf = load<u64>(p);
-  let used: u64 = 0;
-  let i: usize = 0;
-  let bad = false;
-  for (; i + 5 <= count; i += 5) {
-    let e = <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
-    store<u8>(out + i, <u8>e);
-    buf >>= e >> 8;
-    used += e >> 8;
-    e = <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
-    store<u8>(out + i + 1, <u8>e);
-    buf >>= e >> 8;
-    used += e >> 8;
-    e = <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
-    store<u8>(out + i + 2, <u8>e);
-    buf >>= e >> 8;
-    used += e >> 8;
-    e = <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
-    store<u8>(out + i + 3, <u8>e);
-    buf >>= e >> 8;
-    used += e >> 8;
-    e = <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
-    store<u8>(out + i + 4, <u8>e);
-    used += e >> 8;
-    p += <usize>(used >> 3);
-    used &= 7;
-    if (p > limit) {
-      p = limit;
-      bad = true;
-    }
-    buf = load<u64>(p) >> used;
-  }
-  for (; i < count; i++) {
-    const e = <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
-    store<u8>(out + i, <u8>e);
-    used += e >> 8;
-    p += <usize>(used >> 3);
-    used &= 7;
-    if (p > limit) {
-      p = limit;
-      bad = true;
-    }
-    buf = load<u64>(p) >> used;
-  }
-  // the bits used must end inside the segment: p + used / 8 <= limit
-  return !bad && (<u64>(p - start) << 3) + used <= (<u64>(limit - start) << 3);
+function decodeSegment(p: usize, limit: usize, out: usize, outEnd: usize, tablePtr: usize): bool {
+  return finishSegment(p, 0, p, limit, out, outEnd, tablePtr);
 }
 
 /**
  * Decodes `n` symbols from segments of 2^segLog2 symbols at `srcPtr` (the bitstreams, `srcBytes`
  * long, segment k ending at offsetsPtr[k] bytes: validated by the caller as non-decreasing and
- * ending at srcBytes) with the table at `tablePtr` ({@link huffmanBuildTable}) into `outPtr`
- * (n bytes). The memory must hold 8 readable bytes past srcPtr + srcBytes. Segments are
+ * ending at srcBytes) with the tables at `tablePtr` ({@link huffmanBuildTable}, 12 KiB) into
+ * `outPtr` (n bytes). The memory must hold 8 readable bytes past srcPtr + srcBytes. Segments are
  * independent (Haugen's offset table; Huff0 decodes its four streams the same way); here four
- * are decoded in one loop so their table lookups overlap.
+ * are decoded in one loop so that their table lookups overlap.
  * Returns 0, or -1 when a segment needs bits past its end (corrupt input).
  */
 export function huffmanDecode(srcPtr: usize, srcBytes: usize, offsetsPtr: usize, segLog2: u32, n: usize, tablePtr: usize, outPtr: usize): i32 {
@@ -632,8 +603,8 @@ export function huffmanDecode(srcPtr: usize, srcBytes: usize, offsetsPtr: usize,
   for (; k < segments; k++) {
     const s = k == 0 ? srcPtr : srcPtr + <usize>load<u32>(offsetsPtr + ((k - 1) << 2));
     const e = srcPtr + <usize>load<u32>(offsetsPtr + (k << 2));
-    const count = min<usize>(seg, n - k * seg);
-    if (!decodeSegment(s, e, count, tablePtr, outPtr + k * seg)) return -1;
+    const end = outPtr + min<usize>(n, (k + 1) * seg);
+    if (!decodeSegment(s, e, outPtr + k * seg, end, tablePtr)) return -1;
   }
   return 0;
 }
@@ -643,60 +614,89 @@ export function huffmanDecode(srcPtr: usize, srcBytes: usize, offsetsPtr: usize,
   return <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
 }
 
-/** Four consecutive segments of `seg` symbols each, interleaved symbol by symbol; see {@link decodeSegment}. */
+/**
+ * Four consecutive segments of `seg` symbols each (bits [s0, e0), [e0, e1), [e1, e2), [e2, e3)),
+ * interleaved lookup by lookup while each has more than 10 symbols to go; then each finishes
+ * alone. See {@link decodeSegment}.
+ */
 function decode4(s0: usize, e0: usize, e1: usize, e2: usize, e3: usize, seg: usize, tablePtr: usize, out: usize): bool {
-  const st0 = s0, st1 = e0, st2 = e1, st3 = e2;
-  let p0 = st0, p1 = st1, p2 = st2, p3 = st3;
-  let b0 = load<u64>(p0), b1 = load<u64>(p1), b2 = load<u64>(p2), b3 = load<u64>(p3);
+  const pairs = tablePtr + 4096;
+  let p0 = s0, p1 = e0, p2 = e1, p3 = e2;
   let u0: u64 = 0, u1: u64 = 0, u2: u64 = 0, u3: u64 = 0;
-  const o1 = out + seg, o2 = out + 2 * seg, o3 = out + 3 * seg;
-  let bad = false;
-  let i: usize = 0;
-  for (; i + 5 <= seg; i += 5) {
-    for (let j: usize = 0; j < 5; j++) {
-      let e = lookup(tablePtr, b0);
-      store<u8>(out + i + j, <u8>e);
-      b0 >>= e >> 8;
-      u0 += e >> 8;
-      e = lookup(tablePtr, b1);
-      store<u8>(o1 + i + j, <u8>e);
-      b1 >>= e >> 8;
-      u1 += e >> 8;
-      e = lookup(tablePtr, b2);
-      store<u8>(o2 + i + j, <u8>e);
-      b2 >>= e >> 8;
-      u2 += e >> 8;
-      e = lookup(tablePtr, b3);
-      store<u8>(o3 + i + j, <u8>e);
-      b3 >>= e >> 8;
-      u3 += e >> 8;
+  let o0 = out, o1 = out + seg, o2 = out + 2 * seg, o3 = out + 3 * seg;
+  const m0 = o1 - 10, m1 = o2 - 10, m2 = o3 - 10, m3 = out + 4 * seg - 10;
+  while (o0 <= m0 && o1 <= m1 && o2 <= m2 && o3 <= m3) {
+    let b0 = load<u64>(p0) >> u0;
+    let b1 = load<u64>(p1) >> u1;
+    let b2 = load<u64>(p2) >> u2;
+    let b3 = load<u64>(p3) >> u3;
+    for (let j = 0; j < 5; j++) {
+      const x0 = load<u32>(pairs + ((<usize>b0 & 0x7ff) << 2));
+      const x1 = load<u32>(pairs + ((<usize>b1 & 0x7ff) << 2));
+      const x2 = load<u32>(pairs + ((<usize>b2 & 0x7ff) << 2));
+      const x3 = load<u32>(pairs + ((<usize>b3 & 0x7ff) << 2));
+      store<u16>(o0, <u16>x0);
+      store<u16>(o1, <u16>x1);
+      store<u16>(o2, <u16>x2);
+      store<u16>(o3, <u16>x3);
+      o0 += (x0 >> 16) & 3;
+      o1 += (x1 >> 16) & 3;
+      o2 += (x2 >> 16) & 3;
+      o3 += (x3 >> 16) & 3;
+      b0 >>= <u64>(x0 >> 24);
+      b1 >>= <u64>(x1 >> 24);
+      b2 >>= <u64>(x2 >> 24);
+      b3 >>= <u64>(x3 >> 24);
+      u0 += <u64>(x0 >> 24);
+      u1 += <u64>(x1 >> 24);
+      u2 += <u64>(x2 >> 24);
+      u3 += <u64>(x3 >> 24);
     }
     p0 += <usize>(u0 >> 3); u0 &= 7;
     p1 += <usize>(u1 >> 3); u1 &= 7;
     p2 += <usize>(u2 >> 3); u2 &= 7;
     p3 += <usize>(u3 >> 3); u3 &= 7;
-    if (p0 > e0 || p1 > e1 || p2 > e2 || p3 > e3) {
-      bad = true;
-      p0 = min(p0, e0); p1 = min(p1, e1); p2 = min(p2, e2); p3 = min(p3, e3);
-    }
-    b0 = load<u64>(p0) >> u0;
-    b1 = load<u64>(p1) >> u1;
-    b2 = load<u64>(p2) >> u2;
-    b3 = load<u64>(p3) >> u3;
+    if (p0 > e0 || p1 > e1 || p2 > e2 || p3 > e3) return false;
   }
-  if (bad) return false;
-  // the tails (seg is a power of two >= 1024, so seg mod 5 symbols remain), one segment at a time
-  const rest = seg - i;
-  if (!decodeTail(p0, u0, st0, e0, rest, tablePtr, out + i)) return false;
-  if (!decodeTail(p1, u1, st1, e1, rest, tablePtr, o1 + i)) return false;
-  if (!decodeTail(p2, u2, st2, e2, rest, tablePtr, o2 + i)) return false;
-  return decodeTail(p3, u3, st3, e3, rest, tablePtr, o3 + i);
+  // each segment's remaining symbols alone (pairs, then singles), from where it stopped
+  return (
+    finishSegment(p0, u0, s0, e0, o0, out + seg, tablePtr) &&
+    finishSegment(p1, u1, e0, e1, o1, out + 2 * seg, tablePtr) &&
+    finishSegment(p2, u2, e1, e2, o2, out + 3 * seg, tablePtr) &&
+    finishSegment(p3, u3, e2, e3, o3, out + 4 * seg, tablePtr)
+  );
 }
 
-/** The last `count` (< 5) symbols of a segment from byte p, bit `used`; checks the segment's end. */
+/** {@link decodeSegment} resumed at byte p, bit `used`, output o; `start` is the segment's first byte. */
+function finishSegment(p: usize, used: u64, start: usize, limit: usize, o: usize, outEnd: usize, tablePtr: usize): bool {
+  const pairs = tablePtr + 4096;
+  while (o + 10 <= outEnd) {
+    let buf = load<u64>(p) >> used;
+    for (let j = 0; j < 5; j++) {
+      const e = load<u32>(pairs + ((<usize>buf & 0x7ff) << 2));
+      store<u16>(o, <u16>e);
+      o += (e >> 16) & 3;
+      buf >>= <u64>(e >> 24);
+      used += <u64>(e >> 24);
+    }
+    p += <usize>(used >> 3);
+    used &= 7;
+    if (p > limit) return false;
+  }
+  return decodeTail(p, used, start, limit, outEnd - o, tablePtr, o);
+}
+
+/** The last `count` (< 10) symbols of a segment from byte p, bit `used`; checks the segment's end. */
 function decodeTail(p: usize, used: u64, start: usize, limit: usize, count: usize, tablePtr: usize, out: usize): bool {
   let buf = load<u64>(p) >> used;
   for (let i: usize = 0; i < count; i++) {
+    if (i == 5) {
+      // 5 codes of up to 11 bits used at most 55 of the 57 or more bits: refill once
+      p += <usize>(used >> 3);
+      used &= 7;
+      if (p > limit) return false;
+      buf = load<u64>(p) >> used;
+    }
     const e = lookup(tablePtr, buf);
     store<u8>(out + i, <u8>e);
     buf >>= e >> 8;

@@ -15,7 +15,8 @@ import { calibrate, calibrationKey, type CalibrationRecord } from './cost/calibr
 import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
-import { compressArray, decompressBytes } from './format/container.js';
+import { compressArray, compressArrayReport, decompressBytes } from './format/container.js';
+import type { ChunkReport } from './format/chunk-codec.js';
 import { decompressToDevice } from './format/device-decode.js';
 import { compressFromDevice } from './format/device-encode.js';
 import { DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
@@ -1032,6 +1033,23 @@ export class Engine {
           ? Math.ceil(input.byteLength / this.rleRatio)
           : input.byteLength;
     return this.predictFor(op, bytes, from, to);
+  }
+
+  /**
+   * What `compress` codes each chunk of `input` with, and why: the chooser's size estimates of
+   * the candidate pipelines (from one pass of statistics: byte histograms of each byte plane of
+   * the elements and of their deltas, run counts), the candidates it encoded and their payload
+   * sizes, and the pipeline kept. It compresses `input` on the CPU path to find out (same cost
+   * as `compress`). Host arrays only.
+   * @returns one report a chunk, in order.
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, ABORTED, DESTROYED
+   */
+  async explainCodec(input: ParleArray, options: { chunkBytes?: number; codec?: string; signal?: AbortSignal } = {}): Promise<ChunkReport[]> {
+    const type = checkArray(input, 'input');
+    const codec = checkCodec(options.codec, type);
+    const chunkBytes =
+      options.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+    return this.admit(options.signal, async () => (await compressArrayReport(this.cpu, input, chunkBytes, options.signal, codec)).reports);
   }
 
   /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */

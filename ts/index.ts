@@ -31,4 +31,5 @@ export type { ElementType, ParleArray, SortKeys } from './types.js';
 export { ELEMENT_TYPES, elementSize } from './types.js';
 export { ContainerReader, ContainerWriter } from './format/stream.js';
 export type { ContainerReport } from './format/container.js';
+export type { ChunkReport } from './format/chunk-codec.js';
 export { DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES } from './format/layout.js';

@@ -92,8 +92,13 @@ export function buildProgram(): Command {
     .addOption(pathOption())
     .addOption(workersOption())
     .addOption(new Option('--chunk-bytes <n>', 'bytes of elements per chunk').argParser(positiveInteger('--chunk-bytes', MAX_CHUNK_BYTES)))
+    .option(
+      '--codec <codec>',
+      "codec pipeline of every chunk: 'auto' (the chooser picks per chunk), 'stored', or stages joined by '+' in the order delta, shuffle, rle, huffman (e.g. delta+shuffle+huffman)",
+      'auto',
+    )
     .option('-f, --force', 'replace an existing output file')
-    .option('--explain', 'print the path the engine picks and why, then compress')
+    .option('--explain', "print the path the engine picks and why, then each chunk's pipeline and why")
     .action(async (input: string, output: string | undefined, opts) => {
       const out = output ?? `${input}.parle`;
       await withEngine(engineOptions(opts), async (engine) => {
@@ -101,9 +106,10 @@ export function buildProgram(): Command {
           const { size } = await stat(input).catch(() => ({ size: 0 }));
           console.error(JSON.stringify(engine.explain('compress', { byteLength: size, location: 'host' }), null, 2));
         }
-        await withProgress('compress', input, (onProgress) =>
-          compressFile(engine, input, out, { type: opts.type, chunkBytes: opts.chunkBytes, force: opts.force, onProgress }),
+        const reports = await withProgress('compress', input, (onProgress) =>
+          compressFile(engine, input, out, { type: opts.type, chunkBytes: opts.chunkBytes, codec: opts.codec, force: opts.force, onProgress }),
         );
+        if (opts.explain) console.error(JSON.stringify({ chunks: reports }, null, 2));
       });
     });
 

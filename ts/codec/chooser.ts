@@ -2,12 +2,12 @@
  * The chooser: a pipeline per chunk from statistics of one pass over the elements (byte
  * histograms of each byte plane of the elements and of their deltas, element runs and byte
  * runs of each plane; assembly/codec.ts `codecStats*`). Each candidate's size is estimated from
- * them: Huffman sizes from the histograms' optimal code lengths, RLE sizes from the run counts
+ * them: Huffman sizes from the histograms' entropies, RLE sizes from the run counts
  * (run values assumed distributed as the elements, run lengths geometric). The encoder then
  * encodes the best few and keeps the smallest (ts/codec/cpu-codec.ts), so an estimate only
  * ranks; it never decides the bytes.
  */
-import { codeLengths, codedBits, DEFAULT_SEGMENT_LOG2, presentSymbols, segmentCount } from './huffman.js';
+import { DEFAULT_SEGMENT_LOG2, presentSymbols, segmentCount } from './huffman.js';
 import { pipelineName, StageId, type Pipeline } from './stages.js';
 
 /** The statistics of one pass, scaled to the whole chunk. */
@@ -30,21 +30,28 @@ export interface Estimate {
   bytes: number;
 }
 
-/** Bytes of a Huffman stream of the symbols of `hist` (exact up to segment padding). */
-function huffmanBytes(hist: ArrayLike<number>, total: number): number {
-  const { count } = presentSymbols(hist);
-  if (count === 0) return 1;
-  if (count === 1) return 2;
-  const bits = codedBits(hist, codeLengths(hist));
-  const segments = segmentCount(total, DEFAULT_SEGMENT_LOG2);
-  return Math.min(1 + total, 3 + 128 + 5 * segments + bits / 8);
-}
-
-/** Bits a symbol of `hist` costs on average under Huffman coding (0 for one symbol). */
+/**
+ * Bits a symbol of `hist` costs on average under Huffman coding, estimated from the order-0
+ * entropy (Huffman is within 1 bit of it and never below 1 bit a symbol; 0 for one symbol).
+ * The entropy, not the code itself, keeps the estimate cheap: a few candidates x planes each chunk.
+ */
 function bitsPerSymbol(hist: ArrayLike<number>, total: number): number {
   const { count } = presentSymbols(hist);
   if (count < 2 || total === 0) return 0;
-  return codedBits(hist, codeLengths(hist)) / total;
+  let bits = 0;
+  for (let s = 0; s < 256; s++) {
+    const c = hist[s];
+    if (c > 0) bits -= c * Math.log2(c / total);
+  }
+  // Huffman's redundancy is largest for skewed sources: add a little of it back
+  return Math.max(1, bits / total + 0.03);
+}
+
+/** Bytes of a Huffman stream of `total` symbols at `bits` a symbol (an estimate; see {@link bitsPerSymbol}). */
+function huffmanBytes(bits: number, total: number, segments: number): number {
+  if (total === 0) return 1;
+  if (bits === 0) return 2;
+  return Math.min(1 + total, 3 + 128 + 5 * segments + (total * bits) / 8);
 }
 
 /** Binary entropy-based bits of a geometric run length of mean `mean` >= 1, at least 1 bit under Huffman. */
@@ -74,26 +81,30 @@ function sumHist(planes: Float64Array[]): Float64Array {
 export function estimateCandidates(stats: ChunkStats): Estimate[] {
   const { count: n, width: w } = stats;
   const out: Estimate[] = [];
+  const segments = segmentCount(n * w, DEFAULT_SEGMENT_LOG2);
+  const planeSegments = segmentCount(n, DEFAULT_SEGMENT_LOG2);
   for (const t of [0, 1] as const) {
     const delta: StageId[] = t === 1 ? [StageId.Delta] : [];
     const planes = stats.hist[t];
-    const whole = sumHist(planes);
+    // each histogram's cost a symbol, computed once
+    const planeBits = planes.map((p) => bitsPerSymbol(p, n));
+    const whole = w === 1 ? planes[0] : sumHist(planes);
+    const wholeBits = w === 1 ? planeBits[0] : bitsPerSymbol(whole, n * w);
     const R = Math.max(1, stats.runs[t]);
-    out.push({ pipeline: [...delta, StageId.Huffman], bytes: 8 + huffmanBytes(whole, n * w) });
+    out.push({ pipeline: [...delta, StageId.Huffman], bytes: 8 + huffmanBytes(wholeBits, n * w, segments) });
     out.push({ pipeline: [...delta, StageId.Rle], bytes: 16 + R * w + R * varintBytes(n / R) });
-    const valueBits = bitsPerSymbol(whole, n * w) * w;
     out.push({
       pipeline: [...delta, StageId.Rle, StageId.Huffman],
-      bytes: 16 + 2 * (3 + 128) + (R * (valueBits + runLengthBits(n / R))) / 8,
+      bytes: 16 + 2 * (3 + 128) + (R * (wholeBits * w + runLengthBits(n / R))) / 8,
     });
     if (w > 1) {
       let shufHuff = 8 * w;
       let shufRleHuff = 16 * w;
       let shufRle = 16 * w;
       for (let k = 0; k < w; k++) {
-        shufHuff += huffmanBytes(planes[k], n);
+        shufHuff += huffmanBytes(planeBits[k], n, planeSegments);
         const Rk = Math.max(1, stats.planeRuns[t][k]);
-        shufRleHuff += 2 * (3 + 128) + (Rk * (bitsPerSymbol(planes[k], n) + runLengthBits(n / Rk))) / 8;
+        shufRleHuff += 2 * (3 + 128) + (Rk * (planeBits[k] + runLengthBits(n / Rk))) / 8;
         shufRle += Rk + Rk * varintBytes(n / Rk);
       }
       out.push({ pipeline: [...delta, StageId.Shuffle, StageId.Huffman], bytes: shufHuff });

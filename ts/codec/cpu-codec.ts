@@ -33,8 +33,8 @@ const SLACK = 64;
 /** Bytes of small scratch at the arena's start: histogram scratch, histograms, runs, code tables. */
 const SMALL_SCRATCH = 32 << 10;
 /** Elements sampled for the chooser's statistics at most (in ranges spread over the chunk). */
-const SAMPLE_BYTES = 256 << 10;
-const SAMPLE_RANGE_BYTES = 16 << 10;
+const SAMPLE_BYTES = 64 << 10;
+const SAMPLE_RANGE_BYTES = 8 << 10;
 
 /** Arena bytes {@link encodeChunk2At} needs for a chunk of `count` elements of `width` bytes. */
 export function encodeArenaBytes(count: number, width: number): number {
@@ -144,7 +144,12 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   const histAll = u32(ctx, histPtr, 2 * width * 256);
   const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
   const hist: Float64Array[][] = [0, 1].map((t) =>
-    Array.from({ length: width }, (_, k) => Float64Array.from(histAll.subarray((t * width + k) * 256, (t * width + k + 1) * 256), (c) => c * scale)),
+    Array.from({ length: width }, (_, k) => {
+      const h = new Float64Array(256);
+      const from = (t * width + k) * 256;
+      for (let s = 0; s < 256; s++) h[s] = histAll[from + s] * scale;
+      return h;
+    }),
   );
   const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k] * scale));
   return { count, width, hist, runs: [runsAll[0] * scale, runsAll[1] * scale], planeRuns };
@@ -516,7 +521,7 @@ function decodeHuffmanStream(ctx: CodecContext, arena: Arena, stream: Uint8Array
   try {
     const lengthsPtr = arena.alloc(256);
     const codesPtr = arena.alloc(1024);
-    const tablePtr = arena.alloc(4096);
+    const tablePtr = arena.alloc(12 << 10);
     u8(ctx, lengthsPtr, 256).set(header.lengths);
     if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0) throw corrupt('code lengths do not form a complete code of two or more symbols');
     const bitsBytes = stream.length - header.bitsAt;

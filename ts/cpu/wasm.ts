@@ -157,7 +157,10 @@ export interface Kernels {
    * Returns the Kraft sum x 2^11 (2048 = complete), or -1 for a length over 11.
    */
   huffmanBuildCodes(lengthsPtr: number, codesPtr: number): number;
-  /** The 2048-entry u16 decode table (symbol | length << 8); codesPtr is 1 KiB of scratch. 0, or -1 if invalid. */
+  /**
+   * The decode tables at `tablePtr` (12 KiB: 2048 u16 symbol | length << 8, then 2048 u32 pair
+   * entries sym0 | sym1 << 8 | count << 16 | bits << 24); codesPtr is 1 KiB of scratch. 0, or -1 if invalid.
+   */
   huffmanBuildTable(lengthsPtr: number, codesPtr: number, tablePtr: number): number;
   /**
    * Huffman-encodes `n` bytes in segments of 2^segLog2 symbols (each from a byte boundary) to

@@ -9,6 +9,7 @@ import type { ElementType } from '../types.js';
 import { elementSize } from '../types.js';
 import { Encoding, type ChunkEntry } from './layout.js';
 import { decodeArenaBytes, encodeArenaBytes, readDirectory } from '../codec/cpu-codec.js';
+import { pipelineName, type Pipeline } from '../codec/stages.js';
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
@@ -16,6 +17,29 @@ export interface EncodedChunk {
   payload: Uint8Array;
   /** Version 2: why the chooser picked this pipeline. */
   reason?: string;
+}
+
+/** What a chunk was coded with and why: `explainCodec`, `parle compress --explain`. */
+export interface ChunkReport {
+  index: number;
+  elementCount: number;
+  /** The pipeline, e.g. 'delta+shuffle+rle+huffman', or 'stored'. */
+  pipeline: string;
+  /** Payload bytes of the chunk (its table entry adds 32). */
+  payloadBytes: number;
+  /** The chooser's estimates, the candidates encoded and their sizes. */
+  reason: string;
+}
+
+/** The report of chunk `index`. */
+export function chunkReport(index: number, { entry, reason }: EncodedChunk): ChunkReport {
+  return {
+    index,
+    elementCount: entry.elementCount,
+    pipeline: pipelineName((entry.stages ?? []) as Pipeline),
+    payloadBytes: entry.payloadBytes,
+    reason: reason ?? '',
+  };
 }
 
 /** How to code a chunk: a version-2 pipeline (stage ids), undefined for the chooser. */

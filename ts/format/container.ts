@@ -3,10 +3,11 @@
  * that `inspect` and the decoders share. The streaming twins are in ts/format/stream.ts.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
+import { debug } from '../platform/node.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
-import { decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type EncodedChunk } from './chunk-codec.js';
+import { chunkReport, decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type ChunkReport, type EncodedChunk } from './chunk-codec.js';
 import { pipelineName } from '../codec/stages.js';
 import {
   ENTRY_BYTES,
@@ -49,6 +50,17 @@ export async function mapLimited<R>(count: number, concurrency: number, fn: (ind
  * fixes every chunk's pipeline (undefined: the chooser picks per chunk).
  */
 export async function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes: number, signal?: AbortSignal, codec?: ChunkCodec): Promise<Uint8Array> {
+  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec)).bytes;
+}
+
+/** {@link compressArray}, with what each chunk was coded with and why. */
+export async function compressArrayReport(
+  cpu: CpuPath,
+  input: ParleArray,
+  chunkBytes: number,
+  signal?: AbortSignal,
+  codec?: ChunkCodec,
+): Promise<{ bytes: Uint8Array; reports: ChunkReport[] }> {
   const type = elementTypeOf(input) as ElementType;
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
   const bytes = bytesOf(input);
@@ -56,7 +68,9 @@ export async function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes:
   const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
     encodeChunk2(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength), codec, signal),
   );
-  return assembleContainer(header, chunks);
+  const reports = chunks.map((c, i) => chunkReport(i, c));
+  debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
+  return { bytes: assembleContainer(header, chunks), reports };
 }
 
 /** The container's bytes: the header, then each chunk's table entry and payload, in order. */

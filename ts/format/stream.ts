@@ -9,7 +9,7 @@ import type { CpuPath } from '../cpu/cpu-path.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType } from '../types.js';
 import { elementSize } from '../types.js';
-import { decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type EncodedChunk } from './chunk-codec.js';
+import { chunkReport, decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type ChunkReport, type EncodedChunk } from './chunk-codec.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -87,6 +87,8 @@ export class ContainerWriter {
   private received = 0;
   /** Chunks being encoded, oldest first (their output keeps this order). */
   private readonly inflight: Promise<EncodedChunk>[] = [];
+  /** What each chunk written so far was coded with and why (the chooser's reasoning). */
+  readonly reports: ChunkReport[] = [];
 
   constructor(
     private readonly cpu: CpuPath,
@@ -124,9 +126,14 @@ export class ContainerWriter {
       encoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(encoding);
       this.chunkIndex++;
-      if (this.inflight.length >= this.cpu.chunkConcurrency) out.push(...serialize(await this.inflight.shift()!));
+      if (this.inflight.length >= this.cpu.chunkConcurrency) out.push(...this.emit(await this.inflight.shift()!));
     }
     return out;
+  }
+
+  private emit(chunk: EncodedChunk): Uint8Array[] {
+    this.reports.push(chunkReport(this.reports.length, chunk));
+    return serialize(chunk);
   }
 
   /**
@@ -135,7 +142,7 @@ export class ContainerWriter {
    */
   async end(): Promise<Uint8Array[]> {
     const out = this.start();
-    while (this.inflight.length > 0) out.push(...serialize(await this.inflight.shift()!));
+    while (this.inflight.length > 0) out.push(...this.emit(await this.inflight.shift()!));
     if (this.received !== this.totalInputBytes) {
       const size = elementSize(this.type);
       throw new ParleError(

@@ -7,6 +7,7 @@
 import { createReadStream, createWriteStream, readSync } from 'node:fs';
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
+import type { ChunkReport } from '../format/chunk-codec.js';
 import type { Engine } from '../engine.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { inspectContainer, type ContainerReport } from '../format/container.js';
@@ -22,6 +23,8 @@ export interface CompressFileOptions {
   type?: ElementType;
   /** Bytes of decoded elements per chunk (default 4 MiB). */
   chunkBytes?: number;
+  /** The codec pipeline: 'auto' (default), 'stored' or stages joined by '+' (see CompressOptions.codec). */
+  codec?: string;
   /** Replace an existing output file (default false). */
   force?: boolean;
   onProgress?: ProgressCallback;
@@ -74,7 +77,7 @@ async function writeAtomically(outPath: string, write: (tmpPath: string) => Prom
  * Compresses the raw little-endian elements in `inPath` into the .parle file `outPath`.
  * @throws ParleError UNALIGNED_LENGTH (size not a multiple of the element size), IO_ERROR
  */
-export async function compressFile(engine: Engine, inPath: string, outPath: string, options: CompressFileOptions = {}): Promise<void> {
+export async function compressFile(engine: Engine, inPath: string, outPath: string, options: CompressFileOptions = {}): Promise<ChunkReport[]> {
   const type = options.type ?? 'u8';
   const size = elementSize(type);
   const totalBytes = await fileSize(inPath);
@@ -85,8 +88,9 @@ export async function compressFile(engine: Engine, inPath: string, outPath: stri
     );
   }
   await checkOutput(outPath, options.force);
-  const writer = engine.createCompressor(type, totalBytes / size, { chunkBytes: options.chunkBytes });
+  const writer = engine.createCompressor(type, totalBytes / size, { chunkBytes: options.chunkBytes, codec: options.codec });
   await writeAtomically(outPath, (tmpPath) => streamThrough(inPath, tmpPath, writer, totalBytes, options.onProgress));
+  return writer.reports;
 }
 
 /**

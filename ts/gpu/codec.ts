@@ -1,0 +1,783 @@
+/// <reference types="@webgpu/types" />
+/**
+ * The GPU kernels of container version 2's codec (docs/format.md, "Version 2: the codec
+ * pipeline"): the tree hash (XXH32 of 4096-byte blocks, level after level), the decode of
+ * Huffman streams (modes 0, 1 and 2), delta encode and decode, byte-plane shuffle and unshuffle.
+ * Dispatch of shaders/codec-hash.wgsl, codec-huffman.wgsl, codec-delta.wgsl and
+ * codec-shuffle.wgsl.
+ *
+ * Every op works on raw GPUBuffers at byte offsets, so that a container's streams, planes and
+ * chunks can live side by side in one buffer. Shared rules:
+ * - Buffers need STORAGE usage. Kernels bind a window of each buffer at a 256-byte aligned offset
+ *   (minStorageBufferOffsetAlignment) covering the bytes they touch; a window beyond one storage
+ *   binding throws TOO_LARGE (chunks are at most 64 MiB, far below).
+ * - Outputs are written in whole u32 words: output byte offsets must be multiples of 4, and the
+ *   bytes from an output's end up to the next multiple of 4 are overwritten with zeros.
+ * - Inputs and outputs are distinct buffers (WebGPU forbids binding one buffer as read-only and
+ *   writable storage in one dispatch).
+ * - Each `encode*` function records its passes into a Submission (one command buffer, no
+ *   readback in between); the async functions of the same name without `encode` run one
+ *   submission each.
+ */
+import { ErrorCodes, ParleError } from '../errors.js';
+import { MAX_CODE_BITS, readHeader } from '../codec/huffman.js';
+import hashSource from '../../shaders/codec-hash.wgsl';
+import huffmanSource from '../../shaders/codec-huffman.wgsl';
+import deltaSource from '../../shaders/codec-delta.wgsl';
+import shuffleSource from '../../shaders/codec-shuffle.wgsl';
+import { composeKernel, WORKGROUP_SIZE } from './compose.js';
+import type { GpuContext, Submission } from './context.js';
+import { getPipeline } from './pipelines.js';
+
+/** Bytes of a tree hash block (docs/format.md, "Tree hash"). */
+export const TREE_HASH_BLOCK = 4096;
+/** Entries of a Huffman decode table: one per 11-bit window. */
+export const HUFFMAN_TABLE_ENTRIES = 1 << MAX_CODE_BITS;
+/** log2 of the bytes per invocation of raw (mode 0) and one-symbol (mode 1) streams. */
+const FLAT_SEGMENT_LOG2 = 14;
+/** Words per workgroup tile of the delta decode (WG x WPI in codec-delta.wgsl). */
+const DELTA_TILE_WORDS = WORKGROUP_SIZE * 16;
+
+// ---- shared plumbing -----------------------------------------------------------------------
+
+function pipeline(ctx: GpuContext, file: string, source: string, entryPoint: string, consts: Record<string, string> = {}): GPUComputePipeline {
+  const key = `${file}:${entryPoint}:${Object.values(consts).join(',')}`;
+  return getPipeline(ctx.device, key, () => ({
+    code: composeKernel(source, { subgroups: false, scalar: 'u32', consts }),
+    entryPoint,
+  }));
+}
+
+function checkBuffer(buffer: unknown, name: string): GPUBuffer {
+  if (typeof buffer !== 'object' || buffer === null || typeof (buffer as GPUBuffer).size !== 'number') {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must be a GPUBuffer`);
+  }
+  const b = buffer as GPUBuffer;
+  if ((b.usage & GPUBufferUsage.STORAGE) === 0) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} needs GPUBufferUsage.STORAGE`);
+  return b;
+}
+
+function checkCount(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must be a non-negative integer`);
+  }
+  return value;
+}
+
+function checkWordOffset(value: unknown, name: string): number {
+  const v = checkCount(value, name);
+  if (v % 4 !== 0) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must be a multiple of 4 (outputs are written in whole words)`);
+  return v;
+}
+
+function checkSpan(buffer: GPUBuffer, offset: number, bytes: number, name: string): void {
+  if (offset + bytes > buffer.size) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name}: bytes ${offset}..${offset + bytes} lie past the buffer's ${buffer.size} bytes`);
+  }
+}
+
+function roundUp4(n: number): number {
+  return Math.ceil(n / 4) * 4;
+}
+
+/** A window [start, end) of a buffer bound at an aligned offset: `base` is that offset. */
+interface Window {
+  base: number;
+  end: number;
+}
+
+function alignment(ctx: GpuContext): number {
+  return ctx.device.limits.minStorageBufferOffsetAlignment;
+}
+
+function maxBinding(ctx: GpuContext): number {
+  return Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize);
+}
+
+/** The window of `buffer` covering bytes [start, end), bound from an aligned offset. */
+function windowOf(ctx: GpuContext, start: number, end: number): Window {
+  const align = alignment(ctx);
+  return { base: Math.floor(start / align) * align, end };
+}
+
+/** The binding of a window (at least 4 bytes, rounded up to a word; `buffer` holds them). */
+function bindWindow(ctx: GpuContext, buffer: GPUBuffer, w: Window, what: string): GPUBufferBinding {
+  const size = Math.min(buffer.size - w.base, Math.max(4, roundUp4(w.end - w.base)));
+  if (size > maxBinding(ctx)) {
+    throw new ParleError(ErrorCodes.TOO_LARGE, `${what}: a window of ${size} bytes exceeds one storage binding (${maxBinding(ctx)} bytes)`);
+  }
+  return { buffer, offset: w.base, size };
+}
+
+/**
+ * Splits items, in order, into groups whose spans (one [start, end) per bound buffer, or null
+ * where an item does not touch that buffer) each fit one storage binding from an aligned offset.
+ */
+function groupBySpans(ctx: GpuContext, count: number, spans: (i: number) => ([number, number] | null)[], what: string): { items: number[]; windows: (Window | null)[] }[] {
+  const align = alignment(ctx);
+  const limit = maxBinding(ctx);
+  const groups: { items: number[]; windows: (Window | null)[] }[] = [];
+  let current: { items: number[]; windows: (Window | null)[] } | null = null;
+  const fits = (w: Window) => roundUp4(w.end - w.base) <= limit;
+  for (let i = 0; i < count; i++) {
+    const s = spans(i);
+    const own = s.map((x) => (x === null ? null : windowOf(ctx, x[0], x[1])));
+    for (const w of own) {
+      if (w !== null && !fits(w)) throw new ParleError(ErrorCodes.TOO_LARGE, `${what}: item ${i} spans more than one storage binding (${limit} bytes)`);
+    }
+    if (current !== null) {
+      const merged = current.windows.map((w, k) => {
+        const o = own[k];
+        if (w === null) return o;
+        if (o === null) return w;
+        const start = Math.min(w.base, o.base);
+        return { base: Math.floor(start / align) * align, end: Math.max(w.end, o.end) };
+      });
+      if (merged.every((w) => w === null || fits(w))) {
+        current.items.push(i);
+        current.windows = merged;
+        continue;
+      }
+    }
+    current = { items: [i], windows: own };
+    groups.push(current);
+  }
+  return groups;
+}
+
+/** A scratch storage buffer of `s` holding `words` (uploaded before the submission runs). */
+function storageWords(ctx: GpuContext, s: Submission, words: Uint32Array, label: string): GPUBuffer {
+  const b = s.temp(Math.max(16, words.byteLength), label);
+  if (words.length > 0) ctx.device.queue.writeBuffer(b, 0, words.buffer, words.byteOffset, words.byteLength);
+  return b;
+}
+
+/**
+ * A MAP_READ buffer receiving `size` bytes of `src` at the end of what `s` recorded so far; the
+ * returned function, called after the submit, maps and reads it and destroys it.
+ */
+function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number): () => Promise<Uint32Array> {
+  const rb = ctx.device.createBuffer({ label: 'parle:codec-readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  s.onFailure.push(rb);
+  s.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
+  return async () => {
+    try {
+      await ctx.guard(rb.mapAsync(GPUMapMode.READ));
+      const words = new Uint32Array(rb.getMappedRange().slice(0));
+      rb.unmap();
+      return words;
+    } finally {
+      rb.destroy();
+    }
+  };
+}
+
+// ---- tree hash ---------------------------------------------------------------------------------
+
+/** A byte range of a buffer. */
+export interface ByteRange {
+  /** Byte offset of the range's first byte (any alignment). */
+  byteOffset: number;
+  /** Bytes in the range (any count, 0 included). */
+  byteLength: number;
+}
+
+/** One range of one level of the tree hash: entries of the kernel's range table. */
+interface HashRange {
+  src: number;
+  bytes: number;
+  dst: number;
+}
+
+/**
+ * Records the tree hashes of docs/format.md ("Tree hash": XXH32, seed 0, of every 4096-byte
+ * block, level after level while a level is longer than 4096 bytes, then XXH32 of the last
+ * level) of every byte range of `buffer`, into `s`. Returns a function to call after the
+ * submission: it reads back one u32 per range (4 bytes each, nothing else) in range order.
+ *
+ * Every level of every range is planned on the host (their lengths follow from the byte
+ * lengths), so the levels run as dispatches of one submission: level 1 hashes the ranges in
+ * place (grouped into windows of one storage binding each), later levels hash the previous
+ * level's hashes in a scratch buffer; a range's last level writes its result word. One
+ * invocation per block. Example: a range of 4097 bytes -> XXH32(le32(XXH32(bytes 0..4095)) ++
+ * le32(XXH32(byte 4096))); an empty range -> 0x02CC5D05.
+ * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it), TOO_LARGE
+ *   (a range beyond one storage binding)
+ */
+export function encodeTreeHashes(ctx: GpuContext, s: Submission, buffer: GPUBuffer, ranges: readonly ByteRange[]): () => Promise<Uint32Array> {
+  checkBuffer(buffer, 'buffer');
+  if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
+  ranges.forEach((r, i) => {
+    checkCount(r?.byteOffset, `ranges[${i}].byteOffset`);
+    checkCount(r?.byteLength, `ranges[${i}].byteLength`);
+    checkSpan(buffer, r.byteOffset, r.byteLength, `ranges[${i}]`);
+  });
+  const m = ranges.length;
+  if (m === 0) return async () => new Uint32Array(0);
+
+  // Plan: scratch words [0, m) are the results, then each non-final level's hashes.
+  let next = m;
+  const place = (bytes: number, chunk: number): { dst: number; blocks: number } => {
+    const blocks = Math.max(1, Math.ceil(bytes / TREE_HASH_BLOCK));
+    if (blocks === 1) return { dst: chunk, blocks };
+    const dst = next;
+    next += blocks;
+    return { dst, blocks };
+  };
+  const first: HashRange[] = [];
+  let active: { chunk: number; src: number; bytes: number }[] = [];
+  ranges.forEach((r, c) => {
+    const { dst, blocks } = place(r.byteLength, c);
+    first.push({ src: r.byteOffset, bytes: r.byteLength, dst });
+    if (blocks > 1) active.push({ chunk: c, src: dst * 4, bytes: blocks * 4 });
+  });
+  const later: HashRange[][] = [];
+  while (active.length > 0) {
+    const level: HashRange[] = [];
+    const still: typeof active = [];
+    for (const a of active) {
+      const { dst, blocks } = place(a.bytes, a.chunk);
+      level.push({ src: a.src, bytes: a.bytes, dst });
+      if (blocks > 1) still.push({ chunk: a.chunk, src: dst * 4, bytes: blocks * 4 });
+    }
+    later.push(level);
+    active = still;
+  }
+
+  const scratch = s.temp(next * 4, 'tree-hash');
+  const hashPipe = pipeline(ctx, 'codec-hash', hashSource, 'hashBlocks');
+  const dispatch = (level: HashRange[], input: GPUBufferBinding | null, srcBase: number): void => {
+    const table = new Uint32Array(level.length * 4);
+    let blocks = 0;
+    level.forEach((r, i) => {
+      // an empty range reads nothing: its offset may lie outside the window
+      table.set([r.bytes === 0 ? 0 : r.src - srcBase, r.bytes, blocks, r.dst], i * 4);
+      blocks += Math.max(1, Math.ceil(r.bytes / TREE_HASH_BLOCK));
+    });
+    const tableBuf = storageWords(ctx, s, table, 'tree-hash-ranges');
+    s.dispatch(
+      hashPipe,
+      [
+        { binding: 0, resource: { buffer: s.uniform([blocks, level.length, input === null ? 1 : 0, 0]) } },
+        { binding: 1, resource: { buffer: tableBuf } },
+        // later levels read `scratch`; the range table stands in for the unused input
+        { binding: 2, resource: input ?? { buffer: tableBuf } },
+        { binding: 3, resource: { buffer: scratch } },
+      ],
+      Math.ceil(blocks / WORKGROUP_SIZE),
+      'parle:tree-hash',
+    );
+  };
+  const groups = groupBySpans(ctx, m, (i) => [ranges[i].byteLength > 0 ? [ranges[i].byteOffset, ranges[i].byteOffset + ranges[i].byteLength] : null], 'tree hash');
+  for (const group of groups) {
+    const w = group.windows[0];
+    const level = group.items.map((i) => first[i]);
+    if (w === null) dispatch(level, null, 0); // only empty ranges: nothing is read
+    else dispatch(level, bindWindow(ctx, buffer, w, 'tree hash'), w.base);
+  }
+  for (const level of later) dispatch(level, null, 0);
+  return readAfter(ctx, s, scratch, m * 4);
+}
+
+/**
+ * Tree hashes of many byte ranges of `buffer` (e.g. every chunk's decoded elements), in one
+ * submission; only the hashes are read back (4 bytes a range). See {@link encodeTreeHashes}.
+ * @returns one u32 per range, in range order.
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function treeHashes(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<Uint32Array> {
+  if (Array.isArray(ranges) && ranges.length === 0) return new Uint32Array(0);
+  let read: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+  await ctx.submit('tree-hash', (s) => {
+    read = encodeTreeHashes(ctx, s, buffer, ranges);
+  });
+  return read();
+}
+
+/**
+ * The tree hash (docs/format.md) of `byteLength` bytes of `buffer` from `byteOffset` (any
+ * alignment), computed on the GPU; only the final u32 is read back.
+ * Example: 0 bytes -> 0x02CC5D05; up to 4096 bytes -> their XXH32 (seed 0).
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function treeHash(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number): Promise<number> {
+  return (await treeHashes(ctx, buffer, [{ byteOffset, byteLength }]))[0];
+}
+
+// ---- Huffman -----------------------------------------------------------------------------------
+
+/** A parsed Huffman stream (docs/format.md, "Huffman streams"), checked against its bytes. */
+export interface HuffmanStreamInfo {
+  /** 0 raw, 1 one symbol, 2 Huffman. */
+  mode: 0 | 1 | 2;
+  /** Decoded bytes D (symbols). */
+  decodedBytes: number;
+  /** Encoded bytes E: the stream's length, mode byte included. */
+  encodedBytes: number;
+  /** Mode 2: the segment size log2 g (10..20); 0 for modes 0 and 1. */
+  segmentLog2: number;
+  /** Mode 2: segments K = ceil(D / 2^g); 0 for modes 0 and 1. */
+  segments: number;
+  /** Mode 1: the symbol; 0 otherwise. */
+  symbol: number;
+  /** Mode 2: code lengths of symbols 0..255 (0 = absent); empty otherwise. */
+  lengths: Uint8Array;
+  /** Mode 2: the decode table ({@link buildHuffmanDecodeTable}); empty otherwise. */
+  table: Uint32Array;
+  /** Mode 2: byte offset of the segment end table from the stream's start; 0 otherwise. */
+  offsetsAt: number;
+  /** Byte offset of the data from the stream's start: mode 2 the bitstreams, mode 0 the raw bytes (1); mode 1: 0. */
+  bitsAt: number;
+}
+
+function corrupt(message: string): never {
+  throw new ParleError(ErrorCodes.CORRUPT, message);
+}
+
+/**
+ * Parses and checks one Huffman stream (`stream`: its E bytes, mode byte first) that must decode
+ * to `decodedBytes` bytes: every check of docs/format.md a reader makes before decoding (unknown
+ * mode, a length that disagrees with mode 0 or 1, a truncated header, g outside 10..20, code
+ * lengths over 11, fewer than two symbols, an incomplete or over-full code, segment end offsets
+ * decreasing or not ending at the stream's end). What only decoding finds (a segment that needs
+ * bits past its end) is flagged by the GPU decode. Reads the K end offsets (4 K bytes) once.
+ * Example: [1, 7] with decodedBytes 3 -> { mode: 1, symbol: 7, ... }.
+ * @throws ParleError CORRUPT (with the reason), INVALID_ARGUMENT (not a Uint8Array, a bad count)
+ */
+export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): HuffmanStreamInfo {
+  if (!(stream instanceof Uint8Array)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'stream must be a Uint8Array');
+  checkCount(decodedBytes, 'decodedBytes');
+  const base = {
+    decodedBytes,
+    encodedBytes: stream.length,
+    segmentLog2: 0,
+    segments: 0,
+    symbol: 0,
+    lengths: new Uint8Array(0),
+    table: new Uint32Array(0),
+    offsetsAt: 0,
+    bitsAt: 0,
+  };
+  if (stream.length < 1) corrupt('empty Huffman stream');
+  const mode = stream[0];
+  if (mode === 0) {
+    if (stream.length !== 1 + decodedBytes) corrupt(`raw Huffman stream of ${stream.length} bytes for ${decodedBytes} bytes`);
+    return { ...base, mode: 0, bitsAt: 1 };
+  }
+  if (mode === 1) {
+    if (stream.length !== 2) corrupt(`one-symbol Huffman stream of ${stream.length} bytes`);
+    return { ...base, mode: 1, symbol: stream[1] };
+  }
+  if (mode !== 2) corrupt(`unknown Huffman mode ${mode}`);
+  const header = readHeader(stream, decodedBytes);
+  if (typeof header === 'string') corrupt(header);
+  const table = buildHuffmanDecodeTable(header.lengths);
+  return {
+    ...base,
+    mode: 2,
+    segmentLog2: header.segmentLog2,
+    segments: header.segments,
+    lengths: header.lengths,
+    table,
+    offsetsAt: header.offsetsAt,
+    bitsAt: header.bitsAt,
+  };
+}
+
+/**
+ * The 2048-entry decode table of a canonical code (docs/format.md): entry w (an 11-bit window of
+ * the bitstream, first bit lowest) = symbol | length << 8 of the code that starts the window.
+ * Codes are canonical (sorted by length, then symbol) and stored bit-reversed (first bit lowest),
+ * so a code c of length L fills the entries reverse(c) + k 2^L, k < 2^(11-L).
+ * Example: lengths {0: 1, 1: 2, 2: 2} -> codes 0, 10, 11 -> entries 0bxx0 = 0 | 1 << 8,
+ * 0b001 = 1 | 2 << 8, 0b011 = 2 | 2 << 8 (x: any bits).
+ * @param lengths code lengths of symbols 0..255 (0 = absent), each at most 11.
+ * @throws ParleError CORRUPT (a length over 11, fewer than two symbols, an incomplete or
+ *   over-full code)
+ */
+export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
+  const order: number[] = [];
+  let kraft = 0;
+  for (let sym = 0; sym < lengths.length && sym < 256; sym++) {
+    const len = lengths[sym];
+    if (len === 0) continue;
+    if (len > MAX_CODE_BITS) corrupt(`code length ${len} of symbol ${sym} over ${MAX_CODE_BITS}`);
+    order.push(sym);
+    kraft += HUFFMAN_TABLE_ENTRIES >> len;
+  }
+  if (order.length < 2) corrupt(`${order.length} symbols in a Huffman code (at least 2)`);
+  if (kraft !== HUFFMAN_TABLE_ENTRIES) corrupt(`Huffman code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
+  order.sort((a, b) => lengths[a] - lengths[b] || a - b);
+  const table = new Uint32Array(HUFFMAN_TABLE_ENTRIES);
+  let code = 0;
+  let previous = lengths[order[0]];
+  for (let i = 0; i < order.length; i++) {
+    const sym = order[i];
+    const len = lengths[sym];
+    if (i > 0) code = (code + 1) << (len - previous);
+    previous = len;
+    let reversed = 0;
+    for (let b = 0; b < len; b++) reversed |= ((code >> b) & 1) << (len - 1 - b);
+    const entry = sym | (len << 8);
+    for (let w = reversed; w < HUFFMAN_TABLE_ENTRIES; w += 1 << len) table[w] = entry;
+  }
+  return table;
+}
+
+/** One stream of a {@link encodeHuffmanDecode} call. */
+export interface HuffmanDecodeJob {
+  /** The stream, parsed and checked by {@link parseHuffmanStream}. */
+  stream: HuffmanStreamInfo;
+  /** Byte offset of the stream (its mode byte) in the source buffer; any alignment. */
+  srcByteOffset: number;
+  /**
+   * Byte offset of the decoded bytes in the destination buffer: a multiple of 4. The stream
+   * writes ceil(D / 4) whole words there (the last one padded with zero bytes).
+   */
+  dstByteOffset: number;
+}
+
+/**
+ * Records the decode of Huffman streams (modes 0, 1 and 2) from `srcBuf` into `dstBuf` in `s`,
+ * one dispatch for all of them (more only where the streams span more than one storage binding).
+ * Mode 2: one invocation per segment of 2^g symbols, found through the stream's segment end
+ * offsets (Haugen's offset table; segment-parallel decoding as in Weißenberger and Schmidt 2018),
+ * decoded with one lookup of an 11-bit window in the stream's 2048-entry table per symbol and
+ * written 4 symbols a word; modes 0 and 1 are copied or filled, 16 KiB an invocation. The tables
+ * (8 KiB per mode-2 stream) are uploaded with the job list.
+ * Returns a function to call after the submission: it reads back the 8-byte status and throws
+ * CORRUPT naming the first stream and segment that needed bits past its end (the output is then
+ * unspecified).
+ * Destination ranges (rounded up to words) must not overlap each other; the source may hold
+ * anything besides the streams.
+ * @throws ParleError INVALID_ARGUMENT (buffers, offsets, overlapping outputs, the same buffer for
+ *   both), TOO_LARGE (one stream beyond one storage binding)
+ */
+export function encodeHuffmanDecode(ctx: GpuContext, s: Submission, srcBuf: GPUBuffer, dstBuf: GPUBuffer, jobs: readonly HuffmanDecodeJob[]): () => Promise<void> {
+  checkBuffer(srcBuf, 'srcBuf');
+  checkBuffer(dstBuf, 'dstBuf');
+  if (srcBuf === dstBuf) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'srcBuf and dstBuf must be different buffers');
+  if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
+  jobs.forEach((j, i) => {
+    const st = j?.stream;
+    if (typeof st !== 'object' || st === null || ![0, 1, 2].includes(st.mode)) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].stream must come from parseHuffmanStream`);
+    }
+    checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
+    checkWordOffset(j.dstByteOffset, `jobs[${i}].dstByteOffset`);
+    checkSpan(srcBuf, j.srcByteOffset, st.encodedBytes, `jobs[${i}] source`);
+    checkSpan(dstBuf, j.dstByteOffset, roundUp4(st.decodedBytes), `jobs[${i}] destination`);
+  });
+  const live = jobs.map((_, i) => i).filter((i) => jobs[i].stream.decodedBytes > 0);
+  const byDst = [...live].sort((a, b) => jobs[a].dstByteOffset - jobs[b].dstByteOffset);
+  for (let k = 1; k < byDst.length; k++) {
+    const prev = jobs[byDst[k - 1]];
+    if (prev.dstByteOffset + roundUp4(prev.stream.decodedBytes) > jobs[byDst[k]].dstByteOffset) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${byDst[k - 1]}] and jobs[${byDst[k]}] write overlapping bytes`);
+    }
+  }
+  if (live.length === 0) return async () => undefined;
+
+  const segmentsOf = (st: HuffmanStreamInfo): number =>
+    st.mode === 2 ? st.segments : Math.ceil(st.decodedBytes / 2 ** FLAT_SEGMENT_LOG2);
+  // the global segment index of each live job's first segment, for the error message
+  const firstSegment = new Map<number, number>();
+  let totalSegments = 0;
+  for (const i of live) {
+    firstSegment.set(i, totalSegments);
+    totalSegments += segmentsOf(jobs[i].stream);
+  }
+
+  // tables of the mode-2 streams, uploaded once for every dispatch
+  const tableIndex = new Map<number, number>();
+  for (const i of live) if (jobs[i].stream.mode === 2) tableIndex.set(i, tableIndex.size);
+  const tables = new Uint32Array(Math.max(1, tableIndex.size) * HUFFMAN_TABLE_ENTRIES);
+  for (const [i, t] of tableIndex) tables.set(jobs[i].stream.table, t * HUFFMAN_TABLE_ENTRIES);
+  const tablesBuf = storageWords(ctx, s, tables, 'huffman-tables');
+  const status = s.temp(16, 'huffman-status');
+  s.encoder.clearBuffer(status);
+  const decodePipe = pipeline(ctx, 'codec-huffman', huffmanSource, 'decode');
+
+  const groups = groupBySpans(
+    ctx,
+    live.length,
+    (k) => {
+      const j = jobs[live[k]];
+      const src: [number, number] | null = j.stream.mode === 1 ? null : [j.srcByteOffset, j.srcByteOffset + j.stream.encodedBytes];
+      return [src, [j.dstByteOffset, j.dstByteOffset + roundUp4(j.stream.decodedBytes)]];
+    },
+    'Huffman decode',
+  );
+  for (const group of groups) {
+    const [srcWin, dstWin] = group.windows;
+    const srcBase = srcWin?.base ?? 0;
+    const dstBase = dstWin!.base;
+    const entries = new Uint32Array(group.items.length * 8);
+    let segments = 0;
+    group.items.forEach((k, e) => {
+      const i = live[k];
+      const { stream: st, srcByteOffset, dstByteOffset } = jobs[i];
+      const flat = st.mode !== 2;
+      entries.set(
+        [
+          segments,
+          st.decodedBytes,
+          flat ? FLAT_SEGMENT_LOG2 : st.segmentLog2,
+          st.mode,
+          st.mode === 1 ? st.symbol : srcByteOffset + (st.mode === 2 ? st.offsetsAt : st.bitsAt) - srcBase,
+          st.mode === 2 ? srcByteOffset + st.bitsAt - srcBase : 0,
+          (dstByteOffset - dstBase) / 4,
+          st.mode === 2 ? tableIndex.get(i)! * HUFFMAN_TABLE_ENTRIES : 0,
+        ],
+        e * 8,
+      );
+      segments += segmentsOf(st);
+    });
+    const streamsBuf = storageWords(ctx, s, entries, 'huffman-streams');
+    s.dispatch(
+      decodePipe,
+      [
+        { binding: 0, resource: { buffer: s.uniform([segments, group.items.length, firstSegment.get(live[group.items[0]])!, 0]) } },
+        { binding: 1, resource: { buffer: streamsBuf } },
+        { binding: 2, resource: { buffer: tablesBuf } },
+        // only one-symbol streams: nothing is read, the tables stand in
+        { binding: 3, resource: srcWin === null ? { buffer: tablesBuf } : bindWindow(ctx, srcBuf, srcWin, 'Huffman source') },
+        { binding: 4, resource: bindWindow(ctx, dstBuf, dstWin!, 'Huffman destination') },
+        { binding: 5, resource: { buffer: status, offset: 0, size: 8 } },
+      ],
+      Math.ceil(segments / WORKGROUP_SIZE),
+      'parle:huffman-decode',
+    );
+  }
+  const read = readAfter(ctx, s, status, 8);
+  return async () => {
+    const [bad, lowest] = await read();
+    if (bad === 0) return;
+    const g = 0xffffffff - lowest;
+    let job = live[0];
+    for (const i of live) if (firstSegment.get(i)! <= g) job = i;
+    const seg = g - firstSegment.get(job)!;
+    corrupt(`Huffman stream ${job}: segment ${seg} needs bits past its end (${bad} bad segment${bad === 1 ? '' : 's'})`);
+  };
+}
+
+/**
+ * Decodes Huffman streams (modes 0, 1 and 2) from `srcBuf` into `dstBuf` in one submission;
+ * see {@link encodeHuffmanDecode}. Reads back 8 bytes (the status), nothing else.
+ * @throws ParleError CORRUPT (a segment needs bits past its end), INVALID_ARGUMENT, TOO_LARGE,
+ *   DEVICE_LOST
+ */
+export async function huffmanDecode(ctx: GpuContext, srcBuf: GPUBuffer, dstBuf: GPUBuffer, jobs: readonly HuffmanDecodeJob[]): Promise<void> {
+  let check: () => Promise<void> = async () => undefined;
+  await ctx.submit('huffman-decode', (s) => {
+    check = encodeHuffmanDecode(ctx, s, srcBuf, dstBuf, jobs);
+  });
+  await check();
+}
+
+// ---- delta -------------------------------------------------------------------------------------
+
+/** Arguments of the delta and shuffle kernels' element side. */
+export interface DeltaArgs {
+  /** Input buffer; the elements start at `srcByteOffset` (a multiple of 4, default 0). */
+  src: GPUBuffer;
+  srcByteOffset?: number;
+  /** Output buffer (not `src`); `dstByteOffset` a multiple of 4 (default 0). */
+  dst: GPUBuffer;
+  dstByteOffset?: number;
+  /** Element size in bytes. */
+  width: 1 | 2 | 4;
+  /** Elements (count x width bytes, little endian, packed in u32 words as in host memory). */
+  count: number;
+}
+
+function packingConsts(width: 1 | 2 | 4): Record<string, string> {
+  const bits = width * 8;
+  return {
+    'EPW: u32': `${4 / width}u`,
+    'BITS: u32': `${bits}u`,
+    'EMASK: u32': bits === 32 ? '0xFFFFFFFFu' : `${2 ** bits - 1}u`,
+  };
+}
+
+function checkDeltaArgs(args: DeltaArgs): { srcOff: number; dstOff: number; bytes: number } {
+  if (typeof args !== 'object' || args === null) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'arguments must be an object');
+  checkBuffer(args.src, 'src');
+  checkBuffer(args.dst, 'dst');
+  if (args.src === args.dst) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'src and dst must be different buffers');
+  if (![1, 2, 4].includes(args.width)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'width must be 1, 2 or 4');
+  checkCount(args.count, 'count');
+  const srcOff = checkWordOffset(args.srcByteOffset ?? 0, 'srcByteOffset');
+  const dstOff = checkWordOffset(args.dstByteOffset ?? 0, 'dstByteOffset');
+  const bytes = roundUp4(args.count * args.width);
+  checkSpan(args.src, srcOff, bytes, 'src');
+  checkSpan(args.dst, dstOff, bytes, 'dst');
+  return { srcOff, dstOff, bytes };
+}
+
+/**
+ * Records a delta encode or decode (docs/format.md, stage 1) of `count` elements of `width`
+ * bytes in `s`. Encode: d[0] = x[0], d[i] = x[i] - x[i-1]; decode: the inclusive prefix sum
+ * x[i] = d[0] + ... + d[i]; both wrap mod 2^(8 width) (floats and i32 by their bit patterns).
+ * Example, width 1: encode [5, 7, 6] -> [5, 2, 255]; decode [5, 2, 255] -> [5, 7, 6].
+ * Encode: one invocation per word. Decode: reduce-then-scan in three passes (per-tile sums of
+ * 4096 words, one workgroup scanning the tile sums, each tile scanned again from its carry), so
+ * linear in the bytes; the tile sums (4 bytes per 16 KiB) are scratch. Writes ceil(count x
+ * width / 4) words at dst (bytes past the end zero).
+ * @throws ParleError INVALID_ARGUMENT (buffers, offsets, width, count), TOO_LARGE
+ */
+export function encodeDelta(ctx: GpuContext, s: Submission, direction: 'encode' | 'decode', args: DeltaArgs): void {
+  if (direction !== 'encode' && direction !== 'decode') throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'encode' or 'decode'");
+  const { srcOff, dstOff, bytes } = checkDeltaArgs(args);
+  if (args.count === 0) return;
+  const srcWin = windowOf(ctx, srcOff, srcOff + bytes);
+  const dstWin = windowOf(ctx, dstOff, dstOff + bytes);
+  const src = bindWindow(ctx, args.src, srcWin, 'delta source');
+  const dst = bindWindow(ctx, args.dst, dstWin, 'delta destination');
+  const words = bytes / 4;
+  const tiles = Math.ceil(words / DELTA_TILE_WORDS);
+  const params = s.uniform([args.count, words, (srcOff - srcWin.base) / 4, (dstOff - dstWin.base) / 4, tiles, 0, 0, 0]);
+  const consts = packingConsts(args.width);
+  const pipe = (entry: string) => pipeline(ctx, 'codec-delta', deltaSource, entry, consts);
+  if (direction === 'encode') {
+    s.dispatch(
+      pipe('encode'),
+      [
+        { binding: 0, resource: { buffer: params } },
+        { binding: 1, resource: src },
+        { binding: 2, resource: dst },
+      ],
+      Math.ceil(words / WORKGROUP_SIZE),
+      'parle:delta-encode',
+    );
+    return;
+  }
+  const sums = s.temp(tiles * 4, 'delta-tile-sums');
+  s.dispatch(
+    pipe('tileSums'),
+    [
+      { binding: 0, resource: { buffer: params } },
+      { binding: 1, resource: src },
+      { binding: 3, resource: { buffer: sums } },
+    ],
+    tiles,
+    'parle:delta-tile-sums',
+  );
+  s.dispatch(
+    pipe('carries'),
+    [
+      { binding: 0, resource: { buffer: params } },
+      { binding: 3, resource: { buffer: sums } },
+    ],
+    1,
+    'parle:delta-carries',
+  );
+  s.dispatch(
+    pipe('tileScan'),
+    [
+      { binding: 0, resource: { buffer: params } },
+      { binding: 1, resource: src },
+      { binding: 2, resource: dst },
+      { binding: 3, resource: { buffer: sums } },
+    ],
+    tiles,
+    'parle:delta-tile-scan',
+  );
+}
+
+/**
+ * Delta encode on the GPU (d[0] = x[0], d[i] = x[i] - x[i-1], wrapping), one submission; see
+ * {@link encodeDelta}. @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function deltaEncode(ctx: GpuContext, args: DeltaArgs): Promise<void> {
+  await ctx.submit('delta-encode', (s) => encodeDelta(ctx, s, 'encode', args));
+}
+
+/**
+ * Delta decode on the GPU (inclusive prefix sum, wrapping), one submission; see
+ * {@link encodeDelta}. @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function deltaDecode(ctx: GpuContext, args: DeltaArgs): Promise<void> {
+  await ctx.submit('delta-decode', (s) => encodeDelta(ctx, s, 'decode', args));
+}
+
+// ---- shuffle -----------------------------------------------------------------------------------
+
+/** Arguments of {@link encodeShuffle}. */
+export interface ShuffleArgs {
+  /** The interleaved elements; `elementsByteOffset` a multiple of 4 (default 0). */
+  elements: GPUBuffer;
+  elementsByteOffset?: number;
+  /** The byte planes, all in one buffer (not `elements`), plane k at `planeByteOffsets[k]` (multiples of 4). */
+  planes: GPUBuffer;
+  planeByteOffsets: readonly number[];
+  /** Element size in bytes: the number of planes. */
+  width: 2 | 4;
+  /** Elements (= bytes per plane). */
+  count: number;
+}
+
+/**
+ * Records a byte-plane shuffle (docs/format.md, stage 2; Blosc's shuffle) or its inverse in
+ * `s`. shuffle: `count` elements of `width` bytes -> `width` planes, plane k holding byte k
+ * (k = 0 least significant) of every element; unshuffle: planes -> elements.
+ * Example, width 2: elements [01 02 03 04] <-> planes [01 03], [02 04].
+ * One invocation per 4 elements (one word of each plane). Output: shuffle writes ceil(count / 4)
+ * words per plane, unshuffle ceil(count x width / 4) words (bytes past the end zero). The plane
+ * ranges must not overlap.
+ * @throws ParleError INVALID_ARGUMENT (buffers, offsets, width, count, overlapping planes),
+ *   TOO_LARGE
+ */
+export function encodeShuffle(ctx: GpuContext, s: Submission, direction: 'shuffle' | 'unshuffle', args: ShuffleArgs): void {
+  if (direction !== 'shuffle' && direction !== 'unshuffle') throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'shuffle' or 'unshuffle'");
+  if (typeof args !== 'object' || args === null) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'arguments must be an object');
+  checkBuffer(args.elements, 'elements');
+  checkBuffer(args.planes, 'planes');
+  if (args.elements === args.planes) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'elements and planes must be different buffers');
+  const w = args.width;
+  if (w !== 2 && w !== 4) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'width must be 2 or 4');
+  const n = checkCount(args.count, 'count');
+  const elemOff = checkWordOffset(args.elementsByteOffset ?? 0, 'elementsByteOffset');
+  if (!Array.isArray(args.planeByteOffsets) || args.planeByteOffsets.length !== w) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `planeByteOffsets must hold ${w} offsets`);
+  }
+  const planeBytes = roundUp4(n);
+  const planeOffs = args.planeByteOffsets.map((o, k) => checkWordOffset(o, `planeByteOffsets[${k}]`));
+  planeOffs.forEach((o, k) => checkSpan(args.planes, o, planeBytes, `plane ${k}`));
+  const sorted = [...planeOffs].sort((a, b) => a - b);
+  for (let k = 1; k < sorted.length; k++) {
+    if (n > 0 && sorted[k - 1] + planeBytes > sorted[k]) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'planes overlap');
+  }
+  const elemBytes = roundUp4(n * w);
+  checkSpan(args.elements, elemOff, elemBytes, 'elements');
+  if (n === 0) return;
+  const elemWin = windowOf(ctx, elemOff, elemOff + elemBytes);
+  const planeWin = windowOf(ctx, sorted[0], sorted[w - 1] + planeBytes);
+  const groups = Math.ceil(n / 4);
+  const planeWords = [0, 0, 0, 0];
+  planeOffs.forEach((o, k) => (planeWords[k] = (o - planeWin.base) / 4));
+  const params = s.uniform([n, groups, (elemOff - elemWin.base) / 4, 0, ...planeWords]);
+  const elemBinding = bindWindow(ctx, args.elements, elemWin, 'shuffle elements');
+  const planeBinding = bindWindow(ctx, args.planes, planeWin, 'shuffle planes');
+  const shuffling = direction === 'shuffle';
+  s.dispatch(
+    pipeline(ctx, 'codec-shuffle', shuffleSource, direction, { 'W: u32': `${w}u` }),
+    [
+      { binding: 0, resource: { buffer: params } },
+      { binding: 1, resource: shuffling ? elemBinding : planeBinding },
+      { binding: 2, resource: shuffling ? planeBinding : elemBinding },
+    ],
+    Math.ceil(groups / WORKGROUP_SIZE),
+    `parle:${direction}`,
+  );
+}
+
+/** Byte-plane shuffle on the GPU, one submission; see {@link encodeShuffle}. @throws as it, DEVICE_LOST */
+export async function shuffle(ctx: GpuContext, args: ShuffleArgs): Promise<void> {
+  await ctx.submit('shuffle', (s) => encodeShuffle(ctx, s, 'shuffle', args));
+}
+
+/** Byte-plane unshuffle on the GPU, one submission; see {@link encodeShuffle}. @throws as it, DEVICE_LOST */
+export async function unshuffle(ctx: GpuContext, args: ShuffleArgs): Promise<void> {
+  await ctx.submit('unshuffle', (s) => encodeShuffle(ctx, s, 'unshuffle', args));
+}
