@@ -626,15 +626,16 @@ function decode4(s0: usize, e0: usize, e1: usize, e2: usize, e3: usize, seg: usi
   let o0 = out, o1 = out + seg, o2 = out + 2 * seg, o3 = out + 3 * seg;
   const m0 = o1 - 10, m1 = o2 - 10, m2 = o3 - 10, m3 = out + 4 * seg - 10;
   while (o0 <= m0 && o1 <= m1 && o2 <= m2 && o3 <= m3) {
-    let b0 = load<u64>(p0) >> u0;
-    let b1 = load<u64>(p1) >> u1;
-    let b2 = load<u64>(p2) >> u2;
-    let b3 = load<u64>(p3) >> u3;
+    // 57 or more valid bits in each buffer; u counts the bits used since the refill
+    const b0 = load<u64>(p0);
+    const b1 = load<u64>(p1);
+    const b2 = load<u64>(p2);
+    const b3 = load<u64>(p3);
     for (let j = 0; j < 5; j++) {
-      const x0 = load<u32>(pairs + ((<usize>b0 & 0x7ff) << 2));
-      const x1 = load<u32>(pairs + ((<usize>b1 & 0x7ff) << 2));
-      const x2 = load<u32>(pairs + ((<usize>b2 & 0x7ff) << 2));
-      const x3 = load<u32>(pairs + ((<usize>b3 & 0x7ff) << 2));
+      const x0 = load<u32>(pairs + ((<usize>(b0 >> u0) & 0x7ff) << 2));
+      const x1 = load<u32>(pairs + ((<usize>(b1 >> u1) & 0x7ff) << 2));
+      const x2 = load<u32>(pairs + ((<usize>(b2 >> u2) & 0x7ff) << 2));
+      const x3 = load<u32>(pairs + ((<usize>(b3 >> u3) & 0x7ff) << 2));
       store<u16>(o0, <u16>x0);
       store<u16>(o1, <u16>x1);
       store<u16>(o2, <u16>x2);
@@ -643,10 +644,6 @@ function decode4(s0: usize, e0: usize, e1: usize, e2: usize, e3: usize, seg: usi
       o1 += (x1 >> 16) & 3;
       o2 += (x2 >> 16) & 3;
       o3 += (x3 >> 16) & 3;
-      b0 >>= <u64>(x0 >> 24);
-      b1 >>= <u64>(x1 >> 24);
-      b2 >>= <u64>(x2 >> 24);
-      b3 >>= <u64>(x3 >> 24);
       u0 += <u64>(x0 >> 24);
       u1 += <u64>(x1 >> 24);
       u2 += <u64>(x2 >> 24);

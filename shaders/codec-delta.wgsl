@@ -1,0 +1,130 @@
+// Delta stage of docs/format.md: elements of W = 4 / EPW bytes (BITS bits, EMASK their mask),
+// little endian, packed EPW to a u32 word as in host memory; arithmetic wraps mod 2^BITS.
+//   encode:  d[0] = x[0], d[i] = x[i] - x[i-1]            one invocation per output word
+//   decode:  x[i] = d[0] + ... + d[i]  (inclusive scan)   reduce-then-scan, three passes:
+//     tileSums  each workgroup sums its tile of TILE_WORDS words (elements past n read as 0)
+//     carries   one workgroup turns the tile sums into exclusive prefixes, 4096 at a time
+//     tileScan  each workgroup scans its tile again, starting from its carry
+// The reduce-then-scan shape is Merrill's; the workgroup scan is the shared raking scan of
+// wg-scan-shared.wgsl (Gruber's recursive block scan), composed in by ts/gpu/compose.ts with
+// `alias T = u32`, `const WG` = 256 and EPW / BITS / EMASK.
+//
+// Buffers are bound at 256-byte aligned offsets; `params.src` and `params.dst` are the word
+// offsets of the data in them. Lanes of the last word past n are written as zero.
+
+struct Params {
+  n: u32,      // elements
+  words: u32,  // ceil(n / EPW)
+  src: u32,    // word offset of the input in `src`
+  dst: u32,    // word offset of the output in `dst`
+  tiles: u32,  // ceil(words / TILE_WORDS)
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
+}
+
+const WPI: u32 = 16u;               // words per invocation
+const TILE_WORDS: u32 = WG * WPI;   // words per workgroup tile
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(3) var<storage, read_write> sums: array<u32>;
+
+// Mask of the lanes of word i that hold elements (all but the last word: every lane).
+fn laneMask(i: u32) -> u32 {
+  let valid = params.n - i * EPW;
+  if (valid >= EPW) { return 0xFFFFFFFFu; }
+  return (1u << (valid * BITS)) - 1u;
+}
+
+// Word i of the input, lanes past n zeroed; 0 past the last word.
+fn loadWord(i: u32) -> u32 {
+  if (i >= params.words) { return 0u; }
+  return src[params.src + i] & laneMask(i);
+}
+
+fn wordSum(w: u32) -> u32 {
+  var s = 0u;
+  for (var j = 0u; j < EPW; j += 1u) { s += (w >> (j * BITS)) & EMASK; }
+  return s;
+}
+
+@compute @workgroup_size(WG)
+fn encode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (i >= params.words) { return; }
+  let x = loadWord(i);
+  var prev = 0u;
+  if (i > 0u) { prev = src[params.src + i - 1u] >> (32u - BITS); } // a shift by 32 - 32 = 0 for W = 4
+  var res = 0u;
+  for (var j = 0u; j < EPW; j += 1u) {
+    let e = (x >> (j * BITS)) & EMASK;
+    res |= ((e - prev) & EMASK) << (j * BITS);
+    prev = e;
+  }
+  dst[params.dst + i] = res & laneMask(i);
+}
+
+fn tileIndex(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return wid.y * nwg.x + wid.x;
+}
+
+@compute @workgroup_size(WG)
+fn tileSums(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+  let tile = tileIndex(wid, nwg);
+  if (tile >= params.tiles) { return; } // uniform: the whole workgroup leaves
+  let base = tile * TILE_WORDS + tid * WPI;
+  var s = 0u;
+  for (var k = 0u; k < WPI; k += 1u) { s += wordSum(loadWord(base + k)); }
+  var total = 0u;
+  _ = wgExclusiveScan(s, tid, tid, WG, &total);
+  if (tid == 0u) { sums[tile] = total; }
+}
+
+@compute @workgroup_size(WG)
+fn carries(@builtin(local_invocation_index) tid: u32) {
+  var carry = 0u;
+  for (var b = 0u; b < params.tiles; b += TILE_WORDS) {
+    let base = b + tid * WPI;
+    var s = 0u;
+    for (var k = 0u; k < WPI; k += 1u) {
+      if (base + k < params.tiles) { s += sums[base + k]; }
+    }
+    var total = 0u;
+    var acc = carry + wgExclusiveScan(s, tid, tid, WG, &total);
+    for (var k = 0u; k < WPI; k += 1u) {
+      if (base + k < params.tiles) {
+        let v = sums[base + k];
+        sums[base + k] = acc;
+        acc += v;
+      }
+    }
+    carry += total;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn tileScan(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+  let tile = tileIndex(wid, nwg);
+  if (tile >= params.tiles) { return; }
+  let base = tile * TILE_WORDS + tid * WPI;
+  var s = 0u;
+  for (var k = 0u; k < WPI; k += 1u) { s += wordSum(loadWord(base + k)); }
+  var total = 0u;
+  var acc = sums[tile] + wgExclusiveScan(s, tid, tid, WG, &total);
+  for (var k = 0u; k < WPI; k += 1u) {
+    let i = base + k;
+    if (i >= params.words) { break; }
+    let x = loadWord(i);
+    var res = 0u;
+    for (var j = 0u; j < EPW; j += 1u) {
+      acc += (x >> (j * BITS)) & EMASK;
+      res |= (acc & EMASK) << (j * BITS);
+    }
+    dst[params.dst + i] = res & laneMask(i);
+  }
+}

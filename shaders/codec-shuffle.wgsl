@@ -1,0 +1,66 @@
+// Byte-plane shuffle of docs/format.md (Blosc's shuffle): n elements of W bytes (2 or 4)
+// <-> W planes of n bytes, plane k holding byte k of every element. One invocation per 4
+// elements: it reads or writes one word of every plane and W words of elements.
+//   shuffle:    elements (src) -> planes (dst)
+//   unshuffle:  planes (src) -> elements (dst)
+// Elements and planes are packed in u32 words, little endian; `params.elements` and
+// `params.planes` are word offsets in their bound buffers (bound at 256-byte aligned offsets).
+// Output bytes past the end (the last word of each plane, the last word of the elements) are
+// written as zero. Composed by ts/gpu/compose.ts (`const WG` = 256 and `const W` prepended).
+
+struct Params {
+  n: u32,         // elements
+  groups: u32,    // ceil(n / 4): invocations that work
+  elements: u32,  // word offset of the elements
+  pad: u32,
+  planes: vec4<u32>, // word offset of each plane (planes W.. unused)
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+
+// Elements of group q that exist (1..4).
+fn present(q: u32) -> u32 {
+  return min(4u, params.n - q * 4u);
+}
+
+@compute @workgroup_size(WG)
+fn shuffle(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+  let q = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (q >= params.groups) { return; }
+  let m = present(q);
+  var planeWords = vec4<u32>(0u);
+  for (var e = 0u; e < m; e += 1u) {
+    let i = q * 4u + e;                         // element
+    let word = src[params.elements + (i * W) / 4u];
+    let shift = ((i * W) % 4u) * 8u;            // bit of the element's first byte in its word
+    for (var k = 0u; k < W; k += 1u) {
+      let v8 = (word >> (shift + k * 8u)) & 0xFFu;
+      planeWords[k] |= v8 << (e * 8u);
+    }
+  }
+  for (var k = 0u; k < W; k += 1u) { dst[params.planes[k] + q] = planeWords[k]; }
+}
+
+@compute @workgroup_size(WG)
+fn unshuffle(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+  let q = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (q >= params.groups) { return; }
+  let m = present(q);
+  var planeWords = vec4<u32>(0u);
+  for (var k = 0u; k < W; k += 1u) { planeWords[k] = src[params.planes[k] + q]; }
+  // the 4 elements of the group are W words of output: words q * W .. q * W + W - 1
+  var res = array<u32, 4>(0u, 0u, 0u, 0u);
+  for (var e = 0u; e < m; e += 1u) {
+    let b = e * W;                              // byte of element e in the group's output
+    for (var k = 0u; k < W; k += 1u) {
+      let v8 = (planeWords[k] >> (e * 8u)) & 0xFFu;
+      res[(b + k) / 4u] |= v8 << (((b + k) % 4u) * 8u);
+    }
+  }
+  let words = (m * W + 3u) / 4u;                // words holding the group's elements
+  for (var j = 0u; j < words; j += 1u) { dst[params.elements + q * W + j] = res[j]; }
+}
