@@ -8,6 +8,7 @@
 import { deflateSync, inflateSync } from 'fflate';
 import { readFile } from 'node:fs/promises';
 import type { Engine } from '../engine.js';
+import { inspectContainer, readAtBytes } from '../format/container.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { arrayConstructor, bytesOf, type ElementType, type ParleArray } from '../types.js';
 
@@ -154,7 +155,9 @@ export async function runDemo(engine: Engine, print: (line: string) => void = co
     const encodeMs = await timeMedianAsync(() => engine.compress(data));
     const decodeMs = await timeMedianAsync(() => engine.decompress(packed));
     const path = engine.explain('compress', data).path;
-    rows.push(row(sample, 'parle', bytes.length, packed.length, encodeMs, decodeMs, path));
+    // the pipelines the chooser picked, from the chunk table
+    const pipelines = [...new Set(inspectContainer(readAtBytes(packed), packed.length).chunks.map((c) => c.encoding))].join(', ');
+    rows.push(row(sample, `parle ${pipelines}`, bytes.length, packed.length, encodeMs, decodeMs, path));
 
     const elements = unsignedView(data);
     const plain = plainRleEncode(elements);

@@ -300,6 +300,8 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
   });
   if (p.count === 0) return stored('empty chunk');
   let candidates: Pipeline[];
+  /** Each candidate's estimated payload bytes (undefined: always try it). */
+  let estimated: (number | undefined)[] = [];
   let reason: string;
   if (p.pipeline !== undefined) {
     candidates = p.pipeline.length === 0 ? [] : [p.pipeline as Pipeline];
@@ -308,10 +310,12 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     const mark = arena.mark();
     const estimates = estimateCandidates(gatherStats(ctx, arena, p.inPtr, p.count, width));
     arena.reset(mark);
-    candidates = estimates.slice(0, 2).map((e) => e.pipeline);
-    // version 1's RLE is always tried when it could win, so no chunk is larger than it would have been
+    const tried = estimates.slice(0, 2);
+    // version 1's RLE is tried when it could win, so no chunk is larger than it would have been
     const rle = estimates.find((e) => e.pipeline.length === 1 && e.pipeline[0] === StageId.Rle);
-    if (rle && rle.bytes < raw && !candidates.includes(rle.pipeline)) candidates.push(rle.pipeline);
+    if (rle && rle.bytes < raw && !tried.includes(rle)) tried.push(rle);
+    candidates = tried.map((e) => e.pipeline);
+    estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
     reason = `estimates: ${describeEstimates(estimates)}`;
   }
   const payloads = [arena.alloc(raw + 4096 + SLACK), arena.alloc(raw + 4096 + SLACK)];
@@ -319,7 +323,14 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
   let bestBytes = raw;
   let bestPipeline: Pipeline = [];
   const tried: string[] = [];
-  for (const pipeline of candidates) {
+  for (const [i, pipeline] of candidates.entries()) {
+    // the estimates run low (run values are assumed to cost what elements cost): a candidate
+    // whose estimate is not below what is already in hand would not win, so it is not encoded
+    const estimate = estimated[i];
+    if (estimate !== undefined && best >= 0 && bestBytes <= estimate) {
+      tried.push(`${pipelineName(pipeline)} skipped (estimate ${Math.round(estimate)} B)`);
+      continue;
+    }
     const slot = best === 0 ? 1 : 0;
     const bytes = encodePipeline(ctx, arena, pipeline, p.inPtr, p.count, width, payloads[slot], bestBytes);
     tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);

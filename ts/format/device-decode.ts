@@ -24,6 +24,7 @@ import type { GpuContext } from '../gpu/context.js';
 import { debug } from '../platform/node.js';
 import { arrayConstructor, elementSize } from '../types.js';
 import { decodeChunkRuns } from './chunk-codec.js';
+import { canDecodeV2OnDevice, decompressV2ToDevice } from './device-decode2.js';
 import { decompressBytes, mapLimited, readAtBytes, walkChunks } from './container.js';
 import { Encoding } from './layout.js';
 
@@ -43,7 +44,8 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    // version 2: the chunks are decoded (and both hashes checked) on the CPU, then uploaded
+    if (canDecodeV2OnDevice(header)) return decompressV2ToDevice(cpu, gpu, bytes, header, chunks, signal);
+    // chunks that do not start on 4-byte boundaries: decoded on the CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);

@@ -1,7 +1,7 @@
 /**
  * The HTTP service over one {@link Engine} (and its worker pool), shared by all requests:
  *
- *   POST /v1/compress?type=u8|u16|u32|i32|f32   raw little-endian elements -> application/x-parle
+ *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...]   raw little-endian elements -> application/x-parle
  *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream)
  *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
  *   GET  /healthz                                200 {"status":"ok", ...} (503 while shutting down)
@@ -312,7 +312,9 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       const type = queryType(request, ['u8', 'u16', 'u32', 'i32', 'f32'], 'u8');
       const length = contentLength(request)!;
       const work = workOf(request);
-      const writer = engine.createCompressor(type, length / elementSize(type), { chunkBytes });
+      const codec = (request.query as Record<string, unknown>).codec;
+      if (codec !== undefined && typeof codec !== 'string') throw new ParleError(ErrorCodes.INVALID_OPTION, 'codec must be given once');
+      const writer = engine.createCompressor(type, length / elementSize(type), { chunkBytes, codec });
       // Streams always run on the CPU path (the ContainerWriter takes chunks to the workers).
       metrics.paths.inc({ op: 'compress', path: 'cpu' });
       const ctx: StreamContext = { gate, work, maxInFlight };
