@@ -462,24 +462,11 @@ export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
     const rle = stages.includes(StageId.Rle);
     const delta = stages.includes(StageId.Delta);
     // 1. the streams, decoded one after another into the arena (planes end up contiguous)
-    const streamsPtr = arena.alloc(dir.decoded.reduce((a, d) => a + d, 0) + SLACK);
-    const ptrs: number[] = [];
-    let cursor = streamsPtr;
-    for (let j = 0; j < dir.decoded.length; j++) {
-      const D = dir.decoded[j];
-      const src = p.payloadPtr + dir.at[j];
-      ptrs.push(cursor);
-      if (!huffman) {
-        kernels.copyBytes(cursor, src, D);
-      } else {
-        decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
-      }
-      cursor += D;
-    }
+    const ptrs = decodeStreams(ctx, arena, p.payloadPtr, dir, huffman, index);
     // 2. runs back to streams: into out, or into a temp when planes still need unshuffling
     const planes = shuffle ? width : 1;
     const streamWidth = shuffle ? 1 : width;
-    let planesPtr = streamsPtr;
+    let planesPtr = ptrs[0];
     if (rle) {
       const target = shuffle ? arena.alloc(raw + SLACK) : p.outPtr;
       const lengths = arena.alloc(4 * count + SLACK);
@@ -505,6 +492,107 @@ export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
   }
   if (p.skipElementsHash !== true && treeHashAt(ctx, arena, p.outPtr, raw) !== Number(entry.elementsChecksum)) {
     throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${index}: decoded elements checksum mismatch`);
+  }
+  return null;
+}
+
+/** Decodes every stream of a payload into the arena, one after another; returns their pointers. */
+function decodeStreams(ctx: CodecContext, arena: Arena, payloadPtr: number, dir: Directory, huffman: boolean, index: number): number[] {
+  const streamsPtr = arena.alloc(dir.decoded.reduce((a, d) => a + d, 0) + SLACK);
+  const ptrs: number[] = [];
+  let cursor = streamsPtr;
+  for (let j = 0; j < dir.decoded.length; j++) {
+    const D = dir.decoded[j];
+    const src = payloadPtr + dir.at[j];
+    ptrs.push(cursor);
+    if (!huffman) ctx.kernels.copyBytes(cursor, src, D);
+    else decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
+    cursor += D;
+  }
+  return ptrs;
+}
+
+/** Where {@link decodeRuns2At} puts one rle stream pair's runs. */
+export interface RunsSlot {
+  /** Runs of the stream, and the element width of its values. */
+  runs: number;
+  width: 1 | 2 | 4;
+  /** Elements of a zero-valued pad run after it (0..3), so that its expansion ends on a 4-byte boundary. */
+  pad: number;
+  /** Offset of its values in bytes, and of its lengths in runs, in the chunk's blocks. */
+  valuesAt: number;
+  lengthsAt: number;
+}
+
+/**
+ * The layout of a version-2 rle chunk's runs for {@link decodeRuns2At}: one slot a stream pair
+ * (a plane, or the one stream), values and lengths back to back, pad runs included.
+ */
+export function runsLayout(directory: Directory, stages: Pipeline, width: 1 | 2 | 4, count: number): { slots: RunsSlot[]; valueBytes: number; runs: number } {
+  const streamWidth = stages.includes(StageId.Shuffle) ? 1 : width;
+  const slots: RunsSlot[] = [];
+  let valueBytes = 0;
+  let runs = 0;
+  for (let k = 0; k < directory.decoded.length; k += 2) {
+    const R = directory.decoded[k] / streamWidth;
+    const bytes = count * streamWidth;
+    const pad = ((((bytes + 3) & ~3) - bytes) / streamWidth) | 0;
+    slots.push({ runs: R, width: streamWidth, pad, valuesAt: valueBytes, lengthsAt: runs });
+    valueBytes += (R + (pad > 0 ? 1 : 0)) * streamWidth;
+    runs += R + (pad > 0 ? 1 : 0);
+  }
+  return { slots, valueBytes, runs };
+}
+
+/** Parameters of {@link decodeRuns2At}. */
+export interface DecodeRuns2Params {
+  elementSize: 1 | 2 | 4;
+  entry: ChunkEntry;
+  index: number;
+  /** The payload, with at least 16 readable bytes after it. */
+  payloadPtr: number;
+  arenaPtr: number;
+  arenaBytes: number;
+  /** Room for the layout's valueBytes, and for its runs u32 lengths ({@link runsLayout}). */
+  valuesPtr: number;
+  lengthsPtr: number;
+}
+
+/**
+ * Decodes a version-2 rle chunk's streams down to its runs (for an expand elsewhere, the GPU):
+ * run values and u32 run lengths of each stream pair at the places {@link runsLayout} gives,
+ * each followed by a pad run when its expansion would not end on a 4-byte boundary. Checks the
+ * run lengths (LEB128, count, sum) but no hash: the caller checks the payload's hash before
+ * and the elements' hash after.
+ * @throws ParleError CORRUPT
+ */
+export function decodeRuns2At(ctx: CodecContext, p: DecodeRuns2Params): null {
+  const { kernels } = ctx;
+  const { entry, index } = p;
+  const width = p.elementSize;
+  const count = entry.elementCount;
+  const stages = (entry.stages ?? []) as Pipeline;
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  const problem = pipelineProblem(stages, width);
+  if (problem) throw corrupt(problem);
+  if (!stages.includes(StageId.Rle)) throw corrupt('no rle stage');
+  const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
+  const dir = readDirectory(u8(ctx, p.payloadPtr, entry.payloadBytes), entry.payloadBytes, stages, width, count, index);
+  const ptrs = decodeStreams(ctx, arena, p.payloadPtr, dir, stages.includes(StageId.Huffman), index);
+  const { slots } = runsLayout(dir, stages, width, count);
+  for (let k = 0; k < slots.length; k++) {
+    const slot = slots[k];
+    const lengths = p.lengthsPtr + 4 * slot.lengthsAt;
+    const lebBytes = dir.decoded[2 * k + 1];
+    const consumed = kernels.varintDecodeLengths(ptrs[2 * k + 1], lebBytes, lengths, slot.runs);
+    if (consumed !== lebBytes) throw corrupt(`stream ${2 * k + 1}: run lengths are not ${slot.runs} LEB128 values`);
+    const total = kernels.sumLengths(lengths, slot.runs);
+    if (total !== count) throw corrupt(`stream ${2 * k + 1}: run lengths sum to ${total}, expected ${count}`);
+    kernels.copyBytes(p.valuesPtr + slot.valuesAt, ptrs[2 * k], slot.runs * slot.width);
+    if (slot.pad > 0) {
+      u8(ctx, p.valuesPtr + slot.valuesAt + slot.runs * slot.width, slot.width).fill(0);
+      u32(ctx, lengths + 4 * slot.runs, 1)[0] = slot.pad;
+    }
   }
   return null;
 }

@@ -10,7 +10,7 @@ import { xxh64 } from '../format/checksum.js';
 import { Encoding, type ChunkEntry } from '../format/layout.js';
 import type { DecodeChunkParams, EncodeChunkParams, KernelParams, Outcome, ProcName, Procedures } from './protocol.js';
 import type { Kernels } from './wasm.js';
-import { decodeChunk2At, encodeChunk2At } from '../codec/cpu-codec.js';
+import { decodeChunk2At, decodeRuns2At, encodeChunk2At } from '../codec/cpu-codec.js';
 
 /** The kernels and the memory they work on. */
 export interface KernelContext {
@@ -124,6 +124,7 @@ const procedures: { [P in ProcName]: (ctx: KernelContext, params: Procedures[P][
   decodeChunk: decodeChunkAt,
   encodeChunk2: encodeChunk2At,
   decodeChunk2: decodeChunk2At,
+  decodeRuns2: decodeRuns2At,
 };
 
 /** The pointer a region names: a key of the params, or `args.N` for a kernel call's argument N. */

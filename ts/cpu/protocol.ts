@@ -13,7 +13,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { ChunkEntry } from '../format/layout.js';
 import type { KernelName, KernelVariant } from './wasm.js';
-import type { DecodeChunk2Params, EncodeChunk2Params, EncodeChunk2Result } from '../codec/cpu-codec.js';
+import type { DecodeChunk2Params, DecodeRuns2Params, EncodeChunk2Params, EncodeChunk2Result } from '../codec/cpu-codec.js';
 
 /** What a worker is started with. */
 export interface WorkerInit {
@@ -89,6 +89,7 @@ export interface Procedures {
   /** Version 2 (ts/codec/cpu-codec.ts). */
   encodeChunk2: { params: EncodeChunk2Params; result: EncodeChunk2Result };
   decodeChunk2: { params: DecodeChunk2Params; result: null };
+  decodeRuns2: { params: DecodeRuns2Params; result: null };
 }
 
 export type ProcName = keyof Procedures;

@@ -259,3 +259,42 @@ export function decodeChunkRuns(
     signal,
   );
 }
+
+/**
+ * Decodes a version-2 rle chunk down to its runs into the CPU path's memory at `valuesPtr` and
+ * `lengthsPtr` (blocks the caller allocated from `cpu.heap`, laid out by `runsLayout`), for an
+ * expand on the GPU (ts/format/device-decode2.ts). Checks the run lengths; no hash.
+ * @throws ParleError CORRUPT
+ */
+export function decodeChunk2Runs(
+  cpu: CpuPath,
+  type: ElementType,
+  entry: ChunkEntry,
+  payload: Uint8Array,
+  index: number,
+  valuesPtr: number,
+  valueBytes: number,
+  lengthsPtr: number,
+  runs: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const size = elementSize(type);
+  const arenaBytes = decodeArenaBytes(readDirectory(payload, payload.length, entry.stages ?? [], size, entry.elementCount, index), entry.elementCount, size);
+  return cpu.runChunk(
+    'decodeRuns2',
+    entry.elementCount * size,
+    [payload.length + 16, arenaBytes],
+    ([payloadPtr, arenaPtr]) => ({
+      params: { elementSize: size, entry, index, payloadPtr, arenaPtr, arenaBytes, valuesPtr, lengthsPtr },
+      regions: [
+        { param: 'payloadPtr', bytes: payload.length + 16, access: 'in' },
+        { param: 'arenaPtr', bytes: arenaBytes, access: 'out' },
+        { param: 'valuesPtr', bytes: valueBytes, access: 'out' },
+        { param: 'lengthsPtr', bytes: runs * 4, access: 'out' },
+      ],
+      fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
+    }),
+    () => undefined,
+    signal,
+  );
+}
