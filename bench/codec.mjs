@@ -16,7 +16,6 @@
 // --quick: fewer iterations and less time per task (a smoke run; targets are for a full run).
 import { Bench } from 'tinybench';
 import * as zstd from '@bokuweb/zstd-wasm';
-import * as esbuild from 'esbuild';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -299,15 +298,24 @@ for (const s of samples) {
 const bundleDir = join(root, 'bench/.build');
 await mkdir(bundleDir, { recursive: true });
 const bundlePath = join(bundleDir, 'huffman.mjs');
-const built = await esbuild.build({
-  entryPoints: [join(root, 'ts/codec/huffman.ts')],
-  bundle: true,
-  format: 'esm',
-  platform: 'neutral',
-  write: false,
-  logLevel: 'silent',
-});
-await writeFile(bundlePath, built.outputFiles[0].contents);
+// esbuild is a dev tool: the device machine has none, so a bundle built before packing is used there
+let esbuild;
+try {
+  esbuild = await import('esbuild');
+} catch {
+  esbuild = undefined;
+}
+if (esbuild) {
+  const built = await esbuild.build({
+    entryPoints: [join(root, 'ts/codec/huffman.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    write: false,
+    logLevel: 'silent',
+  });
+  await writeFile(bundlePath, built.outputFiles[0].contents);
+}
 const { codeLengths, codedBits, DEFAULT_SEGMENT_LOG2 } = await import(pathToFileURL(bundlePath).href);
 
 const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });

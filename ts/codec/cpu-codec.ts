@@ -53,7 +53,8 @@ class Arena {
     this.next = ptr;
   }
   alloc(bytes: number): number {
-    const at = (this.next + 15) & ~15;
+    // arithmetic, not `& ~15`: pointers reach 4 GiB, past 32-bit bitwise operators
+    const at = Math.ceil(this.next / 16) * 16;
     if (at + bytes > this.end) throw new Error(`codec arena overflow: ${bytes} bytes at ${at - this.ptr} of ${this.end - this.ptr}`);
     this.next = at + bytes;
     return at;
@@ -536,7 +537,7 @@ export function runsLayout(directory: Directory, stages: Pipeline, width: 1 | 2 
   for (let k = 0; k < directory.decoded.length; k += 2) {
     const R = directory.decoded[k] / streamWidth;
     const bytes = count * streamWidth;
-    const pad = ((((bytes + 3) & ~3) - bytes) / streamWidth) | 0;
+    const pad = (Math.ceil(bytes / 4) * 4 - bytes) / streamWidth;
     slots.push({ runs: R, width: streamWidth, pad, valuesAt: valueBytes, lengthsAt: runs });
     valueBytes += (R + (pad > 0 ? 1 : 0)) * streamWidth;
     runs += R + (pad > 0 ? 1 : 0);

@@ -39,7 +39,8 @@ import { decodeChunk2Runs } from './chunk-codec.js';
 import { mapLimited } from './container.js';
 import type { Header, LocatedChunk } from './layout.js';
 
-const roundUp4 = (n: number) => (n + 3) & ~3;
+/** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31, past 32-bit bitwise operators). */
+const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
 
 /** A raw stream of `bytes`, as a mode-0 job (the kernel skips one mode byte before the data). */
 function rawStream(bytes: number): HuffmanStreamInfo {

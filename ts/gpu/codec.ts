@@ -20,11 +20,13 @@
  *   submission each.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { MAX_CODE_BITS, readHeader } from '../codec/huffman.js';
+import { canonicalCodeTable, headerBytes, MAX_CODE_BITS, MAX_SEGMENT_LOG2, MIN_SEGMENT_LOG2, readHeader, segmentCount, writeHeader } from '../codec/huffman.js';
 import hashSource from '../../shaders/codec-hash.wgsl';
 import huffmanSource from '../../shaders/codec-huffman.wgsl';
 import deltaSource from '../../shaders/codec-delta.wgsl';
 import shuffleSource from '../../shaders/codec-shuffle.wgsl';
+import histogramSource from '../../shaders/codec-histogram.wgsl';
+import huffmanEncodeSource from '../../shaders/codec-huffman-encode.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from './compose.js';
 import type { GpuContext, Submission } from './context.js';
 import { getPipeline } from './pipelines.js';
@@ -780,4 +782,339 @@ export async function shuffle(ctx: GpuContext, args: ShuffleArgs): Promise<void>
 /** Byte-plane unshuffle on the GPU, one submission; see {@link encodeShuffle}. @throws as it, DEVICE_LOST */
 export async function unshuffle(ctx: GpuContext, args: ShuffleArgs): Promise<void> {
   await ctx.submit('unshuffle', (s) => encodeShuffle(ctx, s, 'unshuffle', args));
+}
+
+// ---- histograms --------------------------------------------------------------------------------
+
+/** Bytes of a histogram tile: one workgroup each (TILE_BYTES in codec-histogram.wgsl). */
+const HISTOGRAM_TILE_BYTES = 64 << 10;
+
+/**
+ * Records byte histograms of byte ranges of `buffer` into `s`: for each range, 256 u32 counts
+ * (count of byte value v at index v). Returns a function to call after the submission: it reads
+ * back 1 KiB per range (nothing else) and gives range r's counts at [256 r, 256 r + 256).
+ *
+ * One workgroup per 64 KiB tile of a range counts into workgroup memory, then adds its counts to
+ * the range's histogram with atomicAdd (shaders/codec-histogram.wgsl); one dispatch for all the
+ * ranges (more only where they span more than one storage binding). Ranges may start at any
+ * byte, overlap, or be empty (all-zero counts).
+ * Example: bytes [7, 7, 0] -> counts[7] = 2, counts[0] = 1, the other 254 counts 0.
+ * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it, a length of
+ *   2^32 or more), TOO_LARGE (a range beyond one storage binding)
+ */
+export function encodeHistograms8(ctx: GpuContext, s: Submission, buffer: GPUBuffer, ranges: readonly ByteRange[]): () => Promise<Uint32Array> {
+  checkBuffer(buffer, 'buffer');
+  if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
+  ranges.forEach((r, i) => {
+    checkCount(r?.byteOffset, `ranges[${i}].byteOffset`);
+    checkCount(r?.byteLength, `ranges[${i}].byteLength`);
+    checkSpan(buffer, r.byteOffset, r.byteLength, `ranges[${i}]`);
+    // counts are u32
+    if (r.byteLength >= 2 ** 32) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^32`);
+  });
+  const m = ranges.length;
+  if (m === 0) return async () => new Uint32Array(0);
+  const hist = s.temp(m * 1024, 'histograms');
+  s.encoder.clearBuffer(hist, 0, m * 1024);
+  const live = ranges.map((_, i) => i).filter((i) => ranges[i].byteLength > 0);
+  const pipe = pipeline(ctx, 'codec-histogram', histogramSource, 'histogram', { 'TILE_BYTES: u32': `${HISTOGRAM_TILE_BYTES}u` });
+  const groups = groupBySpans(ctx, live.length, (k) => {
+    const r = ranges[live[k]];
+    return [[r.byteOffset, r.byteOffset + r.byteLength]];
+  }, 'histogram');
+  for (const group of groups) {
+    const w = group.windows[0]!;
+    const table = new Uint32Array(group.items.length * 4);
+    let tiles = 0;
+    group.items.forEach((k, e) => {
+      const i = live[k];
+      const r = ranges[i];
+      table.set([r.byteOffset - w.base, r.byteLength, tiles, i * 256], e * 4);
+      tiles += Math.ceil(r.byteLength / HISTOGRAM_TILE_BYTES);
+    });
+    s.dispatch(
+      pipe,
+      [
+        { binding: 0, resource: { buffer: s.uniform([tiles, group.items.length, 0, 0]) } },
+        { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'histogram-ranges') } },
+        { binding: 2, resource: bindWindow(ctx, buffer, w, 'histogram source') },
+        { binding: 3, resource: { buffer: hist, offset: 0, size: m * 1024 } },
+      ],
+      tiles,
+      'parle:histogram',
+    );
+  }
+  return readAfter(ctx, s, hist, m * 1024);
+}
+
+/**
+ * Byte histograms of byte ranges of `buffer` (any alignment), on the GPU in one submission; only
+ * the counts are read back (1 KiB per range). See {@link encodeHistograms8}.
+ * Example: one range over bytes [1, 1, 2] -> a Uint32Array(256) with [1] = 2, [2] = 1.
+ * @returns 256 u32 counts per range, range after range (range r at 256 r).
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function histograms8(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<Uint32Array> {
+  if (Array.isArray(ranges) && ranges.length === 0) return new Uint32Array(0);
+  let read: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+  await ctx.submit('histograms', (s) => {
+    read = encodeHistograms8(ctx, s, buffer, ranges);
+  });
+  return read();
+}
+
+// ---- Huffman encode ----------------------------------------------------------------------------
+
+/** Symbols of a block of the encode (BLOCK_LOG2 in codec-huffman-encode.wgsl): the smallest segment. */
+const ENCODE_BLOCK = 1 << MIN_SEGMENT_LOG2;
+/**
+ * Most symbols of one encoded stream: bit offsets are u32 on the GPU, and 2^28 codes of 11 bits
+ * (plus a pad byte a segment) stay below 2^32 bits. Chunks are at most 64 MiB.
+ */
+export const HUFFMAN_ENCODE_MAX_BYTES = 2 ** 28;
+
+/** One stream of a {@link huffmanEncodeStreams} call. */
+export interface HuffmanEncodeJob {
+  /** Byte offset of the symbols (bytes) in the source buffer; any alignment. */
+  srcByteOffset: number;
+  /** Symbols n (bytes), 0 to {@link HUFFMAN_ENCODE_MAX_BYTES}. */
+  byteLength: number;
+  /**
+   * Code lengths of symbols 0..255 (ts/codec/huffman.ts codeLengths): at most 11 bits, at least
+   * two symbols, a complete code (Kraft sum exactly 1). Every byte of the range needs a code.
+   */
+  lengths: Uint8Array;
+  /** log2 of the symbols per segment, g: 10..20 (ts/codec/huffman.ts DEFAULT_SEGMENT_LOG2 = 14). */
+  segmentLog2: number;
+}
+
+/** Where a job's output (end offsets, then bitstreams) lies in its group's output buffer. */
+interface EncodeSlot {
+  /** Byte offset in the virtual layout of all jobs (the group's window base subtracted later). */
+  at: number;
+  /** Worst-case bytes: 4 K end offsets + the bitstreams' bound, rounded up to words. */
+  bytes: number;
+  segments: number;
+  blocks: number;
+}
+
+function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void {
+  if (typeof j !== 'object' || j === null) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}] must be an object`);
+  checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
+  checkCount(j.byteLength, `jobs[${i}].byteLength`);
+  if (j.byteLength > HUFFMAN_ENCODE_MAX_BYTES) {
+    throw new ParleError(ErrorCodes.TOO_LARGE, `jobs[${i}]: ${j.byteLength} bytes exceed one Huffman stream (${HUFFMAN_ENCODE_MAX_BYTES})`);
+  }
+  checkSpan(srcBuf, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
+  const g = j.segmentLog2;
+  if (!Number.isInteger(g) || g < MIN_SEGMENT_LOG2 || g > MAX_SEGMENT_LOG2) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].segmentLog2 must be an integer in ${MIN_SEGMENT_LOG2}..${MAX_SEGMENT_LOG2}`);
+  }
+  const lengths = j.lengths;
+  if (!(lengths instanceof Uint8Array) || lengths.length !== 256) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths must be a Uint8Array of 256 code lengths`);
+  }
+  let kraft = 0;
+  let present = 0;
+  for (let sym = 0; sym < 256; sym++) {
+    const len = lengths[sym];
+    if (len === 0) continue;
+    if (len > MAX_CODE_BITS) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths: code length ${len} of symbol ${sym} over ${MAX_CODE_BITS}`);
+    present++;
+    kraft += HUFFMAN_TABLE_ENTRIES >> len;
+  }
+  if (present < 2) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths: ${present} symbols in the code (at least 2)`);
+  if (kraft !== HUFFMAN_TABLE_ENTRIES) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths: the code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
+  }
+}
+
+/**
+ * Huffman-encodes byte ranges of `srcBuf` on the GPU into complete mode-2 Huffman streams
+ * (docs/format.md, "Huffman streams": mode 2, g, last symbol m, the 4-bit lengths of 0..m, the K
+ * segment end offsets, the segments' bitstreams), one per job, with the caller's code lengths.
+ * The bytes equal what the CPU writes for the same lengths and g (ts/codec/huffman.ts
+ * writeHeader, then assembly/codec.ts huffmanEncode): segments of 2^g symbols, each from a byte
+ * boundary and zero-padded, bits least significant first, canonical codes stored first bit
+ * lowest. A job of 0 bytes gives the header alone (K = 0). The mode (0 raw, 1 one symbol, 2) is
+ * the caller's choice: this always writes mode 2.
+ * Example: bytes [0, 1, 2, 0] with lengths {0: 1, 1: 2, 2: 2}, g = 10 -> codes 0, 10, 11, 0 ->
+ * [2, 10, 2, 0x21, 0x02, 1, 0, 0, 0, 0b0011010] (header 5 bytes, K = 1 end offset, 1 byte of bits).
+ *
+ * PAVLE (Balevic 2009) on blocks of 1024 symbols, three dispatches per group of jobs in one
+ * submission (shaders/codec-huffman-encode.wgsl): the bits of each block; per job, the segment
+ * sizes scanned into the end offsets and each block's bit offset; each block's codes placed by a
+ * workgroup scan, assembled in workgroup memory with atomicOr and written out (atomicOr only on
+ * the words shared with neighbouring blocks). That submission reads back 4 bytes per job (the
+ * bitstreams' lengths) and an 8-byte status; a second one copies exactly each stream's end
+ * offsets and bitstreams (4 K + its bitstream bytes, rounded up to 4) into one readback buffer.
+ * Headers are written on the host. GPU scratch: per job about 4 K + n x (longest code) / 8 bytes
+ * (the worst case) of output, 1 KiB of codes, 4 bytes per 1024 symbols.
+ * @returns one stream per job, in job order (fresh Uint8Arrays).
+ * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it, lengths that
+ *   are not a complete code of 2 to 256 symbols of at most 11 bits, g outside 10..20, a byte of a
+ *   range without a code: the first such job and byte value are named), TOO_LARGE (a job over
+ *   {@link HUFFMAN_ENCODE_MAX_BYTES}, a range beyond one storage binding), DEVICE_LOST
+ */
+export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, jobs: readonly HuffmanEncodeJob[]): Promise<Uint8Array[]> {
+  checkBuffer(srcBuf, 'srcBuf');
+  if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
+  jobs.forEach((j, i) => checkEncodeJob(srcBuf, j, i));
+  const m = jobs.length;
+  const headers = jobs.map((j) => {
+    const h = new Uint8Array(headerBytes(j.lengths));
+    writeHeader(h, 0, j.lengths, j.segmentLog2);
+    return h;
+  });
+  const live = jobs.map((_, i) => i).filter((i) => jobs[i].byteLength > 0);
+  if (live.length === 0) return headers;
+
+  // Layout: each live job's output slot, one after the other in a virtual space that the groups
+  // cut into windows of one storage binding each.
+  const slots = new Map<number, EncodeSlot>();
+  let at = 0;
+  for (const i of live) {
+    const j = jobs[i];
+    const segments = segmentCount(j.byteLength, j.segmentLog2);
+    const longest = Math.max(...j.lengths);
+    const bytes = 4 * segments + roundUp4(Math.ceil((j.byteLength * longest) / 8) + segments);
+    slots.set(i, { at, bytes, segments, blocks: Math.ceil(j.byteLength / ENCODE_BLOCK) });
+    at += bytes;
+  }
+  const groups = groupBySpans(
+    ctx,
+    live.length,
+    (k) => {
+      const i = live[k];
+      const slot = slots.get(i)!;
+      return [[jobs[i].srcByteOffset, jobs[i].srcByteOffset + jobs[i].byteLength], [slot.at, slot.at + slot.bytes]];
+    },
+    'Huffman encode',
+  );
+
+  // Submission 1: encode into one output buffer per group; read back the lengths and status.
+  const outputs: { buffer: GPUBuffer; base: number }[] = [];
+  const slotOutput = new Map<number, { buffer: GPUBuffer; byteOffset: number }>();
+  try {
+    let readMeta: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    await ctx.submit('huffman-encode', (s) => {
+      const meta = s.temp(4 * (2 + m), 'huffman-encode-meta');
+      s.encoder.clearBuffer(meta, 0, roundUp4(4 * (2 + m)));
+      const pipe = (entry: string) => pipeline(ctx, 'codec-huffman-encode', huffmanEncodeSource, entry);
+      for (const group of groups) {
+        const [srcWin, outWin] = group.windows as Window[];
+        const outBytes = roundUp4(outWin.end - outWin.base);
+        const out = ctx.acquireStorage(outBytes, 'huffman-encode-out');
+        outputs.push({ buffer: out, base: outWin.base });
+        s.encoder.clearBuffer(out, 0, outBytes);
+        const table = new Uint32Array(group.items.length * 8);
+        const codes = new Uint32Array(group.items.length * 256);
+        let blocks = 0;
+        group.items.forEach((k, e) => {
+          const i = live[k];
+          const j = jobs[i];
+          const slot = slots.get(i)!;
+          table.set([blocks, j.byteLength, j.segmentLog2, j.srcByteOffset - srcWin.base, (slot.at - outWin.base) / 4, slot.segments, e * 256, i], e * 8);
+          codes.set(canonicalCodeTable(j.lengths), e * 256);
+          slotOutput.set(i, { buffer: out, byteOffset: slot.at - outWin.base });
+          blocks += slot.blocks;
+        });
+        const params = s.uniform([blocks, group.items.length, 0, 0]);
+        const jobsBuf = storageWords(ctx, s, table, 'huffman-encode-jobs');
+        const codesBuf = storageWords(ctx, s, codes, 'huffman-encode-codes');
+        const blocksBuf = s.temp(4 * blocks, 'huffman-encode-blocks');
+        const src = bindWindow(ctx, srcBuf, srcWin, 'Huffman encode source');
+        const dst: GPUBufferBinding = { buffer: out, offset: 0, size: outBytes };
+        const metaBinding: GPUBufferBinding = { buffer: meta, offset: 0, size: roundUp4(4 * (2 + m)) };
+        s.dispatch(
+          pipe('countBits'),
+          [
+            { binding: 0, resource: { buffer: params } },
+            { binding: 1, resource: { buffer: jobsBuf } },
+            { binding: 2, resource: { buffer: codesBuf } },
+            { binding: 3, resource: src },
+            { binding: 4, resource: { buffer: blocksBuf } },
+            { binding: 6, resource: metaBinding },
+          ],
+          blocks,
+          'parle:huffman-count-bits',
+        );
+        s.dispatch(
+          pipe('placeSegments'),
+          [
+            { binding: 0, resource: { buffer: params } },
+            { binding: 1, resource: { buffer: jobsBuf } },
+            { binding: 4, resource: { buffer: blocksBuf } },
+            { binding: 5, resource: dst },
+            { binding: 6, resource: metaBinding },
+          ],
+          group.items.length,
+          'parle:huffman-place-segments',
+        );
+        s.dispatch(
+          pipe('writeBits'),
+          [
+            { binding: 0, resource: { buffer: params } },
+            { binding: 1, resource: { buffer: jobsBuf } },
+            { binding: 2, resource: { buffer: codesBuf } },
+            { binding: 3, resource: src },
+            { binding: 4, resource: { buffer: blocksBuf } },
+            { binding: 5, resource: dst },
+          ],
+          blocks,
+          'parle:huffman-write-bits',
+        );
+      }
+      readMeta = readAfter(ctx, s, meta, 4 * (2 + m));
+    });
+    const meta = await readMeta();
+    if (meta[0] !== 0) {
+      const key = 0xffffffff - meta[1];
+      const job = key >>> 8;
+      throw new ParleError(
+        ErrorCodes.INVALID_ARGUMENT,
+        `jobs[${job}]: byte value ${key & 0xff} has no code (length 0) in jobs[${job}].lengths (${meta[0]} invocation${meta[0] === 1 ? '' : 's'} found bytes without a code)`,
+      );
+    }
+
+    // Submission 2: exactly the end offsets and bitstreams of every stream, packed.
+    const spans = live.map((i) => 4 * slots.get(i)!.segments + meta[2 + i]);
+    const packedAt: number[] = [];
+    let packed = 0;
+    for (const bytes of spans) {
+      packedAt.push(packed);
+      packed += roundUp4(bytes);
+    }
+    let readPacked: () => Promise<Uint8Array> = async () => new Uint8Array(0);
+    await ctx.submit('huffman-encode-read', (s) => {
+      const rb = ctx.device.createBuffer({ label: 'parle:huffman-encode-readback', size: packed, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      s.onFailure.push(rb);
+      live.forEach((i, k) => {
+        const o = slotOutput.get(i)!;
+        s.encoder.copyBufferToBuffer(o.buffer, o.byteOffset, rb, packedAt[k], roundUp4(spans[k]));
+      });
+      readPacked = async () => {
+        try {
+          await ctx.guard(rb.mapAsync(GPUMapMode.READ));
+          const bytes = new Uint8Array(rb.getMappedRange().slice(0));
+          rb.unmap();
+          return bytes;
+        } finally {
+          rb.destroy();
+        }
+      };
+    });
+    const all = await readPacked();
+    const streams = headers;
+    live.forEach((i, k) => {
+      const h = headers[i];
+      const stream = new Uint8Array(h.length + spans[k]);
+      stream.set(h, 0);
+      stream.set(all.subarray(packedAt[k], packedAt[k] + spans[k]), h.length);
+      streams[i] = stream;
+    });
+    return streams;
+  } finally {
+    for (const o of outputs) ctx.releaseStorage(o.buffer);
+  }
 }

@@ -1,0 +1,192 @@
+#!/usr/bin/env node
+/**
+ * The version-2 codec on a real GPU and a many-core host (the `device` tool; recipe in
+ * ../shared/gpu/README.md). Writes $OUT/gpu-codec.json (or bench/results/gpu-codec-local.json).
+ *
+ * Figures (medians of REPS runs after warm-up runs, wall clock from the call to the resolved
+ * promise):
+ *   Huffman decode on the GPU ........ GB/s of output: the streams of a `codec: 'huffman'`
+ *                                       container decoded by ts/gpu/codec.ts (one dispatch for
+ *                                       all streams, one invocation a segment), status read back
+ *   decompress to the device ......... the GPU path (container uploaded, payload hashes,
+ *                                       entropy decode, expand, unshuffle, delta and element
+ *                                       hashes on the GPU) against the CPU path + upload
+ *                                       (Haugen's case), on three 256 MiB inputs
+ *   compress / decompress on the CPU . workers 1, 2, 4, 8, 16 (gpu 'off'), host arrays
+ * Every decode is checked against the input once.
+ *
+ * The GPU layer is imported from bench/.build/gpu-codec-layer.mjs, built here with esbuild when
+ * missing (the device machine has no esbuild: build before packing).
+ * Usage: node bench/gpu-codec.mjs [--quick]
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import { rng as rngU32 } from './suite/data.mjs';
+
+/** Uniform in [0, 1) from a seeded u32 generator. */
+const rng = (seed) => {
+  const next = rngU32(seed);
+  return () => next() / 4294967296;
+};
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const layerPath = join(here, '.build', 'gpu-codec-layer.mjs');
+if (!existsSync(layerPath)) {
+  mkdirSync(dirname(layerPath), { recursive: true });
+  const entry = join(here, '.build', 'gpu-codec-entry.ts');
+  writeFileSync(
+    entry,
+    "export { createGpuContext } from '../../ts/gpu/context.ts';\nexport { huffmanDecode, parseHuffmanStream } from '../../ts/gpu/codec.ts';\n",
+  );
+  execFileSync('npx', ['esbuild', entry, '--bundle', '--platform=node', '--format=esm', '--loader:.wgsl=text', '--external:webgpu', `--outfile=${layerPath}`], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+}
+const layer = await import(layerPath);
+const { createEngine } = await import(join(root, 'dist/node/index.js'));
+
+const quick = process.argv.includes('--quick');
+const REPS = quick ? 3 : 7;
+const MiB = 1 << 20;
+const N = (quick ? 4 : 256) * MiB;
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1];
+}
+async function timeIt(fn, reps = REPS, warm = 2) {
+  for (let i = 0; i < warm; i++) await fn();
+  const ts = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    await fn();
+    ts.push(performance.now() - t0);
+  }
+  return { medianMs: median(ts), minMs: Math.min(...ts), maxMs: Math.max(...ts) };
+}
+const sameBytes = (a, b) => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+
+// ---- inputs: 256 MiB each, seeded
+function runs16(n) {
+  const r = rng(11);
+  const a = new Uint8Array(n);
+  for (let i = 0; i < n; ) {
+    const len = 1 + Math.floor(r() * 31);
+    a.fill(Math.floor(r() * 256), i, Math.min(n, i + len));
+    i += len;
+  }
+  return a;
+}
+function smoothNoise(n) {
+  // a photograph-like random walk: small steps, so delta + Huffman pays and RLE does not
+  const r = rng(12);
+  const a = new Uint8Array(n);
+  let v = 128;
+  for (let i = 0; i < n; i++) {
+    v = (v + Math.round((r() - 0.5) * 12)) & 255;
+    a[i] = v;
+  }
+  return a;
+}
+function mriLike(n) {
+  // a smooth 12-bit field with noise in the low bits, as a u16 volume
+  const r = rng(13);
+  const a = new Uint16Array(n / 2);
+  for (let i = 0; i < a.length; i++) a[i] = (((Math.sin(i / 5000) + 1) * 1500) | 0) + ((r() * 16) | 0);
+  return a;
+}
+
+const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version }, huffman: [], decompressToDevice: [], cpuScaling: [] };
+const log = (...a) => console.log(...a);
+
+const engine = await createEngine({ gpu: 'require', calibration: 'skip' });
+const gpu = engine.gpuContext ?? engine['gpuContext'];
+results.machine.adapter = gpu?.adapterInfo ?? null;
+log('adapter', JSON.stringify(results.machine.adapter), 'cores', results.machine.cores);
+
+// ---- 1. Huffman decode on the GPU
+{
+  const input = smoothNoise(N);
+  for (const g of [10]) {
+    // delta + huffman: the Huffman streams hold the deltas (a photograph's distribution)
+    const packed = await engine.compress(input, { codec: 'delta+huffman', chunkBytes: 64 * MiB, path: 'cpu' });
+    // each chunk's deltas start from 0 at the chunk's first element
+    const deltas = new Uint8Array(input.length);
+    for (let i = 0; i < input.length; i++) deltas[i] = (input[i] - (i % (64 * MiB) > 0 ? input[i - 1] : 0)) & 255;
+    // walk the table: header 32, entry 32, payload = directory (8) + one stream
+    const view = new DataView(packed.buffer, packed.byteOffset);
+    const jobs = [];
+    let at = 32;
+    let dst = 0;
+    while (at < packed.length) {
+      const count = view.getUint32(at, true);
+      const P = view.getUint32(at + 12, true);
+      const payloadAt = at + 32;
+      const D = view.getUint32(payloadAt, true);
+      const E = view.getUint32(payloadAt + 4, true);
+      const streamAt = payloadAt + 8;
+      if (view.getUint8(at + 4) === 1 && view.getUint8(at + 5) === 4 && packed[streamAt] === 2) {
+        const stream = layer.parseHuffmanStream(packed.subarray(streamAt, streamAt + E), D);
+        jobs.push({ stream, srcByteOffset: streamAt, dstByteOffset: dst });
+      }
+      dst += (count + 3) & ~3;
+      at = payloadAt + P;
+    }
+    const src = await engine.upload(packed);
+    const out = await engine.upload(new Uint8Array(dst));
+    const t = await timeIt(() => layer.huffmanDecode(gpu, src.buffer, out.buffer, jobs));
+    const back = await engine.download(out);
+    const ok = jobs.length > 0 && jobs.every((j) => j.stream.segmentLog2 === g) && sameBytes(back.subarray(0, input.length), deltas);
+    const gbps = input.length / (t.medianMs * 1e6);
+    log(`huffman decode on the GPU, 2^${g} segments, ${jobs.length} streams: ${t.medianMs.toFixed(2)} ms, ${gbps.toFixed(1)} GB/s of output, ok ${ok}`);
+    results.huffman.push({ segmentLog2: g, streams: jobs.length, bytes: input.length, ...t, gbps, ok, target: 100 });
+    src.destroy();
+    out.destroy();
+  }
+}
+
+// ---- 2. decompress to the device: GPU path against CPU decode + upload
+for (const [name, make] of [
+  ['u8 runs (mean 16)', runs16],
+  ['u8 smooth noise', smoothNoise],
+  ['u16 mri-like', mriLike],
+]) {
+  const input = make(N);
+  const packed = await engine.compress(input, { path: 'cpu' });
+  const ratio = input.byteLength / packed.length;
+  const check = await engine.decompress(packed, { to: 'device', path: 'gpu' });
+  const ok = sameBytes(await engine.download(check), input);
+  check.destroy();
+  const gpuPath = await timeIt(async () => (await engine.decompress(packed, { to: 'device', path: 'gpu' })).destroy());
+  const cpuPath = await timeIt(async () => (await engine.decompress(packed, { to: 'device', path: 'cpu' })).destroy());
+  const speedup = cpuPath.medianMs / gpuPath.medianMs;
+  log(
+    `decompress to the device, ${name}: ratio ${ratio.toFixed(2)}, GPU path ${gpuPath.medianMs.toFixed(1)} ms, CPU + upload ${cpuPath.medianMs.toFixed(1)} ms: ${speedup.toFixed(2)}x (target 5x), ok ${ok}`,
+  );
+  results.decompressToDevice.push({ input: name, bytes: input.byteLength, ratio, gpuPath, cpuPathPlusUpload: cpuPath, speedup, ok, target: 5 });
+}
+await engine.destroy();
+
+// ---- 3. CPU scaling of compress and decompress
+{
+  const input = runs16(N);
+  for (const workers of [1, 2, 4, 8, 16].filter((w) => w <= os.cpus().length)) {
+    const e = await createEngine({ gpu: 'off', workers, calibration: 'skip' });
+    const packed = await e.compress(input);
+    const c = await timeIt(() => e.compress(input), quick ? 2 : 3, 1);
+    const d = await timeIt(() => e.decompress(packed), quick ? 2 : 3, 1);
+    log(`workers ${workers}: compress ${c.medianMs.toFixed(0)} ms (${(N / c.medianMs / 1e6).toFixed(2)} GB/s), decompress ${d.medianMs.toFixed(0)} ms (${(N / d.medianMs / 1e6).toFixed(2)} GB/s)`);
+    results.cpuScaling.push({ workers, bytes: N, compress: c, decompress: d });
+    await e.destroy();
+  }
+}
+
+const outDir = process.env.OUT ?? join(root, 'bench', 'results');
+const outFile = join(outDir, process.env.OUT ? 'gpu-codec.json' : 'gpu-codec-local.json');
+writeFileSync(outFile, JSON.stringify(results, null, 2));
+log('wrote', outFile);
