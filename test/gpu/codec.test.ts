@@ -1,7 +1,8 @@
 /// <reference types="@webgpu/types" />
 /**
  * The v2 codec's GPU kernels (ts/gpu/codec.ts) against the plain reference of docs/format.md
- * (test/support/codec-reference.ts): tree hash, Huffman decode, delta, shuffle. Outputs land in
+ * (test/support/codec-reference.ts): tree hash, Huffman decode, delta, shuffle, byte histograms,
+ * Huffman encode (against the CPU kernel of build/parle.wasm too). Outputs land in
  * buffers pre-filled with a sentinel, so bytes written past an output's words show.
  */
 import { expect } from 'vitest';
@@ -10,14 +11,20 @@ import {
   buildHuffmanDecodeTable,
   deltaDecode,
   deltaEncode,
+  histograms8,
   huffmanDecode,
+  huffmanEncodeStreams,
+  HUFFMAN_ENCODE_MAX_BYTES,
   parseHuffmanStream,
   shuffle,
   treeHash,
   treeHashes,
   unshuffle,
   type HuffmanDecodeJob,
+  type HuffmanEncodeJob,
 } from '../../ts/gpu/codec.js';
+import { canonicalCodeTable, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
+import { KernelHarness } from '../support/kernels.js';
 import { ParleError } from '../../ts/errors.js';
 import * as ref from '../support/codec-reference.js';
 import { describeGpu, gpuTest, type Rng } from './support.js';
@@ -474,5 +481,291 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
     await expect(shuffle(ctx, { elements: a, planes: b, planeByteOffsets: [0, 4], width: 2, count: 8 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(shuffle(ctx, { elements: a, planes: b, planeByteOffsets: [0], width: 2, count: 8 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(shuffle(ctx, { elements: a, planes: a, planeByteOffsets: [0, 8], width: 2, count: 8 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});
+
+/** 256 counts of `bytes`, counted in JavaScript. */
+function countBytes(bytes: Uint8Array): Uint32Array {
+  const counts = new Uint32Array(256);
+  for (const b of bytes) counts[b]++;
+  return counts;
+}
+
+function expectCounts(got: Uint32Array, want: Uint32Array, what: string): void {
+  for (let v = 0; v < 256; v++) if (got[v] !== want[v]) throw new Error(`${what}: count of byte ${v} is ${got[v]}, want ${want[v]}`);
+}
+
+const HISTOGRAM_SIZES = [0, 1, 2, 3, 4, 5, 7, 8, 9, 1023, 65_535, 65_536, 65_537, 200_003];
+
+describeGpu('GPU byte histograms', () => {
+  gpuTest(`single ranges at offsets 0..3 and 1001, sizes ${HISTOGRAM_SIZES.join(', ')}: random, one value, skewed`, async (ctx, rng) => {
+    for (const n of HISTOGRAM_SIZES) {
+      for (const kind of ['random', 'one value', 'skewed'] as const) {
+        const bytes = kind === 'random' ? randomBytes(n, rng) : kind === 'one value' ? new Uint8Array(n).fill(rng.below(256)) : skewedBytes(n, rng);
+        for (const offset of [0, 1, 2, 3, 1001]) {
+          // sentinel bytes on both sides must not be counted
+          const buf = bufferWith(ctx, offset + n + 7, [[offset, bytes]]);
+          const got = await histograms8(ctx, buf, [{ byteOffset: offset, byteLength: n }]);
+          expect(got.length).toBe(256);
+          expectCounts(got, countBytes(bytes), `${kind} n=${n} offset=${offset}`);
+          buf.destroy();
+        }
+      }
+    }
+  });
+
+  const manyRanges = async (ctx: GpuContext, rng: Rng, size: number, maxLength: number): Promise<void> => {
+    const bytes = skewedBytes(size, rng, 200);
+    bytes.fill(77, 1000, 30_000); // a long run of one value
+    const buf = bufferWith(ctx, size, [[0, bytes]]);
+    const ranges = [
+      { byteOffset: 0, byteLength: 0 },
+      { byteOffset: 3, byteLength: 1 },
+      { byteOffset: size, byteLength: 0 },
+      { byteOffset: size - 5, byteLength: 5 },
+      { byteOffset: 999, byteLength: 29_003 },
+    ];
+    for (let i = 0; i < 40; i++) {
+      const len = rng.below(maxLength);
+      ranges.push({ byteOffset: rng.below(size - len), byteLength: len });
+    }
+    const got = await histograms8(ctx, buf, ranges);
+    expect(got.length).toBe(256 * ranges.length);
+    ranges.forEach((r, i) => {
+      expectCounts(got.subarray(256 * i, 256 * i + 256), countBytes(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)), `range ${i} (${r.byteOffset}, ${r.byteLength})`);
+    });
+    expect((await histograms8(ctx, buf, [])).length).toBe(0);
+  };
+  gpuTest('many ranges in one submission (overlapping, empty, unaligned, a run of one value)', (ctx, rng) => manyRanges(ctx, rng, 1 << 20, 300_000));
+  gpuTest('many ranges split over storage bindings of 64 KiB', async (ctx, rng) => {
+    await manyRanges(ctx, rng, 1 << 20, 60_000);
+    const buf = bufferWith(ctx, 1 << 18);
+    await expect(histograms8(ctx, buf, [{ byteOffset: 0, byteLength: 1 << 17 }])).rejects.toMatchObject({ code: 'TOO_LARGE' });
+  }, { maxStorageBindingBytes: 1 << 16 });
+
+  gpuTest('bad arguments: a range past the buffer, a negative offset, a buffer without STORAGE', async (ctx) => {
+    const buf = bufferWith(ctx, 64);
+    await expect(histograms8(ctx, buf, [{ byteOffset: 60, byteLength: 8 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(histograms8(ctx, buf, [{ byteOffset: -1, byteLength: 8 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    const plain = ctx.device.createBuffer({ size: 64, usage: GPUBufferUsage.COPY_DST });
+    await expect(histograms8(ctx, plain, [{ byteOffset: 0, byteLength: 8 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});
+
+let cpuKernels: KernelHarness | undefined;
+
+/** The stream the CPU writes: ts/codec/huffman.ts writeHeader, then assembly/codec.ts huffmanEncode (build/parle.wasm). */
+async function cpuHuffmanStream(bytes: Uint8Array, lengths: Uint8Array, g: number): Promise<Uint8Array> {
+  cpuKernels ??= await KernelHarness.create('simd');
+  const h = cpuKernels;
+  h.reset();
+  const n = bytes.length;
+  const k = segmentCount(n, g);
+  const srcPtr = h.copyIn(bytes, 8);
+  const lengthsPtr = h.copyIn(lengths);
+  const codesPtr = h.alloc(1024);
+  h.kernels.huffmanBuildCodes(lengthsPtr, codesPtr);
+  const outPtr = h.alloc(Math.ceil((n * 11) / 8) + k + 16);
+  const offsetsPtr = h.alloc(4 * k + 4);
+  const bitsBytes = h.kernels.huffmanEncode(srcPtr, n, codesPtr, g, outPtr, offsetsPtr);
+  const head = headerBytes(lengths);
+  const stream = new Uint8Array(head + 4 * k + bitsBytes);
+  writeHeader(stream, 0, lengths, g);
+  stream.set(h.bytes(offsetsPtr, 4 * k), head);
+  stream.set(h.bytes(outPtr, bitsBytes), head + 4 * k);
+  return stream;
+}
+
+/**
+ * Code lengths (ts/codec/huffman.ts codeLengths) for `bytes`: from their counts, plus 1 for
+ * `extra` symbols (absent ones get codes too: 'all' gives all 256), and a second symbol when
+ * fewer than two are present.
+ */
+function lengthsFor(bytes: Uint8Array, extra: 'none' | 'all' = 'none'): Uint8Array {
+  const hist = Array.from(countBytes(bytes));
+  if (extra === 'all') for (let v = 0; v < 256; v++) hist[v]++;
+  const present = hist.filter((c) => c > 0).length;
+  if (present === 0) hist[0] = hist[1] = 1;
+  else if (present === 1) hist[(hist.findIndex((c) => c > 0) + 1) & 0xff] = 1;
+  return codeLengths(hist);
+}
+
+/** Uploads `bytes` at `offset` and encodes them as one stream. */
+async function gpuHuffmanStream(ctx: GpuContext, bytes: Uint8Array, offset: number, lengths: Uint8Array, g: number): Promise<Uint8Array> {
+  const buf = bufferWith(ctx, offset + bytes.length + 5, [[offset, bytes]]);
+  try {
+    const [stream] = await huffmanEncodeStreams(ctx, buf, [{ srcByteOffset: offset, byteLength: bytes.length, lengths, segmentLog2: g }]);
+    return stream;
+  } finally {
+    buf.destroy();
+  }
+}
+
+const ENCODE_SIZES = [0, 1, 2, 3, 4, 5, 1023, 1024, 1025, 4095, 4096, 16_387, 100_001];
+
+describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () => {
+  gpuTest('canonicalCodeTable equals the CPU kernel huffmanBuildCodes', async (_ctx, rng) => {
+    cpuKernels ??= await KernelHarness.create('simd');
+    const h = cpuKernels;
+    for (let round = 0; round < 30; round++) {
+      const hist = Array.from({ length: 256 }, () => (rng.below(3) === 0 ? 0 : rng.below(1 << rng.below(20))));
+      hist[rng.below(128)] += 1;
+      hist[128 + rng.below(128)] += 1;
+      const lengths = codeLengths(hist);
+      h.reset();
+      const lengthsPtr = h.copyIn(lengths);
+      const codesPtr = h.alloc(1024);
+      h.kernels.huffmanBuildCodes(lengthsPtr, codesPtr);
+      expect(Array.from(canonicalCodeTable(lengths)), `round ${round}`).toEqual(Array.from(h.copyOut(Uint32Array, codesPtr, 256)));
+    }
+  });
+
+  gpuTest('the worked example: [0, 1, 2, 0] with lengths {0: 1, 1: 2, 2: 2}, g = 10', async (ctx) => {
+    const lengths = new Uint8Array(256);
+    lengths.set([1, 2, 2]);
+    const stream = await gpuHuffmanStream(ctx, Uint8Array.of(0, 1, 2, 0), 1, lengths, 10);
+    expect(Array.from(stream)).toEqual([2, 10, 2, 0x21, 0x02, 1, 0, 0, 0, 0x1a]);
+  });
+
+  for (const g of [10, 12, 14]) {
+    gpuTest(`single streams, g=${g}, sizes ${ENCODE_SIZES.join(', ')}: 256 symbols, skewed, two symbols; unaligned sources`, async (ctx, rng) => {
+      for (const n of ENCODE_SIZES) {
+        for (const kind of ['256 symbols', 'skewed', 'two symbols'] as const) {
+          const bytes = kind === '256 symbols' ? randomBytes(n, rng) : kind === 'skewed' ? skewedBytes(n, rng) : skewedBytes(n, rng, 2);
+          const lengths = lengthsFor(bytes, kind === '256 symbols' ? 'all' : 'none');
+          const offset = rng.below(4) + 4 * rng.below(2);
+          const what = `g=${g} n=${n} ${kind} offset=${offset}`;
+          const got = await gpuHuffmanStream(ctx, bytes, offset, lengths, g);
+          expectBytes(got, await cpuHuffmanStream(bytes, lengths, g), `${what}: GPU vs CPU kernel`);
+          expectBytes(ref.huffmanDecodeStream(got, n), bytes, `${what}: reference decode`);
+          expect(parseHuffmanStream(got, n).segments).toBe(segmentCount(n, g));
+        }
+      }
+    });
+  }
+
+  gpuTest('with the reference code lengths, the streams equal the reference encoder', async (ctx, rng) => {
+    for (let round = 0; round < 12; round++) {
+      const n = 2 + rng.below(40_000);
+      const bytes = round % 3 === 0 ? randomBytes(n, rng) : skewedBytes(n, rng, 2 + rng.below(100));
+      if (bytes.every((b) => b === bytes[0])) bytes[1] ^= 1;
+      const g = 10 + rng.below(5);
+      const lengths = ref.huffmanCodeLengths(Array.from(countBytes(bytes)));
+      const got = await gpuHuffmanStream(ctx, bytes, rng.below(4), lengths, g);
+      expectBytes(got, ref.huffmanEncodeStream(bytes, g), `round ${round}: n=${n} g=${g}`);
+    }
+  });
+
+  gpuTest('large streams: 2^20 + 5 bytes at g = 10 (1025 segments), 14 and 20', async (ctx, rng) => {
+    const n = (1 << 20) + 5;
+    const bytes = skewedBytes(n, rng, 60);
+    const lengths = lengthsFor(bytes);
+    for (const g of [10, 14, 20]) {
+      const got = await gpuHuffmanStream(ctx, bytes, 3, lengths, g);
+      expectBytes(got, await cpuHuffmanStream(bytes, lengths, g), `g=${g}`);
+      if (g === 10) expectBytes(ref.huffmanDecodeStream(got, n), bytes, 'reference decode');
+    }
+  });
+
+  /** Many jobs over one buffer (overlapping, empty, unaligned), each checked against the CPU kernel; twice (pooled buffers reused). */
+  const manyJobs = async (ctx: GpuContext, rng: Rng, maxLength: number): Promise<void> => {
+    const size = 1 << 19;
+    const bytes = skewedBytes(size, rng, 90);
+    for (let i = 0; i < size; i += 4096) if (rng.below(4) === 0) bytes.set(randomBytes(4096, rng), i);
+    const buf = bufferWith(ctx, size, [[0, bytes]]);
+    const jobs: HuffmanEncodeJob[] = [];
+    for (let i = 0; i < 40; i++) {
+      const len = i % 13 === 0 ? 0 : rng.below(maxLength);
+      const off = rng.below(size - len);
+      const range = bytes.subarray(off, off + len);
+      jobs.push({ srcByteOffset: off, byteLength: len, lengths: lengthsFor(range, rng.below(3) === 0 ? 'all' : 'none'), segmentLog2: 10 + rng.below(6) });
+    }
+    for (let pass = 0; pass < 2; pass++) {
+      const got = await huffmanEncodeStreams(ctx, buf, jobs);
+      expect(got.length).toBe(jobs.length);
+      for (let i = 0; i < jobs.length; i++) {
+        const j = jobs[i];
+        const range = bytes.subarray(j.srcByteOffset, j.srcByteOffset + j.byteLength);
+        const what = `pass ${pass} job ${i} (offset ${j.srcByteOffset}, ${j.byteLength} bytes, g=${j.segmentLog2})`;
+        expectBytes(got[i], await cpuHuffmanStream(range, j.lengths, j.segmentLog2), what);
+        expectBytes(ref.huffmanDecodeStream(got[i], j.byteLength), range, `${what}: reference decode`);
+      }
+    }
+    expect(await huffmanEncodeStreams(ctx, buf, [])).toEqual([]);
+  };
+  gpuTest('many jobs in one call: mixed g, lengths, offsets, empty jobs', (ctx, rng) => manyJobs(ctx, rng, 150_000));
+  gpuTest('many jobs split over storage bindings of 64 KiB', async (ctx, rng) => {
+    await manyJobs(ctx, rng, 30_000);
+    // one job whose worst-case output (60 000 codes of up to 11 bits) cannot fit one binding
+    const buf = bufferWith(ctx, 60_000);
+    const long = codeLengths(Array.from({ length: 40 }, (_, v) => 2 ** (40 - v)));
+    expect(Math.max(...long)).toBe(11);
+    await expect(huffmanEncodeStreams(ctx, buf, [{ srcByteOffset: 0, byteLength: 60_000, lengths: long, segmentLog2: 14 }])).rejects.toMatchObject({ code: 'TOO_LARGE' });
+  }, { maxStorageBindingBytes: 1 << 16 });
+
+  gpuTest('reads back only the status, the lengths and the coded bytes (histograms: 1 KiB a range)', async (ctx, rng) => {
+    const n = 300_001;
+    const bytes = skewedBytes(n, rng, 30);
+    const buf = bufferWith(ctx, n + 3, [[3, bytes]]);
+    const mapped: number[] = [];
+    const original = ctx.device.createBuffer;
+    ctx.device.createBuffer = function (this: GPUDevice, desc: GPUBufferDescriptor): GPUBuffer {
+      if ((desc.usage & GPUBufferUsage.MAP_READ) !== 0) mapped.push(desc.size);
+      return original.call(ctx.device, desc);
+    };
+    try {
+      const hist = await histograms8(ctx, buf, [{ byteOffset: 3, byteLength: n }, { byteOffset: 0, byteLength: 5 }]);
+      expect(mapped).toEqual([2048]);
+      mapped.length = 0;
+      const lengths = lengthsFor(bytes);
+      expect(Array.from(lengths)).toEqual(Array.from(codeLengths(hist.subarray(0, 256))));
+      const [stream] = await huffmanEncodeStreams(ctx, buf, [{ srcByteOffset: 3, byteLength: n, lengths, segmentLog2: 12 }]);
+      const coded = stream.length - headerBytes(lengths); // end offsets and bitstreams
+      expect(mapped).toEqual([4 * 3, Math.ceil(coded / 4) * 4]);
+      expectBytes(stream, await cpuHuffmanStream(bytes, lengths, 12), 'stream');
+    } finally {
+      ctx.device.createBuffer = original;
+    }
+  });
+
+  gpuTest('a byte without a code names the first job and byte value', async (ctx, rng) => {
+    const bytes = skewedBytes(5000, rng, 20);
+    const lengths = lengthsFor(bytes);
+    const buf = bufferWith(ctx, 10_000, [[0, bytes], [6000, Uint8Array.of(1, 2, 3)]]);
+    const ok = { srcByteOffset: 0, byteLength: 5000, lengths, segmentLog2: 10 };
+    const bad = { srcByteOffset: 5998, byteLength: 6, lengths, segmentLog2: 10 }; // sentinel 0xab and bytes 1, 2, 3
+    const missing = [0xab, 1, 2, 3].filter((v) => lengths[v] === 0).sort((a, b) => a - b);
+    expect(missing.length).toBeGreaterThan(0);
+    const e = await huffmanEncodeStreams(ctx, buf, [ok, bad, bad]).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ParleError);
+    expect((e as ParleError).code).toBe('INVALID_ARGUMENT');
+    expect((e as ParleError).message).toMatch(new RegExp(`^jobs\\[1\\]: byte value ${missing[0]} has no code`));
+    // the context still works afterwards
+    expectBytes((await huffmanEncodeStreams(ctx, buf, [ok]))[0], await cpuHuffmanStream(bytes, lengths, 10), 'after the error');
+  });
+
+  gpuTest('bad arguments: lengths, g, ranges, buffers', async (ctx) => {
+    const buf = bufferWith(ctx, 4096);
+    const good = new Uint8Array(256);
+    good.set([1, 2, 2]);
+    const job = { srcByteOffset: 0, byteLength: 100, lengths: good, segmentLog2: 10 };
+    const reject = (jobs: unknown, code = 'INVALID_ARGUMENT', buffer: GPUBuffer = buf) =>
+      expect(huffmanEncodeStreams(ctx, buffer, jobs as HuffmanEncodeJob[])).rejects.toMatchObject({ code });
+    const incomplete = good.slice();
+    incomplete[2] = 3;
+    const overFull = good.slice();
+    overFull[3] = 2;
+    const tooLong = new Uint8Array(256);
+    tooLong.set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 12]);
+    const one = new Uint8Array(256);
+    one[5] = 1;
+    for (const lengths of [incomplete, overFull, tooLong, one, good.subarray(0, 255), [1, 1] as unknown as Uint8Array]) await reject([{ ...job, lengths }]);
+    for (const segmentLog2 of [9, 21, 12.5]) await reject([{ ...job, segmentLog2 }]);
+    await reject([{ ...job, srcByteOffset: 4000 }]);
+    await reject([{ ...job, byteLength: -1 }]);
+    await reject([{ ...job, byteLength: HUFFMAN_ENCODE_MAX_BYTES + 1 }], 'TOO_LARGE');
+    await reject({});
+    const plain = ctx.device.createBuffer({ size: 4096, usage: GPUBufferUsage.COPY_DST });
+    await reject([job], 'INVALID_ARGUMENT', plain);
   });
 });

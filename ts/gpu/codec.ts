@@ -2,9 +2,10 @@
 /**
  * The GPU kernels of container version 2's codec (docs/format.md, "Version 2: the codec
  * pipeline"): the tree hash (XXH32 of 4096-byte blocks, level after level), the decode of
- * Huffman streams (modes 0, 1 and 2), delta encode and decode, byte-plane shuffle and unshuffle.
- * Dispatch of shaders/codec-hash.wgsl, codec-huffman.wgsl, codec-delta.wgsl and
- * codec-shuffle.wgsl.
+ * Huffman streams (modes 0, 1 and 2), delta encode and decode, byte-plane shuffle and unshuffle,
+ * byte histograms and the encode of mode-2 Huffman streams. Dispatch of shaders/codec-hash.wgsl,
+ * codec-huffman.wgsl, codec-delta.wgsl, codec-shuffle.wgsl, codec-histogram.wgsl and
+ * codec-huffman-encode.wgsl.
  *
  * Every op works on raw GPUBuffers at byte offsets, so that a container's streams, planes and
  * chunks can live side by side in one buffer. Shared rules:
@@ -873,6 +874,42 @@ const ENCODE_BLOCK = 1 << MIN_SEGMENT_LOG2;
  */
 export const HUFFMAN_ENCODE_MAX_BYTES = 2 ** 28;
 
+/**
+ * Worst-case output (all slots) up to which {@link huffmanEncodeStreams} reads the slots back
+ * whole with the status, in one submission: below this, one round trip (20-25 us on an H200)
+ * costs more than the copy of the unused worst-case bytes.
+ */
+const EAGER_READBACK_BYTES = 64 << 10;
+
+/**
+ * A MAP_READ buffer receiving byte ranges of buffers, packed one after the other in order (each
+ * range from a multiple of 4, its length rounded up to 4), at the end of what `s` recorded so
+ * far; the returned function, called after the submit, maps and reads it and destroys it.
+ * Offsets must be multiples of 4 (copyBufferToBuffer).
+ */
+function readPacked(ctx: GpuContext, s: Submission, ranges: readonly { buffer: GPUBuffer; byteOffset: number; byteLength: number }[]): () => Promise<Uint8Array> {
+  let size = 0;
+  for (const r of ranges) size += roundUp4(r.byteLength);
+  const rb = ctx.device.createBuffer({ label: 'parle:codec-readback', size: Math.max(4, size), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  s.onFailure.push(rb);
+  let at = 0;
+  for (const r of ranges) {
+    const bytes = roundUp4(r.byteLength);
+    if (bytes > 0) s.encoder.copyBufferToBuffer(r.buffer, r.byteOffset, rb, at, bytes);
+    at += bytes;
+  }
+  return async () => {
+    try {
+      await ctx.guard(rb.mapAsync(GPUMapMode.READ));
+      const bytes = new Uint8Array(rb.getMappedRange().slice(0));
+      rb.unmap();
+      return bytes;
+    } finally {
+      rb.destroy();
+    }
+  };
+}
+
 /** One stream of a {@link huffmanEncodeStreams} call. */
 export interface HuffmanEncodeJob {
   /** Byte offset of the symbols (bytes) in the source buffer; any alignment. */
@@ -884,7 +921,7 @@ export interface HuffmanEncodeJob {
    * two symbols, a complete code (Kraft sum exactly 1). Every byte of the range needs a code.
    */
   lengths: Uint8Array;
-  /** log2 of the symbols per segment, g: 10..20 (ts/codec/huffman.ts DEFAULT_SEGMENT_LOG2 = 14). */
+  /** log2 of the symbols per segment, g: 10..20 (ts/codec/huffman.ts DEFAULT_SEGMENT_LOG2). */
   segmentLog2: number;
 }
 
@@ -939,7 +976,8 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
  * lowest. A job of 0 bytes gives the header alone (K = 0). The mode (0 raw, 1 one symbol, 2) is
  * the caller's choice: this always writes mode 2.
  * Example: bytes [0, 1, 2, 0] with lengths {0: 1, 1: 2, 2: 2}, g = 10 -> codes 0, 10, 11, 0 ->
- * [2, 10, 2, 0x21, 0x02, 1, 0, 0, 0, 0b0011010] (header 5 bytes, K = 1 end offset, 1 byte of bits).
+ * [2, 10, 2, 0x21, 0x02, 1, 0, 0, 0, 0x1a] (a header of 5 bytes, K = 1 end offset, one byte of
+ * bits: 0 | 1 0 | 1 1 | 0 read from bit 0 up).
  *
  * PAVLE (Balevic 2009) on blocks of 1024 symbols, three dispatches per group of jobs in one
  * submission (shaders/codec-huffman-encode.wgsl): the bits of each block; per job, the segment
@@ -948,7 +986,8 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
  * the words shared with neighbouring blocks). That submission reads back 4 bytes per job (the
  * bitstreams' lengths) and an 8-byte status; a second one copies exactly each stream's end
  * offsets and bitstreams (4 K + its bitstream bytes, rounded up to 4) into one readback buffer.
- * Headers are written on the host. GPU scratch: per job about 4 K + n x (longest code) / 8 bytes
+ * Where the worst case of all the outputs is at most 64 KiB, the first submission reads them
+ * back whole instead and there is no second. Headers are written on the host. GPU scratch: per job about 4 K + n x (longest code) / 8 bytes
  * (the worst case) of output, 1 KiB of codes, 4 bytes per 1024 symbols.
  * @returns one stream per job, in job order (fresh Uint8Arrays).
  * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it, lengths that
@@ -978,6 +1017,9 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
     const segments = segmentCount(j.byteLength, j.segmentLog2);
     const longest = Math.max(...j.lengths);
     const bytes = 4 * segments + roundUp4(Math.ceil((j.byteLength * longest) / 8) + segments);
+    if (bytes > maxBinding(ctx) - alignment(ctx)) {
+      throw new ParleError(ErrorCodes.TOO_LARGE, `jobs[${i}]: its output (up to ${bytes} bytes) exceeds one storage binding (${maxBinding(ctx)} bytes)`);
+    }
     slots.set(i, { at, bytes, segments, blocks: Math.ceil(j.byteLength / ENCODE_BLOCK) });
     at += bytes;
   }
@@ -997,6 +1039,7 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
   const slotOutput = new Map<number, { buffer: GPUBuffer; byteOffset: number }>();
   try {
     let readMeta: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    let readSlots: (() => Promise<Uint8Array>) | null = null;
     await ctx.submit('huffman-encode', (s) => {
       const meta = s.temp(4 * (2 + m), 'huffman-encode-meta');
       s.encoder.clearBuffer(meta, 0, roundUp4(4 * (2 + m)));
@@ -1066,8 +1109,12 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
         );
       }
       readMeta = readAfter(ctx, s, meta, 4 * (2 + m));
+      if (at <= EAGER_READBACK_BYTES) {
+        readSlots = readPacked(ctx, s, live.map((i) => ({ ...slotOutput.get(i)!, byteLength: slots.get(i)!.bytes })));
+      }
     });
-    const meta = await readMeta();
+    const wholeSlots = readSlots as (() => Promise<Uint8Array>) | null; // set inside the callback
+    const [meta, slotBytes] = await Promise.all([readMeta(), wholeSlots === null ? null : wholeSlots()]);
     if (meta[0] !== 0) {
       const key = 0xffffffff - meta[1];
       const job = key >>> 8;
@@ -1077,34 +1124,27 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
       );
     }
 
-    // Submission 2: exactly the end offsets and bitstreams of every stream, packed.
+    // The end offsets and bitstreams of every stream: from the whole slots read back with the
+    // status, or (submission 2) exactly their bytes.
     const spans = live.map((i) => 4 * slots.get(i)!.segments + meta[2 + i]);
-    const packedAt: number[] = [];
-    let packed = 0;
-    for (const bytes of spans) {
-      packedAt.push(packed);
-      packed += roundUp4(bytes);
-    }
-    let readPacked: () => Promise<Uint8Array> = async () => new Uint8Array(0);
-    await ctx.submit('huffman-encode-read', (s) => {
-      const rb = ctx.device.createBuffer({ label: 'parle:huffman-encode-readback', size: packed, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      s.onFailure.push(rb);
-      live.forEach((i, k) => {
-        const o = slotOutput.get(i)!;
-        s.encoder.copyBufferToBuffer(o.buffer, o.byteOffset, rb, packedAt[k], roundUp4(spans[k]));
+    let all: Uint8Array;
+    let packedAt: number[];
+    if (slotBytes !== null) {
+      all = slotBytes; // packed in slot order: each slot at its layout offset
+      packedAt = live.map((i) => slots.get(i)!.at);
+    } else {
+      let read: () => Promise<Uint8Array> = async () => new Uint8Array(0);
+      await ctx.submit('huffman-encode-read', (s) => {
+        read = readPacked(ctx, s, live.map((i, k) => ({ ...slotOutput.get(i)!, byteLength: spans[k] })));
       });
-      readPacked = async () => {
-        try {
-          await ctx.guard(rb.mapAsync(GPUMapMode.READ));
-          const bytes = new Uint8Array(rb.getMappedRange().slice(0));
-          rb.unmap();
-          return bytes;
-        } finally {
-          rb.destroy();
-        }
-      };
-    });
-    const all = await readPacked();
+      all = await read();
+      packedAt = [];
+      let packed = 0;
+      for (const bytes of spans) {
+        packedAt.push(packed);
+        packed += roundUp4(bytes);
+      }
+    }
     const streams = headers;
     live.forEach((i, k) => {
       const h = headers[i];
