@@ -301,7 +301,7 @@ describe('Huffman streams', () => {
 
   it('round trips many segments at every segment size', () => {
     for (const g of [10, 11, 14, 20]) {
-      const bytes = skewedBytes(rng, 5 * 2 ** g + 3, 40);
+      const bytes = skewedBytes(rng, (g < 20 ? 5 : 1) * 2 ** g + 3, 40);
       const stream = roundTrip(bytes, g);
       expect(stream[1]).toBe(g);
     }
@@ -394,7 +394,7 @@ describe('payloads', () => {
     const seed = caseSeed('payloads');
     const rng = new Rng(seed);
     for (const width of WIDTHS) {
-      for (const count of [1, 2, 1000, 40000]) {
+      for (const count of [1, 2, 1000, 20000]) {
         const inputs = { runs: runElements(rng, count, width, 50), noise: randomBytes(rng, count * width) };
         for (const [name, elements] of Object.entries(inputs)) {
           for (const stages of pipelines(width)) {

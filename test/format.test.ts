@@ -1,5 +1,7 @@
 // The .parle container: round trips of every element type, the size bound, streaming equal to
-// in-memory, and hostile input (truncated, bit-flipped, empty, foreign, lying headers).
+// in-memory, and hostile input (truncated, bit-flipped, empty, foreign, lying headers), in
+// version 2 (what writers write) and, on the fixtures of test/fixtures/v1/, version 1.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
@@ -7,6 +9,7 @@ import { xxh64 } from '../ts/format/checksum.js';
 import { inspectContainer, readAtBytes } from '../ts/format/container.js';
 import { ENTRY_BYTES, HEADER_BYTES, MAGIC } from '../ts/format/layout.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
+import { treeHash } from './support/codec-reference.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
 
 let engine: Engine;
@@ -64,18 +67,20 @@ describe('round trips', () => {
     expect(Array.from(new Uint32Array(back.buffer))).toEqual(Array.from(bitsIn));
   });
 
-  it('picks rle for runs and stored for noise, and never exceeds input + 32 + 32 per chunk', async () => {
+  it('codes runs and stores noise, and never exceeds input + 32 + 32 per chunk', async () => {
     const rng = new Rng(caseSeed('format noise'));
     const noise = new Uint8Array(50_000).map(() => rng.nextU32());
     const packed = await engine.compress(noise, { chunkBytes: 4096 });
     const report = inspectContainer(readAtBytes(packed), packed.length);
+    expect(report.version).toBe(2);
     expect(report.chunks.every((c) => c.encoding === 'stored')).toBe(true);
     expect(packed.length).toBe(noise.length + HEADER_BYTES + ENTRY_BYTES * report.chunkCount);
 
+    // version 2: the chooser's pipeline for each chunk (rle, or rle+huffman, ...), never stored here
     const runs = runsOf('u8', 50_000, caseSeed('format runs'), 40);
     const packedRuns = await engine.compress(runs, { chunkBytes: 4096 });
     const reportRuns = inspectContainer(readAtBytes(packedRuns), packedRuns.length);
-    expect(reportRuns.chunks.every((c) => c.encoding === 'rle')).toBe(true);
+    expect(reportRuns.chunks.every((c) => c.encoding !== 'stored')).toBe(true);
     expect(packedRuns.length).toBeLessThan(runs.length / 5);
   });
 
@@ -166,12 +171,12 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
     );
   });
 
-  /** A header claiming `elementCount` u8 elements in chunks of `chunkLength`, with a valid checksum. */
-  function lyingHeader(elementCount: bigint, chunkLength: number, chunkCount: number): Uint8Array {
+  /** A header of `version` claiming `elementCount` u8 elements in chunks of `chunkLength`, with a valid checksum. */
+  function lyingHeader(elementCount: bigint, chunkLength: number, chunkCount: number, version: 1 | 2 = 1): Uint8Array {
     const header = new Uint8Array(HEADER_BYTES);
     const view = new DataView(header.buffer);
     header.set(MAGIC);
-    view.setUint8(8, 1);
+    view.setUint8(8, version);
     view.setUint8(9, 0);
     view.setUint32(12, chunkLength, true);
     view.setBigUint64(16, elementCount, true);
@@ -180,14 +185,32 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
     return header;
   }
 
-  it('a header claiming 2^50 elements is refused before anything of that size is allocated', async () => {
-    const bytes = lyingHeader(2n ** 50n, 1 << 26, 2 ** 24);
-    const before = process.memoryUsage().arrayBuffers;
-    const error = await parleErrorOf(engine.decompress(bytes, { maxElements: Number.MAX_SAFE_INTEGER }));
-    expect(error.code).toBe(ErrorCodes.TRUNCATED);
-    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 << 20);
-    // And with the default limit it is refused up front.
-    expect((await parleErrorOf(engine.decompress(bytes))).code).toBe(ErrorCodes.LIMIT_EXCEEDED);
+  for (const version of [1, 2] as const) {
+    it(`a version-${version} header claiming 2^50 elements is refused before anything of that size is allocated`, async () => {
+      const bytes = lyingHeader(2n ** 50n, 1 << 26, 2 ** 24, version);
+      const before = process.memoryUsage().arrayBuffers;
+      const error = await parleErrorOf(engine.decompress(bytes, { maxElements: Number.MAX_SAFE_INTEGER }));
+      expect(error.code).toBe(ErrorCodes.TRUNCATED);
+      expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 << 20);
+      // And with the default limit it is refused up front.
+      expect((await parleErrorOf(engine.decompress(bytes))).code).toBe(ErrorCodes.LIMIT_EXCEEDED);
+      // The streaming reader holds one chunk at a time (no limit by default): the file is short.
+      const reader = engine.createDecompressor();
+      expect((await parleErrorOf(reader.write(bytes).then(() => reader.end()))).code).toBe(ErrorCodes.TRUNCATED);
+    });
+  }
+
+  it('a header of version 3, or with flags set, is UNSUPPORTED_VERSION', async () => {
+    const v3 = lyingHeader(0n, 1, 0, 2);
+    v3[8] = 3;
+    new DataView(v3.buffer).setUint32(28, Number(xxh64(v3.subarray(0, 28)) & 0xffffffffn), true);
+    expect((await parleErrorOf(engine.decompress(v3))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
+    const flagged = lyingHeader(0n, 1, 0, 2);
+    flagged[10] = 1;
+    new DataView(flagged.buffer).setUint32(28, Number(xxh64(flagged.subarray(0, 28)) & 0xffffffffn), true);
+    expect((await parleErrorOf(engine.decompress(flagged))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
+    // the honest empty headers of both versions decode to nothing
+    for (const version of [1, 2] as const) expect((await engine.decompress(lyingHeader(0n, 1, 0, version))).length).toBe(0);
   });
 
   it('a header claiming more elements than maxElements', async () => {
@@ -203,26 +226,90 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
     expect([ErrorCodes.TRUNCATED, ErrorCodes.CORRUPT]).toContain(error.code);
   });
 
-  it('rle lengths that do not sum to the chunk, with recomputed checksums', async () => {
-    // One chunk of 8 u8 elements [5,5,5,5,7,7,7,7]: runs (5,4),(7,4); claim lengths 4 and 5.
-    const good = await engine.compress(new Uint8Array([5, 5, 5, 5, 7, 7, 7, 7]));
-    const bad = good.slice();
+  /**
+   * Version 2, codec 'rle', one chunk of 32 x 5 then 32 x 7 (u8): payload = directory [D0 2, E0 2,
+   * D1 2, E1 2] (values, lengths), values [5, 7], LEB128 lengths - 1 [31, 31]. Returns the
+   * container and a function that recomputes the payload's tree hash (entry + 16) and the entry
+   * checksum (entry + 28: low 32 bits of XXH64 of entry bytes 0..27).
+   */
+  async function v2Rle(): Promise<{ bytes: Uint8Array; payloadAt: number; reseal: () => void }> {
+    const bytes = await engine.compress(
+      new Uint8Array(64).map((_, i) => (i < 32 ? 5 : 7)),
+      { codec: 'rle' },
+    );
     const payloadAt = HEADER_BYTES + ENTRY_BYTES;
-    expect(bad[payloadAt + 2]).toBe(3); // length - 1 of the first run
-    bad[payloadAt + 3] = 4;
-    const view = new DataView(bad.buffer);
-    view.setBigUint64(HEADER_BYTES + 16, xxh64(bad.subarray(payloadAt)), true);
-    const error = await parleErrorOf(engine.decompress(bad));
+    expect(bytes[8]).toBe(2);
+    expect(Array.from(bytes.subarray(HEADER_BYTES + 4, HEADER_BYTES + 8))).toEqual([3, 0, 0, 0]);
+    expect(Array.from(bytes.subarray(payloadAt))).toEqual([2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 5, 7, 31, 31]);
+    const reseal = () => {
+      const view = new DataView(bytes.buffer, bytes.byteOffset);
+      view.setUint32(HEADER_BYTES + 16, treeHash(bytes.subarray(payloadAt)), true);
+      view.setUint32(HEADER_BYTES + 28, Number(xxh64(bytes.subarray(HEADER_BYTES, HEADER_BYTES + 28)) & 0xffffffffn), true);
+    };
+    return { bytes, payloadAt, reseal };
+  }
+
+  /**
+   * Version 1: test/fixtures/v1/u8-runs.parle (5000 u8, RLE in chunks of 1024). Its first entry's
+   * payload is R run values then R LEB128 lengths - 1; `reseal` recomputes the payload's XXH64 at
+   * entry + 16 (version 1 entries have no entry checksum).
+   */
+  function v1Rle(): { bytes: Uint8Array; lengthsAt: number; runs: number; reseal: () => void } {
+    const bytes = new Uint8Array(readFileSync(new URL('./fixtures/v1/u8-runs.parle', import.meta.url)));
+    const view = new DataView(bytes.buffer);
+    expect(bytes[8]).toBe(1);
+    expect(bytes[HEADER_BYTES + 4]).toBe(1); // rle
+    const runs = view.getUint32(HEADER_BYTES + 8, true);
+    const payloadBytes = view.getUint32(HEADER_BYTES + 12, true);
+    const payloadAt = HEADER_BYTES + ENTRY_BYTES;
+    const reseal = () => view.setBigUint64(HEADER_BYTES + 16, xxh64(bytes.subarray(payloadAt, payloadAt + payloadBytes)), true);
+    // the fixture's lengths are one byte each (R bytes after R values): the tests below rely on it
+    expect(payloadBytes).toBe(2 * runs);
+    return { bytes, lengthsAt: payloadAt + runs, runs, reseal };
+  }
+
+  it('rle lengths that do not sum to the chunk, with recomputed checksums (version 2)', async () => {
+    for (const last of [32, 30]) {
+      const { bytes, payloadAt, reseal } = await v2Rle();
+      bytes[payloadAt + 19] = last; // the second run: 33 or 31 elements instead of 32
+      reseal();
+      const error = await parleErrorOf(engine.decompress(bytes));
+      expect(error.code).toBe(ErrorCodes.CORRUPT);
+      expect(error.message).toMatch(/sum/);
+    }
+  });
+
+  it('rle lengths that do not sum to the chunk, with recomputed checksums (version 1)', async () => {
+    const { bytes, lengthsAt, reseal } = v1Rle();
+    expect(bytes[lengthsAt]).toBeLessThan(127);
+    bytes[lengthsAt] += 1;
+    reseal();
+    const error = await parleErrorOf(engine.decompress(bytes));
     expect(error.code).toBe(ErrorCodes.CORRUPT);
     expect(error.message).toMatch(/sum/);
   });
 
-  it('overlong LEB128 run lengths, with recomputed checksums', async () => {
-    const good = await engine.compress(new Uint8Array([5, 5, 5, 5, 7, 7, 7, 7]));
-    const bad = good.slice();
-    const payloadAt = HEADER_BYTES + ENTRY_BYTES;
-    bad[payloadAt + 3] = 0x83; // continuation bit with nothing after it
-    new DataView(bad.buffer).setBigUint64(HEADER_BYTES + 16, xxh64(bad.subarray(payloadAt)), true);
-    expect((await parleErrorOf(engine.decompress(bad))).code).toBe(ErrorCodes.CORRUPT);
+  it('overlong LEB128 run lengths, with recomputed checksums (version 2)', async () => {
+    const { bytes, payloadAt, reseal } = await v2Rle();
+    bytes[payloadAt + 19] = 0x83; // continuation bit with nothing after it
+    reseal();
+    expect((await parleErrorOf(engine.decompress(bytes))).code).toBe(ErrorCodes.CORRUPT);
+  });
+
+  it('overlong LEB128 run lengths, with recomputed checksums (version 1)', async () => {
+    const { bytes, lengthsAt, runs, reseal } = v1Rle();
+    bytes[lengthsAt + runs - 1] |= 0x80; // the last length continues past the payload
+    reseal();
+    expect((await parleErrorOf(engine.decompress(bytes))).code).toBe(ErrorCodes.CORRUPT);
+  });
+
+  it('the recomputed checksums alone are accepted (the helpers above change nothing else)', async () => {
+    const two = await v2Rle();
+    two.reseal();
+    expect(Array.from(await engine.decompress(two.bytes))).toEqual(Array.from(new Uint8Array(64).map((_, i) => (i < 32 ? 5 : 7))));
+    const one = v1Rle();
+    one.reseal();
+    const raw = new Uint8Array(readFileSync(new URL('./fixtures/v1/u8-runs.raw', import.meta.url)));
+    expect(Buffer.compare(bytesOf(await engine.decompress(one.bytes)), raw)).toBe(0);
   });
 });

@@ -105,6 +105,12 @@ export interface EncodeChunk2Params {
   runCount?: number;
   runValuesPtr?: number;
   runLengthsPtr?: number;
+  /**
+   * With runs and a fixed pipeline of rle (and huffman): the elements' tree hash, computed
+   * elsewhere (the GPU). The payload is then built from the runs, not from expanded elements;
+   * the runs are expanded only if the chunk ends up stored.
+   */
+  elementsHash?: number;
 }
 
 /** What {@link encodeChunk2At} returns: the entry, where the payload lies, and why this pipeline. */
@@ -210,12 +216,33 @@ function encodeHuffmanStream(ctx: CodecContext, arena: Arena, src: Stream, out: 
  * `out`, which has room for `room` bytes. Returns the payload length, or -1 when it would not be
  * smaller than `room`.
  */
-function encodePipeline(ctx: CodecContext, arena: Arena, pipeline: Pipeline, inPtr: number, count: number, width: 1 | 2 | 4, out: number, room: number): number {
+function encodePipeline(
+  ctx: CodecContext,
+  arena: Arena,
+  pipeline: Pipeline,
+  inPtr: number,
+  count: number,
+  width: 1 | 2 | 4,
+  out: number,
+  room: number,
+  runs?: { count: number; valuesPtr: number; lengthsPtr: number },
+): number {
   const { kernels } = ctx;
   const mark = arena.mark();
   try {
     const raw = count * width;
     let streams: Stream[] = [{ ptr: inPtr, bytes: raw, width }];
+    if (runs !== undefined) {
+      // the chunk's runs are the rle stage's output (pipeline: rle, then maybe huffman)
+      // LEB128: one byte a run, and at most 4 more for each run of 129 elements or more
+      const varint = arena.alloc(runs.count + Math.ceil((4 * count) / 129) + 8 + SLACK);
+      const lebBytes = kernels.varintEncodeLengths(runs.lengthsPtr, runs.count, varint);
+      streams = [
+        { ptr: runs.valuesPtr, bytes: runs.count * width, width },
+        { ptr: varint, bytes: lebBytes, width: 1 },
+      ];
+      pipeline = pipeline.filter((s) => s === StageId.Huffman);
+    }
     if (pipeline.includes(StageId.Delta)) {
       const d = arena.alloc(raw + SLACK);
       (width === 1 ? kernels.deltaEncode8 : width === 2 ? kernels.deltaEncode16 : kernels.deltaEncode32)(inPtr, d, count);
@@ -280,10 +307,40 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
   const width = p.elementSize;
   const raw = p.count * width;
   const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
-  if (p.runCount !== undefined && p.count > 0) {
+  const expand = () => {
     const decode = width === 1 ? kernels.rleDecode8 : width === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
-    decode(p.runValuesPtr ?? 0, p.runLengthsPtr ?? 0, p.runCount, p.inPtr);
+    decode(p.runValuesPtr ?? 0, p.runLengthsPtr ?? 0, p.runCount ?? 0, p.inPtr);
+  };
+  // runs of a GPU encode with their elements' hash: a payload of rle (+ huffman) from the runs
+  const fromRuns =
+    p.runCount !== undefined &&
+    p.elementsHash !== undefined &&
+    p.pipeline !== undefined &&
+    p.pipeline[0] === StageId.Rle &&
+    p.pipeline.every((s) => s === StageId.Rle || s === StageId.Huffman);
+  if (fromRuns && p.count > 0) {
+    const payloadPtr = arena.alloc(raw + 4096 + SLACK);
+    const runs = { count: p.runCount!, valuesPtr: p.runValuesPtr ?? 0, lengthsPtr: p.runLengthsPtr ?? 0 };
+    const bytes = encodePipeline(ctx, arena, p.pipeline as Pipeline, p.inPtr, p.count, width, payloadPtr, raw, runs);
+    if (bytes >= 0) {
+      return {
+        entry: {
+          elementCount: p.count,
+          encoding: Encoding.Pipeline,
+          runCount: 0,
+          payloadBytes: bytes,
+          payloadChecksum: BigInt(treeHashAt(ctx, arena, payloadPtr, bytes)),
+          elementsChecksum: BigInt(p.elementsHash!),
+          stages: [...(p.pipeline as Pipeline)],
+          streamCount: streamCount(p.pipeline as Pipeline, width),
+        },
+        payloadOffset: payloadPtr - p.arenaPtr,
+        reason: `codec ${pipelineName(p.pipeline as Pipeline)} from the GPU's runs: ${bytes} B`,
+      };
+    }
+    arena.reset(payloadPtr);
   }
+  if (p.runCount !== undefined && p.count > 0) expand();
   const elementsHash = treeHashAt(ctx, arena, p.inPtr, raw);
   const stored = (reason: string): EncodeChunk2Result => ({
     entry: {
@@ -314,7 +371,7 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     const tried = estimates.slice(0, 2);
     // version 1's RLE is tried when it could win, so no chunk is larger than it would have been
     const rle = estimates.find((e) => e.pipeline.length === 1 && e.pipeline[0] === StageId.Rle);
-    if (rle && rle.bytes < raw && !tried.includes(rle)) tried.push(rle);
+    if (rle && rle.bytes < 2 * raw && !tried.includes(rle)) tried.push(rle);
     candidates = tried.map((e) => e.pipeline);
     estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
     reason = `estimates: ${describeEstimates(estimates)}`;
@@ -327,8 +384,11 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
   for (const [i, pipeline] of candidates.entries()) {
     // the estimates run low (run values are assumed to cost what elements cost): a candidate
     // whose estimate is not below what is already in hand would not win, so it is not encoded
+    // (the rle guard only when its estimate is twice what is in hand: its sizes are nearly exact,
+    // and it is what keeps a chunk no larger than version 1 would have made it)
     const estimate = estimated[i];
-    if (estimate !== undefined && best >= 0 && bestBytes <= estimate) {
+    const guard = pipeline.length === 1 && pipeline[0] === StageId.Rle;
+    if (estimate !== undefined && best >= 0 && (guard ? 2 * bestBytes <= estimate : bestBytes <= estimate)) {
       tried.push(`${pipelineName(pipeline)} skipped (estimate ${Math.round(estimate)} B)`);
       continue;
     }
@@ -614,7 +674,6 @@ function decodeHuffmanStream(ctx: CodecContext, arena: Arena, stream: Uint8Array
     return;
   }
   if (mode !== HuffmanMode.Huffman) throw corrupt(`unknown Huffman mode ${mode}`);
-  if (D < 2) throw corrupt(`Huffman stream of ${D} symbols`);
   const header = readHeader(stream, D);
   if (typeof header === 'string') throw corrupt(header);
   const mark = arena.mark();

@@ -912,6 +912,24 @@ export class CpuPath {
     });
   }
 
+  /**
+   * The container's tree hash (XXH32 of 4 KiB blocks, level after level: docs/format.md) of
+   * `bytes`, copied into the kernels' memory and hashed by one thread.
+   */
+  async treeHash(bytes: Uint8Array, signal?: AbortSignal): Promise<number> {
+    const scratch = Math.ceil(Math.max(bytes.length, 1) / 4096) * 4 + 16;
+    return this.withBlocks([bytes.length, scratch], async ([inBlock, scratchBlock]) => {
+      const inPtr = inBlock?.ptr ?? 0;
+      if (bytes.length > 0) this.heap.bytes(inPtr, bytes.length).set(bytes);
+      const exec = this.executorFor(bytes.length);
+      const task = kernelTask('treeHash', [inPtr, bytes.length, scratchBlock!.ptr], [
+        [0, bytes.length, 'in'],
+        [2, scratch, 'out'],
+      ]);
+      return ((await exec.run(task, signal)) as number) >>> 0;
+    });
+  }
+
   /** Stops the workers and releases the memory. */
   async destroy(): Promise<void> {
     await this.pool?.destroy();

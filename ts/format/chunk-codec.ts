@@ -53,7 +53,7 @@ export type ChunkCodec = number[] | undefined;
 export function encodeChunk2(
   cpu: CpuPath,
   type: ElementType,
-  elementBytes: Uint8Array | { count: number; values: Uint8Array; lengths: Uint32Array },
+  elementBytes: Uint8Array | { count: number; values: Uint8Array; lengths: Uint32Array; elementsHash?: number },
   codec: ChunkCodec,
   signal?: AbortSignal,
 ): Promise<EncodedChunk> {
@@ -76,7 +76,7 @@ export function encodeChunk2(
         arenaPtr,
         arenaBytes,
         pipeline: codec,
-        ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr } : {}),
+        ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr, elementsHash: elementBytes.elementsHash } : {}),
       },
       regions: [
         { param: 'inPtr', bytes: raw + DECODE_SLACK_BYTES, access: fromRuns ? 'out' : 'in' },

@@ -1,0 +1,861 @@
+/**
+ * The version-2 codec kernels (assembly/codec.ts) in both builds, build/parle.wasm (SIMD) and
+ * build/parle-scalar.wasm, against the plain reference of docs/format.md
+ * (test/support/codec-reference.ts): XXH32 and the tree hash, delta, byte-plane shuffle, byte
+ * histograms and the chooser's statistics, canonical codes and decode tables, Huffman encode
+ * (read back by the reference decoder) and decode (of reference-encoded streams), and decode of
+ * corrupt bitstreams placed at the very end of the memory, so that a read past the 8 bytes of
+ * slack the contract grants traps. Outputs are pre-filled with a sentinel and followed by a
+ * guard, so an unwritten or overwritten byte shows. Seeded: every failure prints its seed.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { codeLengths } from '../ts/codec/huffman.js';
+import type { Kernels } from '../ts/cpu/wasm.js';
+import * as ref from './support/codec-reference.js';
+import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
+import { Rng, caseSeed, describeSeed } from './support/random.js';
+
+const VARIANTS: readonly TestedVariant[] = ['simd', 'scalar'];
+const SENTINEL = 0xa5;
+/** Bytes after each output that must keep the sentinel. */
+const GUARD = 64;
+/** Readable bytes a Huffman kernel may touch past its bitstreams (read) or its output (write). */
+const BIT_SLACK = 8;
+/** Both sides of the 16-byte stripe, of the 4096-byte leaf, of four leaves (the 4-block loop) and of a second level. */
+const HASH_SIZES = [0, 1, 3, 4, 15, 16, 17, 4095, 4096, 4097, 4 * 4096, 4 * 4096 + 1, 17 * 4096 + 5, 4096 * 1025 + 3];
+const DELTA_SIZES = [0, 1, 15, 16, 17, 33, 1000];
+const SHUFFLE_SIZES = [0, 1, 15, 16, 17, 1000];
+
+type Width = 1 | 2 | 4;
+
+let builds: Record<TestedVariant, KernelHarness>;
+beforeAll(async () => {
+  builds = await loadBothBuilds();
+});
+
+// ---------------------------------------------------------------------------------------------
+// Data and checks
+// ---------------------------------------------------------------------------------------------
+
+function randomBytes(rng: Rng, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = rng.nextU32() & 0xff;
+  return out;
+}
+
+/** Bytes over `alphabet` symbols, roughly geometric (symbol s with probability ~ 0.4 x 0.6^s). */
+function skewedBytes(rng: Rng, n: number, alphabet = 256): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    while (s < alphabet - 1 && rng.nextFloat() < 0.6) s++;
+    out[i] = s;
+  }
+  return out;
+}
+
+/** Runs of 1..maxRun equal elements of `width` bytes (`count` elements). */
+function runBytes(rng: Rng, count: number, width: Width, maxRun: number): Uint8Array {
+  const out = new Uint8Array(count * width);
+  for (let i = 0; i < count;) {
+    const len = rng.intBetween(1, maxRun);
+    const value = randomBytes(rng, width);
+    for (let k = 0; k < len && i < count; k++, i++) out.set(value, i * width);
+  }
+  return out;
+}
+
+/** A histogram whose unlimited Huffman code is 20 deep: Fibonacci counts over 21 symbols (the 11-bit limit binds). */
+function fibonacciHistogram(): number[] {
+  const hist = new Array<number>(256).fill(0);
+  let a = 1;
+  let b = 1;
+  for (let s = 0; s < 21; s++) {
+    hist[3 * s + 1] = a;
+    [a, b] = [b, a + b];
+  }
+  return hist;
+}
+
+function histogramOf(bytes: Uint8Array): number[] {
+  const hist = new Array<number>(256).fill(0);
+  for (const b of bytes) hist[b]++;
+  return hist;
+}
+
+/** Fails at the first differing byte: far cheaper and clearer than toEqual on large arrays. */
+function expectSameBytes(actual: Uint8Array, expected: Uint8Array, context: string): void {
+  if (actual.length !== expected.length) expect.fail(`${context}: ${actual.length} bytes, expected ${expected.length}`);
+  for (let i = 0; i < expected.length; i++) {
+    if (actual[i] !== expected[i]) expect.fail(`${context}: first difference at byte ${i}: got ${actual[i]}, expected ${expected[i]}`);
+  }
+}
+
+/** Fails unless every byte in [ptr, ptr + length) is still the sentinel. */
+function expectUntouched(h: KernelHarness, ptr: number, length: number, context: string): void {
+  const at = h.bytes(ptr, length).findIndex((b) => b !== SENTINEL);
+  if (at >= 0) expect.fail(`${context}: byte ${at} of the guard was written`);
+}
+
+/** Copies `data` followed by `slack` bytes of `slackFill` so that they end exactly at the end of the memory. */
+function placeAtMemoryEnd(h: KernelHarness, data: Uint8Array, slack: number, slackFill: number): number {
+  const start = h.alloc(0);
+  h.ensure(start + data.length + slack);
+  const ptr = h.byteLength - data.length - slack;
+  h.bytes(ptr, data.length).set(data);
+  h.bytes(ptr + data.length, slack).fill(slackFill);
+  h.alloc(h.byteLength - start, 1);
+  expect(ptr + data.length + slack).toBe(h.byteLength);
+  return ptr;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function le32(values: ArrayLike<number>): Uint8Array {
+  const out = new Uint8Array(4 * values.length);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < values.length; i++) view.setUint32(4 * i, values[i], true);
+  return out;
+}
+
+function reverseBits(code: number, length: number): number {
+  let out = 0;
+  for (let b = 0; b < length; b++) out |= ((code >>> b) & 1) << (length - 1 - b);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Huffman helpers: the spec's segment layout, written out once more for the encoder's expected bytes
+// ---------------------------------------------------------------------------------------------
+
+/** The spec's bitstreams of `data` coded with `lengths` in segments of 2^g symbols, and each segment's end offset. */
+function expectedSegments(data: Uint8Array, lengths: Uint8Array, g: number): { bits: Uint8Array; ends: number[] } {
+  const codes = ref.canonicalCodes(lengths);
+  const out: number[] = [];
+  const ends: number[] = [];
+  const seg = 2 ** g;
+  for (let start = 0; start < data.length; start += seg) {
+    let acc = 0;
+    let used = 0;
+    for (let i = start; i < Math.min(data.length, start + seg); i++) {
+      const s = data[i];
+      const bits = reverseBits(codes[s], lengths[s]);
+      for (let b = 0; b < lengths[s]; b++) {
+        acc |= ((bits >>> b) & 1) << used;
+        if (++used === 8) {
+          out.push(acc);
+          acc = 0;
+          used = 0;
+        }
+      }
+    }
+    if (used > 0) out.push(acc);
+    ends.push(out.length);
+  }
+  return { bits: Uint8Array.from(out), ends };
+}
+
+/** A mode-2 Huffman stream: header of `lengths` and `g`, the end offsets, the bitstreams. */
+function modeTwoStream(lengths: Uint8Array, g: number, ends: ArrayLike<number>, bits: Uint8Array): Uint8Array {
+  let last = 255;
+  while (last > 0 && lengths[last] === 0) last--;
+  const table = new Uint8Array(Math.ceil((last + 1) / 2));
+  for (let s = 0; s <= last; s++) table[s >> 1] |= lengths[s] << ((s & 1) * 4);
+  return concat([Uint8Array.of(2, g, last), table, le32(ends), bits]);
+}
+
+/** The parts of a mode-2 stream (docs/format.md, "Huffman streams"). */
+function parseModeTwo(stream: Uint8Array, n: number): { g: number; lengths: Uint8Array; ends: Uint32Array; bits: Uint8Array } {
+  expect(stream[0]).toBe(2);
+  const g = stream[1];
+  const last = stream[2];
+  const lengths = new Uint8Array(256);
+  for (let s = 0; s <= last; s++) lengths[s] = (stream[3 + (s >> 1)] >> ((s & 1) * 4)) & 15;
+  const offsetsAt = 3 + Math.ceil((last + 1) / 2);
+  const segments = Math.ceil(n / 2 ** g);
+  const view = new DataView(stream.buffer, stream.byteOffset);
+  const ends = new Uint32Array(segments);
+  for (let k = 0; k < segments; k++) ends[k] = view.getUint32(offsetsAt + 4 * k, true);
+  return { g, lengths, ends, bits: stream.slice(offsetsAt + 4 * segments) };
+}
+
+/** The reference decoder's verdict: the bytes, or the error it threw. */
+function referenceDecode(stream: Uint8Array, n: number): Uint8Array | Error {
+  try {
+    return ref.huffmanDecodeStream(stream, n);
+  } catch (e) {
+    return e as Error;
+  }
+}
+
+/** Kernel-side Huffman decode of `n` symbols; the bitstreams end exactly BIT_SLACK bytes before the end of the memory. */
+function kernelDecode(
+  h: KernelHarness,
+  lengths: Uint8Array,
+  g: number,
+  ends: ArrayLike<number>,
+  bits: Uint8Array,
+  n: number,
+  slackFill = 0xff,
+): { result: number; out: Uint8Array } {
+  h.reset();
+  const lengthsPtr = h.copyIn(lengths);
+  const codesPtr = h.alloc(1024);
+  const tablePtr = h.alloc(12 << 10);
+  expect(h.kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr)).toBe(0);
+  const offsetsPtr = h.copyIn(le32(ends));
+  const outPtr = h.allocFilled(n + GUARD, SENTINEL);
+  const srcPtr = placeAtMemoryEnd(h, bits, BIT_SLACK, slackFill);
+  const result = h.kernels.huffmanDecode(srcPtr, bits.length, offsetsPtr, g, n, tablePtr, outPtr);
+  expectUntouched(h, outPtr + n, GUARD, 'huffmanDecode output');
+  return { result, out: h.bytes(outPtr, n).slice() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests, once per build
+// ---------------------------------------------------------------------------------------------
+
+describe.each(VARIANTS)('%s build', (variant) => {
+  let h: KernelHarness;
+  let k: Kernels;
+  beforeAll(() => {
+    h = builds[variant];
+    k = h.kernels;
+    expect(k.simdEnabled() !== 0).toBe(variant === 'simd');
+  });
+
+  describe('xxh32 and treeHash', () => {
+    it('xxh32 equals the reference at every size, several seeds, aligned and not', () => {
+      const seed = caseSeed('kernels xxh32');
+      const rng = new Rng(seed);
+      for (const n of HASH_SIZES) {
+        const bytes = randomBytes(rng, n);
+        for (const offset of [0, 3]) {
+          h.reset();
+          const ptr = h.alloc(n + offset) + offset;
+          h.bytes(ptr, n).set(bytes);
+          const seeds = n <= 70_000 ? [0, 1, 0x9e3779b1, 0xffffffff] : [0];
+          for (const hashSeed of seeds) {
+            expect(k.xxh32(ptr, n, hashSeed) >>> 0, `n=${n} offset=${offset} hashSeed=${hashSeed} ${describeSeed(seed)}`).toBe(
+              ref.xxh32(bytes, hashSeed),
+            );
+          }
+        }
+      }
+      h.reset();
+      expect(k.xxh32(h.alloc(0), 0, 0) >>> 0).toBe(0x02cc5d05);
+    });
+
+    it('treeHash equals the reference at every size, writes only its scratch and leaves the input alone', () => {
+      const seed = caseSeed('kernels treeHash');
+      const rng = new Rng(seed);
+      for (const n of HASH_SIZES) {
+        const bytes = randomBytes(rng, n);
+        for (const offset of [0, 1]) {
+          h.reset();
+          const ptr = h.alloc(n + offset) + offset;
+          h.bytes(ptr, n).set(bytes);
+          const scratchBytes = Math.ceil(n / 4096) * 4;
+          const scratch = h.allocFilled(scratchBytes + GUARD, SENTINEL);
+          const context = `n=${n} offset=${offset} ${describeSeed(seed)}`;
+          expect(k.treeHash(ptr, n, scratch) >>> 0, context).toBe(ref.treeHash(bytes));
+          expectUntouched(h, scratch + scratchBytes, GUARD, context);
+          expectSameBytes(h.bytes(ptr, n), bytes, `input, ${context}`);
+        }
+      }
+    });
+
+    it('treeHash of equal leaves and of zeros (identical hashes in a level)', () => {
+      for (const n of [4096 * 8, 4096 * 1025 + 3]) {
+        h.reset();
+        const ptr = h.allocFilled(n, 0);
+        const scratch = h.alloc(Math.ceil(n / 4096) * 4);
+        expect(k.treeHash(ptr, n, scratch) >>> 0, `zeros n=${n}`).toBe(ref.treeHash(new Uint8Array(n)));
+      }
+    });
+  });
+
+  describe('delta', () => {
+    const encoders = (w: Width) => (w === 1 ? k.deltaEncode8 : w === 2 ? k.deltaEncode16 : k.deltaEncode32);
+    const decoders = (w: Width) => (w === 1 ? k.deltaDecode8 : w === 2 ? k.deltaDecode16 : k.deltaDecode32);
+
+    for (const w of [1, 2, 4] as const) {
+      it(`encode, decode and decode in place, width ${w}`, () => {
+        const seed = caseSeed(`kernels delta ${w}`);
+        const rng = new Rng(seed);
+        for (const n of DELTA_SIZES) {
+          const context = `width ${w} n=${n} ${describeSeed(seed)}`;
+          for (const input of [randomBytes(rng, n * w), runBytes(rng, n, w, 4)]) {
+            h.reset();
+            // encode
+            const inPtr = h.copyIn(input);
+            const outPtr = h.allocFilled(n * w + GUARD, SENTINEL);
+            encoders(w)(inPtr, outPtr, n);
+            const expected = ref.deltaEncode(input, w);
+            expectSameBytes(h.bytes(outPtr, n * w), expected, `encode, ${context}`);
+            expectUntouched(h, outPtr + n * w, GUARD, `encode, ${context}`);
+            expectSameBytes(h.bytes(inPtr, n * w), input, `encode input, ${context}`);
+            // decode out of place: the deltas back to the input
+            const backPtr = h.allocFilled(n * w + GUARD, SENTINEL);
+            decoders(w)(outPtr, backPtr, n);
+            expectSameBytes(h.bytes(backPtr, n * w), input, `decode, ${context}`);
+            expectUntouched(h, backPtr + n * w, GUARD, `decode, ${context}`);
+            // decode of arbitrary deltas, in place
+            const deltas = randomBytes(rng, n * w);
+            const inPlace = h.copyIn(deltas, GUARD);
+            h.bytes(inPlace + n * w, GUARD).fill(SENTINEL);
+            decoders(w)(inPlace, inPlace, n);
+            expectSameBytes(h.bytes(inPlace, n * w), ref.deltaDecode(deltas, w), `decode in place, ${context}`);
+            expectUntouched(h, inPlace + n * w, GUARD, `decode in place, ${context}`);
+          }
+        }
+      });
+    }
+  });
+
+  describe('shuffle', () => {
+    for (const w of [2, 4] as const) {
+      it(`shuffle and unshuffle, width ${w}`, () => {
+        const seed = caseSeed(`kernels shuffle ${w}`);
+        const rng = new Rng(seed);
+        const shuffle = w === 2 ? k.shuffle16 : k.shuffle32;
+        const unshuffle = w === 2 ? k.unshuffle16 : k.unshuffle32;
+        for (const n of SHUFFLE_SIZES) {
+          const context = `width ${w} n=${n} ${describeSeed(seed)}`;
+          h.reset();
+          const input = randomBytes(rng, n * w);
+          const inPtr = h.copyIn(input);
+          const planesPtr = h.allocFilled(n * w + GUARD, SENTINEL);
+          shuffle(inPtr, planesPtr, n);
+          expectSameBytes(h.bytes(planesPtr, n * w), concat(ref.shuffle(input, w)), `shuffle, ${context}`);
+          expectUntouched(h, planesPtr + n * w, GUARD, `shuffle, ${context}`);
+          expectSameBytes(h.bytes(inPtr, n * w), input, `shuffle input, ${context}`);
+
+          const planes = randomBytes(rng, n * w);
+          const planesIn = h.copyIn(planes);
+          const outPtr = h.allocFilled(n * w + GUARD, SENTINEL);
+          unshuffle(planesIn, outPtr, n);
+          const split = Array.from({ length: w }, (_, p) => planes.subarray(p * n, (p + 1) * n));
+          expectSameBytes(h.bytes(outPtr, n * w), ref.unshuffle(split, w), `unshuffle, ${context}`);
+          expectUntouched(h, outPtr + n * w, GUARD, `unshuffle, ${context}`);
+          expectSameBytes(h.bytes(planesIn, n * w), planes, `unshuffle input, ${context}`);
+        }
+      });
+    }
+  });
+
+  describe('histograms and statistics', () => {
+    it('histogram8 overwrites the histogram with the byte counts', () => {
+      const seed = caseSeed('kernels histogram8');
+      const rng = new Rng(seed);
+      for (const n of [0, 1, 3, 4, 5, 1000, 65_537]) {
+        for (const [shape, input] of [
+          ['random', randomBytes(rng, n)],
+          ['one byte value', new Uint8Array(n).fill(255)],
+          ['skewed', skewedBytes(rng, n, 5)],
+        ] as const) {
+          const context = `${shape} n=${n} ${describeSeed(seed)}`;
+          h.reset();
+          const ptr = h.copyIn(input, 0, 1);
+          const histPtr = h.allocFilled(1024 + GUARD, SENTINEL);
+          const scratch = h.allocFilled(4096 + GUARD, SENTINEL);
+          k.histogram8(ptr, n, histPtr, scratch);
+          expect(Array.from(h.view(Uint32Array, histPtr, 256)), context).toEqual(histogramOf(input));
+          expectUntouched(h, histPtr + 1024, GUARD, context);
+          expectUntouched(h, scratch + 4096, GUARD, `scratch, ${context}`);
+        }
+      }
+    });
+
+    /** The chooser's statistics as assembly/codec.ts documents them, one range at a time. */
+    function statsReference(bytes: Uint8Array, w: Width): { hist: number[]; runs: number[] } {
+      const n = bytes.length / w;
+      const modulus = 2 ** (8 * w);
+      const element = (i: number) => {
+        let v = 0;
+        for (let b = w - 1; b >= 0; b--) v = v * 256 + bytes[i * w + b];
+        return v;
+      };
+      const byteOf = (v: number, b: number) => Math.floor(v / 2 ** (8 * b)) % 256;
+      const hist = new Array<number>(2 * w * 256).fill(0);
+      const runs = new Array<number>(2 + 2 * w).fill(0);
+      let prevX = 0;
+      let prevD = 0;
+      for (let i = 0; i < n; i++) {
+        const x = element(i);
+        const d = (x - prevX + modulus) % modulus;
+        if (i === 0 || x !== prevX) runs[0]++;
+        if (i === 0 || d !== prevD) runs[1]++;
+        for (let b = 0; b < w; b++) {
+          hist[b * 256 + byteOf(x, b)]++;
+          hist[(w + b) * 256 + byteOf(d, b)]++;
+          if (i === 0 || byteOf(x, b) !== byteOf(prevX, b)) runs[2 + b]++;
+          if (i === 0 || byteOf(d, b) !== byteOf(prevD, b)) runs[2 + w + b]++;
+        }
+        prevX = x;
+        prevD = d;
+      }
+      return { hist, runs };
+    }
+
+    for (const w of [1, 2, 4] as const) {
+      it(`codecStats${8 * w} adds the histograms and run counts of each range`, () => {
+        const seed = caseSeed(`kernels codecStats ${w}`);
+        const rng = new Rng(seed);
+        const stats = w === 1 ? k.codecStats8 : w === 2 ? k.codecStats16 : k.codecStats32;
+        for (const n of [0, 1, 2, 15, 16, 17, 1000]) {
+          for (const input of [randomBytes(rng, n * w), runBytes(rng, n, w, 6)]) {
+            const context = `width ${w} n=${n} ${describeSeed(seed)}`;
+            h.reset();
+            const ptr = h.copyIn(input);
+            const base = Array.from({ length: 2 * w * 256 + 2 + 2 * w }, () => rng.intBetween(0, 1000));
+            const histPtr = h.alloc(2 * w * 1024 + GUARD);
+            const runsPtr = h.alloc(4 * (2 + 2 * w) + GUARD);
+            h.view(Uint32Array, histPtr, 2 * w * 256).set(base.slice(0, 2 * w * 256));
+            h.view(Uint32Array, runsPtr, 2 + 2 * w).set(base.slice(2 * w * 256));
+            h.bytes(histPtr + 2 * w * 1024, GUARD).fill(SENTINEL);
+            h.bytes(runsPtr + 4 * (2 + 2 * w), GUARD).fill(SENTINEL);
+            // two ranges, as the chooser samples: each range's first element starts every run
+            const split = Math.floor(n / 3);
+            stats(ptr, split, histPtr, runsPtr);
+            stats(ptr + split * w, n - split, histPtr, runsPtr);
+            const a = statsReference(input.subarray(0, split * w), w);
+            const b = statsReference(input.subarray(split * w), w);
+            const hist = Array.from(h.view(Uint32Array, histPtr, 2 * w * 256));
+            const runs = Array.from(h.view(Uint32Array, runsPtr, 2 + 2 * w));
+            expect(hist, `histograms, ${context}`).toEqual(a.hist.map((c, i) => c + b.hist[i] + base[i]));
+            expect(runs, `runs, ${context}`).toEqual(a.runs.map((c, i) => c + b.runs[i] + base[2 * w * 256 + i]));
+            expectUntouched(h, histPtr + 2 * w * 1024, GUARD, context);
+            expectUntouched(h, runsPtr + 4 * (2 + 2 * w), GUARD, context);
+          }
+        }
+      });
+    }
+  });
+
+  describe('Huffman codes and tables', () => {
+    /** Writes `lengths` (256 u8) and runs huffmanBuildCodes; returns its result and the 256 codes. */
+    function buildCodes(lengths: Uint8Array): { kraft: number; codes: Uint32Array } {
+      h.reset();
+      const lengthsPtr = h.copyIn(lengths);
+      const codesPtr = h.allocFilled(1024 + GUARD, SENTINEL);
+      const kraft = k.huffmanBuildCodes(lengthsPtr, codesPtr);
+      expectUntouched(h, codesPtr + 1024, GUARD, 'huffmanBuildCodes');
+      return { kraft, codes: h.copyOut(Uint32Array, codesPtr, 256) };
+    }
+
+    function lengthsOf(entries: Record<number, number>): Uint8Array {
+      const lengths = new Uint8Array(256);
+      for (const [s, l] of Object.entries(entries)) lengths[Number(s)] = l;
+      return lengths;
+    }
+
+    function kraftOf(lengths: Uint8Array): number {
+      let sum = 0;
+      for (const l of lengths) if (l > 0) sum += 2 ** (11 - l);
+      return sum;
+    }
+
+    it('huffmanBuildCodes gives the canonical codes, bit-reversed, with their lengths, and returns 2048 for a complete code', () => {
+      const seed = caseSeed('kernels huffmanBuildCodes');
+      const rng = new Rng(seed);
+      const uniform = new Array<number>(256).fill(1);
+      const histograms: [string, ArrayLike<number>][] = [
+        ['two symbols', histogramOf(Uint8Array.of(0, 255, 255))],
+        ['skewed', histogramOf(skewedBytes(rng, 5000))],
+        ['all 256 equally', uniform],
+        ['Fibonacci (11-bit limit)', fibonacciHistogram()],
+        ['random counts', Array.from({ length: 256 }, () => (rng.nextFloat() < 0.3 ? 0 : rng.intBetween(1, 100_000)))],
+      ];
+      for (const [name, hist] of histograms) {
+        for (const lengths of [ref.huffmanCodeLengths(hist), codeLengths(hist)]) {
+          const { kraft, codes } = buildCodes(lengths);
+          const canonical = ref.canonicalCodes(lengths);
+          expect(kraft, name).toBe(2048);
+          const expected = Array.from(lengths, (l, s) => (l === 0 ? 0 : reverseBits(canonical[s], l) | (l << 16)));
+          expect(Array.from(codes), `${name} ${describeSeed(seed)}`).toEqual(expected);
+        }
+      }
+    });
+
+    it('huffmanBuildCodes returns the Kraft sum x 2^11 of any lengths, and -1 for a length over 11', () => {
+      const seed = caseSeed('kernels kraft');
+      const rng = new Rng(seed);
+      expect(buildCodes(new Uint8Array(256)).kraft).toBe(0);
+      expect(buildCodes(lengthsOf({ 7: 1 })).kraft).toBe(1024);
+      expect(buildCodes(lengthsOf({ 0: 1, 1: 2 })).kraft).toBe(1536); // incomplete
+      expect(buildCodes(lengthsOf({ 0: 1, 1: 1, 2: 1 })).kraft).toBe(3072); // over-full
+      expect(buildCodes(new Uint8Array(256).fill(8)).kraft).toBe(2048);
+      expect(buildCodes(new Uint8Array(256).fill(1)).kraft).toBe(256 * 1024);
+      for (let t = 0; t < 50; t++) {
+        const lengths = Uint8Array.from({ length: 256 }, () => (rng.nextFloat() < 0.5 ? 0 : rng.intBetween(1, 11)));
+        expect(buildCodes(lengths).kraft, describeSeed(seed)).toBe(kraftOf(lengths));
+      }
+      for (const tooLong of [12, 13, 15]) {
+        const lengths = ref.huffmanCodeLengths(histogramOf(skewedBytes(rng, 1000, 20)));
+        lengths[200] = tooLong;
+        expect(buildCodes(lengths).kraft, `length ${tooLong}`).toBe(-1);
+      }
+    });
+
+    /** What the 11 bits of `index` (first bit lowest) decode to under `lengths`: symbols and their lengths, greedily. */
+    function decodeIndex(lengths: Uint8Array, index: number): { symbol: number; length: number }[] {
+      const canonical = ref.canonicalCodes(lengths);
+      const symbolOf = new Map<number, number>();
+      for (let s = 0; s < 256; s++) if (lengths[s] > 0) symbolOf.set((lengths[s] << 16) | canonical[s], s);
+      const found: { symbol: number; length: number }[] = [];
+      let bit = 0;
+      while (bit < 11) {
+        let code = 0;
+        let hit: { symbol: number; length: number } | undefined;
+        for (let len = 1; bit + len <= 11 && !hit; len++) {
+          code = code * 2 + ((index >> (bit + len - 1)) & 1);
+          const s = symbolOf.get((len << 16) | code);
+          if (s !== undefined) hit = { symbol: s, length: len };
+        }
+        if (!hit) break;
+        found.push(hit);
+        bit += hit.length;
+      }
+      return found;
+    }
+
+    it('huffmanBuildTable: every single and pair entry decodes the 11 bits it is indexed by', () => {
+      const seed = caseSeed('kernels huffmanBuildTable');
+      const rng = new Rng(seed);
+      const cases: [string, Uint8Array][] = [
+        ['two symbols', lengthsOf({ 3: 1, 250: 1 })],
+        ['skewed', ref.huffmanCodeLengths(histogramOf(skewedBytes(rng, 3000, 40)))],
+        ['Fibonacci (11-bit limit)', ref.huffmanCodeLengths(fibonacciHistogram())],
+        ['all 256 of 8 bits', new Uint8Array(256).fill(8)],
+      ];
+      for (const [name, lengths] of cases) {
+        h.reset();
+        const lengthsPtr = h.copyIn(lengths);
+        const codesPtr = h.alloc(1024);
+        const tablePtr = h.allocFilled((12 << 10) + GUARD, SENTINEL);
+        expect(k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr), name).toBe(0);
+        expectUntouched(h, tablePtr + (12 << 10), GUARD, name);
+        const single = h.copyOut(Uint16Array, tablePtr, 2048);
+        const pairs = h.copyOut(Uint32Array, tablePtr + 4096, 2048);
+        for (let j = 0; j < 2048; j++) {
+          const [first, second] = decodeIndex(lengths, j);
+          expect(single[j], `${name}: single entry ${j}`).toBe(first.symbol | (first.length << 8));
+          const expectedPair =
+            second !== undefined
+              ? first.symbol | (second.symbol << 8) | (2 << 16) | ((first.length + second.length) << 24)
+              : first.symbol | (1 << 16) | (first.length << 24);
+          if (pairs[j] >>> 0 !== expectedPair >>> 0) {
+            expect.fail(
+              `${name}: pair entry ${j} is 0x${pairs[j].toString(16)}, expected 0x${(expectedPair >>> 0).toString(16)} ${describeSeed(seed)}`,
+            );
+          }
+        }
+      }
+    });
+
+    it('huffmanBuildTable rejects incomplete, over-full and single-symbol codes and lengths over 11', () => {
+      const seed = caseSeed('kernels huffmanBuildTable rejects');
+      const rng = new Rng(seed);
+      const valid = ref.huffmanCodeLengths(histogramOf(skewedBytes(rng, 3000, 30)));
+      const longest = valid.indexOf(Math.max(...valid));
+      const shortest = valid.indexOf(Math.min(...Array.from(valid).filter((l) => l > 0)));
+      const absent = valid.indexOf(0);
+      const bad: [string, Uint8Array][] = [
+        ['all absent', new Uint8Array(256)],
+        ['one symbol of 1 bit', lengthsOf({ 9: 1 })],
+        ['one symbol of 11 bits', lengthsOf({ 9: 11 })],
+        ['incomplete: a longest code lengthened', Uint8Array.from(valid, (l, s) => (s === longest ? l + 1 : l))],
+        ['incomplete: a symbol dropped', Uint8Array.from(valid, (l, s) => (s === shortest ? 0 : l))],
+        ['over-full: a code shortened', Uint8Array.from(valid, (l, s) => (s === longest ? l - 1 : l))],
+        ['over-full: a symbol added', Uint8Array.from(valid, (l, s) => (s === absent ? 11 : l))],
+        ['three codes of 1 bit', lengthsOf({ 0: 1, 1: 1, 2: 1 })],
+        ['length 12 on an absent symbol', Uint8Array.from(valid, (l, s) => (s === absent ? 12 : l))],
+        ['length 15 replacing a code', Uint8Array.from(valid, (l, s) => (s === longest ? 15 : l))],
+        ['two codes of 12 bits completing a code of 11', Uint8Array.from(valid, (l, s) => (s === longest ? 12 : s === absent ? 12 : l))],
+      ];
+      expect(valid[longest]).toBeGreaterThan(1);
+      for (const [name, lengths] of bad) {
+        h.reset();
+        const lengthsPtr = h.copyIn(lengths);
+        const codesPtr = h.alloc(1024);
+        const tablePtr = h.alloc(12 << 10);
+        expect(k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr), `${name} ${describeSeed(seed)}`).toBe(-1);
+      }
+    });
+  });
+
+  describe('huffmanEncode', () => {
+    const CASES: { n: number; g: number }[] = [
+      { n: 0, g: 10 },
+      { n: 1, g: 10 },
+      { n: 2, g: 10 },
+      { n: 3, g: 10 },
+      { n: 4, g: 10 },
+      { n: 5, g: 10 },
+      { n: 1000, g: 10 },
+      { n: 1024, g: 10 },
+      { n: 5000, g: 10 },
+      { n: 4 * 1024 + 1, g: 10 },
+      { n: 70_000, g: 14 },
+      { n: 3000, g: 20 },
+    ];
+
+    /** Codes (bit-reversed | length << 16) of `lengths`, computed here, written into the memory. */
+    function writeCodes(lengths: Uint8Array): number {
+      const canonical = ref.canonicalCodes(lengths);
+      const codes = Uint32Array.from(lengths, (l, s) => (l === 0 ? 0 : reverseBits(canonical[s], l) | (l << 16)));
+      return h.copyIn(codes);
+    }
+
+    function encode(data: Uint8Array, lengths: Uint8Array, g: number, context: string): { bits: Uint8Array; ends: number[] } {
+      h.reset();
+      const expected = expectedSegments(data, lengths, g);
+      const segments = Math.ceil(data.length / 2 ** g);
+      const srcPtr = h.copyIn(data, 0, 1);
+      const codesPtr = writeCodes(lengths);
+      const outBytes = expected.bits.length;
+      const outPtr = h.allocFilled(outBytes + BIT_SLACK + GUARD, SENTINEL);
+      const offsetsPtr = h.allocFilled(4 * segments + GUARD, SENTINEL);
+      const written = k.huffmanEncode(srcPtr, data.length, codesPtr, g, outPtr, offsetsPtr);
+      expect(written, `bytes written, ${context}`).toBe(outBytes);
+      expectUntouched(h, outPtr + outBytes + BIT_SLACK, GUARD, `output (past the 8 bytes of slack), ${context}`);
+      expectUntouched(h, offsetsPtr + 4 * segments, GUARD, `offsets, ${context}`);
+      const ends = Array.from(h.view(Uint32Array, offsetsPtr, segments));
+      const bits = h.bytes(outPtr, outBytes).slice();
+      expect(ends, `end offsets, ${context}`).toEqual(expected.ends);
+      expectSameBytes(bits, expected.bits, `bitstreams, ${context}`);
+      return { bits, ends };
+    }
+
+    it("writes the spec's bitstreams; the reference decodes them, and they equal the reference encoder's", () => {
+      const seed = caseSeed('kernels huffmanEncode');
+      const rng = new Rng(seed);
+      for (const { n, g } of CASES) {
+        const shapes: [string, Uint8Array][] = [
+          ['skewed', skewedBytes(rng, n)],
+          ['random', randomBytes(rng, n)],
+          ['two symbols', Uint8Array.from({ length: n }, () => (rng.nextFloat() < 0.9 ? 17 : 200))],
+        ];
+        for (const [shape, data] of shapes) {
+          const context = `${shape} n=${n} g=${g} ${describeSeed(seed)}`;
+          const hist = histogramOf(data);
+          // a code needs two symbols: give one more a count (a code may cover absent symbols)
+          for (let s = 0; hist.filter((c) => c > 0).length < 2; s++) if (hist[s] === 0) hist[s] = 1;
+          const lengths = ref.huffmanCodeLengths(hist);
+          const { bits, ends } = encode(data, lengths, g, context);
+          const stream = modeTwoStream(lengths, g, ends, bits);
+          expectSameBytes(ref.huffmanDecodeStream(stream, n), data, `reference decode, ${context}`);
+          if (new Set(data).size >= 2) expectSameBytes(stream, ref.huffmanEncodeStream(data, g), `against huffmanEncodeStream, ${context}`);
+        }
+      }
+    });
+
+    it("codes of 11 bits back to back (4 x 11 bits a flush), with the engine's and the reference's lengths", () => {
+      const seed = caseSeed('kernels huffmanEncode long codes');
+      const rng = new Rng(seed);
+      for (const lengths of [ref.huffmanCodeLengths(fibonacciHistogram()), codeLengths(fibonacciHistogram())]) {
+        expect(Math.max(...lengths)).toBe(11);
+        const longest = Array.from(lengths.keys()).filter((s) => lengths[s] === 11);
+        const present = Array.from(lengths.keys()).filter((s) => lengths[s] > 0);
+        for (const n of [1, 7, 1000, 5000]) {
+          // mostly the longest codes, some of the others
+          const data = Uint8Array.from({ length: n }, () =>
+            rng.nextFloat() < 0.8 ? longest[rng.nextU32() % longest.length] : present[rng.nextU32() % present.length],
+          );
+          const context = `n=${n} ${describeSeed(seed)}`;
+          const { bits, ends } = encode(data, lengths, 10, context);
+          expectSameBytes(ref.huffmanDecodeStream(modeTwoStream(lengths, 10, ends, bits), n), data, `reference decode, ${context}`);
+        }
+      }
+    });
+  });
+
+  describe('huffmanDecode', () => {
+    /** Segment sizes 2^10: 1..9 segments (whole groups of four, a partial last one, remainders) and one segment at 2^14 and 2^20. */
+    const CASES: { n: number; g: number }[] = [
+      { n: 2, g: 10 },
+      { n: 9, g: 10 },
+      { n: 10, g: 10 },
+      { n: 11, g: 10 },
+      { n: 20, g: 10 },
+      { n: 1023, g: 10 },
+      { n: 1024, g: 10 },
+      { n: 1025, g: 10 },
+      { n: 3 * 1024 + 5, g: 10 },
+      { n: 4 * 1024, g: 10 },
+      { n: 4 * 1024 + 1, g: 10 },
+      { n: 5000, g: 10 },
+      { n: 7 * 1024 + 3, g: 10 },
+      { n: 9 * 1024, g: 10 },
+      { n: 100_000, g: 14 },
+      { n: 50_000, g: 20 },
+    ];
+
+    /** Segments of different entropy: the interleaved decoder's four segments finish at different times. */
+    function unevenBytes(rng: Rng, n: number, g: number): Uint8Array {
+      const out = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        const segment = Math.floor(i / 2 ** g);
+        out[i] =
+          segment % 3 === 0
+            ? rng.nextFloat() < 0.97
+              ? 0
+              : 1 + (rng.nextU32() % 30)
+            : segment % 3 === 1
+              ? rng.nextU32() & 0xff
+              : rng.nextU32() % 30;
+      }
+      return out;
+    }
+
+    it('decodes reference-encoded streams exactly, whatever the 8 bytes after them hold', () => {
+      const seed = caseSeed('kernels huffmanDecode');
+      const rng = new Rng(seed);
+      for (const { n, g } of CASES) {
+        const shapes: [string, Uint8Array][] = [
+          ['skewed', skewedBytes(rng, n)],
+          ['random', randomBytes(rng, n)],
+          ['two symbols', Uint8Array.from({ length: n }, (_, i) => (i === 0 ? 1 : rng.nextFloat() < 0.8 ? 0 : 1))],
+          ['uneven segments', unevenBytes(rng, n, g)],
+        ];
+        if (n >= 2000) {
+          const hist = fibonacciHistogram();
+          const present = Array.from(hist.keys()).filter((s) => hist[s] > 0);
+          shapes.push([
+            'mostly rare symbols of a Fibonacci histogram',
+            Uint8Array.from({ length: n }, (_, i) => present[i < present.length ? i : rng.nextU32() % present.length]),
+          ]);
+        }
+        for (const [shape, data] of shapes) {
+          if (new Set(data).size < 2) continue;
+          const context = `${shape} n=${n} g=${g} ${describeSeed(seed)}`;
+          const { lengths, ends, bits } = parseModeTwo(ref.huffmanEncodeStream(data, g), n);
+          for (const slackFill of [0x00, 0xff]) {
+            const { result, out } = kernelDecode(h, lengths, g, ends, bits, n, slackFill);
+            expect(result, context).toBe(0);
+            expectSameBytes(out, data, context);
+          }
+        }
+      }
+    });
+
+    it("decodes the engine's code lengths when the 11-bit limit binds", () => {
+      const seed = caseSeed('kernels huffmanDecode engine lengths');
+      const rng = new Rng(seed);
+      const hist = fibonacciHistogram();
+      const present = Array.from(hist.keys()).filter((s) => hist[s] > 0);
+      const lengths = codeLengths(hist);
+      const data = Uint8Array.from({ length: 6000 }, () => present[rng.nextU32() % present.length]);
+      const { bits, ends } = expectedSegments(data, lengths, 10);
+      // the reference reads the same stream
+      expectSameBytes(ref.huffmanDecodeStream(modeTwoStream(lengths, 10, ends, bits), data.length), data, 'reference');
+      const { result, out } = kernelDecode(h, lengths, 10, ends, bits, data.length);
+      expect(result).toBe(0);
+      expectSameBytes(out, data, describeSeed(seed));
+    });
+
+    it('a segment cut short by one byte returns -1, in every position of a 5- and a 9-segment stream', () => {
+      const seed = caseSeed('kernels huffmanDecode truncated');
+      const rng = new Rng(seed);
+      for (const n of [5000, 9 * 1024]) {
+        const data = skewedBytes(rng, n);
+        const { lengths, ends, bits } = parseModeTwo(ref.huffmanEncodeStream(data, 10), n);
+        for (let cut = 0; cut < ends.length; cut++) {
+          // drop the last byte of segment `cut`: its end and every later offset move back by one
+          const at = ends[cut] - 1;
+          const shorter = concat([bits.subarray(0, at), bits.subarray(at + 1)]);
+          const shorterEnds = Array.from(ends, (e, j) => (j >= cut ? e - 1 : e));
+          const context = `n=${n} segment ${cut} of ${ends.length} ${describeSeed(seed)}`;
+          expect(referenceDecode(modeTwoStream(lengths, 10, shorterEnds, shorter), n), context).toBeInstanceOf(Error);
+          expect(kernelDecode(h, lengths, 10, shorterEnds, shorter, n).result, context).toBe(-1);
+        }
+      }
+    });
+
+    it('empty or all-zero-offset bitstreams return -1 without reading past the 8 bytes after them', () => {
+      const lengths = lengthsOfCode();
+      for (const n of [1, 10, 1024, 5000]) {
+        const segments = Math.ceil(n / 1024);
+        expect(kernelDecode(h, lengths, 10, new Array<number>(segments).fill(0), new Uint8Array(0), n).result, `n=${n}`).toBe(-1);
+      }
+    });
+
+    function lengthsOfCode(): Uint8Array {
+      const lengths = new Uint8Array(256);
+      lengths[0] = 1;
+      lengths[1] = 2;
+      lengths[2] = 3;
+      lengths[3] = 3;
+      return lengths;
+    }
+
+    it("flipped bits in the bitstreams: -1 exactly when the reference rejects, else the reference's bytes", () => {
+      const seed = caseSeed('kernels huffmanDecode flips');
+      const rng = new Rng(seed);
+      let rejected = 0;
+      let trials = 0;
+      for (const { n, g } of [
+        { n: 40, g: 10 },
+        { n: 5000, g: 10 },
+        { n: 9 * 1024 + 7, g: 10 },
+      ]) {
+        for (const data of [skewedBytes(rng, n), skewedBytes(rng, n, 3)]) {
+          const { lengths, ends, bits } = parseModeTwo(ref.huffmanEncodeStream(data, g), n);
+          for (let t = 0; t < 40; t++) {
+            const bad = bits.slice();
+            for (let f = rng.intBetween(1, 3); f > 0; f--) {
+              const bit = rng.nextU32() % (bad.length * 8);
+              bad[bit >> 3] ^= 1 << (bit & 7);
+            }
+            const context = `n=${n} g=${g} trial ${t} ${describeSeed(seed)}`;
+            const expected = referenceDecode(modeTwoStream(lengths, g, ends, bad), n);
+            const { result, out } = kernelDecode(h, lengths, g, ends, bad, n);
+            trials++;
+            if (expected instanceof Error) {
+              rejected++;
+              expect(result, `${context}: the reference says ${expected.message}`).toBe(-1);
+            } else {
+              expect(result, context).toBe(0);
+              expectSameBytes(out, expected, context);
+            }
+          }
+        }
+      }
+      // both outcomes were exercised
+      expect(rejected).toBeGreaterThan(0);
+      expect(rejected).toBeLessThan(trials);
+    });
+
+    it("random bitstreams under random segment layouts: never a trap, never a write past the output, the reference's verdict", () => {
+      const seed = caseSeed('kernels huffmanDecode garbage');
+      const rng = new Rng(seed);
+      const codes = [lengthsOfCode(), ref.huffmanCodeLengths(fibonacciHistogram()), new Uint8Array(256).fill(8)];
+      for (let t = 0; t < 60; t++) {
+        const lengths = codes[t % codes.length];
+        const n = rng.intBetween(1, 6000);
+        const segments = Math.ceil(n / 1024);
+        const ends: number[] = [];
+        let end = 0;
+        for (let s = 0; s < segments; s++) ends.push((end += rng.intBetween(0, 1500)));
+        const bits = randomBytes(rng, end);
+        const context = `trial ${t} n=${n} ${describeSeed(seed)}`;
+        const expected = referenceDecode(modeTwoStream(lengths, 10, ends, bits), n);
+        const { result, out } = kernelDecode(h, lengths, 10, ends, bits, n);
+        if (expected instanceof Error) expect(result, context).toBe(-1);
+        else {
+          expect(result, context).toBe(0);
+          expectSameBytes(out, expected, context);
+        }
+      }
+    });
+  });
+});
