@@ -1,20 +1,24 @@
 /**
- * Compression of a DeviceArray into a .parle container with the run-length encode on the GPU:
- * Rutter's case (a volume on the GPU, compressed bytes wanted on the host), where readback + CPU
- * compression moves the whole array over the bus and this moves its runs.
+ * Compression of a DeviceArray into a .parle container on the GPU path: Rutter's case (a volume
+ * on the GPU, compressed bytes wanted on the host), where readback + CPU compression moves the
+ * whole array over the bus. Two ways:
+ *   - with the chooser or a pipeline the GPU codes by itself (huffman, delta+huffman,
+ *     shuffle+huffman, delta+shuffle+huffman, rle, rle+huffman), and chunks that start on 4-byte
+ *     boundaries: ts/format/device-encode2.ts, where the elements never come to the host;
+ *   - otherwise, the runs way below, whose container is byte for byte the CPU path's:
  *
  *   1. the GPU encodes the whole array (PARLE) and the runs are read back;
  *   2. the runs are cut at chunk boundaries (a run across one becomes two);
  *   3. chunks in parallel on the worker pool: each chunk's runs are expanded into the CPU path's
  *      memory, and the chunk is coded there as version 2 (the chooser's pipeline and both tree
  *      hashes, ts/codec/cpu-codec.ts).
- * The container is byte for byte the one the CPU path writes for the same elements.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
 import { bytesOf, elementSize } from '../types.js';
 import { encodeChunk2, type ChunkCodec } from './chunk-codec.js';
+import { canCompressV2OnDevice, compressV2OnDevice, gpuCodablePipeline } from './device-encode2.js';
 import { assembleContainer, mapLimited } from './container.js';
 import { chunkLengthFor, makeHeader } from './layout.js';
 
@@ -30,6 +34,9 @@ export async function compressFromDevice(
   signal?: AbortSignal,
   codec?: ChunkCodec,
 ): Promise<Uint8Array> {
+  if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
+    return compressV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
+  }
   const type = input.type;
   const size = elementSize(type);
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
