@@ -51,6 +51,9 @@ const layer = await import(layerPath);
 const { createEngine } = await import(join(root, 'dist/node/index.js'));
 
 const quick = process.argv.includes('--quick');
+/** --only huffman|decompress|compress|cpu: one section (a shorter device run). */
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const section = (name) => only === undefined || only === name;
 const REPS = quick ? 3 : 7;
 const MiB = 1 << 20;
 const N = (quick ? 4 : 256) * MiB;
@@ -110,7 +113,7 @@ results.machine.adapter = gpu?.adapterInfo ?? null;
 log('adapter', JSON.stringify(results.machine.adapter), 'cores', results.machine.cores);
 
 // ---- 1. Huffman decode on the GPU
-{
+if (section('huffman')) {
   const input = smoothNoise(N);
   for (const g of [10]) {
     // delta + huffman: the Huffman streams hold the deltas (a photograph's distribution)
@@ -151,7 +154,7 @@ log('adapter', JSON.stringify(results.machine.adapter), 'cores', results.machine
 }
 
 // ---- 2. decompress to the device: GPU path against CPU decode + upload
-for (const [name, make] of [
+for (const [name, make] of !section('decompress') ? [] : [
   ['u8 runs (mean 16)', runs16],
   ['u8 smooth noise', smoothNoise],
   ['u16 mri-like', mriLike],
@@ -170,10 +173,33 @@ for (const [name, make] of [
   );
   results.decompressToDevice.push({ input: name, bytes: input.byteLength, ratio, gpuPath, cpuPathPlusUpload: cpuPath, speedup, ok, target: 5 });
 }
+// ---- 3. compress from the device: the GPU path against readback + the CPU path (Rutter's case)
+results.compressFromDevice = [];
+for (const [name, make, codec] of !section('compress') ? [] : [
+  ['u8 runs (mean 16)', runs16, 'auto'],
+  ['u8 smooth noise', smoothNoise, 'auto'],
+  ['u8 smooth noise, delta+huffman', smoothNoise, 'delta+huffman'],
+  ['u16 mri-like', mriLike, 'auto'],
+]) {
+  const input = make(N);
+  const device = await engine.upload(input);
+  const viaGpu = await engine.compress(device, { path: 'gpu', codec });
+  const viaCpu = await engine.compress(device, { path: 'cpu', codec });
+  const ok = sameBytes(await engine.decompress(viaGpu, { path: 'cpu' }), input);
+  const gpuPath = await timeIt(() => engine.compress(device, { path: 'gpu', codec }));
+  const cpuPath = await timeIt(() => engine.compress(device, { path: 'cpu', codec }));
+  const speedup = cpuPath.medianMs / gpuPath.medianMs;
+  log(
+    `compress from the device, ${name} (${codec}): ratio GPU path ${(input.byteLength / viaGpu.length).toFixed(2)} / CPU path ${(input.byteLength / viaCpu.length).toFixed(2)}, ` +
+      `GPU path ${gpuPath.medianMs.toFixed(1)} ms, readback + CPU ${cpuPath.medianMs.toFixed(1)} ms: ${speedup.toFixed(2)}x, ok ${ok}`,
+  );
+  results.compressFromDevice.push({ input: name, codec, bytes: input.byteLength, ratioGpuPath: input.byteLength / viaGpu.length, ratioCpuPath: input.byteLength / viaCpu.length, gpuPath, cpuPath, speedup, ok });
+  device.destroy();
+}
 await engine.destroy();
 
-// ---- 3. CPU scaling of compress and decompress
-{
+// ---- 4. CPU scaling of compress and decompress
+if (section('cpu')) {
   const input = runs16(N);
   for (const workers of [1, 2, 4, 8, 16].filter((w) => w <= os.cpus().length)) {
     const e = await createEngine({ gpu: 'off', workers, calibration: 'skip' });

@@ -914,14 +914,15 @@ export class CpuPath {
 
   /**
    * The container's tree hash (XXH32 of 4 KiB blocks, level after level: docs/format.md) of
-   * `bytes`, copied into the kernels' memory and hashed by one thread.
+   * `bytes`, copied into the kernels' memory and hashed by one thread: a worker when there are
+   * any (`onWorker`, for callers that hash many buffers at once), else by size.
    */
-  async treeHash(bytes: Uint8Array, signal?: AbortSignal): Promise<number> {
+  async treeHash(bytes: Uint8Array, signal?: AbortSignal, onWorker = false): Promise<number> {
     const scratch = Math.ceil(Math.max(bytes.length, 1) / 4096) * 4 + 16;
     return this.withBlocks([bytes.length, scratch], async ([inBlock, scratchBlock]) => {
       const inPtr = inBlock?.ptr ?? 0;
       if (bytes.length > 0) this.heap.bytes(inPtr, bytes.length).set(bytes);
-      const exec = this.executorFor(bytes.length);
+      const exec = onWorker ? (this.pool ?? this.inline) : this.executorFor(bytes.length);
       const task = kernelTask('treeHash', [inPtr, bytes.length, scratchBlock!.ptr], [
         [0, bytes.length, 'in'],
         [2, scratch, 'out'],

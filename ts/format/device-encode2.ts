@@ -68,14 +68,36 @@ function huffmanStreamBytes(hist: Uint32Array, n: number): { bytes: number; leng
 
 /** Reads `length` bytes at `offset` of `buffer` (any alignment) back to the host. */
 async function readRange(gpu: GpuContext, buffer: GPUBuffer, offset: number, length: number): Promise<Uint8Array> {
-  if (length === 0) return new Uint8Array(0);
-  const start = Math.floor(offset / 4) * 4;
-  const span = roundUp4(offset + length) - start;
-  const temp = gpu.acquireStorage(span, 'compress readback');
+  return (await readRanges(gpu, [{ buffer, offset, length }]))[0];
+}
+
+/**
+ * Reads byte ranges of GPU buffers (any alignment) back to the host in one submission and one
+ * mapping: gathered into one scratch buffer at 4-byte-aligned places, then cut apart.
+ */
+async function readRanges(gpu: GpuContext, ranges: readonly { buffer: GPUBuffer; offset: number; length: number }[]): Promise<Uint8Array[]> {
+  const spans = ranges.map((r) => {
+    const start = Math.floor(r.offset / 4) * 4;
+    return { start, span: roundUp4(r.offset + r.length) - start };
+  });
+  const total = spans.reduce((a, s) => a + s.span, 0);
+  if (total === 0) return ranges.map(() => new Uint8Array(0));
+  const temp = gpu.acquireStorage(total, 'compress readback');
   try {
-    await gpu.submit('compress readback', (s) => s.encoder.copyBufferToBuffer(buffer, start, temp, 0, span));
-    const bytes = await gpu.readBytes(temp, span);
-    return bytes.slice(offset - start, offset - start + length);
+    await gpu.submit('compress readback', (s) => {
+      let at = 0;
+      ranges.forEach((r, i) => {
+        if (spans[i].span > 0) s.encoder.copyBufferToBuffer(r.buffer, spans[i].start, temp, at, spans[i].span);
+        at += spans[i].span;
+      });
+    });
+    const bytes = await gpu.readBytes(temp, total);
+    let at = 0;
+    return ranges.map((r, i) => {
+      const from = at + (r.offset - spans[i].start);
+      at += spans[i].span;
+      return bytes.slice(from, from + r.length);
+    });
   } finally {
     gpu.releaseStorage(temp);
   }
@@ -259,13 +281,16 @@ export async function compressV2OnDevice(
         else streamBytes.set(j.plan, out[i]);
       });
     }
-    for (const plan of rawReads) {
-      const bytes = await readRange(gpu, buffers[plan.source]!, plan.byteOffset, plan.byteLength);
-      const stream = new Uint8Array(1 + bytes.length);
+    const rawBytes = await readRanges(
+      gpu,
+      rawReads.map((plan) => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength })),
+    );
+    rawReads.forEach((plan, i) => {
+      const stream = new Uint8Array(1 + rawBytes[i].length);
       stream[0] = HuffmanMode.Raw;
-      stream.set(bytes, 1);
+      stream.set(rawBytes[i], 1);
       streamBytes.set(plan, stream);
-    }
+    });
     const t2 = performance.now();
     // 4. payloads and their hashes
     const encoded = await mapLimited(chunks.length, cpu.chunkConcurrency, async (i): Promise<EncodedChunk> => {
@@ -299,7 +324,7 @@ export async function compressV2OnDevice(
         encoding: Encoding.Pipeline,
         runCount: 0,
         payloadBytes: total,
-        payloadChecksum: BigInt(await cpu.treeHash(payload, signal)),
+        payloadChecksum: BigInt(await cpu.treeHash(payload, signal, true)),
         elementsChecksum: BigInt(elementsHash),
         stages: [...x.pipeline],
         streamCount: streamCount(x.pipeline, w),
