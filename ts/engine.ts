@@ -15,7 +15,7 @@ import { calibrate, calibrationKey, type CalibrationRecord } from './cost/calibr
 import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
-import { compressArray, compressArrayReport, decompressBytes } from './format/container.js';
+import { checkOut, compressArray, compressArrayReport, decompressBytes } from './format/container.js';
 import type { ChunkReport } from './format/chunk-codec.js';
 import { decompressToDevice } from './format/device-decode.js';
 import { compressFromDevice } from './format/device-encode.js';
@@ -134,6 +134,13 @@ export interface CompressOptions extends OpOptions {
 export interface DecompressOptions extends OpOptions {
   /** Refuse containers whose header claims more elements than this (default: the engine's). */
   maxElements?: number;
+  /**
+   * A caller-owned result (fflate's `out`, TextEncoder.encodeInto): a typed array of the
+   * container's type and element count, host or `engine.alloc`ed, not overlapping `bytes`.
+   * Repeated calls then allocate nothing; one in the engine's memory is decoded into in place by
+   * the workers. The promise resolves to it. Not with `to: 'device'`.
+   */
+  out?: ParleArray;
 }
 
 /** The operations {@link Engine.explain} can explain. */
@@ -963,15 +970,28 @@ export class Engine {
     const opts = checkOptions(options, 'options');
     const maxElements =
       opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
+    const out = opts.out as ParleArray | undefined;
+    if (out !== undefined) {
+      checkArray(out, 'options.out');
+      if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
+    }
     const route = await this.route('decompress', bytes, opts);
     const { to, signal } = route;
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const bytesResident = this.cpu.isResident(bytes);
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
-        const result =
-          path === 'gpu'
-            ? await this.timed('decompress', 'gpu', route.bytes, () => decompressToDevice(this.cpu, this.gpu, view, maxElements, signal))
-            : await this.timed('decompress', 'cpu', route.bytes, () => decompressBytes(this.cpu, view, maxElements, signal));
+        if (path === 'gpu') {
+          const onDevice = await this.timed('decompress', 'gpu', route.bytes, () => decompressToDevice(this.cpu, this.gpu, view, maxElements, signal));
+          if (out === undefined) return this.deliver(onDevice, to);
+          try {
+            checkOut(this.cpu, out, onDevice.type, onDevice.length, view, bytesResident);
+            return await this.gpu.download(onDevice, { into: out });
+          } finally {
+            onDevice.destroy();
+          }
+        }
+        const result = await this.timed('decompress', 'cpu', route.bytes, () => decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident }));
         return this.deliver(result, to);
       }),
     );

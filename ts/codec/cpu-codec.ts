@@ -493,6 +493,12 @@ export interface DecodeChunk2Params {
   outPtr: number;
   /** Check the payload hash and decode, but leave the elements' hash unchecked (a GPU checks it). */
   skipElementsHash?: boolean;
+  /**
+   * Write nothing past the chunk's elements at outPtr (they lie in place in a larger array whose
+   * next chunk another thread may be writing): the RLE expand, which overshoots by up to 32
+   * bytes, then goes to the arena (which needs count x size + 96 more bytes).
+   */
+  exactOut?: boolean;
 }
 
 /**
@@ -529,7 +535,7 @@ export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
     const streamWidth = shuffle ? 1 : width;
     let planesPtr = ptrs[0];
     if (rle) {
-      const target = shuffle ? arena.alloc(raw + SLACK) : p.outPtr;
+      const target = shuffle || p.exactOut === true ? arena.alloc(raw + SLACK) : p.outPtr;
       const lengths = arena.alloc(4 * count + SLACK);
       for (let k = 0; k < planes; k++) {
         const R = dir.decoded[2 * k] / streamWidth;
@@ -546,10 +552,13 @@ export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
     // 3. planes back to elements, 4. deltas back to elements (in place in out)
     if (shuffle) {
       (width === 2 ? kernels.unshuffle16 : kernels.unshuffle32)(planesPtr, p.outPtr, count);
+    } else if (delta) {
+      // straight from the streams (or the expanded runs) into out: the sum needs no copy first
+      (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(planesPtr, p.outPtr, count);
     } else if (planesPtr !== p.outPtr) {
       kernels.copyBytes(p.outPtr, planesPtr, raw);
     }
-    if (delta) (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(p.outPtr, p.outPtr, count);
+    if (shuffle && delta) (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(p.outPtr, p.outPtr, count);
   }
   if (p.skipElementsHash !== true && treeHashAt(ctx, arena, p.outPtr, raw) !== Number(entry.elementsChecksum)) {
     throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${index}: decoded elements checksum mismatch`);

@@ -196,7 +196,18 @@ export class CpuPath {
    */
   alloc<T extends ElementType>(type: T, length: number): ParleArray {
     if (!this.shared) return new (arrayConstructor(type))(length);
-    return this.allocResident(type, length, true);
+    // 64 readable bytes after it: a container here is decoded in place, and the Huffman decoder
+    // reads up to 8 bytes past a payload's end
+    return this.allocResident(type, length, true, 64);
+  }
+
+  /**
+   * A result array that lives in the kernels' memory (not cleared; 64 readable bytes after it),
+   * or a plain one when the memory is not shared.
+   */
+  residentResult<T extends ElementType>(type: T, length: number): ParleArray {
+    if (!this.shared) return new (arrayConstructor(type))(length);
+    return this.allocResident(type, length, false, 64);
   }
 
   /** A resident array; `zero` clears it, `slackBytes` more bytes are kept after it (decode overshoot). */

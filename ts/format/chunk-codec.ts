@@ -56,48 +56,56 @@ export function encodeChunk2(
   elementBytes: Uint8Array | { count: number; values: Uint8Array; lengths: Uint32Array; elementsHash?: number },
   codec: ChunkCodec,
   signal?: AbortSignal,
+  elementsPtr?: number,
 ): Promise<EncodedChunk> {
   const size = elementSize(type);
   const fromRuns = !(elementBytes instanceof Uint8Array);
+  // elements already in the kernels' memory (a resident input) are read in place
+  const inPlace = elementsPtr !== undefined && !fromRuns;
   const count = fromRuns ? elementBytes.count : elementBytes.length / size;
   const raw = count * size;
   const arenaBytes = encodeArenaBytes(count, size);
   const runCount = fromRuns ? elementBytes.lengths.length : 0;
-  const sizes = fromRuns ? [raw + DECODE_SLACK_BYTES, arenaBytes, runCount * size + 16, runCount * 4 + 16] : [raw + DECODE_SLACK_BYTES, arenaBytes];
+  const sizes = fromRuns
+    ? [raw + DECODE_SLACK_BYTES, arenaBytes, runCount * size + 16, runCount * 4 + 16]
+    : [inPlace ? 0 : raw + DECODE_SLACK_BYTES, arenaBytes];
   return cpu.runChunk(
     'encodeChunk2',
     raw,
     sizes,
-    ([inPtr, arenaPtr, runValuesPtr, runLengthsPtr]) => ({
-      params: {
-        elementSize: size,
-        count,
-        inPtr,
-        arenaPtr,
-        arenaBytes,
-        pipeline: codec,
-        ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr, elementsHash: elementBytes.elementsHash } : {}),
-      },
-      regions: [
-        { param: 'inPtr', bytes: raw + DECODE_SLACK_BYTES, access: fromRuns ? 'out' : 'in' },
-        { param: 'arenaPtr', bytes: arenaBytes, access: 'out' },
-        ...(fromRuns
-          ? ([
-              { param: 'runValuesPtr', bytes: runCount * size, access: 'in' },
-              { param: 'runLengthsPtr', bytes: runCount * 4, access: 'in' },
-            ] as const)
-          : []),
-      ],
-      fill: () => {
-        if (!fromRuns) {
-          cpu.heap.bytes(inPtr, raw).set(elementBytes);
-        } else {
-          cpu.heap.bytes(runValuesPtr, runCount * size).set(elementBytes.values.subarray(0, runCount * size));
-          const l = elementBytes.lengths;
-          cpu.heap.bytes(runLengthsPtr, runCount * 4).set(new Uint8Array(l.buffer, l.byteOffset, runCount * 4));
-        }
-      },
-    }),
+    ([inBlock, arenaPtr, runValuesPtr, runLengthsPtr]) => {
+      const inPtr = inPlace ? elementsPtr : inBlock;
+      return {
+        params: {
+          elementSize: size,
+          count,
+          inPtr,
+          arenaPtr,
+          arenaBytes,
+          pipeline: codec,
+          ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr, elementsHash: elementBytes.elementsHash } : {}),
+        },
+        regions: [
+          { param: 'inPtr', bytes: raw + DECODE_SLACK_BYTES, access: fromRuns ? 'out' : 'in' },
+          { param: 'arenaPtr', bytes: arenaBytes, access: 'out' },
+          ...(fromRuns
+            ? ([
+                { param: 'runValuesPtr', bytes: runCount * size, access: 'in' },
+                { param: 'runLengthsPtr', bytes: runCount * 4, access: 'in' },
+              ] as const)
+            : []),
+        ],
+        fill: () => {
+          if (!fromRuns) {
+            if (!inPlace) cpu.heap.bytes(inPtr, raw).set(elementBytes);
+          } else {
+            cpu.heap.bytes(runValuesPtr, runCount * size).set(elementBytes.values.subarray(0, runCount * size));
+            const l = elementBytes.lengths;
+            cpu.heap.bytes(runLengthsPtr, runCount * 4).set(new Uint8Array(l.buffer, l.byteOffset, runCount * 4));
+          }
+        },
+      };
+    },
     (result, [inPtr, arenaPtr]) => ({
       entry: result.entry,
       payload:
@@ -113,9 +121,12 @@ export function encodeChunk2(
 }
 
 /**
- * Decodes version-2 chunk `index` into `out` (its elements' bytes), checking the payload and
- * the elements against their tree hashes. `entry` must have passed `readEntry`; `payload` and
- * `out` must not overlap.
+ * Decodes version-2 chunk `index` into `out`: its elements' bytes on the host (a view of
+ * `entry.elementCount` x element size bytes), or a pointer into the CPU path's memory where the
+ * workers write the elements in place (nothing is written past them). The payload is copied
+ * into that memory first, unless `payloadPtr` says where it already lies there (with 16
+ * readable bytes after it). Checks the payload and the elements against their tree hashes.
+ * `entry` must have passed `readEntry`; payload and output must not overlap.
  * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
  */
 export function decodeChunk2(
@@ -123,31 +134,42 @@ export function decodeChunk2(
   type: ElementType,
   entry: ChunkEntry,
   payload: Uint8Array,
-  out: Uint8Array,
+  out: Uint8Array | number,
   index: number,
   signal?: AbortSignal,
+  payloadPtr?: number,
 ): Promise<void> {
   const size = elementSize(type);
   const count = entry.elementCount;
   const outBytes = count * size;
   const stages = entry.stages ?? [];
+  const inPlace = typeof out === 'number';
   const arenaBytes =
-    stages.length === 0 ? 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64 : decodeArenaBytes(readDirectory(payload, payload.length, stages, size, count, index), count, size);
+    (stages.length === 0
+      ? 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64
+      : decodeArenaBytes(readDirectory(payload, payload.length, stages, size, count, index), count, size)) +
+    (inPlace ? outBytes + DECODE_SLACK_BYTES + 64 : 0);
   return cpu.runChunk(
     'decodeChunk2',
     outBytes,
-    [payload.length + 16, arenaBytes, outBytes + DECODE_SLACK_BYTES],
-    ([payloadPtr, arenaPtr, outPtr]) => ({
-      params: { elementSize: size, entry, index, payloadPtr, arenaPtr, arenaBytes, outPtr },
-      regions: [
-        { param: 'payloadPtr', bytes: payload.length + 16, access: 'in' },
-        { param: 'arenaPtr', bytes: arenaBytes, access: 'out' },
-        { param: 'outPtr', bytes: outBytes + DECODE_SLACK_BYTES, access: 'out' },
-      ],
-      fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
-    }),
-    (_result, [, , outPtr]) => {
-      out.set(cpu.heap.bytes(outPtr, outBytes));
+    [payloadPtr === undefined ? payload.length + 16 : 0, arenaBytes, inPlace ? 0 : outBytes + DECODE_SLACK_BYTES],
+    ([payloadBlock, arenaPtr, outBlock]) => {
+      const pPtr = payloadPtr ?? payloadBlock;
+      const outPtr = inPlace ? out : outBlock;
+      return {
+        params: { elementSize: size, entry, index, payloadPtr: pPtr, arenaPtr, arenaBytes, outPtr, exactOut: inPlace },
+        regions: [
+          { param: 'payloadPtr', bytes: payload.length + 16, access: 'in' },
+          { param: 'arenaPtr', bytes: arenaBytes, access: 'out' },
+          { param: 'outPtr', bytes: outBytes + (inPlace ? 0 : DECODE_SLACK_BYTES), access: 'out' },
+        ],
+        fill: () => {
+          if (payloadPtr === undefined) cpu.heap.bytes(pPtr, payload.length).set(payload);
+        },
+      };
+    },
+    (_result, [, , outBlock]) => {
+      if (!inPlace) out.set(cpu.heap.bytes(outBlock, outBytes));
     },
     signal,
   );
@@ -279,7 +301,11 @@ export function decodeChunk2Runs(
   signal?: AbortSignal,
 ): Promise<void> {
   const size = elementSize(type);
-  const arenaBytes = decodeArenaBytes(readDirectory(payload, payload.length, entry.stages ?? [], size, entry.elementCount, index), entry.elementCount, size);
+  const arenaBytes = decodeArenaBytes(
+    readDirectory(payload, payload.length, entry.stages ?? [], size, entry.elementCount, index),
+    entry.elementCount,
+    size,
+  );
   return cpu.runChunk(
     'decodeRuns2',
     entry.elementCount * size,

@@ -7,7 +7,15 @@ import { debug } from '../platform/node.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
-import { chunkReport, decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type ChunkReport, type EncodedChunk } from './chunk-codec.js';
+import {
+  chunkReport,
+  decodeChunk,
+  decodeChunk2,
+  encodeChunk2,
+  type ChunkCodec,
+  type ChunkReport,
+  type EncodedChunk,
+} from './chunk-codec.js';
 import { pipelineName } from '../codec/stages.js';
 import {
   ENTRY_BYTES,
@@ -49,7 +57,13 @@ export async function mapLimited<R>(count: number, concurrency: number, fn: (ind
  * Compresses a whole array into one version-2 .parle container, chunks in parallel; `codec`
  * fixes every chunk's pipeline (undefined: the chooser picks per chunk).
  */
-export async function compressArray(cpu: CpuPath, input: ParleArray, chunkBytes: number, signal?: AbortSignal, codec?: ChunkCodec): Promise<Uint8Array> {
+export async function compressArray(
+  cpu: CpuPath,
+  input: ParleArray,
+  chunkBytes: number,
+  signal?: AbortSignal,
+  codec?: ChunkCodec,
+): Promise<Uint8Array> {
   return (await compressArrayReport(cpu, input, chunkBytes, signal, codec)).bytes;
 }
 
@@ -65,8 +79,17 @@ export async function compressArrayReport(
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
   const bytes = bytesOf(input);
   const chunkByteLength = header.chunkLength * elementSize(type);
+  const resident = cpu.isResident(input);
   const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
-    encodeChunk2(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength), codec, signal),
+    encodeChunk2(
+      cpu,
+      type,
+      bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength),
+      codec,
+      signal,
+      // a resident input is read in place by the workers: no copy in
+      resident ? input.byteOffset + i * chunkByteLength : undefined,
+    ),
   );
   const reports = chunks.map((c, i) => chunkReport(i, c));
   debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
@@ -127,27 +150,81 @@ export function readAtBytes(bytes: Uint8Array): ReadAt {
   return (offset, length) => bytes.subarray(offset, offset + length);
 }
 
-/** Decompresses a whole container, chunks in parallel; see {@link Engine.decompress}. */
-export async function decompressBytes(cpu: CpuPath, bytes: Uint8Array, maxElements: number, signal?: AbortSignal): Promise<ParleArray> {
+/**
+ * Decompresses a whole container, chunks in parallel; see {@link Engine.decompress}. The result
+ * is `out` when given (checked: the container's type and element count, no overlap with
+ * `bytes`), else a new array: resident in the kernels' memory when `bytes` is (`bytesResident`),
+ * else a host array. Chunks decode in place into a resident result (no copy out) and read their
+ * payloads in place from resident `bytes` (no copy in).
+ * @throws ParleError (the reader's codes), INVALID_ARGUMENT (out's type or overlap), LENGTH_MISMATCH (out's length)
+ */
+export async function decompressBytes(
+  cpu: CpuPath,
+  bytes: Uint8Array,
+  maxElements: number,
+  signal?: AbortSignal,
+  options: { out?: ParleArray; bytesResident?: boolean } = {},
+): Promise<ParleArray> {
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   const size = elementSize(header.type);
-  const Ctor = arrayConstructor(header.type);
-  const out = new Ctor(header.elementCount);
-  const outBytes = bytesOf(out);
+  const out = options.out;
+  if (out !== undefined) checkOut(cpu, out, header.type, header.elementCount, bytes, options.bytesResident === true);
+  const result =
+    out ??
+    (options.bytesResident
+      ? cpu.residentResult(header.type, header.elementCount)
+      : new (arrayConstructor(header.type))(header.elementCount));
+  const inPlace = cpu.isResident(result);
+  const resultBytes = bytesOf(result);
   await mapLimited(chunks.length, cpu.chunkConcurrency, (i) => {
     const chunk = chunks[i];
     const start = chunk.elementOffset * size;
-    return (header.version === 1 ? decodeChunk : decodeChunk2)(
+    const payload = bytes.subarray(chunk.payloadOffset, chunk.payloadOffset + chunk.payloadBytes);
+    const target = resultBytes.subarray(start, start + chunk.elementCount * size);
+    if (header.version === 1) return decodeChunk(cpu, header.type, chunk, payload, target, chunk.index, signal);
+    return decodeChunk2(
       cpu,
       header.type,
       chunk,
-      bytes.subarray(chunk.payloadOffset, chunk.payloadOffset + chunk.payloadBytes),
-      outBytes.subarray(start, start + chunk.elementCount * size),
+      payload,
+      inPlace ? result.byteOffset + start : target,
       chunk.index,
       signal,
+      options.bytesResident ? bytes.byteOffset + chunk.payloadOffset : undefined,
     );
   });
-  return out;
+  return result;
+}
+
+/**
+ * Checks a caller-owned output: `type` and `length` elements, not detached, not overlapping `input`
+ * (`inputResident`: the input lives in the kernels' memory).
+ * @throws ParleError INVALID_ARGUMENT, LENGTH_MISMATCH, DETACHED_BUFFER
+ */
+export function checkOut(
+  cpu: CpuPath,
+  out: ParleArray,
+  type: ElementType,
+  length: number,
+  input: ArrayBufferView,
+  inputResident: boolean,
+): void {
+  const outType = elementTypeOf(out);
+  if (outType === undefined) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out must be a typed array');
+  if (out.buffer.byteLength === 0 && out.length > 0) throw new ParleError(ErrorCodes.DETACHED_BUFFER, 'options.out is detached');
+  if (outType !== type)
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.out must hold ${type} elements (the result's type); got ${outType}`);
+  if (out.length !== length)
+    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} elements; the result has ${length}`);
+  // the same memory: one buffer object, or both in the kernels' memory (whose buffer object changes as it grows)
+  const sameMemory = out.buffer === input.buffer || (cpu.isResident(out) && inputResident);
+  const a0 = out.byteOffset;
+  const a1 = a0 + out.byteLength;
+  const b0 = input.byteOffset;
+  const b1 = b0 + input.byteLength;
+  if (sameMemory && a0 < b1 && b0 < a1 && out.byteLength > 0 && input.byteLength > 0) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out overlaps the input');
+  }
 }
 
 /** What `parle inspect` prints: the header and the chunk table, JSON-friendly. */

@@ -1,0 +1,118 @@
+// Caller-owned outputs and in-place chunks (issue 13): decompress into `out` (host or in the
+// engine's memory), payloads read in place from a container in the engine's memory, compress
+// reading a resident input in place; the checks on `out`.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../ts/engine.js';
+import { ErrorCodes, ParleError } from '../ts/errors.js';
+import { bytesOf, type ParleArray } from '../ts/types.js';
+import { readFile } from 'node:fs/promises';
+import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
+
+let engine: Engine;
+beforeAll(async () => {
+  // two workers: chunks of one call decode at once into neighbouring places of one array
+  engine = await createEngine({ workers: 2, gpu: 'off', calibration: 'skip', inlineBytes: 0 });
+});
+afterAll(() => engine.destroy());
+
+const same = (a: ParleArray, b: ParleArray) => a.length === b.length && Buffer.compare(bytesOf(a), bytesOf(b)) === 0;
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const e = await promise.then(
+    () => 'resolved',
+    (error: unknown) => error,
+  );
+  if (!(e instanceof ParleError)) throw new Error(`expected a ParleError, got ${String(e)}`);
+  return e.code;
+}
+
+function sample(seed: number, n: number): Uint16Array {
+  const a = new Uint16Array(n);
+  fillRuns(new Rng(seed), a, { kind: 'uniform', maxRun: 9 });
+  return a;
+}
+
+describe('decompress into a caller-owned out', () => {
+  // every pipeline whose last stage writes the elements: rle expands (with overshoot) into the
+  // arena when the output is in place, so neighbouring chunks decoded at once stay intact
+  const codecs = ['auto', 'stored', 'rle', 'delta+rle', 'rle+huffman', 'delta+rle+huffman', 'shuffle+rle', 'delta+shuffle+rle+huffman', 'huffman', 'delta+huffman'];
+  for (const codec of codecs) {
+    it(`${codec}: host out and resident out, many chunks at once`, async () => {
+      const seed = caseSeed(`in place ${codec}`);
+      const input = sample(seed, 50_001);
+      const packed = await engine.compress(input, { codec, chunkBytes: 1024 });
+      const host = new Uint16Array(input.length).fill(0xdead);
+      expect(await engine.decompress(packed, { out: host })).toBe(host);
+      expect(same(host, input), describeSeed(seed)).toBe(true);
+      const resident = engine.alloc('u16', input.length);
+      resident.fill(0xbeef);
+      expect(await engine.decompress(packed, { out: resident })).toBe(resident);
+      expect(same(resident, input), describeSeed(seed)).toBe(true);
+      // a container in the engine's memory: payloads read in place, a resident result by default
+      const residentBytes = engine.alloc('u8', packed.length);
+      residentBytes.set(packed);
+      const back = await engine.decompress(residentBytes);
+      expect(same(back, input), describeSeed(seed)).toBe(true);
+      expect(same(await engine.decompress(residentBytes, { out: resident.fill(0) }), input)).toBe(true);
+      engine.free(back);
+      engine.free(resident);
+      engine.free(residentBytes);
+    });
+  }
+
+  it('version-1 containers decode into out too', async () => {
+    const packed = new Uint8Array(await readFile(new URL('./fixtures/v1/u8-runs.parle', import.meta.url)));
+    const raw = new Uint8Array(await readFile(new URL('./fixtures/v1/u8-runs.raw', import.meta.url)));
+    const out = engine.alloc('u8', raw.length);
+    await engine.decompress(packed, { out });
+    expect(same(out, raw)).toBe(true);
+    engine.free(out);
+  });
+
+  it('out is checked: type, length, overlap, to device', async () => {
+    const input = sample(caseSeed('in place checks'), 1000);
+    const packed = await engine.compress(input);
+    expect(await codeOf(engine.decompress(packed, { out: new Uint32Array(1000) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    expect(await codeOf(engine.decompress(packed, { out: new Uint16Array(999) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    expect(await codeOf(engine.decompress(packed, { out: [] as unknown as Uint16Array }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    expect(await codeOf(engine.decompress(packed, { out: new Uint16Array(1000), to: 'device' } as never))).toBe(ErrorCodes.INVALID_OPTION);
+    // out over the container's own bytes
+    const shared = new ArrayBuffer(packed.length + 2002);
+    const bytes = new Uint8Array(shared, 0, packed.length);
+    bytes.set(packed);
+    expect(await codeOf(engine.decompress(bytes, { out: new Uint16Array(shared, 0, 1000) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    // beside it is fine
+    const beside = new Uint16Array(shared, Math.ceil(packed.length / 2) * 2, 1000);
+    expect(same(await engine.decompress(bytes, { out: beside }), input)).toBe(true);
+    // resident container and resident out that overlap
+    const residentBytes = engine.alloc('u8', packed.length + 4000);
+    residentBytes.set(packed);
+    const view = new Uint16Array(residentBytes.buffer, residentBytes.byteOffset, 1000);
+    expect(await codeOf(engine.decompress(residentBytes.subarray(0, packed.length), { out: view }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    engine.free(residentBytes);
+  });
+
+  it('a bad chunk still fails with its code when decoding in place', async () => {
+    const input = sample(caseSeed('in place corrupt'), 5000);
+    const packed = await engine.compress(input, { chunkBytes: 1024 });
+    const bad = packed.slice();
+    bad[bad.length - 3] ^= 0x40;
+    const out = engine.alloc('u16', input.length);
+    expect(await codeOf(engine.decompress(bad, { out }))).toBe(ErrorCodes.CHECKSUM_MISMATCH);
+    engine.free(out);
+  });
+});
+
+describe('compress from a resident input', () => {
+  it('reads it in place and writes the bytes a host copy gives', async () => {
+    for (const codec of ['auto', 'delta+shuffle+rle+huffman', 'stored']) {
+      const input = sample(caseSeed(`resident compress ${codec}`), 30_000);
+      const resident = engine.alloc('u16', input.length);
+      resident.set(input);
+      const fromResident = await engine.compress(resident, { codec, chunkBytes: 4096 });
+      const fromHost = await engine.compress(input, { codec, chunkBytes: 4096 });
+      expect(Buffer.compare(fromResident, fromHost), codec).toBe(0);
+      engine.free(resident);
+    }
+  });
+});
