@@ -92,6 +92,12 @@ export interface EngineOptions {
    */
   maxQueue?: number;
   /**
+   * Bytes the CPU path's WebAssembly memory may grow to (default and most: 4 GiB, the wasm32
+   * address space). Operations that do not fit in it now wait, first in first out, until earlier
+   * ones release memory; one that can never fit rejects with TOO_LARGE and the sizes.
+   */
+  maxMemoryBytes?: number;
+  /**
    * Share one WebAssembly.Memory with the workers (default: when SharedArrayBuffer is
    * available). `false` transfers each segment to a worker and back instead: slower, same
    * results; browsers without cross-origin isolation get it automatically.
@@ -259,6 +265,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
       workers,
       shareMemory: opts.sharedMemory as boolean | undefined,
       inlineBytes,
+      maxMemoryBytes:
+        opts.maxMemoryBytes === undefined ? undefined : checkInteger(opts.maxMemoryBytes, 'options.maxMemoryBytes', 1 << 20, 2 ** 32),
     });
   } catch (e) {
     context?.destroy();

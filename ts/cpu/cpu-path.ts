@@ -25,12 +25,14 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType, ParleArray, SortKeys } from '../types.js';
 import { arrayConstructor, elementSize, elementTypeOf } from '../types.js';
 import { canShareMemory } from '../platform/node.js';
-import { WasmHeap, type HeapBlock } from './memory.js';
+import { WasmHeap, formatBytes, type HeapBlock } from './memory.js';
 import { InlineExecutor, WorkerPool, abortError, type Executor } from './pool.js';
 import type { KernelContext } from './procedures.js';
 import type { ProcName, Procedures, Region, Task } from './protocol.js';
 import {
   DECODE_SLACK_BYTES,
+  MAX_MEMORY_PAGES,
+  WASM_PAGE_BYTES,
   KeyKind,
   SORT_SCRATCH_BYTES,
   compileKernels,
@@ -73,6 +75,8 @@ export interface CpuPathOptions {
   segmentBytes?: number;
   /** Inputs below this run on the calling thread (default {@link INLINE_BYTES}). */
   inlineBytes?: number;
+  /** Bytes the kernels' memory may grow to (default and most: 4 GiB, the wasm32 address space). */
+  maxMemoryBytes?: number;
 }
 
 type BitView = Uint8Array | Uint16Array | Uint32Array;
@@ -159,7 +163,11 @@ export class CpuPath {
     this.pool = pool;
     // An alloc'd array that is collected without free() gives its block back.
     this.finalizer = new FinalizationRegistry((block) => {
-      if (this.heap.isLive(block)) this.heap.release(block);
+      if (this.heap.isLive(block)) {
+        this.heap.release(block);
+        this.residentBytesCount -= block.bytes;
+        this.wakeNext();
+      }
     });
   }
 
@@ -172,6 +180,7 @@ export class CpuPath {
       shareMemory,
       segmentBytes: Math.max(64, options.segmentBytes ?? SEGMENT_BYTES),
       inlineBytes: options.inlineBytes ?? INLINE_BYTES,
+      maxMemoryBytes: options.maxMemoryBytes ?? MAX_MEMORY_PAGES * WASM_PAGE_BYTES,
     };
     const variant: KernelVariant = shareMemory ? settings.variant : 'simd-unshared';
     const module = await compileKernels(variant);
@@ -179,7 +188,7 @@ export class CpuPath {
     const kernels = await instantiateKernels(module, memory);
     const pool =
       settings.workers > 0 ? await WorkerPool.create({ size: settings.workers, module, variant, memory, shared: shareMemory }) : undefined;
-    return new CpuPath({ kernels, memory }, new WasmHeap(memory, kernels.heapBase()), variant, settings, pool);
+    return new CpuPath({ kernels, memory }, new WasmHeap(memory, kernels.heapBase(), settings.maxMemoryBytes), variant, settings, pool);
   }
 
   /** Threads that run tasks at once for an input of `bytes`. */
@@ -217,6 +226,7 @@ export class CpuPath {
     if (zero) this.heap.bytes(block.ptr, bytes).fill(0);
     const array = new (arrayConstructor(type))(this.heap.buffer, block.ptr, length);
     this.resident.set(array, block);
+    this.residentBytesCount += block.bytes;
     this.finalizer.register(array, block, array);
     return array;
   }
@@ -228,6 +238,8 @@ export class CpuPath {
     this.resident.delete(array);
     this.finalizer.unregister(array);
     this.heap.release(block);
+    this.residentBytesCount -= block.bytes;
+    this.wakeNext();
   }
 
   /** True when `array` was made by {@link alloc} and not freed. */
@@ -275,14 +287,110 @@ export class CpuPath {
   }
 
   /** Allocates blocks (undefined for sizes of 0), runs `fn`, and releases them afterwards. */
-  private async withBlocks<R>(sizes: readonly number[], fn: (blocks: (HeapBlock | undefined)[]) => Promise<R>): Promise<R> {
-    const blocks: (HeapBlock | undefined)[] = [];
+  private async withBlocks<R>(
+    sizes: readonly number[],
+    fn: (blocks: (HeapBlock | undefined)[]) => Promise<R>,
+    signal?: AbortSignal,
+  ): Promise<R> {
+    const blocks = await this.acquireBlocks(sizes, signal);
     try {
-      for (const bytes of sizes) blocks.push(bytes > 0 ? this.heap.alloc(bytes) : undefined);
       return await fn(blocks);
     } finally {
       for (const block of blocks) if (block) this.heap.release(block);
+      this.holding--;
+      this.wakeNext();
     }
+  }
+
+  /** Operations holding blocks of {@link withBlocks} now. */
+  private holding = 0;
+  /** Operations waiting for memory, oldest first: each is woken to try again after a release. */
+  private readonly memoryWaiters: (() => void)[] = [];
+
+  /** Wakes the oldest operation that waits for memory (it tries again, and wakes the next when it fits). */
+  private wakeNext(): void {
+    this.memoryWaiters.shift()?.();
+  }
+
+  /**
+   * Blocks of the given sizes (0: none), all at once. When they do not fit in the heap now, the
+   * operation waits, first in first out, until earlier operations release memory (the
+   * memory-aware queue). Fails at once when they can never fit.
+   * @throws ParleError TOO_LARGE (the sizes can never fit, or the heap is held by arrays nobody
+   *   releases), ABORTED
+   */
+  private async acquireBlocks(sizes: readonly number[], signal?: AbortSignal): Promise<(HeapBlock | undefined)[]> {
+    const need = sizes.reduce((a, b) => a + (b > 0 ? WasmHeap.blockBytes(b) : 0), 0);
+    const residentBytes = this.residentBytes;
+    if (need > this.heap.capacity - residentBytes) {
+      throw new ParleError(
+        ErrorCodes.TOO_LARGE,
+        `this operation needs ${formatBytes(need)} of WebAssembly memory at once; the CPU path has ${formatBytes(this.heap.capacity)}` +
+          (residentBytes > 0
+            ? `, of which ${formatBytes(residentBytes)} hold arrays in the engine's memory (engine.alloc or resident results: engine.free them)`
+            : ''),
+      );
+    }
+    let first = true;
+    for (;;) {
+      if (signal?.aborted) throw abortError(signal);
+      // newcomers queue behind operations already waiting (first in, first out)
+      if (!first || this.memoryWaiters.length === 0) {
+        const blocks: (HeapBlock | undefined)[] = [];
+        let fits = true;
+        for (const bytes of sizes) {
+          if (bytes <= 0) {
+            blocks.push(undefined);
+            continue;
+          }
+          const block = this.heap.tryAlloc(bytes);
+          if (block === undefined) {
+            fits = false;
+            break;
+          }
+          blocks.push(block);
+        }
+        if (fits) {
+          // counted at once (not after the await that returns them): others decide by it
+          this.holding++;
+          if (!first) this.wakeNext(); // let the next waiter try too
+          return blocks;
+        }
+        for (const block of blocks) if (block) this.heap.release(block);
+        if (this.holding === 0) {
+          // nothing in flight will release memory: what is live is held by arrays
+          this.wakeNext();
+          throw new ParleError(
+            ErrorCodes.TOO_LARGE,
+            `this operation needs ${formatBytes(need)} of WebAssembly memory; ${formatBytes(this.heap.liveBytes)} of ` +
+              `${formatBytes(this.heap.capacity)} are held by arrays in the engine's memory (engine.alloc or resident results not freed: engine.free them)`,
+          );
+        }
+      }
+      const retry = !first;
+      first = false;
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const at = this.memoryWaiters.indexOf(wake);
+          if (at >= 0) this.memoryWaiters.splice(at, 1);
+          reject(abortError(signal!));
+        };
+        const wake = () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        // a newcomer queues last; one that was woken and still does not fit keeps its place first
+        if (retry) this.memoryWaiters.unshift(wake);
+        else this.memoryWaiters.push(wake);
+      });
+    }
+  }
+
+  /** Bytes of arrays that live in the kernels' memory (engine.alloc, resident results). */
+  private residentBytesCount = 0;
+  private get residentBytes(): number {
+    return this.residentBytesCount;
   }
 
   // ---- RLE encode ---------------------------------------------------------------------
@@ -913,14 +1021,18 @@ export class CpuPath {
     read: (result: Procedures[P]['result'], ptrs: number[]) => R,
     signal?: AbortSignal,
   ): Promise<R> {
-    return this.withBlocks(sizes, async (blocks) => {
-      const ptrs = blocks.map((b) => b?.ptr ?? 0);
-      const { params, regions, fill } = build(ptrs);
-      fill();
-      const exec = this.executorFor(inputBytes);
-      const result = (await exec.run({ proc, params, regions } as Task<P>, signal)) as Procedures[P]['result'];
-      return read(result, ptrs);
-    });
+    return this.withBlocks(
+      sizes,
+      async (blocks) => {
+        const ptrs = blocks.map((b) => b?.ptr ?? 0);
+        const { params, regions, fill } = build(ptrs);
+        fill();
+        const exec = this.executorFor(inputBytes);
+        const result = (await exec.run({ proc, params, regions } as Task<P>, signal)) as Procedures[P]['result'];
+        return read(result, ptrs);
+      },
+      signal,
+    );
   }
 
   /**
@@ -934,10 +1046,14 @@ export class CpuPath {
       const inPtr = inBlock?.ptr ?? 0;
       if (bytes.length > 0) this.heap.bytes(inPtr, bytes.length).set(bytes);
       const exec = onWorker ? (this.pool ?? this.inline) : this.executorFor(bytes.length);
-      const task = kernelTask('treeHash', [inPtr, bytes.length, scratchBlock!.ptr], [
-        [0, bytes.length, 'in'],
-        [2, scratch, 'out'],
-      ]);
+      const task = kernelTask(
+        'treeHash',
+        [inPtr, bytes.length, scratchBlock!.ptr],
+        [
+          [0, bytes.length, 'in'],
+          [2, scratch, 'out'],
+        ],
+      );
       return ((await exec.run(task, signal)) as number) >>> 0;
     });
   }

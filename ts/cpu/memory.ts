@@ -33,10 +33,31 @@ export class WasmHeap {
   private top: number;
   private readonly live = new Map<number, number>();
 
-  constructor(memory: WebAssembly.Memory, heapBase: number) {
+  /** Bytes the heap may reach (the memory's top address): at most the 4 GiB of wasm32. */
+  readonly limit: number;
+
+  constructor(memory: WebAssembly.Memory, heapBase: number, limitBytes = MAX_BYTES) {
     this.memory = memory;
     this.base = alignUp(heapBase);
     this.top = this.base;
+    this.limit = Math.min(MAX_BYTES, Math.max(this.base, limitBytes));
+  }
+
+  /** Bytes the heap can hand out in all (above the module's static data). */
+  get capacity(): number {
+    return this.limit - this.base;
+  }
+
+  /** Bytes in live blocks. */
+  get liveBytes(): number {
+    let sum = 0;
+    for (const bytes of this.live.values()) sum += bytes;
+    return sum;
+  }
+
+  /** The bytes a block of `bytes` takes (rounded up to the alignment). */
+  static blockBytes(bytes: number): number {
+    return Math.max(ALIGN, alignUp(bytes));
   }
 
   /** The memory's current buffer; re-read after every allocation (growth replaces it). */
@@ -46,9 +67,26 @@ export class WasmHeap {
 
   /**
    * Allocates `bytes` (rounded up to 64), growing the memory when needed.
-   * @throws ParleError TOO_LARGE when the block does not fit in the 4 GiB wasm32 address space.
+   * @throws ParleError TOO_LARGE when the block does not fit below the heap's limit (at most the
+   *   4 GiB wasm32 address space).
    */
   alloc(bytes: number): HeapBlock {
+    const block = this.tryAlloc(bytes);
+    if (block === undefined) {
+      throw new ParleError(
+        ErrorCodes.TOO_LARGE,
+        `the CPU path needs ${formatBytes(this.top + alignUp(bytes))} of WebAssembly memory, beyond its limit of ${formatBytes(this.limit)}` +
+          (this.limit === MAX_BYTES ? ' (the 4 GiB wasm32 address space)' : ''),
+      );
+    }
+    return block;
+  }
+
+  /**
+   * {@link alloc}, or undefined when the block does not fit below the limit now (other blocks
+   * may be released later). @throws ParleError TOO_LARGE when the memory cannot grow.
+   */
+  tryAlloc(bytes: number): HeapBlock | undefined {
     const size = Math.max(ALIGN, alignUp(bytes));
     for (let i = 0; i < this.free.length; i++) {
       const block = this.free[i];
@@ -65,18 +103,13 @@ export class WasmHeap {
     }
     const ptr = this.top;
     const end = ptr + size;
-    if (end > MAX_BYTES) {
-      throw new ParleError(
-        ErrorCodes.TOO_LARGE,
-        `the CPU path needs ${formatBytes(end)} of WebAssembly memory, beyond the 4 GiB wasm32 limit`,
-      );
-    }
+    if (end > this.limit) return undefined;
     const have = this.memory.buffer.byteLength;
     if (end > have) {
       // Grow by at least half of what we have, so many small growths do not each copy page tables.
       const wantPages = Math.ceil(end / WASM_PAGE_BYTES);
       const havePages = have / WASM_PAGE_BYTES;
-      const pages = Math.min(MAX_MEMORY_PAGES, Math.max(wantPages, Math.ceil(havePages * 1.5)));
+      const pages = Math.min(Math.ceil(this.limit / WASM_PAGE_BYTES), MAX_MEMORY_PAGES, Math.max(wantPages, Math.ceil(havePages * 1.5)));
       try {
         this.memory.grow(pages - havePages);
       } catch (cause) {
