@@ -245,6 +245,23 @@ describeGpu('engine with a GPU', () => {
     expect(e.predictedMs.cpu).toBeGreaterThan(0);
   });
 
+  gpuIt('out on the GPU path: scan, rleDecode and decompress download into the caller\'s array', async () => {
+    const input = new Uint16Array(30_001);
+    fillRuns(new Rng(caseSeed('engine gpu out')), input, { kind: 'uniform', maxRun: 12 });
+    const runs = await engine.rleEncode(input, { path: 'cpu' });
+    const out = new Uint16Array(input.length);
+    expect(await engine.rleDecode(runs, { path: 'gpu', out })).toBe(out);
+    expect(same(out, input)).toBe(true);
+    const packed = await engine.compress(input);
+    const out2 = new Uint16Array(input.length);
+    expect(await engine.decompress(packed, { path: 'gpu', out: out2 })).toBe(out2);
+    expect(same(out2, input)).toBe(true);
+    const u = new Uint32Array(5000).map((_, i) => i);
+    const sums = new Uint32Array(5000);
+    expect(await engine.scan(u, { path: 'gpu', inclusive: true, out: sums })).toBe(sums);
+    expect(same(sums, await engine.scan(u, { path: 'cpu', inclusive: true }))).toBe(true);
+  });
+
   gpuIt('gpuPoolBytes: 0 keeps no GPU buffers after ops', async () => {
     const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip', gpuPoolBytes: 0 });
     try {

@@ -116,3 +116,54 @@ describe('compress from a resident input', () => {
     }
   });
 });
+
+describe('scan and rleDecode into a caller-owned out', () => {
+  it('scan: host out, resident out, in place, and the checks', async () => {
+    const rng = new Rng(caseSeed('scan out'));
+    const input = new Uint32Array(70_001).map(() => rng.nextU32() & 0xffff);
+    const expected = await engine.scan(input, { inclusive: true });
+    const host = new Uint32Array(input.length);
+    expect(await engine.scan(input, { inclusive: true, out: host })).toBe(host);
+    expect(same(host, expected)).toBe(true);
+    const resident = engine.alloc('u32', input.length);
+    const residentInput = engine.alloc('u32', input.length);
+    residentInput.set(input);
+    expect(await engine.scan(residentInput, { inclusive: true, out: resident })).toBe(resident);
+    expect(same(resident, expected)).toBe(true);
+    // resident input into a host out, and in place
+    expect(same(await engine.scan(residentInput, { inclusive: true, out: new Uint32Array(input.length) }), expected)).toBe(true);
+    expect(await engine.scan(residentInput, { inclusive: true, out: residentInput })).toBe(residentInput);
+    expect(same(residentInput, expected)).toBe(true);
+    const copy = input.slice();
+    await engine.scan(copy, { inclusive: true, out: copy });
+    expect(same(copy, expected)).toBe(true);
+    expect(await codeOf(engine.scan(input, { out: new Uint32Array(5) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    expect(await codeOf(engine.scan(input, { out: new Int32Array(input.length) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    expect(await codeOf(engine.scan(input, { out: new Uint32Array(input.buffer, 4, input.length - 1) as never }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    const wide = new Uint32Array(input.length + 1);
+    wide.set(input);
+    const shifted = new Uint32Array(wide.buffer, 4, input.length);
+    expect(await codeOf(engine.scan(wide.subarray(0, input.length), { out: shifted }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    engine.free(resident);
+    engine.free(residentInput);
+  });
+
+  it('rleDecode: host out and resident out, host and resident runs', async () => {
+    const input = sample(caseSeed('rle out'), 60_000);
+    const runs = await engine.rleEncode(input);
+    const host = new Uint16Array(input.length);
+    expect(await engine.rleDecode(runs, { out: host })).toBe(host);
+    expect(same(host, input)).toBe(true);
+    const values = engine.alloc('u16', runs.values.length);
+    values.set(runs.values);
+    const lengths = engine.alloc('u32', runs.lengths.length);
+    lengths.set(runs.lengths);
+    const resident = engine.alloc('u16', input.length);
+    expect(await engine.rleDecode({ values, lengths }, { out: resident })).toBe(resident);
+    expect(same(resident, input)).toBe(true);
+    expect(same(await engine.rleDecode({ values, lengths }, { out: new Uint16Array(input.length) }), input)).toBe(true);
+    expect(await codeOf(engine.rleDecode(runs, { out: new Uint16Array(input.length + 1) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    expect(await codeOf(engine.rleDecode(runs, { out: new Uint8Array(input.length) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    for (const a of [values, lengths, resident]) engine.free(a);
+  });
+});

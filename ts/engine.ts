@@ -24,7 +24,7 @@ import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
-import { checkArray, elementSize, isElementType } from './types.js';
+import { bytesOf, checkArray, elementSize, elementTypeOf, isElementType } from './types.js';
 
 export type { Runs } from './cpu/cpu-path.js';
 export { DeviceArray } from './gpu/index.js';
@@ -115,6 +115,21 @@ export interface EngineOptions {
 export interface ScanOptions extends OpOptions {
   /** Inclusive (element i includes input i) or exclusive (default: exclusive). */
   inclusive?: boolean;
+  /**
+   * A caller-owned result: the input's type and length, host or `engine.alloc`ed, the input
+   * itself (in place) or not overlapping it. Repeated calls then allocate nothing; one in the
+   * engine's memory is written by the workers in place. Not with `to: 'device'`.
+   */
+  out?: Uint32Array | Int32Array | Float32Array;
+}
+
+/** Options of {@link Engine.rleDecode}. */
+export interface RleDecodeOptions extends OpOptions {
+  /**
+   * A caller-owned result: the values' type, as many elements as the runs expand to, host or
+   * `engine.alloc`ed, not overlapping the runs (LENGTH_MISMATCH otherwise). Not with `to: 'device'`.
+   */
+  out?: ParleArray;
 }
 
 /** Options of {@link Engine.sort}. */
@@ -218,6 +233,43 @@ function checkCodec(value: unknown, type: ElementType): number[] | undefined {
   if (typeof value !== 'string') throw new ParleError(ErrorCodes.INVALID_OPTION, `options.codec must be a string; got ${typeof value}`);
   const pipeline = parseCodec(value, elementSize(type));
   return pipeline === undefined ? undefined : [...pipeline];
+}
+
+/** The element type of a host array or DeviceArray. */
+function elementTypeOfData(value: Data): ElementType {
+  return value instanceof DeviceArray ? value.type : (elementTypeOf(value) as ElementType);
+}
+
+/**
+ * Checks `options.out` of an op whose result has `type` and (when known now) `length`
+ * elements: a host typed array, not detached, not with `to: 'device'`, not overlapping the
+ * host `inputs` (with `inPlace`, being the first input itself is allowed).
+ * @throws ParleError INVALID_ARGUMENT, INVALID_OPTION, LENGTH_MISMATCH, DETACHED_BUFFER
+ */
+function checkOutOption(
+  opts: Record<string, unknown>,
+  type: ElementType,
+  length: number | undefined,
+  inputs: readonly Data[],
+  inPlace = false,
+): ParleArray | undefined {
+  const out = opts.out;
+  if (out === undefined) return undefined;
+  const outType = checkArray(out, 'options.out');
+  const array = out as ParleArray;
+  if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
+  if (outType !== type) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.out must hold ${type} elements; got ${outType}`);
+  if (length !== undefined && array.length !== length) {
+    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${array.length} elements; the result has ${length}`);
+  }
+  inputs.forEach((input, i) => {
+    if (input instanceof DeviceArray || input.buffer !== array.buffer) return;
+    if (inPlace && i === 0 && input.byteOffset === array.byteOffset && input.byteLength === array.byteLength) return;
+    if (array.byteOffset < input.byteOffset + input.byteLength && input.byteOffset < array.byteOffset + array.byteLength && array.byteLength > 0) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out overlaps an input');
+    }
+  });
+  return array;
 }
 
 /** Checks a host or device input; returns its element type. */
@@ -435,6 +487,20 @@ export class Engine {
   }
 
   /** Moves a result to `to`, destroying device arrays that were only intermediate. */
+  /** {@link deliver}, into a caller's `out` when given (a host result; the CPU path wrote it already). */
+  private async deliverInto(result: Data, to: Location, out: ParleArray | undefined): Promise<Data> {
+    if (out === undefined || result === out) return this.deliver(result, to);
+    if (result instanceof DeviceArray) {
+      try {
+        return await this.gpu.download(result, { into: out });
+      } finally {
+        result.destroy();
+      }
+    }
+    bytesOf(out).set(bytesOf(result));
+    return out;
+  }
+
   private async deliver<R extends Data>(result: R, to: Location): Promise<Data> {
     if (to === 'host' && result instanceof DeviceArray) {
       try {
@@ -754,10 +820,10 @@ export class Engine {
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, LENGTH_MISMATCH, TOO_LARGE (sum over
    *   2^32 - 1 elements), INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, ABORTED, DESTROYED
    */
-  async rleDecode<T extends ParleArray>(runs: Runs<T>, options?: OpOptions & { to?: 'host' }): Promise<T>;
-  async rleDecode(runs: DeviceRuns, options?: OpOptions & { to?: 'device' }): Promise<DeviceArray>;
-  async rleDecode(runs: Runs | DeviceRuns, options?: OpOptions): Promise<Data>;
-  async rleDecode(runs: Runs | DeviceRuns, options?: OpOptions): Promise<Data> {
+  async rleDecode<T extends ParleArray>(runs: Runs<T>, options?: RleDecodeOptions & { to?: 'host' }): Promise<T>;
+  async rleDecode(runs: DeviceRuns, options?: RleDecodeOptions & { to?: 'device' }): Promise<DeviceArray>;
+  async rleDecode(runs: Runs | DeviceRuns, options?: RleDecodeOptions): Promise<Data>;
+  async rleDecode(runs: Runs | DeviceRuns, options?: RleDecodeOptions): Promise<Data> {
     if (runs === null || typeof runs !== 'object') {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'runs must be an object { values, lengths }');
     }
@@ -772,7 +838,9 @@ export class Engine {
         `runs.values has ${runs.values.length} elements but runs.lengths has ${runs.lengths.length}`,
       );
     }
-    const route = await this.route('rleDecode', runs.values, checkOptions(options, 'options'));
+    const opts = checkOptions(options, 'options');
+    const out = checkOutOption(opts, elementTypeOfData(runs.values), undefined, [runs.values, runs.lengths]);
+    const route = await this.route('rleDecode', runs.values, opts);
     const { to, signal } = route;
     const bytes = runs.values.byteLength + runs.lengths.byteLength;
     return this.admit(signal, () =>
@@ -786,7 +854,10 @@ export class Engine {
           if (total > DEFAULT_MAX_ELEMENTS) {
             throw new ParleError(ErrorCodes.TOO_LARGE, `the runs expand to ${total} elements, more than 2^32 - 1`);
           }
-          result = await this.timed('rleDecode', 'cpu', bytes, () => this.cpu.rleDecode(values, lengths, total, signal));
+          if (out !== undefined && out.length !== total) {
+            throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} elements; the runs expand to ${total}`);
+          }
+          result = await this.timed('rleDecode', 'cpu', bytes, () => this.cpu.rleDecode(values, lengths, total, signal, out as typeof values | undefined));
         } else {
           const values = await this.toDevice(runs.values);
           const lengths = await this.toDevice(runs.lengths);
@@ -797,7 +868,7 @@ export class Engine {
             if (lengths !== runs.lengths) lengths.destroy();
           }
         }
-        return this.deliver(result, to);
+        return this.deliverInto(result, to, out);
       }),
     );
   }
@@ -889,6 +960,8 @@ export class Engine {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.inclusive must be a boolean; got ${String(opts.inclusive)}`);
     }
     const inclusive = opts.inclusive === true;
+    // the input itself may be the out (in place); other overlap is refused
+    const out = checkOutOption(opts, elementTypeOfData(input), input.length, [input], true);
     const route = await this.route('scan', input, opts);
     const { to, signal } = route;
     return this.admit(signal, () =>
@@ -896,7 +969,7 @@ export class Engine {
         let result: Data;
         if (path === 'cpu') {
           const host = await this.toHost<Uint32Array>(input);
-          result = await this.timed('scan', 'cpu', input.byteLength, () => this.cpu.scan(host, inclusive, signal));
+          result = await this.timed('scan', 'cpu', input.byteLength, () => this.cpu.scan(host, inclusive, signal, out as Uint32Array | undefined));
         } else {
           const device = await this.toDevice(input);
           try {
@@ -905,7 +978,7 @@ export class Engine {
             if (device !== input) device.destroy();
           }
         }
-        return this.deliver(result, to);
+        return this.deliverInto(result, to, out);
       }),
     );
   }

@@ -23,6 +23,7 @@ export type {
   PathChoice,
   Runs,
   ScanOptions,
+  RleDecodeOptions,
   SortOptions,
 } from './engine.js';
 export { ErrorCodes, ParleError, isParleError } from './errors.js';

@@ -537,13 +537,15 @@ export class CpuPath {
    * Batches of runs whose output fits a window are split in groups, one a task; a run longer
    * than a window is filled directly.
    */
-  async rleDecode<T extends ParleArray>(values: T, lengths: Uint32Array, totalLength: number, signal?: AbortSignal): Promise<T> {
+  async rleDecode<T extends ParleArray>(values: T, lengths: Uint32Array, totalLength: number, signal?: AbortSignal, out?: T): Promise<T> {
     const type = elementTypeOf(values) as ElementType;
     const size = elementSize(type);
     const exec = this.executorFor(totalLength * size);
-    if (this.resident.has(values) && this.resident.has(lengths)) return this.rleDecodeResident(values, lengths, totalLength, exec, signal);
+    if (this.resident.has(values) && this.resident.has(lengths) && (out === undefined || this.resident.has(out))) {
+      return this.rleDecodeResident(values, lengths, totalLength, exec, signal, out);
+    }
     const P = exec.concurrency;
-    const result = new (arrayConstructor(type))(totalLength) as T;
+    const result = out ?? (new (arrayConstructor(type))(totalLength) as T);
     const valueBits = bitView(values);
     const window = Math.max(1, Math.floor(this.segmentBytes / size)) * P;
     const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
@@ -618,11 +620,13 @@ export class CpuPath {
     total: number,
     exec: Executor,
     signal?: AbortSignal,
+    into?: T,
   ): Promise<T> {
     const type = elementTypeOf(values) as ElementType;
     const size = elementSize(type);
     const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
-    const result = this.allocResident(type, total, false, DECODE_SLACK_BYTES) as T;
+    // a caller's resident array has 64 bytes of slack after it (alloc), room for the overshoot
+    const result = into ?? (this.allocResident(type, total, false, DECODE_SLACK_BYTES) as T);
     try {
       const groups = splitEven(lengths.length, exec.concurrency, 1024);
       let offset = 0;
@@ -659,7 +663,7 @@ export class CpuPath {
         }
       }
     } catch (e) {
-      this.free(result);
+      if (into === undefined) this.free(result);
       throw e;
     }
     return result;
@@ -668,22 +672,25 @@ export class CpuPath {
   // ---- scan ---------------------------------------------------------------------------
 
   /** Prefix sum; see {@link Engine.scan}. Reduce, scan of the sums, scan from the carries. */
-  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, inclusive: boolean, signal?: AbortSignal): Promise<T> {
+  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, inclusive: boolean, signal?: AbortSignal, out?: T): Promise<T> {
     const type = elementTypeOf(input) as 'u32' | 'i32' | 'f32';
     const n = input.length;
     const exec = this.executorFor(n * 4);
     const isFloat = type === 'f32';
     const resident = this.resident.has(input);
-    const result = this.result(type, n, resident) as T;
+    const result = out ?? (this.result(type, n, resident) as T);
+    // where the sums go: in place into a resident result; else into a block, then copied out
+    const outResident = this.resident.has(result);
     const window = Math.max(1, Math.floor(this.segmentBytes / 4)) * exec.concurrency;
     const windowLength = Math.min(n, window);
     const add = isFloat ? (a: number, b: number) => Math.fround(a + b) : (a: number, b: number) => (a + b) >>> 0;
-    await this.withBlocks([resident ? 0 : windowLength * 4], async ([block]) => {
+    const outBlockBytes = resident && !outResident ? windowLength * 4 : 0;
+    await this.withBlocks([resident ? 0 : windowLength * 4, outBlockBytes], async ([block, outBlock]) => {
       let carry = 0;
       for (let start = 0; start < n; start += window) {
         const count = Math.min(window, n - start);
         const inPtr = this.place(input, start, count, block);
-        const outPtr = resident ? result.byteOffset + start * 4 : inPtr;
+        const outPtr = outResident ? result.byteOffset + start * 4 : outBlock ? outBlock.ptr : inPtr;
         const pieces = splitEven(count, exec.concurrency, 1 << 16);
         const sums = await this.runAll(
           exec,
@@ -709,7 +716,7 @@ export class CpuPath {
           signal,
         );
         carry = isFloat ? outs[outs.length - 1] : outs[outs.length - 1] >>> 0;
-        if (!resident) bitView(result).set(this.view(inPtr, count, 4), start);
+        if (!outResident) bitView(result).set(this.view(outPtr, count, 4), start);
       }
     });
     return result;
