@@ -167,3 +167,29 @@ describe('scan and rleDecode into a caller-owned out', () => {
     for (const a of [values, lengths, resident]) engine.free(a);
   });
 });
+
+describe('streaming with out and a signal', () => {
+  it('the decompressor decodes into out (host and resident) and hands out views of it', async () => {
+    const input = sample(caseSeed('stream out'), 40_000);
+    const packed = await engine.compress(input, { chunkBytes: 4096 });
+    for (const out of [new Uint16Array(input.length), engine.alloc('u16', input.length)]) {
+      const reader = engine.createDecompressor({ out });
+      const pieces: Uint8Array[] = [];
+      for (let at = 0; at < packed.length; at += 3000) pieces.push(...(await reader.write(packed.subarray(at, at + 3000))));
+      pieces.push(...(await reader.end()));
+      expect(pieces.every((p) => p.buffer === out.buffer)).toBe(true);
+      expect(same(out, input)).toBe(true);
+    }
+    await expect(engine.createDecompressor({ out: new Uint16Array(5) }).write(packed)).rejects.toMatchObject({ code: ErrorCodes.LENGTH_MISMATCH });
+    await expect(engine.createDecompressor({ out: new Uint8Array(input.length) }).write(packed)).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+  });
+
+  it('an aborted signal stops the compressor and the decompressor', async () => {
+    const input = sample(caseSeed('stream abort'), 40_000);
+    const packed = await engine.compress(input, { chunkBytes: 4096 });
+    const controller = new AbortController();
+    controller.abort();
+    await expect(engine.createCompressor('u16', input.length, { signal: controller.signal }).write(bytesOf(input))).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+    await expect(engine.createDecompressor({ signal: controller.signal }).write(packed)).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+  });
+});

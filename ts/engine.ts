@@ -1081,28 +1081,48 @@ export class Engine {
   /**
    * A streaming compressor for `elementCount` elements of `type`, fed with their little-endian
    * bytes in pieces of any size; memory stays bounded by a few chunks (see ts/format/stream.ts).
+   * Options: `chunkBytes`, `codec` (as {@link compress}), `signal` (aborts the chunks in flight
+   * and later calls: ABORTED). Each `write` and `end` goes through the engine's queue
+   * (QUEUE_FULL, DESTROYED).
    * @throws ParleError INVALID_OPTION, DESTROYED
    */
-  createCompressor(type: ElementType, elementCount: number, options: { chunkBytes?: number; codec?: string } = {}): ContainerWriter {
+  createCompressor(
+    type: ElementType,
+    elementCount: number,
+    options: { chunkBytes?: number; codec?: string; signal?: AbortSignal } = {},
+  ): ContainerWriter {
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
     const chunkBytes =
       options.chunkBytes === undefined
         ? DEFAULT_CHUNK_BYTES
         : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    return new ContainerWriter(this.cpu, type, elementCount, chunkBytes, checkCodec(options.codec, type));
+    return new ContainerWriter(this.cpu, type, elementCount, chunkBytes, checkCodec(options.codec, type), {
+      signal: options.signal,
+      admit: (work) => this.admit(options.signal, work),
+    });
   }
 
   /**
    * A streaming decompressor: container bytes in, checked element bytes out, chunk by chunk.
-   * @throws ParleError INVALID_OPTION, DESTROYED
+   * Options: `maxElements`; `out`, a caller-owned array for the whole result (the container's
+   * type and element count, checked when the header arrives: the pieces handed out are then views
+   * of it, decoded in place when it lives in the engine's memory); `signal` (ABORTED). Each
+   * `write` and `end` goes through the engine's queue (QUEUE_FULL, DESTROYED).
+   * @throws ParleError INVALID_ARGUMENT, INVALID_OPTION, DESTROYED
    */
-  createDecompressor(options: { maxElements?: number } = {}): ContainerReader {
+  createDecompressor(options: { maxElements?: number; out?: ParleArray; signal?: AbortSignal } = {}): ContainerReader {
     const maxElements =
       options.maxElements === undefined
         ? Number.MAX_SAFE_INTEGER
         : checkInteger(options.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
-    return new ContainerReader(this.cpu, { maxElements });
+    if (options.out !== undefined) checkArray(options.out, 'options.out');
+    return new ContainerReader(this.cpu, {
+      maxElements,
+      out: options.out,
+      signal: options.signal,
+      admit: (work) => this.admit(options.signal, work),
+    });
   }
 
   /**

@@ -7,8 +7,10 @@
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import { ErrorCodes, ParleError } from '../errors.js';
-import type { ElementType } from '../types.js';
-import { elementSize } from '../types.js';
+import type { ElementType, ParleArray } from '../types.js';
+import { bytesOf, elementSize } from '../types.js';
+import { abortError } from '../cpu/pool.js';
+import { checkOut } from './container.js';
 import { chunkReport, decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type ChunkReport, type EncodedChunk } from './chunk-codec.js';
 import {
   ENTRY_BYTES,
@@ -96,6 +98,7 @@ export class ContainerWriter {
     elementCount: number,
     chunkBytes: number,
     private readonly codec?: ChunkCodec,
+    private readonly options: { signal?: AbortSignal; admit?: <R>(work: () => Promise<R>) => Promise<R> } = {},
   ) {
     this.header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes));
     this.chunkByteLength = this.header.chunkLength * elementSize(type);
@@ -113,6 +116,11 @@ export class ContainerWriter {
    * @throws ParleError INVALID_ARGUMENT when more bytes arrive than the element count allows
    */
   async write(bytes: Uint8Array): Promise<Uint8Array[]> {
+    return this.options.admit ? this.options.admit(() => this.writeNow(bytes)) : this.writeNow(bytes);
+  }
+
+  private async writeNow(bytes: Uint8Array): Promise<Uint8Array[]> {
+    if (this.options.signal?.aborted) throw abortError(this.options.signal);
     this.received += bytes.length;
     if (this.received > this.totalInputBytes) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `more input than the ${this.header.elementCount} elements announced`);
@@ -122,7 +130,7 @@ export class ContainerWriter {
     while (this.chunkIndex < this.header.chunkCount) {
       const need = chunkElementCount(this.header, this.chunkIndex) * elementSize(this.type);
       if (this.pending.length < need) break;
-      const encoding = encodeChunk2(this.cpu, this.type, this.pending.take(need), this.codec);
+      const encoding = encodeChunk2(this.cpu, this.type, this.pending.take(need), this.codec, this.options.signal);
       encoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(encoding);
       this.chunkIndex++;
@@ -141,6 +149,10 @@ export class ContainerWriter {
    * @throws ParleError UNALIGNED_LENGTH or INVALID_ARGUMENT when the input was short
    */
   async end(): Promise<Uint8Array[]> {
+    return this.options.admit ? this.options.admit(() => this.endNow()) : this.endNow();
+  }
+
+  private async endNow(): Promise<Uint8Array[]> {
     const out = this.start();
     while (this.inflight.length > 0) out.push(...this.emit(await this.inflight.shift()!));
     if (this.received !== this.totalInputBytes) {
@@ -164,6 +176,16 @@ export class ContainerWriter {
 export interface ReaderOptions {
   /** Refuse containers that claim more elements than this. */
   maxElements?: number;
+  /**
+   * A caller-owned array for the whole result: the reader checks its type and length against
+   * the header, decodes every chunk into its place (in place by the workers when it lives in the
+   * engine's memory) and hands out views of it instead of new arrays.
+   */
+  out?: ParleArray;
+  /** Aborts the chunks in flight and later calls (ABORTED). */
+  signal?: AbortSignal;
+  /** Runs each call through the engine's queue (QUEUE_FULL, DESTROYED). */
+  admit?: <R>(work: () => Promise<R>) => Promise<R>;
 }
 
 /**
@@ -194,6 +216,12 @@ export class ContainerReader {
    * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, CORRUPT, LIMIT_EXCEEDED, CHECKSUM_MISMATCH
    */
   async write(bytes: Uint8Array): Promise<Uint8Array[]> {
+    return this.options.admit ? this.options.admit(() => this.writeNow(bytes)) : this.writeNow(bytes);
+  }
+
+  private async writeNow(bytes: Uint8Array): Promise<Uint8Array[]> {
+    const { signal, out: target } = this.options;
+    if (signal?.aborted) throw abortError(signal);
     this.pending.push(bytes);
     const out: Uint8Array[] = [];
     for (;;) {
@@ -204,6 +232,7 @@ export class ContainerReader {
           break;
         }
         this.header = readHeader(this.pending.take(HEADER_BYTES), this.options.maxElements);
+        if (target !== undefined) checkOut(this.cpu, target, this.header.type, this.header.elementCount, bytes, false);
         continue;
       }
       if (this.chunkIndex === this.header.chunkCount) {
@@ -219,8 +248,16 @@ export class ContainerReader {
       }
       if (this.pending.length < this.entry.payloadBytes) break;
       const payload = this.pending.take(this.entry.payloadBytes);
-      const decoded = new Uint8Array(this.entry.elementCount * elementSize(this.header.type));
-      const decoding = (this.header.version === 1 ? decodeChunk : decodeChunk2)(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex).then(() => decoded);
+      const size = elementSize(this.header.type);
+      const chunkBytes = this.entry.elementCount * size;
+      const at = this.chunkIndex * this.header.chunkLength * size;
+      const decoded = target !== undefined ? bytesOf(target).subarray(at, at + chunkBytes) : new Uint8Array(chunkBytes);
+      const inPlace = target !== undefined && this.cpu.isResident(target) && this.header.version !== 1;
+      const decoding = (
+        this.header.version === 1
+          ? decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal)
+          : decodeChunk2(this.cpu, this.header.type, this.entry, payload, inPlace ? target.byteOffset + at : decoded, this.chunkIndex, signal)
+      ).then(() => decoded);
       decoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(decoding);
       this.entry = undefined;
@@ -235,6 +272,10 @@ export class ContainerReader {
    * @throws ParleError NOT_PARLE (empty input), TRUNCATED (the input stopped early)
    */
   async end(): Promise<Uint8Array[]> {
+    return this.options.admit ? this.options.admit(() => this.endNow()) : this.endNow();
+  }
+
+  private async endNow(): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
     while (this.inflight.length > 0) out.push(await this.inflight.shift()!);
     if (!this.header) {
