@@ -13,12 +13,17 @@
 //   npm run build && node bench/service-load.mjs [--quick] [--workers N] [--connections N]
 //     [--seconds N] [--chunk-bytes N] [--max-active N] [--rss-bytes N]
 //     [--rss-only | --load-only]   (one phase alone, printed as JSON, nothing written: for tuning)
+//     [--processes N]   the load (3) goes to the real command, `parle serve --processes N
+//                       --workers W` (node:cluster; N = 1 is one process through the same
+//                       command); phases 1 and 4 need the in-process server and are skipped.
+//                       The engine's rate (2) is still one engine with W workers.
+//                       Writes bench/results/service-load-processes-N[-quick].json.
 //
 // Prints a table and writes bench/results/service-load.json (machine, figures, pass/fail).
 // The server runs in a child process (this file with --server), built from ts/ by esbuild, so
 // the bench can reach the pool's killWorker without a debug route in the product.
 import autocannon from 'autocannon';
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -164,6 +169,83 @@ function startServer(bundle, workers, chunkBytes) {
       child.send({ id, cmd, ...extra });
     });
   return { child, ready, ask };
+}
+
+/** `parle serve --processes N` (the built command), with the bench's queue and timeout. */
+async function startCommand(processes, workers) {
+  const child = spawn(process.execPath, [join(root, 'bin/parle.mjs'), 'serve', '--port', '0', '--processes', String(processes), '--workers', String(workers), '--queue', '1024', '--timeout-ms', '600000'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  const exited = once(child, 'exit');
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const m = stdout.match(/listening on (http:\/\/\S+)/);
+      if (m) resolve(m[1]);
+    });
+    exited.then(([code]) => reject(new Error(`parle serve exited with ${code}: ${stdout}`)));
+  });
+  return {
+    url,
+    async stop() {
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      if (code !== 0) throw new Error(`parle serve exited with ${code} after SIGTERM: ${stdout}`);
+    },
+  };
+}
+
+/** Phases 2 and 3 against `parle serve --processes N`. */
+async function runProcessesBench() {
+  const quick = flag('--quick');
+  const processes = value('--processes', 1);
+  const workers = value('--workers', 2);
+  const connections = value('--connections', 64);
+  const seconds = value('--seconds', quick ? 10 : 60);
+  const chunkBytes = 1 * MiB; // the command's default
+  const mb = (bytesPerS) => (bytesPerS / 1e6).toFixed(0);
+  const bundle = await bundleService();
+  const server = startServer(bundle, workers, chunkBytes);
+  await server.ready;
+  const rate = await server.ask('engineRate', { seconds: quick ? 4 : 8, chunkBytes });
+  await server.ask('stop').catch(() => undefined);
+  const engineBytesPerS = Math.max(rate.wholeBytesPerS, rate.streamingBytesPerS);
+  console.log(`engine compress (one engine, ${workers} workers): ${mb(rate.wholeBytesPerS)} MB/s (engine.compress), ${mb(rate.streamingBytesPerS)} MB/s (streaming)`);
+  const command = await startCommand(processes, workers);
+  console.log(`parle serve ${command.url} (processes ${processes}, workers ${workers})`);
+  const body = await makeBody(16 * MiB);
+  let main;
+  try {
+    main = summarize(await load(command.url, body, connections, seconds), body.length);
+  } finally {
+    await command.stop();
+  }
+  const ratio = main.inputBytesPerS / engineBytesPerS;
+  const pass = main.errors === 0 && main.non2xx === 0 && main.timeouts === 0 && ratio >= 0.7;
+  console.log(
+    `load ${connections} x 16 MiB, ${seconds} s, ${processes} process(es): ${main.requestsPerS.toFixed(1)} req/s, ${mb(main.inputBytesPerS)} MB/s in, ` +
+      `errors ${main.errors}, non-2xx ${main.non2xx}, timeouts ${main.timeouts}; p50 ${main.latencyMs.p50} ms, p99 ${main.latencyMs.p99} ms; ` +
+      `${(ratio * 100).toFixed(0)} % of the engine (target 70 %): ${pass ? 'pass' : 'FAIL'}; SIGTERM: exit 0`,
+  );
+  const results = {
+    benchmark: 'service-load-processes',
+    date: new Date().toISOString(),
+    quick,
+    machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), node: process.version, platform: `${os.platform()} ${os.arch()}`, memoryGiB: os.totalmem() / 2 ** 30 },
+    note: 'Body: the T1 MRI volume (u16) of data/samples repeated to 16 MiB. Rates are input bytes per second. The load goes to `parle serve --processes N --workers W`; the engine reference is one engine with W workers. Server, client and workers share this machine.',
+    settings: { processes, workers, connections, bodyBytes: 16 * MiB, seconds, chunkBytes },
+    engine: { compressBytesPerS: rate.wholeBytesPerS, streamingCompressBytesPerS: rate.streamingBytesPerS, referenceBytesPerS: engineBytesPerS },
+    load: { ...main, ratioToEngine: ratio, pass },
+  };
+  if (flag('--load-only')) {
+    console.log(JSON.stringify(results));
+    return;
+  }
+  await mkdir(join(root, 'bench/results'), { recursive: true });
+  const out = join(root, 'bench/results', `service-load-processes-${processes}${quick ? '-quick' : ''}.json`);
+  await writeFile(out, JSON.stringify(results, null, 2) + '\n');
+  console.log(`wrote ${out}`);
 }
 
 /** A 1 GiB round trip: compress's response is decompress's request body; checks the output. */
@@ -351,4 +433,5 @@ async function runBench() {
 }
 
 if (flag('--server')) await runServer();
+else if (argv.includes('--processes')) await runProcessesBench();
 else await runBench();

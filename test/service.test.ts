@@ -3,7 +3,8 @@
 // its status and code, a body over --max-body refused before it is all sent (from
 // Content-Length and while streaming), a client that goes away mid-body, a timeout, 503 on a
 // full queue, a worker killed, a failure after the response started, and SIGTERM on the real
-// command (bin/parle.mjs, built by `npm test`'s pretest). Synchronised with events and
+// command (bin/parle.mjs, built by `npm test`'s pretest); `parle serve --processes 2`: both
+// processes serving one port, metrics summed over them, a killed process restarted, SIGTERM. Synchronised with events and
 // promises (the gate's events, response events, child output), never with sleeps.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -436,5 +437,162 @@ describe('parle serve (the command)', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+});
+
+/** `parle serve ARGS` as a child process; `waitFor` resolves when its stdout matches. */
+function startServe(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const checks: ((text: string) => void)[] = [];
+  child.stdout.on('data', (d) => {
+    stdout += d;
+    for (const check of checks) check(stdout);
+  });
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const waitFor = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = (text: string) => {
+        const m = text.match(pattern);
+        if (m) resolve(m);
+      };
+      checks.push(check);
+      check(stdout);
+      exited.then(() => reject(new Error(`parle serve exited; stdout: ${stdout}; stderr: ${stderr}`)));
+    });
+  return { child, exited, waitFor, output: () => ({ stdout, stderr }) };
+}
+
+/** The sum of a metric's samples whose labels contain every `labels` pair. */
+function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = line.match(/^(\w+)(?:\{(.*)\})? (\S+)$/);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+describe('parle serve --processes 2 (node:cluster, one engine a process)', () => {
+  let serve: ReturnType<typeof startServe>;
+  let url: string;
+  /** Requests the test sent to /v1/compress and /v1/decompress (each on a new connection). */
+  let sent = 0;
+
+  beforeAll(async () => {
+    serve = startServe(['--port', '0', '--processes', '2', '--workers', '2']);
+    url = (await serve.waitFor(/listening on (http:\/\/\S+) \(processes 2, workers 2/))[1];
+  });
+
+  afterAll(() => {
+    serve?.child.kill('SIGKILL');
+  });
+
+  it('every process listens on the one port the primary printed, each with its share of the workers', async () => {
+    // Round robin over new connections: consecutive requests reach both processes.
+    const pids = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      const reply = await send(url, 'GET', '/healthz');
+      expect(reply.status).toBe(200);
+      const health = JSON.parse(reply.body.toString());
+      expect(health).toMatchObject({ status: 'ok', workers: 1 });
+      pids.add(health.pid);
+    }
+    expect(pids.size).toBe(2);
+    expect(pids.has(serve.child.pid!)).toBe(false); // the primary answers nothing
+  });
+
+  it('concurrent compress and decompress round trips, spread over both processes, are all equal to their inputs', async () => {
+    const seed = caseSeed('service processes round trips');
+    const rng = new Rng(seed);
+    const inputs = Array.from({ length: 12 }, (_, i) =>
+      i % 3 === 0
+        ? fillRuns(rng, new Uint8Array(rng.intBetween(50_000, 250_000)), { kind: 'uniform', maxRun: 40 })
+        : i % 3 === 1
+          ? fillRuns(rng, new Uint16Array(rng.intBetween(50_000, 250_000)), { kind: 'uniform', maxRun: 40 })
+          : fillRuns(rng, new Uint32Array(rng.intBetween(0, 100_000)), { kind: 'uniform', maxRun: 40 }),
+    );
+    const typeOf = (a: ParleArray) => (a instanceof Uint8Array ? 'u8' : a instanceof Uint16Array ? 'u16' : 'u32');
+    const packed = await Promise.all(inputs.map((input) => send(url, 'POST', `/v1/compress?type=${typeOf(input)}`, OCTETS, bytesOf(input))));
+    const back = await Promise.all(packed.map((p) => send(url, 'POST', '/v1/decompress', PARLE, p.body)));
+    sent += inputs.length * 2;
+    inputs.forEach((input, i) => {
+      expect(packed[i].status, describeSeed(seed)).toBe(200);
+      expect(back[i].status, describeSeed(seed)).toBe(200);
+      expect(back[i].headers['parle-type']).toBe(typeOf(input));
+      expect(Buffer.compare(back[i].body, bytesOf(input)), describeSeed(seed)).toBe(0);
+    });
+  });
+
+  it('GET /metrics sums both processes: every request counted once, the processes and their restarts', async () => {
+    const text = (await send(url, 'GET', '/metrics')).body.toString();
+    const answered = (route: string) => metricSum(text, 'parle_http_requests_total', { route, status: '200' });
+    // Each process saw about half: only the sum over both reaches the number sent.
+    expect(answered('/v1/compress') + answered('/v1/decompress')).toBe(sent);
+    expect(metricSum(text, 'parle_http_request_duration_seconds_count', { route: '/v1/compress' })).toBe(sent / 2);
+    expect(metricSum(text, 'parle_service_processes')).toBe(2);
+    expect(metricSum(text, 'parle_service_process_restarts_total')).toBe(0);
+    expect(metricSum(text, 'parle_process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('a process that dies is restarted on the same port (logged), the service keeps serving, the summed counters do not drop', async () => {
+    const victim = JSON.parse((await send(url, 'GET', '/healthz')).body.toString()).pid as number;
+    process.kill(victim, 'SIGKILL');
+    const [, index, newPid] = await serve.waitFor(new RegExp(`process (\\d+) \\(pid ${victim}\\) exited with signal SIGKILL; restarting it[\\s\\S]*process \\1 restarted \\(pid (\\d+)\\)`));
+    expect(Number(newPid)).not.toBe(victim);
+    expect(Number(index)).toBeLessThan(2);
+    const pids = new Set<number>();
+    for (let i = 0; i < 4; i++) pids.add(JSON.parse((await send(url, 'GET', '/healthz')).body.toString()).pid);
+    expect(pids.has(Number(newPid))).toBe(true);
+    expect(pids.has(victim)).toBe(false);
+    const text = (await send(url, 'GET', '/metrics')).body.toString();
+    expect(metricSum(text, 'parle_service_processes')).toBe(2);
+    expect(metricSum(text, 'parle_service_process_restarts_total')).toBe(1);
+    // The dead process's counts, as last scraped (the test before), stay in the sum: it never drops.
+    const answered = (route: string) => metricSum(text, 'parle_http_requests_total', { route, status: '200' });
+    expect(answered('/v1/compress') + answered('/v1/decompress')).toBe(sent);
+  });
+
+  it('SIGTERM to the primary: every process finishes its request in flight and exits 0, then the primary exits 0', async () => {
+    const body = new Uint8Array(2 << 20).fill(7);
+    // Requests in flight, on new connections (which the primary hands to the processes in turn).
+    const inFlight = [0, 1, 2].map(() => open(url, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length }));
+    for (const r of inFlight) await write(r.req, body.subarray(0, 1 << 20));
+    for (const r of inFlight) expect((await r.response).statusCode).toBe(200);
+    serve.child.kill('SIGTERM');
+    await serve.waitFor(/SIGTERM; stopping 2 process\(es\)/);
+    const finishing = await serve.waitFor(/process \d \(pid \d+\): SIGTERM; finishing (\d) request[\s\S]*process \d \(pid \d+\): SIGTERM; finishing (\d) request/);
+    expect(Number(finishing[1]) + Number(finishing[2])).toBe(inFlight.length);
+    // A new connection is refused, reset or told the service is stopping; never served. Not
+    // awaited yet: one that reaches the primary just as the last process closes can wait in
+    // node:cluster's hand-off queue until the primary exits (then it is reset).
+    const late = send(url, 'GET', '/healthz').then(
+      (reply) => reply.status,
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+    for (const r of inFlight) r.req.end(body.subarray(1 << 20));
+    for (const r of inFlight) {
+      const reply = await r.reply;
+      expect(reply.status).toBe(200);
+      expect(Buffer.compare(bytesOf(await engine.decompress(new Uint8Array(reply.body))), Buffer.from(body))).toBe(0);
+    }
+    expect(['ECONNREFUSED', 'ECONNRESET', 503]).toContain(await late);
+    const [code] = await serve.exited;
+    expect(code, serve.output().stderr).toBe(0);
+    expect(serve.output().stdout.match(/process \d \(pid \d+\): stopped/g)).toHaveLength(2);
+    expect(serve.output().stdout).toMatch(/parle serve: stopped\n$/);
+  });
+});
+
+describe('parle serve --processes: usage', () => {
+  it('more processes than workers is a usage error (exit 2) naming both flags', async () => {
+    const serve = startServe(['--port', '0', '--processes', '3', '--workers', '2']);
+    const [code] = await serve.exited;
+    expect(code).toBe(2);
+    expect(serve.output().stderr).toMatch(/--workers \(2\) must be at least --processes \(3\)/);
   });
 });

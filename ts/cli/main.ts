@@ -8,6 +8,7 @@
  *   parle decompress IN.parle [OUT] [--max-elements N]
  *   parle inspect FILE.parle
  *   parle sort IN OUT --type u32|i32|f32
+ *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--queue N] [--timeout-ms N] [--gpu MODE]
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFile, stat, writeFile } from 'node:fs/promises';
@@ -189,10 +190,16 @@ export function buildProgram(): Command {
 
   program
     .command('serve')
-    .description('serve compress, decompress and sort over HTTP (one engine shared by all requests) until SIGTERM')
+    .description('serve compress, decompress and sort over HTTP (an engine per process, shared by its requests) until SIGTERM')
     .addOption(new Option('--port <n>', 'TCP port (0: a free one, printed)').argParser(integerFlag('--port', 0, 65535)).default(8080))
     .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .addOption(workersOption())
+    .addOption(
+      new Option(
+        '--processes <n>',
+        'processes sharing the port, each with an engine and its share of the workers (default: one per two cores, 1 to 8, at most --workers)',
+      ).argParser(positiveInteger('--processes', 256)),
+    )
+    .addOption(new Option('--workers <n>', 'CPU worker threads over all processes (default: all cores)').argParser(positiveInteger('--workers', 1024)))
     .addOption(
       new Option('--max-body <bytes>', 'largest request body (413 above)').argParser(integerFlag('--max-body', 0)).default(2 ** 30),
     )
@@ -202,10 +209,14 @@ export function buildProgram(): Command {
     .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
     .addOption(new Option('--gpu <mode>', 'use a WebGPU adapter for sort').choices(['auto', 'off', 'require']).default('off'))
     .action(async (opts) => {
+      if (opts.processes !== undefined && opts.workers !== undefined && opts.workers < opts.processes) {
+        throw new CommanderError(2, 'parle.usage', `error: --workers (${opts.workers}) must be at least --processes (${opts.processes}): each process needs a worker thread`);
+      }
       await runServe({
         gpu: opts.gpu,
         port: opts.port,
         host: opts.host,
+        processes: opts.processes,
         workers: opts.workers,
         maxBody: opts.maxBody,
         queue: opts.queue,

@@ -1,11 +1,13 @@
 /**
  * parle's HTTP service (`parle serve`): compress, decompress and sort over HTTP, streaming,
- * with one engine and its worker pool shared by all requests. Start at ts/service/server.ts.
+ * with one engine and its worker pool shared by all requests of a process, and as many
+ * processes as the cores call for (ts/service/cluster.ts). Start at ts/service/server.ts.
  */
 export { createService } from './server.js';
 export type { Service, ServiceOptions } from './server.js';
 export { runServe, integerFlag } from './serve.js';
 export type { ServeOptions } from './serve.js';
+export { defaultProcesses, shareWorkers } from './cluster.js';
 export { AdmissionGate } from './admission.js';
 export { ServiceMetrics } from './metrics.js';
 export { ServiceError, ServiceErrorCodes, RETRY_AFTER_SECONDS, describeError, statusOf } from './errors.js';

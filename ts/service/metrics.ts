@@ -11,6 +11,8 @@
  *   parle_engine_path_total{op,path}                       counter, the path the engine chose
  *   parle_engine_worker_restarts_total                     counter, workers replaced
  * plus Node's process metrics (prefix parle_process_..., e.g. resident memory).
+ * With `parle serve --processes N`, GET /metrics answers the sum of every process's registry
+ * (ts/service/cluster.ts), plus parle_service_processes and parle_service_process_restarts_total.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../engine.js';

@@ -1,10 +1,15 @@
 /**
  * `parle serve`: one engine, one service, until SIGTERM (or SIGINT). On the signal the
  * service stops accepting connections, finishes the requests in flight, stops the workers and
- * resolves, so the command exits 0.
+ * resolves, so the command exits 0. With `processes` > 1, a primary process forks that many
+ * children sharing the port, each with one engine and one service (ts/service/cluster.ts).
  */
 import { InvalidArgumentError } from 'commander';
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import { createEngine } from '../engine.js';
+import { ErrorCodes, ParleError } from '../errors.js';
+import { childAssignment, connectChildMetrics, defaultProcesses, runPrimary } from './cluster.js';
 import { createService, type ServiceOptions } from './server.js';
 
 /** Options of {@link runServe} (the flags of `parle serve`). */
@@ -13,8 +18,18 @@ export interface ServeOptions extends ServiceOptions {
   port?: number;
   /** Address to listen on (default 127.0.0.1; 0.0.0.0 or :: for every interface). */
   host?: string;
-  /** Worker threads of the engine (default: the machine's available parallelism). */
+  /**
+   * Worker threads of the engine (default: the machine's available parallelism); with several
+   * processes, the total, shared between them (5 over 2 processes: 3 and 2).
+   */
   workers?: number;
+  /**
+   * Processes serving the port, each with an engine and its share of `workers` (default
+   * {@link defaultProcesses}: one per two cores, 1 to 8, at most `workers`). 1 serves in this
+   * process; more fork children with node:cluster (ts/service/cluster.ts): the children re-run
+   * this program (`process.argv`), which must call runServe with the same options.
+   */
+  processes?: number;
   /**
    * The engine's GPU (default `off`: compress and decompress run on the CPU, and only sort has a
    * GPU kernel, which pays for host data only when the keys are large).
@@ -42,22 +57,72 @@ function terminationSignal(): Promise<NodeJS.Signals> {
 /**
  * Runs the service until it is told to stop; resolves after a graceful stop (in-flight
  * requests finished, workers stopped). Prints `parle serve: listening on http://HOST:PORT`
- * once it accepts connections.
- * @throws ParleError INVALID_OPTION; the listen error (e.g. EADDRINUSE)
+ * once it accepts connections (with several processes: once every one of them does).
+ * With `processes` > 1 this process becomes the cluster's primary ({@link runPrimary}); run
+ * in one of its children (the environment says so), it serves that child's share.
+ *   runServe({ port: 0, processes: 2, workers: 4 })  ->  two processes of 2 workers on one free port
+ * @throws ParleError INVALID_OPTION (processes not a positive integer, workers < processes); WORKER_FAILED (a child exited before it
+ *   listened, or did not stop cleanly); the listen error (e.g. EADDRINUSE) with one process
  */
 export async function runServe(options: ServeOptions = {}): Promise<void> {
-  const { port = 8080, host = '127.0.0.1', workers, gpu = 'off', log = (line) => process.stdout.write(`${line}\n`), ...serviceOptions } = options;
+  const { port = 8080, host = '127.0.0.1', workers, processes, gpu = 'off', log = (line) => process.stdout.write(`${line}\n`), ...serviceOptions } = options;
+  const child = childAssignment();
+  if (child) {
+    // A child of `--processes N`: SIGTERM comes from the primary (which got the SIGTERM or the
+    // terminal's SIGINT); later signals must not kill a child that is draining.
+    process.on('SIGINT', () => undefined);
+    const stop = new Promise<NodeJS.Signals>((resolve) => process.on('SIGTERM', () => resolve('SIGTERM')));
+    const prefix = `parle serve: process ${child.index} (pid ${process.pid})`;
+    try {
+      await runOne({ port: child.port, host, workers: child.workers, gpu, serviceOptions, stop, prefix, log, inCluster: true });
+    } finally {
+      // The IPC channel to the primary would keep this process alive, even after an error
+      // (the primary then waits for an exit that never comes).
+      cluster.worker?.disconnect();
+    }
+    return;
+  }
+  if (processes !== undefined && (!Number.isInteger(processes) || processes < 1)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.processes must be a positive integer; got ${String(processes)}`);
+  }
   // Listen for the signal before anything can be slow, so an early SIGTERM is not fatal.
   const stop = options.stopSignal ?? terminationSignal();
-  const engine = await createEngine({ workers, gpu, maxQueue: Math.max(1, serviceOptions.queue ?? 128) });
+  const count = processes ?? defaultProcesses(availableParallelism(), workers);
+  if (count > 1) {
+    await runPrimary({ processes: count, workers: workers ?? availableParallelism(), port, host, log, stop });
+    return;
+  }
+  await runOne({ port, host, workers, gpu, serviceOptions, stop, prefix: 'parle serve', log, inCluster: false });
+}
+
+/** One engine and one service until `stop`; the single process, or one child of several. */
+async function runOne(o: {
+  port: number;
+  host: string;
+  workers: number | undefined;
+  gpu: 'auto' | 'off' | 'require';
+  serviceOptions: ServiceOptions;
+  stop: Promise<unknown>;
+  prefix: string;
+  log: (line: string) => void;
+  inCluster: boolean;
+}): Promise<void> {
+  const { serviceOptions, log, prefix } = o;
+  const engine = await createEngine({ workers: o.workers, gpu: o.gpu, maxQueue: Math.max(1, serviceOptions.queue ?? 128) });
   try {
-    const service = await createService(engine, serviceOptions);
-    const url = await service.listen({ port, host });
-    log(`parle serve: listening on ${url} (workers ${engine.workers}, pid ${process.pid})`);
-    const signal = await stop;
-    log(`parle serve: ${typeof signal === 'string' ? signal : 'stop'}; finishing ${service.inFlight} request(s) in flight`);
+    // In a cluster, GET /metrics answers the sum over all the processes, which only the
+    // primary can collect (it asks every child for its registry).
+    let metricsLink: ReturnType<typeof connectChildMetrics> | undefined;
+    const readMetrics = o.inCluster ? () => metricsLink!.readMetrics() : serviceOptions.readMetrics;
+    const service = await createService(engine, { ...serviceOptions, readMetrics });
+    if (o.inCluster) metricsLink = connectChildMetrics(service.metrics.registry);
+    const url = await service.listen({ port: o.port, host: o.host });
+    log(o.inCluster ? `${prefix}: ready (workers ${engine.workers})` : `${prefix}: listening on ${url} (workers ${engine.workers}, pid ${process.pid})`);
+    const signal = await o.stop;
+    log(`${prefix}: ${typeof signal === 'string' ? signal : 'stop'}; finishing ${service.inFlight} request(s) in flight`);
     await service.close();
-    log('parle serve: stopped');
+    metricsLink?.disconnect();
+    log(`${prefix}: stopped`);
   } finally {
     await engine.destroy();
   }

@@ -4,8 +4,8 @@
  *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...]   raw little-endian elements -> application/x-parle
  *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream)
  *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
- *   GET  /healthz                                200 {"status":"ok", ...} (503 while shutting down)
- *   GET  /metrics                                Prometheus text (ts/service/metrics.ts)
+ *   GET  /healthz                                200 {"status":"ok", "pid", ...} (503 while shutting down)
+ *   GET  /metrics                                Prometheus text (ts/service/metrics.ts; option readMetrics)
  *
  * Request bodies must be `application/octet-stream` or `application/x-parle` (else 415); they
  * are never buffered by the framework: a content-type parser hands the raw stream over.
@@ -56,6 +56,11 @@ export interface ServiceOptions {
   chunkBytes?: number;
   /** fastify's logger option (default false: no request logs). */
   logger?: boolean;
+  /**
+   * The text of GET /metrics (default: this service's own registry, `metrics.registry`).
+   * `parle serve --processes N` passes one that returns the sum over all the processes.
+   */
+  readMetrics?: () => Promise<string>;
 }
 
 /** A running service; see {@link createService}. */
@@ -396,6 +401,8 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     if (closing) reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
     return {
       status: closing ? 'closing' : 'ok',
+      // Which process answered: with `parle serve --processes N` each has its own engine.
+      pid: process.pid,
       workers: engine.workers,
       pending: engine.pending,
       active: gate.active,
@@ -404,8 +411,9 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     };
   });
 
+  const readMetrics = options.readMetrics ?? (() => metrics.registry.metrics());
   app.get('/metrics', async (_request, reply) => {
-    const text = await metrics.registry.metrics();
+    const text = await readMetrics();
     return reply.type(metrics.registry.contentType).send(text);
   });
 
