@@ -18,3 +18,4 @@ export {
   shuffle16, shuffle32, unshuffle16, unshuffle32, histogram8, codecStats8, codecStats16, codecStats32,
   huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode,
 } from './codec';
+export { quantizeF32, dequantizeF32, scatterExceptions } from './quantize';

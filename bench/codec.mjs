@@ -14,6 +14,7 @@
 // Prints a table and PASS/MISS lines, writes bench/results/codec.json (machine; per figure
 // min / median / max, baseline, ratio, target, pass on the median).
 // --quick: fewer iterations and less time per task (a smoke run; targets are for a full run).
+import { outArg, outputDir } from './out-dir.mjs';
 import { Bench } from 'tinybench';
 import * as zstd from '@bokuweb/zstd-wasm';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
@@ -660,6 +661,7 @@ const json = {
   problems,
   pass: results.every((r) => r.pass !== false) && problems.length === 0,
 };
-await writeFile(join(root, 'bench/results/codec.json'), JSON.stringify(json, null, 2) + '\n');
+// --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
+await writeFile(join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), 'codec.json'), JSON.stringify(json, null, 2) + '\n');
 console.log('wrote bench/results/codec.json');
 await engine.destroy();

@@ -8,6 +8,7 @@
 //   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--out DIR]
 //
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
+import { outArg, outputDir } from './out-dir.mjs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,8 @@ const { values: args } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, 'gpu-machine': { type: 'boolean', default: false }, out: { type: 'string' } },
 });
 const root = new URL('..', import.meta.url).pathname;
-const outDir = args.out ?? process.env.OUT ?? join(root, 'bench/results');
+// --quick: bench/.quick/results/ unless --out DIR or $OUT (bench/out-dir.mjs)
+const outDir = process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: args.quick, committed: 'bench/results' });
 const sizes = args.quick ? [4 << 10, 256 << 10] : [4 << 10, 256 << 10, 16 << 20, ...(args['gpu-machine'] ? [256 << 20] : [])];
 const OPS = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
 /** A run slower than this is not repeated (SwiftShader's GPU sort of 16 MiB takes seconds). */

@@ -7,6 +7,7 @@
 // Prints a table and writes bench/results/cpu-kernels.json (machine, per figure min / median /
 // max of the rate and the ratio to each baseline, target and PASS/MISS on the median).
 // --quick: a quarter of the sizes and fewer iterations (a smoke run; targets are for full size).
+import { outArg, outputDir } from './out-dir.mjs';
 import { Bench } from 'tinybench';
 import { jsExclusiveScan, jsRleDecode, jsRleDecodeLoop, jsRleEncode } from './baselines.mjs';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
@@ -299,5 +300,7 @@ const json = {
   iterations: { kernels: ITERATIONS, slowBaselines: SLOW_ITERATIONS, warmup: 1 },
   results,
 };
-await writeFile(join(root, 'bench/results/cpu-kernels.json'), JSON.stringify(json, null, 2) + '\n');
-console.log('wrote bench/results/cpu-kernels.json');
+// --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
+const outFile = join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), 'cpu-kernels.json');
+await writeFile(outFile, JSON.stringify(json, null, 2) + '\n');
+console.log(`wrote ${outFile}`);

@@ -7,6 +7,7 @@
 //   npm run build && node bench/pool.mjs [--quick]
 //
 // Prints a table and writes bench/results/pool.json (machine, min / median / max per figure).
+import { outArg, outputDir } from './out-dir.mjs';
 import { Bench } from 'tinybench';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -125,9 +126,9 @@ console.log(
       .join(', '),
 );
 
-await mkdir(join(root, 'bench/results'), { recursive: true });
+// --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
 await writeFile(
-  join(root, 'bench/results/pool.json'),
+  join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), 'pool.json'),
   JSON.stringify(
     {
       benchmark: 'pool',

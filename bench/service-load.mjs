@@ -22,6 +22,7 @@
 // Prints a table and writes bench/results/service-load.json (machine, figures, pass/fail).
 // The server runs in a child process (this file with --server), built from ts/ by esbuild, so
 // the bench can reach the pool's killWorker without a debug route in the product.
+import { outArg, outputDir } from './out-dir.mjs';
 import autocannon from 'autocannon';
 import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -250,8 +251,8 @@ async function runProcessesBench() {
     console.log(JSON.stringify(results));
     return;
   }
-  await mkdir(join(root, 'bench/results'), { recursive: true });
-  const out = join(root, 'bench/results', `service-load-processes-${processes}${quick ? '-quick' : ''}.json`);
+  // --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
+  const out = join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), `service-load-processes-${processes}${quick ? '-quick' : ''}.json`);
   await writeFile(out, JSON.stringify(results, null, 2) + '\n');
   console.log(`wrote ${out}`);
 }
@@ -434,8 +435,7 @@ async function runBench() {
   } finally {
     await server.ask('stop').catch(() => undefined);
   }
-  await mkdir(join(root, 'bench/results'), { recursive: true });
-  const out = join(root, 'bench/results', quick ? 'service-load-quick.json' : 'service-load.json');
+  const out = join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), quick ? 'service-load-quick.json' : 'service-load.json');
   await writeFile(out, JSON.stringify(results, null, 2) + '\n');
   console.log(`wrote ${out}`);
 }

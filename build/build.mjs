@@ -1,12 +1,22 @@
 // The build: AssemblyScript kernels -> build/*.wasm, then esbuild bundles of ts/ as ESM:
 //   dist/node/index.js     the library for Node (package.json "exports" node condition)
+//   dist/node/index.cjs    require('parle'): an async bridge to index.js (ts/cjs/index.cjs)
+//   dist/node/service.js   the HTTP service (`parle/service`; fastify, prom-client optional peers)
 //   dist/node/cli.js       the `parle` command (bin/parle.mjs loads it)
+//   dist/node/chunk-*.js   code the Node entries share (one copy of the library, one ParleError)
 //   dist/*/worker.js       the CPU worker pool's worker script
 //   dist/browser/index.js  the library for browsers (ts/platform/browser.ts swapped in)
-//   dist/types/            .d.ts from tsc (skipped with --no-types)
+//   dist/types/            .d.ts from tsc, and index.d.cts (skipped with --no-types)
+//
+// What a library user installs: comlink and xxhash-wasm (dependencies) stay imports; webgpu,
+// fastify and prom-client are optional peer dependencies, loaded by import() where used
+// (ts/gpu/context.ts, ts/service/load.ts); the CLI's own packages (commander, cli-progress, and
+// fflate for `parle demo`) are bundled into the CLI's chunks, so `npx parle compress` works
+// without them installed.
 // Usage: node build/build.mjs [--quiet] [--no-types]
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWasm } from './wasm.mjs';
@@ -27,13 +37,31 @@ const common = {
   logLevel: quiet ? 'error' : 'warning',
 };
 
+/** Packages that stay imports in dist/node: dependencies and optional peer dependencies. */
+const NODE_EXTERNAL = ['comlink', 'comlink/*', 'xxhash-wasm', 'webgpu', 'fastify', 'prom-client'];
+// stale chunks of an earlier build would ship in the package
+mkdirSync('dist/node', { recursive: true });
+for (const name of readdirSync('dist/node', { withFileTypes: true }).map((e) => e.name).filter((n) => n.startsWith('chunk-'))) {
+  rmSync(join('dist/node', name));
+}
 await esbuild.build({
   ...common,
-  entryPoints: { index: 'ts/index.ts', cli: 'ts/cli/main.ts', worker: 'ts/cpu/worker-entry.ts' },
+  entryPoints: {
+    index: 'ts/index.ts',
+    service: 'ts/service/entry.ts',
+    cli: 'ts/cli/main.ts',
+    worker: 'ts/cpu/worker-entry.ts',
+  },
   outdir: 'dist/node',
   platform: 'node',
-  packages: 'external',
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  external: NODE_EXTERNAL,
+  // commander and cli-progress are CommonJS that require() Node built-ins: give the ES module
+  // output a real require for them (esbuild's stand-in throws "Dynamic require ... not supported").
+  banner: { js: "import { createRequire as __parleCreateRequire } from 'node:module';\nconst require = __parleCreateRequire(import.meta.url);" },
 });
+copyFileSync('ts/cjs/index.cjs', 'dist/node/index.cjs');
 log('built dist/node');
 
 /** Swaps ts/platform/node.ts for its browser twin. */
@@ -57,5 +85,7 @@ log('built dist/browser');
 
 if (!process.argv.includes('--no-types')) {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '--emitDeclarationOnly', '--outDir', 'dist/types'], { stdio: 'inherit' });
+  mkdirSync('dist/types', { recursive: true });
+  copyFileSync('ts/cjs/index.d.cts', 'dist/types/index.d.cts');
   log('built dist/types');
 }

@@ -212,6 +212,11 @@ describe('the demo page in Chromium', () => {
       const stats = await page.$$eval('#stats tbody tr', (rows) => rows.map((r) => r.textContent ?? ''));
       expect(stats).toHaveLength(2);
       expect(stats[0]).toMatch(/compress \(u32\)/);
+      // beside the browser's own gzip: parle's row and CompressionStream's, each with a ratio
+      const vsGzip = await page.$$eval('#vs-gzip tbody tr', (rows) => rows.map((r) => r.textContent ?? ''));
+      expect(vsGzip).toHaveLength(2);
+      expect(vsGzip[0]).toMatch(/^parle \(u32, auto\)/);
+      expect(vsGzip[1]).toMatch(/^gzip \(CompressionStream\).*×/);
       const explained = await page.$$eval('#explain tbody tr td:nth-child(2)', (cells) => cells.map((c) => c.textContent));
       expect(explained).toHaveLength(6); // rleEncode, rleDecode, scan, sort, compress, decompress
       for (const path of explained) expect(['cpu', 'gpu']).toContain(path);

@@ -16,12 +16,13 @@ import { CostModel, defaultRates, type CostOp, type Location } from './cost/mode
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArray, compressArrayReport, decompressBytes } from './format/container.js';
-import type { ChunkReport } from './format/chunk-codec.js';
+import type { ChunkCodec, ChunkReport } from './format/chunk-codec.js';
+import { checkErrorBound } from './codec/quantize.js';
 import { decompressToDevice } from './format/device-decode.js';
 import { compressFromDevice } from './format/device-encode.js';
 import { DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
-import { createGpuContext, DeviceArray, type GpuContext } from './gpu/index.js';
+import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 import { bytesOf, checkArray, elementSize, elementTypeOf, isElementType } from './types.js';
@@ -149,6 +150,14 @@ export interface CompressOptions extends OpOptions {
    * pipeline still falls back to stored for a chunk it would not shrink. See docs/format.md.
    */
   codec?: string;
+  /**
+   * f32 only: lossy compression within a pointwise bound, `{ abs }` (a finite number > 0): every
+   * finite element decompresses within `abs` of its original; NaN, +-Infinity and -0 come back
+   * exactly. Each chunk is quantized (Haugen's dead-zone quantizer, step just under 2 abs) and
+   * its integer codes coded by the pipeline (`codec`, or the chooser); a chunk that would not
+   * shrink is coded losslessly. Runs on the CPU path. See docs/format.md, "Stage 5: quantize".
+   */
+  errorBound?: { abs: number };
 }
 
 /** Options of {@link Engine.decompress}. */
@@ -308,7 +317,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     opts.gpuPoolBytes === undefined ? undefined : checkInteger(opts.gpuPoolBytes, 'options.gpuPoolBytes', 0, Number.MAX_SAFE_INTEGER);
   const context = gpu === 'off' ? null : await createGpuContext({ poolBytes: gpuPoolBytes });
   if (gpu === 'require' && context === null) {
-    throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, "options.gpu is 'require', but no WebGPU adapter was found");
+    throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `options.gpu is 'require', but there is no GPU: ${gpuUnavailableReason()}`);
   }
   let cpu: CpuPath;
   try {
@@ -324,7 +333,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     context?.destroy();
     throw e;
   }
-  const engine = new Engine(cpu, context, { maxElements, maxQueue, calibration, gpuPoolBytes });
+  const engine = new Engine(cpu, context, { maxElements, maxQueue, calibration, gpuPoolBytes, gpuOff: gpu === 'off' });
   if (calibration === 'force') await engine.calibrate({ force: true });
   return engine;
 }
@@ -338,6 +347,8 @@ export class Engine {
   private pendingOps = 0;
   private calibrating: Promise<void> | undefined;
   private readonly gpuPoolBytes: number | undefined;
+  /** Why {@link gpuContext} is null, for errors and explain (e.g. the `webgpu` package is not installed). */
+  private noGpuReason = gpuUnavailableReason();
   /** Milliseconds of the last calibration this engine ran (measurements; GPU warm-up), or null. */
   lastCalibration: { tookMs: number; warmUpMs: number } | null = null;
   /** The cost model; its rates are the defaults until {@link calibrate} ran. */
@@ -349,11 +360,12 @@ export class Engine {
   constructor(
     cpu: CpuPath,
     gpu: GpuContext | null,
-    settings: { maxElements: number; maxQueue: number; calibration?: 'auto' | 'skip' | 'force'; gpuPoolBytes?: number },
+    settings: { maxElements: number; maxQueue: number; calibration?: 'auto' | 'skip' | 'force'; gpuPoolBytes?: number; gpuOff?: boolean },
   ) {
     this.cpuPath = cpu;
     this.gpuPoolBytes = settings.gpuPoolBytes;
     this.gpuContext = gpu;
+    if (settings.gpuOff) this.noGpuReason = "options.gpu is 'off'";
     this.maxElements = settings.maxElements;
     this.maxQueue = settings.maxQueue;
     this.calibrationMode = settings.calibration ?? 'auto';
@@ -389,7 +401,7 @@ export class Engine {
   /** The GPU context; throws PATH_UNAVAILABLE without one, DEVICE_LOST after a loss. */
   private get gpu(): GpuContext {
     void this.cpu;
-    if (!this.gpuContext) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, 'this engine has no GPU (no WebGPU adapter, or gpu: off)');
+    if (!this.gpuContext) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `this engine has no GPU: ${this.noGpuReason}`);
     if (this.gpuContext.isLost) {
       throw new ParleError(ErrorCodes.DEVICE_LOST, 'the GPU device was lost; call engine.resetGpu() to open a new one');
     }
@@ -405,6 +417,7 @@ export class Engine {
     void this.cpu;
     this.gpuContext?.destroy();
     this.gpuContext = await createGpuContext({ poolBytes: this.gpuPoolBytes });
+    this.noGpuReason = gpuUnavailableReason();
     this.model.rates = defaultRates(this.gpuContext !== null);
     this.calibrating = undefined;
     return this.gpuContext !== null;
@@ -668,7 +681,12 @@ export class Engine {
       withReason,
     );
     if (!gpuUsable) {
-      const why = this.gpuContext === null || this.gpuContext.isLost ? 'this engine has no GPU' : `${op} has no GPU kernel`;
+      const why =
+        this.gpuContext === null
+          ? `this engine has no GPU (${this.noGpuReason})`
+          : this.gpuContext.isLost
+            ? 'this engine has no GPU (the device was lost)'
+            : `${op} has no GPU kernel`;
       return {
         path: 'cpu',
         predictedMs: { cpu: prediction.predictedMs.cpu, gpu: null },
@@ -1002,15 +1020,18 @@ export class Engine {
     const type = checkData(input, 'input');
     const opts = checkOptions(options, 'options');
     const codec = checkCodec(opts.codec, type);
+    const errorBound = checkErrorBound(opts.errorBound, type);
     const chunkBytes =
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     if (opts.to === 'device')
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
+    // the lossy mode quantizes on the CPU path (a device input is read back first)
+    const chunkCodec: ChunkCodec = errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } };
     const route = await this.route('compress', input, { ...opts, to: 'host' });
     const { signal } = route;
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
-        if (path === 'gpu') {
+        if (path === 'gpu' && errorBound === undefined) {
           const device = await this.toDevice(input);
           try {
             return await this.timed('compress', 'gpu', input.byteLength, () =>
@@ -1021,7 +1042,7 @@ export class Engine {
           }
         }
         const host = await this.toHost(input);
-        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal, codec));
+        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal, chunkCodec));
       }),
     );
   }
@@ -1089,7 +1110,7 @@ export class Engine {
   createCompressor(
     type: ElementType,
     elementCount: number,
-    options: { chunkBytes?: number; codec?: string; signal?: AbortSignal } = {},
+    options: { chunkBytes?: number; codec?: string; errorBound?: { abs: number }; signal?: AbortSignal } = {},
   ): ContainerWriter {
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
@@ -1097,7 +1118,9 @@ export class Engine {
       options.chunkBytes === undefined
         ? DEFAULT_CHUNK_BYTES
         : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    return new ContainerWriter(this.cpu, type, elementCount, chunkBytes, checkCodec(options.codec, type), {
+    const codec = checkCodec(options.codec, type);
+    const errorBound = checkErrorBound(options.errorBound, type);
+    return new ContainerWriter(this.cpu, type, elementCount, chunkBytes, errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } }, {
       signal: options.signal,
       admit: (work) => this.admit(options.signal, work),
     });
@@ -1165,9 +1188,14 @@ export class Engine {
    * @returns one report a chunk, in order.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, ABORTED, DESTROYED
    */
-  async explainCodec(input: ParleArray, options: { chunkBytes?: number; codec?: string; signal?: AbortSignal } = {}): Promise<ChunkReport[]> {
+  async explainCodec(
+    input: ParleArray,
+    options: { chunkBytes?: number; codec?: string; errorBound?: { abs: number }; signal?: AbortSignal } = {},
+  ): Promise<ChunkReport[]> {
     const type = checkArray(input, 'input');
-    const codec = checkCodec(options.codec, type);
+    const pipeline = checkCodec(options.codec, type);
+    const errorBound = checkErrorBound(options.errorBound, type);
+    const codec: ChunkCodec = errorBound === undefined ? pipeline : { pipeline, errorBound: { abs: errorBound } };
     const chunkBytes =
       options.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     return this.admit(options.signal, async () => (await compressArrayReport(this.cpu, input, chunkBytes, options.signal, codec)).reports);

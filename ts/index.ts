@@ -9,6 +9,8 @@
  *     await engine.destroy();
  *
  * Re-exports only; start reading at ts/engine.ts.
+ *
+ * @module parle
  */
 export { createEngine, DeviceArray, Engine, VERSION } from './engine.js';
 export type {
@@ -28,9 +30,12 @@ export type {
 } from './engine.js';
 export { ErrorCodes, ParleError, isParleError } from './errors.js';
 export type { ErrorCode } from './errors.js';
-export type { ElementType, ParleArray, SortKeys } from './types.js';
+export type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
+export type { Location } from './cost/model.js';
 export { ELEMENT_TYPES, elementSize } from './types.js';
 export { ContainerReader, ContainerWriter } from './format/stream.js';
+export type { ReaderOptions } from './format/stream.js';
+export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';
 export type { ChunkReport } from './format/chunk-codec.js';
 export { DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES } from './format/layout.js';

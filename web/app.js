@@ -148,7 +148,8 @@ async function chooseFile(file) {
 async function compress() {
   const type = $('type').value;
   const input = source.bytes;
-  const writer = engine.createCompressor(type, input.length / elementSize(type), { chunkBytes: CHUNK_BYTES });
+  const codec = $('codec').value;
+  const writer = engine.createCompressor(type, input.length / elementSize(type), { chunkBytes: CHUNK_BYTES, codec });
   const pieces = [];
   setProgress(0, 'compressing…');
   const t0 = performance.now();
@@ -160,10 +161,10 @@ async function compress() {
   pieces.push(...(await writer.end()));
   const ms = performance.now() - t0;
   const blob = new Blob(pieces, { type: 'application/octet-stream' });
-  packed = { blob, bytes: concat(pieces), type };
+  packed = { blob, bytes: concat(pieces), type, codec, ms };
   const explained = engine.explain('compress', { byteLength: input.length });
   addRow('stats', [
-    `compress (${type})`,
+    `compress (${type}${codec === 'auto' ? '' : `, ${codec}`})`,
     formatBytes(input.length),
     formatBytes(blob.size),
     `${(input.length / Math.max(1, blob.size)).toFixed(2)}×`,
@@ -214,6 +215,42 @@ async function decompress() {
     : `round trip FAILED: the decompressed bytes differ from the file`;
   $('verdict').dataset.roundTrip = same ? 'ok' : 'failed';
   return out;
+}
+
+// ---- beside gzip: the browser's CompressionStream ---------------------------------------------
+
+/** All bytes of `stream`. */
+async function readAll(stream) {
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * The file through CompressionStream('gzip') and back, beside parle's compression of it (the
+ * streaming compressor's time above; decompress timed here, whole container at once).
+ */
+async function compareWithGzip(input) {
+  const t0 = performance.now();
+  await engine.decompress(packed.bytes);
+  const parleDecompressMs = performance.now() - t0;
+  const t1 = performance.now();
+  const gz = await readAll(new Blob([input]).stream().pipeThrough(new CompressionStream('gzip')));
+  const gzipMs = performance.now() - t1;
+  const t2 = performance.now();
+  const gunzipped = await readAll(new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip')));
+  const gunzipMs = performance.now() - t2;
+  if (!sameBytes(gunzipped, input)) throw new Error('gzip round trip differs (a browser bug?)');
+  $('vs-gzip').querySelector('tbody').replaceChildren();
+  const row = (name, outBytes, compressMs, decompressMs) =>
+    addRow('vs-gzip', [
+      name,
+      formatBytes(input.length),
+      formatBytes(outBytes),
+      `${(input.length / Math.max(1, outBytes)).toFixed(2)}×`,
+      rate(input.length, compressMs),
+      rate(input.length, decompressMs),
+    ]);
+  row(`parle (${packed.type}, ${packed.codec})`, packed.bytes.length, packed.ms, parleDecompressMs);
+  row('gzip (CompressionStream)', gz.length, gzipMs, gunzipMs);
 }
 
 // ---- where it runs: explain and per-path timings --------------------------------------------
@@ -301,6 +338,11 @@ function wireUi() {
     drop.classList.remove('over');
     chooseFile(e.dataTransfer?.files?.[0]).catch(showError);
   });
+  $('codec').addEventListener('change', () => {
+    packed = undefined;
+    $('download').hidden = true;
+    updateButtons();
+  });
   $('type').addEventListener('change', () => {
     packed = undefined;
     $('download').hidden = true;
@@ -309,6 +351,7 @@ function wireUi() {
   $('compress').addEventListener('click', () =>
     act(async () => {
       await compress();
+      if (typeof CompressionStream === 'function') await compareWithGzip(source.bytes);
       await comparePaths(packed.type, source.bytes);
       document.body.dataset.state = 'compressed';
     }),

@@ -4,8 +4,8 @@
 //   npm run build && node bench/suite/index.mjs [--quick] [--json FILE] [--gpu-machine] [--out DIR]
 //   parle bench [--quick] [--json FILE] [--gpu-machine] [--out DIR]      (the same, from the CLI)
 //
-// Writes results.json, report.md and *.svg into DIR (default bench/report/; with --gpu-machine:
-// $OUT when set). --json FILE writes the results JSON there too.
+// Writes results.json, report.md and *.svg into DIR (default bench/report/; --quick:
+// bench/.quick/report/, git-ignored; with --gpu-machine: $OUT when set). --json FILE writes the results JSON there too.
 //
 // Modes:
 //   --quick         about 90 s on 2 idle cores: sizes up to 1 MiB, Rutter's files at 128^3,
@@ -16,6 +16,7 @@
 //   --gpu-machine   the full run on a real GPU (the device tool; ../shared/gpu/README.md): no GPU
 //                   cap, the GPU required, output to $OUT. CUDA anchors (cuda-anchors.py output)
 //                   found at $OUT/cuda-anchors.txt are folded into the report.
+import { outputDir } from '../out-dir.mjs';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -97,7 +98,10 @@ export async function runSuite(options = {}) {
   // The local GPU is SwiftShader (../shared/gpu/README.md); point Vulkan at it before Dawn loads.
   process.env.XDG_RUNTIME_DIR ??= '/tmp'; // Dawn's Vulkan loader complains without one
   if (mode !== 'gpu-machine' && !process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER)) process.env.VK_ICD_FILENAMES = SWIFTSHADER;
-  const outDir = resolve(options.out ?? (mode === 'gpu-machine' && process.env.OUT ? process.env.OUT : join(ROOT, 'bench/report')));
+  // a quick run goes to bench/.quick/report/ unless --out says otherwise (bench/out-dir.mjs)
+  const outDir = mode === 'gpu-machine' && process.env.OUT && options.out === undefined
+    ? resolve(process.env.OUT)
+    : outputDir({ out: options.out, quick: mode === 'quick', committed: 'bench/report' });
 
   const { createEngine, VERSION } = await import('../../dist/node/index.js');
   const cases = await import('./cases.mjs');

@@ -17,7 +17,8 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import { MAX_CHUNK_BYTES } from '../format/layout.js';
 import { compressFile, decompressFile, inspectFile } from '../node/files.js';
 import { arrayConstructor, ELEMENT_TYPES, elementSize, type ElementType, type SortKeys } from '../types.js';
-import { integerFlag, runServe } from '../service/index.js';
+import { integerFlag } from '../service/flags.js';
+import { loadService } from '../service/load.js';
 import { runDemo } from './demo.js';
 import { startProgress } from './progress.js';
 
@@ -98,6 +99,11 @@ export function buildProgram(): Command {
       "codec pipeline of every chunk: 'auto' (the chooser picks per chunk), 'stored', or stages joined by '+' in the order delta, shuffle, rle, huffman (e.g. delta+shuffle+huffman)",
       'auto',
     )
+    .option(
+      '--error-bound-abs <x>',
+      'f32 only: lossy, every finite element within x of its original (NaN, Infinity, -0 exact); see docs/format.md "Stage 5: quantize"',
+      (value: string) => Number(value),
+    )
     .option('-f, --force', 'replace an existing output file')
     .option('--explain', "print the path the engine picks and why, then each chunk's pipeline and why")
     .action(async (input: string, output: string | undefined, opts) => {
@@ -108,7 +114,14 @@ export function buildProgram(): Command {
           console.error(JSON.stringify(engine.explain('compress', { byteLength: size, location: 'host' }), null, 2));
         }
         const reports = await withProgress('compress', input, (onProgress) =>
-          compressFile(engine, input, out, { type: opts.type, chunkBytes: opts.chunkBytes, codec: opts.codec, force: opts.force, onProgress }),
+          compressFile(engine, input, out, {
+            type: opts.type,
+            chunkBytes: opts.chunkBytes,
+            codec: opts.codec,
+            ...(opts.errorBoundAbs !== undefined ? { errorBound: { abs: opts.errorBoundAbs as number } } : {}),
+            force: opts.force,
+            onProgress,
+          }),
         );
         if (opts.explain) console.error(JSON.stringify({ chunks: reports }, null, 2));
       });
@@ -212,6 +225,8 @@ export function buildProgram(): Command {
       if (opts.processes !== undefined && opts.workers !== undefined && opts.workers < opts.processes) {
         throw new CommanderError(2, 'parle.usage', `error: --workers (${opts.workers}) must be at least --processes (${opts.processes}): each process needs a worker thread`);
       }
+      // fastify and prom-client are optional: loaded only here (PATH_UNAVAILABLE, exit 1, without them)
+      const { runServe } = await loadService();
       await runServe({
         gpu: opts.gpu,
         port: opts.port,
@@ -230,7 +245,7 @@ export function buildProgram(): Command {
     .option('--quick', 'small sizes, about 90 s on 2 cores; GPU cases above 256 KiB skipped')
     .option('--json <file>', 'also write the results JSON to FILE')
     .option('--gpu-machine', 'full sizes with a real GPU required, no GPU cap; output to $OUT when set')
-    .option('--out <dir>', 'directory for report.md, results.json and the charts (default bench/report/)')
+    .option('--out <dir>', 'directory for report.md, results.json and the charts (default bench/report/; with --quick bench/.quick/report/)')
     .action(async (opts: { quick?: boolean; json?: string; gpuMachine?: boolean; out?: string }) => {
       // The suite is plain .mjs beside the package (not bundled): dist/node/cli.js and
       // ts/cli/main.ts are both two levels below the package root.

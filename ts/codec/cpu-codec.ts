@@ -21,6 +21,7 @@ import {
   writeHeader,
 } from './huffman.js';
 import { pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from './stages.js';
+import { QUANTIZE_HEADER_BYTES, quantizeParams, readQuantizeHeader, writeQuantizeHeader } from './quantize.js';
 
 /** The kernels and the memory they work on (as ts/cpu/procedures.ts's KernelContext). */
 export interface CodecContext {
@@ -36,9 +37,13 @@ const SMALL_SCRATCH = 32 << 10;
 const SAMPLE_BYTES = 64 << 10;
 const SAMPLE_RANGE_BYTES = 8 << 10;
 
-/** Arena bytes {@link encodeChunk2At} needs for a chunk of `count` elements of `width` bytes. */
-export function encodeArenaBytes(count: number, width: number): number {
+/**
+ * Arena bytes {@link encodeChunk2At} needs for a chunk of `count` elements of `width` bytes
+ * (`quantize`: with an error bound, which adds codes, reconstructions and exception lists).
+ */
+export function encodeArenaBytes(count: number, width: number, quantize = false): number {
   const raw = count * width;
+  if (quantize) return encodeArenaBytes(count, width) + 3 * raw + 8 * SLACK;
   // delta, shuffle, rle values, LEB128 lengths (<= runs + 4 n / 129), u32 lengths, two payloads, hash scratch
   return SMALL_SCRATCH + 2 * (raw + SLACK) + (raw + SLACK) + Math.ceil(raw * 1.04) + 8 * width + SLACK + 4 * count + SLACK + 2 * (raw + 4096 + SLACK) + Math.ceil(raw / 4096) * 4 + SLACK;
 }
@@ -111,6 +116,11 @@ export interface EncodeChunk2Params {
    * the runs are expanded only if the chunk ends up stored.
    */
   elementsHash?: number;
+  /**
+   * f32 only: quantize within this absolute error bound first (ts/codec/quantize.ts); the arena
+   * then needs {@link encodeArenaBytes}(count, 4, true).
+   */
+  errorBound?: number;
 }
 
 /** What {@link encodeChunk2At} returns: the entry, where the payload lies, and why this pipeline. */
@@ -318,6 +328,8 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     p.pipeline !== undefined &&
     p.pipeline[0] === StageId.Rle &&
     p.pipeline.every((s) => s === StageId.Rle || s === StageId.Huffman);
+  /** Why a chunk with an error bound is coded losslessly (a prefix of the reason). */
+  let lossless = '';
   if (fromRuns && p.count > 0) {
     const payloadPtr = arena.alloc(raw + 4096 + SLACK);
     const runs = { count: p.runCount!, valuesPtr: p.runValuesPtr ?? 0, lengthsPtr: p.runLengthsPtr ?? 0 };
@@ -341,6 +353,11 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     arena.reset(payloadPtr);
   }
   if (p.runCount !== undefined && p.count > 0) expand();
+  if (p.errorBound !== undefined && width === 4 && p.count > 0) {
+    const quantized = encodeQuantized(ctx, arena, p, p.errorBound);
+    if (typeof quantized !== 'string') return quantized;
+    lossless = `${quantized}; coded losslessly: `;
+  }
   const elementsHash = treeHashAt(ctx, arena, p.inPtr, raw);
   const stored = (reason: string): EncodeChunk2Result => ({
     entry: {
@@ -357,28 +374,118 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     reason,
   });
   if (p.count === 0) return stored('empty chunk');
+  const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, p.pipeline, 0);
+  if (coded.ptr < 0) return stored(`${lossless}${coded.why}: stored`);
+  return {
+    entry: {
+      elementCount: p.count,
+      encoding: Encoding.Pipeline,
+      runCount: 0,
+      payloadBytes: coded.bytes,
+      payloadChecksum: BigInt(treeHashAt(ctx, arena, coded.ptr, coded.bytes)),
+      elementsChecksum: BigInt(elementsHash),
+      stages: [...coded.pipeline],
+      streamCount: streamCount(coded.pipeline, width),
+    },
+    payloadOffset: coded.ptr - p.arenaPtr,
+    reason: `${lossless}${coded.why}: ${pipelineName(coded.pipeline)}`,
+  };
+}
+
+/**
+ * Encodes an f32 chunk quantized within `abs` (docs/format.md, "Stage 5: quantize"): the codes
+ * and reconstructions (assembly/quantize.ts), the chooser's pipeline over the codes, and the
+ * payload: quantize header, exception indices, exception values, then the codes' payload. The
+ * elements' hash is the reconstructions'. Returns why not when the chunk is better (or only)
+ * coded losslessly: a bound below MIN_BOUND, too many exceptions, or no payload smaller than
+ * the raw elements.
+ */
+function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunk2Params, abs: number): EncodeChunk2Result | string {
+  const q = quantizeParams(abs);
+  if (q === undefined) return `bound ${abs} below 2^-120`;
+  const { kernels } = ctx;
+  const count = p.count;
+  const raw = 4 * count;
+  const mark = arena.mark();
+  const codes = arena.alloc(raw + SLACK);
+  const recon = arena.alloc(raw + SLACK);
+  // a payload with E exceptions holds 8 E bytes of them: past count / 2 it cannot beat raw
+  const cap = Math.floor(count / 2);
+  const excIndex = arena.alloc(4 * cap + SLACK);
+  const excValue = arena.alloc(4 * cap + SLACK);
+  const exceptions = kernels.quantizeF32(p.inPtr, count, q.step, q.inv, q.tol, q.limBits, codes, recon, excIndex, excValue, cap);
+  const prefix = QUANTIZE_HEADER_BYTES + 8 * exceptions;
+  const why = `quantize (abs ${abs}, step ${q.step}, ${exceptions} exceptions)`;
+  if (exceptions > cap || prefix >= raw) {
+    arena.reset(mark);
+    return `${why}: too many exceptions`;
+  }
+  // the codes' estimates rank their pipelines well: only the best is encoded, which halves the
+  // time for a few tenths of a percent of size (bench/lossy.mjs)
+  const coded = encodeBest(ctx, arena, codes, count, 4, p.pipeline, prefix, true);
+  if (coded.ptr < 0) {
+    arena.reset(mark);
+    return `${why}: not smaller (${coded.why})`;
+  }
+  writeQuantizeHeader(u8(ctx, coded.ptr, QUANTIZE_HEADER_BYTES), abs, q.step, exceptions);
+  kernels.copyBytes(coded.ptr + QUANTIZE_HEADER_BYTES, excIndex, 4 * exceptions);
+  kernels.copyBytes(coded.ptr + QUANTIZE_HEADER_BYTES + 4 * exceptions, excValue, 4 * exceptions);
+  return {
+    entry: {
+      elementCount: count,
+      encoding: Encoding.Pipeline,
+      runCount: 0,
+      payloadBytes: coded.bytes,
+      payloadChecksum: BigInt(treeHashAt(ctx, arena, coded.ptr, coded.bytes)),
+      elementsChecksum: BigInt(treeHashAt(ctx, arena, recon, raw)),
+      stages: [...coded.pipeline],
+      streamCount: streamCount(coded.pipeline, 4),
+      quantize: true,
+    },
+    payloadOffset: coded.ptr - p.arenaPtr,
+    reason: `${why}; ${coded.why}: ${pipelineName(coded.pipeline, true)}`,
+  };
+}
+
+/**
+ * The chooser's pipeline (or `fixed`) over `count` elements at `inPtr`, encoded: estimates of
+ * every candidate, the best two encoded (`single`: the best only), the smallest kept. The payload lies at `ptr` in the
+ * arena after `prefix` bytes left free for the caller (a quantize header), and prefix + bytes
+ * is below the elements' raw size; `ptr` is -1 when no pipeline gets there.
+ */
+function encodeBest(
+  ctx: CodecContext,
+  arena: Arena,
+  inPtr: number,
+  count: number,
+  width: 1 | 2 | 4,
+  fixed: number[] | undefined,
+  prefix: number,
+  single = false,
+): { ptr: number; bytes: number; pipeline: Pipeline; why: string } {
+  const raw = count * width;
   let candidates: Pipeline[];
   /** Each candidate's estimated payload bytes (undefined: always try it). */
   let estimated: (number | undefined)[] = [];
   let reason: string;
-  if (p.pipeline !== undefined) {
-    candidates = p.pipeline.length === 0 ? [] : [p.pipeline as Pipeline];
-    reason = `codec ${pipelineName(p.pipeline as Pipeline)} requested`;
+  if (fixed !== undefined) {
+    candidates = fixed.length === 0 ? [] : [fixed as Pipeline];
+    reason = `codec ${pipelineName(fixed as Pipeline)} requested`;
   } else {
     const mark = arena.mark();
-    const estimates = estimateCandidates(gatherStats(ctx, arena, p.inPtr, p.count, width));
+    const estimates = estimateCandidates(gatherStats(ctx, arena, inPtr, count, width));
     arena.reset(mark);
-    const tried = estimates.slice(0, 2);
+    const tried = estimates.slice(0, single ? 1 : 2);
     // version 1's RLE is tried when it could win, so no chunk is larger than it would have been
     const rle = estimates.find((e) => e.pipeline.length === 1 && e.pipeline[0] === StageId.Rle);
-    if (rle && rle.bytes < 2 * raw && !tried.includes(rle)) tried.push(rle);
+    if (rle && rle.bytes < 2 * raw && !tried.includes(rle) && !single) tried.push(rle);
     candidates = tried.map((e) => e.pipeline);
     estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
     reason = `estimates: ${describeEstimates(estimates)}`;
   }
   const payloads = [arena.alloc(raw + 4096 + SLACK), arena.alloc(raw + 4096 + SLACK)];
   let best = -1;
-  let bestBytes = raw;
+  let bestBytes = raw - prefix;
   let bestPipeline: Pipeline = [];
   const tried: string[] = [];
   for (const [i, pipeline] of candidates.entries()) {
@@ -393,7 +500,7 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
       continue;
     }
     const slot = best === 0 ? 1 : 0;
-    const bytes = encodePipeline(ctx, arena, pipeline, p.inPtr, p.count, width, payloads[slot], bestBytes);
+    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, bestBytes);
     tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
     if (bytes >= 0 && bytes < bestBytes) {
       best = slot;
@@ -402,21 +509,8 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     }
   }
   const why = `${reason}; tried ${tried.join(', ') || 'nothing'}`;
-  if (best < 0) return stored(`${why}: stored`);
-  return {
-    entry: {
-      elementCount: p.count,
-      encoding: Encoding.Pipeline,
-      runCount: 0,
-      payloadBytes: bestBytes,
-      payloadChecksum: BigInt(treeHashAt(ctx, arena, payloads[best], bestBytes)),
-      elementsChecksum: BigInt(elementsHash),
-      stages: [...bestPipeline],
-      streamCount: streamCount(bestPipeline, width),
-    },
-    payloadOffset: payloads[best] - p.arenaPtr,
-    reason: `${why}: ${pipelineName(bestPipeline)}`,
-  };
+  if (best < 0) return { ptr: -1, bytes: 0, pipeline: [], why };
+  return { ptr: payloads[best], bytes: prefix + bestBytes, pipeline: bestPipeline, why };
 }
 
 /** The stream directory of a version-2 payload, checked against the chunk. */
@@ -480,6 +574,21 @@ export function decodeArenaBytes(directory: Directory, count: number, width: num
   return SMALL_SCRATCH + streams + SLACK + 4 * count + SLACK + count * width + SLACK + Math.ceil(Math.max(count * width, 1) / 4096) * 4 + SLACK;
 }
 
+/**
+ * Arena bytes {@link decodeChunk2At} needs for chunk `index` (its entry passed `readEntry`) with
+ * this payload: of its stream directory, and for a quantized chunk of its codes too.
+ * @throws ParleError CORRUPT (the directory or the quantize header)
+ */
+export function decodeArenaBytesFor(payload: Uint8Array, entry: ChunkEntry, width: 1 | 2 | 4, index: number): number {
+  const stages = (entry.stages ?? []) as Pipeline;
+  const count = entry.elementCount;
+  if (stages.length === 0) return 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64;
+  if (entry.quantize !== true) return decodeArenaBytes(readDirectory(payload, payload.length, stages, width, count, index), count, width);
+  const head = readQuantizeHeader(payload, payload.length, count, 8 * streamCount(stages, 4), index);
+  const codes = payload.subarray(head.codesAt);
+  return decodeArenaBytes(readDirectory(codes, codes.length, stages, 4, count, index), count, 4) + 4 * count + 2 * SLACK;
+}
+
 /** Parameters of {@link decodeChunk2At}. */
 export interface DecodeChunk2Params {
   elementSize: 1 | 2 | 4;
@@ -520,50 +629,86 @@ export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
   }
   if (stages.length === 0) {
     kernels.copyBytes(p.outPtr, p.payloadPtr, raw);
+  } else if (entry.quantize === true) {
+    if (width !== 4) throw corrupt('quantize stage on elements that are not f32');
+    const head = readQuantizeHeader(u8(ctx, p.payloadPtr, entry.payloadBytes), entry.payloadBytes, count, 8 * streamCount(stages, 4), index);
+    const codes = arena.alloc(raw + SLACK);
+    decodePipelineTo(ctx, arena, p.payloadPtr + head.codesAt, entry.payloadBytes - head.codesAt, stages, 4, count, codes, false, index);
+    const found = kernels.dequantizeF32(codes, count, head.step, p.outPtr);
+    if (found < 0) throw corrupt('a code that is neither a quantized value nor a reserved one');
+    if (found !== head.exceptions) throw corrupt(`${found} exception codes, ${head.exceptions} exceptions listed`);
+    const at = p.payloadPtr + QUANTIZE_HEADER_BYTES;
+    if (kernels.scatterExceptions(codes, count, at, at + 4 * head.exceptions, head.exceptions, p.outPtr) !== 0) {
+      throw corrupt('exception indices out of order, out of range, or not at exception codes');
+    }
   } else {
-    const problem = pipelineProblem(stages, width);
-    if (problem) throw corrupt(problem);
-    const dir = readDirectory(u8(ctx, p.payloadPtr, entry.payloadBytes), entry.payloadBytes, stages, width, count, index);
-    const huffman = stages.includes(StageId.Huffman);
-    const shuffle = stages.includes(StageId.Shuffle);
-    const rle = stages.includes(StageId.Rle);
-    const delta = stages.includes(StageId.Delta);
-    // 1. the streams, decoded one after another into the arena (planes end up contiguous)
-    const ptrs = decodeStreams(ctx, arena, p.payloadPtr, dir, huffman, index);
-    // 2. runs back to streams: into out, or into a temp when planes still need unshuffling
-    const planes = shuffle ? width : 1;
-    const streamWidth = shuffle ? 1 : width;
-    let planesPtr = ptrs[0];
-    if (rle) {
-      const target = shuffle || p.exactOut === true ? arena.alloc(raw + SLACK) : p.outPtr;
-      const lengths = arena.alloc(4 * count + SLACK);
-      for (let k = 0; k < planes; k++) {
-        const R = dir.decoded[2 * k] / streamWidth;
-        const lebBytes = dir.decoded[2 * k + 1];
-        const consumed = kernels.varintDecodeLengths(ptrs[2 * k + 1], lebBytes, lengths, R);
-        if (consumed !== lebBytes) throw corrupt(`stream ${2 * k + 1}: run lengths are not ${R} LEB128 values`);
-        const total = kernels.sumLengths(lengths, R);
-        if (total !== count) throw corrupt(`stream ${2 * k + 1}: run lengths sum to ${total}, expected ${count}`);
-        const decode = streamWidth === 1 ? kernels.rleDecode8 : streamWidth === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
-        decode(ptrs[2 * k], lengths, R, target + k * count * streamWidth);
-      }
-      planesPtr = target;
-    }
-    // 3. planes back to elements, 4. deltas back to elements (in place in out)
-    if (shuffle) {
-      (width === 2 ? kernels.unshuffle16 : kernels.unshuffle32)(planesPtr, p.outPtr, count);
-    } else if (delta) {
-      // straight from the streams (or the expanded runs) into out: the sum needs no copy first
-      (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(planesPtr, p.outPtr, count);
-    } else if (planesPtr !== p.outPtr) {
-      kernels.copyBytes(p.outPtr, planesPtr, raw);
-    }
-    if (shuffle && delta) (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(p.outPtr, p.outPtr, count);
+    decodePipelineTo(ctx, arena, p.payloadPtr, entry.payloadBytes, stages, width, count, p.outPtr, p.exactOut === true, index);
   }
   if (p.skipElementsHash !== true && treeHashAt(ctx, arena, p.outPtr, raw) !== Number(entry.elementsChecksum)) {
     throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${index}: decoded elements checksum mismatch`);
   }
   return null;
+}
+
+/**
+ * Decodes a pipeline's payload (`payloadBytes` at `payloadPtr`: stream directory and streams) of
+ * `count` elements of `width` bytes into `outPtr`, undoing the stages. `exactOut`: write nothing
+ * past the elements (see {@link DecodeChunk2Params}).
+ * @throws ParleError CORRUPT
+ */
+function decodePipelineTo(
+  ctx: CodecContext,
+  arena: Arena,
+  payloadPtr: number,
+  payloadBytes: number,
+  stages: Pipeline,
+  width: 1 | 2 | 4,
+  count: number,
+  outPtr: number,
+  exactOut: boolean,
+  index: number,
+): void {
+  const { kernels } = ctx;
+  const raw = count * width;
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  const problem = pipelineProblem(stages, width);
+  if (problem) throw corrupt(problem);
+  const dir = readDirectory(u8(ctx, payloadPtr, payloadBytes), payloadBytes, stages, width, count, index);
+  const huffman = stages.includes(StageId.Huffman);
+  const shuffle = stages.includes(StageId.Shuffle);
+  const rle = stages.includes(StageId.Rle);
+  const delta = stages.includes(StageId.Delta);
+  // 1. the streams, decoded one after another into the arena (planes end up contiguous)
+  const ptrs = decodeStreams(ctx, arena, payloadPtr, dir, huffman, index);
+  // 2. runs back to streams: into out, or into a temp when planes still need unshuffling
+  const planes = shuffle ? width : 1;
+  const streamWidth = shuffle ? 1 : width;
+  let planesPtr = ptrs[0];
+  if (rle) {
+    const target = shuffle || exactOut ? arena.alloc(raw + SLACK) : outPtr;
+    const lengths = arena.alloc(4 * count + SLACK);
+    for (let k = 0; k < planes; k++) {
+      const R = dir.decoded[2 * k] / streamWidth;
+      const lebBytes = dir.decoded[2 * k + 1];
+      const consumed = kernels.varintDecodeLengths(ptrs[2 * k + 1], lebBytes, lengths, R);
+      if (consumed !== lebBytes) throw corrupt(`stream ${2 * k + 1}: run lengths are not ${R} LEB128 values`);
+      const total = kernels.sumLengths(lengths, R);
+      if (total !== count) throw corrupt(`stream ${2 * k + 1}: run lengths sum to ${total}, expected ${count}`);
+      const decode = streamWidth === 1 ? kernels.rleDecode8 : streamWidth === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
+      decode(ptrs[2 * k], lengths, R, target + k * count * streamWidth);
+    }
+    planesPtr = target;
+  }
+  // 3. planes back to elements, 4. deltas back to elements (in place in out)
+  if (shuffle) {
+    (width === 2 ? kernels.unshuffle16 : kernels.unshuffle32)(planesPtr, outPtr, count);
+  } else if (delta) {
+    // straight from the streams (or the expanded runs) into out: the sum needs no copy first
+    (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(planesPtr, outPtr, count);
+  } else if (planesPtr !== outPtr) {
+    kernels.copyBytes(outPtr, planesPtr, raw);
+  }
+  if (shuffle && delta) (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(outPtr, outPtr, count);
 }
 
 /** Decodes every stream of a payload into the arena, one after another; returns their pointers. */

@@ -12,6 +12,11 @@ export const enum StageId {
   Shuffle = 2,
   Rle = 3,
   Huffman = 4,
+  /**
+   * The error-bounded quantizer of f32 (ts/codec/quantize.ts). Not part of a pipeline's four
+   * slots: an entry records it in its byte 24, and the pipeline then codes the quantizer's codes.
+   */
+  Quantize = 5,
 }
 
 /** Stage names, as `compress({ codec })`, `parle compress --codec` and `parle inspect` write them. */
@@ -20,6 +25,7 @@ export const STAGE_NAMES: Record<StageId, string> = {
   [StageId.Shuffle]: 'shuffle',
   [StageId.Rle]: 'rle',
   [StageId.Huffman]: 'huffman',
+  [StageId.Quantize]: 'quantize',
 };
 
 /** A pipeline: stage ids in the order the encoder applies them; empty = stored. */
@@ -31,9 +37,10 @@ const ORDER: readonly StageId[] = [StageId.Delta, StageId.Shuffle, StageId.Rle, 
 /** Most stages a pipeline holds (one of each). */
 export const MAX_STAGES = 4;
 
-/** `delta+shuffle+rle+huffman`, or `stored` for the empty pipeline. */
-export function pipelineName(pipeline: Pipeline): string {
-  return pipeline.length === 0 ? 'stored' : pipeline.map((s) => STAGE_NAMES[s]).join('+');
+/** `delta+shuffle+rle+huffman`, or `stored` for the empty pipeline; `quantize+...` for a quantized chunk. */
+export function pipelineName(pipeline: Pipeline, quantize = false): string {
+  const name = pipeline.length === 0 ? 'stored' : pipeline.map((s) => STAGE_NAMES[s]).join('+');
+  return quantize ? `quantize+${name}` : name;
 }
 
 /**
@@ -69,6 +76,9 @@ export function parseCodec(codec: string, width: number): Pipeline | undefined {
   if (codec === 'stored') return [];
   const ids = codec.split('+').map((name) => {
     const entry = Object.entries(STAGE_NAMES).find(([, n]) => n === name);
+    if (name === 'quantize') {
+      throw new ParleError(ErrorCodes.INVALID_OPTION, "options.codec: 'quantize' is not a codec stage; ask for it with options.errorBound (f32)");
+    }
     if (!entry) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.codec: unknown stage '${name}' (stages: delta, shuffle, rle, huffman; or 'auto', 'stored')`);
     }

@@ -7,6 +7,7 @@
  * owns the memory layout (ts/cpu/memory.ts) and passes pointers.
  */
 import { loadBuildAsset } from '../platform/node.js';
+import type { QuantizeKernels } from '../codec/quantize.js';
 
 /** Key kinds of {@link Kernels.radixSort32}. */
 export const enum KeyKind {
@@ -21,8 +22,8 @@ export const SORT_SCRATCH_BYTES = 4096;
 /** Bytes a decode kernel may write past the end of its output (splatted v128 stores). */
 export const DECODE_SLACK_BYTES = 32;
 
-/** The kernels exported by both builds. Element widths: 8, 16 or 32 bits. */
-export interface Kernels {
+/** The kernels exported by both builds (the quantize kernels' contract is in ts/codec/quantize.ts). Element widths: 8, 16 or 32 bits. */
+export interface Kernels extends QuantizeKernels {
   /** Start of the free heap: TypeScript places buffers at or above it. */
   heapBase(): number;
   /** True in the SIMD build, false in the scalar twin. */

@@ -8,7 +8,7 @@ import { DECODE_SLACK_BYTES } from '../cpu/wasm.js';
 import type { ElementType } from '../types.js';
 import { elementSize } from '../types.js';
 import { Encoding, type ChunkEntry } from './layout.js';
-import { decodeArenaBytes, encodeArenaBytes, readDirectory } from '../codec/cpu-codec.js';
+import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, readDirectory } from '../codec/cpu-codec.js';
 import { pipelineName, type Pipeline } from '../codec/stages.js';
 
 /** An encoded chunk: its table entry and its payload. */
@@ -36,14 +36,23 @@ export function chunkReport(index: number, { entry, reason }: EncodedChunk): Chu
   return {
     index,
     elementCount: entry.elementCount,
-    pipeline: pipelineName((entry.stages ?? []) as Pipeline),
+    pipeline: pipelineName((entry.stages ?? []) as Pipeline, entry.quantize === true),
     payloadBytes: entry.payloadBytes,
     reason: reason ?? '',
   };
 }
 
-/** How to code a chunk: a version-2 pipeline (stage ids), undefined for the chooser. */
-export type ChunkCodec = number[] | undefined;
+/**
+ * How to code a chunk: a version-2 pipeline (stage ids), undefined for the chooser, or an f32
+ * chunk quantized within an absolute error bound first (its codes by `pipeline` or the chooser).
+ */
+export type ChunkCodec = number[] | undefined | LossyCodec;
+
+/** An error-bounded f32 codec (ts/codec/quantize.ts). */
+export interface LossyCodec {
+  pipeline?: number[];
+  errorBound: { abs: number };
+}
 
 /**
  * Encodes one chunk as version 2 (ts/codec/cpu-codec.ts): the chooser's pipeline, or `codec`.
@@ -64,7 +73,10 @@ export function encodeChunk2(
   const inPlace = elementsPtr !== undefined && !fromRuns;
   const count = fromRuns ? elementBytes.count : elementBytes.length / size;
   const raw = count * size;
-  const arenaBytes = encodeArenaBytes(count, size);
+  const lossy = codec !== undefined && !Array.isArray(codec) ? codec : undefined;
+  const errorBound = size === 4 ? lossy?.errorBound.abs : undefined;
+  const pipeline = lossy !== undefined ? lossy.pipeline : (codec as number[] | undefined);
+  const arenaBytes = encodeArenaBytes(count, size, errorBound !== undefined);
   const runCount = fromRuns ? elementBytes.lengths.length : 0;
   const sizes = fromRuns
     ? [raw + DECODE_SLACK_BYTES, arenaBytes, runCount * size + 16, runCount * 4 + 16]
@@ -82,7 +94,8 @@ export function encodeChunk2(
           inPtr,
           arenaPtr,
           arenaBytes,
-          pipeline: codec,
+          pipeline,
+          ...(errorBound !== undefined ? { errorBound } : {}),
           ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr, elementsHash: elementBytes.elementsHash } : {}),
         },
         regions: [
@@ -142,13 +155,8 @@ export function decodeChunk2(
   const size = elementSize(type);
   const count = entry.elementCount;
   const outBytes = count * size;
-  const stages = entry.stages ?? [];
   const inPlace = typeof out === 'number';
-  const arenaBytes =
-    (stages.length === 0
-      ? 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64
-      : decodeArenaBytes(readDirectory(payload, payload.length, stages, size, count, index), count, size)) +
-    (inPlace ? outBytes + DECODE_SLACK_BYTES + 64 : 0);
+  const arenaBytes = decodeArenaBytesFor(payload, entry, size, index) + (inPlace ? outBytes + DECODE_SLACK_BYTES + 64 : 0);
   return cpu.runChunk(
     'decodeChunk2',
     outBytes,

@@ -271,7 +271,7 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
       index: c.index,
       elementOffset: c.elementOffset,
       elementCount: c.elementCount,
-      encoding: c.stages !== undefined ? pipelineName(c.stages) : c.encoding === 0 ? 'stored' : 'rle',
+      encoding: c.stages !== undefined ? pipelineName(c.stages, c.quantize === true) : c.encoding === 0 ? 'stored' : 'rle',
       runCount: c.runCount,
       ...(c.streamCount !== undefined ? { streamCount: c.streamCount } : {}),
       payloadOffset: c.payloadOffset,

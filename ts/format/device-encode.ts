@@ -17,7 +17,7 @@ import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
 import { bytesOf, elementSize } from '../types.js';
-import { encodeChunk2, type ChunkCodec } from './chunk-codec.js';
+import { encodeChunk2, type ChunkCodec, type LossyCodec } from './chunk-codec.js';
 import { canCompressV2OnDevice, compressV2OnDevice, gpuCodablePipeline } from './device-encode2.js';
 import { assembleContainer, mapLimited } from './container.js';
 import { chunkLengthFor, makeHeader } from './layout.js';
@@ -32,7 +32,7 @@ export async function compressFromDevice(
   input: DeviceArray,
   chunkBytes: number,
   signal?: AbortSignal,
-  codec?: ChunkCodec,
+  codec?: Exclude<ChunkCodec, LossyCodec>,
 ): Promise<Uint8Array> {
   if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
     return compressV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);

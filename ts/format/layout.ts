@@ -7,7 +7,8 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType } from '../types.js';
 import { ELEMENT_TYPES, elementSize } from '../types.js';
 import { xxh64 } from './checksum.js';
-import { pipelineProblem, streamCount } from '../codec/stages.js';
+import { pipelineProblem, StageId, streamCount } from '../codec/stages.js';
+import { QUANTIZE_HEADER_BYTES } from '../codec/quantize.js';
 
 /** "\x89PARLE\r\n": the high byte catches 7-bit transfers, CR LF catches newline conversion. */
 export const MAGIC = new Uint8Array([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a]);
@@ -59,6 +60,11 @@ export interface ChunkEntry {
   stages?: number[];
   /** Version 2: streams in the payload. */
   streamCount?: number;
+  /**
+   * Version 2, f32: the chunk is quantized (stage 5, entry byte 24; ts/codec/quantize.ts): its
+   * payload starts with the quantize header and exceptions, and `stages` code the codes.
+   */
+  quantize?: boolean;
 }
 
 /** A table entry with where it sits: for `inspect` and parallel decoders. */
@@ -171,7 +177,7 @@ export function writeEntry(entry: ChunkEntry, target: Uint8Array = new Uint8Arra
     view.setUint32(12, entry.payloadBytes, true);
     view.setUint32(16, Number(entry.payloadChecksum), true);
     view.setUint32(20, Number(entry.elementsChecksum), true);
-    view.setUint32(24, 0, true);
+    view.setUint32(24, entry.quantize === true ? StageId.Quantize : 0, true);
     const bytes = new Uint8Array(target.buffer, target.byteOffset + offset, 28);
     view.setUint32(28, Number(xxh64(bytes) & 0xffffffffn), true);
     return target;
@@ -252,10 +258,20 @@ function readEntry2(bytes: Uint8Array, header: Header, index: number): ChunkEntr
   };
   const expected = chunkElementCount(header, index);
   if (entry.elementCount !== expected) throw corrupt(`${entry.elementCount} elements, expected ${expected}`);
-  if (view.getUint32(24, true) !== 0) throw corrupt('reserved bytes are not zero');
+  // byte 24: stage 5 (quantize) or 0; bytes 25..27 reserved
+  const pre = view.getUint8(24);
+  if (view.getUint8(25) !== 0 || view.getUint16(26, true) !== 0 || (pre !== 0 && pre !== StageId.Quantize)) {
+    throw corrupt(pre !== 0 && pre !== StageId.Quantize ? `unknown stage id ${pre} in byte 24` : 'reserved bytes are not zero');
+  }
+  if (pre === StageId.Quantize) {
+    if (header.type !== 'f32') throw corrupt(`quantize stage on ${header.type} elements`);
+    if (stages.length === 0) throw corrupt('quantize stage without a pipeline for its codes');
+    entry.quantize = true;
+  }
   if (entry.streamCount !== streamCount(stages, size)) throw corrupt(`${entry.streamCount} streams for pipeline ${stages.join(',')}`);
   const rawBytes = expected * size;
-  if (stages.length === 0 ? entry.payloadBytes !== rawBytes : entry.payloadBytes >= rawBytes || entry.payloadBytes < 8 * entry.streamCount) {
+  const minPayload = 8 * entry.streamCount + (entry.quantize === true ? QUANTIZE_HEADER_BYTES : 0);
+  if (stages.length === 0 ? entry.payloadBytes !== rawBytes : entry.payloadBytes >= rawBytes || entry.payloadBytes < minPayload) {
     throw corrupt(`payload of ${entry.payloadBytes} bytes for ${rawBytes} bytes of elements`);
   }
   return entry;

@@ -118,23 +118,49 @@ const WHOLE_UPLOAD_BYTES = 32 << 20;
 let dawnGpu: GPU | undefined;
 /** Contexts alive on `dawnGpu`: when the last one ends, the reference is dropped so Node can exit. */
 let liveDawnContexts = 0;
+/** Why the last {@link createGpuContext} found no GPU (see {@link gpuUnavailableReason}). */
+let unavailableReason = 'no WebGPU adapter was found';
+
+/**
+ * Why there is no GPU, in words for an error message or `explain`: the optional `webgpu` package
+ * not installed (Node), no `navigator.gpu` (a browser without WebGPU), or no adapter.
+ */
+export function gpuUnavailableReason(): string {
+  return unavailableReason;
+}
 
 async function findGpu(): Promise<GPU | undefined> {
   const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
   if (nav?.gpu !== undefined) return nav.gpu;
   if (dawnGpu !== undefined) return dawnGpu;
   const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined;
-  if (!isNode) return undefined;
+  if (!isNode) {
+    unavailableReason = 'this browser has no WebGPU (navigator.gpu is absent)';
+    return undefined;
+  }
+  // Dawn's `webgpu` package is an optional peer dependency (132 MB of native builds): loaded only
+  // here, on the first context, and only when the application installed it.
+  const name = 'webgpu'; // a variable: bundlers for browsers leave it alone
+  let dawn: { create(flags: string[]): GPU; globals: object };
   try {
-    const name = 'webgpu'; // a variable: bundlers for browsers leave it alone
-    const dawn = (await import(/* @vite-ignore */ name)) as { create(flags: string[]): GPU; globals: object };
+    dawn = (await import(/* @vite-ignore */ name)) as typeof dawn;
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    unavailableReason =
+      code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes("'webgpu'")
+        ? 'the optional package `webgpu` (Dawn for Node) is not installed; `npm install webgpu` enables the GPU path'
+        : `the \`webgpu\` package failed to load: ${(e as Error).message ?? String(e)}`;
+    return undefined;
+  }
+  try {
     const globals = dawn.globals as Record<string, unknown>;
     for (const [key, value] of Object.entries(globals)) {
       if (!(key in globalThis)) (globalThis as Record<string, unknown>)[key] = value;
     }
     dawnGpu = dawn.create([]);
     return dawnGpu;
-  } catch {
+  } catch (e) {
+    unavailableReason = `the \`webgpu\` package could not start Dawn: ${(e as Error).message ?? String(e)}`;
     return undefined;
   }
 }
@@ -184,7 +210,10 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   const adapter = await gpu.requestAdapter(
     opts.powerPreference === undefined ? undefined : { powerPreference: opts.powerPreference },
   );
-  if (adapter === null) return null;
+  if (adapter === null) {
+    unavailableReason = 'WebGPU found no adapter (no GPU or driver; in Node on Linux, a Vulkan driver)';
+    return null;
+  }
   const al = adapter.limits;
   const requiredLimits: Record<string, number> = {
     maxStorageBufferBindingSize: al.maxStorageBufferBindingSize,

@@ -22,7 +22,7 @@ export function paddedSize(byteLength: number): number {
  * `length` elements of `type` in `buffer`, from byte 0. u8 and u16 elements are packed little
  * endian in u32 words, as in host memory, so a buffer's bytes equal the typed array's bytes.
  *
- * Buffers that parle creates are padded to a multiple of 16 bytes ({@link paddedSize}) and may
+ * Buffers that parle creates are padded to a multiple of 16 bytes (`paddedSize` in ts/gpu/device-array.ts) and may
  * be larger than needed (an RLE encode allocates for the worst case, one run per element); the
  * contents past `byteLength` are unspecified. A DeviceArray from `GpuContext.wrap` may be
  * unpadded; ops copy such an input to a padded scratch buffer first.

@@ -4,6 +4,7 @@
  */
 export {
   createGpuContext,
+  gpuUnavailableReason,
   GpuContext,
   type GpuContextOptions,
   type GpuTuning,

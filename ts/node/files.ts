@@ -25,6 +25,8 @@ export interface CompressFileOptions {
   chunkBytes?: number;
   /** The codec pipeline: 'auto' (default), 'stored' or stages joined by '+' (see CompressOptions.codec). */
   codec?: string;
+  /** f32 only: lossy within this absolute bound (see CompressOptions.errorBound). */
+  errorBound?: { abs: number };
   /** Replace an existing output file (default false). */
   force?: boolean;
   onProgress?: ProgressCallback;
@@ -87,8 +89,12 @@ export async function compressFile(engine: Engine, inPath: string, outPath: stri
       `${inPath} has ${totalBytes} bytes, not a whole number of ${type} elements (${size} bytes each)`,
     );
   }
+  const writer = engine.createCompressor(type, totalBytes / size, {
+    chunkBytes: options.chunkBytes,
+    codec: options.codec,
+    ...(options.errorBound !== undefined ? { errorBound: options.errorBound } : {}),
+  });
   await checkOutput(outPath, options.force);
-  const writer = engine.createCompressor(type, totalBytes / size, { chunkBytes: options.chunkBytes, codec: options.codec });
   await writeAtomically(outPath, (tmpPath) => streamThrough(inPath, tmpPath, writer, totalBytes, options.onProgress));
   return writer.reports;
 }

@@ -2,6 +2,10 @@
  * parle's HTTP service (`parle serve`): compress, decompress and sort over HTTP, streaming,
  * with one engine and its worker pool shared by all requests of a process, and as many
  * processes as the cores call for (ts/service/cluster.ts). Start at ts/service/server.ts.
+ *
+ * Imported as `parle/service`; needs the optional packages fastify and prom-client.
+ *
+ * @module parle/service
  */
 export { createService } from './server.js';
 export type { Service, ServiceOptions } from './server.js';

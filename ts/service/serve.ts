@@ -4,13 +4,13 @@
  * resolves, so the command exits 0. With `processes` > 1, a primary process forks that many
  * children sharing the port, each with one engine and one service (ts/service/cluster.ts).
  */
-import { InvalidArgumentError } from 'commander';
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { createEngine } from '../engine.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { childAssignment, connectChildMetrics, defaultProcesses, runPrimary } from './cluster.js';
 import { createService, type ServiceOptions } from './server.js';
+export { integerFlag } from './flags.js';
 
 /** Options of {@link runServe} (the flags of `parle serve`). */
 export interface ServeOptions extends ServiceOptions {
@@ -58,7 +58,7 @@ function terminationSignal(): Promise<NodeJS.Signals> {
  * Runs the service until it is told to stop; resolves after a graceful stop (in-flight
  * requests finished, workers stopped). Prints `parle serve: listening on http://HOST:PORT`
  * once it accepts connections (with several processes: once every one of them does).
- * With `processes` > 1 this process becomes the cluster's primary ({@link runPrimary}); run
+ * With `processes` > 1 this process becomes the cluster's primary (`runPrimary` in ts/service/cluster.ts); run
  * in one of its children (the environment says so), it serves that child's share.
  *   runServe({ port: 0, processes: 2, workers: 4 })  ->  two processes of 2 workers on one free port
  * @throws ParleError INVALID_OPTION (processes not a positive integer, workers < processes); WORKER_FAILED (a child exited before it
@@ -126,15 +126,4 @@ async function runOne(o: {
   } finally {
     await engine.destroy();
   }
-}
-
-/** Commander parser of an integer flag from `min` to `max` (a usage error, exit 2, otherwise). */
-export function integerFlag(name: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
-    }
-    return n;
-  };
 }

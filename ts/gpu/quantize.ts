@@ -1,0 +1,128 @@
+/// <reference types="@webgpu/types" />
+/**
+ * GPU kernels of the error-bounded lossy mode (docs/format.md, "Stage 5: quantize"): dispatch of
+ * shaders/codec-quantize.wgsl, the WGSL twin of assembly/quantize.ts (same codes, same
+ * reconstructions, same decoded bytes). Host arrays in, host arrays out: the lossy mode's
+ * compress and decompress run on the CPU path today, and these serve the GPU's share once a
+ * device path takes them (tests compare both paths on every input).
+ */
+import type { QuantizeParams } from '../codec/quantize.js';
+import quantizeSource from '../../shaders/codec-quantize.wgsl';
+import type { GpuContext } from './context.js';
+import { getPipeline } from './pipelines.js';
+
+const WG = 256;
+/** Workgroups per grid row (WebGPU's per-dimension limit is 65535). */
+const ROW = 32768;
+
+function pipeline(ctx: GpuContext, entryPoint: 'quantize' | 'dequantize' | 'scatter'): GPUComputePipeline {
+  return getPipeline(ctx.device, `codec-quantize:${entryPoint}`, () => ({ code: quantizeSource, entryPoint }));
+}
+
+/** Params as codec-quantize.wgsl's struct (8 words). */
+function paramsWords(n: number, p: Pick<QuantizeParams, 'step' | 'inv' | 'tol' | 'limBits'>): ArrayBuffer {
+  const buf = new ArrayBuffer(32);
+  const view = new DataView(buf);
+  view.setUint32(0, n, true);
+  view.setFloat32(4, p.step, true);
+  view.setFloat32(8, p.inv, true);
+  view.setFloat32(12, p.tol, true);
+  view.setUint32(16, p.limBits, true);
+  return buf;
+}
+
+/** Runs one entry point over `n` invocations with (params, src, dst, aux); reads back dst and aux. */
+async function run(
+  ctx: GpuContext,
+  entryPoint: 'quantize' | 'dequantize' | 'scatter',
+  n: number,
+  params: ArrayBuffer,
+  src: Uint32Array,
+  dst: Uint32Array | number,
+  auxWords: number,
+): Promise<{ dst: Uint32Array; aux: Uint32Array }> {
+  const { device } = ctx;
+  const made: GPUBuffer[] = [];
+  const buffer = (size: number, usage: number, data?: Uint32Array): GPUBuffer => {
+    const b = device.createBuffer({ label: `parle:quantize-${entryPoint}`, size: Math.max(16, Math.ceil(size / 4) * 4), usage });
+    made.push(b);
+    if (data !== undefined && data.byteLength > 0) device.queue.writeBuffer(b, 0, data.buffer, data.byteOffset, data.byteLength);
+    return b;
+  };
+  try {
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const dstWords = typeof dst === 'number' ? dst : dst.length;
+    const uniform = buffer(32, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+    device.queue.writeBuffer(uniform, 0, params);
+    const srcBuf = buffer(src.byteLength, storage, src);
+    const dstBuf = buffer(dstWords * 4, storage, typeof dst === 'number' ? undefined : dst);
+    const auxBuf = buffer(Math.max(auxWords, 1) * 4, storage, new Uint32Array(Math.max(auxWords, 1)));
+    const pipe = pipeline(ctx, entryPoint);
+    const encoder = device.createCommandEncoder();
+    if (n > 0) {
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(pipe);
+      pass.setBindGroup(
+        0,
+        device.createBindGroup({
+          layout: pipe.getBindGroupLayout(0),
+          // 'auto' layouts hold only the bindings an entry point uses: scatter has no aux
+          entries: (entryPoint === 'scatter' ? [uniform, srcBuf, dstBuf] : [uniform, srcBuf, dstBuf, auxBuf]).map((b, binding) => ({
+            binding,
+            resource: { buffer: b },
+          })),
+        }),
+      );
+      const groups = Math.ceil(n / WG);
+      pass.dispatchWorkgroups(Math.min(groups, ROW), Math.ceil(groups / ROW));
+      pass.end();
+    }
+    const readDst = buffer(dstWords * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    const readAux = buffer(Math.max(auxWords, 1) * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    encoder.copyBufferToBuffer(dstBuf, 0, readDst, 0, readDst.size);
+    encoder.copyBufferToBuffer(auxBuf, 0, readAux, 0, readAux.size);
+    device.queue.submit([encoder.finish()]);
+    await ctx.guard(Promise.all([readDst.mapAsync(GPUMapMode.READ), readAux.mapAsync(GPUMapMode.READ)]));
+    const out = new Uint32Array(readDst.getMappedRange().slice(0, dstWords * 4));
+    const aux = new Uint32Array(readAux.getMappedRange().slice(0));
+    return { dst: out, aux };
+  } finally {
+    for (const b of made) b.destroy();
+  }
+}
+
+/**
+ * Quantizes f32 elements on the GPU with the parameters of `quantizeParams(abs)`: their u32
+ * codes and the bits of their reconstructions, as assembly/quantize.ts `quantizeF32` writes
+ * them (exceptions are the elements coded 0xffffffff; their reconstruction is the element).
+ */
+export async function quantizeOnGpu(ctx: GpuContext, elements: Float32Array, params: QuantizeParams): Promise<{ codes: Uint32Array; recon: Uint32Array }> {
+  const n = elements.length;
+  const src = new Uint32Array(elements.buffer, elements.byteOffset, n);
+  const { dst, aux } = await run(ctx, 'quantize', n, paramsWords(n, params), src, n, n);
+  return { codes: dst, recon: aux.subarray(0, n) };
+}
+
+/**
+ * Dequantizes u32 codes on the GPU with quantizer `step`, then writes the exceptions (indices,
+ * strictly increasing and checked on the host; bits) over them: the bits of the decoded f32
+ * elements, as the CPU path decodes them. `invalid` is true when a code is neither a quantized
+ * value nor a reserved one (the CPU path's CORRUPT).
+ */
+export async function dequantizeOnGpu(
+  ctx: GpuContext,
+  codes: Uint32Array,
+  step: number,
+  exceptions: { indices: Uint32Array; values: Uint32Array } = { indices: new Uint32Array(0), values: new Uint32Array(0) },
+): Promise<{ elements: Uint32Array; invalid: boolean }> {
+  const n = codes.length;
+  const p = { step, inv: 0, tol: 0, limBits: 0 };
+  const { dst, aux } = await run(ctx, 'dequantize', n, paramsWords(n, p), codes, n, 1);
+  const e = exceptions.indices.length;
+  if (e === 0) return { elements: dst, invalid: aux[0] !== 0 };
+  const src = new Uint32Array(2 * e);
+  src.set(exceptions.indices, 0);
+  src.set(exceptions.values, e);
+  const scattered = await run(ctx, 'scatter', e, paramsWords(e, p), src, dst, 1);
+  return { elements: scattered.dst, invalid: aux[0] !== 0 };
+}
