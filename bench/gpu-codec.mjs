@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { rng as rngU32 } from './suite/data.mjs';
+import { outArg, outputDir } from './out-dir.mjs';
 
 /** Uniform in [0, 1) from a seeded u32 generator. */
 const rng = (seed) => {
@@ -212,7 +213,8 @@ if (section('cpu')) {
   }
 }
 
-const outDir = process.env.OUT ?? join(root, 'bench', 'results');
+// quick runs go to bench/.quick/ unless --out says otherwise (bench/out-dir.mjs)
+const outDir = process.env.OUT ?? outputDir({ out: outArg(), quick, committed: 'bench/results' });
 const outFile = join(outDir, process.env.OUT ? 'gpu-codec.json' : 'gpu-codec-local.json');
 writeFileSync(outFile, JSON.stringify(results, null, 2));
 log('wrote', outFile);

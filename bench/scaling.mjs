@@ -16,6 +16,7 @@ import { writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rng as rngU32 } from './suite/data.mjs';
+import { outArg, outputDir } from './out-dir.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { createEngine } = await import(join(root, 'dist/node/index.js'));
@@ -118,6 +119,9 @@ console.log(
   `speed-up ${results.speedup.workers} workers: resident compress ${results.speedup.residentCompress.toFixed(2)}x, decompress ${results.speedup.residentDecompress.toFixed(2)}x; ` +
     `host (one copy each way) at ${last.workers}: compress ${(gbps(N, last.host.compressMs) / results.memcpyGBps).toFixed(2)}x, decompress ${(gbps(N, last.host.decompressMs) / results.memcpyGBps).toFixed(2)}x of memcpy`,
 );
-const outFile = process.env.OUT ? join(process.env.OUT, 'scaling.json') : join(root, 'bench/results/scaling-local.json');
+// quick runs go to bench/.quick/ unless --out says otherwise (bench/out-dir.mjs)
+const outFile = process.env.OUT
+  ? join(process.env.OUT, 'scaling.json')
+  : join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), 'scaling-local.json');
 writeFileSync(outFile, JSON.stringify(results, null, 2));
 console.log('wrote', outFile);
