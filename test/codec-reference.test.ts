@@ -152,7 +152,7 @@ describe('stages', () => {
     expect([...values]).toEqual([0, 2, 9, 5, 8]);
     expect([...lengths]).toEqual([0, 1, 0, 2, 0]);
     const long = rleStreams(new Uint8Array(300).fill(7), 1);
-    expect([...long.lengths]).toEqual([299 % 128 | 128, 2]);
+    expect([...long.lengths]).toEqual([(299 % 128) | 128, 2]);
     const rng = new Rng(caseSeed('rle'));
     for (const width of WIDTHS) {
       for (const count of [0, 1, 2, 1000]) {
@@ -234,7 +234,8 @@ describe('huffmanCodeLengths and canonicalCodes', () => {
     for (let trial = 0; trial < 200; trial++) {
       const symbols = rng.intBetween(2, 256);
       const histogram = new Array<number>(256).fill(0);
-      for (let s = 0; s < symbols; s++) histogram[rng.intBetween(0, 255)] += trial % 2 ? rng.intBetween(1, 1000) : rng.intBetween(1, 2 ** rng.intBetween(0, 12));
+      for (let s = 0; s < symbols; s++)
+        histogram[rng.intBetween(0, 255)] += trial % 2 ? rng.intBetween(1, 1000) : rng.intBetween(1, 2 ** rng.intBetween(0, 12));
       const present = histogram.filter((c) => c > 0).length;
       if (present < 2) continue;
       const lengths = huffmanCodeLengths(histogram);
@@ -318,7 +319,10 @@ describe('Huffman streams', () => {
       change(copy);
       return copy;
     };
-    const decode = (s: Uint8Array, n = bytes.length) => () => huffmanDecodeStream(s, n);
+    const decode =
+      (s: Uint8Array, n = bytes.length) =>
+      () =>
+        huffmanDecodeStream(s, n);
 
     it('the unchanged stream', () => {
       expect(huffmanDecodeStream(stream, bytes.length)).toEqual(bytes);

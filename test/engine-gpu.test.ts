@@ -83,7 +83,7 @@ describeGpu('engine with a GPU', () => {
     back.destroy();
   });
 
-  gpuIt('compress on the GPU path: every type, runs across chunks, stored chunks; fixed pipelines write the CPU path\'s bytes', async () => {
+  gpuIt("compress on the GPU path: every type, runs across chunks, stored chunks; fixed pipelines write the CPU path's bytes", async () => {
     const rng = new Rng(caseSeed('engine gpu compress path'));
     const inputs: [string, ParleArray, number][] = [];
     for (const [Ctor, n, maxRun] of [
@@ -108,7 +108,15 @@ describeGpu('engine with a GPU', () => {
     for (const [what, input, chunkBytes] of inputs) {
       const device = await engine.upload(input);
       const wide = input.BYTES_PER_ELEMENT > 1;
-      const codecs = ['auto', 'huffman', 'delta+huffman', 'rle', 'rle+huffman', 'delta+rle+huffman', ...(wide ? ['shuffle+huffman', 'delta+shuffle+huffman'] : [])];
+      const codecs = [
+        'auto',
+        'huffman',
+        'delta+huffman',
+        'rle',
+        'rle+huffman',
+        'delta+rle+huffman',
+        ...(wide ? ['shuffle+huffman', 'delta+shuffle+huffman'] : []),
+      ];
       for (const codec of codecs) {
         const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec });
         expect(same(await engine.decompress(viaGpu, { path: 'cpu' }), input), `${what} ${codec}`).toBe(true);
@@ -218,7 +226,9 @@ describeGpu('engine with a GPU', () => {
       const packed = new Uint8Array(await readFile(new URL(`${name}.parle`, dir)));
       const raw = new Uint8Array(await readFile(new URL(`${name}.raw`, dir)));
       const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
-      expect(same(await engine.download(back), new Ctor(raw.buffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT)), name).toBe(true);
+      expect(same(await engine.download(back), new Ctor(raw.buffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT)), name).toBe(
+        true,
+      );
       back.destroy();
     }
   });
@@ -245,7 +255,7 @@ describeGpu('engine with a GPU', () => {
     expect(e.predictedMs.cpu).toBeGreaterThan(0);
   });
 
-  gpuIt('out on the GPU path: scan, rleDecode and decompress download into the caller\'s array', async () => {
+  gpuIt("out on the GPU path: scan, rleDecode and decompress download into the caller's array", async () => {
     const input = new Uint16Array(30_001);
     fillRuns(new Rng(caseSeed('engine gpu out')), input, { kind: 'uniform', maxRun: 12 });
     const runs = await engine.rleEncode(input, { path: 'cpu' });

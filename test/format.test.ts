@@ -92,7 +92,7 @@ describe('round trips', () => {
     const whole = await engine.compress(input, { chunkBytes: 2048 });
     const writer = engine.createCompressor('u16', input.length, { chunkBytes: 2048 });
     const parts: Uint8Array[] = [];
-    for (let at = 0; at < inputBytes.length; ) {
+    for (let at = 0; at < inputBytes.length;) {
       const step = rng.intBetween(1, 5000);
       parts.push(...(await writer.write(inputBytes.subarray(at, at + step))));
       at += step;
@@ -102,7 +102,7 @@ describe('round trips', () => {
 
     const reader = engine.createDecompressor();
     const decoded: Uint8Array[] = [];
-    for (let at = 0; at < whole.length; ) {
+    for (let at = 0; at < whole.length;) {
       const step = rng.intBetween(1, 3000);
       decoded.push(...(await reader.write(whole.subarray(at, at + step))));
       at += step;

@@ -35,7 +35,18 @@ function sample(seed: number, n: number): Uint16Array {
 describe('decompress into a caller-owned out', () => {
   // every pipeline whose last stage writes the elements: rle expands (with overshoot) into the
   // arena when the output is in place, so neighbouring chunks decoded at once stay intact
-  const codecs = ['auto', 'stored', 'rle', 'delta+rle', 'rle+huffman', 'delta+rle+huffman', 'shuffle+rle', 'delta+shuffle+rle+huffman', 'huffman', 'delta+huffman'];
+  const codecs = [
+    'auto',
+    'stored',
+    'rle',
+    'delta+rle',
+    'rle+huffman',
+    'delta+rle+huffman',
+    'shuffle+rle',
+    'delta+shuffle+rle+huffman',
+    'huffman',
+    'delta+huffman',
+  ];
   for (const codec of codecs) {
     it(`${codec}: host out and resident out, many chunks at once`, async () => {
       const seed = caseSeed(`in place ${codec}`);
@@ -139,7 +150,9 @@ describe('scan and rleDecode into a caller-owned out', () => {
     expect(same(copy, expected)).toBe(true);
     expect(await codeOf(engine.scan(input, { out: new Uint32Array(5) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
     expect(await codeOf(engine.scan(input, { out: new Int32Array(input.length) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
-    expect(await codeOf(engine.scan(input, { out: new Uint32Array(input.buffer, 4, input.length - 1) as never }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    expect(await codeOf(engine.scan(input, { out: new Uint32Array(input.buffer, 4, input.length - 1) as never }))).toBe(
+      ErrorCodes.LENGTH_MISMATCH,
+    );
     const wide = new Uint32Array(input.length + 1);
     wide.set(input);
     const shifted = new Uint32Array(wide.buffer, 4, input.length);
@@ -180,8 +193,12 @@ describe('streaming with out and a signal', () => {
       expect(pieces.every((p) => p.buffer === out.buffer)).toBe(true);
       expect(same(out, input)).toBe(true);
     }
-    await expect(engine.createDecompressor({ out: new Uint16Array(5) }).write(packed)).rejects.toMatchObject({ code: ErrorCodes.LENGTH_MISMATCH });
-    await expect(engine.createDecompressor({ out: new Uint8Array(input.length) }).write(packed)).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+    await expect(engine.createDecompressor({ out: new Uint16Array(5) }).write(packed)).rejects.toMatchObject({
+      code: ErrorCodes.LENGTH_MISMATCH,
+    });
+    await expect(engine.createDecompressor({ out: new Uint8Array(input.length) }).write(packed)).rejects.toMatchObject({
+      code: ErrorCodes.INVALID_ARGUMENT,
+    });
   });
 
   it('an aborted signal stops the compressor and the decompressor', async () => {
@@ -189,7 +206,42 @@ describe('streaming with out and a signal', () => {
     const packed = await engine.compress(input, { chunkBytes: 4096 });
     const controller = new AbortController();
     controller.abort();
-    await expect(engine.createCompressor('u16', input.length, { signal: controller.signal }).write(bytesOf(input))).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
-    await expect(engine.createDecompressor({ signal: controller.signal }).write(packed)).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+    await expect(engine.createCompressor('u16', input.length, { signal: controller.signal }).write(bytesOf(input))).rejects.toMatchObject({
+      code: ErrorCodes.ABORTED,
+    });
+    await expect(engine.createDecompressor({ signal: controller.signal }).write(packed)).rejects.toMatchObject({
+      code: ErrorCodes.ABORTED,
+    });
+  });
+});
+
+describe('sort into a caller-owned out', () => {
+  it('keys and key-value, host and resident, in place, and the checks', async () => {
+    const rng = new Rng(caseSeed('sort out'));
+    const keys = new Uint32Array(50_001).map(() => rng.nextU32());
+    const values = new Uint32Array(keys.length).map((_, i) => i);
+    const expected = await engine.sort(keys, { values });
+    const out = new Uint32Array(keys.length);
+    const outValues = new Uint32Array(keys.length);
+    const r = await engine.sort(keys, { values, out, outValues });
+    expect(r.keys).toBe(out);
+    expect(r.values).toBe(outValues);
+    expect(same(out, expected.keys) && same(outValues, expected.values)).toBe(true);
+    // resident keys into a resident out, and in place
+    const resident = engine.alloc('u32', keys.length);
+    resident.set(keys);
+    const residentOut = engine.alloc('u32', keys.length);
+    expect(await engine.sort(resident, { out: residentOut })).toBe(residentOut);
+    expect(same(residentOut, expected.keys)).toBe(true);
+    expect(await engine.sort(resident, { out: resident })).toBe(resident);
+    expect(same(resident, expected.keys)).toBe(true);
+    const copy = keys.slice();
+    expect(await engine.sort(copy, { out: copy })).toBe(copy);
+    expect(same(copy, expected.keys)).toBe(true);
+    expect(await codeOf(engine.sort(keys, { out: new Uint32Array(3) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    expect(await codeOf(engine.sort(keys, { out: new Float32Array(keys.length) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    expect(await codeOf(engine.sort(keys, { values, outValues: new Uint32Array(keys.buffer, 4, keys.length - 1) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    engine.free(resident);
+    engine.free(residentOut);
   });
 });

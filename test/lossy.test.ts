@@ -96,7 +96,9 @@ function expectWithinBound(x: Float32Array, y: Float32Array, abs: number, what: 
   for (let i = 0; i < x.length; i++) {
     const ok = Number.isFinite(x[i]) && xb[i] !== 0x80000000 ? Math.abs(x[i] - y[i]) <= abs : xb[i] === yb[i];
     if (!ok) {
-      throw new Error(`${what}: element ${i}: ${x[i]} (0x${xb[i].toString(16)}) decoded as ${y[i]} (0x${yb[i].toString(16)}), bound ${abs}`);
+      throw new Error(
+        `${what}: element ${i}: ${x[i]} (0x${xb[i].toString(16)}) decoded as ${y[i]} (0x${yb[i].toString(16)}), bound ${abs}`,
+      );
     }
   }
 }
@@ -431,7 +433,7 @@ describe('hostile quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a cras
       await expectCode(decode(rewrite(packed, setU32(16 + 4 * j, v))), [ErrorCodes.CORRUPT], `index ${j} = ${v}`);
     }
   });
-  it('lying bounds: not finite, not positive, below 2^-120, or a step that is not the bound\'s', async () => {
+  it("lying bounds: not finite, not positive, below 2^-120, or a step that is not the bound's", async () => {
     for (const abs of [NaN, Infinity, -1, 0, 1e-40, 2e-3, 1.5e-3]) {
       await expectCode(decode(rewrite(packed, setF64(0, abs))), [ErrorCodes.CORRUPT], `abs ${abs}`);
     }
@@ -444,11 +446,51 @@ describe('hostile quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a cras
     );
   });
   it('entry byte 24: unknown stage id, quantize without a pipeline, on an integer type', async () => {
-    await expectCode(decode(rewrite(packed, (p) => p, (e) => (e[24] = 6))), [ErrorCodes.CORRUPT], 'stage 6');
-    await expectCode(decode(rewrite(packed, (p) => p, (e) => (e[25] = 1))), [ErrorCodes.CORRUPT], 'reserved 25');
-    await expectCode(decode(rewrite(packed, (p) => p, (e) => (e.fill(0, 4, 12)))), [ErrorCodes.CORRUPT], 'no pipeline');
+    await expectCode(
+      decode(
+        rewrite(
+          packed,
+          (p) => p,
+          (e) => (e[24] = 6),
+        ),
+      ),
+      [ErrorCodes.CORRUPT],
+      'stage 6',
+    );
+    await expectCode(
+      decode(
+        rewrite(
+          packed,
+          (p) => p,
+          (e) => (e[25] = 1),
+        ),
+      ),
+      [ErrorCodes.CORRUPT],
+      'reserved 25',
+    );
+    await expectCode(
+      decode(
+        rewrite(
+          packed,
+          (p) => p,
+          (e) => e.fill(0, 4, 12),
+        ),
+      ),
+      [ErrorCodes.CORRUPT],
+      'no pipeline',
+    );
     const u8 = await engine.compress(new Uint8Array(5000).map((_, i) => i % 7));
-    await expectCode(decode(rewrite(u8, (p) => p, (e) => (e[24] = 5))), [ErrorCodes.CORRUPT], 'u8');
+    await expectCode(
+      decode(
+        rewrite(
+          u8,
+          (p) => p,
+          (e) => (e[24] = 5),
+        ),
+      ),
+      [ErrorCodes.CORRUPT],
+      'u8',
+    );
   });
   it('codes that are neither quantized values nor reserved', async () => {
     // a container built by hand: quantize header, no exceptions, codes through 'huffman'
@@ -509,7 +551,6 @@ describe('hostile quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a cras
 // ---------------------------------------------------------------------------------------------
 // The command line
 // ---------------------------------------------------------------------------------------------
-
 
 const BIN = fileURLToPath(new URL('../bin/parle.mjs', import.meta.url));
 function cli(...args: string[]): Promise<{ code: number; stderr: string }> {

@@ -59,7 +59,13 @@ function open(base: string, method: string, path: string, headers: Record<string
 }
 
 /** One whole request. */
-function send(base: string, method: string, path: string, headers: Record<string, string | number> = {}, body?: Uint8Array): Promise<Reply> {
+function send(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | number> = {},
+  body?: Uint8Array,
+): Promise<Reply> {
   const r = open(base, method, path, body ? { ...headers, 'content-length': body.length } : headers);
   r.req.end(body);
   return r.reply;
@@ -128,7 +134,10 @@ describe('routes', () => {
               ? fillRuns(rng, new Uint16Array(n), { kind: 'uniform', maxRun: 40 })
               : type === 'f32'
                 ? new Float32Array(randomF32Bits(rng, n).buffer)
-                : fillRuns(rng, type === 'i32' ? (new Int32Array(n) as unknown as Uint32Array) : new Uint32Array(n), { kind: 'uniform', maxRun: 40 });
+                : fillRuns(rng, type === 'i32' ? (new Int32Array(n) as unknown as Uint32Array) : new Uint32Array(n), {
+                    kind: 'uniform',
+                    maxRun: 40,
+                  });
         const packed = await send(base, 'POST', `/v1/compress?type=${type}`, OCTETS, bytesOf(input));
         expect(packed.status, describeSeed(seed)).toBe(200);
         expect(packed.headers['content-type']).toBe('application/x-parle');
@@ -162,7 +171,8 @@ describe('routes', () => {
       const keys = type === 'u32' ? new Uint32Array(n) : type === 'i32' ? new Int32Array(n) : new Float32Array(n);
       // Duplicates on purpose (values from a small range); f32 without NaN, which sort() orders differently.
       for (let i = 0; i < n; i++) {
-        keys[i] = type === 'f32' ? (rng.nextFloat() - 0.5) * 1e3 : type === 'i32' ? rng.intBetween(-5000, 5000) : rng.intBetween(0, 2 ** 32 - 1);
+        keys[i] =
+          type === 'f32' ? (rng.nextFloat() - 0.5) * 1e3 : type === 'i32' ? rng.intBetween(-5000, 5000) : rng.intBetween(0, 2 ** 32 - 1);
       }
       const reply = await send(base, 'POST', `/v1/sort?type=${type}`, OCTETS, bytesOf(keys));
       expect(reply.status, describeSeed(seed)).toBe(200);
@@ -306,7 +316,10 @@ describe('limits', () => {
     const r = open(base, 'POST', '/v1/sort?type=u32', OCTETS);
     let sent = 0;
     let answered = false;
-    void r.response.then(() => (answered = true), () => undefined);
+    void r.response.then(
+      () => (answered = true),
+      () => undefined,
+    );
     const piece = new Uint8Array(1 << 20);
     // Sends until the answer arrives (or 4x the limit: the test fails then).
     while (!answered && sent < 4 * MAX_BODY) {
@@ -517,7 +530,9 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
           : fillRuns(rng, new Uint32Array(rng.intBetween(0, 100_000)), { kind: 'uniform', maxRun: 40 }),
     );
     const typeOf = (a: ParleArray) => (a instanceof Uint8Array ? 'u8' : a instanceof Uint16Array ? 'u16' : 'u32');
-    const packed = await Promise.all(inputs.map((input) => send(url, 'POST', `/v1/compress?type=${typeOf(input)}`, OCTETS, bytesOf(input))));
+    const packed = await Promise.all(
+      inputs.map((input) => send(url, 'POST', `/v1/compress?type=${typeOf(input)}`, OCTETS, bytesOf(input))),
+    );
     const back = await Promise.all(packed.map((p) => send(url, 'POST', '/v1/decompress', PARLE, p.body)));
     sent += inputs.length * 2;
     inputs.forEach((input, i) => {
@@ -542,7 +557,11 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
   it('a process that dies is restarted on the same port (logged), the service keeps serving, the summed counters do not drop', async () => {
     const victim = JSON.parse((await send(url, 'GET', '/healthz')).body.toString()).pid as number;
     process.kill(victim, 'SIGKILL');
-    const [, index, newPid] = await serve.waitFor(new RegExp(`process (\\d+) \\(pid ${victim}\\) exited with signal SIGKILL; restarting it[\\s\\S]*process \\1 restarted \\(pid (\\d+)\\)`));
+    const [, index, newPid] = await serve.waitFor(
+      new RegExp(
+        `process (\\d+) \\(pid ${victim}\\) exited with signal SIGKILL; restarting it[\\s\\S]*process \\1 restarted \\(pid (\\d+)\\)`,
+      ),
+    );
     expect(Number(newPid)).not.toBe(victim);
     expect(Number(index)).toBeLessThan(2);
     const pids = new Set<number>();
@@ -565,7 +584,9 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
     for (const r of inFlight) expect((await r.response).statusCode).toBe(200);
     serve.child.kill('SIGTERM');
     await serve.waitFor(/SIGTERM; stopping 2 process\(es\)/);
-    const finishing = await serve.waitFor(/process \d \(pid \d+\): SIGTERM; finishing (\d) request[\s\S]*process \d \(pid \d+\): SIGTERM; finishing (\d) request/);
+    const finishing = await serve.waitFor(
+      /process \d \(pid \d+\): SIGTERM; finishing (\d) request[\s\S]*process \d \(pid \d+\): SIGTERM; finishing (\d) request/,
+    );
     expect(Number(finishing[1]) + Number(finishing[2])).toBe(inFlight.length);
     // A new connection is refused, reset or told the service is stopping; never served. Not
     // awaited yet: one that reaches the primary just as the last process closes can wait in

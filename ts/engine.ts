@@ -137,6 +137,13 @@ export interface RleDecodeOptions extends OpOptions {
 export interface SortOptions extends OpOptions {
   /** u32 values carried along with their keys (key-value sort); same length and location as the keys. */
   values?: Uint32Array | DeviceArray;
+  /**
+   * A caller-owned array for the sorted keys: the keys' type and length, host or
+   * `engine.alloc`ed, the keys themselves (in place) or not overlapping them. Not with `to: 'device'`.
+   */
+  out?: SortKeys;
+  /** As `out`, for the values of a key-value sort (u32; the values themselves, or not overlapping). */
+  outValues?: Uint32Array;
 }
 
 /** Options of {@link Engine.compress}. */
@@ -261,21 +268,23 @@ function checkOutOption(
   length: number | undefined,
   inputs: readonly Data[],
   inPlace = false,
+  key = 'out',
 ): ParleArray | undefined {
-  const out = opts.out;
+  const out = opts[key];
+  const name = `options.${key}`;
   if (out === undefined) return undefined;
-  const outType = checkArray(out, 'options.out');
+  const outType = checkArray(out, name);
   const array = out as ParleArray;
-  if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
-  if (outType !== type) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.out must hold ${type} elements; got ${outType}`);
+  if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} is a host array: not with to: 'device'`);
+  if (outType !== type) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must hold ${type} elements; got ${outType}`);
   if (length !== undefined && array.length !== length) {
-    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${array.length} elements; the result has ${length}`);
+    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `${name} holds ${array.length} elements; the result has ${length}`);
   }
   inputs.forEach((input, i) => {
     if (input instanceof DeviceArray || input.buffer !== array.buffer) return;
     if (inPlace && i === 0 && input.byteOffset === array.byteOffset && input.byteLength === array.byteLength) return;
     if (array.byteOffset < input.byteOffset + input.byteLength && input.byteOffset < array.byteOffset + array.byteLength && array.byteLength > 0) {
-      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out overlaps an input');
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} overlaps an input`);
     }
   });
   return array;
@@ -501,7 +510,7 @@ export class Engine {
 
   /** Moves a result to `to`, destroying device arrays that were only intermediate. */
   /** {@link deliver}, into a caller's `out` when given (a host result; the CPU path wrote it already). */
-  private async deliverInto(result: Data, to: Location, out: ParleArray | undefined): Promise<Data> {
+  private async deliverInto(result: Data, to: Location, out: ParleArray | undefined, inputs: readonly Data[] = []): Promise<Data> {
     if (out === undefined || result === out) return this.deliver(result, to);
     if (result instanceof DeviceArray) {
       try {
@@ -511,6 +520,8 @@ export class Engine {
       }
     }
     bytesOf(out).set(bytesOf(result));
+    // a resident result copied out is not handed to anyone: give its memory back now
+    if (this.cpu.isResident(result) && !inputs.includes(result)) this.cpu.free(result);
     return out;
   }
 
@@ -928,6 +939,8 @@ export class Engine {
         throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.values has ${values.length} elements but keys has ${keys.length}`);
       }
     }
+    const keysOut = checkOutOption(opts, elementTypeOfData(keys), keys.length, values ? [keys, values] : [keys], true);
+    const valuesOut = values ? checkOutOption(opts, 'u32', keys.length, [values, keys], true, 'outValues') : undefined;
     const route = await this.route('sort', keys, opts);
     const { to, signal } = route;
     return this.admit(signal, () =>
@@ -947,9 +960,11 @@ export class Engine {
             if (deviceValues && deviceValues !== values) deviceValues.destroy();
           }
         }
-        const outKeys = await this.deliver(sorted.keys, to);
+        // (the sorted arrays are copied into caller-owned ones: the sort needs its own scratch)
+        const inputs = values ? [keys, values] : [keys];
+        const outKeys = await this.deliverInto(sorted.keys, to, keysOut, inputs);
         if (!values) return outKeys;
-        return { keys: outKeys, values: await this.deliver(sorted.values as Data, to) };
+        return { keys: outKeys, values: await this.deliverInto(sorted.values as Data, to, valuesOut, inputs) };
       }),
     );
   }

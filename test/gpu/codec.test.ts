@@ -169,25 +169,31 @@ describeGpu('GPU tree hash (XXH32 blocks, docs/format.md)', () => {
     const got = await treeHashes(ctx, buf, ranges);
     expect(got.length).toBe(ranges.length);
     ranges.forEach((r, i) => {
-      expect(got[i], `range ${i} (${r.byteOffset}, ${r.byteLength})`).toBe(ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)));
+      expect(got[i], `range ${i} (${r.byteOffset}, ${r.byteLength})`).toBe(
+        ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)),
+      );
     });
     expect((await treeHashes(ctx, buf, [])).length).toBe(0);
   };
   gpuTest('many ranges in one submission (overlapping, empty, unaligned)', manyRanges);
-  gpuTest('many ranges split over storage bindings of 64 KiB', async (ctx, rng) => {
-    // the 2 MiB range cannot fit one binding: ranges up to the binding limit only
-    const size = 1 << 20;
-    const bytes = randomBytes(size, rng);
-    const buf = bufferWith(ctx, size, [[0, bytes]]);
-    const ranges: { byteOffset: number; byteLength: number }[] = [];
-    for (let i = 0; i < 40; i++) {
-      const len = rng.below(60_000);
-      ranges.push({ byteOffset: rng.below(size - len), byteLength: len });
-    }
-    const got = await treeHashes(ctx, buf, ranges);
-    ranges.forEach((r, i) => expect(got[i], `range ${i}`).toBe(ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength))));
-    await expect(treeHash(ctx, buf, 0, 1 << 17)).rejects.toMatchObject({ code: 'TOO_LARGE' });
-  }, { maxStorageBindingBytes: 1 << 16 });
+  gpuTest(
+    'many ranges split over storage bindings of 64 KiB',
+    async (ctx, rng) => {
+      // the 2 MiB range cannot fit one binding: ranges up to the binding limit only
+      const size = 1 << 20;
+      const bytes = randomBytes(size, rng);
+      const buf = bufferWith(ctx, size, [[0, bytes]]);
+      const ranges: { byteOffset: number; byteLength: number }[] = [];
+      for (let i = 0; i < 40; i++) {
+        const len = rng.below(60_000);
+        ranges.push({ byteOffset: rng.below(size - len), byteLength: len });
+      }
+      const got = await treeHashes(ctx, buf, ranges);
+      ranges.forEach((r, i) => expect(got[i], `range ${i}`).toBe(ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength))));
+      await expect(treeHash(ctx, buf, 0, 1 << 17)).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    },
+    { maxStorageBindingBytes: 1 << 16 },
+  );
 
   gpuTest('bad arguments: a range past the buffer, a buffer without STORAGE', async (ctx) => {
     const buf = bufferWith(ctx, 64);
@@ -208,7 +214,11 @@ async function decodeStreams(
 ): Promise<{ all: Uint8Array; dstSize: number }> {
   const srcSize = Math.max(4, ...streams.map((st, i) => srcOffsets[i] + st.length + 5));
   const dstSize = Math.max(4, ...decoded.map((d, i) => dstOffsets[i] + Math.ceil(d / 4) * 4 + 16));
-  const src = bufferWith(ctx, srcSize, streams.map((st, i) => [srcOffsets[i], st]));
+  const src = bufferWith(
+    ctx,
+    srcSize,
+    streams.map((st, i) => [srcOffsets[i], st]),
+  );
   const dst = bufferWith(ctx, dstSize);
   const jobs: HuffmanDecodeJob[] = streams.map((st, i) => ({
     stream: parseHuffmanStream(st, decoded[i]),
@@ -283,9 +293,19 @@ describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
         dstOffsets.push(at);
         at += Math.ceil(b.length / 4) * 4 + 4 * rng.below(2); // adjacent outputs, or a gap of one word
       }
-      const { all, dstSize } = await decodeStreams(ctx, streams, inputs.map((b) => b.length), srcOffsets, dstOffsets);
+      const { all, dstSize } = await decodeStreams(
+        ctx,
+        streams,
+        inputs.map((b) => b.length),
+        srcOffsets,
+        dstOffsets,
+      );
       inputs.forEach((b, i) => {
-        expectBytes(all.subarray(dstOffsets[i], dstOffsets[i] + b.length), b, `round ${round} stream ${i} (mode ${streams[i][0]}, ${b.length} bytes)`);
+        expectBytes(
+          all.subarray(dstOffsets[i], dstOffsets[i] + b.length),
+          b,
+          `round ${round} stream ${i} (mode ${streams[i][0]}, ${b.length} bytes)`,
+        );
         const next = i + 1 < inputs.length ? dstOffsets[i + 1] : dstSize;
         if (b.length > 0) expectPadding(all, dstOffsets[i] + b.length, next, `round ${round} stream ${i}`);
       });
@@ -347,7 +367,10 @@ describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
 
     // a bad stream among good ones: the error names it
     const good = ref.huffmanEncodeStream(bytes, 10);
-    const e3 = await expectCorrupt(decodeStreams(ctx, [good, good, cut], [n, n, n], [0, good.length, 2 * good.length], [0, 8192, 16384]), 'third stream');
+    const e3 = await expectCorrupt(
+      decodeStreams(ctx, [good, good, cut], [n, n, n], [0, good.length, 2 * good.length], [0, 8192, 16384]),
+      'third stream',
+    );
     expect(e3.message).toMatch(/stream 2: segment 2 /);
   });
 
@@ -392,7 +415,8 @@ describeGpu('GPU delta encode and decode', () => {
           const dst = bufferWith(ctx, dstOff + outBytes + 8);
           await fn(ctx, { src, srcByteOffset: srcOff, dst, dstByteOffset: dstOff, width, count });
           const all = await readAll(ctx, dst);
-          for (let i = 0; i < dstOff; i++) if (all[i] !== SENTINEL) throw new Error(`${dir} n=${count}: byte ${i} before the output written`);
+          for (let i = 0; i < dstOff; i++)
+            if (all[i] !== SENTINEL) throw new Error(`${dir} n=${count}: byte ${i} before the output written`);
           expectBytes(all.subarray(dstOff, dstOff + bytes.length), want, `${dir} width ${width} n=${count}`);
           expectPadding(all, dstOff + bytes.length, all.length, `${dir} width ${width} n=${count}`);
           dst.destroy();
@@ -422,7 +446,9 @@ describeGpu('GPU delta encode and decode', () => {
     await expect(deltaDecode(ctx, { src: a, dst: a, width: 1, count: 4 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     const b = bufferWith(ctx, 64);
     await expect(deltaDecode(ctx, { src: a, dst: b, width: 3 as 1, count: 4 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    await expect(deltaDecode(ctx, { src: a, dst: b, dstByteOffset: 2, width: 1, count: 4 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(deltaDecode(ctx, { src: a, dst: b, dstByteOffset: 2, width: 1, count: 4 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
     await expect(deltaDecode(ctx, { src: a, dst: b, width: 4, count: 17 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 });
@@ -454,16 +480,25 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
         const gotPlanes = await readAll(ctx, planes);
         const wantPlanes = ref.shuffle(bytes, width);
         for (let k = 0; k < width; k++) {
-          expectBytes(gotPlanes.subarray(planeOffsets[k], planeOffsets[k] + count), wantPlanes[k], `shuffle w=${width} n=${count} plane ${k}`);
+          expectBytes(
+            gotPlanes.subarray(planeOffsets[k], planeOffsets[k] + count),
+            wantPlanes[k],
+            `shuffle w=${width} n=${count} plane ${k}`,
+          );
           for (let i = planeOffsets[k] + count; i < planeOffsets[k] + planeWords; i++) expect(gotPlanes[i]).toBe(0);
         }
         // gaps between planes untouched
         const covered = new Uint8Array(planesSize);
         for (const o of planeOffsets) covered.fill(1, o, o + planeWords);
-        for (let i = 0; i < planesSize; i++) if (count > 0 && !covered[i] && gotPlanes[i] !== SENTINEL) throw new Error(`shuffle: byte ${i} outside the planes written`);
+        for (let i = 0; i < planesSize; i++)
+          if (count > 0 && !covered[i] && gotPlanes[i] !== SENTINEL) throw new Error(`shuffle: byte ${i} outside the planes written`);
 
         // unshuffle the planes back (from the reference's planes, placed with sentinel pads)
-        const src = bufferWith(ctx, planesSize, wantPlanes.map((p, k) => [planeOffsets[k], p] as [number, Uint8Array]));
+        const src = bufferWith(
+          ctx,
+          planesSize,
+          wantPlanes.map((p, k) => [planeOffsets[k], p] as [number, Uint8Array]),
+        );
         const out = bufferWith(ctx, elemOff + elemBytes + 8);
         await unshuffle(ctx, { elements: out, elementsByteOffset: elemOff, planes: src, planeByteOffsets: planeOffsets, width, count });
         const all = await readAll(ctx, out);
@@ -478,9 +513,15 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
   gpuTest('bad arguments', async (ctx) => {
     const a = bufferWith(ctx, 64);
     const b = bufferWith(ctx, 64);
-    await expect(shuffle(ctx, { elements: a, planes: b, planeByteOffsets: [0, 4], width: 2, count: 8 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    await expect(shuffle(ctx, { elements: a, planes: b, planeByteOffsets: [0], width: 2, count: 8 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    await expect(shuffle(ctx, { elements: a, planes: a, planeByteOffsets: [0, 8], width: 2, count: 8 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(shuffle(ctx, { elements: a, planes: b, planeByteOffsets: [0, 4], width: 2, count: 8 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    await expect(shuffle(ctx, { elements: a, planes: b, planeByteOffsets: [0], width: 2, count: 8 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    await expect(shuffle(ctx, { elements: a, planes: a, planeByteOffsets: [0, 8], width: 2, count: 8 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
   });
 });
 
@@ -501,7 +542,8 @@ describeGpu('GPU byte histograms', () => {
   gpuTest(`single ranges at offsets 0..3 and 1001, sizes ${HISTOGRAM_SIZES.join(', ')}: random, one value, skewed`, async (ctx, rng) => {
     for (const n of HISTOGRAM_SIZES) {
       for (const kind of ['random', 'one value', 'skewed'] as const) {
-        const bytes = kind === 'random' ? randomBytes(n, rng) : kind === 'one value' ? new Uint8Array(n).fill(rng.below(256)) : skewedBytes(n, rng);
+        const bytes =
+          kind === 'random' ? randomBytes(n, rng) : kind === 'one value' ? new Uint8Array(n).fill(rng.below(256)) : skewedBytes(n, rng);
         for (const offset of [0, 1, 2, 3, 1001]) {
           // sentinel bytes on both sides must not be counted
           const buf = bufferWith(ctx, offset + n + 7, [[offset, bytes]]);
@@ -532,16 +574,26 @@ describeGpu('GPU byte histograms', () => {
     const got = await histograms8(ctx, buf, ranges);
     expect(got.length).toBe(256 * ranges.length);
     ranges.forEach((r, i) => {
-      expectCounts(got.subarray(256 * i, 256 * i + 256), countBytes(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)), `range ${i} (${r.byteOffset}, ${r.byteLength})`);
+      expectCounts(
+        got.subarray(256 * i, 256 * i + 256),
+        countBytes(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)),
+        `range ${i} (${r.byteOffset}, ${r.byteLength})`,
+      );
     });
     expect((await histograms8(ctx, buf, [])).length).toBe(0);
   };
-  gpuTest('many ranges in one submission (overlapping, empty, unaligned, a run of one value)', (ctx, rng) => manyRanges(ctx, rng, 1 << 20, 300_000));
-  gpuTest('many ranges split over storage bindings of 64 KiB', async (ctx, rng) => {
-    await manyRanges(ctx, rng, 1 << 20, 60_000);
-    const buf = bufferWith(ctx, 1 << 18);
-    await expect(histograms8(ctx, buf, [{ byteOffset: 0, byteLength: 1 << 17 }])).rejects.toMatchObject({ code: 'TOO_LARGE' });
-  }, { maxStorageBindingBytes: 1 << 16 });
+  gpuTest('many ranges in one submission (overlapping, empty, unaligned, a run of one value)', (ctx, rng) =>
+    manyRanges(ctx, rng, 1 << 20, 300_000),
+  );
+  gpuTest(
+    'many ranges split over storage bindings of 64 KiB',
+    async (ctx, rng) => {
+      await manyRanges(ctx, rng, 1 << 20, 60_000);
+      const buf = bufferWith(ctx, 1 << 18);
+      await expect(histograms8(ctx, buf, [{ byteOffset: 0, byteLength: 1 << 17 }])).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    },
+    { maxStorageBindingBytes: 1 << 16 },
+  );
 
   gpuTest('bad arguments: a range past the buffer, a negative offset, a buffer without STORAGE', async (ctx) => {
     const buf = bufferWith(ctx, 64);
@@ -628,20 +680,23 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
   });
 
   for (const g of [10, 12, 14]) {
-    gpuTest(`single streams, g=${g}, sizes ${ENCODE_SIZES.join(', ')}: 256 symbols, skewed, two symbols; unaligned sources`, async (ctx, rng) => {
-      for (const n of ENCODE_SIZES) {
-        for (const kind of ['256 symbols', 'skewed', 'two symbols'] as const) {
-          const bytes = kind === '256 symbols' ? randomBytes(n, rng) : kind === 'skewed' ? skewedBytes(n, rng) : skewedBytes(n, rng, 2);
-          const lengths = lengthsFor(bytes, kind === '256 symbols' ? 'all' : 'none');
-          const offset = rng.below(4) + 4 * rng.below(2);
-          const what = `g=${g} n=${n} ${kind} offset=${offset}`;
-          const got = await gpuHuffmanStream(ctx, bytes, offset, lengths, g);
-          expectBytes(got, await cpuHuffmanStream(bytes, lengths, g), `${what}: GPU vs CPU kernel`);
-          expectBytes(ref.huffmanDecodeStream(got, n), bytes, `${what}: reference decode`);
-          expect(parseHuffmanStream(got, n).segments).toBe(segmentCount(n, g));
+    gpuTest(
+      `single streams, g=${g}, sizes ${ENCODE_SIZES.join(', ')}: 256 symbols, skewed, two symbols; unaligned sources`,
+      async (ctx, rng) => {
+        for (const n of ENCODE_SIZES) {
+          for (const kind of ['256 symbols', 'skewed', 'two symbols'] as const) {
+            const bytes = kind === '256 symbols' ? randomBytes(n, rng) : kind === 'skewed' ? skewedBytes(n, rng) : skewedBytes(n, rng, 2);
+            const lengths = lengthsFor(bytes, kind === '256 symbols' ? 'all' : 'none');
+            const offset = rng.below(4) + 4 * rng.below(2);
+            const what = `g=${g} n=${n} ${kind} offset=${offset}`;
+            const got = await gpuHuffmanStream(ctx, bytes, offset, lengths, g);
+            expectBytes(got, await cpuHuffmanStream(bytes, lengths, g), `${what}: GPU vs CPU kernel`);
+            expectBytes(ref.huffmanDecodeStream(got, n), bytes, `${what}: reference decode`);
+            expect(parseHuffmanStream(got, n).segments).toBe(segmentCount(n, g));
+          }
         }
-      }
-    });
+      },
+    );
   }
 
   gpuTest('with the reference code lengths, the streams equal the reference encoder', async (ctx, rng) => {
@@ -678,7 +733,12 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
       const len = i % 13 === 0 ? 0 : rng.below(maxLength);
       const off = rng.below(size - len);
       const range = bytes.subarray(off, off + len);
-      jobs.push({ srcByteOffset: off, byteLength: len, lengths: lengthsFor(range, rng.below(3) === 0 ? 'all' : 'none'), segmentLog2: 10 + rng.below(6) });
+      jobs.push({
+        srcByteOffset: off,
+        byteLength: len,
+        lengths: lengthsFor(range, rng.below(3) === 0 ? 'all' : 'none'),
+        segmentLog2: 10 + rng.below(6),
+      });
     }
     for (let pass = 0; pass < 2; pass++) {
       const got = await huffmanEncodeStreams(ctx, buf, jobs);
@@ -694,14 +754,20 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
     expect(await huffmanEncodeStreams(ctx, buf, [])).toEqual([]);
   };
   gpuTest('many jobs in one call: mixed g, lengths, offsets, empty jobs', (ctx, rng) => manyJobs(ctx, rng, 150_000));
-  gpuTest('many jobs split over storage bindings of 64 KiB', async (ctx, rng) => {
-    await manyJobs(ctx, rng, 30_000);
-    // one job whose worst-case output (60 000 codes of up to 11 bits) cannot fit one binding
-    const buf = bufferWith(ctx, 60_000);
-    const long = codeLengths(Array.from({ length: 40 }, (_, v) => 2 ** (40 - v)));
-    expect(Math.max(...long)).toBe(11);
-    await expect(huffmanEncodeStreams(ctx, buf, [{ srcByteOffset: 0, byteLength: 60_000, lengths: long, segmentLog2: 14 }])).rejects.toMatchObject({ code: 'TOO_LARGE' });
-  }, { maxStorageBindingBytes: 1 << 16 });
+  gpuTest(
+    'many jobs split over storage bindings of 64 KiB',
+    async (ctx, rng) => {
+      await manyJobs(ctx, rng, 30_000);
+      // one job whose worst-case output (60 000 codes of up to 11 bits) cannot fit one binding
+      const buf = bufferWith(ctx, 60_000);
+      const long = codeLengths(Array.from({ length: 40 }, (_, v) => 2 ** (40 - v)));
+      expect(Math.max(...long)).toBe(11);
+      await expect(
+        huffmanEncodeStreams(ctx, buf, [{ srcByteOffset: 0, byteLength: 60_000, lengths: long, segmentLog2: 14 }]),
+      ).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    },
+    { maxStorageBindingBytes: 1 << 16 },
+  );
 
   gpuTest('reads back only the status, the lengths and the coded bytes (histograms: 1 KiB a range)', async (ctx, rng) => {
     const n = 300_001;
@@ -714,7 +780,10 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
       return original.call(ctx.device, desc);
     };
     try {
-      const hist = await histograms8(ctx, buf, [{ byteOffset: 3, byteLength: n }, { byteOffset: 0, byteLength: 5 }]);
+      const hist = await histograms8(ctx, buf, [
+        { byteOffset: 3, byteLength: n },
+        { byteOffset: 0, byteLength: 5 },
+      ]);
       expect(mapped).toEqual([2048]);
       mapped.length = 0;
       const lengths = lengthsFor(bytes);
@@ -731,7 +800,10 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
   gpuTest('a byte without a code names the first job and byte value', async (ctx, rng) => {
     const bytes = skewedBytes(5000, rng, 20);
     const lengths = lengthsFor(bytes);
-    const buf = bufferWith(ctx, 10_000, [[0, bytes], [6000, Uint8Array.of(1, 2, 3)]]);
+    const buf = bufferWith(ctx, 10_000, [
+      [0, bytes],
+      [6000, Uint8Array.of(1, 2, 3)],
+    ]);
     const ok = { srcByteOffset: 0, byteLength: 5000, lengths, segmentLog2: 10 };
     const bad = { srcByteOffset: 5998, byteLength: 6, lengths, segmentLog2: 10 }; // sentinel 0xab and bytes 1, 2, 3
     const missing = [0xab, 1, 2, 3].filter((v) => lengths[v] === 0).sort((a, b) => a - b);
@@ -759,7 +831,8 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
     tooLong.set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 12]);
     const one = new Uint8Array(256);
     one[5] = 1;
-    for (const lengths of [incomplete, overFull, tooLong, one, good.subarray(0, 255), [1, 1] as unknown as Uint8Array]) await reject([{ ...job, lengths }]);
+    for (const lengths of [incomplete, overFull, tooLong, one, good.subarray(0, 255), [1, 1] as unknown as Uint8Array])
+      await reject([{ ...job, lengths }]);
     for (const segmentLog2 of [9, 21, 12.5]) await reject([{ ...job, segmentLog2 }]);
     await reject([{ ...job, srcByteOffset: 4000 }]);
     await reject([{ ...job, byteLength: -1 }]);
@@ -773,8 +846,26 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
 // hashTiles (shaders/codec-hash.wgsl) stages tiles of 8 stripes (128 bytes) of each of a
 // workgroup's 64 blocks (256 KiB): sizes around a tile, a block and a workgroup.
 const TILE_SIZES = [
-  127, 128, 129, 143, 255, 256, 257, 271, 383, 4095 - 16, 4096 - 16, 4096 + 127, 4096 + 256 + 3,
-  63 * 4096 + 17, 64 * 4096 - 1, 64 * 4096, 64 * 4096 + 1, 64 * 4096 + 18, 65 * 4096 + 131, 128 * 4096 + 300,
+  127,
+  128,
+  129,
+  143,
+  255,
+  256,
+  257,
+  271,
+  383,
+  4095 - 16,
+  4096 - 16,
+  4096 + 127,
+  4096 + 256 + 3,
+  63 * 4096 + 17,
+  64 * 4096 - 1,
+  64 * 4096,
+  64 * 4096 + 1,
+  64 * 4096 + 18,
+  65 * 4096 + 131,
+  128 * 4096 + 300,
 ];
 
 describeGpu('GPU tree hash: level-1 tiles', () => {
@@ -806,6 +897,10 @@ describeGpu('GPU tree hash: level-1 tiles', () => {
     }
     const got = await treeHashes(ctx, buf, ranges);
     expect(got.length).toBe(ranges.length);
-    ranges.forEach((r, i) => expect(got[i], `range ${i} (${r.byteOffset}, ${r.byteLength})`).toBe(ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength))));
+    ranges.forEach((r, i) =>
+      expect(got[i], `range ${i} (${r.byteOffset}, ${r.byteLength})`).toBe(
+        ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)),
+      ),
+    );
   });
 });

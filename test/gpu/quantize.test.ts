@@ -13,7 +13,9 @@ import { KernelHarness } from '../support/kernels.js';
 import { refQuantize } from '../support/quantize-reference.js';
 import { describeGpu, gpuTest, type Rng } from './support.js';
 
-const SPECIALS = [0x7fc00000, 0xffc00000, 0x7f800001, 0x7f800000, 0xff800000, 0x80000000, 0, 1, 0x807fffff, 0x00800000, 0x7f7fffff, 0xff7fffff, 0x7149f2ca];
+const SPECIALS = [
+  0x7fc00000, 0xffc00000, 0x7f800001, 0x7f800000, 0xff800000, 0x80000000, 0, 1, 0x807fffff, 0x00800000, 0x7f7fffff, 0xff7fffff, 0x7149f2ca,
+];
 
 function input(rng: Rng, n: number, scale: number): Uint32Array {
   const bits = new Uint32Array(n);
@@ -21,8 +23,8 @@ function input(rng: Rng, n: number, scale: number): Uint32Array {
   let phase = 0;
   for (let i = 0; i < n; i++) {
     phase += 0.03 + 0.05 * (rng.u32() / 2 ** 32);
-    f[i] = scale * (Math.sin(phase) + 0.2 * ((rng.u32() / 2 ** 32) - 0.5));
-    if ((rng.u32() / 2 ** 32) < 0.03) bits[i] = SPECIALS[Math.floor((rng.u32() / 2 ** 32) * SPECIALS.length)];
+    f[i] = scale * (Math.sin(phase) + 0.2 * (rng.u32() / 2 ** 32 - 0.5));
+    if (rng.u32() / 2 ** 32 < 0.03) bits[i] = SPECIALS[Math.floor((rng.u32() / 2 ** 32) * SPECIALS.length)];
   }
   return bits;
 }

@@ -371,7 +371,7 @@ class BitWriter {
   write(bits: number, count: number): void {
     for (let b = 0; b < count; b++) {
       if (this.bitCount % 8 === 0) this.bytes.push(0);
-      this.bytes[this.bytes.length - 1] |= ((bits >>> b) & 1) << this.bitCount % 8;
+      this.bytes[this.bytes.length - 1] |= ((bits >>> b) & 1) << (this.bitCount % 8);
       this.bitCount++;
     }
   }
@@ -383,7 +383,8 @@ class BitWriter {
  * mode, g, m, 4-bit lengths of 0..m, K end offsets (u32), the segments' bitstreams.
  */
 export function huffmanEncodeStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_DEFAULT_SEGMENT_LOG2): Uint8Array {
-  if (!(segmentLog2 >= HUFFMAN_MIN_SEGMENT_LOG2 && segmentLog2 <= HUFFMAN_MAX_SEGMENT_LOG2)) throw new Error(`segmentLog2 ${segmentLog2} outside 10..20`);
+  if (!(segmentLog2 >= HUFFMAN_MIN_SEGMENT_LOG2 && segmentLog2 <= HUFFMAN_MAX_SEGMENT_LOG2))
+    throw new Error(`segmentLog2 ${segmentLog2} outside 10..20`);
   if (bytes.length === 0) return Uint8Array.of(0);
   const histogram = new Array<number>(256).fill(0);
   for (const b of bytes) histogram[b]++;
@@ -461,7 +462,8 @@ export function huffmanDecodeStream(stream: Uint8Array, decodedBytes: number): U
     kraft += 2 ** (HUFFMAN_MAX_LENGTH - lengths[s]);
   }
   if (symbols < 2) corrupt(`${symbols} symbols in a Huffman code (at least 2)`);
-  if (kraft !== 2 ** HUFFMAN_MAX_LENGTH) corrupt(`code is ${kraft < 2 ** HUFFMAN_MAX_LENGTH ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/2048)`);
+  if (kraft !== 2 ** HUFFMAN_MAX_LENGTH)
+    corrupt(`code is ${kraft < 2 ** HUFFMAN_MAX_LENGTH ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/2048)`);
 
   const segmentSize = 2 ** g;
   const segments = Math.ceil(n / segmentSize);
@@ -590,7 +592,8 @@ export function decodePayloadV2(stages: readonly number[], payload: Uint8Array, 
     encodedSizes.push(readU32(payload, 8 * j + 4));
     encodedTotal += encodedSizes[j];
   }
-  if (encodedTotal !== payload.length - 8 * streams) corrupt(`encoded sizes sum to ${encodedTotal}, payload holds ${payload.length - 8 * streams}`);
+  if (encodedTotal !== payload.length - 8 * streams)
+    corrupt(`encoded sizes sum to ${encodedTotal}, payload holds ${payload.length - 8 * streams}`);
 
   // Bounds of each decoded size, checked before anything is decoded.
   for (let j = 0; j < streams; j++) {

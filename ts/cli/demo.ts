@@ -165,13 +165,29 @@ export async function runDemo(engine: Engine, print: (line: string) => void = co
     plainRleDecode(plain, plainOut);
     if (!sameBytes(bytesOf(plainOut), bytes)) throw new Error(`plain RLE round trip of ${sample.name} differs`);
     rows.push(
-      row(sample, 'plain JS RLE', bytes.length, plain.length, timeMedian(() => plainRleEncode(elements)), timeMedian(() => plainRleDecode(plain, plainOut)), 'js'),
+      row(
+        sample,
+        'plain JS RLE',
+        bytes.length,
+        plain.length,
+        timeMedian(() => plainRleEncode(elements)),
+        timeMedian(() => plainRleDecode(plain, plainOut)),
+        'js',
+      ),
     );
 
     const deflated = deflateSync(bytes, { level: 1 });
     if (!sameBytes(inflateSync(deflated), bytes)) throw new Error(`fflate round trip of ${sample.name} differs`);
     rows.push(
-      row(sample, 'fflate deflate-1', bytes.length, deflated.length, timeMedian(() => deflateSync(bytes, { level: 1 })), timeMedian(() => inflateSync(deflated)), 'js'),
+      row(
+        sample,
+        'fflate deflate-1',
+        bytes.length,
+        deflated.length,
+        timeMedian(() => deflateSync(bytes, { level: 1 })),
+        timeMedian(() => inflateSync(deflated)),
+        'js',
+      ),
     );
   }
   printTable(rows, print);
@@ -179,7 +195,15 @@ export async function runDemo(engine: Engine, print: (line: string) => void = co
   print('round trips: all equal byte for byte. MB/s = 10^6 bytes of decoded data per second, median of repeated runs.');
   return rows;
 
-  function row(sample: Sample, codec: string, inputBytes: number, outputBytes: number, encodeMs: number, decodeMs: number, path: string): DemoRow {
+  function row(
+    sample: Sample,
+    codec: string,
+    inputBytes: number,
+    outputBytes: number,
+    encodeMs: number,
+    decodeMs: number,
+    path: string,
+  ): DemoRow {
     return {
       sample: sample.name,
       type: sample.type,

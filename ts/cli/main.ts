@@ -212,7 +212,11 @@ export function buildProgram(): Command {
         'processes sharing the port, each with an engine and its share of the workers (default: one per two cores, 1 to 8, at most --workers)',
       ).argParser(positiveInteger('--processes', 256)),
     )
-    .addOption(new Option('--workers <n>', 'CPU worker threads over all processes (default: all cores)').argParser(positiveInteger('--workers', 1024)))
+    .addOption(
+      new Option('--workers <n>', 'CPU worker threads over all processes (default: all cores)').argParser(
+        positiveInteger('--workers', 1024),
+      ),
+    )
     .addOption(
       new Option('--max-body <bytes>', 'largest request body (413 above)').argParser(integerFlag('--max-body', 0)).default(2 ** 30),
     )
@@ -223,7 +227,11 @@ export function buildProgram(): Command {
     .addOption(new Option('--gpu <mode>', 'use a WebGPU adapter for sort').choices(['auto', 'off', 'require']).default('off'))
     .action(async (opts) => {
       if (opts.processes !== undefined && opts.workers !== undefined && opts.workers < opts.processes) {
-        throw new CommanderError(2, 'parle.usage', `error: --workers (${opts.workers}) must be at least --processes (${opts.processes}): each process needs a worker thread`);
+        throw new CommanderError(
+          2,
+          'parle.usage',
+          `error: --workers (${opts.workers}) must be at least --processes (${opts.processes}): each process needs a worker thread`,
+        );
       }
       // fastify and prom-client are optional: loaded only here (PATH_UNAVAILABLE, exit 1, without them)
       const { runServe } = await loadService();
@@ -241,11 +249,14 @@ export function buildProgram(): Command {
 
   program
     .command('bench')
-    .description('run the comparison benchmarks (peers, the papers\' tables, charts) into bench/report/ (bench/suite/)')
+    .description("run the comparison benchmarks (peers, the papers' tables, charts) into bench/report/ (bench/suite/)")
     .option('--quick', 'small sizes, about 90 s on 2 cores; GPU cases above 256 KiB skipped')
     .option('--json <file>', 'also write the results JSON to FILE')
     .option('--gpu-machine', 'full sizes with a real GPU required, no GPU cap; output to $OUT when set')
-    .option('--out <dir>', 'directory for report.md, results.json and the charts (default bench/report/; with --quick bench/.quick/report/)')
+    .option(
+      '--out <dir>',
+      'directory for report.md, results.json and the charts (default bench/report/; with --quick bench/.quick/report/)',
+    )
     .action(async (opts: { quick?: boolean; json?: string; gpuMachine?: boolean; out?: string }) => {
       // The suite is plain .mjs beside the package (not bundled): dist/node/cli.js and
       // ts/cli/main.ts are both two levels below the package root.

@@ -45,7 +45,19 @@ export function encodeArenaBytes(count: number, width: number, quantize = false)
   const raw = count * width;
   if (quantize) return encodeArenaBytes(count, width) + 3 * raw + 8 * SLACK;
   // delta, shuffle, rle values, LEB128 lengths (<= runs + 4 n / 129), u32 lengths, two payloads, hash scratch
-  return SMALL_SCRATCH + 2 * (raw + SLACK) + (raw + SLACK) + Math.ceil(raw * 1.04) + 8 * width + SLACK + 4 * count + SLACK + 2 * (raw + 4096 + SLACK) + Math.ceil(raw / 4096) * 4 + SLACK;
+  return (
+    SMALL_SCRATCH +
+    2 * (raw + SLACK) +
+    (raw + SLACK) +
+    Math.ceil(raw * 1.04) +
+    8 * width +
+    SLACK +
+    4 * count +
+    SLACK +
+    2 * (raw + 4096 + SLACK) +
+    Math.ceil(raw / 4096) * 4 +
+    SLACK
+  );
 }
 
 /** A bump allocator over [ptr, ptr + bytes). */
@@ -94,6 +106,20 @@ function treeHashAt(ctx: CodecContext, arena: Arena, ptr: number, len: number): 
   const h = ctx.kernels.treeHash(ptr, len, scratch) >>> 0;
   arena.reset(mark);
   return h;
+}
+
+/** The entry of a stored chunk of `count` elements (`raw` bytes) whose bytes hash to `elementsHash`. */
+export function storedEntry(count: number, raw: number, elementsHash: number): ChunkEntry {
+  return {
+    elementCount: count,
+    encoding: Encoding.Stored,
+    runCount: 0,
+    payloadBytes: raw,
+    payloadChecksum: BigInt(elementsHash),
+    elementsChecksum: BigInt(elementsHash),
+    stages: [],
+    streamCount: 0,
+  };
 }
 
 /** Parameters of {@link encodeChunk2At}. */
@@ -360,16 +386,7 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
   }
   const elementsHash = treeHashAt(ctx, arena, p.inPtr, raw);
   const stored = (reason: string): EncodeChunk2Result => ({
-    entry: {
-      elementCount: p.count,
-      encoding: Encoding.Stored,
-      runCount: 0,
-      payloadBytes: raw,
-      payloadChecksum: BigInt(elementsHash),
-      elementsChecksum: BigInt(elementsHash),
-      stages: [],
-      streamCount: 0,
-    },
+    entry: storedEntry(p.count, raw, elementsHash),
     payloadOffset: -1,
     reason,
   });
@@ -530,7 +547,14 @@ export interface Directory {
  * its buffers from them.
  * @throws ParleError CORRUPT
  */
-export function readDirectory(dir: Uint8Array, payloadBytes: number, stages: Pipeline, width: 1 | 2 | 4, count: number, index: number): Directory {
+export function readDirectory(
+  dir: Uint8Array,
+  payloadBytes: number,
+  stages: Pipeline,
+  width: 1 | 2 | 4,
+  count: number,
+  index: number,
+): Directory {
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
   const S = streamCount(stages, width);
   if (8 * S > payloadBytes || dir.length < 8 * S) throw corrupt(`payload of ${payloadBytes} bytes cannot hold ${S} stream sizes`);
@@ -571,7 +595,9 @@ export function readDirectory(dir: Uint8Array, payloadBytes: number, stages: Pip
 export function decodeArenaBytes(directory: Directory, count: number, width: number): number {
   let streams = 0;
   for (const d of directory.decoded) streams += d + 16;
-  return SMALL_SCRATCH + streams + SLACK + 4 * count + SLACK + count * width + SLACK + Math.ceil(Math.max(count * width, 1) / 4096) * 4 + SLACK;
+  return (
+    SMALL_SCRATCH + streams + SLACK + 4 * count + SLACK + count * width + SLACK + Math.ceil(Math.max(count * width, 1) / 4096) * 4 + SLACK
+  );
 }
 
 /**
@@ -589,8 +615,8 @@ export function decodeArenaBytesFor(payload: Uint8Array, entry: ChunkEntry, widt
   return decodeArenaBytes(readDirectory(codes, codes.length, stages, 4, count, index), count, 4) + 4 * count + 2 * SLACK;
 }
 
-/** Parameters of {@link decodeChunk2At}. */
-export interface DecodeChunk2Params {
+/** What every chunk decode procedure takes: the chunk, its payload and an arena of scratch. */
+export interface ChunkDecodeBase {
   elementSize: 1 | 2 | 4;
   entry: ChunkEntry;
   index: number;
@@ -598,6 +624,10 @@ export interface DecodeChunk2Params {
   payloadPtr: number;
   arenaPtr: number;
   arenaBytes: number;
+}
+
+/** Parameters of {@link decodeChunk2At}. */
+export interface DecodeChunk2Params extends ChunkDecodeBase {
   /** Room for entry.elementCount elements plus 32 bytes of slack. */
   outPtr: number;
   /** Check the payload hash and decode, but leave the elements' hash unchecked (a GPU checks it). */
@@ -631,7 +661,13 @@ export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
     kernels.copyBytes(p.outPtr, p.payloadPtr, raw);
   } else if (entry.quantize === true) {
     if (width !== 4) throw corrupt('quantize stage on elements that are not f32');
-    const head = readQuantizeHeader(u8(ctx, p.payloadPtr, entry.payloadBytes), entry.payloadBytes, count, 8 * streamCount(stages, 4), index);
+    const head = readQuantizeHeader(
+      u8(ctx, p.payloadPtr, entry.payloadBytes),
+      entry.payloadBytes,
+      count,
+      8 * streamCount(stages, 4),
+      index,
+    );
     const codes = arena.alloc(raw + SLACK);
     decodePipelineTo(ctx, arena, p.payloadPtr + head.codesAt, entry.payloadBytes - head.codesAt, stages, 4, count, codes, false, index);
     const found = kernels.dequantizeF32(codes, count, head.step, p.outPtr);
@@ -708,7 +744,8 @@ function decodePipelineTo(
   } else if (planesPtr !== outPtr) {
     kernels.copyBytes(outPtr, planesPtr, raw);
   }
-  if (shuffle && delta) (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(outPtr, outPtr, count);
+  if (shuffle && delta)
+    (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(outPtr, outPtr, count);
 }
 
 /** Decodes every stream of a payload into the arena, one after another; returns their pointers. */
@@ -743,7 +780,12 @@ export interface RunsSlot {
  * The layout of a version-2 rle chunk's runs for {@link decodeRuns2At}: one slot a stream pair
  * (a plane, or the one stream), values and lengths back to back, pad runs included.
  */
-export function runsLayout(directory: Directory, stages: Pipeline, width: 1 | 2 | 4, count: number): { slots: RunsSlot[]; valueBytes: number; runs: number } {
+export function runsLayout(
+  directory: Directory,
+  stages: Pipeline,
+  width: 1 | 2 | 4,
+  count: number,
+): { slots: RunsSlot[]; valueBytes: number; runs: number } {
   const streamWidth = stages.includes(StageId.Shuffle) ? 1 : width;
   const slots: RunsSlot[] = [];
   let valueBytes = 0;
@@ -760,14 +802,7 @@ export function runsLayout(directory: Directory, stages: Pipeline, width: 1 | 2 
 }
 
 /** Parameters of {@link decodeRuns2At}. */
-export interface DecodeRuns2Params {
-  elementSize: 1 | 2 | 4;
-  entry: ChunkEntry;
-  index: number;
-  /** The payload, with at least 16 readable bytes after it. */
-  payloadPtr: number;
-  arenaPtr: number;
-  arenaBytes: number;
+export interface DecodeRuns2Params extends ChunkDecodeBase {
   /** Room for the layout's valueBytes, and for its runs u32 lengths ({@link runsLayout}). */
   valuesPtr: number;
   lengthsPtr: number;
@@ -813,7 +848,16 @@ export function decodeRuns2At(ctx: CodecContext, p: DecodeRuns2Params): null {
 }
 
 /** Decodes one Huffman stream (`stream`, at `streamPtr` in memory) of `D` bytes to `outPtr`. */
-function decodeHuffmanStream(ctx: CodecContext, arena: Arena, stream: Uint8Array, streamPtr: number, D: number, outPtr: number, index: number, j: number): void {
+function decodeHuffmanStream(
+  ctx: CodecContext,
+  arena: Arena,
+  stream: Uint8Array,
+  streamPtr: number,
+  D: number,
+  outPtr: number,
+  index: number,
+  j: number,
+): void {
   const { kernels } = ctx;
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}, stream ${j}: ${why}`);
   const mode = stream[0];
@@ -836,9 +880,13 @@ function decodeHuffmanStream(ctx: CodecContext, arena: Arena, stream: Uint8Array
     const codesPtr = arena.alloc(1024);
     const tablePtr = arena.alloc(12 << 10);
     u8(ctx, lengthsPtr, 256).set(header.lengths);
-    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0) throw corrupt('code lengths do not form a complete code of two or more symbols');
+    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0)
+      throw corrupt('code lengths do not form a complete code of two or more symbols');
     const bitsBytes = stream.length - header.bitsAt;
-    if (kernels.huffmanDecode(streamPtr + header.bitsAt, bitsBytes, streamPtr + header.offsetsAt, header.segmentLog2, D, tablePtr, outPtr) !== 0) {
+    if (
+      kernels.huffmanDecode(streamPtr + header.bitsAt, bitsBytes, streamPtr + header.offsetsAt, header.segmentLog2, D, tablePtr, outPtr) !==
+      0
+    ) {
       throw corrupt('a segment needs bits past its end');
     }
   } finally {

@@ -104,7 +104,10 @@ export function checkErrorBound(value: unknown, type: string, name = 'options.er
   }
   const abs = (value as { abs?: unknown }).abs;
   if (typeof abs !== 'number' || !Number.isFinite(abs) || abs <= 0) {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, `${name}.abs must be a finite number > 0; got ${typeof abs === 'number' ? String(abs) : typeof abs}`);
+    throw new ParleError(
+      ErrorCodes.INVALID_OPTION,
+      `${name}.abs must be a finite number > 0; got ${typeof abs === 'number' ? String(abs) : typeof abs}`,
+    );
   }
   return abs;
 }
@@ -134,9 +137,16 @@ export function writeQuantizeHeader(out: Uint8Array, abs: number, step: number, 
  * @throws ParleError CORRUPT: a bound that is not finite or below {@link MIN_BOUND}, a step that
  *   is not {@link stepFor} the bound, more exceptions than elements or than the payload holds
  */
-export function readQuantizeHeader(payload: Uint8Array, payloadBytes: number, count: number, minCodesBytes: number, index: number): QuantizeHeader {
+export function readQuantizeHeader(
+  payload: Uint8Array,
+  payloadBytes: number,
+  count: number,
+  minCodesBytes: number,
+  index: number,
+): QuantizeHeader {
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
-  if (payloadBytes < QUANTIZE_HEADER_BYTES || payload.length < QUANTIZE_HEADER_BYTES) throw corrupt(`quantized payload of ${payloadBytes} bytes`);
+  if (payloadBytes < QUANTIZE_HEADER_BYTES || payload.length < QUANTIZE_HEADER_BYTES)
+    throw corrupt(`quantized payload of ${payloadBytes} bytes`);
   const view = new DataView(payload.buffer, payload.byteOffset, QUANTIZE_HEADER_BYTES);
   const abs = view.getFloat64(0, true);
   const stepBits = view.getUint32(8, true);
@@ -156,7 +166,19 @@ export interface QuantizeKernels {
    * first `cap` exceptions' indices and bits to `excIndexPtr` / `excValuePtr`. Returns the
    * exception count (may exceed cap). Parameters from {@link quantizeParams}.
    */
-  quantizeF32(inPtr: number, n: number, step: number, inv: number, tol: number, limBits: number, codesPtr: number, reconPtr: number, excIndexPtr: number, excValuePtr: number, cap: number): number;
+  quantizeF32(
+    inPtr: number,
+    n: number,
+    step: number,
+    inv: number,
+    tol: number,
+    limBits: number,
+    codesPtr: number,
+    reconPtr: number,
+    excIndexPtr: number,
+    excValuePtr: number,
+    cap: number,
+  ): number;
   /** Codes to f32 (exceptions as 0); returns the Code.Exception count, or -1 for an invalid code. In place allowed. */
   dequantizeF32(codesPtr: number, n: number, step: number, outPtr: number): number;
   /** Writes the exceptions over the output, checking order, range and codes; 0 or -1. */

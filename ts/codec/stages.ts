@@ -77,10 +77,16 @@ export function parseCodec(codec: string, width: number): Pipeline | undefined {
   const ids = codec.split('+').map((name) => {
     const entry = Object.entries(STAGE_NAMES).find(([, n]) => n === name);
     if (name === 'quantize') {
-      throw new ParleError(ErrorCodes.INVALID_OPTION, "options.codec: 'quantize' is not a codec stage; ask for it with options.errorBound (f32)");
+      throw new ParleError(
+        ErrorCodes.INVALID_OPTION,
+        "options.codec: 'quantize' is not a codec stage; ask for it with options.errorBound (f32)",
+      );
     }
     if (!entry) {
-      throw new ParleError(ErrorCodes.INVALID_OPTION, `options.codec: unknown stage '${name}' (stages: delta, shuffle, rle, huffman; or 'auto', 'stored')`);
+      throw new ParleError(
+        ErrorCodes.INVALID_OPTION,
+        `options.codec: unknown stage '${name}' (stages: delta, shuffle, rle, huffman; or 'auto', 'stored')`,
+      );
     }
     return Number(entry[0]) as StageId;
   });

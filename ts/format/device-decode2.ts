@@ -193,7 +193,9 @@ export async function decompressV2ToDevice(
     const t1 = performance.now();
     // streams of chunks without rle, on the GPU
     for (const toOut of [true, false]) {
-      const some = jobs.filter((j) => j.target.out === toOut).map(({ stream, srcByteOffset, target }) => ({ stream, srcByteOffset, dstByteOffset: target.at }));
+      const some = jobs
+        .filter((j) => j.target.out === toOut)
+        .map(({ stream, srcByteOffset, target }) => ({ stream, srcByteOffset, dstByteOffset: target.at }));
       if (some.length > 0) await huffmanDecode(gpu, container.buffer, toOut ? outBuf : workBuf, some);
     }
     // chunks with rle: runs on the CPU, expanded on the GPU, one RLE decode a value width

@@ -17,9 +17,17 @@
  * CPU path's, and the bytes with it; the format is the same.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
+import { storedEntry } from '../codec/cpu-codec.js';
 import { codedBits, codeLengths, DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, presentSymbols, segmentCount } from '../codec/huffman.js';
 import { pipelineName, StageId, streamCount, type Pipeline } from '../codec/stages.js';
-import { encodeDelta, encodeHistograms8, encodeShuffle, encodeTreeHashes, huffmanEncodeStreams, type HuffmanEncodeJob } from '../gpu/codec.js';
+import {
+  encodeDelta,
+  encodeHistograms8,
+  encodeShuffle,
+  encodeTreeHashes,
+  huffmanEncodeStreams,
+  type HuffmanEncodeJob,
+} from '../gpu/codec.js';
 import type { GpuContext } from '../gpu/context.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import { debug } from '../platform/node.js';
@@ -75,7 +83,10 @@ async function readRange(gpu: GpuContext, buffer: GPUBuffer, offset: number, len
  * Reads byte ranges of GPU buffers (any alignment) back to the host in one submission and one
  * mapping: gathered into one scratch buffer at 4-byte-aligned places, then cut apart.
  */
-async function readRanges(gpu: GpuContext, ranges: readonly { buffer: GPUBuffer; offset: number; length: number }[]): Promise<Uint8Array[]> {
+async function readRanges(
+  gpu: GpuContext,
+  ranges: readonly { buffer: GPUBuffer; offset: number; length: number }[],
+): Promise<Uint8Array[]> {
   const spans = ranges.map((r) => {
     const start = Math.floor(r.offset / 4) * 4;
     return { start, span: roundUp4(r.offset + r.length) - start };
@@ -129,7 +140,11 @@ export async function compressV2OnDevice(
   const w = elementSize(type);
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
   const C = header.chunkLength;
-  const chunks = Array.from({ length: header.chunkCount }, (_, i) => ({ index: i, count: Math.min(C, header.elementCount - i * C), at: i * C * w }));
+  const chunks = Array.from({ length: header.chunkCount }, (_, i) => ({
+    index: i,
+    count: Math.min(C, header.elementCount - i * C),
+    at: i * C * w,
+  }));
   const wanted = codec === undefined ? undefined : pipelineName(codec as Pipeline);
   const allow = (name: string) => wanted === undefined || wanted === name;
   const useDelta = allow('delta+huffman') || allow('delta+shuffle+huffman');
@@ -170,11 +185,34 @@ export async function compressV2OnDevice(
       readers.hashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
       for (const c of chunks) {
         if (c.count === 0) continue;
-        if (buffers.delta) encodeDelta(gpu, s, 'encode', { src: input.buffer, srcByteOffset: c.at, dst: buffers.delta, dstByteOffset: c.at, width: w, count: c.count });
+        if (buffers.delta)
+          encodeDelta(gpu, s, 'encode', {
+            src: input.buffer,
+            srcByteOffset: c.at,
+            dst: buffers.delta,
+            dstByteOffset: c.at,
+            width: w,
+            count: c.count,
+          });
         const offsets = Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
-        if (buffers.planes) encodeShuffle(gpu, s, 'shuffle', { elements: input.buffer, elementsByteOffset: c.at, planes: buffers.planes, planeByteOffsets: offsets, width: w as 2 | 4, count: c.count });
+        if (buffers.planes)
+          encodeShuffle(gpu, s, 'shuffle', {
+            elements: input.buffer,
+            elementsByteOffset: c.at,
+            planes: buffers.planes,
+            planeByteOffsets: offsets,
+            width: w as 2 | 4,
+            count: c.count,
+          });
         if (buffers.deltaPlanes) {
-          encodeShuffle(gpu, s, 'shuffle', { elements: buffers.delta!, elementsByteOffset: c.at, planes: buffers.deltaPlanes, planeByteOffsets: offsets, width: w as 2 | 4, count: c.count });
+          encodeShuffle(gpu, s, 'shuffle', {
+            elements: buffers.delta!,
+            elementsByteOffset: c.at,
+            planes: buffers.deltaPlanes,
+            planeByteOffsets: offsets,
+            width: w as 2 | 4,
+            count: c.count,
+          });
         }
       }
       for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) {
@@ -191,7 +229,11 @@ export async function compressV2OnDevice(
       const list: Candidate[] = [];
       const whole = (source: Source, pipeline: Pipeline) => {
         const hist = histOf(source, c.index);
-        list.push({ pipeline, bytes: 8 + huffmanStreamBytes(hist, c.count * w).bytes, streams: [{ source, byteOffset: c.at, byteLength: c.count * w, hist }] });
+        list.push({
+          pipeline,
+          bytes: 8 + huffmanStreamBytes(hist, c.count * w).bytes,
+          streams: [{ source, byteOffset: c.at, byteLength: c.count * w, hist }],
+        });
       };
       const planes = (source: Source, pipeline: Pipeline) => {
         const streams: StreamPlan[] = [];
@@ -206,7 +248,8 @@ export async function compressV2OnDevice(
       if (allow('huffman')) whole('raw', [StageId.Huffman]);
       if (useDelta && allow('delta+huffman')) whole('delta', [StageId.Delta, StageId.Huffman]);
       if (useShuffle && allow('shuffle+huffman')) planes('planes', [StageId.Shuffle, StageId.Huffman]);
-      if (useShuffle && useDelta && allow('delta+shuffle+huffman')) planes('deltaPlanes', [StageId.Delta, StageId.Shuffle, StageId.Huffman]);
+      if (useShuffle && useDelta && allow('delta+shuffle+huffman'))
+        planes('deltaPlanes', [StageId.Delta, StageId.Shuffle, StageId.Huffman]);
       return list;
     });
     const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
@@ -269,12 +312,20 @@ export async function compressV2OnDevice(
         const sized = huffmanStreamBytes(plan.hist, plan.byteLength);
         if (count === 1) streamBytes.set(plan, new Uint8Array([HuffmanMode.OneSymbol, first]));
         else if (sized.lengths === undefined) rawReads.push(plan);
-        else (jobs[plan.source] ??= []).push({ plan, job: { srcByteOffset: plan.byteOffset, byteLength: plan.byteLength, lengths: sized.lengths, segmentLog2: DEFAULT_SEGMENT_LOG2 } });
+        else
+          (jobs[plan.source] ??= []).push({
+            plan,
+            job: { srcByteOffset: plan.byteOffset, byteLength: plan.byteLength, lengths: sized.lengths, segmentLog2: DEFAULT_SEGMENT_LOG2 },
+          });
       }
     }
     for (const source of Object.keys(jobs) as Source[]) {
       const list = jobs[source]!;
-      const out = await huffmanEncodeStreams(gpu, buffers[source]!, list.map((j) => j.job));
+      const out = await huffmanEncodeStreams(
+        gpu,
+        buffers[source]!,
+        list.map((j) => j.job),
+      );
       list.forEach((j, i) => {
         // a coded stream no smaller than raw is stored raw, as the CPU encoder does
         if (out[i].length >= 1 + j.plan.byteLength) rawReads.push(j.plan);
@@ -329,7 +380,11 @@ export async function compressV2OnDevice(
         stages: [...x.pipeline],
         streamCount: streamCount(x.pipeline, w),
       };
-      return { entry, payload, reason: `GPU: ${candidates[i].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ')}: ${pipelineName(x.pipeline)}` };
+      return {
+        entry,
+        payload,
+        reason: `GPU: ${candidates[i].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ')}: ${pipelineName(x.pipeline)}`,
+      };
     });
     debug(
       () =>
@@ -341,20 +396,6 @@ export async function compressV2OnDevice(
   } finally {
     for (const b of acquired) gpu.releaseStorage(b);
   }
-}
-
-/** The entry of a stored chunk whose elements hash to `elementsHash`. */
-function storedEntry(count: number, raw: number, elementsHash: number): ChunkEntry {
-  return {
-    elementCount: count,
-    encoding: Encoding.Stored,
-    runCount: 0,
-    payloadBytes: raw,
-    payloadChecksum: BigInt(elementsHash),
-    elementsChecksum: BigInt(elementsHash),
-    stages: [],
-    streamCount: 0,
-  };
 }
 
 /**

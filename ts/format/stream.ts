@@ -11,7 +11,15 @@ import type { ElementType, ParleArray } from '../types.js';
 import { bytesOf, elementSize } from '../types.js';
 import { abortError } from '../cpu/pool.js';
 import { checkOut } from './container.js';
-import { chunkReport, decodeChunk, decodeChunk2, encodeChunk2, type ChunkCodec, type ChunkReport, type EncodedChunk } from './chunk-codec.js';
+import {
+  chunkReport,
+  decodeChunk,
+  decodeChunk2,
+  encodeChunk2,
+  type ChunkCodec,
+  type ChunkReport,
+  type EncodedChunk,
+} from './chunk-codec.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -256,7 +264,15 @@ export class ContainerReader {
       const decoding = (
         this.header.version === 1
           ? decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal)
-          : decodeChunk2(this.cpu, this.header.type, this.entry, payload, inPlace ? target.byteOffset + at : decoded, this.chunkIndex, signal)
+          : decodeChunk2(
+              this.cpu,
+              this.header.type,
+              this.entry,
+              payload,
+              inPlace ? target.byteOffset + at : decoded,
+              this.chunkIndex,
+              signal,
+            )
       ).then(() => decoded);
       decoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(decoding);

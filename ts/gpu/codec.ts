@@ -21,7 +21,16 @@
  *   submission each.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { canonicalCodeTable, headerBytes, MAX_CODE_BITS, MAX_SEGMENT_LOG2, MIN_SEGMENT_LOG2, readHeader, segmentCount, writeHeader } from '../codec/huffman.js';
+import {
+  canonicalCodeTable,
+  headerBytes,
+  MAX_CODE_BITS,
+  MAX_SEGMENT_LOG2,
+  MIN_SEGMENT_LOG2,
+  readHeader,
+  segmentCount,
+  writeHeader,
+} from '../codec/huffman.js';
 import hashSource from '../../shaders/codec-hash.wgsl';
 import huffmanSource from '../../shaders/codec-huffman.wgsl';
 import deltaSource from '../../shaders/codec-delta.wgsl';
@@ -43,7 +52,13 @@ const DELTA_TILE_WORDS = WORKGROUP_SIZE * 16;
 
 // ---- shared plumbing -----------------------------------------------------------------------
 
-function pipeline(ctx: GpuContext, file: string, source: string, entryPoint: string, consts: Record<string, string> = {}): GPUComputePipeline {
+function pipeline(
+  ctx: GpuContext,
+  file: string,
+  source: string,
+  entryPoint: string,
+  consts: Record<string, string> = {},
+): GPUComputePipeline {
   const key = `${file}:${entryPoint}:${Object.values(consts).join(',')}`;
   return getPipeline(ctx.device, key, () => ({
     code: composeKernel(source, { subgroups: false, scalar: 'u32', consts }),
@@ -69,13 +84,17 @@ function checkCount(value: unknown, name: string): number {
 
 function checkWordOffset(value: unknown, name: string): number {
   const v = checkCount(value, name);
-  if (v % 4 !== 0) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must be a multiple of 4 (outputs are written in whole words)`);
+  if (v % 4 !== 0)
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must be a multiple of 4 (outputs are written in whole words)`);
   return v;
 }
 
 function checkSpan(buffer: GPUBuffer, offset: number, bytes: number, name: string): void {
   if (offset + bytes > buffer.size) {
-    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name}: bytes ${offset}..${offset + bytes} lie past the buffer's ${buffer.size} bytes`);
+    throw new ParleError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `${name}: bytes ${offset}..${offset + bytes} lie past the buffer's ${buffer.size} bytes`,
+    );
   }
 }
 
@@ -116,7 +135,12 @@ function bindWindow(ctx: GpuContext, buffer: GPUBuffer, w: Window, what: string)
  * Splits items, in order, into groups whose spans (one [start, end) per bound buffer, or null
  * where an item does not touch that buffer) each fit one storage binding from an aligned offset.
  */
-function groupBySpans(ctx: GpuContext, count: number, spans: (i: number) => ([number, number] | null)[], what: string): { items: number[]; windows: (Window | null)[] }[] {
+function groupBySpans(
+  ctx: GpuContext,
+  count: number,
+  spans: (i: number) => ([number, number] | null)[],
+  what: string,
+): { items: number[]; windows: (Window | null)[] }[] {
   const align = alignment(ctx);
   const limit = maxBinding(ctx);
   const groups: { items: number[]; windows: (Window | null)[] }[] = [];
@@ -126,7 +150,8 @@ function groupBySpans(ctx: GpuContext, count: number, spans: (i: number) => ([nu
     const s = spans(i);
     const own = s.map((x) => (x === null ? null : windowOf(ctx, x[0], x[1])));
     for (const w of own) {
-      if (w !== null && !fits(w)) throw new ParleError(ErrorCodes.TOO_LARGE, `${what}: item ${i} spans more than one storage binding (${limit} bytes)`);
+      if (w !== null && !fits(w))
+        throw new ParleError(ErrorCodes.TOO_LARGE, `${what}: item ${i} spans more than one storage binding (${limit} bytes)`);
     }
     if (current !== null) {
       const merged = current.windows.map((w, k) => {
@@ -163,16 +188,19 @@ function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number)
   const rb = ctx.device.createBuffer({ label: 'parle:codec-readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   s.onFailure.push(rb);
   s.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
-  return async () => {
-    try {
-      await ctx.guard(rb.mapAsync(GPUMapMode.READ));
-      const words = new Uint32Array(rb.getMappedRange().slice(0));
-      rb.unmap();
-      return words;
-    } finally {
-      rb.destroy();
-    }
-  };
+  return async () => new Uint32Array(await mapAndRead(ctx, rb));
+}
+
+/** Maps a MAP_READ buffer (after its submission), copies its contents out and destroys it. */
+async function mapAndRead(ctx: GpuContext, rb: GPUBuffer): Promise<ArrayBuffer> {
+  try {
+    await ctx.guard(rb.mapAsync(GPUMapMode.READ));
+    const copy = rb.getMappedRange().slice(0);
+    rb.unmap();
+    return copy;
+  } finally {
+    rb.destroy();
+  }
 }
 
 // ---- tree hash ---------------------------------------------------------------------------------
@@ -212,7 +240,12 @@ interface HashRange {
  * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it), TOO_LARGE
  *   (a range beyond one storage binding)
  */
-export function encodeTreeHashes(ctx: GpuContext, s: Submission, buffer: GPUBuffer, ranges: readonly ByteRange[]): () => Promise<Uint32Array> {
+export function encodeTreeHashes(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+): () => Promise<Uint32Array> {
   checkBuffer(buffer, 'buffer');
   if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
   ranges.forEach((r, i) => {
@@ -276,11 +309,17 @@ export function encodeTreeHashes(ctx: GpuContext, s: Submission, buffer: GPUBuff
       'parle:tree-hash',
     );
   };
-  const groups = groupBySpans(ctx, m, (i) => [ranges[i].byteLength > 0 ? [ranges[i].byteOffset, ranges[i].byteOffset + ranges[i].byteLength] : null], 'tree hash');
+  const groups = groupBySpans(
+    ctx,
+    m,
+    (i) => [ranges[i].byteLength > 0 ? [ranges[i].byteOffset, ranges[i].byteOffset + ranges[i].byteLength] : null],
+    'tree hash',
+  );
   for (const group of groups) {
     const w = group.windows[0];
     const level = group.items.map((i) => first[i]);
-    if (w === null) dispatch(level, null, 0); // only empty ranges: nothing is read
+    if (w === null)
+      dispatch(level, null, 0); // only empty ranges: nothing is read
     else dispatch(level, bindWindow(ctx, buffer, w, 'tree hash'), w.base);
   }
   for (const level of later) dispatch(level, null, 0);
@@ -414,7 +453,8 @@ export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
     kraft += HUFFMAN_TABLE_ENTRIES >> len;
   }
   if (order.length < 2) corrupt(`${order.length} symbols in a Huffman code (at least 2)`);
-  if (kraft !== HUFFMAN_TABLE_ENTRIES) corrupt(`Huffman code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
+  if (kraft !== HUFFMAN_TABLE_ENTRIES)
+    corrupt(`Huffman code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
   order.sort((a, b) => lengths[a] - lengths[b] || a - b);
   const table = new Uint32Array(HUFFMAN_TABLE_ENTRIES);
   let code = 0;
@@ -461,7 +501,13 @@ export interface HuffmanDecodeJob {
  * @throws ParleError INVALID_ARGUMENT (buffers, offsets, overlapping outputs, the same buffer for
  *   both), TOO_LARGE (one stream beyond one storage binding)
  */
-export function encodeHuffmanDecode(ctx: GpuContext, s: Submission, srcBuf: GPUBuffer, dstBuf: GPUBuffer, jobs: readonly HuffmanDecodeJob[]): () => Promise<void> {
+export function encodeHuffmanDecode(
+  ctx: GpuContext,
+  s: Submission,
+  srcBuf: GPUBuffer,
+  dstBuf: GPUBuffer,
+  jobs: readonly HuffmanDecodeJob[],
+): () => Promise<void> {
   checkBuffer(srcBuf, 'srcBuf');
   checkBuffer(dstBuf, 'dstBuf');
   if (srcBuf === dstBuf) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'srcBuf and dstBuf must be different buffers');
@@ -486,8 +532,7 @@ export function encodeHuffmanDecode(ctx: GpuContext, s: Submission, srcBuf: GPUB
   }
   if (live.length === 0) return async () => undefined;
 
-  const segmentsOf = (st: HuffmanStreamInfo): number =>
-    st.mode === 2 ? st.segments : Math.ceil(st.decodedBytes / 2 ** FLAT_SEGMENT_LOG2);
+  const segmentsOf = (st: HuffmanStreamInfo): number => (st.mode === 2 ? st.segments : Math.ceil(st.decodedBytes / 2 ** FLAT_SEGMENT_LOG2));
   // the global segment index of each live job's first segment, for the error message
   const firstSegment = new Map<number, number>();
   let totalSegments = 0;
@@ -575,7 +620,12 @@ export function encodeHuffmanDecode(ctx: GpuContext, s: Submission, srcBuf: GPUB
  * @throws ParleError CORRUPT (a segment needs bits past its end), INVALID_ARGUMENT, TOO_LARGE,
  *   DEVICE_LOST
  */
-export async function huffmanDecode(ctx: GpuContext, srcBuf: GPUBuffer, dstBuf: GPUBuffer, jobs: readonly HuffmanDecodeJob[]): Promise<void> {
+export async function huffmanDecode(
+  ctx: GpuContext,
+  srcBuf: GPUBuffer,
+  dstBuf: GPUBuffer,
+  jobs: readonly HuffmanDecodeJob[],
+): Promise<void> {
   let check: () => Promise<void> = async () => undefined;
   await ctx.submit('huffman-decode', (s) => {
     check = encodeHuffmanDecode(ctx, s, srcBuf, dstBuf, jobs);
@@ -635,7 +685,8 @@ function checkDeltaArgs(args: DeltaArgs): { srcOff: number; dstOff: number; byte
  * @throws ParleError INVALID_ARGUMENT (buffers, offsets, width, count), TOO_LARGE
  */
 export function encodeDelta(ctx: GpuContext, s: Submission, direction: 'encode' | 'decode', args: DeltaArgs): void {
-  if (direction !== 'encode' && direction !== 'decode') throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'encode' or 'decode'");
+  if (direction !== 'encode' && direction !== 'decode')
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'encode' or 'decode'");
   const { srcOff, dstOff, bytes } = checkDeltaArgs(args);
   if (args.count === 0) return;
   const srcWin = windowOf(ctx, srcOff, srcOff + bytes);
@@ -737,7 +788,8 @@ export interface ShuffleArgs {
  *   TOO_LARGE
  */
 export function encodeShuffle(ctx: GpuContext, s: Submission, direction: 'shuffle' | 'unshuffle', args: ShuffleArgs): void {
-  if (direction !== 'shuffle' && direction !== 'unshuffle') throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'shuffle' or 'unshuffle'");
+  if (direction !== 'shuffle' && direction !== 'unshuffle')
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'shuffle' or 'unshuffle'");
   if (typeof args !== 'object' || args === null) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'arguments must be an object');
   checkBuffer(args.elements, 'elements');
   checkBuffer(args.planes, 'planes');
@@ -808,7 +860,12 @@ const HISTOGRAM_TILE_BYTES = 64 << 10;
  * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it, a length of
  *   2^32 or more), TOO_LARGE (a range beyond one storage binding)
  */
-export function encodeHistograms8(ctx: GpuContext, s: Submission, buffer: GPUBuffer, ranges: readonly ByteRange[]): () => Promise<Uint32Array> {
+export function encodeHistograms8(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+): () => Promise<Uint32Array> {
   checkBuffer(buffer, 'buffer');
   if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
   ranges.forEach((r, i) => {
@@ -824,10 +881,15 @@ export function encodeHistograms8(ctx: GpuContext, s: Submission, buffer: GPUBuf
   s.encoder.clearBuffer(hist, 0, m * 1024);
   const live = ranges.map((_, i) => i).filter((i) => ranges[i].byteLength > 0);
   const pipe = pipeline(ctx, 'codec-histogram', histogramSource, 'histogram', { 'TILE_BYTES: u32': `${HISTOGRAM_TILE_BYTES}u` });
-  const groups = groupBySpans(ctx, live.length, (k) => {
-    const r = ranges[live[k]];
-    return [[r.byteOffset, r.byteOffset + r.byteLength]];
-  }, 'histogram');
+  const groups = groupBySpans(
+    ctx,
+    live.length,
+    (k) => {
+      const r = ranges[live[k]];
+      return [[r.byteOffset, r.byteOffset + r.byteLength]];
+    },
+    'histogram',
+  );
   for (const group of groups) {
     const w = group.windows[0]!;
     const table = new Uint32Array(group.items.length * 4);
@@ -892,10 +954,18 @@ const EAGER_READBACK_BYTES = 64 << 10;
  * far; the returned function, called after the submit, maps and reads it and destroys it.
  * Offsets must be multiples of 4 (copyBufferToBuffer).
  */
-function readPacked(ctx: GpuContext, s: Submission, ranges: readonly { buffer: GPUBuffer; byteOffset: number; byteLength: number }[]): () => Promise<Uint8Array> {
+function readPacked(
+  ctx: GpuContext,
+  s: Submission,
+  ranges: readonly { buffer: GPUBuffer; byteOffset: number; byteLength: number }[],
+): () => Promise<Uint8Array> {
   let size = 0;
   for (const r of ranges) size += roundUp4(r.byteLength);
-  const rb = ctx.device.createBuffer({ label: 'parle:codec-readback', size: Math.max(4, size), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const rb = ctx.device.createBuffer({
+    label: 'parle:codec-readback',
+    size: Math.max(4, size),
+    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+  });
   s.onFailure.push(rb);
   let at = 0;
   for (const r of ranges) {
@@ -903,16 +973,7 @@ function readPacked(ctx: GpuContext, s: Submission, ranges: readonly { buffer: G
     if (bytes > 0) s.encoder.copyBufferToBuffer(r.buffer, r.byteOffset, rb, at, bytes);
     at += bytes;
   }
-  return async () => {
-    try {
-      await ctx.guard(rb.mapAsync(GPUMapMode.READ));
-      const bytes = new Uint8Array(rb.getMappedRange().slice(0));
-      rb.unmap();
-      return bytes;
-    } finally {
-      rb.destroy();
-    }
-  };
+  return async () => new Uint8Array(await mapAndRead(ctx, rb));
 }
 
 /** One stream of a {@link huffmanEncodeStreams} call. */
@@ -950,7 +1011,10 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
   checkSpan(srcBuf, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
   const g = j.segmentLog2;
   if (!Number.isInteger(g) || g < MIN_SEGMENT_LOG2 || g > MAX_SEGMENT_LOG2) {
-    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].segmentLog2 must be an integer in ${MIN_SEGMENT_LOG2}..${MAX_SEGMENT_LOG2}`);
+    throw new ParleError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `jobs[${i}].segmentLog2 must be an integer in ${MIN_SEGMENT_LOG2}..${MAX_SEGMENT_LOG2}`,
+    );
   }
   const lengths = j.lengths;
   if (!(lengths instanceof Uint8Array) || lengths.length !== 256) {
@@ -961,13 +1025,17 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
   for (let sym = 0; sym < 256; sym++) {
     const len = lengths[sym];
     if (len === 0) continue;
-    if (len > MAX_CODE_BITS) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths: code length ${len} of symbol ${sym} over ${MAX_CODE_BITS}`);
+    if (len > MAX_CODE_BITS)
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths: code length ${len} of symbol ${sym} over ${MAX_CODE_BITS}`);
     present++;
     kraft += HUFFMAN_TABLE_ENTRIES >> len;
   }
   if (present < 2) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths: ${present} symbols in the code (at least 2)`);
   if (kraft !== HUFFMAN_TABLE_ENTRIES) {
-    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].lengths: the code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
+    throw new ParleError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `jobs[${i}].lengths: the code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`,
+    );
   }
 }
 
@@ -1023,7 +1091,10 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
     const longest = Math.max(...j.lengths);
     const bytes = 4 * segments + roundUp4(Math.ceil((j.byteLength * longest) / 8) + segments);
     if (bytes > maxBinding(ctx) - alignment(ctx)) {
-      throw new ParleError(ErrorCodes.TOO_LARGE, `jobs[${i}]: its output (up to ${bytes} bytes) exceeds one storage binding (${maxBinding(ctx)} bytes)`);
+      throw new ParleError(
+        ErrorCodes.TOO_LARGE,
+        `jobs[${i}]: its output (up to ${bytes} bytes) exceeds one storage binding (${maxBinding(ctx)} bytes)`,
+      );
     }
     slots.set(i, { at, bytes, segments, blocks: Math.ceil(j.byteLength / ENCODE_BLOCK) });
     at += bytes;
@@ -1034,7 +1105,10 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
     (k) => {
       const i = live[k];
       const slot = slots.get(i)!;
-      return [[jobs[i].srcByteOffset, jobs[i].srcByteOffset + jobs[i].byteLength], [slot.at, slot.at + slot.bytes]];
+      return [
+        [jobs[i].srcByteOffset, jobs[i].srcByteOffset + jobs[i].byteLength],
+        [slot.at, slot.at + slot.bytes],
+      ];
     },
     'Huffman encode',
   );
@@ -1062,7 +1136,10 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
           const i = live[k];
           const j = jobs[i];
           const slot = slots.get(i)!;
-          table.set([blocks, j.byteLength, j.segmentLog2, j.srcByteOffset - srcWin.base, (slot.at - outWin.base) / 4, slot.segments, e * 256, i], e * 8);
+          table.set(
+            [blocks, j.byteLength, j.segmentLog2, j.srcByteOffset - srcWin.base, (slot.at - outWin.base) / 4, slot.segments, e * 256, i],
+            e * 8,
+          );
           codes.set(canonicalCodeTable(j.lengths), e * 256);
           slotOutput.set(i, { buffer: out, byteOffset: slot.at - outWin.base });
           blocks += slot.blocks;
@@ -1115,7 +1192,11 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
       }
       readMeta = readAfter(ctx, s, meta, 4 * (2 + m));
       if (at <= EAGER_READBACK_BYTES) {
-        readSlots = readPacked(ctx, s, live.map((i) => ({ ...slotOutput.get(i)!, byteLength: slots.get(i)!.bytes })));
+        readSlots = readPacked(
+          ctx,
+          s,
+          live.map((i) => ({ ...slotOutput.get(i)!, byteLength: slots.get(i)!.bytes })),
+        );
       }
     });
     const wholeSlots = readSlots as (() => Promise<Uint8Array>) | null; // set inside the callback
@@ -1140,7 +1221,11 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
     } else {
       let read: () => Promise<Uint8Array> = async () => new Uint8Array(0);
       await ctx.submit('huffman-encode-read', (s) => {
-        read = readPacked(ctx, s, live.map((i, k) => ({ ...slotOutput.get(i)!, byteLength: spans[k] })));
+        read = readPacked(
+          ctx,
+          s,
+          live.map((i, k) => ({ ...slotOutput.get(i)!, byteLength: spans[k] })),
+        );
       });
       all = await read();
       packedAt = [];

@@ -207,9 +207,7 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   }
   const gpu = await findGpu();
   if (gpu === undefined) return null;
-  const adapter = await gpu.requestAdapter(
-    opts.powerPreference === undefined ? undefined : { powerPreference: opts.powerPreference },
-  );
+  const adapter = await gpu.requestAdapter(opts.powerPreference === undefined ? undefined : { powerPreference: opts.powerPreference });
   if (adapter === null) {
     unavailableReason = 'WebGPU found no adapter (no GPU or driver; in Node on Linux, a Vulkan driver)';
     return null;
@@ -493,7 +491,10 @@ export class GpuContext {
   checkBindable(size: number, what: string, large = false): void {
     if (large) {
       if (size > this.limits.maxBufferSize) {
-        throw new ParleError(ErrorCodes.TOO_LARGE, `${what}: ${size} bytes exceed this device's largest buffer, ${this.limits.maxBufferSize} bytes`);
+        throw new ParleError(
+          ErrorCodes.TOO_LARGE,
+          `${what}: ${size} bytes exceed this device's largest buffer, ${this.limits.maxBufferSize} bytes`,
+        );
       }
       return;
     }
@@ -612,15 +613,18 @@ export class GpuContext {
         const size = Math.min(piece, total - offset);
         // a kept piece large enough, else a new one (of at most `piece`, in steps of 4 MiB)
         const k = kept.findIndex((q) => q.buffer.size >= size);
-        const p = k >= 0 ? kept.splice(k, 1)[0] : {
-          buffer: this.device.createBuffer({
-            label: 'parle:staging-piece',
-            size: Math.min(piece, Math.ceil(size / (4 << 20)) * (4 << 20)),
-            usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
-            mappedAtCreation: true,
-          }),
-          ready: Promise.resolve(),
-        };
+        const p =
+          k >= 0
+            ? kept.splice(k, 1)[0]
+            : {
+                buffer: this.device.createBuffer({
+                  label: 'parle:staging-piece',
+                  size: Math.min(piece, Math.ceil(size / (4 << 20)) * (4 << 20)),
+                  usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+                  mappedAtCreation: true,
+                }),
+                ready: Promise.resolve(),
+              };
         used.push(p);
         await this.guard(p.ready);
         p.ready = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);

@@ -96,7 +96,11 @@ async function run(
  * codes and the bits of their reconstructions, as assembly/quantize.ts `quantizeF32` writes
  * them (exceptions are the elements coded 0xffffffff; their reconstruction is the element).
  */
-export async function quantizeOnGpu(ctx: GpuContext, elements: Float32Array, params: QuantizeParams): Promise<{ codes: Uint32Array; recon: Uint32Array }> {
+export async function quantizeOnGpu(
+  ctx: GpuContext,
+  elements: Float32Array,
+  params: QuantizeParams,
+): Promise<{ codes: Uint32Array; recon: Uint32Array }> {
   const n = elements.length;
   const src = new Uint32Array(elements.buffer, elements.byteOffset, n);
   const { dst, aux } = await run(ctx, 'quantize', n, paramsWords(n, params), src, n, n);

@@ -79,7 +79,12 @@ async function writeAtomically(outPath: string, write: (tmpPath: string) => Prom
  * Compresses the raw little-endian elements in `inPath` into the .parle file `outPath`.
  * @throws ParleError UNALIGNED_LENGTH (size not a multiple of the element size), IO_ERROR
  */
-export async function compressFile(engine: Engine, inPath: string, outPath: string, options: CompressFileOptions = {}): Promise<ChunkReport[]> {
+export async function compressFile(
+  engine: Engine,
+  inPath: string,
+  outPath: string,
+  options: CompressFileOptions = {},
+): Promise<ChunkReport[]> {
   const type = options.type ?? 'u8';
   const size = elementSize(type);
   const totalBytes = await fileSize(inPath);

@@ -35,7 +35,12 @@ export class ServiceMetrics {
       labelNames: ['route', 'method', 'status'],
       registers,
     });
-    this.bytesIn = new Counter({ name: 'parle_http_request_bytes_total', help: 'Request body bytes read', labelNames: ['route'], registers });
+    this.bytesIn = new Counter({
+      name: 'parle_http_request_bytes_total',
+      help: 'Request body bytes read',
+      labelNames: ['route'],
+      registers,
+    });
     this.bytesOut = new Counter({
       name: 'parle_http_response_bytes_total',
       help: 'Response body bytes written',

@@ -65,7 +65,15 @@ function terminationSignal(): Promise<NodeJS.Signals> {
  *   listened, or did not stop cleanly); the listen error (e.g. EADDRINUSE) with one process
  */
 export async function runServe(options: ServeOptions = {}): Promise<void> {
-  const { port = 8080, host = '127.0.0.1', workers, processes, gpu = 'off', log = (line) => process.stdout.write(`${line}\n`), ...serviceOptions } = options;
+  const {
+    port = 8080,
+    host = '127.0.0.1',
+    workers,
+    processes,
+    gpu = 'off',
+    log = (line) => process.stdout.write(`${line}\n`),
+    ...serviceOptions
+  } = options;
   const child = childAssignment();
   if (child) {
     // A child of `--processes N`: SIGTERM comes from the primary (which got the SIGTERM or the
@@ -117,7 +125,11 @@ async function runOne(o: {
     const service = await createService(engine, { ...serviceOptions, readMetrics });
     if (o.inCluster) metricsLink = connectChildMetrics(service.metrics.registry);
     const url = await service.listen({ port: o.port, host: o.host });
-    log(o.inCluster ? `${prefix}: ready (workers ${engine.workers})` : `${prefix}: listening on ${url} (workers ${engine.workers}, pid ${process.pid})`);
+    log(
+      o.inCluster
+        ? `${prefix}: ready (workers ${engine.workers})`
+        : `${prefix}: listening on ${url} (workers ${engine.workers}, pid ${process.pid})`,
+    );
     const signal = await o.stop;
     log(`${prefix}: ${typeof signal === 'string' ? signal : 'stop'}; finishing ${service.inFlight} request(s) in flight`);
     await service.close();

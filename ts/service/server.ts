@@ -238,14 +238,23 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
   app.setErrorHandler((error, request, reply) => {
     const work = works.get(request);
     // An op that failed because the request timed out reports the timeout, not ABORTED.
-    const cause = work?.controller.signal.aborted && work.controller.signal.reason instanceof ServiceError ? work.controller.signal.reason : error;
+    const cause =
+      work?.controller.signal.aborted && work.controller.signal.reason instanceof ServiceError ? work.controller.signal.reason : error;
     let { status, code, message } = describeError(cause);
     if (!(cause instanceof ServiceError) && !(cause instanceof ParleError)) {
       const fastifyStatus = (error as { statusCode?: number }).statusCode;
       if (fastifyStatus === 415) {
-        ({ status, code, message } = { status: 415, code: ServiceErrorCodes.UNSUPPORTED_MEDIA_TYPE, message: String((error as Error).message) });
+        ({ status, code, message } = {
+          status: 415,
+          code: ServiceErrorCodes.UNSUPPORTED_MEDIA_TYPE,
+          message: String((error as Error).message),
+        });
       } else if (fastifyStatus !== undefined && fastifyStatus >= 400 && fastifyStatus < 500) {
-        ({ status, code, message } = { status: fastifyStatus, code: ErrorCodes.INVALID_ARGUMENT, message: String((error as Error).message) });
+        ({ status, code, message } = {
+          status: fastifyStatus,
+          code: ErrorCodes.INVALID_ARGUMENT,
+          message: String((error as Error).message),
+        });
       } else {
         request.log.error({ err: error }, 'internal error');
       }
@@ -390,7 +399,10 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         const keys = new (arrayConstructor(type))(bytes.buffer, 0, bytes.length / 4) as SortKeys;
         metrics.paths.inc({ op: 'sort', path: engine.explain('sort', keys).path });
         const sorted = await engine.sort(keys, { signal });
-        return reply.type('application/octet-stream').header('parle-type', type).send(Buffer.from(sorted.buffer, sorted.byteOffset, sorted.byteLength));
+        return reply
+          .type('application/octet-stream')
+          .header('parle-type', type)
+          .send(Buffer.from(sorted.buffer, sorted.byteOffset, sorted.byteLength));
       } finally {
         release();
       }
