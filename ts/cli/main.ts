@@ -16,7 +16,7 @@ import { createEngine, type Engine, type EngineOptions } from '../engine.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { MAX_CHUNK_BYTES } from '../format/layout.js';
 import { compressFile, decompressFile, inspectFile } from '../node/files.js';
-import { arrayConstructor, ELEMENT_TYPES, elementSize, type ElementType, type SortKeys } from '../types.js';
+import { arrayConstructor, ELEMENT_TYPES, elementSize, type SortKeys } from '../types.js';
 import { integerFlag } from '../service/flags.js';
 import { loadService } from '../service/load.js';
 import { runDemo } from './demo.js';

@@ -1,14 +1,15 @@
 /**
- * The procedures a thread runs on the kernels' memory: one kernel call, or the encoding and
- * decoding of one .parle chunk (the kernels, then XXH64 of the payload and of the elements, so
- * checksums are computed in parallel too). The engine's thread runs them for small inputs;
+ * The procedures a thread runs on the kernels' memory: one kernel call, the decoding of one
+ * version-1 .parle chunk (the kernels, then XXH64 of the payload and of the elements, so
+ * checksums are computed in parallel too), or the encoding and decoding of a version-2 chunk
+ * (ts/codec/cpu-codec.ts). The engine's thread runs them for small inputs;
  * workers run them otherwise (ts/cpu/worker-entry.ts). Plain functions of pointers: they
  * allocate nothing in the kernels' memory.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
 import { xxh64 } from '../format/checksum.js';
-import { Encoding, type ChunkEntry } from '../format/layout.js';
-import type { DecodeChunkParams, EncodeChunkParams, KernelParams, Outcome, ProcName, Procedures } from './protocol.js';
+import { Encoding } from '../format/layout.js';
+import type { DecodeChunkParams, KernelParams, Outcome, ProcName, Procedures } from './protocol.js';
 import type { Kernels } from './wasm.js';
 import { decodeChunk2At, decodeRuns2At, encodeChunk2At } from '../codec/cpu-codec.js';
 
@@ -25,56 +26,6 @@ function bytesAt(ctx: KernelContext, ptr: number, length: number): Uint8Array {
 function callKernel(ctx: KernelContext, { kernel, args }: KernelParams): number {
   const fn = ctx.kernels[kernel] as (...a: number[]) => number | undefined;
   return fn(...args) ?? 0;
-}
-
-/**
- * Encodes one chunk: RLE when its payload (values raw, then (length - 1) as LEB128) is strictly
- * smaller than the raw elements, else stored. The rle payload is left contiguous at valuesPtr.
- */
-export function encodeChunkAt(ctx: KernelContext, p: EncodeChunkParams): ChunkEntry {
-  const { kernels } = ctx;
-  const rawBytes = p.count * p.elementSize;
-  const runs =
-    p.runCount !== undefined ? { runCount: p.runCount, valuesPtr: p.runValuesPtr ?? 0, lengthsPtr: p.runLengthsPtr ?? 0 } : undefined;
-  if (runs !== undefined && p.count > 0) {
-    const decode = p.elementSize === 1 ? kernels.rleDecode8 : p.elementSize === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
-    decode(runs.valuesPtr, runs.lengthsPtr, runs.runCount, p.inPtr);
-  }
-  const elementsChecksum = xxh64(bytesAt(ctx, p.inPtr, rawBytes));
-  const stored: ChunkEntry = {
-    elementCount: p.count,
-    encoding: Encoding.Stored,
-    runCount: 0,
-    payloadBytes: rawBytes,
-    payloadChecksum: elementsChecksum,
-    elementsChecksum,
-  };
-  if (p.count === 0) return stored;
-  let runCount: number;
-  let lengthsPtr = p.lengthsPtr;
-  if (runs !== undefined) {
-    runCount = runs.runCount;
-    lengthsPtr = runs.lengthsPtr;
-  } else {
-    const encode = p.elementSize === 1 ? kernels.rleEncode8 : p.elementSize === 2 ? kernels.rleEncode16 : kernels.rleEncode32;
-    runCount = encode(p.inPtr, p.count, p.valuesPtr, p.lengthsPtr);
-  }
-  const valueBytes = runCount * p.elementSize;
-  // Each length takes at least one byte: skip the varint pass when RLE cannot win.
-  if (valueBytes + runCount >= rawBytes) return stored;
-  if (runs !== undefined) kernels.copyBytes(p.valuesPtr, runs.valuesPtr, valueBytes);
-  const varintBytes = kernels.varintEncodeLengths(lengthsPtr, runCount, p.varintPtr);
-  const payloadBytes = valueBytes + varintBytes;
-  if (payloadBytes >= rawBytes) return stored;
-  kernels.copyBytes(p.valuesPtr + valueBytes, p.varintPtr, varintBytes);
-  return {
-    elementCount: p.count,
-    encoding: Encoding.Rle,
-    runCount,
-    payloadBytes,
-    payloadChecksum: xxh64(bytesAt(ctx, p.valuesPtr, payloadBytes)),
-    elementsChecksum,
-  };
 }
 
 /**
@@ -120,7 +71,6 @@ export function decodeChunkAt(ctx: KernelContext, p: DecodeChunkParams): null {
 
 const procedures: { [P in ProcName]: (ctx: KernelContext, params: Procedures[P]['params']) => Procedures[P]['result'] } = {
   kernel: callKernel,
-  encodeChunk: encodeChunkAt,
   decodeChunk: decodeChunkAt,
   encodeChunk2: encodeChunk2At,
   decodeChunk2: decodeChunk2At,

@@ -39,31 +39,6 @@ export interface KernelParams {
   args: number[];
 }
 
-/** Parameters of `encodeChunk`: the chunk's elements at inPtr, scratch blocks for the rest. */
-export interface EncodeChunkParams {
-  elementSize: 1 | 2 | 4;
-  count: number;
-  inPtr: number;
-  /** Room for count elements; receives the payload when the chunk is RLE-coded. */
-  valuesPtr: number;
-  /** Room for count u32. */
-  lengthsPtr: number;
-  /** Room for 5 count bytes (5 x runCount with fromRuns). */
-  varintPtr: number;
-  /**
-   * The chunk's maximal runs, when already known (a GPU encode): runCount values at runValuesPtr
-   * and u32 lengths at runLengthsPtr. inPtr then receives the decoded elements (room for count
-   * elements plus DECODE_SLACK_BYTES) for the elements' checksum and a stored payload, the RLE
-   * pass is skipped and lengthsPtr is unused.
-   */
-  runCount?: number;
-  runValuesPtr?: number;
-  runLengthsPtr?: number;
-}
-
-/** What `encodeChunk` returns: the table entry; the payload sits at inPtr (stored) or valuesPtr (rle). */
-export type EncodeChunkResult = ChunkEntry;
-
 /** Parameters of `decodeChunk`. */
 export interface DecodeChunkParams {
   elementSize: 1 | 2 | 4;
@@ -84,7 +59,6 @@ export interface DecodeChunkParams {
 /** Procedures a worker runs, with their parameter and result types. */
 export interface Procedures {
   kernel: { params: KernelParams; result: number };
-  encodeChunk: { params: EncodeChunkParams; result: EncodeChunkResult };
   decodeChunk: { params: DecodeChunkParams; result: null };
   /** Version 2 (ts/codec/cpu-codec.ts). */
   encodeChunk2: { params: EncodeChunk2Params; result: EncodeChunk2Result };

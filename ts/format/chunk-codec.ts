@@ -184,38 +184,6 @@ export function decodeChunk2(
 }
 
 /**
- * Encodes one chunk as version 1 (RLE or stored, whichever is smaller; RLE only when strictly
- * smaller). Writers produce version 2 ({@link encodeChunk2}); this stays for tests and tools
- * that need version-1 containers. `elementBytes` is not modified.
- */
-export function encodeChunk(cpu: CpuPath, type: ElementType, elementBytes: Uint8Array, signal?: AbortSignal): Promise<EncodedChunk> {
-  const size = elementSize(type);
-  const count = elementBytes.length / size;
-  const raw = elementBytes.length;
-  return cpu.runChunk(
-    'encodeChunk',
-    raw,
-    [raw, raw, count * 4, count * 5],
-    ([inPtr, valuesPtr, lengthsPtr, varintPtr]) => ({
-      params: { elementSize: size, count, inPtr, valuesPtr, lengthsPtr, varintPtr },
-      regions: [
-        { param: 'inPtr', bytes: raw, access: 'in' },
-        { param: 'valuesPtr', bytes: raw, access: 'out' },
-        { param: 'lengthsPtr', bytes: count * 4, access: 'out' },
-        { param: 'varintPtr', bytes: count * 5, access: 'out' },
-      ],
-      fill: () => cpu.heap.bytes(inPtr, raw).set(elementBytes),
-    }),
-    (entry, [, valuesPtr]) => ({
-      entry,
-      // A stored payload is the input itself; an rle one was left at valuesPtr.
-      payload: entry.encoding === Encoding.Stored ? elementBytes : cpu.heap.bytes(valuesPtr, entry.payloadBytes).slice(),
-    }),
-    signal,
-  );
-}
-
-/**
  * Decodes chunk `index` into `out` (its elements' bytes, `entry.elementCount` x element size
  * long), checking the payload and the decoded elements against their checksums. `entry` must
  * have passed `readEntry`. `payload` and `out` must not overlap.

@@ -90,7 +90,6 @@ class ByteQueue {
  */
 export class ContainerWriter {
   readonly header: Header;
-  private readonly chunkByteLength: number;
   private readonly pending = new ByteQueue();
   private chunkIndex = 0;
   private started = false;
@@ -109,7 +108,6 @@ export class ContainerWriter {
     private readonly options: { signal?: AbortSignal; admit?: <R>(work: () => Promise<R>) => Promise<R> } = {},
   ) {
     this.header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes));
-    this.chunkByteLength = this.header.chunkLength * elementSize(type);
   }
 
   /** Bytes of input expected in all. */

@@ -334,11 +334,16 @@ export function encodeTreeHashes(
  */
 export async function treeHashes(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<Uint32Array> {
   if (Array.isArray(ranges) && ranges.length === 0) return new Uint32Array(0);
-  let read: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-  await ctx.submit('tree-hash', (s) => {
-    read = encodeTreeHashes(ctx, s, buffer, ranges);
+  return submitThenRead(ctx, 'tree-hash', (s) => encodeTreeHashes(ctx, s, buffer, ranges));
+}
+
+/** Records `encode` in one submission, then runs the reader it returned (the one-call forms of the encode* functions). */
+async function submitThenRead<R>(ctx: GpuContext, label: string, encode: (s: Submission) => () => Promise<R>): Promise<R> {
+  let read: (() => Promise<R>) | undefined;
+  await ctx.submit(label, (s) => {
+    read = encode(s);
   });
-  return read();
+  return read!();
 }
 
 /**
@@ -924,11 +929,7 @@ export function encodeHistograms8(
  */
 export async function histograms8(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<Uint32Array> {
   if (Array.isArray(ranges) && ranges.length === 0) return new Uint32Array(0);
-  let read: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-  await ctx.submit('histograms', (s) => {
-    read = encodeHistograms8(ctx, s, buffer, ranges);
-  });
-  return read();
+  return submitThenRead(ctx, 'histograms', (s) => encodeHistograms8(ctx, s, buffer, ranges));
 }
 
 // ---- Huffman encode ----------------------------------------------------------------------------
