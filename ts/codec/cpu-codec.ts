@@ -262,6 +262,7 @@ function encodePipeline(
   out: number,
   room: number,
   runs?: { count: number; valuesPtr: number; lengthsPtr: number },
+  exactSizes?: Map<string, number>,
 ): number {
   const { kernels } = ctx;
   const mark = arena.mark();
@@ -308,6 +309,10 @@ function encodePipeline(
       streams = next;
     }
     const S = streams.length;
+    if (exactSizes !== undefined && pipeline.includes(StageId.Huffman)) {
+      // the same pipeline without huffman would store these streams raw: its exact size, for free
+      exactSizes.set(pipelineName(pipeline.filter((id) => id !== StageId.Huffman)), 8 * S + streams.reduce((a, x) => a + x.bytes, 0));
+    }
     const dir = new DataView(ctx.memory.buffer, out, 8 * S);
     let at = 8 * S;
     if (at >= room) return -1;
@@ -505,7 +510,14 @@ function encodeBest(
   let bestBytes = raw - prefix;
   let bestPipeline: Pipeline = [];
   const tried: string[] = [];
+  /** Exact payload sizes learnt while encoding other candidates (x+huffman gives x's). */
+  const exactSizes = new Map<string, number>();
   for (const [i, pipeline] of candidates.entries()) {
+    const exact = exactSizes.get(pipelineName(pipeline));
+    if (exact !== undefined && best >= 0 && bestBytes <= exact) {
+      tried.push(`${pipelineName(pipeline)} skipped (exactly ${exact} B)`);
+      continue;
+    }
     // the estimates run low (run values are assumed to cost what elements cost): a candidate
     // whose estimate is not below what is already in hand would not win, so it is not encoded
     // (the rle guard only when its estimate is twice what is in hand: its sizes are nearly exact,
@@ -517,7 +529,7 @@ function encodeBest(
       continue;
     }
     const slot = best === 0 ? 1 : 0;
-    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, bestBytes);
+    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, bestBytes, undefined, exactSizes);
     tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
     if (bytes >= 0 && bytes < bestBytes) {
       best = slot;
