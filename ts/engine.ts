@@ -1021,10 +1021,14 @@ export class Engine {
    * `chunkBytes`, each coded by a pipeline of delta, byte-plane shuffle, RLE and Huffman stages
    * that the chooser picks per chunk (`codec: 'auto'`) or `codec` fixes, or stored raw when
    * nothing is smaller, with tree-hash (XXH32) checksums; chunks in parallel on the workers. The
-   * result is at most the input's bytes + 32 + 32 per chunk. Two paths, the same bytes: the CPU
-   * (a DeviceArray input is read back first), or the GPU (Rutter's case: data on the GPU, the
-   * container wanted on the host): the RLE runs on the GPU, only the runs are read back, and the
-   * workers cut them into chunks, expand each and code it (ts/format/device-encode.ts).
+   * result is at most the input's bytes + 32 + 32 per chunk. Two paths: the CPU (a DeviceArray
+   * input is read back first; a resident input is read in place), or the GPU (Rutter's case: data
+   * on the GPU, the container wanted on the host): checksums, deltas, byte planes, histograms and
+   * Huffman streams on the GPU and only the coded bytes read back, rle pipelines from the GPU's
+   * runs (ts/format/device-encode2.ts). Its candidates are huffman, delta+huffman,
+   * shuffle+huffman, delta+shuffle+huffman, rle and rle+huffman, so `auto` may pick another
+   * pipeline than the CPU path; a fixed one of them writes the CPU path's bytes (other pipelines:
+   * the runs are read back and coded on the workers, ts/format/device-encode.ts).
    *
    * @returns a new Uint8Array on the host.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
