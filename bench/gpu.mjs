@@ -17,10 +17,13 @@
  * Also: a staging breakdown (map, fill, copy of one 256 MiB buffer), readback into a reused
  * array and zero-copy (downloadMapped), and at 2^28 "variants" (look-back spin, decode and sort
  * shapes, each on its own context) and "probes" (default context at the start and the end).
- * Seen on an H200: the SM clock idles at 345 MHz between bursts and reaches 1980 MHz only under
- * sustained load (nvidia-smi), so every op is warmed for >= 300 ms before it is timed. Even so,
- * the main context ran scan and RLE encode at 2^28 up to 2.4x slower than the probe and variant
- * contexts in the same process (not explained; all are recorded). Also: upload piece sizes and
+ * Seen on an H200: the SM clock idles at 345 MHz and reaches 1980 MHz only after a few hundred
+ * ms of sustained load; at 345 MHz scan and RLE run 3-4x slower. That was the "slow main
+ * context" of earlier runs: bench/gpu-clocks.mjs ran the same kernels on two contexts and their
+ * GPU times followed the clock, not the context. So every op is warmed until its times settle
+ * (warmUntilSteady), and each figure records the median SM clock of its runs (`smMhz`, from
+ * nvidia-smi where present); the probes (fresh contexts at the start and the end) stay to show
+ * that every context runs at the same speed. Also: upload piece sizes and
  * the host's memcpy (the bound of filling mapped memory from JavaScript).
  *
  * The GPU layer is imported from bench/.build/gpu-layer.mjs, built here with esbuild from
@@ -33,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { rng } from './suite/data.mjs';
+import { median, startClockSampler, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const layerPath = join(here, '.build', 'gpu-layer.mjs');
@@ -53,76 +57,23 @@ Object.assign(globalThis, globals);
 globalThis.navigator = { gpu: create(['disable-dawn-features=timestamp_quantization']) };
 
 const log = (...a) => console.error(...a);
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const clocks = await startClockSampler();
 
-
-/**
- * Timestamp hooks: an empty pass with a timestamp before and after each of an op's command
- * buffers (the op's GPU time), and timestamps around each compute pass (per-kernel times).
- */
-function timestampHooks(ctx) {
-  const device = ctx.device;
-  const capacity = 512;
-  const querySet = device.createQuerySet({ type: 'timestamp', count: capacity });
-  const resolve = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-  const read = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  let next = 0;
-  let submissions = [];
-  let passes = [];
-  const hooks = {
-    begin(encoder) {
-      next = Math.ceil(next / 32) * 32; // resolve offsets must be multiples of 256 bytes
-      if (next + 64 > capacity) throw new Error('timestamp capacity');
-      submissions.push({ start: next, end: -1 });
-      encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: next } }).end();
-      next++;
-    },
-    pass(label) {
-      const i = next;
-      next += 2;
-      passes.push({ label, i });
-      return { querySet, beginningOfPassWriteIndex: i, endOfPassWriteIndex: i + 1 };
-    },
-    end(encoder) {
-      const sub = submissions[submissions.length - 1];
-      encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: next } }).end();
-      sub.end = next++;
-      encoder.resolveQuerySet(querySet, sub.start, sub.end + 1 - sub.start, resolve, sub.start * 8);
-    },
-  };
-  return {
-    hooks,
-    reset() { next = 0; submissions = []; passes = []; },
-    /** { ms: the op's GPU time, passes: { label: ms } } */
-    async read() {
-      const enc = device.createCommandEncoder();
-      enc.copyBufferToBuffer(resolve, 0, read, 0, 8 * capacity);
-      device.queue.submit([enc.finish()]);
-      await read.mapAsync(GPUMapMode.READ);
-      const t = new BigUint64Array(read.getMappedRange().slice(0));
-      read.unmap();
-      let ns = 0n;
-      for (const s of submissions) ns += t[s.end] - t[s.start];
-      const perPass = {};
-      for (const p of passes) perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
-      const out = { ms: Number(ns) / 1e6, passes: perPass };
-      this.reset();
-      return out;
-    },
-  };
-}
 
 async function timeOp(ctx, ts, fn, cleanup) {
   const gpu = [];
   const wall = [];
   let passes = {};
-  // warm-up: pipelines, and the GPU's clocks, which idle at 345 MHz on the H200 between bursts
-  // and ramp up only under sustained load (nvidia-smi, bench/results): at least 3 runs and 300 ms
-  const warm0 = performance.now();
-  for (let r = 0; r < 3 || performance.now() - warm0 < 300; r++) {
+  // warm-up: pipelines, and the GPU's clocks, which idle at 345 MHz on the H200 and reach
+  // 1980 MHz only under sustained load: run until the times settle (gpu-timestamps.mjs)
+  const warm = await warmUntilSteady(async () => {
     ts?.reset();
+    const t0 = performance.now();
     cleanup?.(await fn());
-  }
+    const t1 = performance.now();
+    return ts ? (await ts.read()).ms : t1 - t0;
+  });
+  const start = Date.now();
   for (let r = 0; r < REPS; r++) {
     ts?.reset();
     const t0 = performance.now();
@@ -134,7 +85,8 @@ async function timeOp(ctx, ts, fn, cleanup) {
     if (r === Math.floor(REPS / 2)) passes = g.passes;
     cleanup?.(out);
   }
-  return { gpuMs: median(gpu), wallMs: median(wall), gpuMsAll: gpu, wallMsAll: wall, passesMs: passes };
+  const smMhz = clocks.smMhzDuring(start, Date.now());
+  return { gpuMs: median(gpu), wallMs: median(wall), gpuMsAll: gpu, wallMsAll: wall, passesMs: passes, smMhz, warmRuns: warm.length };
 }
 
 function makeRuns(n, meanRun, next) {
@@ -555,5 +507,6 @@ writeFileSync(file, JSON.stringify(results, null, 2));
 const table = Object.entries(results.figures).filter(([k, v]) => !Array.isArray(v) && !k.startsWith('variant')).map(([k, v]) => `${k.padEnd(28)} ${Object.entries(v).filter(([, x]) => typeof x === 'number').map(([a, x]) => `${a}=${x.toFixed(3)}`).join(' ')}`);
 console.log(table.join('\n'));
 console.log(`checks: ${results.checks.filter((c) => c.ok).length}/${results.checks.length} ok; wrote ${file}`);
+clocks.stop();
 ctx.destroy();
 process.exit(results.checks.every((c) => c.ok) ? 0 : 1);

@@ -1,0 +1,120 @@
+// Timestamp queries for GPU benchmarks (bench/gpu.mjs, bench/gpu-clocks.mjs): an op's GPU time
+// from empty timestamped passes around each of its command buffers, and per-pass times.
+// Needs the adapter's 'timestamp-query' feature and WebGPU globals (GPUBufferUsage, GPUMapMode).
+
+/** The median of `xs` (upper median for even lengths). */
+export const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+
+/**
+ * Timestamp hooks: an empty pass with a timestamp before and after each of an op's command
+ * buffers (the op's GPU time), and timestamps around each compute pass (per-kernel times).
+ */
+export function timestampHooks(ctx) {
+  const device = ctx.device;
+  const capacity = 512;
+  const querySet = device.createQuerySet({ type: 'timestamp', count: capacity });
+  const resolve = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  let next = 0;
+  let submissions = [];
+  let passes = [];
+  const hooks = {
+    begin(encoder) {
+      next = Math.ceil(next / 32) * 32; // resolve offsets must be multiples of 256 bytes
+      if (next + 64 > capacity) throw new Error('timestamp capacity');
+      submissions.push({ start: next, end: -1 });
+      encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: next } }).end();
+      next++;
+    },
+    pass(label) {
+      const i = next;
+      next += 2;
+      passes.push({ label, i });
+      return { querySet, beginningOfPassWriteIndex: i, endOfPassWriteIndex: i + 1 };
+    },
+    end(encoder) {
+      const sub = submissions[submissions.length - 1];
+      encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: next } }).end();
+      sub.end = next++;
+      encoder.resolveQuerySet(querySet, sub.start, sub.end + 1 - sub.start, resolve, sub.start * 8);
+    },
+  };
+  return {
+    hooks,
+    reset() { next = 0; submissions = []; passes = []; },
+    /** { ms: the op's GPU time, passes: { label: ms } } */
+    async read() {
+      const enc = device.createCommandEncoder();
+      enc.copyBufferToBuffer(resolve, 0, read, 0, 8 * capacity);
+      device.queue.submit([enc.finish()]);
+      await read.mapAsync(GPUMapMode.READ);
+      const t = new BigUint64Array(read.getMappedRange().slice(0));
+      read.unmap();
+      let ns = 0n;
+      for (const s of submissions) ns += t[s.end] - t[s.start];
+      const perPass = {};
+      for (const p of passes) perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
+      const out = { ms: Number(ns) / 1e6, passes: perPass };
+      this.reset();
+      return out;
+    },
+  };
+}
+
+
+/**
+ * Runs `run` (resolving to the run's ms) until the GPU's clocks have settled: at least
+ * `minMs` (default 500) and 8 runs, then until the last 5 runs are within 3 % of the best seen,
+ * at most `maxMs` (default 5000). Why: an H200's SM clock idles at 345 MHz and its driver raises
+ * it to 1980 MHz only after a few hundred ms of sustained load; at 345 MHz, scan and RLE ran
+ * 3-4x slower (bench/results/gpu-clocks-nvidia-h200.json). A fixed 300 ms warm-up after host
+ * work left some figures at the idle clock. Returns the warm-up's run times.
+ */
+export async function warmUntilSteady(run, { minMs = 500, maxMs = 5000 } = {}) {
+  const t0 = performance.now();
+  const times = [];
+  for (;;) {
+    times.push(await run());
+    const elapsed = performance.now() - t0;
+    if (elapsed >= maxMs) break;
+    if (times.length >= 8 && elapsed >= minMs) {
+      const best = Math.min(...times);
+      if (Math.max(...times.slice(-5)) <= best * 1.03) break;
+    }
+  }
+  return times;
+}
+
+/**
+ * Samples the GPU's SM clock with nvidia-smi every `everyMs` (NVIDIA machines; elsewhere the
+ * sampler records nothing). `smMhzDuring(start, end)` gives the median clock of the samples in
+ * [start, end] (Date.now() ms), or null.
+ */
+export async function startClockSampler(everyMs = 100) {
+  const { spawn } = await import('node:child_process');
+  const samples = [];
+  let proc = null;
+  try {
+    proc = spawn('nvidia-smi', ['--query-gpu=clocks.sm,clocks.mem,utilization.gpu,power.draw', '--format=csv,noheader,nounits', '-lms', String(everyMs)]);
+    let buf = '';
+    proc.stdout.on('data', (d) => {
+      buf += d;
+      for (let i; (i = buf.indexOf('\n')) >= 0; ) {
+        const [sm, mem, util, power] = buf.slice(0, i).split(',').map((s) => Number(s.trim()));
+        buf = buf.slice(i + 1);
+        samples.push({ t: Date.now(), sm, mem, util, power });
+      }
+    });
+    proc.on('error', () => { proc = null; });
+  } catch {
+    proc = null;
+  }
+  return {
+    samples,
+    smMhzDuring(start, end) {
+      const c = samples.filter((s) => s.t >= start && s.t <= end + everyMs / 2).map((s) => s.sm);
+      return c.length ? median(c) : null;
+    },
+    stop() { proc?.kill(); },
+  };
+}
