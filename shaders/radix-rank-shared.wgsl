@@ -1,4 +1,5 @@
-// Digit ranking for radix-sort.wgsl without subgroups: the whole workgroup acts as one group of
+// Digit ranking for radix-sort.wgsl's onesweep kernel without subgroups (context option
+// `subgroups: 'off'`, or adapters without them): the whole workgroup acts as one group of
 // SORT_WG lanes, and the 9 ballots (valid + 8 digit bits) are built in shared memory with
 // atomicOr, one 32-bit word per 32 invocations. Slower than the subgroup variant (4 barriers
 // and 72 shared reads per key), same result.

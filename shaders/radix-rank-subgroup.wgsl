@@ -1,7 +1,8 @@
 // Digit ranking within a subgroup (OneSweep's warp-level multi-split, Adinets and Merrill 2022),
-// for radix-sort.wgsl: 8 ballots, one per digit bit, AND-ed (or AND-NOT-ed) together give the
-// lanes holding the same digit; the rank is the count of such lanes below this one, plus the
-// subgroup's running count of that digit, which the lowest such lane (the leader) advances.
+// for radix-sort.wgsl's onesweep kernel (each subgroup ranks the keys of its region of the
+// tile): 8 ballots, one per digit bit, AND-ed (or AND-NOT-ed) together give the lanes holding
+// the same digit; the rank is the count of such lanes below this one, plus the subgroup's
+// running count of that digit, which the lowest such lane (the leader) advances.
 // Subgroups of up to 128 lanes (vec4 ballots).
 
 const RANK_COUNTERS: u32 = (SORT_WG / MIN_SG) * 256u;

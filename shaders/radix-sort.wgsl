@@ -1,30 +1,67 @@
-// LSD radix sort, 8-bit digits, reduce-then-scan per pass (Gruber 2013 ch. "radix sort": per-
-// block histograms, a scan of them, a stable scatter; digit ranking as in OneSweep's warp-level
-// multi-split, Adinets and Merrill 2022):
-//   upsweep:   each tile counts its keys per digit -> hist[digit * numTiles + tile]
-//   (scan.wgsl: exclusive scan of hist, digit-major, = each (digit, tile)'s first output index)
-//   downsweep: each tile ranks its keys per digit, stably, and scatters keys (and u32 values).
+// LSD radix sort of 32-bit keys (u32 bits; i32 and f32 mapped to order-preserving u32), 8-bit
+// digits, 4 passes: OneSweep (Adinets and Merrill 2022, "Onesweep: A Faster Least Significant
+// Digit Radix Sort for GPUs"): one kernel per 8-bit digit place (rank, look-back, scatter), the
+// chained scan's decoupled look-back run for each of the 256 digits, plus the decoupled
+// fallback of Smith, Levien and Owens (SPAA 2025, "Decoupled Fallback"), because WebGPU gives no
+// forward-progress guarantee between workgroups.
+//
+// Entry points (composed by ts/gpu/radix-sort.ts, which records them in one command buffer):
+//   globalHistogram: one read of all keys -> the four 256-bin digit histograms
+//                    digitStart[pass * 256 + digit] (u32 atomics, zeroed before);
+//   scanHistogram:   one workgroup: each pass's 256 bins -> their exclusive scan, in place
+//                    (= the first output index of each digit in that pass);
+//   onesweep:        one per pass: each workgroup takes the next tile (start order), ranks its
+//                    keys per digit, publishes its 256 digit counts, looks back per digit for
+//                    the count of that digit in all earlier tiles, then scatters its keys (and
+//                    u32 values) to digitStart + look-back prefix + rank.
 // Keys are mapped to u32 whose unsigned order is the key order (i32: flip the sign bit; f32:
-// IEEE totalOrder, negative -> all bits flipped, positive -> sign bit set) when pass 0 loads
-// them, and mapped back when the last pass stores them.
+// IEEE totalOrder, negative -> all bits flipped, positive -> sign bit set) wherever pass 0 and
+// the histogram read them, and mapped back when the last pass stores them.
 //
-// Composed by ts/gpu/radix-sort.ts: SORT_WG (invocations), ITEMS (keys per invocation), the
-// ranking piece (`rankKey`, radix-rank-subgroup.wgsl or radix-rank-shared.wgsl) and, for
-// key-only sorts, every line marked `// values` removed.
+// Composed with: SORT_WG (invocations per onesweep workgroup), ITEMS (keys per invocation, 8 or
+// 16), MIN_SG, the ranking piece (`rankKey`, radix-rank-subgroup.wgsl or radix-rank-shared.wgsl)
+// and, for key-only sorts, every line marked `// values` removed. LB_MAX_SPIN is an override.
 //
-// Tile layout: the workgroup's "groups" (subgroups, or the whole workgroup without subgroups)
-// each own a contiguous region of GROUP * ITEMS keys; item k of lane l is key
-// region + k * GROUP + l (coalesced loads; (k, l) order = key order, so ranks are stable).
+// Tile (TILE = SORT_WG * ITEMS keys): the workgroup's "groups" (subgroups, or the whole
+// workgroup without subgroups) each own a contiguous region of GROUP * ITEMS keys; item k of
+// lane l is key region + k * GROUP + l (coalesced loads; (k, l) order = key order, so ranks are
+// stable).
+//
+// Look-back status words (`spine`, u32 atomics, zeroed before each pass):
+//   [0]                         tile counter: tiles are numbered in the order workgroups start,
+//                               so a tile's predecessors have all started;
+//   [SPINE_BASE + 256 t + d]    tile t's status for digit d: flag in the top 2 bits (0: not yet
+//                               published, READY: the value is tile t's count of digit d,
+//                               INCLUSIVE: the value is the count of digit d in tiles 0..t),
+//                               value in the low 30 bits (n < 2^30 keys). One word per status, so
+//                               a reader never sees half an update; tile 0 publishes INCLUSIVE
+//                               at once, every other tile READY then INCLUSIVE.
+// Look-back: invocation t walks digits t, t + SORT_WG, ... one predecessor per read, adding
+// READY counts until it meets an INCLUSIVE one, then publishes this tile's INCLUSIVE status of
+// that digit at once (successors waiting on it need not wait for the other digits). A digit
+// whose predecessor's status does not change within LB_MAX_SPIN reads stops; when any digit
+// stopped, the workgroup recounts the highest such predecessor tile's digit histogram from its
+// keys (decoupled fallback; the count equals what that tile publishes), and every digit waiting
+// on that tile takes its count and walks on: each round moves at least one digit one tile back,
+// so the look-back ends whatever the scheduler does. LB_MAX_SPIN = 0 recounts every predecessor
+// (tests). Status words are relaxed atomics; each carries its own value, so no ordering is needed.
 
 struct Params {
   n: u32,          // keys
-  numTiles: u32,   // ceil(n / TILE)
-  shift: u32,      // digit = (key >> shift) & 0xFF
+  numTiles: u32,   // ceil(n / TILE) (onesweep); workgroups of the dispatch (globalHistogram)
+  shift: u32,      // digit = (key >> shift) & 0xFF; pass = shift / 8
   flags: u32,      // bit 0: map keys to sortable on load; bit 1: map back on store; bits 8..9: 0 u32, 1 i32, 2 f32
 }
 
 const TILE: u32 = SORT_WG * ITEMS;
 const RADIX: u32 = 256u;
+const SPINE_BASE: u32 = 4u;
+const ST_READY: u32 = 0x40000000u;
+const ST_INCLUSIVE: u32 = 0x80000000u;
+const ST_FLAG: u32 = 0xC0000000u;
+const ST_VALUE: u32 = 0x3FFFFFFFu;
+const WALK_DONE: u32 = 0xFFFFFFFFu;
+override LB_MAX_SPIN: u32 = 1024u; // 0 forces the fallback at every step (tests)
 
 fn toSortable(k: u32, kind: u32) -> u32 {
   if (kind == 1u) { return k ^ 0x80000000u; }
@@ -38,56 +75,108 @@ fn fromSortable(k: u32, kind: u32) -> u32 {
   return k;
 }
 
-fn linearTile(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-  return wid.y * nwg.x + wid.x;
+// ---- global histogram -------------------------------------------------------------------------
+// HIST_WG invocations; a block is HIST_WG vec4 loads (4 * HIST_WG keys); workgroup w reads blocks
+// w, w + numWorkgroups, ... and counts each key's 4 digits in workgroup atomics, then adds its
+// non-zero bins to the global histogram.
+
+const HIST_WG: u32 = 256u;
+
+@group(0) @binding(0) var<uniform> histParams: Params;
+@group(0) @binding(1) var<storage, read> histKeys: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> histOut: array<atomic<u32>>; // [pass * 256 + digit]
+
+var<workgroup> histCount: array<atomic<u32>, 1024>;
+
+fn histAdd(key: u32) {
+  atomicAdd(&histCount[key & 0xFFu], 1u);
+  atomicAdd(&histCount[256u + ((key >> 8u) & 0xFFu)], 1u);
+  atomicAdd(&histCount[512u + ((key >> 16u) & 0xFFu)], 1u);
+  atomicAdd(&histCount[768u + (key >> 24u)], 1u);
 }
 
-// ---- upsweep ----------------------------------------------------------------------------------
-
-@group(0) @binding(0) var<uniform> upParams: Params;
-@group(0) @binding(1) var<storage, read> upKeys: array<u32>;
-@group(0) @binding(2) var<storage, read_write> hist: array<u32>;
-
-var<workgroup> upCount: array<atomic<u32>, RADIX>;
-
-@compute @workgroup_size(SORT_WG)
-fn upsweep(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-           @builtin(num_workgroups) nwg: vec3<u32>) {
-  let tile = linearTile(wid, nwg);
-  if (tile >= upParams.numTiles) { return; }
-  for (var d = tid; d < RADIX; d += SORT_WG) { atomicStore(&upCount[d], 0u); }
+@compute @workgroup_size(HIST_WG)
+fn globalHistogram(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+  let w = wid.y * nwg.x + wid.x; // a 2-D grid's extra workgroups exit
+  if (w >= histParams.numTiles) { return; }
+  for (var b = tid; b < 1024u; b += HIST_WG) { atomicStore(&histCount[b], 0u); }
   workgroupBarrier();
-  let kind = (upParams.flags >> 8u) & 3u;
-  let mapIn = (upParams.flags & 1u) != 0u;
-  for (var k = 0u; k < ITEMS; k += 1u) {
-    let i = tile * TILE + k * SORT_WG + tid;
-    if (i < upParams.n) {
-      var key = upKeys[i];
-      if (mapIn) { key = toSortable(key, kind); }
-      atomicAdd(&upCount[(key >> upParams.shift) & 0xFFu], 1u);
+  let n = histParams.n;
+  let kind = (histParams.flags >> 8u) & 3u;
+  let nVecs = (n + 3u) / 4u;
+  for (var v = w * HIST_WG + tid; v < nVecs; v += histParams.numTiles * HIST_WG) {
+    let q = histKeys[v];
+    let e = v * 4u;
+    histAdd(toSortable(q.x, kind));
+    if (e + 1u < n) { histAdd(toSortable(q.y, kind)); }
+    if (e + 2u < n) { histAdd(toSortable(q.z, kind)); }
+    if (e + 3u < n) { histAdd(toSortable(q.w, kind)); }
+  }
+  workgroupBarrier();
+  for (var b = tid; b < 1024u; b += HIST_WG) {
+    let c = atomicLoad(&histCount[b]);
+    if (c != 0u) { atomicAdd(&histOut[b], c); }
+  }
+}
+
+// ---- scan of the global histogram -------------------------------------------------------------
+// One workgroup of 64 invocations: invocation t scans 16 bins (pass t / 16, bins 16 (t % 16) ..),
+// then invocations 0..3 scan their pass's 16 partial sums.
+
+@group(0) @binding(3) var<storage, read_write> scanHist: array<u32>; // [pass * 256 + digit]
+
+var<workgroup> scanPart: array<u32, 64>;
+
+@compute @workgroup_size(64)
+fn scanHistogram(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  if (wid.x + wid.y != 0u) { return; }
+  var s = 0u;
+  for (var i = 0u; i < 16u; i += 1u) { s += scanHist[tid * 16u + i]; }
+  scanPart[tid] = s;
+  workgroupBarrier();
+  if (tid < 4u) {
+    var run = 0u;
+    for (var i = 0u; i < 16u; i += 1u) {
+      let v = scanPart[tid * 16u + i];
+      scanPart[tid * 16u + i] = run;
+      run += v;
     }
   }
   workgroupBarrier();
-  for (var d = tid; d < RADIX; d += SORT_WG) { hist[d * upParams.numTiles + tile] = atomicLoad(&upCount[d]); }
+  var run = scanPart[tid];
+  for (var i = 0u; i < 16u; i += 1u) {
+    let v = scanHist[tid * 16u + i];
+    scanHist[tid * 16u + i] = run;
+    run += v;
+  }
 }
 
-// ---- downsweep --------------------------------------------------------------------------------
-// Ranks the tile's keys (rankKey), orders them by digit in shared memory (`stage`), then writes
-// them out in that order: consecutive invocations write consecutive addresses of a digit's
-// output segment, so the scatter is coalesced per digit segment (OneSweep's staging). Values
-// follow through the same stage in a second round.
+// ---- onesweep: one pass -----------------------------------------------------------------------
+// Ranks the tile's keys (rankKey), publishes the tile's digit counts, orders the keys by digit in
+// workgroup memory (`stage`), looks back, then writes the keys out in stage order: consecutive
+// invocations write consecutive addresses of a digit's output segment, so the scatter is
+// coalesced per digit segment (OneSweep's staging). Values follow through the same stage in a
+// second round.
 
-@group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> keysIn: array<u32>;
-@group(0) @binding(5) var<storage, read> offsets: array<u32>;   // scanned hist
-@group(0) @binding(6) var<storage, read_write> keysOut: array<u32>;
-@group(0) @binding(7) var<storage, read> valuesIn: array<u32>;         // values
-@group(0) @binding(8) var<storage, read_write> valuesOut: array<u32>;  // values
+@group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> keysIn: array<u32>;
+@group(0) @binding(6) var<storage, read> digitStart: array<u32>;   // scanned global histogram
+@group(0) @binding(7) var<storage, read_write> spine: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read_write> keysOut: array<u32>;
+@group(0) @binding(9) var<storage, read> valuesIn: array<u32>;         // values
+@group(0) @binding(10) var<storage, read_write> valuesOut: array<u32>; // values
 
+var<workgroup> tileNum: u32;
+var<workgroup> digitCount: array<u32, RADIX>;  // this tile's count of each digit
 var<workgroup> digitBase: array<u32, RADIX>;   // first output index of (digit, this tile)
 var<workgroup> tileStart: array<u32, RADIX>;   // first stage index of each digit in this tile
 var<workgroup> digitPart: array<u32, 16>;
 var<workgroup> stage: array<u32, TILE>;
+var<workgroup> walkId: array<u32, RADIX>;      // look-back: next predecessor to read, or WALK_DONE
+var<workgroup> fbMax: atomic<u32>;             // fallback: 1 + highest stalled predecessor, 0: none
+var<workgroup> fbTile: u32;
+var<workgroup> fbCount: array<atomic<u32>, RADIX>;
 
 /** tileStart (per-digit counts) -> its exclusive scan. Raking: 16 invocations x 16 digits. */
 fn scanDigits(tid: u32) {
@@ -113,15 +202,103 @@ fn scanDigits(tid: u32) {
   for (var d = tid; d < RADIX; d += SORT_WG) { tileStart[d] += digitPart[d / 16u]; }
 }
 
+fn statusIndex(tile: u32, d: u32) -> u32 {
+  return SPINE_BASE + tile * RADIX + d;
+}
+
+/** `tile`'s INCLUSIVE status of digit d: its count in tiles before `tile` (`before`) + its own. */
+fn publishInclusive(tile: u32, d: u32, before: u32) {
+  atomicStore(&spine[statusIndex(tile, d)], ST_INCLUSIVE | (before + digitCount[d]));
+}
+
+/**
+ * Walks back from walkId[d] for each digit d of this invocation, adding to digitBase[d], until
+ * an INCLUSIVE status (walkId[d] = WALK_DONE; `tile`'s INCLUSIVE status of d published at once)
+ * or LB_MAX_SPIN reads without progress.
+ */
+fn walkDigits(tile: u32, tid: u32) {
+  for (var d = tid; d < RADIX; d += SORT_WG) {
+    var id = walkId[d];
+    if (id == WALK_DONE) { continue; }
+    var acc = digitBase[d];
+    var spin = 0u;
+    while (id != WALK_DONE && spin < LB_MAX_SPIN) {
+      let s = atomicLoad(&spine[statusIndex(id, d)]);
+      let flag = s & ST_FLAG;
+      if (flag == 0u) {
+        spin += 1u;
+      } else {
+        acc += s & ST_VALUE;
+        spin = 0u;
+        // a READY tile is never tile 0 (it publishes INCLUSIVE at once), so id > 0
+        id = select(id - 1u, WALK_DONE, flag == ST_INCLUSIVE);
+      }
+    }
+    walkId[d] = id;
+    digitBase[d] = acc;
+    if (id == WALK_DONE) { publishInclusive(tile, d, acc); }
+  }
+}
+
+/** Counts the digits of tile f's keys (this pass's shift and mapping) into fbCount. */
+fn recountTile(f: u32, tid: u32, kind: u32, mapIn: bool) {
+  for (var d = tid; d < RADIX; d += SORT_WG) { atomicStore(&fbCount[d], 0u); }
+  workgroupBarrier();
+  for (var k = 0u; k < ITEMS; k += 1u) {
+    let i = f * TILE + k * SORT_WG + tid;
+    if (i < params.n) {
+      var key = keysIn[i];
+      if (mapIn) { key = toSortable(key, kind); }
+      atomicAdd(&fbCount[(key >> params.shift) & 0xFFu], 1u);
+    }
+  }
+  workgroupBarrier();
+}
+
+/**
+ * Look-back of every digit for tile `tile` > 0: digitBase[d] = the count of digit d in tiles
+ * 0 .. tile - 1; publishes tile's INCLUSIVE status of each digit as soon as that digit's walk
+ * ends. Every invocation calls it (uniform control flow).
+ */
+fn lookbackDigits(tile: u32, tid: u32, kind: u32, mapIn: bool) {
+  for (var d = tid; d < RADIX; d += SORT_WG) {
+    walkId[d] = tile - 1u;
+    digitBase[d] = 0u;
+  }
+  loop {
+    walkDigits(tile, tid);
+    if (tid == 0u) { atomicStore(&fbMax, 0u); }
+    workgroupBarrier();
+    for (var d = tid; d < RADIX; d += SORT_WG) {
+      let id = walkId[d];
+      if (id != WALK_DONE) { atomicMax(&fbMax, id + 1u); }
+    }
+    workgroupBarrier();
+    if (tid == 0u) { fbTile = atomicLoad(&fbMax); }
+    let f1 = workgroupUniformLoad(&fbTile);
+    if (f1 == 0u) { break; }
+    // Fallback: predecessor f has not published some digit; count its tile here.
+    let f = f1 - 1u;
+    recountTile(f, tid, kind, mapIn);
+    for (var d = tid; d < RADIX; d += SORT_WG) {
+      if (walkId[d] == f) {
+        digitBase[d] += atomicLoad(&fbCount[d]);
+        walkId[d] = select(f - 1u, WALK_DONE, f == 0u);
+        if (f == 0u) { publishInclusive(tile, d, digitBase[d]); }
+      }
+    }
+  }
+}
+
 @compute @workgroup_size(SORT_WG)
-fn downsweep(/*IDS*/) {
+fn onesweep(/*IDS*/) {
   /*LANES*/
-  let tile = linearTile(wid, nwg);
+  if (tid == 0u) { tileNum = atomicAdd(&spine[0], 1u); }
+  let tile = workgroupUniformLoad(&tileNum);
   if (tile >= params.numTiles) { return; }
   let group = tid / sg;
   let groups = SORT_WG / sg;
   for (var c = tid; c < RANK_COUNTERS; c += SORT_WG) { atomicStore(&rankCount[c], 0u); }
-  for (var d = tid; d < RADIX; d += SORT_WG) { digitBase[d] = offsets[d * params.numTiles + tile]; }
   workgroupBarrier();
   let kind = (params.flags >> 8u) & 3u;
   let mapIn = (params.flags & 1u) != 0u;
@@ -150,7 +327,8 @@ fn downsweep(/*IDS*/) {
   }
   workgroupBarrier();
   // rankCount[g * 256 + d]: group g's count of digit d -> exclusive prefix over groups;
-  // tileStart[d]: the tile's count of digit d, then (scanDigits) its exclusive prefix over digits
+  // digitCount[d], tileStart[d]: the tile's count of digit d, published at once (READY; tile 0:
+  // INCLUSIVE), then tileStart (scanDigits) its exclusive prefix over digits
   for (var d = tid; d < RADIX; d += SORT_WG) {
     var sum = 0u;
     for (var g = 0u; g < groups; g += 1u) {
@@ -158,6 +336,8 @@ fn downsweep(/*IDS*/) {
       atomicStore(&rankCount[g * RADIX + d], sum);
       sum += c;
     }
+    atomicStore(&spine[statusIndex(tile, d)], select(ST_READY, ST_INCLUSIVE, tile == 0u) | sum);
+    digitCount[d] = sum;
     tileStart[d] = sum;
   }
   workgroupBarrier();
@@ -172,6 +352,14 @@ fn downsweep(/*IDS*/) {
       ranks[k] = local;
     }
   }
+  // digitBase[d] = count of digit d in tiles before this one (look-back), then + digitStart
+  if (tile == 0u) {
+    for (var d = tid; d < RADIX; d += SORT_WG) { digitBase[d] = 0u; }
+  } else {
+    lookbackDigits(tile, tid, kind, mapIn);
+  }
+  let startBase = (params.shift / 8u) * RADIX;
+  for (var d = tid; d < RADIX; d += SORT_WG) { digitBase[d] += digitStart[startBase + d]; }
   workgroupBarrier();
   let tileN = min(TILE, params.n - tile * TILE);
   var pos: array<u32, ITEMS>; // values

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { GpuContext, GpuContextOptions } from '../../ts/gpu/index.js';
+import { sortWorkgroupSize } from '../../ts/gpu/radix-sort.js';
 import { assertSameBits, describeGpu, F32_SPECIAL_BITS, gpuTest, randomArray, refSort, type Rng } from './support.js';
 
 type KeyType = 'u32' | 'i32' | 'f32';
@@ -45,36 +46,112 @@ for (const [variant, opts] of variants) {
   describeGpu(`GPU radix sort: ${variant}`, () => {
     for (const type of ['u32', 'i32', 'f32'] as const) {
       for (const withValues of [false, true]) {
-        gpuTest(`${type} ${withValues ? 'key-value' : 'keys'}: equals a stable reference sort`, async (ctx, rng) => {
-          const tile = (ctx.hasSubgroups ? Math.min(256, 16 * ctx.subgroupMinSize) : 256) * ctx.tuning.sortItemsPerInvocation;
-          for (const n of [0, 1, 2, 3, 255, 256, 257, tile - 1, tile, tile + 1, 5 * tile + 3]) {
-            await checkSort(ctx, keysOf(type, n, rng), withValues, `${type} n=${n}`);
-          }
-          await checkSort(ctx, keysOf(type, 3 * tile + 1, rng, 5), withValues, `${type} 5 distinct keys`);
-          await checkSort(ctx, keysOf(type, 3 * tile + 1, rng, 1), withValues, `${type} all equal`);
-          if (withValues) await checkSort(ctx, keysOf(type, 60_003, rng, 1000), withValues, `${type} n=60003`);
-          else await checkSort(ctx, keysOf(type, 100_001, rng), withValues, `${type} n=100001`);
-        }, opts);
+        gpuTest(
+          `${type} ${withValues ? 'key-value' : 'keys'}: equals a stable reference sort`,
+          async (ctx, rng) => {
+            const tile = sortWorkgroupSize(ctx) * ctx.tuning.sortItemsPerInvocation;
+            for (const n of [0, 1, 2, 3, 255, 256, 257, tile - 1, tile, tile + 1, 5 * tile + 3]) {
+              await checkSort(ctx, keysOf(type, n, rng), withValues, `${type} n=${n}`);
+            }
+            await checkSort(ctx, keysOf(type, 3 * tile + 1, rng, 5), withValues, `${type} 5 distinct keys`);
+            await checkSort(ctx, keysOf(type, 3 * tile + 1, rng, 1), withValues, `${type} all equal`);
+            if (withValues) await checkSort(ctx, keysOf(type, 60_003, rng, 1000), withValues, `${type} n=60003`);
+            else await checkSort(ctx, keysOf(type, 100_001, rng), withValues, `${type} n=100001`);
+          },
+          opts,
+        );
       }
     }
   });
 }
 
-describeGpu('GPU radix sort: 8 keys per invocation (tuning)', () => {
-  gpuTest('u32 and f32 key-value, odd sizes', async (ctx, rng) => {
-    for (const type of ['u32', 'f32'] as const) {
-      for (const n of [1, 2047, 2048, 2049, 30_001]) await checkSort(ctx, keysOf(type, n, rng, 300), true, `${type} n=${n}`);
+describeGpu('GPU radix sort: 16 keys per invocation (tuning)', () => {
+  gpuTest(
+    'u32 and f32 key-value, odd sizes',
+    async (ctx, rng) => {
+      expect(ctx.tuning.sortItemsPerInvocation).toBe(16);
+      const tile = sortWorkgroupSize(ctx) * 16;
+      for (const type of ['u32', 'f32'] as const) {
+        for (const n of [1, tile - 1, tile, tile + 1, 30_001]) await checkSort(ctx, keysOf(type, n, rng, 300), true, `${type} n=${n}`);
+      }
+      await checkSort(ctx, keysOf('i32', 3 * tile + 7, rng), false, 'i32 keys');
+    },
+    { tuning: { sortItemsPerInvocation: 16 } },
+  );
+});
+
+// OneSweep's look-back with the decoupled fallback: lookbackSpin 0 makes every tile recount each
+// predecessor tile's digit histogram from its keys instead of reading its status words; 1 mixes
+// reads and recounts wherever a predecessor is late.
+const lookbackVariants: [string, GpuContextOptions][] = [
+  ['subgroups when present, lookbackSpin 0 (fallback at every step)', { lookbackSpin: 0 }],
+  ['no subgroups, lookbackSpin 0', { subgroups: 'off', lookbackSpin: 0 }],
+  ['lookbackSpin 1', { lookbackSpin: 1 }],
+  ['16 keys per invocation, lookbackSpin 0', { lookbackSpin: 0, tuning: { sortItemsPerInvocation: 16 } }],
+];
+
+for (const [variant, opts] of lookbackVariants) {
+  describeGpu(`GPU radix sort look-back: ${variant}`, () => {
+    for (const type of ['u32', 'i32', 'f32'] as const) {
+      for (const withValues of [false, true]) {
+        gpuTest(
+          `${type} ${withValues ? 'key-value' : 'keys'}: tile edges, several tiles, one digit`,
+          async (ctx, rng) => {
+            const tile = sortWorkgroupSize(ctx) * ctx.tuning.sortItemsPerInvocation;
+            for (const n of [1, 5, tile - 1, tile, tile + 1, 2 * tile, 7 * tile + 5]) {
+              await checkSort(ctx, keysOf(type, n, rng), withValues, `${type} n=${n}`);
+            }
+            // all keys equal: one digit per pass takes every key of every tile
+            await checkSort(ctx, keysOf(type, 4 * tile + 3, rng, 1), withValues, `${type} all equal`);
+            await checkSort(ctx, keysOf(type, 6 * tile + 11, rng, 3), withValues, `${type} 3 distinct keys`);
+            await checkSort(ctx, keysOf(type, 20 * tile - 1, rng, 700), withValues, `${type} 20 tiles`);
+          },
+          opts,
+        );
+      }
     }
-  }, { tuning: { sortItemsPerInvocation: 8 } });
+  });
+}
+
+describeGpu('GPU radix sort: digit layouts', () => {
+  gpuTest('2-D grid (as beyond 65535 tiles): tiles come from the counter, extra workgroups exit', async (ctx, rng) => {
+    const grid = ctx.grid;
+    // two rows, one workgroup too many for odd counts
+    ctx.grid = (count: number): [number, number] => (count < 2 ? [count, 1] : [Math.ceil(count / 2), 2]);
+    try {
+      const tile = sortWorkgroupSize(ctx) * ctx.tuning.sortItemsPerInvocation;
+      for (const n of [tile + 1, 5 * tile - 3, 9 * tile]) {
+        await checkSort(ctx, keysOf('f32', n, rng), true, `f32 n=${n}`);
+        await checkSort(ctx, keysOf('i32', n, rng, 40), false, `i32 n=${n}`);
+      }
+    } finally {
+      ctx.grid = grid;
+    }
+  });
+  gpuTest('keys differing in one byte only, and in the top byte only', async (ctx, rng) => {
+    const n = 9000;
+    for (const shift of [0, 8, 16, 24]) {
+      const keys = Uint32Array.from({ length: n }, () => ((rng.below(256) << shift) | 0x01020304) >>> 0);
+      await checkSort(ctx, keys, true, `byte ${shift / 8}`);
+    }
+    // every key the same but the last: all tiles but one have a single digit
+    const keys = new Uint32Array(n).fill(0xdeadbeef);
+    keys[n - 1] = 0;
+    await checkSort(ctx, keys, true, 'one different key');
+  });
 });
 
 describeGpu('GPU radix sort: edges', () => {
   gpuTest('f32 totalOrder: -NaN < -Inf < -max < -denormal < -0 < +0 < denormal < max < +Inf < +NaN', async (ctx) => {
-    const bits = new Uint32Array([0x7fc00000, 0x3f800000, 0x80000000, 0x00000000, 0xff800000, 0x7f800000, 0xffc00000, 0x00000001, 0x80000001, 0xff7fffff, 0x7f7fffff]);
+    const bits = new Uint32Array([
+      0x7fc00000, 0x3f800000, 0x80000000, 0x00000000, 0xff800000, 0x7f800000, 0xffc00000, 0x00000001, 0x80000001, 0xff7fffff, 0x7f7fffff,
+    ]);
     const got = await ctx.sort(await ctx.upload(new Float32Array(bits.buffer)));
     const out = new Uint32Array(((await ctx.download(got.keys)) as Float32Array).buffer, 0, bits.length);
     expect(Array.from(out, (b) => b.toString(16))).toEqual(
-      [0xffc00000, 0xff800000, 0xff7fffff, 0x80000001, 0x80000000, 0x00000000, 0x00000001, 0x3f800000, 0x7f7fffff, 0x7f800000, 0x7fc00000].map((b) => b.toString(16)),
+      [
+        0xffc00000, 0xff800000, 0xff7fffff, 0x80000001, 0x80000000, 0x00000000, 0x00000001, 0x3f800000, 0x7f7fffff, 0x7f800000, 0x7fc00000,
+      ].map((b) => b.toString(16)),
     );
   });
   gpuTest('f32 specials mixed in, key-value', async (ctx, rng) => {

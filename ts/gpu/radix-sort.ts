@@ -1,7 +1,15 @@
 /// <reference types="@webgpu/types" />
 /**
- * Radix sort on the GPU: 4 passes of shaders/radix-sort.wgsl (upsweep, scan of the histogram
- * table with shaders/scan.wgsl, downsweep) recorded in one command buffer.
+ * Radix sort on the GPU: LSD, 4 passes of 8-bit digits, OneSweep (Adinets and Merrill 2022,
+ * "Onesweep: A Faster Least Significant Digit Radix Sort for GPUs") with the decoupled fallback
+ * of Smith, Levien and Owens (SPAA 2025) in its per-digit look-back. Kernels in
+ * shaders/radix-sort.wgsl, recorded in one command buffer:
+ *   globalHistogram (one read of the keys: the four 256-bin digit histograms),
+ *   scanHistogram (one workgroup: each pass's exclusive scan of its 256 bins),
+ *   then per pass one `onesweep` dispatch (rank, publish per-digit tile counts, look back,
+ *   scatter), its look-back status words zeroed before it.
+ * Keys: u32, i32 or f32 (i32 in signed order, f32 in IEEE totalOrder); values: optional u32,
+ * moved with their keys; stable. Fewer than 2^30 keys (30-bit look-back values).
  */
 import { ErrorCodes, ParleError } from '../errors.js';
 import sortSource from '../../shaders/radix-sort.wgsl';
@@ -9,11 +17,19 @@ import rankSubgroup from '../../shaders/radix-rank-subgroup.wgsl';
 import rankShared from '../../shaders/radix-rank-shared.wgsl';
 import { composeKernel } from './compose.js';
 import type { GpuContext } from './context.js';
-import { DeviceArray } from './device-array.js';
+import { DeviceArray, paddedSize } from './device-array.js';
 import { getPipeline } from './pipelines.js';
-import { encodeScan } from './scan.js';
 
 const KIND = { u32: 0, i32: 1, f32: 2 } as const;
+
+/** u32 words before the tile status words in the sort's look-back buffer (SPINE_BASE in the shader). */
+const SPINE_BASE = 4;
+/** Keys per global-histogram block (256 invocations x one vec4 each; HIST_WG in the shader). */
+const HIST_BLOCK = 1024;
+/** Most workgroups of the global histogram (each loops over blocks, then adds 1024 bins). */
+const HIST_MAX_WORKGROUPS = 1024;
+/** Status words hold 30-bit counts. */
+const MAX_KEYS = 2 ** 30 - 1;
 
 /**
  * Invocations per sort workgroup: with subgroups, 16 subgroups of the smallest size the adapter
@@ -24,23 +40,34 @@ export function sortWorkgroupSize(ctx: GpuContext): number {
   return ctx.hasSubgroups ? Math.min(256, 16 * ctx.subgroupMinSize) : 256;
 }
 
-function sortPipelines(ctx: GpuContext, withValues: boolean): { up: GPUComputePipeline; down: GPUComputePipeline } {
+interface SortPipelines {
+  histogram: GPUComputePipeline;
+  scan: GPUComputePipeline;
+  onesweep: GPUComputePipeline;
+}
+
+function sortPipelines(ctx: GpuContext, withValues: boolean): SortPipelines {
   const wg = sortWorkgroupSize(ctx);
   const items = ctx.tuning.sortItemsPerInvocation;
   const variant = `${ctx.hasSubgroups ? 'sg' : 'shared'}:${wg}:${items}:${withValues ? 'kv' : 'k'}`;
-  const build = (entryPoint: string) => () => {
+  const build = (entryPoint: string, constants?: Record<string, number>) => () => {
     let kernel = sortSource;
-    if (!withValues) kernel = kernel.split('\n').filter((line) => !line.includes('// values')).join('\n');
+    if (!withValues)
+      kernel = kernel
+        .split('\n')
+        .filter((line) => !line.includes('// values'))
+        .join('\n');
     const code = composeKernel((ctx.hasSubgroups ? rankSubgroup : rankShared) + '\n' + kernel, {
       subgroups: ctx.hasSubgroups,
       scalar: 'u32',
       consts: { 'SORT_WG: u32': `${wg}u`, 'ITEMS: u32': `${items}u`, 'MIN_SG: u32': `${ctx.subgroupMinSize}u` },
     });
-    return { code, entryPoint };
+    return { code, entryPoint, constants };
   };
   return {
-    up: getPipeline(ctx.device, `sort-up:${variant}`, build('upsweep')),
-    down: getPipeline(ctx.device, `sort-down:${variant}`, build('downsweep')),
+    histogram: getPipeline(ctx.device, `sort-histogram:${variant}`, build('globalHistogram')),
+    scan: getPipeline(ctx.device, `sort-scan-histogram:${variant}`, build('scanHistogram')),
+    onesweep: getPipeline(ctx.device, `sort-onesweep:${variant}:${ctx.lookbackSpin}`, build('onesweep', { LB_MAX_SPIN: ctx.lookbackSpin })),
   };
 }
 
@@ -57,11 +84,12 @@ export async function sortOp(
   }
   ctx.checkUsable();
   const n = k.length;
+  if (n > MAX_KEYS) throw new ParleError(ErrorCodes.TOO_LARGE, `sort takes fewer than 2^30 keys, got ${n}`);
   const wg = sortWorkgroupSize(ctx);
   const tile = wg * ctx.tuning.sortItemsPerInvocation;
   const tiles = Math.max(1, Math.ceil(n / tile));
-  const histLength = 256 * tiles;
-  ctx.checkBindable(histLength * 4, 'sort histogram table');
+  const spineLength = SPINE_BASE + 256 * tiles;
+  ctx.checkBindable(spineLength * 4, 'sort look-back status');
   const pipes = sortPipelines(ctx, v !== undefined);
   const kind = KIND[k.type as keyof typeof KIND];
   const out = await ctx.submit('sort', (s) => {
@@ -70,36 +98,41 @@ export async function sortOp(
     if (n === 0) return { keysOut, valuesOut };
     const keysTmp = s.temp(k.byteLength, 'sort-keys-tmp');
     const valuesTmp = v === undefined ? undefined : s.temp(v.byteLength, 'sort-values-tmp');
-    const hist = s.temp(histLength * 4, 'sort-hist');
-    const histScanned = s.temp(histLength * 4, 'sort-offsets');
+    const spine = s.temp(spineLength * 4, 'sort-spine');
+    const digitStart = s.temp(4 * 256 * 4, 'sort-digit-start');
     let keysSrc = ctx.paddedBuffer(s, k);
     let valuesSrc = v === undefined ? undefined : ctx.paddedBuffer(s, v);
+    // the four digit histograms, then their exclusive scans (first output index of each digit)
+    s.encoder.clearBuffer(digitStart);
+    const histWorkgroups = Math.min(HIST_MAX_WORKGROUPS, Math.ceil(n / HIST_BLOCK));
+    s.dispatch(
+      pipes.histogram,
+      [
+        { binding: 0, resource: { buffer: s.uniform([n, histWorkgroups, 0, kind << 8]) } },
+        { binding: 1, resource: { buffer: keysSrc, size: paddedSize(n * 4) } },
+        { binding: 2, resource: { buffer: digitStart } },
+      ],
+      histWorkgroups,
+      'parle:sort-histogram',
+    );
+    s.dispatch(pipes.scan, [{ binding: 3, resource: { buffer: digitStart } }], 1, 'parle:sort-scan-histogram');
     for (let pass = 0; pass < 4; pass++) {
       const keysDst = pass % 2 === 0 ? keysTmp : keysOut;
       const valuesDst = pass % 2 === 0 ? valuesTmp : valuesOut;
       const flags = (pass === 0 ? 1 : 0) | (pass === 3 ? 2 : 0) | (kind << 8);
-      const params = s.uniform([n, tiles, pass * 8, flags]);
-      s.dispatch(
-        pipes.up,
-        [
-          { binding: 0, resource: { buffer: params } },
-          { binding: 1, resource: { buffer: keysSrc } },
-          { binding: 2, resource: { buffer: hist } },
-        ],
-        tiles,
-        'parle:sort-upsweep',
-      );
-      encodeScan(ctx, s, hist, histScanned, histLength, 'u32', false);
+      s.encoder.clearBuffer(spine, 0, spineLength * 4);
       const entries: GPUBindGroupEntry[] = [
-        { binding: 3, resource: { buffer: params } },
-        { binding: 4, resource: { buffer: keysSrc } },
-        { binding: 5, resource: { buffer: histScanned } },
-        { binding: 6, resource: { buffer: keysDst } },
+        { binding: 4, resource: { buffer: s.uniform([n, tiles, pass * 8, flags]) } },
+        { binding: 5, resource: { buffer: keysSrc } },
+        { binding: 6, resource: { buffer: digitStart } },
+        { binding: 7, resource: { buffer: spine } },
+        { binding: 8, resource: { buffer: keysDst } },
       ];
       if (valuesSrc !== undefined && valuesDst !== undefined) {
-        entries.push({ binding: 7, resource: { buffer: valuesSrc } }, { binding: 8, resource: { buffer: valuesDst } });
+        entries.push({ binding: 9, resource: { buffer: valuesSrc } }, { binding: 10, resource: { buffer: valuesDst } });
       }
-      s.dispatch(pipes.down, entries, tiles, 'parle:sort-downsweep');
+      // tiles are numbered by the kernel's counter; a 2-D grid's extra workgroups exit
+      s.dispatch(pipes.onesweep, entries, tiles, 'parle:sort-onesweep');
       keysSrc = keysDst;
       valuesSrc = valuesDst;
     }
