@@ -63,24 +63,24 @@ export function timestampHooks(ctx) {
 
 
 /**
- * Runs `run` (resolving to the run's ms) until the GPU's clocks have settled: at least
- * `minMs` (default 500) and 8 runs, then until the last 5 runs are within 3 % of the best seen,
- * at most `maxMs` (default 5000). Why: an H200's SM clock idles at 345 MHz and its driver raises
- * it to 1980 MHz only after a few hundred ms of sustained load; at 345 MHz, scan and RLE ran
- * 3-4x slower (bench/results/gpu-clocks-nvidia-h200.json). A fixed 300 ms warm-up after host
- * work left some figures at the idle clock. Returns the warm-up's run times.
+ * Warms the GPU for a timed op: first `sustain` back-to-back for `sustainMs` (default 1000; no
+ * timestamp readback between runs, so the GPU stays busy), then `run` (resolving to the run's
+ * ms) until the last 5 runs are within 3 % of the best seen (at least 8 runs, at most `maxMs`,
+ * default 5000). Why: an H200's SM clock idles at 345 MHz; its driver raises it to 630 MHz and
+ * then 1980 MHz only after sustained load, and scan and RLE run 3-4x slower at 345 MHz
+ * (bench/results/gpu-clocks-nvidia-h200.json). Runs with a readback between them kept the clock
+ * at a plateau where the times looked steady (a 2^28 scan steady at 2.6 ms at 630 MHz, 1.16 ms
+ * at 1980). Returns the second phase's run times.
  */
-export async function warmUntilSteady(run, { minMs = 500, maxMs = 5000 } = {}) {
+export async function warmUntilSteady(run, { sustain, sustainMs = 1000, maxMs = 5000 } = {}) {
+  const s0 = performance.now();
+  if (sustain) while (performance.now() - s0 < sustainMs) await sustain();
   const t0 = performance.now();
   const times = [];
   for (;;) {
     times.push(await run());
-    const elapsed = performance.now() - t0;
-    if (elapsed >= maxMs) break;
-    if (times.length >= 8 && elapsed >= minMs) {
-      const best = Math.min(...times);
-      if (Math.max(...times.slice(-5)) <= best * 1.03) break;
-    }
+    if (performance.now() - t0 >= maxMs) break;
+    if (times.length >= 8 && Math.max(...times.slice(-5)) <= Math.min(...times) * 1.03) break;
   }
   return times;
 }
@@ -88,7 +88,7 @@ export async function warmUntilSteady(run, { minMs = 500, maxMs = 5000 } = {}) {
 /**
  * Samples the GPU's SM clock with nvidia-smi every `everyMs` (NVIDIA machines; elsewhere the
  * sampler records nothing). `smMhzDuring(start, end)` gives the median clock of the samples in
- * [start, end] (Date.now() ms), or null.
+ * [start, end] (Date.now() ms), else the first sample after `end`, or null.
  */
 export async function startClockSampler(everyMs = 100) {
   const { spawn } = await import('node:child_process');
@@ -111,9 +111,14 @@ export async function startClockSampler(everyMs = 100) {
   }
   return {
     samples,
-    smMhzDuring(start, end) {
+    async smMhzDuring(start, end) {
       const c = samples.filter((s) => s.t >= start && s.t <= end + everyMs / 2).map((s) => s.sm);
-      return c.length ? median(c) : null;
+      if (c.length) return median(c);
+      if (proc === null) return null;
+      // shorter than a sampling period: the first sample after it
+      await new Promise((r) => setTimeout(r, 2 * everyMs));
+      const after = samples.find((s) => s.t > end && s.t <= end + 2 * everyMs);
+      return after ? after.sm : null;
     },
     stop() { proc?.kill(); },
   };

@@ -66,13 +66,16 @@ async function timeOp(ctx, ts, fn, cleanup) {
   let passes = {};
   // warm-up: pipelines, and the GPU's clocks, which idle at 345 MHz on the H200 and reach
   // 1980 MHz only under sustained load: run until the times settle (gpu-timestamps.mjs)
-  const warm = await warmUntilSteady(async () => {
-    ts?.reset();
-    const t0 = performance.now();
-    cleanup?.(await fn());
-    const t1 = performance.now();
-    return ts ? (await ts.read()).ms : t1 - t0;
-  });
+  const warm = await warmUntilSteady(
+    async () => {
+      ts?.reset();
+      const t0 = performance.now();
+      cleanup?.(await fn());
+      const t1 = performance.now();
+      return ts ? (await ts.read()).ms : t1 - t0;
+    },
+    { sustain: async () => { ts?.reset(); cleanup?.(await fn()); } },
+  );
   const start = Date.now();
   for (let r = 0; r < REPS; r++) {
     ts?.reset();
@@ -85,7 +88,7 @@ async function timeOp(ctx, ts, fn, cleanup) {
     if (r === Math.floor(REPS / 2)) passes = g.passes;
     cleanup?.(out);
   }
-  const smMhz = clocks.smMhzDuring(start, Date.now());
+  const smMhz = await clocks.smMhzDuring(start, Date.now());
   return { gpuMs: median(gpu), wallMs: median(wall), gpuMsAll: gpu, wallMsAll: wall, passesMs: passes, smMhz, warmRuns: warm.length };
 }
 

@@ -272,6 +272,32 @@ describeGpu('engine with a GPU', () => {
     expect(same(sums, await engine.scan(u, { path: 'cpu', inclusive: true }))).toBe(true);
   });
 
+  gpuIt('download into a caller array, and zero-copy downloadMapped until release', async () => {
+    const input = new Float32Array(10_003).map((_, i) => i * 0.5 - 7);
+    const device = await engine.upload(input);
+    const into = new Float32Array(input.length + 5).fill(-1);
+    expect(await engine.download(device, { into })).toBe(into);
+    expect(same(into.subarray(0, input.length), input)).toBe(true);
+    expect(into[input.length]).toBe(-1); // nothing past the array's length is written
+    await expect(engine.download(device, { into: new Float32Array(3) })).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+    await expect(engine.download(device, { into: new Uint32Array(input.length) })).rejects.toMatchObject({
+      code: ErrorCodes.INVALID_ARGUMENT,
+    });
+    const lease = await engine.downloadMapped(device);
+    expect(lease.array).toBeInstanceOf(Float32Array);
+    expect(same(lease.array, input)).toBe(true);
+    lease.release();
+    expect(lease.array.length).toBe(0); // detached: the mapping is gone
+    lease.release(); // a second release is harmless
+    // the kept buffer serves the next call of the same size, with the new contents
+    const scanned = await engine.scan(await engine.upload(new Uint32Array(10_003).fill(1)), { path: 'gpu', inclusive: true });
+    const again = await engine.downloadMapped(scanned as DeviceArray);
+    expect(again.array[10_002]).toBe(10_003);
+    again.release();
+    device.destroy();
+    await expect(engine.downloadMapped(device)).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+  });
+
   gpuIt('gpuPoolBytes: 0 keeps no GPU buffers after ops', async () => {
     const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip', gpuPoolBytes: 0 });
     try {

@@ -483,12 +483,33 @@ export class Engine {
   }
 
   /**
-   * Reads a DeviceArray back into a new host typed array of its type.
-   * @throws ParleError INVALID_ARGUMENT, PATH_UNAVAILABLE, DEVICE_LOST
+   * Reads a DeviceArray back into a new host typed array of its type and length, or, with
+   * `options.into` (a typed array of the same element type with at least `array.length`
+   * elements), into that array, which is returned (its first `array.length` elements written).
+   * A reused `into` skips the page faults of a fresh allocation, the largest cost of a large
+   * readback in Node (H200 host, 256 MiB: 1.9 GB/s into a new array, 7.3 GB/s into a reused one).
+   * @throws ParleError INVALID_ARGUMENT (a destroyed array, `into` of another type or too short),
+   *   PATH_UNAVAILABLE, DEVICE_LOST
    */
-  async download(array: DeviceArray): Promise<ParleArray> {
+  async download(array: DeviceArray, options: { into?: ParleArray } = {}): Promise<ParleArray> {
     checkData(array, 'array');
-    return this.gpu.download(array);
+    return this.gpu.download(array, options);
+  }
+
+  /**
+   * Zero-copy readback: returns a typed array (the DeviceArray's element type and length) over
+   * mapped GPU memory, valid until `release()` is called; then it is detached (length 0) and its
+   * buffer kept for the next call of the same size. No copy into JavaScript memory and no fresh
+   * pages: on the H200 host a 256 MiB readback ran at 47 GB/s this way against 7.3 GB/s into a
+   * reused array. Read the array (or copy what you keep) before releasing it; its ArrayBuffer
+   * belongs to WebGPU and cannot be transferred to a worker. Call `release()` exactly when done:
+   * until then the mapping holds host memory of the array's size.
+   * @throws ParleError INVALID_ARGUMENT, TOO_LARGE (beyond the adapter's maxBufferSize),
+   *   PATH_UNAVAILABLE, DEVICE_LOST
+   */
+  async downloadMapped(array: DeviceArray): Promise<{ array: ParleArray; release(): void }> {
+    checkData(array, 'array');
+    return this.gpu.downloadMapped(array);
   }
 
   /**
