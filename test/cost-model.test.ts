@@ -1,7 +1,8 @@
 // The cost model alone: predictions from the lines, the tie rule, and both levels of the online
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it } from 'vitest';
-import { CostModel, defaultRates, fitLine, type CallShape } from '../ts/cost/model.js';
+import { calibrate, CALIBRATION_SIZES, type CalibrationProbe } from '../ts/cost/calibration.js';
+import { CostModel, defaultRates, fitLine, withUpper, type CallShape, type CostOp } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -58,5 +59,91 @@ describe('cost model', () => {
     const up = fitLine([1000, 1], [2000, 2]);
     expect(up.msPerByte).toBeCloseTo(0.001, 9);
     expect(up.fixedMs).toBeCloseTo(0, 9);
+  });
+
+  it('an upper segment takes over from its first point, continuous there', () => {
+    const base = { fixedMs: 1, msPerByte: 1e-3 };
+    const line = withUpper(base, [1000, 2], [5000, 3]);
+    const rates = defaultRates(true);
+    rates.cpu.compress = line;
+    const m = new CostModel(rates);
+    const at = (bytes: number) => m.predict(call({ op: 'compress', inputBytes: bytes }), false).predictedMs.cpu;
+    expect(at(500)).toBeCloseTo(1.5, 9); // the base line below 1000 bytes
+    expect(at(1000)).toBeCloseTo(2, 9); // both agree at the joint
+    expect(at(5000)).toBeCloseTo(3, 9);
+    expect(at(9000)).toBeCloseTo(4, 9); // the upper line extrapolated
+  });
+
+  it('kernel lines scale with workBytes, transfers with inputBytes (rleDecode)', () => {
+    const rates = defaultRates(true);
+    rates.cpu.rleDecode = { fixedMs: 0, msPerByte: 1e-6 };
+    rates.readback = { fixedMs: 0, msPerByte: 1e-3 };
+    const m = new CostModel(rates);
+    const shape = call({ op: 'rleDecode', inputBytes: 1000, workBytes: 16000, resultBytes: 16000, inputLocation: 'device' });
+    // readback of the runs (1000 B) + the decode of 16000 decoded bytes
+    expect(m.predict(shape, false).predictedMs.cpu).toBeCloseTo(1000 * 1e-3 + 16000 * 1e-6, 9);
+  });
+});
+
+describe('calibration', () => {
+  /**
+   * A machine whose throughput rises past 1 MiB (the second calibration size), as a GPU's and a
+   * worker pool's do: ms = 0.05 + bytes / small rate up to 1 MiB, then the large rate on.
+   */
+  const kink = 1 << 20;
+  const curve = (bytes: number, gbpsSmall: number, gbpsLarge: number) =>
+    0.05 + Math.min(bytes, kink) / (gbpsSmall * 1e6) + Math.max(0, bytes - kink) / (gbpsLarge * 1e6);
+  function fakeProbe(calls: string[]): CalibrationProbe {
+    const ms = async (what: string, bytes: number, t: number) => {
+      calls.push(`${what} ${bytes}`);
+      return t;
+    };
+    return {
+      cpu: (op: CostOp, bytes: number) => ms(`cpu ${op}`, bytes, curve(bytes, 1, 4)),
+      gpu: (op: CostOp, bytes: number) => ms(`gpu ${op}`, bytes, 0.5 + curve(bytes, 2, 20)),
+      upload: (bytes: number) => ms('upload', bytes, curve(bytes, 10, 10)),
+      readback: (bytes: number) => ms('readback', bytes, curve(bytes, 10, 10)),
+      warmUp: async () => void calls.push('warm-up'),
+    };
+  }
+
+  it('warms the CPU ops up first, then measures the main job at a third size for an upper segment', async () => {
+    const calls: string[] = [];
+    const { rates } = await calibrate(fakeProbe(calls), { budgetMs: 10_000 });
+    const { small, huge } = CALIBRATION_SIZES;
+    // the CPU ops' first runs come before any measurement
+    const firstMeasure = calls.findIndex((c) => c.startsWith('upload'));
+    expect(calls.slice(0, firstMeasure)).toEqual([
+      'warm-up',
+      ...['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'].map((op) => `cpu ${op} ${small}`),
+    ]);
+    for (const op of ['compress', 'decompress'] as const) {
+      expect(calls).toContain(`cpu ${op} ${huge}`);
+      expect(calls).toContain(`gpu ${op} ${huge}`);
+      expect(rates.cpu[op].upper).toBeDefined();
+      expect(rates.gpu![op]!.upper).toBeDefined();
+    }
+    expect(calls).not.toContain(`cpu sort ${huge}`); // only the main job's lines get a third point
+    // 256 MiB: the upper segment predicts the fake machine's time; the two-point line alone would not
+    const bytes = 256 << 20;
+    const shape = call({ op: 'compress', inputBytes: bytes, inputLocation: 'device', resultLocation: 'device' });
+    const p = new CostModel(rates).predict(shape, false);
+    expect(p.predictedMs.gpu! / (0.5 + curve(bytes, 2, 20))).toBeCloseTo(1, 6);
+    const onHost = new CostModel(rates).predict(call({ op: 'compress', inputBytes: bytes }), false);
+    expect(onHost.predictedMs.cpu / curve(bytes, 1, 4)).toBeCloseTo(1, 6);
+    const twoPoint = { ...rates, gpu: { ...rates.gpu, compress: { ...rates.gpu!.compress!, upper: undefined } } };
+    expect(new CostModel(twoPoint).predict(shape, false).predictedMs.gpu! / (0.5 + curve(bytes, 2, 20))).toBeGreaterThan(5);
+  });
+
+  it('skips a third point that would not fit the budget', async () => {
+    const calls: string[] = [];
+    const probe = fakeProbe(calls);
+    const slow: CalibrationProbe = {
+      ...probe,
+      gpu: (op, bytes) => probe.gpu!(op, bytes).then((t) => (bytes >= CALIBRATION_SIZES.huge ? t : t * 100)),
+    };
+    const { rates } = await calibrate(slow, { budgetMs: 50 });
+    expect(calls.filter((c) => c.startsWith('gpu') && c.endsWith(` ${CALIBRATION_SIZES.huge}`))).toEqual([]);
+    expect(rates.gpu!.compress?.upper).toBeUndefined();
   });
 });

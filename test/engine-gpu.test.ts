@@ -337,6 +337,29 @@ describeGpu('engine with a GPU', () => {
     device.destroy();
   });
 
+  gpuIt('rleDecode is predicted from the decoded size; its moves from the runs', async () => {
+    const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip' });
+    try {
+      const line = { fixedMs: 0, msPerByte: 1e-6 };
+      const move = { fixedMs: 0, msPerByte: 1e-3 };
+      e.model.rates = { ...e.model.rates, cpu: { ...e.model.rates.cpu, rleDecode: line }, readback: move, upload: move };
+      const values = new Uint16Array(1000).map((_, i) => i);
+      const lengths = new Uint32Array(1000).fill(64); // decodes to 64000 u16: 128000 bytes
+      const host = e.explain('rleDecode', { values, lengths });
+      expect(host.predictedMs.cpu).toBeCloseTo(128_000 * 1e-6, 9);
+      const onDevice = { values: await e.upload(values), lengths: await e.upload(lengths) };
+      // device runs, host result on the CPU path: a readback of the runs (6000 bytes) + the decode
+      const fromDevice = e.explain('rleDecode', onDevice, { to: 'host' });
+      expect(fromDevice.predictedMs.cpu).toBeGreaterThan(6000 * 1e-3);
+      await expect(e.rleDecode(onDevice, { path: 'cpu', to: 'host' })).resolves.toHaveLength(64_000);
+      onDevice.values.destroy();
+      onDevice.lengths.destroy();
+      expect(() => e.explain('scan', { values, lengths } as never)).toThrow(expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }));
+    } finally {
+      await e.destroy();
+    }
+  });
+
   gpuIt('a device lost under an op auto sent to the GPU: host data falls back to the CPU', async () => {
     const lossy = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip' });
     // Make the model prefer the GPU even for host data.

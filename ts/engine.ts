@@ -205,6 +205,8 @@ interface Route {
   to: Location;
   /** The model's size of the call: input bytes (decoded bytes for decompress). */
   bytes: number;
+  /** Bytes the kernel lines scale with when not `bytes` (rleDecode: the decoded size). */
+  workBytes?: number;
   signal?: AbortSignal;
   auto: boolean;
 }
@@ -283,7 +285,11 @@ function checkOutOption(
   inputs.forEach((input, i) => {
     if (input instanceof DeviceArray || input.buffer !== array.buffer) return;
     if (inPlace && i === 0 && input.byteOffset === array.byteOffset && input.byteLength === array.byteLength) return;
-    if (array.byteOffset < input.byteOffset + input.byteLength && input.byteOffset < array.byteOffset + array.byteLength && array.byteLength > 0) {
+    if (
+      array.byteOffset < input.byteOffset + input.byteLength &&
+      input.byteOffset < array.byteOffset + array.byteLength &&
+      array.byteLength > 0
+    ) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} overlaps an input`);
     }
   });
@@ -584,7 +590,7 @@ export class Engine {
     });
     if (!force) {
       const stored = await loadStored<CalibrationRecord>(key);
-      if (stored?.format === 1 && stored.key === key) {
+      if (stored?.format === 2 && stored.key === key) {
         this.model.rates = stored.rates;
         return;
       }
@@ -592,7 +598,7 @@ export class Engine {
     const { rates, tookMs, warmUpMs } = await calibrate(this.probe(gpu), { onProgress });
     this.model.rates = rates;
     this.lastCalibration = { tookMs, warmUpMs };
-    await saveStored(key, { format: 1, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
+    await saveStored(key, { format: 2, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
   }
 
   /** Micro-benchmarks of each path on synthetic data (runs of mean length 16, random keys). */
@@ -609,10 +615,17 @@ export class Engine {
       return performance.now() - t0;
     };
     const cpu = this.cpu;
+    // containers of the decompress probes, made once per size (not part of what is timed)
+    const containers = new Map<number, Promise<Uint8Array>>();
+    const container = (bytes: number) => {
+      let packed = containers.get(bytes);
+      if (packed === undefined) containers.set(bytes, (packed = compressArray(cpu, sample('decompress', bytes), DEFAULT_CHUNK_BYTES)));
+      return packed;
+    };
     const probeGpu = async (op: CostOp, bytes: number): Promise<number> => {
       if (!GPU_OPS.has(op)) return Infinity;
       if (op === 'decompress') {
-        const packed = await compressArray(cpu, sample(op, bytes), DEFAULT_CHUNK_BYTES);
+        const packed = await container(bytes);
         return time(async () => (await decompressToDevice(cpu, gpu, packed, DEFAULT_MAX_ELEMENTS)).destroy());
       }
       const input = await gpu.upload(sample(op, bytes));
@@ -639,7 +652,7 @@ export class Engine {
           return time(() => cpu.rleDecode(runs.values, runs.lengths, input.length));
         }
         if (op === 'decompress') {
-          const packed = await compressArray(cpu, input, DEFAULT_CHUNK_BYTES);
+          const packed = await container(bytes);
           return time(() => decompressBytes(cpu, packed, DEFAULT_MAX_ELEMENTS));
         }
         return time(() => this.runCpu(op, input));
@@ -699,17 +712,40 @@ export class Engine {
   }
 
   /** Bytes a result is expected to take, for the cost of moving it. */
-  private resultBytes(op: CostOp, inputBytes: number): number {
+  private resultBytes(op: CostOp, inputBytes: number, workBytes?: number): number {
     if (op === 'rleEncode' || op === 'compress') return Math.ceil(inputBytes * this.rleRatio);
-    if (op === 'rleDecode') return Math.ceil(inputBytes / this.rleRatio);
+    if (op === 'rleDecode') return workBytes ?? Math.ceil(inputBytes / this.rleRatio);
     return inputBytes; // decompress: inputBytes is already the decoded size
   }
 
+  /**
+   * The model's sizes of an rleDecode call: the runs' bytes (what moves) and the decoded bytes
+   * (what the kernels' lines scale with): exact from host lengths, else estimated from the
+   * run-length ratio of earlier rleEncode calls.
+   */
+  private rleDecodeSizes(values: Data, lengths?: Data): { bytes: number; workBytes: number } {
+    const size = elementSize(elementTypeOfData(values));
+    const bytes = values.byteLength + (lengths?.byteLength ?? (values.byteLength / size) * 4);
+    if (lengths !== undefined && !(lengths instanceof DeviceArray)) {
+      let total = 0;
+      for (let i = 0; i < lengths.length; i++) total += lengths[i];
+      return { bytes, workBytes: total * size };
+    }
+    return { bytes, workBytes: Math.ceil(bytes / this.rleRatio) };
+  }
+
   /** The model's view of a call: explain() and auto's choice share it. */
-  private predictFor(op: CostOp, inputBytes: number, inputLocation: Location, resultLocation: Location, withReason = true): Explanation {
+  private predictFor(
+    op: CostOp,
+    inputBytes: number,
+    inputLocation: Location,
+    resultLocation: Location,
+    withReason = true,
+    workBytes?: number,
+  ): Explanation {
     const gpuUsable = this.gpuContext !== null && !this.gpuContext.isLost && GPU_OPS.has(op);
     const prediction = this.model.predict(
-      { op, inputBytes, resultBytes: this.resultBytes(op, inputBytes), inputLocation, resultLocation },
+      { op, inputBytes, workBytes, resultBytes: this.resultBytes(op, inputBytes, workBytes), inputLocation, resultLocation },
       withReason,
     );
     if (!gpuUsable) {
@@ -734,9 +770,15 @@ export class Engine {
    * Validates the common options and picks the path of one call.
    * @throws ParleError INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, DESTROYED
    */
-  private async route(op: CostOp, input: Data, opts: Record<string, unknown>): Promise<Route> {
+  private async route(
+    op: CostOp,
+    input: Data,
+    opts: Record<string, unknown>,
+    sizes?: { bytes: number; workBytes?: number },
+  ): Promise<Route> {
     void this.cpu;
-    const bytes = this.modelBytes(op, input);
+    const bytes = sizes?.bytes ?? this.modelBytes(op, input);
+    const workBytes = sizes?.workBytes;
     const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
     const from: Location = input instanceof DeviceArray ? 'device' : 'host';
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
@@ -748,17 +790,17 @@ export class Engine {
     if (requested === 'gpu') {
       void this.gpu;
       if (!GPU_OPS.has(op)) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `${op} has no GPU kernel yet; use path 'cpu' or 'auto'`);
-      return { op, path: 'gpu', to, signal, auto: false, from, bytes };
+      return { op, path: 'gpu', to, signal, auto: false, from, bytes, workBytes };
     }
     if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
-      return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes };
+      return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes, workBytes };
     if (this.calibrationMode !== 'skip') await this.calibrate();
-    const chosen = this.predictFor(op, bytes, from, to, false);
+    const chosen = this.predictFor(op, bytes, from, to, false, workBytes);
     debug(
       () =>
         `${op} ${bytes} B ${from} -> ${to}: auto chose ${chosen.path} (predicted cpu ${chosen.predictedMs.cpu.toFixed(3)} ms, gpu ${chosen.predictedMs.gpu?.toFixed(3) ?? '-'} ms)`,
     );
-    return { op, path: chosen.path, to, signal, auto: true, from, bytes };
+    return { op, path: chosen.path, to, signal, auto: true, from, bytes, workBytes };
   }
 
   /**
@@ -795,10 +837,10 @@ export class Engine {
       throw e;
     }
     // the whole call's time, moves included, for the model's call-level history
-    const { op, bytes, from, to } = route;
+    const { op, bytes, workBytes, from, to } = route;
     const ms = performance.now() - t0;
     this.model.observeCall(
-      { op, inputBytes: bytes, resultBytes: this.resultBytes(op, bytes), inputLocation: from, resultLocation: to },
+      { op, inputBytes: bytes, workBytes, resultBytes: this.resultBytes(op, bytes, workBytes), inputLocation: from, resultLocation: to },
       route.path,
       ms,
     );
@@ -890,9 +932,10 @@ export class Engine {
     }
     const opts = checkOptions(options, 'options');
     const out = checkOutOption(opts, elementTypeOfData(runs.values), undefined, [runs.values, runs.lengths]);
-    const route = await this.route('rleDecode', runs.values, opts);
+    const route = await this.route('rleDecode', runs.values, opts, this.rleDecodeSizes(runs.values, runs.lengths));
     const { to, signal } = route;
-    const bytes = runs.values.byteLength + runs.lengths.byteLength;
+    // the kernel lines scale with the decoded bytes (route.workBytes; exact for host lengths)
+    const bytes = route.workBytes!;
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
         let result: Data;
@@ -907,7 +950,9 @@ export class Engine {
           if (out !== undefined && out.length !== total) {
             throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} elements; the runs expand to ${total}`);
           }
-          result = await this.timed('rleDecode', 'cpu', bytes, () => this.cpu.rleDecode(values, lengths, total, signal, out as typeof values | undefined));
+          result = await this.timed('rleDecode', 'cpu', bytes, () =>
+            this.cpu.rleDecode(values, lengths, total, signal, out as typeof values | undefined),
+          );
         } else {
           const values = await this.toDevice(runs.values);
           const lengths = await this.toDevice(runs.lengths);
@@ -1023,7 +1068,9 @@ export class Engine {
         let result: Data;
         if (path === 'cpu') {
           const host = await this.toHost<Uint32Array>(input);
-          result = await this.timed('scan', 'cpu', input.byteLength, () => this.cpu.scan(host, inclusive, signal, out as Uint32Array | undefined));
+          result = await this.timed('scan', 'cpu', input.byteLength, () =>
+            this.cpu.scan(host, inclusive, signal, out as Uint32Array | undefined),
+          );
         } else {
           const device = await this.toDevice(input);
           try {
@@ -1124,7 +1171,9 @@ export class Engine {
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
         if (path === 'gpu') {
-          const onDevice = await this.timed('decompress', 'gpu', route.bytes, () => decompressToDevice(this.cpu, this.gpu, view, maxElements, signal));
+          const onDevice = await this.timed('decompress', 'gpu', route.bytes, () =>
+            decompressToDevice(this.cpu, this.gpu, view, maxElements, signal),
+          );
           if (out === undefined) return this.deliver(onDevice, to);
           try {
             checkOut(this.cpu, out, onDevice.type, onDevice.length, view, bytesResident);
@@ -1133,7 +1182,9 @@ export class Engine {
             onDevice.destroy();
           }
         }
-        const result = await this.timed('decompress', 'cpu', route.bytes, () => decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident }));
+        const result = await this.timed('decompress', 'cpu', route.bytes, () =>
+          decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident }),
+        );
         return this.deliver(result, to);
       }),
     );
@@ -1160,10 +1211,17 @@ export class Engine {
         : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     const codec = checkCodec(options.codec, type);
     const errorBound = checkErrorBound(options.errorBound, type);
-    return new ContainerWriter(this.cpu, type, elementCount, chunkBytes, errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } }, {
-      signal: options.signal,
-      admit: (work) => this.admit(options.signal, work),
-    });
+    return new ContainerWriter(
+      this.cpu,
+      type,
+      elementCount,
+      chunkBytes,
+      errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } },
+      {
+        signal: options.signal,
+        admit: (work) => this.admit(options.signal, work),
+      },
+    );
   }
 
   /**
@@ -1191,15 +1249,34 @@ export class Engine {
   /**
    * Which path `auto` would take for `op` on `input`, the predicted milliseconds of each path
    * (transfers included) and why. `input` is the data, or its shape: `{ byteLength, location }`
-   * (e.g. a file not yet read). Uses the rates calibrated so far (defaults before the first
+   * (e.g. a file not yet read). For rleDecode, pass the runs (`{ values, lengths }`: the decoded
+   * size is then exact), their values alone, or the runs' shape (decoded size estimated from
+   * earlier rleEncode calls). Uses the rates calibrated so far (defaults before the first
    * calibration; `await engine.calibrate()` first to see the calibrated choice).
    * @throws ParleError INVALID_ARGUMENT (unknown op or input), INVALID_OPTION
    */
-  explain(op: OpName, input: Data | { byteLength: number; location?: Location }, options: { to?: Location } = {}): Explanation {
+  explain(
+    op: OpName,
+    input: Data | Runs | DeviceRuns | { byteLength: number; location?: Location },
+    options: { to?: Location } = {},
+  ): Explanation {
     if (!OPS.includes(op)) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `op must be one of ${OPS.join(', ')}; got ${String(op)}`);
     }
     void this.cpu;
+    const isRuns = (x: unknown): x is Runs | DeviceRuns =>
+      x !== null && typeof x === 'object' && !ArrayBuffer.isView(x) && !(x instanceof DeviceArray) && 'values' in x && 'lengths' in x;
+    if (op === 'rleDecode' && isRuns(input)) {
+      checkData(input.values, 'input.values');
+      checkData(input.lengths, 'input.lengths', ['u32']);
+      const from: Location = input.values instanceof DeviceArray ? 'device' : 'host';
+      const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, from);
+      const sizes = this.rleDecodeSizes(input.values, input.lengths);
+      return this.predictFor(op, sizes.bytes, from, to, true, sizes.workBytes);
+    }
+    if (isRuns(input)) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `runs ({ values, lengths }) describe an rleDecode input, not a ${op} input`);
+    }
     let from: Location;
     if (input instanceof DeviceArray || ArrayBuffer.isView(input)) {
       checkData(input, 'input');
@@ -1210,9 +1287,16 @@ export class Engine {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'input must be a typed array, a DeviceArray or { byteLength, location }');
     }
     const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, op === 'compress' ? 'host' : from);
+    if (op === 'rleDecode') {
+      const sizes =
+        input instanceof DeviceArray || ArrayBuffer.isView(input)
+          ? this.rleDecodeSizes(input as Data)
+          : { bytes: input.byteLength, workBytes: Math.ceil(input.byteLength / this.rleRatio) };
+      return this.predictFor(op, sizes.bytes, from, to, true, sizes.workBytes);
+    }
     const bytes =
       input instanceof DeviceArray || ArrayBuffer.isView(input)
-        ? this.modelBytes(op, input)
+        ? this.modelBytes(op, input as Data)
         : op === 'decompress'
           ? Math.ceil(input.byteLength / this.rleRatio)
           : input.byteLength;
@@ -1237,7 +1321,9 @@ export class Engine {
     const errorBound = checkErrorBound(options.errorBound, type);
     const codec: ChunkCodec = errorBound === undefined ? pipeline : { pipeline, errorBound: { abs: errorBound } };
     const chunkBytes =
-      options.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+      options.chunkBytes === undefined
+        ? DEFAULT_CHUNK_BYTES
+        : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     return this.admit(options.signal, async () => (await compressArrayReport(this.cpu, input, chunkBytes, options.signal, codec)).reports);
   }
 

@@ -4,7 +4,7 @@
  * A record is redone when its key changes: parle's version, the CPU, the worker count, or the
  * adapter (vendor, architecture, device, description, which carries the driver).
  */
-import { COST_OPS, defaultRates, fitLine, type CostOp, type Line, type Rates } from './model.js';
+import { COST_OPS, defaultRates, fitLine, withUpper, type CostOp, type Line, type Rates } from './model.js';
 
 /** Runs one measurement and resolves to its milliseconds (the engine supplies these). */
 export interface CalibrationProbe {
@@ -19,9 +19,12 @@ export interface CalibrationProbe {
   warmUp?(): Promise<void>;
 }
 
-/** A stored calibration. */
+/**
+ * A stored calibration. Format 2: lines may carry an upper segment, and rleDecode's lines scale
+ * with the decoded bytes (records of format 1 are measured again).
+ */
 export interface CalibrationRecord {
-  format: 1;
+  format: 2;
   key: string;
   measuredAt: string;
   /** Milliseconds the measurements took (the budget's part). */
@@ -31,8 +34,14 @@ export interface CalibrationRecord {
   rates: Rates;
 }
 
-/** Input sizes of the two points of each line. */
-export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20 } as const;
+/**
+ * Input sizes of the points of each line: every line at `small` and `large`; compress,
+ * decompress and the transfers also at `huge` while the budget lasts (an upper segment).
+ */
+export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, huge: 16 << 20 } as const;
+
+/** The ops whose lines get the third point: the main job's. */
+const HUGE_OPS: readonly CostOp[] = ['compress', 'decompress'];
 
 /** The smaller of two runs: the first may pay for compilation or page faults. */
 async function best(measure: () => Promise<number>): Promise<number> {
@@ -42,12 +51,15 @@ async function best(measure: () => Promise<number>): Promise<number> {
 
 /**
  * Measures every line: the transfers and the CPU at two sizes, then each GPU kernel at the
- * small size, then, while the budget lasts, at the large one. A line measured at one point only
- * goes through the origin (conservative for a GPU, whose throughput grows with size). Lines
- * not measured before the budget (`budgetMs`, default 300) runs out keep the defaults. The
- * first run of each measurement is discarded (it pays for page faults, a cold cache). The GPU's
- * pipelines compile before, in the probe's warm-up, outside the budget (on an H200 the
- * compilation took longer than all the measurements together).
+ * small size, then, while the budget lasts, at the large one, then the main job's lines
+ * (compress and decompress on both paths, the transfers) at a third size for an upper segment.
+ * A line measured at one point only goes through the origin (conservative for a GPU, whose
+ * throughput grows with size). Lines not measured before the budget (`budgetMs`, default 300)
+ * runs out keep the defaults, and a measurement whose predicted time would pass what is left
+ * is skipped. Each measurement is the better of two runs (the first pays for page faults, a
+ * cold cache). Before the budget starts, each CPU op runs once at the small size (the
+ * WebAssembly and JavaScript compilers' tiers) and the GPU's pipelines compile in the probe's
+ * warm-up (on an H200 the compilation took longer than all the measurements together).
  */
 export async function calibrate(
   probe: CalibrationProbe,
@@ -58,10 +70,12 @@ export async function calibrate(
   const rates = defaultRates(hasGpu);
   const warmStart = performance.now();
   if (hasGpu) await probe.warmUp?.();
+  // the CPU path's first calls pay for compilation tiers: once each, outside the budget
+  for (const op of COST_OPS) await probe.cpu(op, CALIBRATION_SIZES.small);
   const warmUpMs = performance.now() - warmStart;
   const started = performance.now();
   const left = () => budget - (performance.now() - started);
-  const { small, large } = CALIBRATION_SIZES;
+  const { small, large, huge } = CALIBRATION_SIZES;
   type Step = () => Promise<void>;
   const twoPoint =
     (measure: (bytes: number) => Promise<number>, set: (l: Line) => void): Step =>
@@ -111,6 +125,51 @@ export async function calibrate(
         const t2 = await best(() => probe.gpu!(op, large));
         rates.gpu![op] = fitLine([small, t1], [large, t2]);
       });
+  }
+  // third points: the upper segment of a line from `large` to `huge`, when it fits what is left
+  const upper =
+    (measure: (bytes: number) => Promise<number>, get: () => Line | undefined, set: (l: Line) => void): Step =>
+    async () => {
+      const line = get();
+      if (line === undefined) return;
+      const atLarge = line.fixedMs + line.msPerByte * large;
+      const guess = line.fixedMs + line.msPerByte * huge;
+      if (2 * guess > left()) return; // two runs of it would not fit
+      const t = await best(() => measure(huge));
+      if (Number.isFinite(t)) set(withUpper(line, [large, atLarge], [huge, t]));
+    };
+  if (hasGpu) {
+    steps.push(
+      upper(
+        (b) => probe.upload!(b),
+        () => rates.upload ?? undefined,
+        (l) => (rates.upload = l),
+      ),
+    );
+    steps.push(
+      upper(
+        (b) => probe.readback!(b),
+        () => rates.readback ?? undefined,
+        (l) => (rates.readback = l),
+      ),
+    );
+  }
+  for (const op of HUGE_OPS) {
+    steps.push(
+      upper(
+        (b) => probe.cpu(op, b),
+        () => rates.cpu[op],
+        (l) => (rates.cpu[op] = l),
+      ),
+    );
+    if (hasGpu)
+      steps.push(
+        upper(
+          (b) => probe.gpu!(op, b),
+          () => rates.gpu![op],
+          (l) => (rates.gpu![op] = l),
+        ),
+      );
   }
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;

@@ -23,7 +23,12 @@
  *
  * For `decompress` the bytes are the decoded size (from the container's header), and its GPU
  * line covers the whole GPU decode from host bytes (run lengths decoded on the CPU, the upload
- * of the runs, the expand): no separate upload is added.
+ * of the runs, the expand): no separate upload is added. For `rleDecode` the kernel lines scale
+ * with the decoded size (`workBytes`) while the moves are of the runs (`inputBytes`).
+ *
+ * Lines of compress, decompress and the transfers get an upper segment from a third calibration
+ * point (16 MiB) when the budget allows: the main job's calls are large, and a line through
+ * 16 KiB and 1 MiB alone predicted a 256 MiB GPU compress at 2.5x its time on an H200.
  */
 
 /** Operations the model knows. */
@@ -33,10 +38,16 @@ export const COST_OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 's
 /** Where data is or is wanted. */
 export type Location = 'host' | 'device';
 
-/** A straight line: milliseconds = fixedMs + msPerByte * bytes. */
+/**
+ * A straight line: milliseconds = fixedMs + msPerByte * bytes; with `upper`, a second segment
+ * that takes over from `upper.fromBytes` on (calibrated at a third, larger size: a GPU's
+ * throughput and a worker pool's both still grow past the second point, so one line through
+ * two small sizes overestimates large calls).
+ */
 export interface Line {
   fixedMs: number;
   msPerByte: number;
+  upper?: { fromBytes: number; fixedMs: number; msPerByte: number };
 }
 
 /** The rates one calibration measured. */
@@ -54,7 +65,13 @@ export interface Rates {
 /** One call to predict. Bytes are of the input; result bytes are an estimate. */
 export interface CallShape {
   op: CostOp;
+  /** Bytes of the input: what an upload or a readback of the input moves. */
   inputBytes: number;
+  /**
+   * Bytes the kernel lines scale with, when not the input's: the decoded size for rleDecode (its
+   * cost follows the elements it writes, and calibration measures it so).
+   */
+  workBytes?: number;
   resultBytes: number;
   inputLocation: Location;
   resultLocation: Location;
@@ -67,7 +84,10 @@ export interface Prediction {
   reason: string;
 }
 
-const at = (line: Line, bytes: number) => line.fixedMs + line.msPerByte * bytes;
+const at = (line: Line, bytes: number) =>
+  line.upper !== undefined && bytes >= line.upper.fromBytes
+    ? line.upper.fixedMs + line.upper.msPerByte * bytes
+    : line.fixedMs + line.msPerByte * bytes;
 
 /** Size bucket of the online history: powers of 4 bytes. */
 function bucket(bytes: number): number {
@@ -123,10 +143,11 @@ export class CostModel {
   /** A path's predicted ms from the calibrated lines alone (kernelHistory false) or refined kernels. */
   private pathMs(call: CallShape, path: 'cpu' | 'gpu', kernelHistory: boolean): number | null {
     const { op, inputBytes, resultBytes, inputLocation, resultLocation } = call;
+    const workBytes = call.workBytes ?? inputBytes;
     const { upload, readback } = this.rates;
     const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
     if (!line) return null;
-    const kernel = kernelHistory ? (this.kernelMs(op, path, inputBytes) as number) : at(line, inputBytes);
+    const kernel = kernelHistory ? (this.kernelMs(op, path, workBytes) as number) : at(line, workBytes);
     if (path === 'cpu') {
       return (
         (inputLocation === 'device' && readback ? at(readback, inputBytes) : 0) +
@@ -140,7 +161,7 @@ export class CostModel {
   }
 
   private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
-    return `${call.op}/${path}/${call.inputLocation}>${call.resultLocation}/${bucket(call.inputBytes)}`;
+    return `${call.op}/${path}/${call.inputLocation}>${call.resultLocation}/${bucket(call.workBytes ?? call.inputBytes)}`;
   }
 
   /** A path's prediction: scaled by the call history when there is one, else from refined kernels. */
@@ -159,7 +180,7 @@ export class CostModel {
    */
   observeCall(call: CallShape, path: 'cpu' | 'gpu', ms: number): void {
     const base = this.pathMs(call, path, false);
-    if (base === null || !(base > 0) || !(ms >= 0) || !(call.inputBytes > 0)) return;
+    if (base === null || !(base > 0) || !(ms >= 0) || !((call.workBytes ?? call.inputBytes) > 0)) return;
     pushSample(this.calls, this.callKey(call, path), ms / base);
   }
 
@@ -189,7 +210,7 @@ export class CostModel {
     return { path, predictedMs: { cpu, gpu }, reason };
   }
 
-  /** Records an observed kernel time (moves excluded) for online refinement. */
+  /** Records an observed kernel time (moves excluded) for online refinement; `bytes` as the line's (work bytes). */
   observe(op: CostOp, path: 'cpu' | 'gpu', bytes: number, ms: number): void {
     const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
     if (!line || !(ms >= 0) || !(bytes > 0)) return;
@@ -223,6 +244,15 @@ export function defaultRates(hasGpu: boolean): Rates {
     decompress: gpuLine(1),
   };
   return { cpu, gpu, upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 }, readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 } };
+}
+
+/**
+ * `line` with an upper segment through the measured points `from` and `to` (bytes, ms), used
+ * from `from[0]` bytes on; its slope and intercept kept >= 0 as fitLine's.
+ */
+export function withUpper(line: Line, from: [number, number], to: [number, number]): Line {
+  const u = fitLine(from, to);
+  return { fixedMs: line.fixedMs, msPerByte: line.msPerByte, upper: { fromBytes: from[0], fixedMs: u.fixedMs, msPerByte: u.msPerByte } };
 }
 
 /** The straight line through two measured points (bytes, ms); slope and intercept kept >= 0. */
