@@ -10,13 +10,14 @@
 //
 // Composed by ts/gpu/compose.ts with `alias T = u32`, and per element type:
 //   EPW (elements per u32 word: 4 for u8, 2 for u16, 1 for 32-bit), BITS (32 / EPW), EMASK.
-// Elements compare as bit patterns, so f32 NaN payloads and -0 keep their own runs.
+// Elements compare as bit patterns, so f32 NaN payloads and -0 keep their own runs. With a chunk
+// length, a run also starts at every multiple of it (runs cut at the container's chunks).
 
 struct Params {
   n: u32,          // elements
   numTiles: u32,   // ceil(n / TILE)
   maxX: u32,       // workgroups per dimension, for the indirect dispatch size
-  pad: u32,
+  chunk: u32,      // 0, or a chunk length (a multiple of EPW): every chunk starts a run
 }
 
 const WPT: u32 = 16u;            // u32 words per invocation (4 vec4 loads)
@@ -53,7 +54,9 @@ const HIGH: u32 = ~LOW;
 fn startFlags(word: u32, prev: u32, at: u32) -> u32 {
   let n = params.n;
   var p = prev;
-  if (at == 0u) { p = ~word & EMASK; } // element 0 always starts a run
+  // element 0 always starts a run, and so does each chunk's first (a word's first element: the
+  // chunk length is a multiple of EPW), so runs are cut where the container's chunks are
+  if (at == 0u || (params.chunk != 0u && at % params.chunk == 0u)) { p = ~word & EMASK; }
   let shifted = select((word << (BITS % 32u)) | p, p, EPW == 1u);
   let t = word ^ shifted;
   var flags = (((t & LOW) + LOW) | t) & HIGH;

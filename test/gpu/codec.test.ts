@@ -16,6 +16,7 @@ import {
   huffmanEncodeStreams,
   HUFFMAN_ENCODE_MAX_BYTES,
   parseHuffmanStream,
+  rleChunkStreams,
   shuffle,
   treeHash,
   treeHashes,
@@ -902,5 +903,107 @@ describeGpu('GPU tree hash: level-1 tiles', () => {
         ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)),
       ),
     );
+  });
+});
+
+describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)', () => {
+  /** Per chunk: the runs' value bytes and the LEB128 bytes of (length - 1), by plain loops. */
+  function reference(bytes: Uint8Array, w: number, chunkLength: number): { values: Uint8Array; leb: Uint8Array }[] {
+    const n = bytes.length / w;
+    const out: { values: Uint8Array; leb: Uint8Array }[] = [];
+    for (let start = 0; start < n || (n === 0 && start === 0); start += chunkLength) {
+      const end = Math.min(n, start + chunkLength);
+      const values: number[] = [];
+      const leb: number[] = [];
+      for (let i = start; i < end;) {
+        let j = i + 1;
+        const same = (a: number, b: number) => bytes.subarray(a * w, a * w + w).every((x, k) => x === bytes[b * w + k]);
+        while (j < end && same(j, i)) j++;
+        values.push(...bytes.subarray(i * w, i * w + w));
+        let v = j - i - 1;
+        while (v >= 0x80) {
+          leb.push((v & 0x7f) | 0x80);
+          v = Math.floor(v / 128);
+        }
+        leb.push(v);
+        i = j;
+      }
+      out.push({ values: Uint8Array.from(values), leb: Uint8Array.from(leb) });
+      if (n === 0) break;
+    }
+    return out;
+  }
+
+  gpuTest('u8, u16, u32 inputs: runs cut at chunks, LEB128 of 1..3 bytes, equal to the plain loops', async (ctx, rng) => {
+    for (const [type, w] of [
+      ['u8', 1],
+      ['u16', 2],
+      ['u32', 4],
+    ] as const) {
+      for (const [n, chunkLength] of [
+        [1, 1024],
+        [4099, 1024],
+        [70_001, 4096],
+        [300_000, 300_000], // one chunk
+        [200_003, 65_536],
+      ]) {
+        // runs of mixed lengths: short ones, some past 2^7 and 2^14 (two- and three-byte LEB128),
+        // and one across chunk edges
+        const bytes = new Uint8Array(n * w);
+        for (let i = 0; i < n;) {
+          const len = rng.below(8) === 0 ? 1 + rng.below(20_000) : 1 + rng.below(12);
+          const v = rng.below(4);
+          for (let k = i; k < Math.min(n, i + len); k++) bytes.fill(v, k * w, k * w + w);
+          i += len;
+        }
+        const input = await ctx.upload(new (type === 'u8' ? Uint8Array : type === 'u16' ? Uint16Array : Uint32Array)(bytes.buffer));
+        const chunks = Math.ceil(n / chunkLength);
+        const got = await rleChunkStreams(ctx, input, chunkLength, chunks);
+        try {
+          const want = reference(bytes, w, chunkLength);
+          const values = new Uint8Array(await ctx.download(got.values).then((a) => a.buffer));
+          const leb = await readAll(ctx, got.leb);
+          expect(got.firstRun.length).toBe(chunks + 1);
+          expect(got.runs).toBe(want.reduce((a, c) => a + c.values.length / w, 0));
+          for (let c = 0; c < chunks; c++) {
+            const what = `${type} n=${n} C=${chunkLength} chunk ${c}`;
+            expect(Buffer.compare(values.subarray(got.firstRun[c] * w, got.firstRun[c + 1] * w), want[c].values), what).toBe(0);
+            expect(Buffer.compare(leb.subarray(got.lebStart[c], got.lebStart[c + 1]), want[c].leb), what).toBe(0);
+          }
+          expect(got.lebStart[chunks]).toBe(want.reduce((a, c) => a + c.leb.length, 0));
+        } finally {
+          got.release();
+          input.destroy();
+        }
+      }
+    }
+  });
+
+  gpuTest('a run of 2^21 elements or more: four LEB128 bytes', async (ctx) => {
+    const bytes = new Uint8Array(2_200_000);
+    bytes.fill(9, 2_199_997);
+    bytes[2_199_999] = 1;
+    for (const chunkLength of [1 << 22, 1 << 20]) {
+      const chunks = Math.ceil(bytes.length / chunkLength);
+      const input = await ctx.upload(bytes);
+      const got = await rleChunkStreams(ctx, input, chunkLength, chunks);
+      try {
+        const leb = await readAll(ctx, got.leb);
+        const want = reference(bytes, 1, chunkLength);
+        for (let c = 0; c < chunks; c++) {
+          expect(Buffer.compare(leb.subarray(got.lebStart[c], got.lebStart[c + 1]), want[c].leb), `C=${chunkLength} chunk ${c}`).toBe(0);
+        }
+        if (chunks === 1) expect(Array.from(leb.subarray(0, 4))).toEqual([0xbc, 0xa3, 0x86, 0x01]); // 2199996 in LEB128
+      } finally {
+        got.release();
+        input.destroy();
+      }
+    }
+  });
+
+  gpuTest('a chunk length that is not a multiple of the elements per word is refused', async (ctx) => {
+    const input = await ctx.upload(new Uint8Array(100));
+    await expect(rleChunkStreams(ctx, input, 10, 10)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    input.destroy();
   });
 });

@@ -7,10 +7,11 @@
  *      candidates' streams) into scratch buffers; byte histograms of every candidate stream;
  *   2. on the host, from the histograms: each candidate's exact Huffman code and size (huffman,
  *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); if the GPU's RLE finds few enough
- *      runs, the runs are read back and rle / rle+huffman sized from them;
+ *      runs, the rle stage's streams of every chunk are built on the GPU (runs cut at the chunks,
+ *      lengths as LEB128: rleChunkStreams) and their histograms size rle and rle+huffman;
  *   3. per chunk the smallest: Huffman streams encoded on the GPU (PAVLE, ts/gpu/codec.ts) and
- *      only their bytes read back; rle pipelines built by the workers from the runs (no
- *      expansion); a chunk that nothing shrinks is read back raw (stored);
+ *      only their bytes read back, plain rle streams read back as they are; a chunk that nothing
+ *      shrinks is read back raw (stored). Only payload bytes cross the bus;
  *   4. the payloads' tree hashes on the workers, the container assembled.
  * Candidates here are those the GPU codes without the host: rle after delta or shuffle is not
  * among them (compress on the CPU path to have it), so the chosen pipeline may differ from the
@@ -26,13 +27,15 @@ import {
   encodeShuffle,
   encodeTreeHashes,
   huffmanEncodeStreams,
+  rleChunkStreams,
   type HuffmanEncodeJob,
+  type RleChunkStreams,
 } from '../gpu/codec.js';
 import type { GpuContext } from '../gpu/context.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import { debug } from '../platform/node.js';
-import { bytesOf, elementSize } from '../types.js';
-import { encodeChunk2, type EncodedChunk } from './chunk-codec.js';
+import { elementSize } from '../types.js';
+import type { EncodedChunk } from './chunk-codec.js';
 import { assembleContainer, mapLimited } from './container.js';
 import { Encoding, chunkLengthFor, makeHeader, type ChunkEntry } from './layout.js';
 
@@ -45,15 +48,16 @@ export function gpuCodablePipeline(pipeline: readonly number[]): boolean {
   return ['huffman', 'delta+huffman', 'shuffle+huffman', 'delta+shuffle+huffman', 'rle', 'rle+huffman'].includes(names);
 }
 
-/** Which source a candidate stream is read from. */
-type Source = 'raw' | 'delta' | 'planes' | 'deltaPlanes';
+/** Which source a candidate stream is read from (run values and LEB128 lengths: the rle stage's). */
+type Source = 'raw' | 'delta' | 'planes' | 'deltaPlanes' | 'runValues' | 'runLengths';
 
-/** One stream of a candidate: its source buffer, range and histogram. */
+/** One stream of a candidate: its source buffer, range and histogram; `plain`: stored as it is (rle without huffman). */
 interface StreamPlan {
   source: Source;
   byteOffset: number;
   byteLength: number;
   hist: Uint32Array;
+  plain?: boolean;
 }
 
 /** A candidate of a chunk with its exact (or, for Huffman padding, bounded) payload size. */
@@ -160,6 +164,7 @@ export async function compressV2OnDevice(
   }
   const buffers: Partial<Record<Source, GPUBuffer>> = { raw: input.buffer };
   const acquired: GPUBuffer[] = [];
+  let rle: RleChunkStreams | undefined;
   const acquire = (bytes: number, label: string) => {
     const b = gpu.acquireStorage(Math.max(4, roundUp4(bytes)), label);
     acquired.push(b);
@@ -170,7 +175,12 @@ export async function compressV2OnDevice(
     if (useShuffle) buffers.planes = acquire(planeBytes, 'compress planes');
     if (useShuffle && useDelta) buffers.deltaPlanes = acquire(planeBytes, 'compress delta planes');
     // 1. hashes, transforms and histograms in one submission
-    const ranges: Record<Source, { byteOffset: number; byteLength: number }[]> = { raw: [], delta: [], planes: [], deltaPlanes: [] };
+    const ranges: Record<'raw' | 'delta' | 'planes' | 'deltaPlanes', { byteOffset: number; byteLength: number }[]> = {
+      raw: [],
+      delta: [],
+      planes: [],
+      deltaPlanes: [],
+    };
     for (const c of chunks) {
       ranges.raw.push({ byteOffset: c.at, byteLength: c.count * w });
       ranges.delta.push({ byteOffset: c.at, byteLength: c.count * w });
@@ -253,44 +263,50 @@ export async function compressV2OnDevice(
       return list;
     });
     const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
-    // rle candidates: from the GPU's runs, when they could beat what the histograms promise
-    let runsOf: ((index: number) => { values: Uint8Array; lengths: Uint32Array }) | undefined;
+    // rle candidates: the rle stage's streams built on the GPU, when the runs could beat what
+    // the histograms promise (R runs cost at least R (w + 1) bytes)
     if (useRle && input.length > 0) {
-      const runs = await gpu.rleEncode(input);
-      try {
-        const R = runs.lengths.length;
-        const promised = chunks.reduce((a, c) => a + best(c), 0);
-        if (wanted !== undefined || R * (w + 1) < promised) {
-          const valueBytes = bytesOf(await gpu.download(runs.values));
-          const lengths = (await gpu.download(runs.lengths)) as Uint32Array;
-          runsOf = cutRuns(valueBytes, lengths, w, C, chunks);
-        }
-      } finally {
-        runs.values.destroy();
-        runs.lengths.destroy();
-      }
-    }
-    if (runsOf) {
-      for (const c of chunks) {
-        const { values, lengths } = runsOf(c.index);
-        let leb = 0;
-        const lebHist = new Uint32Array(256);
-        for (let r = 0; r < lengths.length; r++) {
-          let v = lengths[r] - 1;
-          while (v >= 0x80) {
-            lebHist[(v & 0x7f) | 0x80]++;
-            v = Math.floor(v / 128);
-            leb++;
+      rle = await rleChunkStreams(gpu, input, C, chunks.length);
+      const promised = chunks.reduce((a, c) => a + best(c), 0);
+      if (wanted !== undefined || rle.runs * (w + 1) < promised) {
+        const { firstRun, lebStart } = rle;
+        buffers.runValues = rle.values.buffer;
+        buffers.runLengths = rle.leb;
+        const valueRange = (c: number) => ({ byteOffset: firstRun[c] * w, byteLength: (firstRun[c + 1] - firstRun[c]) * w });
+        const lengthRange = (c: number) => ({ byteOffset: lebStart[c], byteLength: lebStart[c + 1] - lebStart[c] });
+        let readValues: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+        let readLengths: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+        await gpu.submit('compress rle histograms', (s) => {
+          readValues = encodeHistograms8(
+            gpu,
+            s,
+            rle!.values.buffer,
+            chunks.map((c) => valueRange(c.index)),
+          );
+          readLengths = encodeHistograms8(
+            gpu,
+            s,
+            rle!.leb,
+            chunks.map((c) => lengthRange(c.index)),
+          );
+        });
+        const valueHists = await readValues();
+        const lengthHists = await readLengths();
+        for (const c of chunks) {
+          const v = valueRange(c.index);
+          const l = lengthRange(c.index);
+          const vh = valueHists.subarray(256 * c.index, 256 * c.index + 256);
+          const lh = lengthHists.subarray(256 * c.index, 256 * c.index + 256);
+          const plan = (plain: boolean): StreamPlan[] => [
+            { source: 'runValues', ...v, hist: vh, plain },
+            { source: 'runLengths', ...l, hist: lh, plain },
+          ];
+          if (allow('rle'))
+            candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + v.byteLength + l.byteLength, streams: plan(true) });
+          if (allow('rle+huffman')) {
+            const bytes = 16 + huffmanStreamBytes(vh, v.byteLength).bytes + huffmanStreamBytes(lh, l.byteLength).bytes;
+            candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes, streams: plan(false) });
           }
-          lebHist[v]++;
-          leb++;
-        }
-        const valuesHist = new Uint32Array(256);
-        for (let i = 0; i < values.length; i++) valuesHist[values[i]]++;
-        if (allow('rle')) candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + values.length + leb });
-        if (allow('rle+huffman')) {
-          const bytes = 16 + huffmanStreamBytes(valuesHist, values.length).bytes + huffmanStreamBytes(lebHist, leb).bytes;
-          candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes });
         }
       }
     }
@@ -306,8 +322,13 @@ export async function compressV2OnDevice(
     const streamBytes = new Map<StreamPlan, Uint8Array>();
     const jobs: Partial<Record<Source, { plan: StreamPlan; job: HuffmanEncodeJob }[]>> = {};
     const rawReads: StreamPlan[] = [];
+    const plainReads: StreamPlan[] = [];
     for (const x of choice) {
       for (const plan of x?.streams ?? []) {
+        if (plan.plain) {
+          plainReads.push(plan);
+          continue;
+        }
         const { count, first } = presentSymbols(plan.hist);
         const sized = huffmanStreamBytes(plan.hist, plan.byteLength);
         if (count === 1) streamBytes.set(plan, new Uint8Array([HuffmanMode.OneSymbol, first]));
@@ -332,14 +353,17 @@ export async function compressV2OnDevice(
         else streamBytes.set(j.plan, out[i]);
       });
     }
-    const rawBytes = await readRanges(
+    // raw Huffman streams (a mode byte, then the bytes) and plain rle streams, in one readback
+    const reads = [...rawReads, ...plainReads];
+    const readBytes = await readRanges(
       gpu,
-      rawReads.map((plan) => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength })),
+      reads.map((plan) => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength })),
     );
-    rawReads.forEach((plan, i) => {
-      const stream = new Uint8Array(1 + rawBytes[i].length);
+    reads.forEach((plan, i) => {
+      if (plan.plain) return streamBytes.set(plan, readBytes[i]);
+      const stream = new Uint8Array(1 + readBytes[i].length);
       stream[0] = HuffmanMode.Raw;
-      stream.set(rawBytes[i], 1);
+      stream.set(readBytes[i], 1);
       streamBytes.set(plan, stream);
     });
     const t2 = performance.now();
@@ -354,10 +378,6 @@ export async function compressV2OnDevice(
         return { entry: storedEntry(c.count, raw, elementsHash), payload, reason: why };
       };
       if (x === undefined) return storedChunk('GPU: no candidate smaller than the elements: stored');
-      if (x.pipeline[0] === StageId.Rle) {
-        const { values, lengths } = runsOf!(i);
-        return encodeChunk2(cpu, type, { count: c.count, values, lengths, elementsHash }, [...x.pipeline], signal);
-      }
       const streams = x.streams!.map((plan) => streamBytes.get(plan)!);
       const total = 8 * streams.length + streams.reduce((a, s) => a + s.length, 0);
       if (total >= raw) return storedChunk(`GPU: ${pipelineName(x.pipeline)} came to ${total} B: stored`);
@@ -394,38 +414,7 @@ export async function compressV2OnDevice(
     );
     return assembleContainer(header, encoded);
   } finally {
+    rle?.release();
     for (const b of acquired) gpu.releaseStorage(b);
   }
-}
-
-/**
- * Cuts the whole array's maximal runs at chunk boundaries (a run across one becomes two);
- * returns each chunk's run values (bytes) and lengths.
- */
-export function cutRuns(
-  valueBytes: Uint8Array,
-  lengths: Uint32Array,
-  size: number,
-  chunkLength: number,
-  chunks: readonly { index: number; count: number }[],
-): (index: number) => { values: Uint8Array; lengths: Uint32Array } {
-  const firstRun: number[] = [];
-  const skip: number[] = [];
-  for (let r = 0, start = 0, chunk = 0; chunk < chunks.length; chunk++) {
-    const chunkStart = chunk * chunkLength;
-    while (start + lengths[r] <= chunkStart) start += lengths[r++];
-    firstRun.push(r);
-    skip.push(chunkStart - start);
-  }
-  return (index) => {
-    const count = chunks[index].count;
-    const r0 = firstRun[index];
-    let r = r0;
-    let covered = lengths[r0] - skip[index];
-    while (covered < count) covered += lengths[++r];
-    const chunkLengths = lengths.slice(r0, r + 1);
-    chunkLengths[0] -= skip[index];
-    chunkLengths[chunkLengths.length - 1] -= covered - count;
-    return { values: valueBytes.subarray(r0 * size, (r + 1) * size), lengths: chunkLengths };
-  };
 }

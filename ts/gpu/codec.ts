@@ -37,7 +37,11 @@ import deltaSource from '../../shaders/codec-delta.wgsl';
 import shuffleSource from '../../shaders/codec-shuffle.wgsl';
 import histogramSource from '../../shaders/codec-histogram.wgsl';
 import huffmanEncodeSource from '../../shaders/codec-huffman-encode.wgsl';
+import rleStreamsSource from '../../shaders/codec-rle-streams.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from './compose.js';
+import type { DeviceArray } from './device-array.js';
+import { rleEncodeOp } from './rle.js';
+import { encodeScan } from './scan.js';
 import type { GpuContext, Submission } from './context.js';
 import { getPipeline } from './pipelines.js';
 
@@ -1247,5 +1251,122 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
     return streams;
   } finally {
     for (const o of outputs) ctx.releaseStorage(o.buffer);
+  }
+}
+
+// ---- rle streams of every chunk --------------------------------------------------------------
+
+/** The rle stage's two streams of every chunk of an array, on the GPU (see {@link rleChunkStreams}). */
+export interface RleChunkStreams {
+  /** Runs R of all chunks together (a run never crosses a chunk). */
+  runs: number;
+  /** The R run values, of the input's element type: chunk c's values stream is bytes [firstRun[c] w, firstRun[c + 1] w). */
+  values: DeviceArray;
+  /** Every run's (length - 1) as LEB128, runs in order: chunk c's lengths stream is bytes [lebStart[c], lebStart[c + 1]). */
+  leb: GPUBuffer;
+  /** Per chunk, then one past the last: the index of its first run (R at the end). */
+  firstRun: Uint32Array;
+  /** Per chunk, then one past the last: the byte of `leb` where its lengths stream starts (all LEB bytes at the end). */
+  lebStart: Uint32Array;
+  /** Gives the buffers back (values destroyed, `leb` to the pool). */
+  release(): void;
+}
+
+/**
+ * The rle stage's streams (docs/format.md, "Version 2", stage 3: a values stream of the runs'
+ * elements, raw, and a lengths stream of (length - 1) as unsigned LEB128) of each of `chunkCount`
+ * chunks of `chunkLength` elements of `input`, built on the GPU: the runs with a run start forced
+ * at every chunk (rle-encode.wgsl), the exclusive scan of their lengths (each run's first
+ * element, which finds the chunks' first runs), each run's LEB128 size, their exclusive scan
+ * (byte offsets), and the bytes (shaders/codec-rle-streams.wgsl). Four small readbacks: the run
+ * count, the LEB total, and the table of chunk starts (2 words a chunk). The streams' bytes stay
+ * on the GPU (for histograms, Huffman coding, or a readback of the payload).
+ * `chunkLength` must be a multiple of the elements per u32 word (4 for u8, 2 for u16) unless
+ * there is one chunk.
+ * @throws ParleError INVALID_ARGUMENT (chunk length), TOO_LARGE (beyond one storage binding),
+ *   DEVICE_LOST
+ */
+export async function rleChunkStreams(
+  ctx: GpuContext,
+  input: DeviceArray,
+  chunkLength: number,
+  chunkCount: number,
+): Promise<RleChunkStreams> {
+  const { values, lengths } = await rleEncodeOp(ctx, input, chunkCount > 1 ? chunkLength : 0);
+  const R = lengths.length;
+  const acquired: GPUBuffer[] = [];
+  const release = () => {
+    values.destroy();
+    lengths.destroy();
+    for (const b of acquired.splice(0)) ctx.releaseStorage(b);
+  };
+  try {
+    if (R === 0) {
+      const leb = ctx.acquireStorage(4, 'rle-leb');
+      acquired.push(leb);
+      return { runs: 0, values, leb, firstRun: new Uint32Array(chunkCount + 1), lebStart: new Uint32Array(chunkCount + 1), release };
+    }
+    const starts = ctx.acquireStorage(R * 4, 'rle-starts');
+    const at = ctx.acquireStorage(R * 4, 'rle-leb-offsets');
+    acquired.push(starts, at);
+    const groups = Math.ceil(R / WORKGROUP_SIZE);
+    // the shader's chunk: with one chunk, only run 0 starts one
+    const chunk = chunkCount > 1 ? chunkLength : 0xffffffff;
+    const total = await submitThenRead(ctx, 'rle-leb-sizes', (s) => {
+      const counts = s.temp(R * 4, 'rle-leb-sizes');
+      const totalBuf = s.temp(16, 'rle-leb-total');
+      s.encoder.clearBuffer(totalBuf);
+      encodeScan(ctx, s, lengths.buffer, starts, R, 'u32', false);
+      s.dispatch(
+        pipeline(ctx, 'codec-rle-streams', rleStreamsSource, 'lebSizes'),
+        [
+          { binding: 0, resource: { buffer: s.uniform([R, chunk, 0, 0]) } },
+          { binding: 1, resource: { buffer: lengths.buffer } },
+          { binding: 2, resource: { buffer: counts } },
+        ],
+        groups,
+        'parle:rle-leb-sizes',
+      );
+      encodeScan(ctx, s, counts, at, R, 'u32', false, totalBuf);
+      return readAfter(ctx, s, totalBuf, 4);
+    });
+    const lebBytes = total[0];
+    const leb = ctx.acquireStorage(Math.max(4, Math.ceil(lebBytes / 4) * 4), 'rle-leb');
+    acquired.push(leb);
+    const table = await submitThenRead(ctx, 'rle-leb-write', (s) => {
+      const tableBuf = s.temp(chunkCount * 8, 'rle-chunk-table');
+      s.encoder.clearBuffer(leb, 0, Math.max(4, Math.ceil(lebBytes / 4) * 4));
+      s.dispatch(
+        pipeline(ctx, 'codec-rle-streams', rleStreamsSource, 'lebWrite'),
+        [
+          { binding: 3, resource: { buffer: s.uniform([R, chunk, 0, 0]) } },
+          { binding: 4, resource: { buffer: lengths.buffer } },
+          { binding: 5, resource: { buffer: starts } },
+          { binding: 6, resource: { buffer: at } },
+          { binding: 7, resource: { buffer: leb } },
+          { binding: 8, resource: { buffer: tableBuf } },
+        ],
+        groups,
+        'parle:rle-leb-write',
+      );
+      return readAfter(ctx, s, tableBuf, chunkCount * 8);
+    });
+    // the scans are done with: back to the pool now
+    acquired.splice(acquired.indexOf(starts), 1);
+    acquired.splice(acquired.indexOf(at), 1);
+    ctx.releaseStorage(starts);
+    ctx.releaseStorage(at);
+    const firstRun = new Uint32Array(chunkCount + 1);
+    const lebStart = new Uint32Array(chunkCount + 1);
+    for (let c = 0; c < chunkCount; c++) {
+      firstRun[c] = table[2 * c];
+      lebStart[c] = table[2 * c + 1];
+    }
+    firstRun[chunkCount] = R;
+    lebStart[chunkCount] = lebBytes;
+    return { runs: R, values, leb, firstRun, lebStart, release };
+  } catch (e) {
+    release();
+    throw e;
   }
 }

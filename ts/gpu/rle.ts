@@ -85,9 +85,20 @@ function emptyArray(ctx: GpuContext, type: ElementType): DeviceArray {
   return ctx.owned(ctx.acquireStorage(0, `empty-${type}`), type, 0);
 }
 
-/** GpuContext.rleEncode: see its documentation. */
-export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<{ values: DeviceArray; lengths: DeviceArray }> {
+/**
+ * GpuContext.rleEncode: see its documentation. With `chunkLength` (elements, a multiple of the
+ * elements per u32 word: 4 for u8, 2 for u16, 1 otherwise; 0 for none), a run also starts at
+ * every multiple of it: the runs of each of the container's chunks on their own.
+ */
+export async function rleEncodeOp(
+  ctx: GpuContext,
+  input: DeviceArray,
+  chunkLength = 0,
+): Promise<{ values: DeviceArray; lengths: DeviceArray }> {
   const d = ctx.checkInput(input, 'input', ALL_TYPES);
+  if (!Number.isInteger(chunkLength) || chunkLength < 0 || chunkLength >= 2 ** 32 || chunkLength % perWord(d.type) !== 0) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `chunkLength must be 0 or a multiple of ${perWord(d.type)} below 2^32`);
+  }
   ctx.checkUsable();
   const n = d.length;
   if (n === 0) return { values: emptyArray(ctx, d.type), lengths: emptyArray(ctx, 'u32') };
@@ -111,7 +122,7 @@ export async function rleEncodeOp(ctx: GpuContext, input: DeviceArray): Promise<
       s.dispatch(
         pipes.main,
         [
-          { binding: 0, resource: { buffer: s.uniform([n, tiles, ctx.limits.maxComputeWorkgroupsPerDimension, 0]) } },
+          { binding: 0, resource: { buffer: s.uniform([n, tiles, ctx.limits.maxComputeWorkgroupsPerDimension, chunkLength]) } },
           { binding: 1, resource: { buffer: src } },
           { binding: 3, resource: { buffer: ends } },
           { binding: 4, resource: { buffer: spine } },

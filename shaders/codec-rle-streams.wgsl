@@ -1,0 +1,78 @@
+// The rle stage's lengths stream on the GPU (docs/format.md, "Version 2", stage 3 rle): each
+// run's (length - 1) as unsigned LEB128 (7 bits a byte, low groups first, the top bit set on all
+// but the last byte), the runs of all chunks in one byte buffer, so that compress from the device
+// reads back only payload bytes. Runs come from rle-encode.wgsl with the chunk length set (a run
+// never crosses a chunk), `starts` is the exclusive scan of their lengths (element index of each
+// run's first element). Two entry points, one invocation a run (2-D grid: wid.y * nwg.x + wid.x):
+//   lebSizes: counts[r] = bytes of run r's LEB128 (1..5);
+//   (ts/gpu/codec.ts: exclusive scan of counts -> at, and the total)
+//   lebWrite: writes run r's bytes at byte at[r] of `leb` (zeroed before; atomicOr per u32 word,
+//             since neighbouring runs share words), and for a run that starts a chunk (starts[r]
+//             a multiple of the chunk length) the chunk's first run and first LEB byte into
+//             table[2 c], table[2 c + 1].
+// Composed by ts/gpu/codec.ts with `const WG` (256) prepended.
+
+struct Params {
+  runs: u32,   // R
+  chunk: u32,  // chunk length in elements
+  pad0: u32,
+  pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> lengths: array<u32>;
+@group(0) @binding(2) var<storage, read_write> counts: array<u32>;
+
+fn lebBytes(v: u32) -> u32 {
+  return 1u + select(0u, 1u, v >= 0x80u) + select(0u, 1u, v >= 0x4000u) + select(0u, 1u, v >= 0x200000u) +
+    select(0u, 1u, v >= 0x10000000u);
+}
+
+fn runIndex(tid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return (wid.y * nwg.x + wid.x) * WG + tid;
+}
+
+@compute @workgroup_size(WG)
+fn lebSizes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+  let r = runIndex(tid, wid, nwg);
+  if (r >= params.runs) { return; }
+  counts[r] = lebBytes(lengths[r] - 1u);
+}
+
+@group(0) @binding(3) var<uniform> wparams: Params;
+@group(0) @binding(4) var<storage, read> wlengths: array<u32>;
+@group(0) @binding(5) var<storage, read> starts: array<u32>;
+@group(0) @binding(6) var<storage, read> at: array<u32>;
+@group(0) @binding(7) var<storage, read_write> leb: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read_write> table: array<u32>;
+
+@compute @workgroup_size(WG)
+fn lebWrite(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+  let r = runIndex(tid, wid, nwg);
+  if (r >= wparams.runs) { return; }
+  var v = wlengths[r] - 1u;
+  let first = at[r];
+  let start = starts[r];
+  if (start % wparams.chunk == 0u) {
+    let c = start / wparams.chunk;
+    table[2u * c] = r;
+    table[2u * c + 1u] = first;
+  }
+  // the bytes of one word are gathered and OR-ed in at once (at most two words: 5 bytes)
+  var pos = first;
+  var word = 0u;
+  loop {
+    var b = v & 0x7Fu;
+    v = v >> 7u;
+    if (v != 0u) { b |= 0x80u; }
+    word |= b << ((pos & 3u) * 8u);
+    pos += 1u;
+    if (v == 0u || (pos & 3u) == 0u) {
+      atomicOr(&leb[(pos - 1u) >> 2u], word);
+      word = 0u;
+    }
+    if (v == 0u) { break; }
+  }
+}
