@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
+import { Encoding, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
+import * as ref from './support/codec-reference.js';
 import type { ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
@@ -176,6 +178,58 @@ describeGpu('engine with a GPU', () => {
       back.destroy();
       const toHost = await engine.decompress(packed, { path: 'gpu' });
       expect(same(toHost as ParleArray, input), `${what} to the host`).toBe(true);
+    }
+  });
+
+  gpuIt('rle chunks decoded on the GPU: hostile run lengths are CORRUPT, as on the CPU path; non-minimal LEB128 decodes', async () => {
+    // one chunk of 64 u8: 32 x 5 then 32 x 7, coded rle: values [5, 7], lengths - 1 as LEB128
+    const input = new Uint8Array(64).map((_, i) => (i < 32 ? 5 : 7));
+    const container = (leb: number[], values = [5, 7]) => {
+      const dir = new DataView(new ArrayBuffer(16));
+      dir.setUint32(0, values.length, true);
+      dir.setUint32(4, values.length, true);
+      dir.setUint32(8, leb.length, true);
+      dir.setUint32(12, leb.length, true);
+      const payload = Buffer.concat([new Uint8Array(dir.buffer), Uint8Array.from(values), Uint8Array.from(leb)]);
+      const entry = writeEntry({
+        elementCount: 64,
+        encoding: Encoding.Pipeline,
+        runCount: 0,
+        payloadBytes: payload.length,
+        payloadChecksum: BigInt(ref.treeHash(payload)),
+        elementsChecksum: BigInt(ref.treeHash(input)),
+        stages: [3],
+        streamCount: 2,
+      });
+      return Buffer.concat([writeHeader(makeHeader('u8', 64, 64)), entry, payload]);
+    };
+    const good = container([31, 31]);
+    expect(same(await engine.decompress(good, { path: 'cpu' }), input)).toBe(true);
+    const back = await engine.decompress(good, { to: 'device', path: 'gpu' });
+    expect(same(await engine.download(back), input)).toBe(true);
+    back.destroy();
+    // (length - 1) = 31 as the non-minimal [0x9f 0x00], which the CPU decoder accepts too
+    const loose = await engine.decompress(container([0x80 | 31, 0x00, 31]), { to: 'device', path: 'gpu' });
+    expect(same(await engine.download(loose), input)).toBe(true);
+    loose.destroy();
+    for (const [what, leb] of [
+      ['lengths that sum past the chunk', [31, 32]],
+      ['lengths that sum short of it', [31, 30]],
+      ['a run longer than the chunk', [31, 99]],
+      ['an unterminated value', [31, 0x83]],
+      ['six LEB128 bytes', [31, 0x80 | 31, 0x80, 0x80, 0x80, 0x80, 0x00]],
+      ['a value of 2^32 - 1', [31, 0xff, 0xff, 0xff, 0xff, 0x0f]],
+      ['a fifth byte past 32 bits', [31, 0x80, 0x80, 0x80, 0x80, 0x10]],
+      ['three values for two runs', [30, 0, 31]],
+      ['one value for two runs', [63]],
+      // only the LEB128 check sees this one: the lengths themselves are right
+      ['a continuation byte after the last value', [31, 31, 0x80]],
+    ] as [string, number[]][]) {
+      const bytes = container(leb);
+      await expect(engine.decompress(bytes, { path: 'cpu' }), `CPU: ${what}`).rejects.toMatchObject({ code: ErrorCodes.CORRUPT });
+      await expect(engine.decompress(bytes, { to: 'device', path: 'gpu' }), `GPU: ${what}`).rejects.toMatchObject({
+        code: ErrorCodes.CORRUPT,
+      });
     }
   });
 

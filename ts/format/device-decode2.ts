@@ -5,21 +5,21 @@
  *   1. the CPU walks the chunk table, each chunk's stream directory and its Huffman headers;
  *   2. the container is uploaded as it is (the compressed size crosses the bus) and the GPU
  *      checks every payload's tree hash;
- *   3. chunks without an rle stage: every Huffman (or raw) stream of every chunk is decoded on
- *      the GPU at once, one invocation per segment (ts/gpu/codec.ts);
- *      chunks with an rle stage: the workers decode their streams down to runs (run values and
- *      u32 lengths: the GPU has no LEB128 decoder), the runs are uploaded (about the runs' size)
- *      and the GPU's RLE decode expands them, one dispatch for all chunks of a value width;
+ *   3. every Huffman (or raw) stream of every chunk is decoded on the GPU, one invocation per
+ *      segment (ts/gpu/codec.ts): straight to its place for chunks without an rle stage; for
+ *      chunks with one, run values into one buffer per value width and LEB128 lengths into
+ *      another, then the lengths are decoded and checked on the GPU (shaders/codec-leb-decode.wgsl),
+ *      and the GPU's RLE decode expands each width's runs in one dispatch after checking that they
+ *      sum to what the chunks hold (nothing is allocated for what a corrupt stream claims);
  *   4. the GPU unshuffles planes and sums deltas into the output, then computes every chunk's
  *      elements' tree hash. Only hashes, status words and run totals come back.
  *
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
  * multiple of 4, true of the default chunk size); {@link canDecodeV2OnDevice} says.
  */
-import { readDirectory, runsLayout, type RunsSlot } from '../codec/cpu-codec.js';
+import { readDirectory, runsLayout } from '../codec/cpu-codec.js';
 import { StageId, type Pipeline } from '../codec/stages.js';
 import type { CpuPath } from '../cpu/cpu-path.js';
-import type { HeapBlock } from '../cpu/memory.js';
 import { abortError } from '../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import {
@@ -31,12 +31,15 @@ import {
   type HuffmanDecodeJob,
   type HuffmanStreamInfo,
 } from '../gpu/codec.js';
+import { composeKernel, WORKGROUP_SIZE } from '../gpu/compose.js';
 import type { GpuContext } from '../gpu/context.js';
 import type { DeviceArray } from '../gpu/device-array.js';
+import { getPipeline } from '../gpu/pipelines.js';
+import { rleDecodeOp } from '../gpu/rle.js';
+import { encodeScan } from '../gpu/scan.js';
+import lebDecodeSource from '../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../platform/node.js';
 import { elementSize } from '../types.js';
-import { decodeChunk2Runs } from './chunk-codec.js';
-import { mapLimited } from './container.js';
 import type { Header, LocatedChunk } from './layout.js';
 
 /** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31, past 32-bit bitwise operators). */
@@ -77,15 +80,133 @@ interface StagePlan {
   streams: number[];
 }
 
-/** An rle chunk's runs: its slots in its value width's blocks, and where each expansion goes. */
-interface RunsPlan {
+/**
+ * One rle stream pair (a plane, or the one stream) in its value width's group: its runs are
+ * entries [at, at + entries) of the group's values and lengths (values at byte at x width, a
+ * multiple of 4: the Huffman decode writes whole words), R real runs, then a pad run when its
+ * expansion would not end on a 4-byte boundary, then zero-length runs to fill the words.
+ */
+interface RunsSlot {
   chunk: LocatedChunk;
+  runs: number;
+  pad: number;
+  at: number;
+  entries: number;
+  /** Its LEB128 stream in the group's byte buffer (4-byte aligned start) and its bytes. */
+  lebAt: number;
+  lebBytes: number;
+  target: Target;
+}
+
+/** The rle slots of one value width, decoded and expanded together. */
+interface RunsGroup {
   width: 1 | 2 | 4;
   slots: RunsSlot[];
-  /** Offsets of the chunk's values (bytes) and lengths (runs) in its width's blocks. */
-  valuesAt: number;
-  runsAt: number;
-  targets: Target[];
+  entries: number;
+  lebBytes: number;
+  /** Expanded bytes: each slot's count x width rounded up to 4. */
+  expandedBytes: number;
+  valueJobs: HuffmanDecodeJob[];
+  lebJobs: HuffmanDecodeJob[];
+}
+
+/** Words per slot of the LEB128 decode's slot table (codec-leb-decode.wgsl SLOT_WORDS). */
+const SLOT_WORDS = 8;
+
+function lebPipeline(gpu: GpuContext, entryPoint: 'lebFlags' | 'lebValues' | 'lebCheck'): GPUComputePipeline {
+  return getPipeline(gpu.device, `codec-leb-decode:${entryPoint}`, () => ({
+    code: composeKernel(lebDecodeSource, { subgroups: false, scalar: 'u32' }),
+    entryPoint,
+  }));
+}
+
+/**
+ * Decodes `group`'s LEB128 streams (in `leb`) into run lengths (in `lengths`, zeroed before, the
+ * pad runs included) with the CPU decoder's checks (shaders/codec-leb-decode.wgsl).
+ * @throws ParleError CORRUPT, DEVICE_LOST
+ */
+async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffer, lengths: GPUBuffer): Promise<void> {
+  const bytes = group.lebBytes;
+  const table = new Uint32Array(group.slots.length * SLOT_WORDS);
+  group.slots.forEach((slot, i) => {
+    table.set([slot.lebAt, slot.lebBytes, slot.runs, slot.at, slot.pad, slot.chunk.elementCount, 0, 0], i * SLOT_WORDS);
+  });
+  const slotsBuf = gpu.acquireStorage(table.byteLength, 'leb slots', GPUBufferUsage.COPY_DST);
+  gpu.device.queue.writeBuffer(slotsBuf, 0, table);
+  const statusRb = gpu.device.createBuffer({
+    label: 'parle:leb-status',
+    size: 4,
+    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+  });
+  try {
+    await gpu.submit('decompress run lengths', (s) => {
+      const params = s.uniform([bytes, group.slots.length, 0, 0]);
+      const flags = s.temp(Math.max(4, bytes * 4), 'leb flags');
+      const idx = s.temp(Math.max(4, bytes * 4), 'leb value index');
+      const total = s.temp(16, 'leb values');
+      const status = s.temp(16, 'leb status');
+      s.encoder.clearBuffer(total);
+      s.encoder.clearBuffer(status);
+      if (bytes > 0) {
+        s.dispatch(
+          lebPipeline(gpu, 'lebFlags'),
+          [
+            { binding: 0, resource: { buffer: params } },
+            { binding: 1, resource: { buffer: slotsBuf } },
+            { binding: 2, resource: { buffer: leb } },
+            { binding: 3, resource: { buffer: flags } },
+          ],
+          Math.ceil(bytes / WORKGROUP_SIZE),
+          'parle:leb-flags',
+        );
+        encodeScan(gpu, s, flags, idx, bytes, 'u32', false, total);
+        s.dispatch(
+          lebPipeline(gpu, 'lebValues'),
+          [
+            { binding: 4, resource: { buffer: params } },
+            { binding: 5, resource: { buffer: slotsBuf } },
+            { binding: 6, resource: { buffer: leb } },
+            { binding: 7, resource: { buffer: flags } },
+            { binding: 8, resource: { buffer: idx } },
+            { binding: 9, resource: { buffer: lengths } },
+            { binding: 10, resource: { buffer: status } },
+          ],
+          Math.ceil(bytes / WORKGROUP_SIZE),
+          'parle:leb-values',
+        );
+      }
+      s.dispatch(
+        lebPipeline(gpu, 'lebCheck'),
+        [
+          { binding: 11, resource: { buffer: params } },
+          { binding: 12, resource: { buffer: slotsBuf } },
+          { binding: 13, resource: { buffer: leb } },
+          { binding: 14, resource: { buffer: idx } },
+          { binding: 15, resource: { buffer: total } },
+          { binding: 16, resource: { buffer: lengths } },
+          { binding: 17, resource: { buffer: status } },
+        ],
+        Math.ceil(group.slots.length / WORKGROUP_SIZE),
+        'parle:leb-check',
+      );
+      s.onFailure.push(statusRb);
+      s.encoder.copyBufferToBuffer(status, 0, statusRb, 0, 4);
+    });
+    await gpu.guard(statusRb.mapAsync(GPUMapMode.READ));
+    const bits = new Uint32Array(statusRb.getMappedRange())[0];
+    statusRb.unmap();
+    if (bits !== 0) {
+      const why = [
+        bits & 1 ? 'a run length longer than 5 LEB128 bytes or past 2^32 - 2' : '',
+        bits & 2 ? 'a lengths stream that is not exactly its runs, each terminated' : '',
+        bits & 4 ? "a run longer than its chunk's elements" : '',
+      ].filter(Boolean);
+      throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle rle chunk: ${why.join('; ')}`);
+    }
+  } finally {
+    gpu.releaseStorage(slotsBuf);
+    statusRb.destroy();
+  }
 }
 
 /**
@@ -107,8 +228,8 @@ export async function decompressV2ToDevice(
   gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   const jobs: (HuffmanDecodeJob & { target: Target })[] = [];
   const stagePlans: StagePlan[] = [];
-  const runsPlans: RunsPlan[] = [];
-  const groups = new Map<number, { valueBytes: number; runs: number; expandedBytes: number }>();
+  const groups = new Map<number, RunsGroup>();
+  let rleChunks = 0;
   let work = 0;
   let tempBytes = 0;
   for (const c of chunks) {
@@ -139,33 +260,46 @@ export async function decompressV2ToDevice(
         work += roundUp4(streamBytes);
       }
     }
+    const huffman = stages.includes(StageId.Huffman);
+    /** The stream job of stream j of this chunk, to `dstByteOffset` of its buffer. */
+    const streamJob = (j: number, dstByteOffset: number): HuffmanDecodeJob => {
+      let stream: HuffmanStreamInfo;
+      let src = c.payloadOffset + dir.at[j];
+      if (huffman) {
+        try {
+          stream = parseHuffmanStream(payload.subarray(dir.at[j], dir.at[j] + dir.encoded[j]), dir.decoded[j]);
+        } catch (e) {
+          if (e instanceof ParleError) throw new ParleError(e.code, `chunk ${c.index}, stream ${j}: ${e.message}`);
+          throw e;
+        }
+      } else {
+        stream = rawStream(dir.decoded[j]);
+        src -= 1;
+      }
+      return { stream, srcByteOffset: src, dstByteOffset };
+    };
     if (stages.includes(StageId.Rle)) {
+      rleChunks++;
       const layout = runsLayout(dir, stages, size, count);
       const width = layout.slots[0].width;
-      const group = groups.get(width) ?? { valueBytes: 0, runs: 0, expandedBytes: 0 };
-      runsPlans.push({ chunk: c, width, slots: layout.slots, valuesAt: group.valueBytes, runsAt: group.runs, targets });
-      group.valueBytes += layout.valueBytes;
-      group.runs += layout.runs;
-      group.expandedBytes += layout.slots.length * roundUp4(streamBytes);
-      groups.set(width, group);
-    } else {
-      const huffman = stages.includes(StageId.Huffman);
-      for (let j = 0; j < dir.decoded.length; j++) {
-        let stream: HuffmanStreamInfo;
-        let src = c.payloadOffset + dir.at[j];
-        if (huffman) {
-          try {
-            stream = parseHuffmanStream(payload.subarray(dir.at[j], dir.at[j] + dir.encoded[j]), dir.decoded[j]);
-          } catch (e) {
-            if (e instanceof ParleError) throw new ParleError(e.code, `chunk ${c.index}, stream ${j}: ${e.message}`);
-            throw e;
-          }
-        } else {
-          stream = rawStream(dir.decoded[j]);
-          src -= 1;
-        }
-        jobs.push({ stream, srcByteOffset: src, dstByteOffset: 0, target: targets[j] });
+      let group = groups.get(width);
+      if (group === undefined) {
+        group = { width, slots: [], entries: 0, lebBytes: 0, expandedBytes: 0, valueJobs: [], lebJobs: [] };
+        groups.set(width, group);
       }
+      layout.slots.forEach((slot, k) => {
+        const g = group!;
+        const entries = roundUp4((slot.runs + (slot.pad > 0 ? 1 : 0)) * width) / width;
+        const lebBytes = dir.decoded[2 * k + 1];
+        g.slots.push({ chunk: c, runs: slot.runs, pad: slot.pad, at: g.entries, entries, lebAt: g.lebBytes, lebBytes, target: targets[k] });
+        g.valueJobs.push(streamJob(2 * k, g.entries * width));
+        g.lebJobs.push(streamJob(2 * k + 1, g.lebBytes));
+        g.entries += entries;
+        g.lebBytes += roundUp4(lebBytes);
+        g.expandedBytes += roundUp4(streamBytes);
+      });
+    } else {
+      for (let j = 0; j < dir.decoded.length; j++) jobs.push({ ...streamJob(j, 0), target: targets[j] });
     }
     // one temp buffer serves every chunk in turn: the dispatches of a submission run in order
     if (shuffle && delta) tempBytes = Math.max(tempBytes, roundUp4(raw));
@@ -177,8 +311,8 @@ export async function decompressV2ToDevice(
   const workBuf = gpu.acquireStorage(roundUp4(Math.max(work, 4)), 'decompress streams');
   const tempBuf = tempBytes > 0 ? gpu.acquireStorage(tempBytes, 'decompress unshuffled') : undefined;
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
-  const blocks: HeapBlock[] = [];
   const expanded: DeviceArray[] = [];
+  const scratch: GPUBuffer[] = [];
   try {
     const payloadHashes = await treeHashes(
       gpu,
@@ -198,51 +332,37 @@ export async function decompressV2ToDevice(
         .map(({ stream, srcByteOffset, target }) => ({ stream, srcByteOffset, dstByteOffset: target.at }));
       if (some.length > 0) await huffmanDecode(gpu, container.buffer, toOut ? outBuf : workBuf, some);
     }
-    // chunks with rle: runs on the CPU, expanded on the GPU, one RLE decode a value width
-    for (const [width, group] of groups) {
-      const plans = runsPlans.filter((p) => p.width === width);
-      const valuesBlock = cpu.heap.alloc(group.valueBytes);
-      const lengthsBlock = cpu.heap.alloc(group.runs * 4);
-      blocks.push(valuesBlock, lengthsBlock);
-      await mapLimited(plans.length, cpu.chunkConcurrency, (i) => {
-        const p = plans[i];
-        const c = p.chunk;
-        const last = p.slots[p.slots.length - 1];
-        const runs = last.lengthsAt + last.runs + (last.pad > 0 ? 1 : 0);
-        const valueBytes = last.valuesAt + (last.runs + (last.pad > 0 ? 1 : 0)) * width;
-        return decodeChunk2Runs(
-          cpu,
-          header.type,
-          c,
-          bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes),
-          c.index,
-          valuesBlock.ptr + p.valuesAt,
-          valueBytes,
-          lengthsBlock.ptr + 4 * p.runsAt,
-          runs,
-          signal,
-        );
-      });
-      if (signal?.aborted) throw abortError(signal);
-      const Values = width === 1 ? Uint8Array : width === 2 ? Uint16Array : Uint32Array;
-      const dValues = await gpu.upload(new Values(cpu.heap.memory.buffer, valuesBlock.ptr, group.valueBytes / width));
+    // chunks with rle: streams decoded and run lengths checked on the GPU, one expand a value width
+    for (const group of groups.values()) {
+      const { width } = group;
+      const valuesBuf = gpu.acquireStorage(Math.max(4, group.entries * width), 'decompress run values');
+      const lengthsBuf = gpu.acquireStorage(Math.max(4, group.entries * 4), 'decompress run lengths');
+      const lebBuf = gpu.acquireStorage(Math.max(4, group.lebBytes), 'decompress run lengths LEB128');
+      const Type = width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32';
+      const dValues = gpu.owned(valuesBuf, Type, group.entries);
       expanded.push(dValues);
-      const dLengths = await gpu.upload(new Uint32Array(cpu.heap.memory.buffer, lengthsBlock.ptr, group.runs));
+      const dLengths = gpu.owned(lengthsBuf, 'u32', group.entries);
       expanded.push(dLengths);
-      const streamsOut = await gpu.rleDecode(dValues, dLengths);
+      scratch.push(lebBuf);
+      // zeros: the pad and filler runs' values and lengths, and the bytes between LEB128 streams
+      await gpu.submit('decompress clear runs', (s) => {
+        s.encoder.clearBuffer(valuesBuf);
+        s.encoder.clearBuffer(lengthsBuf);
+        s.encoder.clearBuffer(lebBuf);
+      });
+      await huffmanDecode(gpu, container.buffer, valuesBuf, group.valueJobs);
+      await huffmanDecode(gpu, container.buffer, lebBuf, group.lebJobs);
+      if (signal?.aborted) throw abortError(signal);
+      await decodeLebLengths(gpu, group, lebBuf, lengthsBuf);
+      const streamsOut = await rleDecodeOp(gpu, dValues, dLengths, group.expandedBytes / width);
       expanded.push(streamsOut);
-      if (streamsOut.length * width !== group.expandedBytes) {
-        throw new ParleError(ErrorCodes.CORRUPT, `the runs expand to ${streamsOut.length * width} bytes, expected ${group.expandedBytes}`);
-      }
       // each stream's expansion (padded to 4 bytes by its pad run) to its target
       await gpu.submit('decompress runs to targets', (s) => {
         let from = 0;
-        for (const p of plans) {
-          const streamBytes = roundUp4(p.chunk.elementCount * width);
-          for (const target of p.targets) {
-            s.encoder.copyBufferToBuffer(streamsOut.buffer, from, target.out ? outBuf : workBuf, target.at, streamBytes);
-            from += streamBytes;
-          }
+        for (const slot of group.slots) {
+          const streamBytes = roundUp4(slot.chunk.elementCount * width);
+          s.encoder.copyBufferToBuffer(streamsOut.buffer, from, slot.target.out ? outBuf : workBuf, slot.target.at, streamBytes);
+          from += streamBytes;
         }
       });
     }
@@ -291,7 +411,7 @@ export async function decompressV2ToDevice(
     }
     debug(
       () =>
-        `decompress v2 to the GPU: ${chunks.length} chunks (${runsPlans.length} with rle); upload + payload hashes ${(t1 - t0).toFixed(2)} ms, ` +
+        `decompress v2 to the GPU: ${chunks.length} chunks (${rleChunks} with rle); upload + payload hashes ${(t1 - t0).toFixed(2)} ms, ` +
         `decode ${(t2 - t1).toFixed(2)} ms, element hashes ${(performance.now() - t2).toFixed(2)} ms`,
     );
     const result = out;
@@ -300,7 +420,7 @@ export async function decompressV2ToDevice(
   } finally {
     container.destroy();
     for (const d of expanded) d.destroy();
-    for (const b of blocks) cpu.heap.release(b);
+    for (const b of scratch) gpu.releaseStorage(b);
     gpu.releaseStorage(workBuf);
     if (tempBuf) gpu.releaseStorage(tempBuf);
     out?.destroy();

@@ -162,8 +162,12 @@ export async function rleEncodeOp(
   }
 }
 
-/** GpuContext.rleDecode: see its documentation. */
-export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths: DeviceArray): Promise<DeviceArray> {
+/**
+ * GpuContext.rleDecode: see its documentation. With `expectTotal` (elements), runs whose lengths
+ * do not sum to it (or wrap past 2^32) fail with CORRUPT before the output is allocated: a
+ * decoder of untrusted runs never allocates what they claim.
+ */
+export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths: DeviceArray, expectTotal?: number): Promise<DeviceArray> {
   const v = ctx.checkInput(values, 'values', ALL_TYPES);
   const l = ctx.checkInput(lengths, 'lengths', ['u32']);
   if (v.length !== l.length) {
@@ -171,7 +175,11 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
   }
   ctx.checkUsable();
   const runs = l.length;
-  if (runs === 0) return emptyArray(ctx, v.type);
+  if (runs === 0) {
+    if (expectTotal !== undefined && expectTotal !== 0)
+      throw new ParleError(ErrorCodes.CORRUPT, `no runs, expected ${expectTotal} elements`);
+    return emptyArray(ctx, v.type);
+  }
   const offsets = ctx.acquireStorage(runs * 4, 'rle-offsets');
   const status = ctx.acquireStorage(8, 'rle-total');
   try {
@@ -194,6 +202,12 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
       readStatus = readAfter(ctx, s, status, 8);
     });
     const [total, wrapped] = await readStatus();
+    if (expectTotal !== undefined && (wrapped !== 0 || total !== expectTotal)) {
+      throw new ParleError(
+        ErrorCodes.CORRUPT,
+        `the run lengths sum to ${wrapped !== 0 ? '2^32 or more' : total} elements, expected ${expectTotal}`,
+      );
+    }
     if (wrapped !== 0) {
       throw new ParleError(ErrorCodes.TOO_LARGE, 'rleDecode: the run lengths sum to 2^32 elements or more');
     }
