@@ -10,7 +10,7 @@
 //
 //   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--out DIR]
 //
-// Sizes: 4 KiB, 256 KiB, 16 MiB (--quick: the first two; --gpu-machine adds 256 MiB and 1 GiB).
+// Sizes: 4 KiB, 256 KiB, 16 MiB (--quick: the first two; --gpu-machine adds 256 MiB, --gib 1 GiB).
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
 import { outArg, outputDir } from './out-dir.mjs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -20,13 +20,20 @@ import { parseArgs } from 'node:util';
 import { createEngine, DeviceArray } from '../dist/node/index.js';
 
 const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, 'gpu-machine': { type: 'boolean', default: false }, out: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    'gpu-machine': { type: 'boolean', default: false },
+    gib: { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
 });
 const root = new URL('..', import.meta.url).pathname;
 // --quick: bench/.quick/results/ unless --out DIR or $OUT (bench/out-dir.mjs)
 const outDir =
   process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: args.quick, committed: 'bench/results' });
-const sizes = args.quick ? [4 << 10, 256 << 10] : [4 << 10, 256 << 10, 16 << 20, ...(args['gpu-machine'] ? [256 << 20, 1 << 30] : [])];
+const sizes = args.quick
+  ? [4 << 10, 256 << 10]
+  : [4 << 10, 256 << 10, 16 << 20, ...(args['gpu-machine'] ? [256 << 20] : []), ...(args.gib ? [1 << 30] : [])];
 const OPS = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
 /** A run slower than this is not repeated (SwiftShader's GPU sort of 16 MiB takes seconds). */
 const SLOW_MS = 1500;
