@@ -3,7 +3,9 @@
 // SORT_WG lanes, and the 9 ballots (valid + 8 digit bits) are built in shared memory with
 // atomicOr, one 32-bit word per 32 invocations. Slower than the subgroup variant (4 barriers
 // and 72 shared reads per key), same result.
+// Also the tile's exclusive scan over digits (scanDigits), raking in shared memory.
 
+const RANK_GROUPS: u32 = 1u;
 const RANK_COUNTERS: u32 = 256u;
 const BALLOT_WORDS: u32 = SORT_WG / 32u;
 var<workgroup> rankCount: array<atomic<u32>, RANK_COUNTERS>;
@@ -41,4 +43,34 @@ fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
   var old = 0u;
   if (valid) { old = leaderCount[d]; }
   return old + below;
+}
+
+var<workgroup> digitPart: array<u32, 16>;
+
+/**
+ * tileStart (per-digit counts) -> its exclusive scan, handed to digitScanned per digit. Raking:
+ * 16 invocations x 16 digits, then one invocation scans the 16 partial sums. The caller has
+ * passed a barrier since tileStart was written; all invocations call it.
+ */
+fn scanDigits(tid: u32, lane: u32, sg: u32) {
+  if (tid < 16u) {
+    var s = 0u;
+    for (var i = 0u; i < 16u; i += 1u) {
+      let v = tileStart[tid * 16u + i];
+      tileStart[tid * 16u + i] = s;
+      s += v;
+    }
+    digitPart[tid] = s;
+  }
+  workgroupBarrier();
+  if (tid == 0u) {
+    var s = 0u;
+    for (var i = 0u; i < 16u; i += 1u) {
+      let v = digitPart[i];
+      digitPart[i] = s;
+      s += v;
+    }
+  }
+  workgroupBarrier();
+  for (var d = tid; d < 256u; d += SORT_WG) { digitScanned(d, tileStart[d] + digitPart[d / 16u]); }
 }

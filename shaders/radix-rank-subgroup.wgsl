@@ -3,9 +3,12 @@
 // tile): 8 ballots, one per digit bit, AND-ed (or AND-NOT-ed) together give the lanes holding
 // the same digit; the rank is the count of such lanes below this one, plus the subgroup's
 // running count of that digit, which the lowest such lane (the leader) advances.
-// Subgroups of up to 128 lanes (vec4 ballots).
+// Subgroups of up to 128 lanes (vec4 ballots); subgroups of up to 32 lanes (NVIDIA's warps) use
+// only the ballots' first word.
+// Also the tile's exclusive scan over digits (scanDigits), with subgroup scans.
 
-const RANK_COUNTERS: u32 = (SORT_WG / MIN_SG) * 256u;
+const RANK_GROUPS: u32 = SORT_WG / MIN_SG; // most subgroups in a workgroup
+const RANK_COUNTERS: u32 = RANK_GROUPS * 256u;
 var<workgroup> rankCount: array<atomic<u32>, RANK_COUNTERS>; // [group][digit]
 
 fn lanesBelow(lane: u32) -> vec4<u32> {
@@ -29,8 +32,25 @@ fn lowestLane(v: vec4<u32>) -> u32 {
   return 0u;
 }
 
+/** rankKey for subgroups of at most 32 lanes: a ballot's lanes are all in its first word. */
+fn rankKey32(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
+  var same = subgroupBallot(valid).x;
+  for (var b = 0u; b < 8u; b += 1u) {
+    let bit = ((d >> b) & 1u) == 1u;
+    let ballot = subgroupBallot(bit).x;
+    same &= select(~ballot, ballot, bit);
+  }
+  let below = countOneBits(same & ((1u << lane) - 1u));
+  var old = 0u;
+  if (valid && below == 0u) { old = atomicAdd(&rankCount[(tid / sg) * 256u + d], countOneBits(same)); }
+  // same == 0 (an invalid key's lane): any lane; its rank is not used
+  old = subgroupShuffle(old, countTrailingZeros(same) & (sg - 1u));
+  return old + below;
+}
+
 /** Rank of this key among earlier keys of the same digit in this subgroup's region; all lanes call it. */
 fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
+  if (sg <= 32u) { return rankKey32(d, valid, tid, lane, sg); }
   var same = subgroupBallot(valid);
   for (var b = 0u; b < 8u; b += 1u) {
     let bit = ((d >> b) & 1u) == 1u;
@@ -42,4 +62,32 @@ fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
   if (valid && below == 0u) { old = atomicAdd(&rankCount[(tid / sg) * 256u + d], popcount4(same)); }
   old = subgroupShuffle(old, lowestLane(same));
   return old + below;
+}
+
+const SCAN_PER: u32 = 256u / SORT_WG; // consecutive digits per invocation in scanDigits (1, 2 or 4)
+var<workgroup> digitPart: array<u32, RANK_GROUPS>; // each subgroup's total
+
+/**
+ * tileStart (per-digit counts) -> its exclusive scan, handed to digitScanned per digit.
+ * Invocation t takes digits SCAN_PER t ..; a subgroup exclusive scan of their sums, then each
+ * invocation adds the totals of the subgroups before its own (fewer than RANK_GROUPS). The
+ * caller has passed a barrier since tileStart was written; all invocations call it.
+ */
+fn scanDigits(tid: u32, lane: u32, sg: u32) {
+  let d0 = tid * SCAN_PER;
+  var v: array<u32, SCAN_PER>;
+  var s = 0u;
+  for (var i = 0u; i < SCAN_PER; i += 1u) {
+    v[i] = tileStart[d0 + i];
+    s += v[i];
+  }
+  let ex = subgroupExclusiveAdd(s);
+  if (lane == sg - 1u) { digitPart[tid / sg] = ex + s; }
+  workgroupBarrier();
+  var run = ex;
+  for (var g = 0u; g < tid / sg; g += 1u) { run += digitPart[g]; }
+  for (var i = 0u; i < SCAN_PER; i += 1u) {
+    digitScanned(d0 + i, run);
+    run += v[i];
+  }
 }

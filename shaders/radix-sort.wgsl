@@ -12,14 +12,15 @@
 //                    (= the first output index of each digit in that pass);
 //   onesweep:        one per pass: each workgroup takes the next tile (start order), ranks its
 //                    keys per digit, publishes its 256 digit counts, looks back per digit for
-//                    the count of that digit in all earlier tiles, then scatters its keys (and
-//                    u32 values) to digitStart + look-back prefix + rank.
+//                    the count of that digit in all earlier tiles, then orders its keys by digit
+//                    and scatters them (and u32 values) to digitStart + look-back prefix + rank.
 // Keys are mapped to u32 whose unsigned order is the key order (i32: flip the sign bit; f32:
 // IEEE totalOrder, negative -> all bits flipped, positive -> sign bit set) wherever pass 0 and
 // the histogram read them, and mapped back when the last pass stores them.
 //
 // Composed with: SORT_WG (invocations per onesweep workgroup), ITEMS (keys per invocation, 8 or
-// 16), MIN_SG, the ranking piece (`rankKey`, radix-rank-subgroup.wgsl or radix-rank-shared.wgsl)
+// 16), MIN_SG, LB_WINDOW (look-back reads per round, 1..32), the ranking piece (`rankKey`,
+// `scanDigits`, RANK_GROUPS: radix-rank-subgroup.wgsl or radix-rank-shared.wgsl)
 // and, for key-only sorts, every line marked `// values` removed. LB_MAX_SPIN is an override.
 //
 // Tile (TILE = SORT_WG * ITEMS keys): the workgroup's "groups" (subgroups, or the whole
@@ -36,15 +37,20 @@
 //                               value in the low 30 bits (n < 2^30 keys). One word per status, so
 //                               a reader never sees half an update; tile 0 publishes INCLUSIVE
 //                               at once, every other tile READY then INCLUSIVE.
-// Look-back: invocation t walks digits t, t + SORT_WG, ... one predecessor per read, adding
-// READY counts until it meets an INCLUSIVE one, then publishes this tile's INCLUSIVE status of
-// that digit at once (successors waiting on it need not wait for the other digits). A digit
-// whose predecessor's status does not change within LB_MAX_SPIN reads stops; when any digit
-// stopped, the workgroup recounts the highest such predecessor tile's digit histogram from its
-// keys (decoupled fallback; the count equals what that tile publishes), and every digit waiting
-// on that tile takes its count and walks on: each round moves at least one digit one tile back,
-// so the look-back ends whatever the scheduler does. LB_MAX_SPIN = 0 recounts every predecessor
-// (tests). Status words are relaxed atomics; each carries its own value, so no ordering is needed.
+// Look-back (once the tile has published its counts and staged its keys): invocation t walks
+// digits t, t + SORT_WG, ... back from the previous tile, LB_WINDOW predecessors per round
+// (independent reads, in flight together: one memory round trip per window instead of per
+// tile), adding READY counts up to the nearest INCLUSIVE one, which ends the walk; a status not
+// yet published ends the round, and the next round starts at that tile. A digit's walk that
+// ends publishes this tile's INCLUSIVE status of that digit at once (successors waiting on it
+// need not wait for the other digits). A digit whose walk makes no progress within LB_MAX_SPIN
+// rounds stops; when any digit stopped, the workgroup recounts the highest such predecessor
+// tile's digit histogram from its keys (decoupled fallback; the count equals what that tile
+// publishes), and every digit waiting on that tile takes its count and walks on: each round
+// moves at least one digit one tile back, so the look-back ends whatever the scheduler does.
+// LB_MAX_SPIN = 0 recounts every predecessor (tests). Status words are relaxed atomics; each
+// carries its own value, and a tile's status of a digit only goes 0 -> READY -> INCLUSIVE, so
+// no ordering is needed.
 
 struct Params {
   n: u32,          // keys
@@ -153,11 +159,13 @@ fn scanHistogram(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
 }
 
 // ---- onesweep: one pass -----------------------------------------------------------------------
-// Ranks the tile's keys (rankKey), publishes the tile's digit counts, orders the keys by digit in
-// workgroup memory (`stage`), looks back, then writes the keys out in stage order: consecutive
-// invocations write consecutive addresses of a digit's output segment, so the scatter is
-// coalesced per digit segment (OneSweep's staging). Values follow through the same stage in a
-// second round.
+// Ranks the tile's keys (rankKey), publishes the tile's digit counts (READY) as soon as they are
+// known, orders the keys by digit in workgroup memory (`stage`: the keys leave registers before
+// the look-back, as in CUB's OneSweep), looks back, then writes the keys out in stage order:
+// consecutive invocations write consecutive addresses of a digit's output segment, so the scatter
+// is coalesced per digit segment (OneSweep's staging). Values follow through the same stage in a
+// second round. Workgroup memory starts zeroed (WGSL), so the rank counters, lbSum and fbMax need
+// no reset.
 
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> keysIn: array<u32>;
@@ -169,74 +177,85 @@ fn scanHistogram(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
 
 var<workgroup> tileNum: u32;
 var<workgroup> digitCount: array<u32, RADIX>;  // this tile's count of each digit
-var<workgroup> digitBase: array<u32, RADIX>;   // first output index of (digit, this tile)
-var<workgroup> tileStart: array<u32, RADIX>;   // first stage index of each digit in this tile
-var<workgroup> digitPart: array<u32, 16>;
+var<workgroup> lbSum: array<u32, RADIX>;       // look-back: count of each digit in earlier tiles
+var<workgroup> digitBase: array<u32, RADIX>;   // digitStart, then output - stage index (digitScanned)
+var<workgroup> tileStart: array<u32, RADIX>;   // counts, then first stage index (scanDigits)
 var<workgroup> stage: array<u32, TILE>;
 var<workgroup> walkId: array<u32, RADIX>;      // look-back: next predecessor to read, or WALK_DONE
 var<workgroup> fbMax: atomic<u32>;             // fallback: 1 + highest stalled predecessor, 0: none
 var<workgroup> fbTile: u32;
 var<workgroup> fbCount: array<atomic<u32>, RADIX>;
 
-/** tileStart (per-digit counts) -> its exclusive scan. Raking: 16 invocations x 16 digits. */
-fn scanDigits(tid: u32) {
-  if (tid < 16u) {
-    var s = 0u;
-    for (var i = 0u; i < 16u; i += 1u) {
-      let v = tileStart[tid * 16u + i];
-      tileStart[tid * 16u + i] = s;
-      s += v;
-    }
-    digitPart[tid] = s;
-  }
-  workgroupBarrier();
-  if (tid == 0u) {
-    var s = 0u;
-    for (var i = 0u; i < 16u; i += 1u) {
-      let v = digitPart[i];
-      digitPart[i] = s;
-      s += v;
-    }
-  }
-  workgroupBarrier();
-  for (var d = tid; d < RADIX; d += SORT_WG) { tileStart[d] += digitPart[d / 16u]; }
+/**
+ * scanDigits (in the ranking piece) calls this once per digit d with its first stage index; the
+ * look-back adds the count of d in earlier tiles (publishInclusive). Then key i of the stage, a
+ * key of digit d, goes to output index digitBase[d] + i (u32 arithmetic wraps; the sum is in
+ * range).
+ */
+fn digitScanned(d: u32, start: u32) {
+  tileStart[d] = start;
+  digitBase[d] -= start;
 }
 
 fn statusIndex(tile: u32, d: u32) -> u32 {
   return SPINE_BASE + tile * RADIX + d;
 }
 
-/** `tile`'s INCLUSIVE status of digit d: its count in tiles before `tile` (`before`) + its own. */
+/**
+ * `tile`'s INCLUSIVE status of digit d: its count in tiles before `tile` (`before`) + its own;
+ * `before` also goes into digitBase[d].
+ */
 fn publishInclusive(tile: u32, d: u32, before: u32) {
   atomicStore(&spine[statusIndex(tile, d)], ST_INCLUSIVE | (before + digitCount[d]));
+  digitBase[d] += before;
 }
 
 /**
- * Walks back from walkId[d] for each digit d of this invocation, adding to digitBase[d], until
- * an INCLUSIVE status (walkId[d] = WALK_DONE; `tile`'s INCLUSIVE status of d published at once)
- * or LB_MAX_SPIN reads without progress.
+ * Walks back from walkId[d] for each digit d of this invocation, adding READY counts to lbSum[d],
+ * until an INCLUSIVE status (walkId[d] = WALK_DONE; `tile`'s INCLUSIVE status of d published at
+ * once) or LB_MAX_SPIN rounds without progress (then fbMax >= walkId[d] + 1). A round reads the
+ * statuses of LB_WINDOW predecessors walkId[d], walkId[d] - 1, ... at once (independent loads:
+ * one memory round trip for up to LB_WINDOW tiles, as in CUB's warp-wide look-back), takes the
+ * READY counts up to the nearest INCLUSIVE one and stops at the first one not yet published.
+ * Consecutive invocations walk consecutive digits, so a subgroup's reads of a tile coalesce.
  */
 fn walkDigits(tile: u32, tid: u32) {
   for (var d = tid; d < RADIX; d += SORT_WG) {
     var id = walkId[d];
     if (id == WALK_DONE) { continue; }
-    var acc = digitBase[d];
+    var acc = lbSum[d];
     var spin = 0u;
     while (id != WALK_DONE && spin < LB_MAX_SPIN) {
-      let s = atomicLoad(&spine[statusIndex(id, d)]);
-      let flag = s & ST_FLAG;
-      if (flag == 0u) {
-        spin += 1u;
-      } else {
-        acc += s & ST_VALUE;
+      var st: array<u32, LB_WINDOW>;
+      for (var j = 0u; j < LB_WINDOW; j += 1u) {
+        // j > id: before tile 0, counts as not published (never reached: tile 0's status is
+        // INCLUSIVE or not published, and either ends the round)
+        let s = atomicLoad(&spine[statusIndex(id - min(j, id), d)]);
+        st[j] = select(0u, s, j <= id);
+      }
+      var run = true; // statuses 0 .. j - 1 of the window were all READY
+      var moved = 0u;
+      var done = false;
+      for (var j = 0u; j < LB_WINDOW; j += 1u) {
+        let flag = st[j] & ST_FLAG;
+        let take = run && flag != 0u;
+        acc += select(0u, st[j] & ST_VALUE, take);
+        moved += select(0u, 1u, take);
+        done = done || (take && flag == ST_INCLUSIVE);
+        run = take && flag == ST_READY;
+      }
+      if (done) {
+        id = WALK_DONE;
+      } else if (moved > 0u) {
+        id -= moved; // tiles id .. id - moved + 1 were READY; tile 0 never is, so id >= moved
         spin = 0u;
-        // a READY tile is never tile 0 (it publishes INCLUSIVE at once), so id > 0
-        id = select(id - 1u, WALK_DONE, flag == ST_INCLUSIVE);
+      } else {
+        spin += 1u;
       }
     }
     walkId[d] = id;
-    digitBase[d] = acc;
-    if (id == WALK_DONE) { publishInclusive(tile, d, acc); }
+    lbSum[d] = acc;
+    if (id == WALK_DONE) { publishInclusive(tile, d, acc); } else { atomicMax(&fbMax, id + 1u); }
   }
 }
 
@@ -256,25 +275,19 @@ fn recountTile(f: u32, tid: u32, kind: u32, mapIn: bool) {
 }
 
 /**
- * Look-back of every digit for tile `tile` > 0: digitBase[d] = the count of digit d in tiles
- * 0 .. tile - 1; publishes tile's INCLUSIVE status of each digit as soon as that digit's walk
- * ends. Every invocation calls it (uniform control flow).
+ * Look-back of every digit for tile `tile` > 0 (walkId[d] = tile - 1, lbSum[d] = 0 before):
+ * lbSum[d] = the count of digit d in tiles 0 .. tile - 1; publishes tile's INCLUSIVE status of
+ * each digit as soon as that digit's walk ends (and adds lbSum[d] to digitBase[d]). Every
+ * invocation calls it (uniform control flow); it ends with a barrier.
  */
 fn lookbackDigits(tile: u32, tid: u32, kind: u32, mapIn: bool) {
-  for (var d = tid; d < RADIX; d += SORT_WG) {
-    walkId[d] = tile - 1u;
-    digitBase[d] = 0u;
-  }
   loop {
     walkDigits(tile, tid);
-    if (tid == 0u) { atomicStore(&fbMax, 0u); }
     workgroupBarrier();
-    for (var d = tid; d < RADIX; d += SORT_WG) {
-      let id = walkId[d];
-      if (id != WALK_DONE) { atomicMax(&fbMax, id + 1u); }
+    if (tid == 0u) {
+      fbTile = atomicLoad(&fbMax);
+      atomicStore(&fbMax, 0u); // the next round's atomicMax come after the load below
     }
-    workgroupBarrier();
-    if (tid == 0u) { fbTile = atomicLoad(&fbMax); }
     let f1 = workgroupUniformLoad(&fbTile);
     if (f1 == 0u) { break; }
     // Fallback: predecessor f has not published some digit; count its tile here.
@@ -282,9 +295,9 @@ fn lookbackDigits(tile: u32, tid: u32, kind: u32, mapIn: bool) {
     recountTile(f, tid, kind, mapIn);
     for (var d = tid; d < RADIX; d += SORT_WG) {
       if (walkId[d] == f) {
-        digitBase[d] += atomicLoad(&fbCount[d]);
+        lbSum[d] += atomicLoad(&fbCount[d]);
         walkId[d] = select(f - 1u, WALK_DONE, f == 0u);
-        if (f == 0u) { publishInclusive(tile, d, digitBase[d]); }
+        if (f == 0u) { publishInclusive(tile, d, lbSum[d]); }
       }
     }
   }
@@ -298,8 +311,6 @@ fn onesweep(/*IDS*/) {
   if (tile >= params.numTiles) { return; }
   let group = tid / sg;
   let groups = SORT_WG / sg;
-  for (var c = tid; c < RANK_COUNTERS; c += SORT_WG) { atomicStore(&rankCount[c], 0u); }
-  workgroupBarrier();
   let kind = (params.flags >> 8u) & 3u;
   let mapIn = (params.flags & 1u) != 0u;
   let mapOut = (params.flags & 2u) != 0u;
@@ -315,6 +326,9 @@ fn onesweep(/*IDS*/) {
       vals[k] = valuesIn[i]; // values
     }
   }
+  // this pass's first output index of each digit, read while the keys load
+  let startBase = (params.shift / 8u) * RADIX;
+  for (var d = tid; d < RADIX; d += SORT_WG) { digitBase[d] = digitStart[startBase + d]; }
   for (var k = 0u; k < ITEMS; k += 1u) {
     let valid = region + k * sg + lane < params.n;
     var key = 0u;
@@ -326,22 +340,28 @@ fn onesweep(/*IDS*/) {
     ranks[k] = rankKey((key >> params.shift) & 0xFFu, valid, tid, lane, sg);
   }
   workgroupBarrier();
-  // rankCount[g * 256 + d]: group g's count of digit d -> exclusive prefix over groups;
-  // digitCount[d], tileStart[d]: the tile's count of digit d, published at once (READY; tile 0:
-  // INCLUSIVE), then tileStart (scanDigits) its exclusive prefix over digits
+  // rankCount[g * 256 + d]: group g's count of digit d -> exclusive prefix over groups (all
+  // loads first: independent); the tile's count of digit d is published at once (READY; tile 0:
+  // INCLUSIVE) and kept in digitCount[d] and tileStart[d] (for scanDigits)
   for (var d = tid; d < RADIX; d += SORT_WG) {
+    var c: array<u32, RANK_GROUPS>;
+    for (var g = 0u; g < RANK_GROUPS; g += 1u) {
+      if (g < groups) { c[g] = atomicLoad(&rankCount[g * RADIX + d]); }
+    }
     var sum = 0u;
-    for (var g = 0u; g < groups; g += 1u) {
-      let c = atomicLoad(&rankCount[g * RADIX + d]);
-      atomicStore(&rankCount[g * RADIX + d], sum);
-      sum += c;
+    for (var g = 0u; g < RANK_GROUPS; g += 1u) {
+      if (g < groups) {
+        atomicStore(&rankCount[g * RADIX + d], sum);
+        sum += c[g];
+      }
     }
     atomicStore(&spine[statusIndex(tile, d)], select(ST_READY, ST_INCLUSIVE, tile == 0u) | sum);
     digitCount[d] = sum;
     tileStart[d] = sum;
+    walkId[d] = tile - 1u; // tile 0 does not look back
   }
   workgroupBarrier();
-  scanDigits(tid);
+  scanDigits(tid, lane, sg);
   workgroupBarrier();
   for (var k = 0u; k < ITEMS; k += 1u) {
     let i = region + k * sg + lane;
@@ -352,23 +372,19 @@ fn onesweep(/*IDS*/) {
       ranks[k] = local;
     }
   }
-  // digitBase[d] = count of digit d in tiles before this one (look-back), then + digitStart
+  // digitBase[d] += count of digit d in tiles before this one (look-back; tile 0: none)
   if (tile == 0u) {
-    for (var d = tid; d < RADIX; d += SORT_WG) { digitBase[d] = 0u; }
+    workgroupBarrier();
   } else {
     lookbackDigits(tile, tid, kind, mapIn);
   }
-  let startBase = (params.shift / 8u) * RADIX;
-  for (var d = tid; d < RADIX; d += SORT_WG) { digitBase[d] += digitStart[startBase + d]; }
-  workgroupBarrier();
   let tileN = min(TILE, params.n - tile * TILE);
   var pos: array<u32, ITEMS>; // values
   for (var j = 0u; j < ITEMS; j += 1u) {
     let i = j * SORT_WG + tid;
     if (i < tileN) {
       let key = stage[i];
-      let d = (key >> params.shift) & 0xFFu;
-      let p = digitBase[d] + i - tileStart[d];
+      let p = digitBase[(key >> params.shift) & 0xFFu] + i;
       keysOut[p] = select(key, fromSortable(key, kind), mapOut);
       pos[j] = p; // values
     }

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { GpuContext, GpuContextOptions } from '../../ts/gpu/index.js';
+import { createGpuContext, type GpuContext, type GpuContextOptions } from '../../ts/gpu/index.js';
 import { sortWorkgroupSize } from '../../ts/gpu/radix-sort.js';
 import { assertSameBits, describeGpu, F32_SPECIAL_BITS, gpuTest, randomArray, refSort, type Rng } from './support.js';
 
@@ -112,6 +112,45 @@ for (const [variant, opts] of lookbackVariants) {
     }
   });
 }
+
+// The look-back window (tuning.sortLookbackWindow): predecessors whose status words a digit's
+// walk reads per round. 1 is the one-tile walk; the others take READY runs of up to that many
+// tiles per round and stop at a status not yet published; lookbackSpin 1 mixes window rounds with
+// recounts wherever a predecessor is late.
+const windowVariants: [string, GpuContextOptions][] = [
+  ['window 1', { tuning: { sortLookbackWindow: 1 } }],
+  ['window 4, lookbackSpin 1', { lookbackSpin: 1, tuning: { sortLookbackWindow: 4 } }],
+  ['window 32', { tuning: { sortLookbackWindow: 32 } }],
+  ['window 32, no subgroups, lookbackSpin 1', { subgroups: 'off', lookbackSpin: 1, tuning: { sortLookbackWindow: 32 } }],
+];
+
+for (const [variant, opts] of windowVariants) {
+  describeGpu(`GPU radix sort look-back window: ${variant}`, () => {
+    gpuTest(
+      'u32 key-value, f32 and i32 keys: fewer and more tiles than the window',
+      async (ctx, rng) => {
+        expect(ctx.tuning.sortLookbackWindow).toBe(opts.tuning?.sortLookbackWindow);
+        const tile = sortWorkgroupSize(ctx) * ctx.tuning.sortItemsPerInvocation;
+        for (const n of [tile + 1, 3 * tile, 33 * tile + 7, 70 * tile - 1]) {
+          await checkSort(ctx, keysOf('u32', n, rng, 500), true, `u32 n=${n}`);
+          await checkSort(ctx, keysOf('f32', n, rng), false, `f32 n=${n}`);
+        }
+        await checkSort(ctx, keysOf('i32', 40 * tile + 3, rng, 1), true, 'i32 all equal');
+        await checkSort(ctx, keysOf('i32', 40 * tile + 3, rng, 2), false, 'i32 2 distinct keys');
+      },
+      opts,
+    );
+  });
+}
+
+describeGpu('GPU radix sort: options', () => {
+  gpuTest('tuning.sortLookbackWindow must be 1, 4, 8, 16 or 32 (INVALID_OPTION)', async (ctx) => {
+    expect(ctx.tuning.sortLookbackWindow).toBe(16);
+    for (const w of [0, 2, 3, 64, 1.5]) {
+      await expect(createGpuContext({ tuning: { sortLookbackWindow: w as 16 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    }
+  });
+});
 
 describeGpu('GPU radix sort: digit layouts', () => {
   gpuTest('2-D grid (as beyond 65535 tiles): tiles come from the counter, extra workgroups exit', async (ctx, rng) => {

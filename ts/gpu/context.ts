@@ -49,7 +49,12 @@ export interface GpuContextOptions {
 }
 
 /** Measured best on an H200 (bench/results/gpu-nvidia-h200.json). */
-const DEFAULT_TUNING: GpuTuning = { decodeWordsPerInvocation: 16, sortItemsPerInvocation: 8, uploadPieceBytes: 256 << 20 };
+const DEFAULT_TUNING: GpuTuning = {
+  decodeWordsPerInvocation: 16,
+  sortItemsPerInvocation: 8,
+  sortLookbackWindow: 16,
+  uploadPieceBytes: 256 << 20,
+};
 
 /** A MAP_WRITE staging buffer of a large upload and the promise of its next mapping. */
 interface UploadPiece {
@@ -67,6 +72,13 @@ export interface GpuTuning {
    * registers per invocation, and twice the tiles for the look-back to overlap).
    */
   sortItemsPerInvocation: 8 | 16;
+  /**
+   * Predecessor tiles whose status words the radix sort's look-back reads at once per digit (one
+   * memory round trip for up to this many tiles; 1: one tile per round trip): 1, 4, 8, 16 or 32
+   * (default 16, not yet timed against the others: a one-tile walk serialises long chains of
+   * tiles, a wide window reads status words past the nearest complete one in vain).
+   */
+  sortLookbackWindow: 1 | 4 | 8 | 16 | 32;
   /**
    * Bytes of each staging piece of an upload of 32 MiB or more: a multiple of 4 MiB (default
    * 256 MiB: on the H200 host 256 MiB uploaded at 10.4 GB/s through one piece, 8.1-9.4 GB/s
@@ -194,6 +206,9 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   }
   if (![8, 16].includes(tuning.sortItemsPerInvocation)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortItemsPerInvocation must be 8 or 16');
+  }
+  if (![1, 4, 8, 16, 32].includes(tuning.sortLookbackWindow)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortLookbackWindow must be 1, 4, 8, 16 or 32');
   }
   if (!Number.isSafeInteger(tuning.uploadPieceBytes) || tuning.uploadPieceBytes <= 0 || tuning.uploadPieceBytes % (4 << 20) !== 0) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.uploadPieceBytes must be a positive multiple of 4 MiB');

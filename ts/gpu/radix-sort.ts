@@ -6,8 +6,9 @@
  * shaders/radix-sort.wgsl, recorded in one command buffer:
  *   globalHistogram (one read of the keys: the four 256-bin digit histograms),
  *   scanHistogram (one workgroup: each pass's exclusive scan of its 256 bins),
- *   then per pass one `onesweep` dispatch (rank, publish per-digit tile counts, look back,
- *   scatter), its look-back status words zeroed before it.
+ *   then per pass one `onesweep` dispatch (rank, publish per-digit tile counts, look back over
+ *   `tuning.sortLookbackWindow` predecessors per memory round trip, scatter), its look-back
+ *   status words zeroed before it.
  * Keys: u32, i32 or f32 (i32 in signed order, f32 in IEEE totalOrder); values: optional u32,
  * moved with their keys; stable. Fewer than 2^30 keys (30-bit look-back values).
  */
@@ -49,7 +50,8 @@ interface SortPipelines {
 function sortPipelines(ctx: GpuContext, withValues: boolean): SortPipelines {
   const wg = sortWorkgroupSize(ctx);
   const items = ctx.tuning.sortItemsPerInvocation;
-  const variant = `${ctx.hasSubgroups ? 'sg' : 'shared'}:${wg}:${items}:${withValues ? 'kv' : 'k'}`;
+  const window = ctx.tuning.sortLookbackWindow;
+  const variant = `${ctx.hasSubgroups ? 'sg' : 'shared'}:${wg}:${items}:${window}:${withValues ? 'kv' : 'k'}`;
   const build = (entryPoint: string, constants?: Record<string, number>) => () => {
     let kernel = sortSource;
     if (!withValues)
@@ -60,7 +62,12 @@ function sortPipelines(ctx: GpuContext, withValues: boolean): SortPipelines {
     const code = composeKernel((ctx.hasSubgroups ? rankSubgroup : rankShared) + '\n' + kernel, {
       subgroups: ctx.hasSubgroups,
       scalar: 'u32',
-      consts: { 'SORT_WG: u32': `${wg}u`, 'ITEMS: u32': `${items}u`, 'MIN_SG: u32': `${ctx.subgroupMinSize}u` },
+      consts: {
+        'SORT_WG: u32': `${wg}u`,
+        'ITEMS: u32': `${items}u`,
+        'MIN_SG: u32': `${ctx.subgroupMinSize}u`,
+        'LB_WINDOW: u32': `${window}u`,
+      },
     });
     return { code, entryPoint, constants };
   };
