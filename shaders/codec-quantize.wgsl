@@ -1,8 +1,12 @@
 // Stage 5 of docs/format.md (quantize): the WGSL twin of assembly/quantize.ts, the same bytes.
 //   quantize    one invocation per f32 element: its u32 code and its reconstruction
 //   dequantize  one invocation per code: the f32 element (0 for an exception); aux[0] set to 1
-//               when a code is neither quantized nor reserved (a corrupt payload)
-//   scatter     one invocation per exception: writes its bits over the output
+//               when a code is neither quantized nor reserved (a corrupt payload); counts[0]
+//               counts the exception codes
+//   scatter     one invocation per exception: writes its bits over the output, where its index
+//               is in range, above the one before, and at an exception code (else counts[1])
+// Codes and elements may lie at word offsets of their buffers (srcBase, dstBase, codesBase), so
+// a chunk's codes and elements can sit anywhere in a container-wide buffer.
 //
 // Same bytes as the CPU: specials are told apart by their bits (integer compares, never a float
 // op on NaN or Infinity, which WGSL leaves undefined), magnitudes past `limBits` are not
@@ -16,10 +20,10 @@ struct Params {
   step: f32,
   inv: f32,
   tol: f32,
-  limBits: u32,
-  pad0: u32,
-  pad1: u32,
-  pad2: u32,
+  limBits: u32,    // quantize: bits of f32(step x 2^23); scatter: the elements
+  srcBase: u32,    // first word of `src` (dequantize: the codes)
+  dstBase: u32,    // first word of `dst` (dequantize, scatter: the elements)
+  codesBase: u32,  // first word of `codes` (scatter)
 }
 
 const CODE_EXCEPTION: u32 = 0xffffffffu;
@@ -34,6 +38,9 @@ const CANONICAL_NAN: u32 = 0x7fc00000u;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(3) var<storage, read_write> aux: array<u32>;
+// [0]: exception codes that dequantize met; [1]: exceptions that scatter refused
+@group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> codes: array<u32>;
 
 fn specialCode(b: u32) -> u32 {
   let a = b & 0x7fffffffu;
@@ -88,24 +95,32 @@ fn quantize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 fn dequantize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let i = gid.x + gid.y * groups.x * 256u;
   if (i >= params.n) { return; }
-  let c = src[i];
+  let c = src[params.srcBase + i];
+  let o = params.dstBase + i;
   if (c <= CODE_MAX) {
     let q = i32((c >> 1u) ^ (0u - (c & 1u)));
-    dst[i] = bitcast<u32>(recon(q));
+    dst[o] = bitcast<u32>(recon(q));
     return;
   }
   if (c < CODE_NEG_ZERO) {
     aux[0] = 1u;
-    dst[i] = 0u;
+    dst[o] = 0u;
     return;
   }
-  dst[i] = specialBits(c);
+  if (c == CODE_EXCEPTION) { atomicAdd(&counts[0], 1u); }
+  dst[o] = specialBits(c);
 }
 
-// src: exception indices (n of them) then their bits; dst: the elements' bits
+// src: from srcBase, exception indices (n of them) then their bits; dst: the elements' bits; codes: the codes
 @compute @workgroup_size(256)
 fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let j = gid.x + gid.y * groups.x * 256u;
   if (j >= params.n) { return; }
-  dst[src[j]] = src[params.n + j];
+  let at = src[params.srcBase + j];
+  let ordered = j == 0u || src[params.srcBase + j - 1u] < at;
+  if (!ordered || at >= params.limBits || codes[params.codesBase + at] != CODE_EXCEPTION) {
+    atomicAdd(&counts[1], 1u);
+    return;
+  }
+  dst[params.dstBase + at] = src[params.srcBase + params.n + j];
 }

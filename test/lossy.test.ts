@@ -22,6 +22,8 @@ import * as ref from './support/codec-reference.js';
 import { refQuantize } from './support/quantize-reference.js';
 import { loadBothBuilds, type KernelHarness } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
+import { describeGpu } from './gpu/support.js';
+import type { DeviceArray } from '../ts/gpu/device-array.js';
 
 let engine: Engine;
 let engine2: Engine;
@@ -363,7 +365,11 @@ function rewrite(container: Uint8Array, edit: (payload: Uint8Array) => Uint8Arra
 
 const xxh64Low = (bytes: Uint8Array) => xxh64(bytes) & 0xffffffffn;
 
-describe('hostile quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a crash', () => {
+/**
+ * The hostile-payload cases against one decoder: the CPU path, or (describeGpu below) the GPU
+ * path decoding to the device, which must refuse the same payloads with the same codes.
+ */
+function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): void {
   let packed: Uint8Array;
   let exceptions: number;
   beforeAll(async () => {
@@ -380,7 +386,7 @@ describe('hostile quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a cras
   });
   const setU32 = (at: number, v: number) => (p: Uint8Array) => (new DataView(p.buffer, p.byteOffset).setUint32(at, v, true), p);
   const setF64 = (at: number, v: number) => (p: Uint8Array) => (new DataView(p.buffer, p.byteOffset).setFloat64(at, v, true), p);
-  const decode = (bytes: Uint8Array) => engine.decompress(bytes);
+  const decode = (bytes: Uint8Array) => decoder()(bytes);
 
   it('an untouched container decodes (the rewrite helper is sound)', async () => {
     await decode(rewrite(packed, (p) => p));
@@ -545,6 +551,71 @@ describe('hostile quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a cras
         expect([ErrorCodes.CORRUPT, ErrorCodes.CHECKSUM_MISMATCH], `${e.message} ${describeSeed(seed)}`).toContain(e.code);
       }
     }
+  });
+}
+
+describe('hostile quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a crash', () => {
+  hostileCases(() => (bytes) => engine.decompress(bytes));
+});
+
+describeGpu('quantized chunks decoded on the GPU (decompress to the device)', () => {
+  let gpuEngine: Engine;
+  beforeAll(async () => {
+    gpuEngine = await createEngine({ workers: 1, gpu: 'require', calibration: 'skip' });
+  });
+  afterAll(async () => {
+    await gpuEngine?.destroy();
+  });
+  /** Decodes on the GPU path to the device; the result is read back (and its buffer freed). */
+  const onGpu = async (bytes: Uint8Array): Promise<Float32Array> => {
+    const d = (await gpuEngine.decompress(bytes, { to: 'device', path: 'gpu' })) as unknown as DeviceArray;
+    try {
+      return (await gpuEngine.download(d)) as Float32Array;
+    } finally {
+      d.destroy();
+    }
+  };
+
+  it("every pipeline of the codes, several chunks, specials and exceptions: the CPU path's bits", async () => {
+    const rng = new Rng(caseSeed('lossy gpu decode'));
+    const x = new Float32Array(70_001).map((_, i) => Math.sin(i / 40) * 3 + rng.nextFloat() * 0.01);
+    const b = new Uint32Array(x.buffer);
+    for (const [i, bits] of [
+      [5, 0x7fc00000],
+      [6, 0x7f800000],
+      [7, 0xff800000],
+      [8, 0x80000000],
+      [9, 0x7f7fffff],
+      [40_000, 0x7fc00001],
+    ])
+      b[i] = bits;
+    for (const codec of [
+      'auto',
+      'huffman',
+      'delta+huffman',
+      'shuffle+huffman',
+      'delta+shuffle+huffman',
+      'rle',
+      'rle+huffman',
+      'delta+rle+huffman',
+    ]) {
+      for (const abs of [1e-3, 0.25]) {
+        const packed = await engine.compress(x, { errorBound: { abs }, codec, chunkBytes: 64 << 10 });
+        const cpu = (await engine.decompress(packed)) as Float32Array;
+        const gpu = await onGpu(packed);
+        expect(
+          Buffer.compare(
+            new Uint8Array(gpu.buffer, gpu.byteOffset, gpu.byteLength),
+            new Uint8Array(cpu.buffer, cpu.byteOffset, cpu.byteLength),
+          ),
+          `${codec} abs ${abs}`,
+        ).toBe(0);
+      }
+    }
+  });
+
+  describe('hostile payloads refused as on the CPU path', () => {
+    hostileCases(() => onGpu);
   });
 });
 

@@ -162,7 +162,8 @@ export interface CompressOptions extends OpOptions {
    * finite element decompresses within `abs` of its original; NaN, +-Infinity and -0 come back
    * exactly. Each chunk is quantized (Haugen's dead-zone quantizer, step just under 2 abs) and
    * its integer codes coded by the pipeline (`codec`, or the chooser); a chunk that would not
-   * shrink is coded losslessly. Runs on the CPU path. See docs/format.md, "Stage 5: quantize".
+   * shrink is coded losslessly. Compress runs on the CPU path (a DeviceArray is read back);
+   * decompress to the device dequantizes on the GPU. See docs/format.md, "Stage 5: quantize".
    */
   errorBound?: { abs: number };
 }

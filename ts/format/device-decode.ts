@@ -44,10 +44,8 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    // quantized (lossy) chunks have no GPU decode in this path yet (shaders/codec-quantize.wgsl has the kernels)
-    if (canDecodeV2OnDevice(header) && !chunks.some((c) => c.quantize === true))
-      return decompressV2ToDevice(cpu, gpu, bytes, header, chunks, signal);
-    // chunks that do not start on 4-byte boundaries, or quantized: decoded on the CPU (both hashes checked), then uploaded
+    if (canDecodeV2OnDevice(header)) return decompressV2ToDevice(cpu, gpu, bytes, header, chunks, signal);
+    // chunks that do not start on 4-byte boundaries: decoded on the CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);

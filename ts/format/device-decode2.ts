@@ -11,14 +11,17 @@
  *      another, then the lengths are decoded and checked on the GPU (shaders/codec-leb-decode.wgsl),
  *      and the GPU's RLE decode expands each width's runs in one dispatch after checking that they
  *      sum to what the chunks hold (nothing is allocated for what a corrupt stream claims);
- *   4. the GPU unshuffles planes and sums deltas into the output, then computes every chunk's
- *      elements' tree hash. Only hashes, status words and run totals come back.
+ *   4. the GPU unshuffles planes and sums deltas into the output (a quantized chunk's codes into
+ *      the work buffer, then dequantized into the output with its exceptions written over them:
+ *      shaders/codec-quantize.wgsl), then computes every chunk's elements' tree hash. Only
+ *      hashes, status words and run totals come back.
  *
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
  * multiple of 4, true of the default chunk size); {@link canDecodeV2OnDevice} says.
  */
 import { readDirectory, runsLayout } from '../codec/cpu-codec.js';
-import { StageId, type Pipeline } from '../codec/stages.js';
+import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../codec/quantize.js';
+import { StageId, streamCount, type Pipeline } from '../codec/stages.js';
 import type { CpuPath } from '../cpu/cpu-path.js';
 import { abortError } from '../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../errors.js';
@@ -35,6 +38,7 @@ import { composeKernel, WORKGROUP_SIZE } from '../gpu/compose.js';
 import type { GpuContext } from '../gpu/context.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import { getPipeline } from '../gpu/pipelines.js';
+import { DEQUANTIZE_STATUS_BYTES, encodeDequantize } from '../gpu/quantize.js';
 import { rleDecodeOp } from '../gpu/rle.js';
 import { encodeScan } from '../gpu/scan.js';
 import lebDecodeSource from '../../shaders/codec-leb-decode.wgsl';
@@ -66,9 +70,9 @@ export function canDecodeV2OnDevice(header: Header): boolean {
   return (header.chunkLength * elementSize(header.type)) % 4 === 0 || header.chunkCount <= 1;
 }
 
-/** Where a decoded stream goes: the output or the work buffer, at a byte offset. */
+/** Where a decoded stream goes: the output, the work buffer or the quantized chunks' codes, at a byte offset. */
 interface Target {
-  out: boolean;
+  buf: 'out' | 'work' | 'codes';
   at: number;
 }
 
@@ -78,6 +82,18 @@ interface StagePlan {
   stages: Pipeline;
   /** Work-buffer offsets of the decoded streams (planes at roundUp4(count) each). */
   streams: number[];
+  /** Where the chunk's elements (a quantized chunk: its codes) go. */
+  dest: Target;
+}
+
+/** A quantized chunk: its codes (in the work buffer), its step and its exceptions. */
+interface QuantizePlan {
+  chunk: LocatedChunk;
+  codesAt: number;
+  step: number;
+  exceptions: number;
+  /** Byte offset of its indices, then bits, in the exceptions upload. */
+  exceptionsAt: number;
 }
 
 /**
@@ -210,6 +226,68 @@ async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffe
 }
 
 /**
+ * Dequantizes every quantized chunk's codes (in `workBuf`) into its elements (in `outBuf`) and
+ * writes its exceptions over them (shaders/codec-quantize.wgsl), in one submission; reads back
+ * the status and fails as the CPU decoder would.
+ * @throws ParleError CORRUPT, DEVICE_LOST
+ */
+async function dequantizeChunks(
+  gpu: GpuContext,
+  plans: readonly QuantizePlan[],
+  exceptionWords: readonly Uint32Array<ArrayBuffer>[],
+  exceptionBytes: number,
+  workBuf: GPUBuffer,
+  outBuf: GPUBuffer,
+): Promise<void> {
+  const exceptions = gpu.acquireStorage(Math.max(4, exceptionBytes), 'decompress exceptions', GPUBufferUsage.COPY_DST);
+  const status = gpu.acquireStorage(DEQUANTIZE_STATUS_BYTES, 'decompress dequantize status');
+  const rb = gpu.device.createBuffer({
+    label: 'parle:dequantize-status',
+    size: DEQUANTIZE_STATUS_BYTES,
+    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+  });
+  try {
+    plans.forEach((p, i) => {
+      if (exceptionWords[i].byteLength > 0) gpu.device.queue.writeBuffer(exceptions, p.exceptionsAt, exceptionWords[i]);
+    });
+    await gpu.submit('decompress dequantize', (s) => {
+      s.encoder.clearBuffer(status);
+      for (const p of plans) {
+        encodeDequantize(gpu, s, {
+          codes: workBuf,
+          codesByteOffset: p.codesAt,
+          out: outBuf,
+          outByteOffset: p.chunk.elementOffset * 4,
+          count: p.chunk.elementCount,
+          step: p.step,
+          exceptions,
+          exceptionsByteOffset: p.exceptionsAt,
+          exceptionCount: p.exceptions,
+          status,
+        });
+      }
+      s.onFailure.push(rb);
+      s.encoder.copyBufferToBuffer(status, 0, rb, 0, DEQUANTIZE_STATUS_BYTES);
+    });
+    await gpu.guard(rb.mapAsync(GPUMapMode.READ));
+    const words = new Uint32Array(rb.getMappedRange().slice(0));
+    rb.unmap();
+    const listed = plans.reduce((a, p) => a + p.exceptions, 0);
+    const [invalid, found, refused] = [words[0], words[64], words[65]];
+    const why = [
+      invalid !== 0 ? 'a code that is neither a quantized value nor a reserved one' : '',
+      refused !== 0 ? 'exception indices out of order, out of range, or not at exception codes' : '',
+      refused === 0 && found !== listed ? `${found} exception codes, ${listed} exceptions listed` : '',
+    ].filter(Boolean);
+    if (why.length > 0) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle quantized chunk: ${why.join('; ')}`);
+  } finally {
+    gpu.releaseStorage(exceptions);
+    gpu.releaseStorage(status);
+    rb.destroy();
+  }
+}
+
+/**
  * Decodes the version-2 container `bytes` (already walked: `header`, `chunks`) into a new
  * DeviceArray as described above. `bytes` is not modified.
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
@@ -230,7 +308,11 @@ export async function decompressV2ToDevice(
   const stagePlans: StagePlan[] = [];
   const groups = new Map<number, RunsGroup>();
   let rleChunks = 0;
+  const quantized: QuantizePlan[] = [];
+  const exceptionWords: Uint32Array<ArrayBuffer>[] = [];
+  let exceptionBytes = 0;
   let work = 0;
+  let codesBytes = 0;
   let tempBytes = 0;
   for (const c of chunks) {
     const stages = (c.stages ?? []) as Pipeline;
@@ -239,10 +321,27 @@ export async function decompressV2ToDevice(
     const outAt = c.elementOffset * size;
     if (count === 0) continue;
     if (stages.length === 0) {
-      jobs.push({ stream: rawStream(raw), srcByteOffset: c.payloadOffset - 1, dstByteOffset: 0, target: { out: true, at: outAt } });
+      jobs.push({ stream: rawStream(raw), srcByteOffset: c.payloadOffset - 1, dstByteOffset: 0, target: { buf: 'out', at: outAt } });
       continue;
     }
-    const payload = bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+    const whole = bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+    // a quantized chunk: the codes' payload after the quantize header and the exceptions; the
+    // codes decode into the work buffer, then dequantize into the output
+    let codesAt = 0;
+    let dest: Target = { buf: 'out', at: outAt };
+    if (c.quantize === true) {
+      const head = readQuantizeHeader(whole, whole.length, count, 8 * streamCount(stages, 4), c.index);
+      codesAt = head.codesAt;
+      dest = { buf: 'codes', at: codesBytes };
+      codesBytes += roundUp4(raw);
+      const list = new Uint32Array(2 * head.exceptions);
+      new Uint8Array(list.buffer).set(whole.subarray(QUANTIZE_HEADER_BYTES, QUANTIZE_HEADER_BYTES + 8 * head.exceptions));
+      quantized.push({ chunk: c, codesAt: dest.at, step: head.step, exceptions: head.exceptions, exceptionsAt: exceptionBytes });
+      exceptionWords.push(list);
+      exceptionBytes += list.byteLength;
+    }
+    const payloadOffset = c.payloadOffset + codesAt;
+    const payload = whole.subarray(codesAt);
     const dir = readDirectory(payload, payload.length, stages, size, count, c.index);
     const shuffle = stages.includes(StageId.Shuffle);
     const delta = stages.includes(StageId.Delta);
@@ -253,9 +352,9 @@ export async function decompressV2ToDevice(
     const streamBytes = (shuffle ? 1 : size) * count;
     for (let k = 0; k < (shuffle ? size : 1); k++) {
       if (direct) {
-        targets.push({ out: true, at: outAt });
+        targets.push(dest);
       } else {
-        targets.push({ out: false, at: work });
+        targets.push({ buf: 'work', at: work });
         streams.push(work);
         work += roundUp4(streamBytes);
       }
@@ -264,7 +363,7 @@ export async function decompressV2ToDevice(
     /** The stream job of stream j of this chunk, to `dstByteOffset` of its buffer. */
     const streamJob = (j: number, dstByteOffset: number): HuffmanDecodeJob => {
       let stream: HuffmanStreamInfo;
-      let src = c.payloadOffset + dir.at[j];
+      let src = payloadOffset + dir.at[j];
       if (huffman) {
         try {
           stream = parseHuffmanStream(payload.subarray(dir.at[j], dir.at[j] + dir.encoded[j]), dir.decoded[j]);
@@ -303,13 +402,15 @@ export async function decompressV2ToDevice(
     }
     // one temp buffer serves every chunk in turn: the dispatches of a submission run in order
     if (shuffle && delta) tempBytes = Math.max(tempBytes, roundUp4(raw));
-    if (!direct) stagePlans.push({ chunk: c, stages, streams });
+    if (!direct) stagePlans.push({ chunk: c, stages, streams, dest });
   }
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
+  gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
   const container = await gpu.upload(bytes);
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   const workBuf = gpu.acquireStorage(roundUp4(Math.max(work, 4)), 'decompress streams');
   const tempBuf = tempBytes > 0 ? gpu.acquireStorage(tempBytes, 'decompress unshuffled') : undefined;
+  const codesBuf = codesBytes > 0 ? gpu.acquireStorage(codesBytes, 'decompress codes') : undefined;
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
   const expanded: DeviceArray[] = [];
   const scratch: GPUBuffer[] = [];
@@ -326,11 +427,12 @@ export async function decompressV2ToDevice(
     }
     const t1 = performance.now();
     // streams of chunks without rle, on the GPU
-    for (const toOut of [true, false]) {
+    const buffers = { out: outBuf, work: workBuf, codes: codesBuf ?? workBuf };
+    for (const to of ['out', 'work', 'codes'] as const) {
       const some = jobs
-        .filter((j) => j.target.out === toOut)
+        .filter((j) => j.target.buf === to)
         .map(({ stream, srcByteOffset, target }) => ({ stream, srcByteOffset, dstByteOffset: target.at }));
-      if (some.length > 0) await huffmanDecode(gpu, container.buffer, toOut ? outBuf : workBuf, some);
+      if (some.length > 0) await huffmanDecode(gpu, container.buffer, buffers[to], some);
     }
     // chunks with rle: streams decoded and run lengths checked on the GPU, one expand a value width
     for (const group of groups.values()) {
@@ -361,7 +463,7 @@ export async function decompressV2ToDevice(
         let from = 0;
         for (const slot of group.slots) {
           const streamBytes = roundUp4(slot.chunk.elementCount * width);
-          s.encoder.copyBufferToBuffer(streamsOut.buffer, from, slot.target.out ? outBuf : workBuf, slot.target.at, streamBytes);
+          s.encoder.copyBufferToBuffer(streamsOut.buffer, from, buffers[slot.target.buf], slot.target.at, streamBytes);
           from += streamBytes;
         }
       });
@@ -372,13 +474,13 @@ export async function decompressV2ToDevice(
       await gpu.submit('decompress stages', (s) => {
         for (const p of stagePlans) {
           const count = p.chunk.elementCount;
-          const outAt = p.chunk.elementOffset * size;
+          const destBuf = buffers[p.dest.buf];
           const shuffle = p.stages.includes(StageId.Shuffle);
           const delta = p.stages.includes(StageId.Delta);
           if (shuffle) {
             encodeShuffle(gpu, s, 'unshuffle', {
-              elements: delta ? tempBuf! : outBuf,
-              elementsByteOffset: delta ? 0 : outAt,
+              elements: delta ? tempBuf! : destBuf,
+              elementsByteOffset: delta ? 0 : p.dest.at,
               planes: workBuf,
               planeByteOffsets: p.streams,
               width: size as 2 | 4,
@@ -389,8 +491,8 @@ export async function decompressV2ToDevice(
             encodeDelta(gpu, s, 'decode', {
               src: shuffle ? tempBuf! : workBuf,
               srcByteOffset: shuffle ? 0 : p.streams[0],
-              dst: outBuf,
-              dstByteOffset: outAt,
+              dst: destBuf,
+              dstByteOffset: p.dest.at,
               width: size,
               count,
             });
@@ -398,6 +500,8 @@ export async function decompressV2ToDevice(
         }
       });
     }
+    // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
+    if (quantized.length > 0) await dequantizeChunks(gpu, quantized, exceptionWords, exceptionBytes, codesBuf!, outBuf);
     const t2 = performance.now();
     const elementHashes = await treeHashes(
       gpu,
@@ -422,6 +526,7 @@ export async function decompressV2ToDevice(
     for (const d of expanded) d.destroy();
     for (const b of scratch) gpu.releaseStorage(b);
     gpu.releaseStorage(workBuf);
+    if (codesBuf) gpu.releaseStorage(codesBuf);
     if (tempBuf) gpu.releaseStorage(tempBuf);
     out?.destroy();
   }

@@ -2,13 +2,13 @@
 /**
  * GPU kernels of the error-bounded lossy mode (docs/format.md, "Stage 5: quantize"): dispatch of
  * shaders/codec-quantize.wgsl, the WGSL twin of assembly/quantize.ts (same codes, same
- * reconstructions, same decoded bytes). Host arrays in, host arrays out: the lossy mode's
- * compress and decompress run on the CPU path today, and these serve the GPU's share once a
- * device path takes them (tests compare both paths on every input).
+ * reconstructions, same decoded bytes). quantizeOnGpu / dequantizeOnGpu take and return host
+ * arrays (tests compare them with the CPU kernels on every input); encodeDequantize records the
+ * decode of a quantized chunk whose codes are already on the GPU (decompress to the device).
  */
 import type { QuantizeParams } from '../codec/quantize.js';
 import quantizeSource from '../../shaders/codec-quantize.wgsl';
-import type { GpuContext } from './context.js';
+import type { GpuContext, Submission } from './context.js';
 import { getPipeline } from './pipelines.js';
 
 const WG = 256;
@@ -19,8 +19,12 @@ function pipeline(ctx: GpuContext, entryPoint: 'quantize' | 'dequantize' | 'scat
   return getPipeline(ctx.device, `codec-quantize:${entryPoint}`, () => ({ code: quantizeSource, entryPoint }));
 }
 
-/** Params as codec-quantize.wgsl's struct (8 words). */
-function paramsWords(n: number, p: Pick<QuantizeParams, 'step' | 'inv' | 'tol' | 'limBits'>): ArrayBuffer {
+/** Params as codec-quantize.wgsl's struct (8 words); bases are word offsets. */
+function paramsWords(
+  n: number,
+  p: Pick<QuantizeParams, 'step' | 'inv' | 'tol' | 'limBits'>,
+  bases: { src?: number; dst?: number; codes?: number } = {},
+): ArrayBuffer {
   const buf = new ArrayBuffer(32);
   const view = new DataView(buf);
   view.setUint32(0, n, true);
@@ -28,8 +32,14 @@ function paramsWords(n: number, p: Pick<QuantizeParams, 'step' | 'inv' | 'tol' |
   view.setFloat32(8, p.inv, true);
   view.setFloat32(12, p.tol, true);
   view.setUint32(16, p.limBits, true);
+  view.setUint32(20, bases.src ?? 0, true);
+  view.setUint32(24, bases.dst ?? 0, true);
+  view.setUint32(28, bases.codes ?? 0, true);
   return buf;
 }
+
+/** The bindings each entry point's 'auto' layout holds (codec-quantize.wgsl). */
+const BINDINGS = { quantize: [0, 1, 2, 3], dequantize: [0, 1, 2, 3, 4], scatter: [0, 1, 2, 4, 5] } as const;
 
 /** Runs one entry point over `n` invocations with (params, src, dst, aux); reads back dst and aux. */
 async function run(
@@ -40,6 +50,7 @@ async function run(
   src: Uint32Array,
   dst: Uint32Array | number,
   auxWords: number,
+  codes?: Uint32Array,
 ): Promise<{ dst: Uint32Array; aux: Uint32Array }> {
   const { device } = ctx;
   const made: GPUBuffer[] = [];
@@ -57,6 +68,9 @@ async function run(
     const srcBuf = buffer(src.byteLength, storage, src);
     const dstBuf = buffer(dstWords * 4, storage, typeof dst === 'number' ? undefined : dst);
     const auxBuf = buffer(Math.max(auxWords, 1) * 4, storage, new Uint32Array(Math.max(auxWords, 1)));
+    const countsBuf = buffer(16, storage, new Uint32Array(4));
+    const codesBuf = buffer(Math.max(4, codes?.byteLength ?? 0), storage, codes);
+    const byBinding = [uniform, srcBuf, dstBuf, auxBuf, countsBuf, codesBuf];
     const pipe = pipeline(ctx, entryPoint);
     const encoder = device.createCommandEncoder();
     if (n > 0) {
@@ -66,11 +80,8 @@ async function run(
         0,
         device.createBindGroup({
           layout: pipe.getBindGroupLayout(0),
-          // 'auto' layouts hold only the bindings an entry point uses: scatter has no aux
-          entries: (entryPoint === 'scatter' ? [uniform, srcBuf, dstBuf] : [uniform, srcBuf, dstBuf, auxBuf]).map((b, binding) => ({
-            binding,
-            resource: { buffer: b },
-          })),
+          // 'auto' layouts hold only the bindings an entry point uses
+          entries: BINDINGS[entryPoint].map((binding) => ({ binding, resource: { buffer: byBinding[binding] } })),
         }),
       );
       const groups = Math.ceil(n / WG);
@@ -127,6 +138,90 @@ export async function dequantizeOnGpu(
   const src = new Uint32Array(2 * e);
   src.set(exceptions.indices, 0);
   src.set(exceptions.values, e);
-  const scattered = await run(ctx, 'scatter', e, paramsWords(e, p), src, dst, 1);
+  const scattered = await run(ctx, 'scatter', e, paramsWords(e, { ...p, limBits: n }), src, dst, 1, codes);
   return { elements: scattered.dst, invalid: aux[0] !== 0 };
+}
+
+/** Bytes of encodeDequantize's status buffer. */
+export const DEQUANTIZE_STATUS_BYTES = 512;
+
+/**
+ * Records the decode of one quantized chunk (docs/format.md, "Stage 5: quantize") whose `count`
+ * u32 codes lie in `codes` at byte `codesByteOffset` (a multiple of 4): the f32 elements' bits
+ * into `out` at byte `outByteOffset` (a multiple of 4), then the exceptions, `exceptionCount`
+ * u32 indices followed by as many u32 bits in `exceptions` from byte `exceptionsByteOffset`
+ * (default 0, a multiple of 4), written over them.
+ * `status` ({@link DEQUANTIZE_STATUS_BYTES}, zeroed by the caller before the first chunk)
+ * gathers, over every chunk recorded with it: u32 at byte 0, invalid codes (nonzero: some); at
+ * byte 256, exception codes met; at byte 260, exceptions refused (an index out of range, not
+ * above the one before, or not at an exception code). The caller compares the exception codes
+ * with the exceptions listed (the CPU decoder's CORRUPT cases).
+ * Codes and output must not overlap.
+ */
+export function encodeDequantize(
+  ctx: GpuContext,
+  s: Submission,
+  job: {
+    codes: GPUBuffer;
+    codesByteOffset: number;
+    out: GPUBuffer;
+    outByteOffset: number;
+    count: number;
+    step: number;
+    exceptions?: GPUBuffer;
+    exceptionsByteOffset?: number;
+    exceptionCount: number;
+    status: GPUBuffer;
+  },
+): void {
+  const p = { step: job.step, inv: 0, tol: 0, limBits: 0 };
+  const words = (a: ArrayBuffer) => Array.from(new Uint32Array(a));
+  const grid = (n: number): number => Math.ceil(n / WG);
+  // two bindings of one buffer that must not overlap: the flag at 0, the counters at 256 (the
+  // storage offset alignment)
+  const counts: GPUBufferBinding = { buffer: job.status, offset: 256, size: 16 };
+  if (job.count > 0) {
+    s.dispatch(
+      pipeline(ctx, 'dequantize'),
+      [
+        {
+          binding: 0,
+          resource: { buffer: s.uniform(words(paramsWords(job.count, p, { src: job.codesByteOffset / 4, dst: job.outByteOffset / 4 }))) },
+        },
+        { binding: 1, resource: { buffer: job.codes } },
+        { binding: 2, resource: { buffer: job.out } },
+        { binding: 3, resource: { buffer: job.status, offset: 0, size: 16 } },
+        { binding: 4, resource: counts },
+      ],
+      grid(job.count),
+      'parle:dequantize',
+    );
+  }
+  if (job.exceptionCount > 0 && job.exceptions !== undefined) {
+    s.dispatch(
+      pipeline(ctx, 'scatter'),
+      [
+        {
+          binding: 0,
+          resource: {
+            buffer: s.uniform(
+              words(
+                paramsWords(
+                  job.exceptionCount,
+                  { ...p, limBits: job.count },
+                  { src: (job.exceptionsByteOffset ?? 0) / 4, dst: job.outByteOffset / 4, codes: job.codesByteOffset / 4 },
+                ),
+              ),
+            ),
+          },
+        },
+        { binding: 1, resource: { buffer: job.exceptions } },
+        { binding: 2, resource: { buffer: job.out } },
+        { binding: 4, resource: counts },
+        { binding: 5, resource: { buffer: job.codes } },
+      ],
+      grid(job.exceptionCount),
+      'parle:dequantize-scatter',
+    );
+  }
 }
