@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * GPU benchmark of parle's WebGPU layer, meant for a real GPU (the `device` tool; recipe in
- * ../shared/gpu/README.md). Writes JSON to $OUT/gpu.json (or bench/results/gpu-local.json).
+ * ../shared/gpu/README.md). Writes JSON to $OUT/gpu.json (or gpu-local.json in bench/results, or in
+ * bench/.quick/results for --quick, or in --out DIR).
  *
  * Figures (medians of REPS runs each, after a warm-up run):
  *   scan of 2^k u32 (inclusive) ............. G elements/s; bytes moved = 8 per element
@@ -30,12 +31,13 @@
  * ts/gpu/index.ts when missing (the device machine has no esbuild: build before packing).
  * Usage: node bench/gpu.mjs [--quick] [--max-log2 N]
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { rng } from './suite/data.mjs';
+import { outArg, outputDir } from './out-dir.mjs';
 import { median, startClockSampler, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -539,8 +541,7 @@ if (maxLog2 >= 26 || process.env.BENCH_VARIANTS === '1') {
 await probe('end');
 
 results.pool = ctx.poolStats;
-const outDir = process.env.OUT ?? join(here, 'results');
-mkdirSync(outDir, { recursive: true });
+const outDir = process.env.OUT ?? outputDir({ out: outArg(), quick, committed: 'bench/results' });
 const file = join(outDir, process.env.OUT ? 'gpu.json' : 'gpu-local.json');
 writeFileSync(file, JSON.stringify(results, null, 2));
 const table = Object.entries(results.figures).filter(([k, v]) => !Array.isArray(v) && !k.startsWith('variant')).map(([k, v]) => `${k.padEnd(28)} ${Object.entries(v).filter(([, x]) => typeof x === 'number').map(([a, x]) => `${a}=${x.toFixed(3)}`).join(' ')}`);
