@@ -12,49 +12,24 @@
  *
  *   node bench/gpu-clocks.mjs [--log2 N]       (needs a GPU with timestamp-query; see gpu.mjs)
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rng } from './suite/data.mjs';
-import { median, timestampHooks } from './gpu-timestamps.mjs';
+import { loadGpuLayer, median, startClockSampler, timestampHooks } from './gpu-timestamps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const layerPath = join(here, '.build', 'gpu-layer.mjs');
-if (!existsSync(layerPath)) {
-  execFileSync('npx', ['esbuild', join(here, '..', 'ts', 'gpu', 'index.ts'), '--bundle', '--platform=node', '--format=esm',
-    '--loader:.wgsl=text', '--external:webgpu', `--outfile=${layerPath}`], { stdio: 'inherit' });
-}
-const { createGpuContext } = await import(layerPath);
-const { create, globals } = await import('webgpu');
-Object.assign(globalThis, globals);
-globalThis.navigator = { gpu: create(['disable-dawn-features=timestamp_quantization']) };
+const { createGpuContext } = await loadGpuLayer();
 
 const args = process.argv.slice(2);
 const log2 = args.includes('--log2') ? Number(args[args.indexOf('--log2') + 1]) : 28;
 const n = 2 ** log2;
 const log = (...a) => console.error(...a);
 
-// ---- nvidia-smi sampler (absent on machines without the NVIDIA driver: no clocks recorded) ----
-const smi = [];
-let smiProc = null;
-try {
-  smiProc = spawn('nvidia-smi', ['--query-gpu=clocks.sm,clocks.mem,utilization.gpu,power.draw,pstate', '--format=csv,noheader,nounits', '-lms', '100']);
-  let buf = '';
-  smiProc.stdout.on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const [sm, mem, util, power, pstate] = buf.slice(0, i).split(',').map((s) => s.trim());
-      buf = buf.slice(i + 1);
-      smi.push({ t: Date.now(), sm: Number(sm), mem: Number(mem), util: Number(util), power: Number(power), pstate });
-    }
-  });
-  smiProc.on('error', () => { smiProc = null; });
-} catch { smiProc = null; }
-
+// the SM clock every 100 ms (nvidia-smi; nothing on machines without the NVIDIA driver)
+const clocks = await startClockSampler(100);
+const smi = clocks.samples;
 const samples = [];
 const phases = [];
 
@@ -171,7 +146,7 @@ for (const op of ['scan', 'rleEncode', 'rleDecode']) {
   for (const b of bufs) b.destroy();
 }
 
-smiProc?.kill();
+clocks.stop();
 const outDir = process.env.OUT ?? join(here, '.quick', 'results');
 mkdirSync(outDir, { recursive: true });
 const file = join(outDir, 'gpu-clocks.json');

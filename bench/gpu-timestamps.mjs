@@ -1,6 +1,31 @@
-// Timestamp queries for GPU benchmarks (bench/gpu.mjs, bench/gpu-clocks.mjs): an op's GPU time
-// from empty timestamped passes around each of its command buffers, and per-pass times.
-// Needs the adapter's 'timestamp-query' feature and WebGPU globals (GPUBufferUsage, GPUMapMode).
+// Plumbing of the GPU benchmarks (bench/gpu.mjs, bench/gpu-clocks.mjs): the GPU layer and Dawn,
+// timestamp queries (an op's GPU time from empty timestamped passes around each of its command
+// buffers, and per-pass times), a warm-up that waits for the GPU's clocks, and an SM clock
+// sampler. Timestamps need the adapter's 'timestamp-query' feature.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Imports parle's GPU layer from bench/.build/gpu-layer.mjs (built here with esbuild from
+ * ts/gpu/index.ts when missing: the GPU machine has no esbuild, so build before packing), and
+ * sets up Dawn's WebGPU globals with real (unquantized) timestamps. Returns the layer's exports.
+ */
+export async function loadGpuLayer() {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const layerPath = join(here, '.build', 'gpu-layer.mjs');
+  if (!existsSync(layerPath)) {
+    execFileSync('npx', ['esbuild', join(here, '..', 'ts', 'gpu', 'index.ts'), '--bundle', '--platform=node', '--format=esm',
+      '--loader:.wgsl=text', '--external:webgpu', `--outfile=${layerPath}`], { stdio: 'inherit' });
+  }
+  const layer = await import(layerPath);
+  const { create, globals } = await import('webgpu');
+  // Dawn quantizes timestamps unless told not to; the benchmarks want real ones.
+  Object.assign(globalThis, globals);
+  globalThis.navigator = { gpu: create(['disable-dawn-features=timestamp_quantization']) };
+  return layer;
+}
 
 /** The median of `xs` (upper median for even lengths). */
 export const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };

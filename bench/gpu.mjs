@@ -27,36 +27,25 @@
  * that every context runs at the same speed. Also: upload piece sizes and
  * the host's memcpy (the bound of filling mapped memory from JavaScript).
  *
- * The GPU layer is imported from bench/.build/gpu-layer.mjs, built here with esbuild from
- * ts/gpu/index.ts when missing (the device machine has no esbuild: build before packing).
+ * The GPU layer is imported from bench/.build/gpu-layer.mjs, built with esbuild from
+ * ts/gpu/index.ts when missing (gpu-timestamps.mjs loadGpuLayer; the device machine has no
+ * esbuild: build before packing).
  * Usage: node bench/gpu.mjs [--quick] [--max-log2 N]
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import os from 'node:os';
 import { rng } from './suite/data.mjs';
 import { outArg, outputDir } from './out-dir.mjs';
-import { median, startClockSampler, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+import { loadGpuLayer, median, startClockSampler, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const layerPath = join(here, '.build', 'gpu-layer.mjs');
-if (!existsSync(layerPath)) {
-  execFileSync('npx', ['esbuild', join(here, '..', 'ts', 'gpu', 'index.ts'), '--bundle', '--platform=node', '--format=esm',
-    '--loader:.wgsl=text', '--external:webgpu', `--outfile=${layerPath}`], { stdio: 'inherit' });
-}
-const { createGpuContext } = await import(layerPath);
-const { create, globals } = await import('webgpu');
+const { createGpuContext } = await loadGpuLayer();
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const maxLog2 = args.includes('--max-log2') ? Number(args[args.indexOf('--max-log2') + 1]) : quick ? 20 : 28;
 const REPS = quick ? 3 : 7;
 
-// Dawn quantizes timestamps unless told not to; the bench wants real ones.
-Object.assign(globalThis, globals);
-globalThis.navigator = { gpu: create(['disable-dawn-features=timestamp_quantization']) };
 
 const log = (...a) => console.error(...a);
 const clocks = await startClockSampler();
