@@ -340,32 +340,42 @@ export async function compressV2OnDevice(
           });
       }
     }
-    for (const source of Object.keys(jobs) as Source[]) {
+    // raw Huffman streams (a mode byte, then the bytes) and plain rle streams, read back in one go
+    const readRaw = async (reads: readonly StreamPlan[]): Promise<void> => {
+      const readBytes = await readRanges(
+        gpu,
+        reads.map((plan) => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength })),
+      );
+      reads.forEach((plan, i) => {
+        if (plan.plain) return streamBytes.set(plan, readBytes[i]);
+        const stream = new Uint8Array(1 + readBytes[i].length);
+        stream[0] = HuffmanMode.Raw;
+        stream.set(readBytes[i], 1);
+        streamBytes.set(plan, stream);
+      });
+    };
+    // every source's Huffman encode and the raw readback at once: their round trips overlap
+    // (each waits for the GPU twice; one after the other they added up)
+    const encodings = (Object.keys(jobs) as Source[]).map(async (source) => {
       const list = jobs[source]!;
       const out = await huffmanEncodeStreams(
         gpu,
         buffers[source]!,
         list.map((j) => j.job),
       );
+      // a coded stream no smaller than raw is stored raw, as the CPU encoder does
+      const raw: StreamPlan[] = [];
       list.forEach((j, i) => {
-        // a coded stream no smaller than raw is stored raw, as the CPU encoder does
-        if (out[i].length >= 1 + j.plan.byteLength) rawReads.push(j.plan);
+        if (out[i].length >= 1 + j.plan.byteLength) raw.push(j.plan);
         else streamBytes.set(j.plan, out[i]);
       });
-    }
-    // raw Huffman streams (a mode byte, then the bytes) and plain rle streams, in one readback
-    const reads = [...rawReads, ...plainReads];
-    const readBytes = await readRanges(
-      gpu,
-      reads.map((plan) => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength })),
-    );
-    reads.forEach((plan, i) => {
-      if (plan.plain) return streamBytes.set(plan, readBytes[i]);
-      const stream = new Uint8Array(1 + readBytes[i].length);
-      stream[0] = HuffmanMode.Raw;
-      stream.set(readBytes[i], 1);
-      streamBytes.set(plan, stream);
+      return raw;
     });
+    const firstReads = readRaw([...rawReads, ...plainReads]);
+    firstReads.catch(() => undefined); // awaited below; not unhandled if an encode fails first
+    const lateReads = (await Promise.all(encodings)).flat();
+    await firstReads;
+    if (lateReads.length > 0) await readRaw(lateReads);
     const t2 = performance.now();
     // 4. payloads and their hashes
     const encoded = await mapLimited(chunks.length, cpu.chunkConcurrency, async (i): Promise<EncodedChunk> => {
