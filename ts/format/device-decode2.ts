@@ -12,7 +12,7 @@
  *      and the GPU's RLE decode expands each width's runs in one dispatch after checking that they
  *      sum to what the chunks hold (nothing is allocated for what a corrupt stream claims);
  *   4. the GPU unshuffles planes and sums deltas into the output (a quantized chunk's codes into
- *      the work buffer, then dequantized into the output with its exceptions written over them:
+ *      a codes buffer, then dequantized into the output with its exceptions written over them:
  *      shaders/codec-quantize.wgsl), then computes every chunk's elements' tree hash. Only
  *      hashes, status words and run totals come back.
  *
@@ -86,7 +86,7 @@ interface StagePlan {
   dest: Target;
 }
 
-/** A quantized chunk: its codes (in the work buffer), its step and its exceptions. */
+/** A quantized chunk: its codes (in the codes buffer), its step and its exceptions. */
 interface QuantizePlan {
   chunk: LocatedChunk;
   codesAt: number;
@@ -326,7 +326,7 @@ export async function decompressV2ToDevice(
     }
     const whole = bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
     // a quantized chunk: the codes' payload after the quantize header and the exceptions; the
-    // codes decode into the work buffer, then dequantize into the output
+    // codes decode into the codes buffer, then dequantize into the output
     let codesAt = 0;
     let dest: Target = { buf: 'out', at: outAt };
     if (c.quantize === true) {
