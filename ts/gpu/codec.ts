@@ -4,8 +4,8 @@
  * pipeline"): the tree hash (XXH32 of 4096-byte blocks, level after level), the decode of
  * Huffman streams (modes 0, 1 and 2), delta encode and decode, byte-plane shuffle and unshuffle,
  * byte histograms and the encode of mode-2 Huffman streams. Dispatch of shaders/codec-hash.wgsl,
- * codec-huffman.wgsl, codec-delta.wgsl, codec-shuffle.wgsl, codec-histogram.wgsl and
- * codec-huffman-encode.wgsl.
+ * codec-huffman.wgsl (and its staged variant codec-huffman-staged.wgsl), codec-delta.wgsl,
+ * codec-shuffle.wgsl, codec-histogram.wgsl and codec-huffman-encode.wgsl.
  *
  * Every op works on raw GPUBuffers at byte offsets, so that a container's streams, planes and
  * chunks can live side by side in one buffer. Shared rules:
@@ -33,6 +33,7 @@ import {
 } from '../codec/huffman.js';
 import hashSource from '../../shaders/codec-hash.wgsl';
 import huffmanSource from '../../shaders/codec-huffman.wgsl';
+import huffmanStagedSource from '../../shaders/codec-huffman-staged.wgsl';
 import deltaSource from '../../shaders/codec-delta.wgsl';
 import shuffleSource from '../../shaders/codec-shuffle.wgsl';
 import histogramSource from '../../shaders/codec-histogram.wgsl';
@@ -481,6 +482,38 @@ export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
   return table;
 }
 
+/**
+ * Workgroup storage of shaders/codec-huffman-staged.wgsl for rows of `words` words: the rows,
+ * a destination word and a word count per row, and two words for the round count.
+ */
+function stagedDecodeBytes(words: number): number {
+  return 4 * (WORKGROUP_SIZE * words + 2 * WORKGROUP_SIZE + 2);
+}
+
+/**
+ * Words per round and invocation of the staged Huffman decode on `ctx`: 0 when
+ * `ctx.tuning.huffmanDecodeStaged` is off or the device's workgroup storage cannot hold even
+ * 16-word rows (then {@link encodeHuffmanDecode} uses the direct kernel), else 32 when it holds
+ * 32-word rows (32 KiB plus 2 KiB of bookkeeping), else 16. For tests and benchmarks.
+ */
+export function huffmanDecodeStageWords(ctx: GpuContext): 0 | 16 | 32 {
+  if (!ctx.tuning.huffmanDecodeStaged) return 0;
+  const limit = ctx.limits.maxComputeWorkgroupStorageSize;
+  if (limit >= stagedDecodeBytes(32)) return 32;
+  if (limit >= stagedDecodeBytes(16)) return 16;
+  return 0;
+}
+
+/** The Huffman decode pipeline for `ctx`: the staged kernel or the direct one. */
+function huffmanDecodePipeline(ctx: GpuContext): GPUComputePipeline {
+  const words = huffmanDecodeStageWords(ctx);
+  if (words === 0) return pipeline(ctx, 'codec-huffman', huffmanSource, 'decode');
+  // the staged entry point is composed after the direct kernel's file (its bindings and helpers)
+  return pipeline(ctx, 'codec-huffman+staged', `${huffmanSource}\n${huffmanStagedSource}`, 'decodeStaged', {
+    STAGE_WORDS: `${words}u`,
+  });
+}
+
 /** One stream of a {@link encodeHuffmanDecode} call. */
 export interface HuffmanDecodeJob {
   /** The stream, parsed and checked by {@link parseHuffmanStream}. */
@@ -501,7 +534,11 @@ export interface HuffmanDecodeJob {
  * offsets (Haugen's offset table; segment-parallel decoding as in Weißenberger and Schmidt 2018),
  * decoded with one lookup of an 11-bit window in the stream's 2048-entry table per symbol and
  * written 4 symbols a word; modes 0 and 1 are copied or filled, 16 KiB an invocation. The tables
- * (8 KiB per mode-2 stream) are uploaded with the job list.
+ * (8 KiB per mode-2 stream) are uploaded with the job list. With
+ * `ctx.tuning.huffmanDecodeStaged` (where the device allows, {@link huffmanDecodeStageWords}) the
+ * staged kernel decodes the same segments in rounds of 32 (or 16) words per invocation through
+ * workgroup memory and writes them out coalesced (shaders/codec-huffman-staged.wgsl); the output
+ * and the status are the same.
  * Returns a function to call after the submission: it reads back the 8-byte status and throws
  * CORRUPT naming the first stream and segment that needed bits past its end (the output is then
  * unspecified).
@@ -558,7 +595,8 @@ export function encodeHuffmanDecode(
   const tablesBuf = storageWords(ctx, s, tables, 'huffman-tables');
   const status = s.temp(16, 'huffman-status');
   s.encoder.clearBuffer(status);
-  const decodePipe = pipeline(ctx, 'codec-huffman', huffmanSource, 'decode');
+  const staged = huffmanDecodeStageWords(ctx) > 0;
+  const decodePipe = huffmanDecodePipeline(ctx);
 
   const groups = groupBySpans(
     ctx,
@@ -608,7 +646,7 @@ export function encodeHuffmanDecode(
         { binding: 5, resource: { buffer: status, offset: 0, size: 8 } },
       ],
       Math.ceil(segments / WORKGROUP_SIZE),
-      'parle:huffman-decode',
+      staged ? 'parle:huffman-decode-staged' : 'parle:huffman-decode',
     );
   }
   const read = readAfter(ctx, s, status, 8);

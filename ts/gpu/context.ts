@@ -54,6 +54,7 @@ const DEFAULT_TUNING: GpuTuning = {
   sortItemsPerInvocation: 8,
   sortLookbackWindow: 16,
   uploadPieceBytes: 256 << 20,
+  huffmanDecodeStaged: false,
 };
 
 /** A MAP_WRITE staging buffer of a large upload and the promise of its next mapping. */
@@ -85,6 +86,18 @@ export interface GpuTuning {
    * through pieces of 16-128 MiB; the fill of larger buffers runs closer to memcpy speed).
    */
   uploadPieceBytes: number;
+  /**
+   * Huffman decode (ts/gpu/codec.ts encodeHuffmanDecode) through the staged kernel
+   * (shaders/codec-huffman-staged.wgsl): each invocation still decodes one segment, but in
+   * rounds of 32 words (16 where the device's workgroup storage cannot hold 32 KiB of rows plus
+   * the kernel's 2 KiB of row bookkeeping) into workgroup memory, which the workgroup then writes
+   * out in coalesced runs instead of every invocation storing words 1 KiB or more away from its
+   * neighbours'. Devices with too little workgroup storage for even 16 words use the direct
+   * kernel. Default false: not yet timed against the direct kernel (which decoded about 26 GB/s
+   * of output on an H200); the staging costs two barriers a round and idles the invocations of
+   * a workgroup's shorter segments until its longest one is done.
+   */
+  huffmanDecodeStaged: boolean;
 }
 
 /** The adapter's identity as the adapter reports it (strings may be empty). */
@@ -212,6 +225,9 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   }
   if (!Number.isSafeInteger(tuning.uploadPieceBytes) || tuning.uploadPieceBytes <= 0 || tuning.uploadPieceBytes % (4 << 20) !== 0) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.uploadPieceBytes must be a positive multiple of 4 MiB');
+  }
+  if (typeof tuning.huffmanDecodeStaged !== 'boolean') {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.huffmanDecodeStaged must be a boolean');
   }
   if (opts.poolBytes !== undefined && (!Number.isSafeInteger(opts.poolBytes) || opts.poolBytes < 0)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.poolBytes must be a non-negative integer');
