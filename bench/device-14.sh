@@ -8,11 +8,10 @@
 #   cost-model.json   auto over op x size x locations, cold and warm, and Rutter's and Haugen's cases
 #   cuda-anchors.txt  CUB / PyTorch on the same card
 #
-# Before the device call, on the development machine:
-#   npm run build && rm -rf bench/.build && node bench/gpu.mjs --quick --max-log2 16 >/dev/null \
-#     && node bench/gpu-codec.mjs --only huffman --quick >/dev/null; ../shared/gpu/pack.sh build dist bench/.build
-# (the two quick runs build bench/.build/*.mjs with esbuild, which the GPU machine lacks; they
-# need a WebGPU adapter: VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json)
+# Before the device call, on the development machine (esbuild, which the GPU machine lacks, builds
+# the GPU layers into bench/.build/):
+#   npm run build && rm -rf bench/.build && node bench/gpu.mjs --build-only \
+#     && node bench/gpu-codec.mjs --build-only && ../shared/gpu/pack.sh build dist bench/.build
 # Device command (carry [".gpu-carry"]; the whole takes about 8 of the 10 minutes one call may run):
 #   source .gpu-carry/on-device.sh && bash bench/device-14.sh
 set -uo pipefail

@@ -8,6 +8,10 @@
  *   Huffman decode on the GPU ........ GB/s of output: the streams of a `codec: 'huffman'`
  *                                       container decoded by ts/gpu/codec.ts (one dispatch for
  *                                       all streams, one invocation a segment), status read back
+ *                                       (`huffman`, on the engine's context); then the same
+ *                                       decode on two fresh contexts, the direct kernel (default)
+ *                                       and tuning.huffmanDecodeStaged (coalesced stores through
+ *                                       workgroup memory), timed alternately (`huffmanStaged`)
  *   decompress to the device ......... the GPU path (container uploaded, payload hashes,
  *                                       entropy decode, expand, unshuffle, delta and element
  *                                       hashes on the GPU) against the CPU path + upload
@@ -17,9 +21,9 @@
  *
  * The GPU layer is imported from bench/.build/gpu-codec-layer.mjs, built here with esbuild when
  * missing (the device machine has no esbuild: build before packing).
- * Usage: node bench/gpu-codec.mjs [--quick]
+ * Usage: node bench/gpu-codec.mjs [--quick] [--only huffman|decompress|compress|cpu] [--build-only]
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
@@ -36,19 +40,21 @@ const rng = (seed) => {
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const layerPath = join(here, '.build', 'gpu-codec-layer.mjs');
-if (!existsSync(layerPath)) {
+const entry = join(here, '.build', 'gpu-codec-entry.ts');
+const entryText =
+  "export { createGpuContext } from '../../ts/gpu/context.ts';\nexport { huffmanDecode, huffmanDecodeStageWords, parseHuffmanStream } from '../../ts/gpu/codec.ts';\n";
+// rebuilt when missing or built from an older entry (one without huffmanDecodeStageWords)
+if (!existsSync(layerPath) || !existsSync(entry) || readFileSync(entry, 'utf8') !== entryText) {
   mkdirSync(dirname(layerPath), { recursive: true });
-  const entry = join(here, '.build', 'gpu-codec-entry.ts');
-  writeFileSync(
-    entry,
-    "export { createGpuContext } from '../../ts/gpu/context.ts';\nexport { huffmanDecode, parseHuffmanStream } from '../../ts/gpu/codec.ts';\n",
-  );
+  writeFileSync(entry, entryText);
   execFileSync('npx', ['esbuild', entry, '--bundle', '--platform=node', '--format=esm', '--loader:.wgsl=text', '--external:webgpu', `--outfile=${layerPath}`], {
     cwd: root,
     stdio: 'inherit',
   });
 }
 const layer = await import(layerPath);
+// --build-only: build bench/.build/gpu-codec-layer.mjs and stop (before packing for the GPU machine)
+if (process.argv.includes('--build-only')) process.exit(0);
 const { createEngine } = await import(join(root, 'dist/node/index.js'));
 
 const quick = process.argv.includes('--quick');
@@ -105,7 +111,13 @@ function mriLike(n) {
   return a;
 }
 
-const results = { machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version }, huffman: [], decompressToDevice: [], cpuScaling: [] };
+const results = {
+  machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version },
+  huffman: [],
+  huffmanStaged: [],
+  decompressToDevice: [],
+  cpuScaling: [],
+};
 const log = (...a) => console.log(...a);
 
 const engine = await createEngine({ gpu: 'require', calibration: 'skip' });
@@ -151,6 +163,40 @@ if (section('huffman')) {
     results.huffman.push({ segmentLog2: g, streams: jobs.length, bytes: input.length, ...t, gbps, ok, target: 100 });
     src.destroy();
     out.destroy();
+
+    // the direct and the staged kernel on contexts of their own (the layer's build of ts/gpu),
+    // set up alike; their timed runs alternate so that clocks and heat affect both alike
+    const variants = [];
+    for (const staged of [false, true]) {
+      const ctx = await layer.createGpuContext({ tuning: { huffmanDecodeStaged: staged } });
+      const vSrc = await ctx.upload(packed);
+      const vOut = await ctx.upload(new Uint8Array(dst));
+      variants.push({ staged, ctx, src: vSrc, out: vOut, stageWords: layer.huffmanDecodeStageWords(ctx), ms: [] });
+    }
+    for (const v of variants) for (let i = 0; i < 2; i++) await layer.huffmanDecode(v.ctx, v.src.buffer, v.out.buffer, jobs);
+    for (let i = 0; i < REPS; i++) {
+      for (const v of variants) {
+        const t0 = performance.now();
+        await layer.huffmanDecode(v.ctx, v.src.buffer, v.out.buffer, jobs);
+        v.ms.push(performance.now() - t0);
+      }
+    }
+    const pair = { segmentLog2: g, streams: jobs.length, bytes: input.length, workgroupStorage: variants[0].ctx.limits.maxComputeWorkgroupStorageSize };
+    for (const v of variants) {
+      const vBack = await v.ctx.download(v.out);
+      const vOk = jobs.length > 0 && sameBytes(vBack.subarray(0, input.length), deltas);
+      const vt = { medianMs: median(v.ms), minMs: Math.min(...v.ms), maxMs: Math.max(...v.ms) };
+      const vGbps = input.length / (vt.medianMs * 1e6);
+      const kernel = v.stageWords === 0 ? 'direct' : `staged, ${v.stageWords}-word rows`;
+      log(`huffman decode, ${v.staged ? 'tuning.huffmanDecodeStaged' : 'default'} (${kernel}): ${vt.medianMs.toFixed(2)} ms, ${vGbps.toFixed(1)} GB/s of output, ok ${vOk}`);
+      pair[v.staged ? 'staged' : 'direct'] = { ...vt, gbps: vGbps, ok: vOk, stageWords: v.stageWords };
+      v.src.destroy();
+      v.out.destroy();
+      v.ctx.destroy();
+    }
+    pair.stagedSpeedup = pair.direct.medianMs / pair.staged.medianMs;
+    log(`huffman decode, staged / direct: ${pair.stagedSpeedup.toFixed(2)}x`);
+    results.huffmanStaged.push(pair);
   }
 }
 

@@ -30,7 +30,7 @@
  * The GPU layer is imported from bench/.build/gpu-layer.mjs, built with esbuild from
  * ts/gpu/index.ts when missing (gpu-timestamps.mjs loadGpuLayer; the device machine has no
  * esbuild: build before packing).
- * Usage: node bench/gpu.mjs [--quick] [--max-log2 N]
+ * Usage: node bench/gpu.mjs [--quick] [--max-log2 N] [--build-only]
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +40,8 @@ import { outArg, outputDir } from './out-dir.mjs';
 import { loadGpuLayer, median, startClockSampler, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const { createGpuContext } = await loadGpuLayer();
+// --build-only: build bench/.build/gpu-layer.mjs and stop (before packing for the GPU machine)
+if (process.argv.includes('--build-only')) process.exit(0);
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
