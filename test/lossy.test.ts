@@ -614,6 +614,65 @@ describeGpu('quantized chunks decoded on the GPU (decompress to the device)', ()
     }
   });
 
+  it('compress from the device quantizes on the GPU: the same decoded elements as the CPU path, lossless where quantizing does not pay', async () => {
+    const rng = new Rng(caseSeed('lossy gpu encode'));
+    const n = 90_001;
+    const x = new Float32Array(n).map((_, i) => Math.sin(i / 50) * 2 + rng.nextFloat() * 0.02);
+    const b = new Uint32Array(x.buffer);
+    for (const [i, bits] of [
+      [3, 0x7fc00000],
+      [4, 0xff800000],
+      [5, 0x80000000],
+      [70, 0x7f7fffff],
+      [80_000, 0x7fc00001],
+    ])
+      b[i] = bits;
+    // chunk 5 (of 16 KiB chunks): every element a huge magnitude, an exception: coded losslessly
+    for (let i = 5 * 4096; i < 6 * 4096; i++) b[i] = 0x7f000000 + (i & 0xffff);
+    const device = await gpuEngine.upload(x);
+    try {
+      for (const [codec, abs] of [
+        ['auto', 1e-3],
+        ['huffman', 1e-3],
+        ['delta+huffman', 0.05],
+        ['rle+huffman', 0.5],
+        ['auto', 1e-40],
+      ] as const) {
+        const viaGpu = await gpuEngine.compress(device, { errorBound: { abs }, codec, chunkBytes: 16 << 10, path: 'gpu' });
+        const viaCpu = await engine.compress(x, { errorBound: { abs }, codec, chunkBytes: 16 << 10 });
+        const fromGpu = (await engine.decompress(viaGpu)) as Float32Array;
+        const fromCpu = (await engine.decompress(viaCpu)) as Float32Array;
+        const what = `${codec} abs ${abs}`;
+        expect(
+          Buffer.compare(
+            new Uint8Array(fromGpu.buffer, fromGpu.byteOffset, fromGpu.byteLength),
+            new Uint8Array(fromCpu.buffer, fromCpu.byteOffset, fromCpu.byteLength),
+          ),
+          what,
+        ).toBe(0);
+        const chunks = inspectContainer(readAtBytes(viaGpu), viaGpu.length).chunks;
+        const quantized = chunks.filter((c) => c.encoding.startsWith('quantize')).length;
+        if (abs >= 1e-3) {
+          expect(quantized, what).toBe(chunks.length - 1); // all but the chunk of huge magnitudes
+          expect(chunks[5].encoding.startsWith('quantize'), what).toBe(false);
+          expect(viaGpu.length, what).toBeLessThan(1.1 * viaCpu.length);
+        } else {
+          expect(quantized, what).toBe(0); // below 2^-120: lossless, as on the CPU path
+        }
+        // also decoded on the GPU path, to the device
+        expect(
+          Buffer.compare(
+            new Uint8Array((await onGpu(viaGpu)).buffer),
+            new Uint8Array(fromCpu.buffer, fromCpu.byteOffset, fromCpu.byteLength),
+          ),
+          what,
+        ).toBe(0);
+      }
+    } finally {
+      device.destroy();
+    }
+  });
+
   describe('hostile payloads refused as on the CPU path', () => {
     hostileCases(() => onGpu);
   });

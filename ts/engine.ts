@@ -20,6 +20,8 @@ import type { ChunkCodec, ChunkReport } from './format/chunk-codec.js';
 import { checkErrorBound } from './codec/quantize.js';
 import { decompressToDevice } from './format/device-decode.js';
 import { compressFromDevice } from './format/device-encode.js';
+import { compressLossyOnDevice } from './format/device-encode-lossy.js';
+import { gpuCodablePipeline } from './format/device-encode2.js';
 import { DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
@@ -162,8 +164,10 @@ export interface CompressOptions extends OpOptions {
    * finite element decompresses within `abs` of its original; NaN, +-Infinity and -0 come back
    * exactly. Each chunk is quantized (Haugen's dead-zone quantizer, step just under 2 abs) and
    * its integer codes coded by the pipeline (`codec`, or the chooser); a chunk that would not
-   * shrink is coded losslessly. Compress runs on the CPU path (a DeviceArray is read back);
-   * decompress to the device dequantizes on the GPU. See docs/format.md, "Stage 5: quantize".
+   * shrink is coded losslessly. On the GPU path the GPU quantizes and codes the codes
+   * (ts/format/device-encode-lossy.ts; a codes pipeline it does not code goes through the CPU
+   * path), and decompress to the device dequantizes on the GPU. See docs/format.md, "Stage 5:
+   * quantize".
    */
   errorBound?: { abs: number };
 }
@@ -1113,17 +1117,21 @@ export class Engine {
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     if (opts.to === 'device')
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
-    // the lossy mode quantizes on the CPU path (a device input is read back first)
     const chunkCodec: ChunkCodec = errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } };
     const route = await this.route('compress', input, { ...opts, to: 'host' });
     const { signal } = route;
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
-        if (path === 'gpu' && errorBound === undefined) {
+        // the lossy mode quantizes on the GPU where the GPU codes the codes' pipeline itself,
+        // else on the CPU path (a device input is read back first)
+        const lossyOnGpu = errorBound !== undefined && (codec === undefined || gpuCodablePipeline(codec));
+        if (path === 'gpu' && (errorBound === undefined || lossyOnGpu)) {
           const device = await this.toDevice(input);
           try {
             return await this.timed('compress', 'gpu', input.byteLength, () =>
-              compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec),
+              errorBound === undefined
+                ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec)
+                : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec),
             );
           } finally {
             if (device !== input) device.destroy();

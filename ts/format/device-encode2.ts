@@ -37,7 +37,7 @@ import { debug } from '../platform/node.js';
 import { elementSize } from '../types.js';
 import type { EncodedChunk } from './chunk-codec.js';
 import { assembleContainer, mapLimited } from './container.js';
-import { Encoding, chunkLengthFor, makeHeader, type ChunkEntry } from './layout.js';
+import { Encoding, chunkLengthFor, makeHeader, type ChunkEntry, type Header } from './layout.js';
 
 /** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31). */
 const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
@@ -87,7 +87,7 @@ async function readRange(gpu: GpuContext, buffer: GPUBuffer, offset: number, len
  * Reads byte ranges of GPU buffers (any alignment) back to the host in one submission and one
  * mapping: gathered into one scratch buffer at 4-byte-aligned places, then cut apart.
  */
-async function readRanges(
+export async function readRanges(
   gpu: GpuContext,
   ranges: readonly { buffer: GPUBuffer; offset: number; length: number }[],
 ): Promise<Uint8Array[]> {
@@ -139,6 +139,23 @@ export async function compressV2OnDevice(
   signal?: AbortSignal,
   codec?: number[],
 ): Promise<Uint8Array> {
+  const { header, encoded } = await encodeChunksV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
+  return assembleContainer(header, encoded);
+}
+
+/**
+ * {@link compressV2OnDevice} without the last step: the container's header and each chunk's
+ * entry and payload, for a caller that rewrites chunks (the lossy mode, device-encode-lossy.ts).
+ * @throws as compressV2OnDevice
+ */
+export async function encodeChunksV2OnDevice(
+  cpu: CpuPath,
+  gpu: GpuContext,
+  input: DeviceArray,
+  chunkBytes: number,
+  signal?: AbortSignal,
+  codec?: number[],
+): Promise<{ header: Header; encoded: EncodedChunk[] }> {
   const t0 = performance.now();
   const type = input.type;
   const w = elementSize(type);
@@ -422,7 +439,7 @@ export async function compressV2OnDevice(
         `runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, payloads ${(performance.now() - t2).toFixed(2)} ms; ` +
         encoded.map((e, i) => `chunk ${i}: ${e.reason}`).join('; '),
     );
-    return assembleContainer(header, encoded);
+    return { header, encoded };
   } finally {
     rle?.release();
     for (const b of acquired) gpu.releaseStorage(b);

@@ -225,3 +225,28 @@ export function encodeDequantize(
     );
   }
 }
+
+/**
+ * Records the quantize kernel over `count` f32 elements of `elements` (from byte 0): their u32
+ * codes into `codes` and the bits of their reconstructions into `recon` (an exception's is the
+ * element itself), as assembly/quantize.ts `quantizeF32` writes them, for the parameters of
+ * `quantizeParams(abs)`. The three buffers must be distinct.
+ */
+export function encodeQuantize(
+  ctx: GpuContext,
+  s: Submission,
+  job: { elements: GPUBuffer; codes: GPUBuffer; recon: GPUBuffer; count: number; params: QuantizeParams },
+): void {
+  if (job.count === 0) return;
+  s.dispatch(
+    pipeline(ctx, 'quantize'),
+    [
+      { binding: 0, resource: { buffer: s.uniform(Array.from(new Uint32Array(paramsWords(job.count, job.params)))) } },
+      { binding: 1, resource: { buffer: job.elements } },
+      { binding: 2, resource: { buffer: job.codes } },
+      { binding: 3, resource: { buffer: job.recon } },
+    ],
+    Math.ceil(job.count / WG),
+    'parle:quantize',
+  );
+}

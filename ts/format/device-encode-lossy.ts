@@ -1,0 +1,176 @@
+/**
+ * Lossy compression of an f32 DeviceArray within a pointwise bound (docs/format.md, "Stage 5:
+ * quantize") with the work on the GPU, so that the elements never come to the host:
+ *
+ *   1. the GPU quantizes every element (shaders/codec-quantize.wgsl, the same codes and
+ *      reconstructions as the CPU's assembly/quantize.ts), flags the exceptions and scans the
+ *      flags; the exception count and each chunk's first exception come back;
+ *   2. the GPU lists the exceptions (index and bits, shaders/codec-exceptions.wgsl) and hashes
+ *      each chunk's reconstructions (the elements' checksum of a quantized chunk); the lists and
+ *      hashes come back;
+ *   3. the codes are compressed as u32 by the GPU path of version 2 (device-encode2.ts: the
+ *      chooser's or the given pipeline, Huffman and rle streams on the GPU);
+ *   4. each chunk becomes the quantize header, its exceptions and its codes' payload, unless, as
+ *      on the CPU path (ts/codec/cpu-codec.ts encodeQuantized), it has more exceptions than half
+ *      its elements, its codes were stored, or the result is not smaller than the elements: such
+ *      chunks are coded losslessly (the GPU path of version 2 on the elements).
+ * The pipeline of the codes may differ from the CPU path's (the GPU's chooser sizes candidates
+ * exactly, the CPU's encodes its best estimate): the bytes may differ, the decoded elements are
+ * the same.
+ */
+import { QUANTIZE_HEADER_BYTES, quantizeParams, writeQuantizeHeader } from '../codec/quantize.js';
+import type { CpuPath } from '../cpu/cpu-path.js';
+import { treeHashes } from '../gpu/codec.js';
+import { composeKernel, WORKGROUP_SIZE } from '../gpu/compose.js';
+import type { GpuContext } from '../gpu/context.js';
+import type { DeviceArray } from '../gpu/device-array.js';
+import { getPipeline } from '../gpu/pipelines.js';
+import { encodeQuantize } from '../gpu/quantize.js';
+import { encodeScan } from '../gpu/scan.js';
+import exceptionsSource from '../../shaders/codec-exceptions.wgsl';
+import type { EncodedChunk } from './chunk-codec.js';
+import { assembleContainer } from './container.js';
+import { encodeChunksV2OnDevice, readRanges } from './device-encode2.js';
+
+function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exceptionList'): GPUComputePipeline {
+  return getPipeline(gpu.device, `codec-exceptions:${entryPoint}`, () => ({
+    code: composeKernel(exceptionsSource, { subgroups: false, scalar: 'u32' }),
+    entryPoint,
+  }));
+}
+
+/**
+ * Compresses the f32 `input` (on `gpu`) within `abs` into a version-2 container on the host, as
+ * described above. A bound below 2^-120 codes every chunk losslessly (as the CPU path does).
+ * `codec`: the codes' pipeline (one the GPU path codes: ts/format/device-encode2.ts
+ * gpuCodablePipeline), or undefined for the chooser.
+ * @throws ParleError TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED, WORKER_FAILED
+ */
+export async function compressLossyOnDevice(
+  cpu: CpuPath,
+  gpu: GpuContext,
+  input: DeviceArray,
+  chunkBytes: number,
+  abs: number,
+  signal?: AbortSignal,
+  codec?: number[],
+): Promise<Uint8Array> {
+  const n = input.length;
+  const q = quantizeParams(abs);
+  if (q === undefined || n === 0) {
+    const { header, encoded } = await encodeChunksV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
+    return assembleContainer(header, encoded);
+  }
+  const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
+  const reconBuf = gpu.acquireStorage(n * 4, 'lossy reconstructions');
+  const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');
+  const scratch: GPUBuffer[] = [];
+  const codes = gpu.wrap(codesBuf, 'u32', n);
+  try {
+    // 1. codes, reconstructions, exception positions
+    const totalBuf = gpu.acquireStorage(16, 'lossy exceptions');
+    scratch.push(totalBuf);
+    await gpu.submit('lossy quantize', (s) => {
+      const flags = s.temp(n * 4, 'lossy exception flags');
+      s.encoder.clearBuffer(totalBuf);
+      encodeQuantize(gpu, s, { elements: input.buffer, codes: codesBuf, recon: reconBuf, count: n, params: q });
+      s.dispatch(
+        exceptionsPipeline(gpu, 'exceptionFlags'),
+        [
+          { binding: 0, resource: { buffer: s.uniform([n, 0, 0, 0]) } },
+          { binding: 1, resource: { buffer: codesBuf } },
+          { binding: 2, resource: { buffer: flags } },
+        ],
+        Math.ceil(n / WORKGROUP_SIZE),
+        'parle:lossy-exception-flags',
+      );
+      encodeScan(gpu, s, flags, posBuf, n, 'u32', false, totalBuf);
+    });
+    const { header, encoded: codeChunks } = await encodeChunksV2OnDevice(cpu, gpu, codes, chunkBytes, signal, codec);
+    const C = header.chunkLength;
+    const chunkCount = header.chunkCount;
+    const starts = await readRanges(gpu, [
+      { buffer: totalBuf, offset: 0, length: 4 },
+      ...Array.from({ length: chunkCount }, (_, c) => ({ buffer: posBuf, offset: c * C * 4, length: 4 })),
+    ]);
+    const word = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true);
+    const total = word(starts[0]);
+    const first = [...starts.slice(1).map(word), total];
+    // 2. the exception lists, and the reconstructions' hashes
+    let indices: Uint32Array = new Uint32Array(0);
+    let values: Uint32Array = new Uint32Array(0);
+    if (total > 0) {
+      const indexBuf = gpu.acquireStorage(total * 4, 'lossy exception indices');
+      const valueBuf = gpu.acquireStorage(total * 4, 'lossy exception values');
+      scratch.push(indexBuf, valueBuf);
+      await gpu.submit('lossy exception lists', (s) => {
+        s.dispatch(
+          exceptionsPipeline(gpu, 'exceptionList'),
+          [
+            { binding: 3, resource: { buffer: s.uniform([n, 0, 0, 0]) } },
+            { binding: 4, resource: { buffer: codesBuf } },
+            { binding: 5, resource: { buffer: posBuf } },
+            { binding: 6, resource: { buffer: input.buffer } },
+            { binding: 7, resource: { buffer: indexBuf } },
+            { binding: 8, resource: { buffer: valueBuf } },
+          ],
+          Math.ceil(n / WORKGROUP_SIZE),
+          'parle:lossy-exception-list',
+        );
+      });
+      const [ib, vb] = await readRanges(gpu, [
+        { buffer: indexBuf, offset: 0, length: total * 4 },
+        { buffer: valueBuf, offset: 0, length: total * 4 },
+      ]);
+      indices = new Uint32Array(ib.buffer, ib.byteOffset, total);
+      values = new Uint32Array(vb.buffer, vb.byteOffset, total);
+    }
+    const reconHashes = await treeHashes(
+      gpu,
+      reconBuf,
+      Array.from({ length: chunkCount }, (_, c) => ({ byteOffset: c * C * 4, byteLength: Math.min(C, n - c * C) * 4 })),
+    );
+    // 4. quantized chunks, or the lossless ones where quantizing does not pay (the CPU's rule)
+    const out: (EncodedChunk | undefined)[] = await Promise.all(
+      codeChunks.map(async (coded, c) => {
+        const count = Math.min(C, n - c * C);
+        const e = first[c + 1] - first[c];
+        if (coded.entry.stages === undefined || coded.entry.stages.length === 0 || e > Math.floor(count / 2)) return undefined;
+        const prefix = QUANTIZE_HEADER_BYTES + 8 * e;
+        const payload = new Uint8Array(prefix + coded.payload.length);
+        if (payload.length >= count * 4) return undefined;
+        writeQuantizeHeader(payload, abs, q.step, e);
+        const list = new Uint32Array(2 * e);
+        for (let k = 0; k < e; k++) {
+          list[k] = indices[first[c] + k] - c * C;
+          list[e + k] = values[first[c] + k];
+        }
+        payload.set(new Uint8Array(list.buffer), QUANTIZE_HEADER_BYTES);
+        payload.set(coded.payload, prefix);
+        return {
+          entry: {
+            ...coded.entry,
+            quantize: true,
+            payloadBytes: payload.length,
+            payloadChecksum: BigInt(await cpu.treeHash(payload, signal, true)),
+            elementsChecksum: BigInt(reconHashes[c]),
+          },
+          payload,
+          reason: `GPU: quantize (abs ${abs}, step ${q.step}, ${e} exceptions); codes ${coded.reason}`,
+        };
+      }),
+    );
+    if (out.some((x) => x === undefined)) {
+      const { encoded: lossless } = await encodeChunksV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
+      out.forEach((x, c) => {
+        if (x === undefined) out[c] = { ...lossless[c], reason: `GPU: quantizing does not pay: coded losslessly: ${lossless[c].reason}` };
+      });
+    }
+    return assembleContainer({ ...header, type: 'f32' }, out as EncodedChunk[]);
+  } finally {
+    gpu.releaseStorage(codesBuf);
+    gpu.releaseStorage(reconBuf);
+    gpu.releaseStorage(posBuf);
+    for (const b of scratch) gpu.releaseStorage(b);
+  }
+}
