@@ -69,8 +69,9 @@ export interface GpuTuning {
   decodeWordsPerInvocation: 4 | 8 | 16;
   /**
    * Keys per invocation of the radix sort (tile = workgroup size x this): 8 or 16 (default 8: on
-   * the H200 the multi-pass sort took 19.45 ms with 8, 26.1 ms with 16 for 2^28 keys; fewer
-   * registers per invocation, and twice the tiles for the look-back to overlap).
+   * the H200, 2^28 keys, the OneSweep sort with its one-tile look-back took 21.5 ms with 8 and
+   * 24.3 ms with 16, the earlier multi-pass sort 19.45 and 26.1 ms; fewer registers per
+   * invocation).
    */
   sortItemsPerInvocation: 8 | 16;
   /**
