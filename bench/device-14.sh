@@ -12,24 +12,28 @@
 # the GPU layers into bench/.build/):
 #   npm run build && rm -rf bench/.build && node bench/gpu.mjs --build-only \
 #     && node bench/gpu-codec.mjs --build-only && ../shared/gpu/pack.sh build dist bench/.build
-# Device command (carry [".gpu-carry"]; the whole takes about 8 of the 10 minutes one call may run):
-#   source .gpu-carry/on-device.sh && bash bench/device-14.sh
+# Device commands (carry [".gpu-carry"]); one call may run 10 minutes, so in two calls:
+#   source .gpu-carry/on-device.sh && bash bench/device-14.sh gpu-clocks gpu cuda-anchors
+#   source .gpu-carry/on-device.sh && bash bench/device-14.sh gpu-codec cost-model
+# (no names: all of them, one after the other)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/.quick/device-14}
 mkdir -p "$out"
+wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors} "
 run() { # name limit_s command...
   local name=$1 limit=$2
   shift 2
+  [[ "$wanted" == *" $name "* ]] || return 0
   local t0=$SECONDS
   timeout "$limit" "$@" >"$out/$name.log" 2>&1
   echo "$name: exit $? after $((SECONDS - t0)) s"
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader >"$out/gpu.txt" 2>&1
-run gpu-clocks 90 node bench/gpu-clocks.mjs
-run gpu 150 node bench/gpu.mjs
-run gpu-codec 150 node bench/gpu-codec.mjs
-run cost-model 120 node bench/cost-model.mjs --gpu-machine --out "$out"
-run cuda-anchors 45 python3 .gpu-carry/cuda-anchors.py
+run gpu-clocks 100 node bench/gpu-clocks.mjs
+run gpu 300 node bench/gpu.mjs
+run cuda-anchors 60 python3 .gpu-carry/cuda-anchors.py
+run gpu-codec 300 node bench/gpu-codec.mjs
+run cost-model 240 node bench/cost-model.mjs --gpu-machine --out "$out"
 cp "$out/cuda-anchors.log" "$out/cuda-anchors.txt" 2>/dev/null || true
 tail -n 25 "$out"/*.log
