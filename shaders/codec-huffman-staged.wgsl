@@ -1,6 +1,6 @@
 // Staged variant of `decode` (codec-huffman.wgsl), entry `decodeStaged`: the same segments,
 // modes, stream table, status words and output, with the global stores coalesced. Composed
-// after codec-huffman.wgsl (its Params, Stream, bindings, srcWord/read8/read32/fail and
+// after codec-huffman.wgsl (its Params, Stream, bindings, streamOf/srcWord/read8/read32/fail and
 // constants), with `const STAGE_WORDS` (16u or 32u, chosen by ts/gpu/codec.ts from the device's
 // workgroup storage limit) prepended.
 //
@@ -51,13 +51,7 @@ fn decodeStaged(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id
   var w0 = 0u;
   var w1 = 0u;
   if (live) {
-    var lo = 0u;
-    var hi = params.streams - 1u;
-    while (lo < hi) {
-      let mid = lo + (hi - lo + 1u) / 2u;
-      if (streams[mid].firstSegment <= g) { lo = mid; } else { hi = mid - 1u; }
-    }
-    let st = streams[lo];
+    let st = streamOf(g);
     let seg = g - st.firstSegment;
     let first = seg << st.segmentLog2;               // first symbol of the segment
     mode = st.mode;

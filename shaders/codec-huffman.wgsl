@@ -69,18 +69,23 @@ fn fail(g: u32) {
   atomicMax(&status[1], 0xFFFFFFFFu - (params.segmentBase + g));
 }
 
-@compute @workgroup_size(WG)
-fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-          @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = (wid.y * nwg.x + wid.x) * WG + tid;
-  if (g >= params.segments) { return; }
+/** The stream of global segment g (streams ascend by firstSegment; g < params.segments). */
+fn streamOf(g: u32) -> Stream {
   var lo = 0u;
   var hi = params.streams - 1u;
   while (lo < hi) {
     let mid = lo + (hi - lo + 1u) / 2u;
     if (streams[mid].firstSegment <= g) { lo = mid; } else { hi = mid - 1u; }
   }
-  let st = streams[lo];
+  return streams[lo];
+}
+
+@compute @workgroup_size(WG)
+fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (g >= params.segments) { return; }
+  let st = streamOf(g);
   let seg = g - st.firstSegment;
   let first = seg << st.segmentLog2;               // first symbol of the segment
   let count = min(1u << st.segmentLog2, st.symbols - first);
