@@ -33,18 +33,16 @@ fn exceptionFlags(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
   flags[i] = select(0u, 1u, codes[i] == CODE_EXCEPTION);
 }
 
-@group(0) @binding(3) var<uniform> lparams: Params;
-@group(0) @binding(4) var<storage, read> lcodes: array<u32>;
-@group(0) @binding(5) var<storage, read> pos: array<u32>;
-@group(0) @binding(6) var<storage, read> elements: array<u32>;
-@group(0) @binding(7) var<storage, read_write> indices: array<u32>;
-@group(0) @binding(8) var<storage, read_write> values: array<u32>;
+@group(0) @binding(3) var<storage, read> pos: array<u32>;
+@group(0) @binding(4) var<storage, read> elements: array<u32>;
+@group(0) @binding(5) var<storage, read_write> indices: array<u32>;
+@group(0) @binding(6) var<storage, read_write> values: array<u32>;
 
 @compute @workgroup_size(WG)
 fn exceptionList(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                  @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = element(tid, wid, nwg);
-  if (i >= lparams.n || lcodes[i] != CODE_EXCEPTION) { return; }
+  if (i >= params.n || codes[i] != CODE_EXCEPTION) { return; }
   indices[pos[i]] = i;
   values[pos[i]] = elements[i];
 }

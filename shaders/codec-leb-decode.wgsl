@@ -23,17 +23,22 @@
 struct Params {
   bytes: u32,   // bytes of `leb` covered (the last slot's end)
   slots: u32,
-  total: u32,   // unused by the kernels (the scan's total is bound), kept for alignment
-  pad: u32,
+  pad0: u32,
+  pad1: u32,
 }
 
 // Per slot, 8 u32: lebStart, lebBytes D, runs R, lengthsAt, pad, maxLength, 0, 0
 const SLOT_WORDS: u32 = 8u;
 
+// The bindings, shared by the three entry points (each layout holds the ones it uses)
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> slots: array<u32>;
 @group(0) @binding(2) var<storage, read> leb: array<u32>;
 @group(0) @binding(3) var<storage, read_write> flags: array<u32>;
+@group(0) @binding(4) var<storage, read> idx: array<u32>;
+@group(0) @binding(5) var<storage, read_write> lengths: array<u32>;
+@group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> total: array<u32>;
 
 fn byteAt(p: u32) -> u32 {
   return (leb[p >> 2u] >> ((p & 3u) * 8u)) & 0xFFu;
@@ -65,38 +70,15 @@ fn lebFlags(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
   flags[p] = select(0u, 1u, inside && byteAt(p) < 0x80u);
 }
 
-@group(0) @binding(4) var<uniform> vparams: Params;
-@group(0) @binding(5) var<storage, read> vslots: array<u32>;
-@group(0) @binding(6) var<storage, read> vleb: array<u32>;
-@group(0) @binding(7) var<storage, read> vflags: array<u32>;
-@group(0) @binding(8) var<storage, read> idx: array<u32>;
-@group(0) @binding(9) var<storage, read_write> lengths: array<u32>;
-@group(0) @binding(10) var<storage, read_write> status: array<atomic<u32>>;
-
-fn vbyteAt(p: u32) -> u32 {
-  return (vleb[p >> 2u] >> ((p & 3u) * 8u)) & 0xFFu;
-}
-
-fn vslotOf(p: u32) -> u32 {
-  var lo = 0u;
-  var hi = vparams.slots;
-  loop {
-    if (hi - lo <= 1u) { break; }
-    let mid = (lo + hi) / 2u;
-    if (vslots[mid * SLOT_WORDS] <= p) { lo = mid; } else { hi = mid; }
-  }
-  return lo;
-}
-
 @compute @workgroup_size(WG)
 fn lebValues(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) nwg: vec3<u32>) {
   let p = index(tid, wid, nwg);
-  if (p >= vparams.bytes || vflags[p] == 0u) { return; }
-  let s = vslotOf(p);
-  let start = vslots[s * SLOT_WORDS];
+  if (p >= params.bytes || flags[p] == 0u) { return; }
+  let s = slotOf(p);
+  let start = slots[s * SLOT_WORDS];
   let r = idx[p] - idx[start];
-  if (r >= vslots[s * SLOT_WORDS + 2u]) {
+  if (r >= slots[s * SLOT_WORDS + 2u]) {
     atomicOr(&status[0], 2u);
     return;
   }
@@ -104,58 +86,50 @@ fn lebValues(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
   var k = 0u;
   loop {
     if (k == 5u || p - k <= start) { break; }
-    if (vbyteAt(p - k - 1u) < 0x80u) { break; }
+    if (byteAt(p - k - 1u) < 0x80u) { break; }
     k += 1u;
   }
   if (k == 5u) {
     atomicOr(&status[0], 1u);
     return;
   }
-  let last = vbyteAt(p) & 0x7Fu;
+  let last = byteAt(p) & 0x7Fu;
   if (k == 4u && last > 0x0Fu) {
     atomicOr(&status[0], 1u);
     return;
   }
   var value = last << (7u * k);
   for (var i = 0u; i < k; i += 1u) {
-    value |= (vbyteAt(p - k + i) & 0x7Fu) << (7u * i);
+    value |= (byteAt(p - k + i) & 0x7Fu) << (7u * i);
   }
   if (value == 0xFFFFFFFFu) {
     atomicOr(&status[0], 1u);
     return;
   }
-  if (value + 1u > vslots[s * SLOT_WORDS + 5u]) {
+  if (value + 1u > slots[s * SLOT_WORDS + 5u]) {
     atomicOr(&status[0], 4u);
     return;
   }
-  lengths[vslots[s * SLOT_WORDS + 3u] + r] = value + 1u;
+  lengths[slots[s * SLOT_WORDS + 3u] + r] = value + 1u;
 }
-
-@group(0) @binding(11) var<uniform> cparams: Params;
-@group(0) @binding(12) var<storage, read> cslots: array<u32>;
-@group(0) @binding(13) var<storage, read> cleb: array<u32>;
-@group(0) @binding(14) var<storage, read> cidx: array<u32>;
-@group(0) @binding(15) var<storage, read> ctotal: array<u32>;
-@group(0) @binding(16) var<storage, read_write> clengths: array<u32>;
-@group(0) @binding(17) var<storage, read_write> cstatus: array<atomic<u32>>;
 
 /** Values that end before byte i (the exclusive scan, its total at the end). */
 fn endsBefore(i: u32) -> u32 {
-  if (i >= cparams.bytes) { return ctotal[0]; }
-  return cidx[i];
+  if (i >= params.bytes) { return total[0]; }
+  return idx[i];
 }
 
 @compute @workgroup_size(WG)
 fn lebCheck(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let s = index(tid, wid, nwg);
-  if (s >= cparams.slots) { return; }
-  let start = cslots[s * SLOT_WORDS];
-  let bytes = cslots[s * SLOT_WORDS + 1u];
-  let runs = cslots[s * SLOT_WORDS + 2u];
+  if (s >= params.slots) { return; }
+  let start = slots[s * SLOT_WORDS];
+  let bytes = slots[s * SLOT_WORDS + 1u];
+  let runs = slots[s * SLOT_WORDS + 2u];
   let count = endsBefore(start + bytes) - endsBefore(start);
-  let lastEnds = bytes > 0u && ((cleb[(start + bytes - 1u) >> 2u] >> (((start + bytes - 1u) & 3u) * 8u)) & 0x80u) == 0u;
-  if (count != runs || (bytes > 0u && !lastEnds)) { atomicOr(&cstatus[0], 2u); }
-  let pad = cslots[s * SLOT_WORDS + 4u];
-  if (pad > 0u) { clengths[cslots[s * SLOT_WORDS + 3u] + runs] = pad; }
+  let lastEnds = bytes > 0u && byteAt(start + bytes - 1u) < 0x80u;
+  if (count != runs || (bytes > 0u && !lastEnds)) { atomicOr(&status[0], 2u); }
+  let pad = slots[s * SLOT_WORDS + 4u];
+  if (pad > 0u) { lengths[slots[s * SLOT_WORDS + 3u] + runs] = pad; }
 }

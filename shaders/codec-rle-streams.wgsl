@@ -40,23 +40,21 @@ fn lebSizes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
   counts[r] = lebBytes(lengths[r] - 1u);
 }
 
-@group(0) @binding(3) var<uniform> wparams: Params;
-@group(0) @binding(4) var<storage, read> wlengths: array<u32>;
-@group(0) @binding(5) var<storage, read> starts: array<u32>;
-@group(0) @binding(6) var<storage, read> at: array<u32>;
-@group(0) @binding(7) var<storage, read_write> leb: array<atomic<u32>>;
-@group(0) @binding(8) var<storage, read_write> table: array<u32>;
+@group(0) @binding(3) var<storage, read> starts: array<u32>;
+@group(0) @binding(4) var<storage, read> at: array<u32>;
+@group(0) @binding(5) var<storage, read_write> leb: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> table: array<u32>;
 
 @compute @workgroup_size(WG)
 fn lebWrite(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = runIndex(tid, wid, nwg);
-  if (r >= wparams.runs) { return; }
-  var v = wlengths[r] - 1u;
+  if (r >= params.runs) { return; }
+  var v = lengths[r] - 1u;
   let first = at[r];
   let start = starts[r];
-  if (start % wparams.chunk == 0u) {
-    let c = start / wparams.chunk;
+  if (start % params.chunk == 0u) {
+    let c = start / params.chunk;
     table[2u * c] = r;
     table[2u * c + 1u] = first;
   }

@@ -163,45 +163,29 @@ async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffe
       const status = s.temp(16, 'leb status');
       s.encoder.clearBuffer(total);
       s.encoder.clearBuffer(status);
+      // codec-leb-decode.wgsl's bindings by number; each entry point takes the ones it uses
+      const bind = [params, slotsBuf, leb, flags, idx, lengths, status, total].map((buffer, binding): GPUBindGroupEntry => ({
+        binding,
+        resource: { buffer },
+      }));
       if (bytes > 0) {
         s.dispatch(
           lebPipeline(gpu, 'lebFlags'),
-          [
-            { binding: 0, resource: { buffer: params } },
-            { binding: 1, resource: { buffer: slotsBuf } },
-            { binding: 2, resource: { buffer: leb } },
-            { binding: 3, resource: { buffer: flags } },
-          ],
+          [bind[0], bind[1], bind[2], bind[3]],
           Math.ceil(bytes / WORKGROUP_SIZE),
           'parle:leb-flags',
         );
         encodeScan(gpu, s, flags, idx, bytes, 'u32', false, total);
         s.dispatch(
           lebPipeline(gpu, 'lebValues'),
-          [
-            { binding: 4, resource: { buffer: params } },
-            { binding: 5, resource: { buffer: slotsBuf } },
-            { binding: 6, resource: { buffer: leb } },
-            { binding: 7, resource: { buffer: flags } },
-            { binding: 8, resource: { buffer: idx } },
-            { binding: 9, resource: { buffer: lengths } },
-            { binding: 10, resource: { buffer: status } },
-          ],
+          [bind[0], bind[1], bind[2], bind[3], bind[4], bind[5], bind[6]],
           Math.ceil(bytes / WORKGROUP_SIZE),
           'parle:leb-values',
         );
       }
       s.dispatch(
         lebPipeline(gpu, 'lebCheck'),
-        [
-          { binding: 11, resource: { buffer: params } },
-          { binding: 12, resource: { buffer: slotsBuf } },
-          { binding: 13, resource: { buffer: leb } },
-          { binding: 14, resource: { buffer: idx } },
-          { binding: 15, resource: { buffer: total } },
-          { binding: 16, resource: { buffer: lengths } },
-          { binding: 17, resource: { buffer: status } },
-        ],
+        [bind[0], bind[1], bind[2], bind[4], bind[5], bind[6], bind[7]],
         Math.ceil(group.slots.length / WORKGROUP_SIZE),
         'parle:leb-check',
       );

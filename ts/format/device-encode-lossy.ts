@@ -107,12 +107,12 @@ export async function compressLossyOnDevice(
         s.dispatch(
           exceptionsPipeline(gpu, 'exceptionList'),
           [
-            { binding: 3, resource: { buffer: s.uniform([n, 0, 0, 0]) } },
-            { binding: 4, resource: { buffer: codesBuf } },
-            { binding: 5, resource: { buffer: posBuf } },
-            { binding: 6, resource: { buffer: input.buffer } },
-            { binding: 7, resource: { buffer: indexBuf } },
-            { binding: 8, resource: { buffer: valueBuf } },
+            { binding: 0, resource: { buffer: s.uniform([n, 0, 0, 0]) } },
+            { binding: 1, resource: { buffer: codesBuf } },
+            { binding: 3, resource: { buffer: posBuf } },
+            { binding: 4, resource: { buffer: input.buffer } },
+            { binding: 5, resource: { buffer: indexBuf } },
+            { binding: 6, resource: { buffer: valueBuf } },
           ],
           Math.ceil(n / WORKGROUP_SIZE),
           'parle:lossy-exception-list',

@@ -1377,12 +1377,12 @@ export async function rleChunkStreams(
       s.dispatch(
         pipeline(ctx, 'codec-rle-streams', rleStreamsSource, 'lebWrite'),
         [
-          { binding: 3, resource: { buffer: s.uniform([R, chunk, 0, 0]) } },
-          { binding: 4, resource: { buffer: lengths.buffer } },
-          { binding: 5, resource: { buffer: starts } },
-          { binding: 6, resource: { buffer: at } },
-          { binding: 7, resource: { buffer: leb } },
-          { binding: 8, resource: { buffer: tableBuf } },
+          { binding: 0, resource: { buffer: s.uniform([R, chunk, 0, 0]) } },
+          { binding: 1, resource: { buffer: lengths.buffer } },
+          { binding: 3, resource: { buffer: starts } },
+          { binding: 4, resource: { buffer: at } },
+          { binding: 5, resource: { buffer: leb } },
+          { binding: 6, resource: { buffer: tableBuf } },
         ],
         groups,
         'parle:rle-leb-write',
