@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { rng } from './suite/data.mjs';
+import { rng, runsBytes } from './suite/data.mjs';
 import { loadGpuLayer, median, startClockSampler, timestampHooks } from './gpu-timestamps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -33,19 +33,6 @@ const smi = clocks.samples;
 const samples = [];
 const phases = [];
 
-function makeRuns(len, meanRun, next) {
-  const a = new Uint8Array(len);
-  for (let i = 0, prev = -1; i < len;) {
-    const run = 1 + (next() % (2 * meanRun - 1));
-    let v = next() & 0xff;
-    if (v === prev) v = (v + 1) & 0xff;
-    prev = v;
-    a.fill(v, i, Math.min(len, i + run));
-    i += run;
-  }
-  return a;
-}
-
 async function setup(label, opts) {
   const ctx = await createGpuContext(opts);
   const ts = timestampHooks(ctx);
@@ -54,7 +41,7 @@ async function setup(label, opts) {
   const keys = new Uint32Array(n);
   for (let i = 0; i < n; i++) keys[i] = next() & 0xff;
   const d = await ctx.upload(keys);
-  const r8 = await ctx.upload(makeRuns(n, 16, next));
+  const r8 = await ctx.upload(runsBytes(n, 16, 7));
   const runs = await ctx.rleEncode(r8);
   const ops = {
     scan: () => ctx.scan(d, { inclusive: true }).then((o) => o.destroy()),
