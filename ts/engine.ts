@@ -725,16 +725,16 @@ export class Engine {
 
   /**
    * The model's sizes of an rleDecode call: the runs' bytes (what moves) and the decoded bytes
-   * (what the kernels' lines scale with): exact from host lengths, else estimated from the
-   * run-length ratio of earlier rleEncode calls.
+   * (what the kernels' lines scale with): exact from host lengths (and `elements`, their sum),
+   * else estimated from the run-length ratio of earlier rleEncode calls.
    */
-  private rleDecodeSizes(values: Data, lengths?: Data): { bytes: number; workBytes: number } {
+  private rleDecodeSizes(values: Data, lengths?: Data): { bytes: number; workBytes: number; elements?: number } {
     const size = elementSize(elementTypeOfData(values));
     const bytes = values.byteLength + (lengths?.byteLength ?? (values.byteLength / size) * 4);
     if (lengths !== undefined && !(lengths instanceof DeviceArray)) {
       let total = 0;
       for (let i = 0; i < lengths.length; i++) total += lengths[i];
-      return { bytes, workBytes: total * size };
+      return { bytes, workBytes: total * size, elements: total };
     }
     return { bytes, workBytes: Math.ceil(bytes / this.rleRatio) };
   }
@@ -937,7 +937,8 @@ export class Engine {
     }
     const opts = checkOptions(options, 'options');
     const out = checkOutOption(opts, elementTypeOfData(runs.values), undefined, [runs.values, runs.lengths]);
-    const route = await this.route('rleDecode', runs.values, opts, this.rleDecodeSizes(runs.values, runs.lengths));
+    const sizes = this.rleDecodeSizes(runs.values, runs.lengths);
+    const route = await this.route('rleDecode', runs.values, opts, sizes);
     const { to, signal } = route;
     // the kernel lines scale with the decoded bytes (route.workBytes; exact for host lengths)
     const bytes = route.workBytes!;
@@ -947,8 +948,9 @@ export class Engine {
         if (path === 'cpu') {
           const values = await this.toHost(runs.values);
           const lengths = await this.toHost<Uint32Array>(runs.lengths);
-          let total = 0;
-          for (let i = 0; i < lengths.length; i++) total += lengths[i];
+          // host lengths were summed for the route; lengths read back from the GPU are summed here
+          let total = sizes.elements ?? 0;
+          if (sizes.elements === undefined) for (let i = 0; i < lengths.length; i++) total += lengths[i];
           if (total > DEFAULT_MAX_ELEMENTS) {
             throw new ParleError(ErrorCodes.TOO_LARGE, `the runs expand to ${total} elements, more than 2^32 - 1`);
           }
