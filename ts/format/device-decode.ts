@@ -44,7 +44,7 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    if (canDecodeV2OnDevice(header)) return decompressV2ToDevice(cpu, gpu, bytes, header, chunks, signal);
+    if (canDecodeV2OnDevice(header)) return decompressV2ToDevice(gpu, bytes, header, chunks, signal);
     // chunks that do not start on 4-byte boundaries: decoded on the CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);

@@ -22,7 +22,6 @@
 import { readDirectory, runsLayout } from '../codec/cpu-codec.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../codec/quantize.js';
 import { StageId, streamCount, type Pipeline } from '../codec/stages.js';
-import type { CpuPath } from '../cpu/cpu-path.js';
 import { abortError } from '../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import {
@@ -277,7 +276,6 @@ async function dequantizeChunks(
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
  */
 export async function decompressV2ToDevice(
-  cpu: CpuPath,
   gpu: GpuContext,
   bytes: Uint8Array,
   header: Header,
