@@ -486,10 +486,9 @@ if (maxLog2 >= 26 || process.env.BENCH_VARIANTS === '1') {
     ['sortItems8', { tuning: { sortItemsPerInvocation: 8 } }],
     // the look-back window of the sort's per-digit walk (1: one predecessor a round trip)
     ['sortWindow1', { tuning: { sortLookbackWindow: 1 } }],
-    ['sortWindow8', { tuning: { sortLookbackWindow: 8 } }],
+    ['sortWindow16', { tuning: { sortLookbackWindow: 16 } }],
     ['sortWindow32', { tuning: { sortLookbackWindow: 32 } }],
-    ['sortWindow16Items16', { tuning: { sortLookbackWindow: 16, sortItemsPerInvocation: 16 } }],
-    ['sortItems16b', { tuning: { sortItemsPerInvocation: 16 } }],
+    ['sortWindow8Items16', { tuning: { sortLookbackWindow: 8, sortItemsPerInvocation: 16 } }],
   ]) {
     const c = await createGpuContext(opts);
     const vts = c.hasTimestamps ? timestampHooks(c) : null;
