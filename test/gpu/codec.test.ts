@@ -11,6 +11,7 @@ import {
   buildHuffmanDecodeTable,
   deltaDecode,
   deltaEncode,
+  encodeGather,
   histograms8,
   huffmanDecode,
   huffmanDecodeStageWords,
@@ -23,6 +24,8 @@ import {
   treeHashes,
   unshuffle,
   type HuffmanDecodeJob,
+  huffmanEncodeOnDevice,
+  type GatherJob,
   type HuffmanEncodeJob,
 } from '../../ts/gpu/codec.js';
 import { canonicalCodeTable, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
@@ -1154,5 +1157,99 @@ describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)'
     const input = await ctx.upload(new Uint8Array(100));
     await expect(rleChunkStreams(ctx, input, 10, 10)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     input.destroy();
+  });
+});
+
+describeGpu('GPU byte gather (payload layout)', () => {
+  /** Runs the jobs on a cleared destination of `dstBytes` and returns it, with what the host would write. */
+  async function gather(ctx: GpuContext, src: Uint8Array, dstBytes: number, jobs: GatherJob[]): Promise<{ got: Uint8Array; want: Uint8Array }> {
+    const srcBuf = bufferWith(ctx, src.length, [[0, src]]);
+    const dstBuf = bufferWith(ctx, dstBytes);
+    try {
+      await ctx.submit('test gather', (s) => {
+        s.encoder.clearBuffer(dstBuf);
+        encodeGather(ctx, s, srcBuf, dstBuf, jobs);
+      });
+      const want = new Uint8Array(dstBuf.size);
+      for (const j of jobs) want.set(src.subarray(j.srcByteOffset, j.srcByteOffset + j.byteLength), j.dstByteOffset);
+      return { got: await readAll(ctx, dstBuf), want };
+    } finally {
+      srcBuf.destroy();
+      dstBuf.destroy();
+    }
+  }
+
+  gpuTest('every source and destination alignment, lengths 0..13, packed back to back', async (ctx, rng) => {
+    const src = randomBytes(4099, rng);
+    const jobs: GatherJob[] = [];
+    let dst = 0;
+    for (let sa = 0; sa < 4; sa++) {
+      for (let len = 0; len <= 13; len++) {
+        jobs.push({ srcByteOffset: 100 * sa + sa + len, dstByteOffset: dst, byteLength: len });
+        dst += len + (len % 3); // gaps of 0..2 bytes between some jobs, none between others
+      }
+    }
+    const { got, want } = await gather(ctx, src, dst + 8, jobs);
+    expect(Buffer.compare(got, want)).toBe(0);
+  });
+
+  gpuTest('large unaligned ranges in reverse order, past one workgroup grid row', async (ctx, rng) => {
+    const src = randomBytes(3 << 20, rng);
+    const a = { srcByteOffset: 1, dstByteOffset: (1 << 20) + 3, byteLength: (1 << 20) + 5 };
+    const b = { srcByteOffset: (2 << 20) + 2, dstByteOffset: 7, byteLength: (1 << 20) - 6 };
+    const { got, want } = await gather(ctx, src, 3 << 20, [a, b]);
+    expect(Buffer.compare(got, want)).toBe(0);
+  });
+
+  gpuTest('bad arguments: a range past the buffer, one buffer as both', async (ctx) => {
+    const src = bufferWith(ctx, 64);
+    const dst = bufferWith(ctx, 16);
+    try {
+      await ctx.submit('test gather', (s) => {
+        expect(() => encodeGather(ctx, s, src, src, [])).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+        expect(() => encodeGather(ctx, s, src, dst, [{ srcByteOffset: 60, dstByteOffset: 0, byteLength: 5 }])).toThrow(
+          expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+        );
+        expect(() => encodeGather(ctx, s, src, dst, [{ srcByteOffset: 0, dstByteOffset: 14, byteLength: 3 }])).toThrow(
+          expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+        );
+      });
+    } finally {
+      src.destroy();
+      dst.destroy();
+    }
+  });
+});
+
+describeGpu('GPU Huffman encode left on the device', () => {
+  gpuTest('headers and bodies joined equal huffmanEncodeStreams\'s streams', async (ctx, rng) => {
+    const bytes = skewedBytes(300_000, rng);
+    const lengths = lengthsFor(bytes);
+    const buf = bufferWith(ctx, bytes.length + 8, [[5, bytes]]);
+    const jobs: HuffmanEncodeJob[] = [
+      { srcByteOffset: 5, byteLength: 200_000, lengths, segmentLog2: 12 },
+      { srcByteOffset: 9, byteLength: 0, lengths, segmentLog2: 10 },
+      { srcByteOffset: 200_005, byteLength: 100_000, lengths, segmentLog2: 10 },
+    ];
+    const want = await huffmanEncodeStreams(ctx, buf, jobs);
+    const { streams, release } = await huffmanEncodeOnDevice(ctx, buf, jobs);
+    try {
+      expect(streams[1].body).toBeNull();
+      for (let i = 0; i < jobs.length; i++) {
+        const { header, body } = streams[i];
+        let joined = header;
+        if (body !== null) {
+          expect(body.byteOffset % 4).toBe(0);
+          const all = await readAll(ctx, body.buffer);
+          joined = new Uint8Array(header.length + body.byteLength);
+          joined.set(header);
+          joined.set(all.subarray(body.byteOffset, body.byteOffset + body.byteLength), header.length);
+        }
+        expect(Buffer.compare(joined, want[i]), `job ${i}`).toBe(0);
+      }
+    } finally {
+      release();
+      buf.destroy();
+    }
   });
 });

@@ -5,7 +5,8 @@
  * Huffman streams (modes 0, 1 and 2), delta encode and decode, byte-plane shuffle and unshuffle,
  * byte histograms and the encode of mode-2 Huffman streams. Dispatch of shaders/codec-hash.wgsl,
  * codec-huffman.wgsl (and its staged variant codec-huffman-staged.wgsl), codec-delta.wgsl,
- * codec-shuffle.wgsl, codec-histogram.wgsl and codec-huffman-encode.wgsl.
+ * codec-shuffle.wgsl, codec-histogram.wgsl, codec-huffman-encode.wgsl and codec-gather.wgsl
+ * (the byte gather that lays out payloads: outputs at any byte offset, unlike the rule below).
  *
  * Every op works on raw GPUBuffers at byte offsets, so that a container's streams, planes and
  * chunks can live side by side in one buffer. Shared rules:
@@ -36,6 +37,7 @@ import huffmanSource from '../../shaders/codec-huffman.wgsl';
 import huffmanStagedSource from '../../shaders/codec-huffman-staged.wgsl';
 import deltaSource from '../../shaders/codec-delta.wgsl';
 import shuffleSource from '../../shaders/codec-shuffle.wgsl';
+import gatherSource from '../../shaders/codec-gather.wgsl';
 import histogramSource from '../../shaders/codec-histogram.wgsl';
 import huffmanEncodeSource from '../../shaders/codec-huffman-encode.wgsl';
 import rleStreamsSource from '../../shaders/codec-rle-streams.wgsl';
@@ -894,6 +896,73 @@ export async function unshuffle(ctx: GpuContext, args: ShuffleArgs): Promise<voi
 /** Bytes of a histogram tile: one workgroup each (TILE_BYTES in codec-histogram.wgsl). */
 const HISTOGRAM_TILE_BYTES = 64 << 10;
 
+/** One copy of {@link encodeGather}: `byteLength` bytes from `srcByteOffset` of the source to `dstByteOffset` of the destination. */
+export interface GatherJob {
+  srcByteOffset: number;
+  dstByteOffset: number;
+  byteLength: number;
+}
+
+/**
+ * Records byte copies from `src` to `dst` at any byte offsets and lengths into `s`
+ * (shaders/codec-gather.wgsl: one invocation per destination word). copyBufferToBuffer needs
+ * offsets and sizes in multiples of 4; this lays out a container's payloads, whose streams start
+ * anywhere. Bytes of `dst` outside the jobs' ranges are left alone, except that the words the
+ * jobs touch must be zero beforehand where a job covers only part of them (ORed in): clear
+ * `dst` first. Jobs must not overlap in `dst`; `src` and `dst` must be distinct buffers. Jobs of
+ * 0 bytes are skipped.
+ * Example: src bytes [1, 2, 3, 4, 5], job {src 1, dst 3, 4 bytes} on a cleared dst -> dst bytes
+ * [0, 0, 0, 2, 3, 4, 5, 0].
+ * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside its buffer, the
+ *   same buffer twice), TOO_LARGE (a range beyond one storage binding)
+ */
+export function encodeGather(ctx: GpuContext, s: Submission, src: GPUBuffer, dst: GPUBuffer, jobs: readonly GatherJob[]): void {
+  checkBuffer(src, 'src');
+  checkBuffer(dst, 'dst');
+  if (src === dst) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'src and dst must be distinct buffers');
+  jobs.forEach((j, i) => {
+    checkCount(j?.srcByteOffset, `jobs[${i}].srcByteOffset`);
+    checkCount(j?.dstByteOffset, `jobs[${i}].dstByteOffset`);
+    checkCount(j?.byteLength, `jobs[${i}].byteLength`);
+    checkSpan(src, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
+    checkSpan(dst, j.dstByteOffset, j.byteLength, `jobs[${i}] destination`);
+  });
+  const live = jobs.filter((j) => j.byteLength > 0);
+  const groups = groupBySpans(
+    ctx,
+    live.length,
+    (k) => [
+      [live[k].srcByteOffset, live[k].srcByteOffset + live[k].byteLength],
+      [live[k].dstByteOffset, live[k].dstByteOffset + live[k].byteLength],
+    ],
+    'gather',
+  );
+  const pipe = pipeline(ctx, 'codec-gather', gatherSource, 'gather');
+  for (const group of groups) {
+    const [sw, dw] = group.windows as Window[];
+    // jobs in ascending first words; the search needs that order, not the destinations'
+    const table = new Uint32Array(group.items.length * 4);
+    let words = 0;
+    group.items.forEach((k, e) => {
+      const j = live[k];
+      const d = j.dstByteOffset - dw.base;
+      table.set([j.srcByteOffset - sw.base, d, j.byteLength, words], e * 4);
+      words += Math.floor((d + j.byteLength - 1) / 4) - Math.floor(d / 4) + 1;
+    });
+    s.dispatch(
+      pipe,
+      [
+        { binding: 0, resource: { buffer: s.uniform([words, group.items.length, 0, 0]) } },
+        { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'gather-jobs') } },
+        { binding: 2, resource: bindWindow(ctx, src, sw, 'gather source') },
+        { binding: 3, resource: bindWindow(ctx, dst, dw, 'gather destination') },
+      ],
+      Math.ceil(words / WORKGROUP_SIZE),
+      'parle:gather',
+    );
+  }
+}
+
 /**
  * Records byte histograms of byte ranges of `buffer` into `s`: for each range, 256 u32 counts
  * (count of byte value v at index v). Returns a function to call after the submission: it reads
@@ -1112,6 +1181,104 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
  *   {@link HUFFMAN_ENCODE_MAX_BYTES}, a range beyond one storage binding), DEVICE_LOST
  */
 export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, jobs: readonly HuffmanEncodeJob[]): Promise<Uint8Array[]> {
+  const run = await encodeHuffmanJobs(ctx, srcBuf, jobs, true);
+  const { headers, live, spans, bodies } = run;
+  try {
+    // The end offsets and bitstreams of every stream: from the whole slots read back with the
+    // status, or (submission 2) exactly their bytes.
+    let all: Uint8Array;
+    let packedAt: number[];
+    if (run.slotBytes !== null || live.length === 0) {
+      all = run.slotBytes ?? new Uint8Array(0); // packed in slot order: each slot at its layout offset
+      packedAt = run.slotAt;
+    } else {
+      let read: () => Promise<Uint8Array> = async () => new Uint8Array(0);
+      await ctx.submit('huffman-encode-read', (s) => {
+        read = readPacked(
+          ctx,
+          s,
+          live.map((i) => bodies.get(i)!),
+        );
+      });
+      all = await read();
+      packedAt = [];
+      let packed = 0;
+      for (const bytes of spans) {
+        packedAt.push(packed);
+        packed += roundUp4(bytes);
+      }
+    }
+    const streams = headers;
+    live.forEach((i, k) => {
+      const h = headers[i];
+      const stream = new Uint8Array(h.length + spans[k]);
+      stream.set(h, 0);
+      stream.set(all.subarray(packedAt[k], packedAt[k] + spans[k]), h.length);
+      streams[i] = stream;
+    });
+    return streams;
+  } finally {
+    run.release();
+  }
+}
+
+/** A Huffman stream of {@link huffmanEncodeOnDevice}: its header on the host, the rest on the GPU. */
+export interface DeviceHuffmanStream {
+  /** The stream's first bytes: mode 2, g, the last symbol m and the 4-bit code lengths. */
+  header: Uint8Array;
+  /**
+   * Where the rest lies (the K segment end offsets, then the bitstreams): `byteLength` bytes at
+   * byte `byteOffset` (a multiple of 4) of `buffer`; null for a job of 0 bytes (K = 0).
+   */
+  body: { buffer: GPUBuffer; byteOffset: number; byteLength: number } | null;
+}
+
+/**
+ * {@link huffmanEncodeStreams} without the readback of the streams: the same bytes, left in GPU
+ * buffers for the caller to gather (the container's payloads, ts/format/device-encode2.ts). One
+ * submission and one small readback (the status and 4 bytes per job). The buffers stay valid
+ * until `release()`; the caller must call it once.
+ * @returns per job (in job order) its stream, as a header and a GPU range.
+ * @throws as huffmanEncodeStreams
+ */
+export async function huffmanEncodeOnDevice(
+  ctx: GpuContext,
+  srcBuf: GPUBuffer,
+  jobs: readonly HuffmanEncodeJob[],
+): Promise<{ streams: DeviceHuffmanStream[]; release(): void }> {
+  const run = await encodeHuffmanJobs(ctx, srcBuf, jobs, false);
+  return { streams: run.headers.map((header, i) => ({ header, body: run.bodies.get(i) ?? null })), release: run.release };
+}
+
+/** The outcome of {@link encodeHuffmanJobs}: the jobs' streams, their bitstream parts still on the GPU. */
+interface EncodedJobs {
+  /** Each job's header (written on the host). */
+  headers: Uint8Array[];
+  /** The jobs of more than 0 bytes, in job order. */
+  live: number[];
+  /** Per live job: the bytes of its end offsets and bitstreams. */
+  spans: number[];
+  /** Per live job index: where its end offsets and bitstreams lie on the GPU. */
+  bodies: Map<number, { buffer: GPUBuffer; byteOffset: number; byteLength: number }>;
+  /** The whole output slots read back with the status (eager), else null. */
+  slotBytes: Uint8Array | null;
+  /** Per live job: its slot's offset in `slotBytes`. */
+  slotAt: number[];
+  /** Gives the output buffers back to the pool. */
+  release(): void;
+}
+
+/**
+ * Submission 1 of {@link huffmanEncodeStreams}: encodes every job into output buffers and reads
+ * back the status and the bitstreams' lengths (and, with `eager`, the whole outputs when they are
+ * small). On failure the outputs are released.
+ */
+async function encodeHuffmanJobs(
+  ctx: GpuContext,
+  srcBuf: GPUBuffer,
+  jobs: readonly HuffmanEncodeJob[],
+  eager: boolean,
+): Promise<EncodedJobs> {
   checkBuffer(srcBuf, 'srcBuf');
   if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
   jobs.forEach((j, i) => checkEncodeJob(srcBuf, j, i));
@@ -1122,7 +1289,7 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
     return h;
   });
   const live = jobs.map((_, i) => i).filter((i) => jobs[i].byteLength > 0);
-  if (live.length === 0) return headers;
+  if (live.length === 0) return { headers, live, spans: [], bodies: new Map(), slotBytes: null, slotAt: [], release: () => undefined };
 
   // Layout: each live job's output slot, one after the other in a virtual space that the groups
   // cut into windows of one storage binding each.
@@ -1159,6 +1326,9 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
   // Submission 1: encode into one output buffer per group; read back the lengths and status.
   const outputs: { buffer: GPUBuffer; base: number }[] = [];
   const slotOutput = new Map<number, { buffer: GPUBuffer; byteOffset: number }>();
+  const release = () => {
+    for (const o of outputs.splice(0)) ctx.releaseStorage(o.buffer);
+  };
   try {
     let readMeta: () => Promise<Uint32Array> = async () => new Uint32Array(0);
     let readSlots: (() => Promise<Uint8Array>) | null = null;
@@ -1234,7 +1404,7 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
         );
       }
       readMeta = readAfter(ctx, s, meta, 4 * (2 + m));
-      if (at <= EAGER_READBACK_BYTES) {
+      if (eager && at <= EAGER_READBACK_BYTES) {
         readSlots = readPacked(
           ctx,
           s,
@@ -1252,43 +1422,12 @@ export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, j
         `jobs[${job}]: byte value ${key & 0xff} has no code (length 0) in jobs[${job}].lengths (${meta[0]} invocation${meta[0] === 1 ? '' : 's'} found bytes without a code)`,
       );
     }
-
-    // The end offsets and bitstreams of every stream: from the whole slots read back with the
-    // status, or (submission 2) exactly their bytes.
     const spans = live.map((i) => 4 * slots.get(i)!.segments + meta[2 + i]);
-    let all: Uint8Array;
-    let packedAt: number[];
-    if (slotBytes !== null) {
-      all = slotBytes; // packed in slot order: each slot at its layout offset
-      packedAt = live.map((i) => slots.get(i)!.at);
-    } else {
-      let read: () => Promise<Uint8Array> = async () => new Uint8Array(0);
-      await ctx.submit('huffman-encode-read', (s) => {
-        read = readPacked(
-          ctx,
-          s,
-          live.map((i, k) => ({ ...slotOutput.get(i)!, byteLength: spans[k] })),
-        );
-      });
-      all = await read();
-      packedAt = [];
-      let packed = 0;
-      for (const bytes of spans) {
-        packedAt.push(packed);
-        packed += roundUp4(bytes);
-      }
-    }
-    const streams = headers;
-    live.forEach((i, k) => {
-      const h = headers[i];
-      const stream = new Uint8Array(h.length + spans[k]);
-      stream.set(h, 0);
-      stream.set(all.subarray(packedAt[k], packedAt[k] + spans[k]), h.length);
-      streams[i] = stream;
-    });
-    return streams;
-  } finally {
-    for (const o of outputs) ctx.releaseStorage(o.buffer);
+    const bodies = new Map(live.map((i, k) => [i, { ...slotOutput.get(i)!, byteLength: spans[k] }]));
+    return { headers, live, spans, bodies, slotBytes, slotAt: live.map((i) => slots.get(i)!.at), release };
+  } catch (e) {
+    release();
+    throw e;
   }
 }
 
