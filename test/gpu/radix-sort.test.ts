@@ -145,7 +145,7 @@ for (const [variant, opts] of windowVariants) {
 
 describeGpu('GPU radix sort: options', () => {
   gpuTest('tuning.sortLookbackWindow must be 1, 4, 8, 16 or 32 (INVALID_OPTION)', async (ctx) => {
-    expect(ctx.tuning.sortLookbackWindow).toBe(16);
+    expect(ctx.tuning.sortLookbackWindow).toBe(8);
     for (const w of [0, 2, 3, 64, 1.5]) {
       await expect(createGpuContext({ tuning: { sortLookbackWindow: w as 16 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     }

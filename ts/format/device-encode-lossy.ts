@@ -58,7 +58,7 @@ export async function compressLossyOnDevice(
   const n = input.length;
   const q = quantizeParams(abs);
   if (q === undefined || n === 0) {
-    const { header, encoded } = await encodeChunksV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
+    const { header, encoded } = await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec);
     return assembleContainer(header, encoded);
   }
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
@@ -86,7 +86,7 @@ export async function compressLossyOnDevice(
       );
       encodeScan(gpu, s, flags, posBuf, n, 'u32', false, totalBuf);
     });
-    const { header, encoded: codeChunks } = await encodeChunksV2OnDevice(cpu, gpu, codes, chunkBytes, signal, codec);
+    const { header, encoded: codeChunks } = await encodeChunksV2OnDevice(gpu, codes, chunkBytes, signal, codec);
     const C = header.chunkLength;
     const chunkCount = header.chunkCount;
     const starts = await readRanges(gpu, [
@@ -161,7 +161,7 @@ export async function compressLossyOnDevice(
       }),
     );
     if (out.some((x) => x === undefined)) {
-      const { encoded: lossless } = await encodeChunksV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
+      const { encoded: lossless } = await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec);
       out.forEach((x, c) => {
         if (x === undefined) out[c] = { ...lossless[c], reason: `GPU: quantizing does not pay: coded losslessly: ${lossless[c].reason}` };
       });

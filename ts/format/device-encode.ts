@@ -35,7 +35,7 @@ export async function compressFromDevice(
   codec?: Exclude<ChunkCodec, LossyCodec>,
 ): Promise<Uint8Array> {
   if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
-    return compressV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
+    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec);
   }
   const type = input.type;
   const size = elementSize(type);

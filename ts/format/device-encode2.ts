@@ -6,28 +6,36 @@
  *   1. one submission: every chunk's elements' tree hash; its deltas and byte planes (the
  *      candidates' streams) into scratch buffers; byte histograms of every candidate stream;
  *   2. on the host, from the histograms: each candidate's exact Huffman code and size (huffman,
- *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); if the GPU's RLE finds few enough
- *      runs, the rle stage's streams of every chunk are built on the GPU (runs cut at the chunks,
- *      lengths as LEB128: rleChunkStreams) and their histograms size rle and rle+huffman;
+ *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); if the runs could beat that (a
+ *      lower bound on them comes from the deltas' zero bytes) the rle stage's streams of every
+ *      chunk are built on the GPU (runs cut at the chunks, lengths as LEB128: rleChunkStreams)
+ *      and their histograms size rle and rle+huffman;
  *   3. per chunk the smallest: Huffman streams encoded on the GPU (PAVLE, ts/gpu/codec.ts) and
- *      only their bytes read back, plain rle streams read back as they are; a chunk that nothing
- *      shrinks is read back raw (stored). Only payload bytes cross the bus;
- *   4. the payloads' tree hashes on the workers, the container assembled.
+ *      left there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
+ *      shrinks is stored;
+ *   4. the container laid out on the host from those sizes, then built on the GPU in one
+ *      submission: each payload gathered from its pieces (stream bytes, the elements of a stored
+ *      chunk, and the directories and Huffman headers the host writes, uploaded together;
+ *      codec-gather.wgsl), and the payloads' tree hashes. The container is read back once, into
+ *      the array returned; the host writes the header and the chunk entries into it. Only the
+ *      container crosses the bus, and the host copies no payload byte.
  * Candidates here are those the GPU codes without the host: rle after delta or shuffle is not
  * among them (compress on the CPU path to have it), so the chosen pipeline may differ from the
  * CPU path's, and the bytes with it; the format is the same.
  */
-import type { CpuPath } from '../cpu/cpu-path.js';
+import { abortError } from '../cpu/pool.js';
 import { storedEntry } from '../codec/cpu-codec.js';
 import { codedBits, codeLengths, DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, presentSymbols, segmentCount } from '../codec/huffman.js';
 import { pipelineName, StageId, streamCount, type Pipeline } from '../codec/stages.js';
 import {
   encodeDelta,
+  encodeGather,
   encodeHistograms8,
   encodeShuffle,
   encodeTreeHashes,
-  huffmanEncodeStreams,
+  huffmanEncodeOnDevice,
   rleChunkStreams,
+  type GatherJob,
   type HuffmanEncodeJob,
   type RleChunkStreams,
 } from '../gpu/codec.js';
@@ -36,8 +44,18 @@ import type { DeviceArray } from '../gpu/device-array.js';
 import { debug } from '../platform/node.js';
 import { elementSize } from '../types.js';
 import type { EncodedChunk } from './chunk-codec.js';
-import { assembleContainer, mapLimited } from './container.js';
-import { Encoding, chunkLengthFor, makeHeader, type ChunkEntry, type Header } from './layout.js';
+import { ErrorCodes, ParleError } from '../errors.js';
+import {
+  ENTRY_BYTES,
+  Encoding,
+  HEADER_BYTES,
+  chunkLengthFor,
+  makeHeader,
+  writeEntry,
+  writeHeader,
+  type ChunkEntry,
+  type Header,
+} from './layout.js';
 
 /** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31). */
 const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
@@ -60,6 +78,20 @@ interface StreamPlan {
   plain?: boolean;
 }
 
+/** Bytes of a payload: written by the host, or a range of a GPU buffer. */
+type Piece = { host: Uint8Array } | { buffer: GPUBuffer; offset: number; length: number };
+
+/** A chunk placed in the container: its entry at byte `entryAt`, its payload right after it. */
+interface LaidChunk {
+  entryAt: number;
+  /** The payload's bytes in order. */
+  pieces: Piece[];
+  payloadBytes: number;
+  /** The chosen pipeline; undefined: stored. */
+  pipeline?: Pipeline;
+  reason: string;
+}
+
 /** A candidate of a chunk with its exact (or, for Huffman padding, bounded) payload size. */
 interface Candidate {
   pipeline: Pipeline;
@@ -76,11 +108,6 @@ function huffmanStreamBytes(hist: Uint32Array, n: number): { bytes: number; leng
   const K = segmentCount(n, DEFAULT_SEGMENT_LOG2);
   const bound = headerBytes(lengths) + 4 * K + Math.ceil(codedBits(hist, lengths) / 8) + K;
   return bound >= 1 + n ? { bytes: 1 + n } : { bytes: bound, lengths };
-}
-
-/** Reads `length` bytes at `offset` of `buffer` (any alignment) back to the host. */
-async function readRange(gpu: GpuContext, buffer: GPUBuffer, offset: number, length: number): Promise<Uint8Array> {
-  return (await readRanges(gpu, [{ buffer, offset, length }]))[0];
 }
 
 /**
@@ -129,33 +156,32 @@ export function canCompressV2OnDevice(input: DeviceArray, chunkBytes: number): b
  * Compresses `input` (on `gpu`) into a version-2 container on the host as described above;
  * `codec` fixes the pipeline (one of {@link gpuCodablePipeline}) or undefined lets the GPU's
  * chooser pick per chunk.
- * @throws ParleError TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED, WORKER_FAILED
+ * @throws ParleError TOO_LARGE (the input beyond one storage binding, the container beyond
+ *   maxBufferSize), DEVICE_LOST, ABORTED
  */
 export async function compressV2OnDevice(
-  cpu: CpuPath,
   gpu: GpuContext,
   input: DeviceArray,
   chunkBytes: number,
   signal?: AbortSignal,
   codec?: number[],
 ): Promise<Uint8Array> {
-  const { header, encoded } = await encodeChunksV2OnDevice(cpu, gpu, input, chunkBytes, signal, codec);
-  return assembleContainer(header, encoded);
+  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec)).container;
 }
 
 /**
- * {@link compressV2OnDevice} without the last step: the container's header and each chunk's
- * entry and payload, for a caller that rewrites chunks (the lossy mode, device-encode-lossy.ts).
+ * {@link compressV2OnDevice} with the container's parts: its header and each chunk's entry and
+ * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
+ * device-encode-lossy.ts).
  * @throws as compressV2OnDevice
  */
 export async function encodeChunksV2OnDevice(
-  cpu: CpuPath,
   gpu: GpuContext,
   input: DeviceArray,
   chunkBytes: number,
   signal?: AbortSignal,
   codec?: number[],
-): Promise<{ header: Header; encoded: EncodedChunk[] }> {
+): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[] }> {
   const t0 = performance.now();
   const type = input.type;
   const w = elementSize(type);
@@ -182,6 +208,7 @@ export async function encodeChunksV2OnDevice(
   const buffers: Partial<Record<Source, GPUBuffer>> = { raw: input.buffer };
   const acquired: GPUBuffer[] = [];
   let rle: RleChunkStreams | undefined;
+  const huffmanOutputs: { release(): void }[] = [];
   const acquire = (bytes: number, label: string) => {
     const b = gpu.acquireStorage(Math.max(4, roundUp4(bytes)), label);
     acquired.push(b);
@@ -282,9 +309,16 @@ export async function encodeChunksV2OnDevice(
     const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
     // rle candidates: the rle stage's streams built on the GPU, when the runs could beat what
     // the histograms promise (R runs cost at least R (w + 1) bytes)
-    if (useRle && input.length > 0) {
+    // A lower bound on the runs comes free with the deltas: an element equal to the one before
+    // it has a delta of w zero bytes, so a chunk has at least count - (zero delta bytes) / w runs.
+    // Where even that many runs cannot win, the rle streams are not built (for noise they are
+    // as large as the input, five times over for the lengths).
+    const promised = chunks.reduce((a, c) => a + best(c), 0);
+    const fewestRuns = hists.delta
+      ? chunks.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(histOf('delta', c.index)[0] / w))), 0)
+      : 0;
+    if (useRle && input.length > 0 && (wanted !== undefined || fewestRuns * (w + 1) < promised)) {
       rle = await rleChunkStreams(gpu, input, C, chunks.length);
-      const promised = chunks.reduce((a, c) => a + best(c), 0);
       if (wanted !== undefined || rle.runs * (w + 1) < promised) {
         const { firstRun, lebStart } = rle;
         buffers.runValues = rle.values.buffer;
@@ -335,21 +369,21 @@ export async function encodeChunksV2OnDevice(
       list.sort((a, b) => a.bytes - b.bytes);
       return list[0];
     });
-    // Huffman streams of the chosen non-rle pipelines, encoded on the GPU, grouped by source buffer
-    const streamBytes = new Map<StreamPlan, Uint8Array>();
+    // Huffman streams of the chosen pipelines, encoded on the GPU and left there, grouped by source
+    const pieces = new Map<StreamPlan, Piece[]>();
+    const range = (plan: StreamPlan): Piece => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength });
+    const rawStream = (plan: StreamPlan): Piece[] => [{ host: new Uint8Array([HuffmanMode.Raw]) }, range(plan)];
     const jobs: Partial<Record<Source, { plan: StreamPlan; job: HuffmanEncodeJob }[]>> = {};
-    const rawReads: StreamPlan[] = [];
-    const plainReads: StreamPlan[] = [];
     for (const x of choice) {
       for (const plan of x?.streams ?? []) {
         if (plan.plain) {
-          plainReads.push(plan);
+          pieces.set(plan, [range(plan)]);
           continue;
         }
         const { count, first } = presentSymbols(plan.hist);
         const sized = huffmanStreamBytes(plan.hist, plan.byteLength);
-        if (count === 1) streamBytes.set(plan, new Uint8Array([HuffmanMode.OneSymbol, first]));
-        else if (sized.lengths === undefined) rawReads.push(plan);
+        if (count === 1) pieces.set(plan, [{ host: new Uint8Array([HuffmanMode.OneSymbol, first]) }]);
+        else if (sized.lengths === undefined) pieces.set(plan, rawStream(plan));
         else
           (jobs[plan.source] ??= []).push({
             plan,
@@ -357,90 +391,145 @@ export async function encodeChunksV2OnDevice(
           });
       }
     }
-    // raw Huffman streams (a mode byte, then the bytes) and plain rle streams, read back in one go
-    const readRaw = async (reads: readonly StreamPlan[]): Promise<void> => {
-      const readBytes = await readRanges(
-        gpu,
-        reads.map((plan) => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength })),
-      );
-      reads.forEach((plan, i) => {
-        if (plan.plain) return streamBytes.set(plan, readBytes[i]);
-        const stream = new Uint8Array(1 + readBytes[i].length);
-        stream[0] = HuffmanMode.Raw;
-        stream.set(readBytes[i], 1);
-        streamBytes.set(plan, stream);
-      });
-    };
-    // every source's Huffman encode and the raw readback at once: their round trips overlap
-    // (each waits for the GPU twice; one after the other they added up)
-    const encodings = (Object.keys(jobs) as Source[]).map(async (source) => {
-      const list = jobs[source]!;
-      const out = await huffmanEncodeStreams(
-        gpu,
-        buffers[source]!,
-        list.map((j) => j.job),
-      );
-      // a coded stream no smaller than raw is stored raw, as the CPU encoder does
-      const raw: StreamPlan[] = [];
-      list.forEach((j, i) => {
-        if (out[i].length >= 1 + j.plan.byteLength) raw.push(j.plan);
-        else streamBytes.set(j.plan, out[i]);
-      });
-      return raw;
-    });
-    const firstReads = readRaw([...rawReads, ...plainReads]);
-    firstReads.catch(() => undefined); // awaited below; not unhandled if an encode fails first
-    const lateReads = (await Promise.all(encodings)).flat();
-    await firstReads;
-    if (lateReads.length > 0) await readRaw(lateReads);
+    // every source's encode at once: their round trips overlap
+    const settled = await Promise.allSettled(
+      (Object.keys(jobs) as Source[]).map(async (source) => {
+        const list = jobs[source]!;
+        const done = await huffmanEncodeOnDevice(
+          gpu,
+          buffers[source]!,
+          list.map((j) => j.job),
+        );
+        huffmanOutputs.push(done);
+        list.forEach((j, i) => {
+          const { header, body } = done.streams[i];
+          // a coded stream no smaller than raw is stored raw, as the CPU encoder does
+          if (header.length + (body?.byteLength ?? 0) >= 1 + j.plan.byteLength) pieces.set(j.plan, rawStream(j.plan));
+          else pieces.set(j.plan, body === null ? [{ host: header }] : [{ host: header }, { buffer: body.buffer, offset: body.byteOffset, length: body.byteLength }]);
+        });
+      }),
+    );
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
+    if (signal?.aborted) throw abortError(signal);
     const t2 = performance.now();
-    // 4. payloads and their hashes
-    const encoded = await mapLimited(chunks.length, cpu.chunkConcurrency, async (i): Promise<EncodedChunk> => {
-      const c = chunks[i];
-      const x = choice[i];
+
+    // 4. the container laid out on the GPU: each payload's pieces gathered into place, the
+    // payloads' tree hashes taken there, and the whole read back once into its final array
+    const laid: LaidChunk[] = [];
+    let at = HEADER_BYTES;
+    for (const c of chunks) {
+      const x = choice[c.index];
       const raw = c.count * w;
-      const elementsHash = hashes[i];
-      const storedChunk = async (why: string): Promise<EncodedChunk> => {
-        const payload = await readRange(gpu, input.buffer, c.at, raw);
-        return { entry: storedEntry(c.count, raw, elementsHash), payload, reason: why };
-      };
-      if (x === undefined) return storedChunk('GPU: no candidate smaller than the elements: stored');
-      const streams = x.streams!.map((plan) => streamBytes.get(plan)!);
-      const total = 8 * streams.length + streams.reduce((a, s) => a + s.length, 0);
-      if (total >= raw) return storedChunk(`GPU: ${pipelineName(x.pipeline)} came to ${total} B: stored`);
-      const payload = new Uint8Array(total);
-      const dir = new DataView(payload.buffer);
-      let at = 8 * streams.length;
-      streams.forEach((s, j) => {
-        dir.setUint32(8 * j, x.streams![j].byteLength, true);
-        dir.setUint32(8 * j + 4, s.length, true);
-        payload.set(s, at);
-        at += s.length;
+      const stored = (why: string): LaidChunk => ({
+        entryAt: at,
+        pieces: [{ buffer: input.buffer, offset: c.at, length: raw }],
+        payloadBytes: raw,
+        reason: why,
       });
-      const entry: ChunkEntry = {
-        elementCount: c.count,
-        encoding: Encoding.Pipeline,
-        runCount: 0,
-        payloadBytes: total,
-        payloadChecksum: BigInt(await cpu.treeHash(payload, signal, true)),
-        elementsChecksum: BigInt(elementsHash),
-        stages: [...x.pipeline],
-        streamCount: streamCount(x.pipeline, w),
-      };
-      return {
-        entry,
-        payload,
-        reason: `GPU: ${candidates[i].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ')}: ${pipelineName(x.pipeline)}`,
-      };
+      let chunk: LaidChunk;
+      if (x === undefined) chunk = stored('GPU: no candidate smaller than the elements: stored');
+      else {
+        const streams = x.streams!.map((plan) => pieces.get(plan)!);
+        const sizes = streams.map((list) => list.reduce((a, q) => a + ('host' in q ? q.host.length : q.length), 0));
+        const total = 8 * streams.length + sizes.reduce((a, b) => a + b, 0);
+        if (total >= raw) chunk = stored(`GPU: ${pipelineName(x.pipeline)} came to ${total} B: stored`);
+        else {
+          const dir = new Uint8Array(8 * streams.length);
+          const view = new DataView(dir.buffer);
+          sizes.forEach((size, j) => {
+            view.setUint32(8 * j, x.streams![j].byteLength, true);
+            view.setUint32(8 * j + 4, size, true);
+          });
+          chunk = {
+            entryAt: at,
+            pieces: [{ host: dir }, ...streams.flat()],
+            payloadBytes: total,
+            pipeline: x.pipeline,
+            reason: `GPU: ${candidates[c.index].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ')}: ${pipelineName(x.pipeline)}`,
+          };
+        }
+      }
+      laid.push(chunk);
+      at += ENTRY_BYTES + chunk.payloadBytes;
+    }
+    const containerBytes = at;
+    if (roundUp4(containerBytes) > gpu.limits.maxBufferSize) {
+      throw new ParleError(
+        ErrorCodes.TOO_LARGE,
+        `the container (${containerBytes} bytes) would exceed this device's maxBufferSize (${gpu.limits.maxBufferSize}): compress on the CPU path`,
+      );
+    }
+    // host pieces (directories, Huffman headers, mode bytes) packed into one upload
+    let hostBytes = 0;
+    for (const chunk of laid) for (const q of chunk.pieces) if ('host' in q) hostBytes += q.host.length;
+    const hostPatch = new Uint8Array(roundUp4(Math.max(4, hostBytes)));
+    const gathers = new Map<GPUBuffer, GatherJob[]>();
+    const patch = acquire(hostPatch.length, 'compress payload pieces');
+    let patchAt = 0;
+    for (const chunk of laid) {
+      let dst = chunk.entryAt + ENTRY_BYTES;
+      for (const q of chunk.pieces) {
+        const job = 'host' in q ? { srcByteOffset: patchAt, dstByteOffset: dst, byteLength: q.host.length } : { srcByteOffset: q.offset, dstByteOffset: dst, byteLength: q.length };
+        if ('host' in q) {
+          hostPatch.set(q.host, patchAt);
+          patchAt += q.host.length;
+        }
+        const src = 'host' in q ? patch : q.buffer;
+        if (!gathers.has(src)) gathers.set(src, []);
+        gathers.get(src)!.push(job);
+        dst += job.byteLength;
+      }
+    }
+    gpu.device.queue.writeBuffer(patch, 0, hostPatch);
+    const layout = acquire(containerBytes, 'compress container');
+    const coded = laid.filter((chunk) => chunk.pipeline !== undefined);
+    let readHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    await gpu.submit('compress payloads', (s) => {
+      s.encoder.clearBuffer(layout);
+      for (const [src, list] of gathers) encodeGather(gpu, s, src, layout, list);
+      readHashes = encodeTreeHashes(
+        gpu,
+        s,
+        layout,
+        coded.map((chunk) => ({ byteOffset: chunk.entryAt + ENTRY_BYTES, byteLength: chunk.payloadBytes })),
+      );
+    });
+    const container = new Uint8Array(containerBytes);
+    const [payloadHashes] = await Promise.all([
+      readHashes(),
+      gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container }),
+    ]);
+    container.set(writeHeader(header), 0);
+    let k = 0;
+    const encoded = laid.map((chunk, i): EncodedChunk => {
+      const c = chunks[i];
+      const entry: ChunkEntry =
+        chunk.pipeline === undefined
+          ? storedEntry(c.count, c.count * w, hashes[i])
+          : {
+              elementCount: c.count,
+              encoding: Encoding.Pipeline,
+              runCount: 0,
+              payloadBytes: chunk.payloadBytes,
+              payloadChecksum: BigInt(payloadHashes[k++]),
+              elementsChecksum: BigInt(hashes[i]),
+              stages: [...chunk.pipeline],
+              streamCount: streamCount(chunk.pipeline, w),
+            };
+      writeEntry(entry, container, chunk.entryAt);
+      const from = chunk.entryAt + ENTRY_BYTES;
+      return { entry, payload: container.subarray(from, from + chunk.payloadBytes), reason: chunk.reason };
     });
     debug(
       () =>
-        `compress on the GPU (v2): ${chunks.length} chunks; hashes, transforms and histograms ${(t1 - t0).toFixed(2)} ms, ` +
-        `runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, payloads ${(performance.now() - t2).toFixed(2)} ms; ` +
+        `compress on the GPU (v2): ${chunks.length} chunks, ${containerBytes} B; hashes, transforms and histograms ` +
+        `${(t1 - t0).toFixed(2)} ms, runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, ` +
+        `payloads laid out and read back ${(performance.now() - t2).toFixed(2)} ms; ` +
         encoded.map((e, i) => `chunk ${i}: ${e.reason}`).join('; '),
     );
-    return { header, encoded };
+    return { header, container, encoded };
   } finally {
+    for (const h of huffmanOutputs) h.release();
     rle?.release();
     for (const b of acquired) gpu.releaseStorage(b);
   }
