@@ -5,6 +5,7 @@
 #   gpu-clocks.json   the same kernels on two contexts beside the SM clock (the "slow context")
 #   gpu.json          scan, sort, RLE encode / decode at 2^20..2^28 (GPU time and wall clock)
 #   gpu-codec.json    Huffman decode, decompress to the device, compress from the device, CPU scaling
+#                     (its log has the codec's phase timings: NODE_DEBUG=parle)
 #   cost-model.json   auto over op x size x locations, cold and warm, and Rutter's and Haugen's cases
 #   cuda-anchors.txt  CUB / PyTorch on the same card
 #
@@ -33,7 +34,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format
 run gpu-clocks 100 node bench/gpu-clocks.mjs
 run gpu 300 node bench/gpu.mjs
 run cuda-anchors 60 python3 .gpu-carry/cuda-anchors.py
-run gpu-codec 300 node bench/gpu-codec.mjs
+run gpu-codec 300 env NODE_DEBUG=parle node bench/gpu-codec.mjs
 run cost-model 240 node bench/cost-model.mjs --gpu-machine --out "$out"
 cp "$out/cuda-anchors.log" "$out/cuda-anchors.txt" 2>/dev/null || true
 tail -n 25 "$out"/*.log

@@ -78,6 +78,13 @@ interface StreamPlan {
   plain?: boolean;
 }
 
+/** How often each value occurs, in order of first occurrence. */
+function tally(values: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return counts;
+}
+
 /** Bytes of a payload: written by the host, or a range of a GPU buffer. */
 type Piece = { host: Uint8Array } | { buffer: GPUBuffer; offset: number; length: number };
 
@@ -525,7 +532,8 @@ export async function encodeChunksV2OnDevice(
         `compress on the GPU (v2): ${chunks.length} chunks, ${containerBytes} B; hashes, transforms and histograms ` +
         `${(t1 - t0).toFixed(2)} ms, runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, ` +
         `payloads laid out and read back ${(performance.now() - t2).toFixed(2)} ms; ` +
-        encoded.map((e, i) => `chunk ${i}: ${e.reason}`).join('; '),
+        `chunks: ${[...tally(laid.map((chunk) => (chunk.pipeline === undefined ? 'stored' : pipelineName(chunk.pipeline))))].map(([k, n]) => `${n} ${k}`).join(', ')}; ` +
+        `first chunk: ${laid[0]?.reason ?? 'none'}`,
     );
     return { header, container, encoded };
   } finally {
