@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
-import { Encoding, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
+import { compressBound, Encoding, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
 import * as ref from './support/codec-reference.js';
 import type { ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
@@ -119,9 +119,15 @@ describeGpu('engine with a GPU', () => {
         'delta+rle+huffman',
         ...(wide ? ['shuffle+huffman', 'delta+shuffle+huffman'] : []),
       ];
+      // a caller-owned out, reused by every codec: the same bytes, written into it
+      const out = new Uint8Array(compressBound(input.length, device.type, chunkBytes) + 3);
       for (const codec of codecs) {
         const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec });
         expect(same(await engine.decompress(viaGpu, { path: 'cpu' }), input), `${what} ${codec}`).toBe(true);
+        out.fill(0xa5);
+        const into = await engine.compress(device, { path: 'gpu', chunkBytes, codec, out });
+        expect(into.buffer === out.buffer && into.byteOffset === 0, `${what} ${codec}: into out`).toBe(true);
+        expect(Buffer.compare(into, viaGpu), `${what} ${codec}: the same bytes into out`).toBe(0);
         if (codec !== 'auto') {
           const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec });
           expect(Buffer.compare(viaGpu, viaCpu), `${what} ${codec}: same bytes as the CPU path`).toBe(0);

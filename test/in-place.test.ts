@@ -3,6 +3,7 @@
 // reading a resident input in place; the checks on `out`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../ts/engine.js';
+import { compressBound } from '../ts/format/layout.js';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
 import { readFile } from 'node:fs/promises';
@@ -243,5 +244,44 @@ describe('sort into a caller-owned out', () => {
     expect(await codeOf(engine.sort(keys, { values, outValues: new Uint32Array(keys.buffer, 4, keys.length - 1) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
     engine.free(resident);
     engine.free(residentOut);
+  });
+});
+
+describe('compress into a caller-owned out', () => {
+  it('writes the same container into out, reused across calls; compressBound is enough for stored data', async () => {
+    const seed = caseSeed('compress out');
+    const rng = new Rng(seed);
+    const out = new Uint8Array(compressBound(60_000, 'u16', 4096)).fill(0xee);
+    for (const codec of ['auto', 'stored', 'delta+shuffle+huffman']) {
+      const input = sample(rng.nextU32(), 60_000);
+      const fresh = await engine.compress(input, { codec, chunkBytes: 4096 });
+      const got = await engine.compress(input, { codec, chunkBytes: 4096, out });
+      expect(got.buffer).toBe(out.buffer);
+      expect(got.byteOffset).toBe(0);
+      expect(Buffer.compare(got, fresh), `${codec} ${describeSeed(seed)}`).toBe(0);
+    }
+    // incompressible bytes: every chunk stored, the bound exactly
+    const noise = new Uint8Array(10_000);
+    for (let i = 0; i < noise.length; i++) noise[i] = rng.nextU32() & 0xff;
+    const tight = new Uint8Array(compressBound(noise.length, 'u8', 1024));
+    const packed = await engine.compress(noise, { chunkBytes: 1024, out: tight });
+    expect(packed.length).toBe(tight.length);
+    expect(same((await engine.decompress(packed)) as Uint8Array, noise)).toBe(true);
+  });
+
+  it('refuses an out below compressBound (LENGTH_MISMATCH), overlapping the input or not bytes (INVALID_ARGUMENT)', async () => {
+    const input = sample(7, 5000);
+    const bound = compressBound(input.length, 'u16');
+    expect(bound).toBe(32 + 32 + 10_000);
+    expect(await codeOf(engine.compress(input, { out: new Uint8Array(bound - 1) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    const shared = new Uint8Array(40_000);
+    const overlapping = new Uint16Array(shared.buffer, 0, 5000);
+    overlapping.set(input);
+    expect(await codeOf(engine.compress(overlapping, { out: shared.subarray(8000) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    expect(await codeOf(engine.compress(input, { out: new Uint16Array(bound) as unknown as Uint8Array }))).toBe(
+      ErrorCodes.INVALID_ARGUMENT,
+    );
+    expect(() => compressBound(-1, 'u8')).toThrow(ParleError);
+    expect(() => compressBound(1, 'u64' as never)).toThrow(ParleError);
   });
 });

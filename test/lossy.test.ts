@@ -16,7 +16,7 @@ import { xxh64 } from '../ts/format/checksum.js';
 import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError, type ErrorCode } from '../ts/errors.js';
 import { f32Bits, quantizeParams, stepFor, type QuantizeParams } from '../ts/codec/quantize.js';
-import { ENTRY_BYTES, HEADER_BYTES, makeHeader, readEntry, readHeader, writeEntry, writeHeader, Encoding } from '../ts/format/layout.js';
+import { compressBound, ENTRY_BYTES, HEADER_BYTES, makeHeader, readEntry, readHeader, writeEntry, writeHeader, Encoding } from '../ts/format/layout.js';
 import { inspectContainer, readAtBytes } from '../ts/format/container.js';
 import * as ref from './support/codec-reference.js';
 import { refQuantize } from './support/quantize-reference.js';
@@ -639,6 +639,10 @@ describeGpu('quantized chunks decoded on the GPU (decompress to the device)', ()
         ['auto', 1e-40],
       ] as const) {
         const viaGpu = await gpuEngine.compress(device, { errorBound: { abs }, codec, chunkBytes: 16 << 10, path: 'gpu' });
+        // into a caller-owned out: the same container
+        const out = new Uint8Array(compressBound(n, 'f32', 16 << 10)).fill(0x3c);
+        const into = await gpuEngine.compress(device, { errorBound: { abs }, codec, chunkBytes: 16 << 10, path: 'gpu', out });
+        expect(into.buffer === out.buffer && Buffer.compare(into, viaGpu) === 0, `${codec} abs ${abs}: into out`).toBe(true);
         const viaCpu = await engine.compress(x, { errorBound: { abs }, codec, chunkBytes: 16 << 10 });
         const fromGpu = (await engine.decompress(viaGpu)) as Float32Array;
         const fromCpu = (await engine.decompress(viaCpu)) as Float32Array;

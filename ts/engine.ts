@@ -11,7 +11,7 @@
 import { CpuPath, type Runs } from './cpu/cpu-path.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
-import { calibrate, calibrationKey, type CalibrationRecord } from './cost/calibration.js';
+import { calibrate, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
@@ -22,7 +22,7 @@ import { decompressToDevice } from './format/device-decode.js';
 import { compressFromDevice } from './format/device-encode.js';
 import { compressLossyOnDevice } from './format/device-encode-lossy.js';
 import { gpuCodablePipeline } from './format/device-encode2.js';
-import { DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
+import { compressBound, DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
@@ -170,6 +170,15 @@ export interface CompressOptions extends OpOptions {
    * quantize".
    */
   errorBound?: { abs: number };
+  /**
+   * A caller-owned Uint8Array to write the container into, from its start, instead of a new
+   * array: at least `compressBound(input.length, type, chunkBytes)` bytes (LENGTH_MISMATCH
+   * otherwise), not overlapping a host input (INVALID_ARGUMENT). The promise resolves to the
+   * view of its first bytes that holds the container. Reused across calls, it saves the page
+   * faults of a fresh result: on the H200's host a fresh 128 MiB array fills at about 1.5 GB/s,
+   * a reused one at the bus's speed.
+   */
+  out?: Uint8Array;
 }
 
 /** Options of {@link Engine.decompress}. */
@@ -572,7 +581,8 @@ export class Engine {
   // ---- the choice of path -----------------------------------------------------------------
 
   /**
-   * Measures this machine's rates for the cost model (<= about 300 ms), or loads the ones stored
+   * Measures this machine's rates for the cost model (<= about 500 ms of measurements after a
+   * warm-up: ts/cost/calibration.ts), or loads the ones stored
    * for this machine, adapter and parle version. Runs by itself at the first call that has a
    * choice to make; call it to do that earlier (the CLI shows progress). Without a GPU there is
    * nothing to choose and nothing is measured.
@@ -595,24 +605,63 @@ export class Engine {
     });
     if (!force) {
       const stored = await loadStored<CalibrationRecord>(key);
-      if (stored?.format === 2 && stored.key === key) {
+      if (stored?.format === 3 && stored.key === key) {
         this.model.rates = stored.rates;
         return;
       }
     }
     const { rates, tookMs, warmUpMs } = await calibrate(this.probe(gpu), { onProgress });
+    // the staging pieces and pooled buffers of the probes' largest inputs (64 MiB) go back
+    if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;
     this.lastCalibration = { tookMs, warmUpMs };
-    await saveStored(key, { format: 2, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
+    await saveStored(key, { format: 3, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
   }
 
-  /** Micro-benchmarks of each path on synthetic data (runs of mean length 16, random keys). */
-  private probe(gpu: GpuContext) {
-    const sample = (op: CostOp, bytes: number): ParleArray => {
-      if (op === 'sort' || op === 'scan') return new Uint32Array(bytes >> 2).map((_, i) => Math.imul(i + 1, 2654435761));
-      const u8 = new Uint8Array(bytes);
-      for (let i = 0; i < bytes; i++) u8[i] = (i >> 4) & 0xff;
+  /**
+   * Micro-benchmarks of each path on synthetic data: bytes in runs of 1 to 31 (mean 16) of
+   * pseudo-random values (what RLE and the codecs' choices see in the main job's data; an
+   * incrementing pattern is coded by delta far faster than such data), or pseudo-random u32 keys.
+   * Inputs are made once per size and reused (their pages touched: a fresh array costs page faults
+   * that a caller's data has paid already), larger ones by repeating a 1 MiB pattern; the upload
+   * and readback go through gpu.upload and gpu.download, the engine's own paths (the staging ring,
+   * whole-size staging pieces from 32 MiB).
+   */
+  private probe(gpu: GpuContext): CalibrationProbe {
+    const PATTERN = 1 << 20;
+    const pattern = (keys: boolean): Uint8Array => {
+      const u8 = new Uint8Array(PATTERN);
+      let s = keys ? 7 : 1;
+      if (keys) {
+        const u32 = new Uint32Array(u8.buffer);
+        for (let i = 0; i < u32.length; i++) u32[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+        return u8;
+      }
+      for (let i = 0, v = 0; i < PATTERN; ) {
+        s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+        const len = 1 + ((s >>> 8) % 31);
+        v = (v + 1 + (s % 200)) & 255;
+        u8.fill(v, i, Math.min(PATTERN, i + len));
+        i += len;
+      }
       return u8;
+    };
+    const patterns = new Map<boolean, Uint8Array>();
+    const samples = new Map<string, ParleArray>();
+    const sample = (op: CostOp | 'transfer', bytes: number): ParleArray => {
+      const keys = op === 'sort' || op === 'scan';
+      const id = `${keys ? 'keys' : 'runs'} ${bytes}`;
+      let made = samples.get(id);
+      if (made === undefined) {
+        let p = patterns.get(keys);
+        if (p === undefined) patterns.set(keys, (p = pattern(keys)));
+        const u8 = new Uint8Array(bytes);
+        u8.set(p.subarray(0, Math.min(bytes, PATTERN)));
+        for (let filled = Math.min(bytes, PATTERN); filled < bytes; filled *= 2) u8.copyWithin(filled, 0, Math.min(filled, bytes - filled));
+        made = keys ? new Uint32Array(u8.buffer, 0, bytes >> 2) : u8;
+        samples.set(id, made);
+      }
+      return made;
     };
     const time = async (fn: () => Promise<unknown>) => {
       const t0 = performance.now();
@@ -620,7 +669,8 @@ export class Engine {
       return performance.now() - t0;
     };
     const cpu = this.cpu;
-    // containers of the decompress probes, made once per size (not part of what is timed)
+    // containers of the decompress probes, made once per size (not part of what is timed; the
+    // CPU compress probe's result of the same size is kept as one)
     const containers = new Map<number, Promise<Uint8Array>>();
     const container = (bytes: number) => {
       let packed = containers.get(bytes);
@@ -660,11 +710,17 @@ export class Engine {
           const packed = await container(bytes);
           return time(() => decompressBytes(cpu, packed, DEFAULT_MAX_ELEMENTS));
         }
+        if (op === 'compress') {
+          let packed: Uint8Array | undefined;
+          const ms = await time(async () => (packed = await compressArray(cpu, input, DEFAULT_CHUNK_BYTES)));
+          if (!containers.has(bytes)) containers.set(bytes, Promise.resolve(packed!));
+          return ms;
+        }
         return time(() => this.runCpu(op, input));
       },
       gpu: (op: CostOp, bytes: number) => probeGpu(op, bytes),
       upload: async (bytes: number) => {
-        const data = new Uint8Array(bytes);
+        const data = sample('transfer', bytes);
         let d: DeviceArray | undefined;
         const ms = await time(async () => (d = await gpu.upload(data)));
         d?.destroy();
@@ -673,8 +729,10 @@ export class Engine {
       warmUp: async () => {
         for (const op of OPS) if (GPU_OPS.has(op)) await probeGpu(op, 64);
       },
+      // the CPU path splits compress and decompress into chunks, one a worker at a time
+      poolBytes: Math.max(1, this.workers) * DEFAULT_CHUNK_BYTES,
       readback: async (bytes: number) => {
-        const d = await gpu.upload(new Uint8Array(bytes));
+        const d = await gpu.upload(sample('transfer', bytes));
         try {
           return await time(() => gpu.download(d));
         } finally {
@@ -1105,8 +1163,9 @@ export class Engine {
    * pipeline than the CPU path; a fixed one of them writes the CPU path's bytes (other pipelines:
    * the runs are read back and coded on the workers, ts/format/device-encode.ts).
    *
-   * @returns a new Uint8Array on the host.
-   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
+   * @returns a new Uint8Array on the host, or a view of `options.out`.
+   * @throws ParleError INVALID_ARGUMENT (also `out` overlapping the input), LENGTH_MISMATCH
+   *   (`out` shorter than compressBound), DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
    *   TOO_LARGE (path 'gpu': beyond what RLE encode binds), DEVICE_LOST, ABORTED, QUEUE_FULL,
    *   WORKER_FAILED, DESTROYED
    */
@@ -1119,6 +1178,13 @@ export class Engine {
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     if (opts.to === 'device')
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
+    const out = checkOutOption(opts, 'u8', undefined, [input]) as Uint8Array | undefined;
+    if (out !== undefined) {
+      const bound = compressBound(input.length, type, chunkBytes);
+      if (out.length < bound) {
+        throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} bytes; the container may take up to ${bound} (compressBound)`);
+      }
+    }
     const chunkCodec: ChunkCodec = errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } };
     const route = await this.route('compress', input, { ...opts, to: 'host' });
     const { signal } = route;
@@ -1132,15 +1198,15 @@ export class Engine {
           try {
             return await this.timed('compress', 'gpu', input.byteLength, () =>
               errorBound === undefined
-                ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec)
-                : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec),
+                ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec, out)
+                : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec, out),
             );
           } finally {
             if (device !== input) device.destroy();
           }
         }
         const host = await this.toHost(input);
-        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal, chunkCodec));
+        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out));
       }),
     );
   }

@@ -63,8 +63,9 @@ export async function compressArray(
   chunkBytes: number,
   signal?: AbortSignal,
   codec?: ChunkCodec,
+  target?: Uint8Array,
 ): Promise<Uint8Array> {
-  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec)).bytes;
+  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec, target)).bytes;
 }
 
 /** {@link compressArray}, with what each chunk was coded with and why. */
@@ -74,6 +75,7 @@ export async function compressArrayReport(
   chunkBytes: number,
   signal?: AbortSignal,
   codec?: ChunkCodec,
+  target?: Uint8Array,
 ): Promise<{ bytes: Uint8Array; reports: ChunkReport[] }> {
   const type = elementTypeOf(input) as ElementType;
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
@@ -93,14 +95,18 @@ export async function compressArrayReport(
   );
   const reports = chunks.map((c, i) => chunkReport(i, c));
   debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
-  return { bytes: assembleContainer(header, chunks), reports };
+  return { bytes: assembleContainer(header, chunks, target), reports };
 }
 
-/** The container's bytes: the header, then each chunk's table entry and payload, in order. */
-export function assembleContainer(header: Header, chunks: readonly EncodedChunk[]): Uint8Array {
+/**
+ * The container's bytes: the header, then each chunk's table entry and payload, in order. With
+ * `target` (at least as long; no payload may lie in it) they are written at its start and a view
+ * of them is returned, else a new array.
+ */
+export function assembleContainer(header: Header, chunks: readonly EncodedChunk[], target?: Uint8Array): Uint8Array {
   let total = HEADER_BYTES;
   for (const { payload } of chunks) total += ENTRY_BYTES + payload.length;
-  const out = new Uint8Array(total);
+  const out = target === undefined ? new Uint8Array(total) : target.subarray(0, total);
   out.set(writeHeader(header), 0);
   let offset = HEADER_BYTES;
   for (const { entry, payload } of chunks) {

@@ -54,13 +54,11 @@ export async function compressLossyOnDevice(
   abs: number,
   signal?: AbortSignal,
   codec?: number[],
+  target?: Uint8Array,
 ): Promise<Uint8Array> {
   const n = input.length;
   const q = quantizeParams(abs);
-  if (q === undefined || n === 0) {
-    const { header, encoded } = await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec);
-    return assembleContainer(header, encoded);
-  }
+  if (q === undefined || n === 0) return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target)).container;
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
   const reconBuf = gpu.acquireStorage(n * 4, 'lossy reconstructions');
   const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');
@@ -166,7 +164,7 @@ export async function compressLossyOnDevice(
         if (x === undefined) out[c] = { ...lossless[c], reason: `GPU: quantizing does not pay: coded losslessly: ${lossless[c].reason}` };
       });
     }
-    return assembleContainer({ ...header, type: 'f32' }, out as EncodedChunk[]);
+    return assembleContainer({ ...header, type: 'f32' }, out as EncodedChunk[], target);
   } finally {
     gpu.releaseStorage(codesBuf);
     gpu.releaseStorage(reconBuf);

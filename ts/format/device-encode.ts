@@ -33,9 +33,10 @@ export async function compressFromDevice(
   chunkBytes: number,
   signal?: AbortSignal,
   codec?: Exclude<ChunkCodec, LossyCodec>,
+  target?: Uint8Array,
 ): Promise<Uint8Array> {
   if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
-    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec);
+    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target);
   }
   const type = input.type;
   const size = elementSize(type);
@@ -73,5 +74,5 @@ export async function compressFromDevice(
     const values = valueBytes.subarray(r0 * size, (r + 1) * size);
     return encodeChunk2(cpu, type, { count, values, lengths: chunkLengths }, codec, signal);
   });
-  return assembleContainer(header, chunks);
+  return assembleContainer(header, chunks, target);
 }

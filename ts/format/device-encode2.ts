@@ -162,7 +162,8 @@ export function canCompressV2OnDevice(input: DeviceArray, chunkBytes: number): b
 /**
  * Compresses `input` (on `gpu`) into a version-2 container on the host as described above;
  * `codec` fixes the pipeline (one of {@link gpuCodablePipeline}) or undefined lets the GPU's
- * chooser pick per chunk.
+ * chooser pick per chunk. With `target` (at least the container's length: compressBound) the
+ * container is read back into its start and a view of it returned, else into a new array.
  * @throws ParleError TOO_LARGE (the input beyond one storage binding, the container beyond
  *   maxBufferSize), DEVICE_LOST, ABORTED
  */
@@ -172,14 +173,16 @@ export async function compressV2OnDevice(
   chunkBytes: number,
   signal?: AbortSignal,
   codec?: number[],
+  target?: Uint8Array,
 ): Promise<Uint8Array> {
-  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec)).container;
+  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target)).container;
 }
 
 /**
  * {@link compressV2OnDevice} with the container's parts: its header and each chunk's entry and
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
- * device-encode-lossy.ts).
+ * device-encode-lossy.ts). With `target` (at least the container's length) the container is
+ * read back into its start and `container` is a view of it.
  * @throws as compressV2OnDevice
  */
 export async function encodeChunksV2OnDevice(
@@ -188,6 +191,7 @@ export async function encodeChunksV2OnDevice(
   chunkBytes: number,
   signal?: AbortSignal,
   codec?: number[],
+  target?: Uint8Array,
 ): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[] }> {
   const t0 = performance.now();
   const type = input.type;
@@ -501,7 +505,7 @@ export async function encodeChunksV2OnDevice(
         coded.map((chunk) => ({ byteOffset: chunk.entryAt + ENTRY_BYTES, byteLength: chunk.payloadBytes })),
       );
     });
-    const container = new Uint8Array(containerBytes);
+    const container = target === undefined ? new Uint8Array(containerBytes) : target.subarray(0, containerBytes);
     const [payloadHashes] = await Promise.all([
       readHashes(),
       gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container }),
