@@ -1156,9 +1156,9 @@ export class Engine {
    * nothing is smaller, with tree-hash (XXH32) checksums; chunks in parallel on the workers. The
    * result is at most the input's bytes + 32 + 32 per chunk. Two paths: the CPU (a DeviceArray
    * input is read back first; a resident input is read in place), or the GPU (Rutter's case: data
-   * on the GPU, the container wanted on the host): checksums, deltas, byte planes, histograms and
-   * Huffman streams on the GPU and only the coded bytes read back, rle pipelines from the GPU's
-   * runs (ts/format/device-encode2.ts). Its candidates are huffman, delta+huffman,
+   * on the GPU, the container wanted on the host): checksums, deltas, byte planes, histograms,
+   * rle streams, Huffman streams and the payloads' layout and checksums on the GPU, and the
+   * container read back once (ts/format/device-encode2.ts). Its candidates are huffman, delta+huffman,
    * shuffle+huffman, delta+shuffle+huffman, rle and rle+huffman, so `auto` may pick another
    * pipeline than the CPU path; a fixed one of them writes the CPU path's bytes (other pipelines:
    * the runs are read back and coded on the workers, ts/format/device-encode.ts).
