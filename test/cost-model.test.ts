@@ -1,8 +1,8 @@
 // The cost model alone: predictions from the lines, the tie rule, and both levels of the online
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it } from 'vitest';
-import { calibrate, CALIBRATION_SIZES, type CalibrationProbe } from '../ts/cost/calibration.js';
-import { CostModel, defaultRates, fitLine, withUpper, type CallShape, type CostOp } from '../ts/cost/model.js';
+import { calibrate, CALIBRATION_SIZES, lineFromPoints, type CalibrationProbe } from '../ts/cost/calibration.js';
+import { CostModel, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -61,6 +61,89 @@ describe('cost model', () => {
     expect(up.fixedMs).toBeCloseTo(0, 9);
   });
 
+  it('fitLine splits two points into a fixed cost and a slope', () => {
+    // 14 ms at 16 KiB and 25 ms at 16 MiB (an H200's GPU compress): mostly fixed cost
+    const l = fitLine([16 << 10, 14], [16 << 20, 25]);
+    const slope = 11 / ((16 << 20) - (16 << 10));
+    expect(l.msPerByte).toBeCloseTo(slope, 15);
+    expect(l.fixedMs).toBeCloseTo(14 - slope * (16 << 10), 9);
+    expect(l.fixedMs).toBeGreaterThan(13.9);
+    // the points in either order
+    expect(fitLine([16 << 20, 25], [16 << 10, 14])).toEqual(l);
+  });
+
+  it('fitLine and lineThrough never give a negative, NaN or infinite part', () => {
+    const odd = [NaN, Infinity, -Infinity, -5, 0, 1e-300, 3, 1e12];
+    const ok = (line: Line) => Number.isFinite(line.fixedMs) && line.fixedMs >= 0 && Number.isFinite(line.msPerByte) && line.msPerByte >= 0;
+    for (const b1 of odd)
+      for (const t1 of odd)
+        for (const t2 of odd) {
+          expect(ok(fitLine([b1, t1], [1 << 20, t2])), `fitLine([${b1}, ${t1}], [1 MiB, ${t2}])`).toBe(true);
+          expect(ok(fitLine([1 << 20, t1], [1 << 20, t2])), 'equal sizes').toBe(true);
+          expect(ok(lineThrough([b1, t1], t2)), `lineThrough([${b1}, ${t1}], ${t2})`).toBe(true);
+        }
+  });
+
+  it('one point: its time is fixed cost less a default slope, never all of it in the slope', () => {
+    // the failure this guards against: 14.6 ms at 16 KiB put in the slope predicted 15 s at 16 MiB
+    const l = lineThrough([16 << 10, 14.6], 1e-6);
+    expect(l.msPerByte).toBe(1e-6);
+    expect(l.fixedMs).toBeCloseTo(14.6 - 1e-6 * (16 << 10), 9);
+    const atMiB16 = l.fixedMs + l.msPerByte * (16 << 20);
+    expect(atMiB16).toBeLessThan(40);
+    // a slope whose part alone passes the time: through the origin and the point
+    const steep = lineThrough([1000, 1], 0.01);
+    expect(steep).toEqual({ fixedMs: 0, msPerByte: 0.001 });
+  });
+
+  it('lineFromPoints: straight through the first two points, an upper segment through the last two', () => {
+    const fallback = { fixedMs: 0.5, msPerByte: 1e-6 };
+    expect(lineFromPoints([], fallback)).toEqual(fallback);
+    expect(lineFromPoints([[1000, 3]], fallback)).toEqual(lineThrough([1000, 3], 1e-6));
+    expect(
+      lineFromPoints(
+        [
+          [NaN, 3],
+          [1000, NaN],
+        ],
+        fallback,
+      ),
+    ).toEqual(fallback);
+    const two = lineFromPoints(
+      [
+        [4000, 5],
+        [1000, 2],
+      ],
+      fallback,
+    );
+    expect(two.fixedMs).toBeCloseTo(1, 9);
+    expect(two.msPerByte).toBeCloseTo(1e-3, 12);
+    expect(two.upper).toBeUndefined();
+    const four = lineFromPoints(
+      [
+        [1000, 2],
+        [4000, 5],
+        [16000, 10],
+        [64000, 20],
+      ],
+      fallback,
+    );
+    expect(four.fixedMs).toBeCloseTo(1, 9);
+    expect(four.upper!.fromBytes).toBe(16000);
+    expect(four.upper!.msPerByte).toBeCloseTo(10 / 48000, 12);
+    expect(four.upper!.fixedMs + four.upper!.msPerByte * 64000).toBeCloseTo(20, 9);
+    const three = lineFromPoints(
+      [
+        [1000, 2],
+        [4000, 5],
+        [16000, 8],
+      ],
+      fallback,
+    );
+    expect(three.upper!.fromBytes).toBe(4000);
+    expect(three.upper!.fixedMs + three.upper!.msPerByte * 4000).toBeCloseTo(5, 9);
+  });
+
   it('an upper segment takes over from its first point, continuous there', () => {
     const base = { fixedMs: 1, msPerByte: 1e-3 };
     const line = withUpper(base, [1000, 2], [5000, 3]);
@@ -86,64 +169,110 @@ describe('cost model', () => {
 });
 
 describe('calibration', () => {
+  const { small, large, mid, top } = CALIBRATION_SIZES;
   /**
-   * A machine whose throughput rises past 1 MiB (the second calibration size), as a GPU's and a
-   * worker pool's do: ms = 0.05 + bytes / small rate up to 1 MiB, then the large rate on.
+   * A machine like the H200 host with 16 workers (figures from bench/results/cost-model-nvidia-h200.json
+   * and a sweep there): the CPU's compress runs on one worker up to one chunk (4 MiB), 3x faster
+   * per byte past it (the workers' speed-up is smaller than their number), the GPU's compress costs about 14 ms whatever the size below 1 MiB, and each GPU op's
+   * first call at a size pays for pipelines and buffers (150 ms).
    */
-  const kink = 1 << 20;
-  const curve = (bytes: number, gbpsSmall: number, gbpsLarge: number) =>
-    0.05 + Math.min(bytes, kink) / (gbpsSmall * 1e6) + Math.max(0, bytes - kink) / (gbpsLarge * 1e6);
-  function fakeProbe(calls: string[]): CalibrationProbe {
-    const ms = async (what: string, bytes: number, t: number) => {
+  const cpuMs = (bytes: number) => 0.05 + Math.min(bytes, 4 << 20) / 1e6 + Math.max(0, bytes - (4 << 20)) / 3e6;
+  const gpuMs = (bytes: number) => 14 + bytes / 1.5e9;
+  const uploadMs = (bytes: number) => 0.02 + bytes / 9e6;
+  function fakeProbe(calls: string[], firstUseMs = 150): CalibrationProbe {
+    const seen = new Set<string>();
+    const ms = async (what: string, bytes: number, t: number, firstUse = 0) => {
       calls.push(`${what} ${bytes}`);
-      return t;
+      const first = !seen.has(`${what} ${bytes}`);
+      seen.add(`${what} ${bytes}`);
+      return first ? t + firstUse : t;
     };
     return {
-      cpu: (op: CostOp, bytes: number) => ms(`cpu ${op}`, bytes, curve(bytes, 1, 4)),
-      gpu: (op: CostOp, bytes: number) => ms(`gpu ${op}`, bytes, 0.5 + curve(bytes, 2, 20)),
-      upload: (bytes: number) => ms('upload', bytes, curve(bytes, 10, 10)),
-      readback: (bytes: number) => ms('readback', bytes, curve(bytes, 10, 10)),
+      cpu: (op: CostOp, bytes: number) => ms(`cpu ${op}`, bytes, cpuMs(bytes)),
+      gpu: (op: CostOp, bytes: number) => ms(`gpu ${op}`, bytes, gpuMs(bytes), firstUseMs),
+      upload: (bytes: number) => ms('upload', bytes, uploadMs(bytes), 5),
+      readback: (bytes: number) => ms('readback', bytes, uploadMs(bytes) * 3),
       warmUp: async () => void calls.push('warm-up'),
+      poolBytes: 16 * (4 << 20),
     };
   }
+  const off = (predicted: number, actual: number) => Math.max(predicted / actual, actual / predicted);
 
-  it('warms the CPU ops up first, then measures the main job at a third size for an upper segment', async () => {
+  it('warms every op up at the first size before the budget, and pays no first-use cost into a line', async () => {
     const calls: string[] = [];
     const { rates } = await calibrate(fakeProbe(calls), { budgetMs: 10_000 });
-    const { small, huge } = CALIBRATION_SIZES;
-    // the CPU ops' first runs come before any measurement
-    const firstMeasure = calls.findIndex((c) => c.startsWith('upload'));
+    const firstMeasure = calls.findIndex((c, i) => i > 0 && c.startsWith('upload') && c.endsWith(` ${small}`));
+    const ops = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
     expect(calls.slice(0, firstMeasure)).toEqual([
       'warm-up',
-      ...['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'].map((op) => `cpu ${op} ${small}`),
+      ...ops.map((op) => `gpu ${op} ${small}`),
+      ...ops.map((op) => `gpu ${op} ${small}`),
+      ...ops.map((op) => `gpu ${op} ${large}`),
+      `upload ${large}`,
+      `readback ${large}`,
+      ...ops.map((op) => `cpu ${op} ${small}`),
     ]);
-    for (const op of ['compress', 'decompress'] as const) {
-      expect(calls).toContain(`cpu ${op} ${huge}`);
-      expect(calls).toContain(`gpu ${op} ${huge}`);
-      expect(rates.cpu[op].upper).toBeDefined();
-      expect(rates.gpu![op]!.upper).toBeDefined();
+    // the 150 ms of each first use are nowhere in the GPU lines
+    for (const op of ops) {
+      const line = rates.gpu![op as CostOp]!;
+      for (const bytes of [4 << 10, 1 << 20, 16 << 20, 256 << 20]) {
+        const upper = line.upper && bytes >= line.upper.fromBytes ? line.upper : line;
+        expect(off(upper.fixedMs + upper.msPerByte * bytes, gpuMs(bytes)), `${op} at ${bytes}`).toBeLessThan(1.05);
+      }
     }
-    expect(calls).not.toContain(`cpu sort ${huge}`); // only the main job's lines get a third point
-    // 256 MiB: the upper segment predicts the fake machine's time; the two-point line alone would not
-    const bytes = 256 << 20;
-    const shape = call({ op: 'compress', inputBytes: bytes, inputLocation: 'device', resultLocation: 'device' });
-    const p = new CostModel(rates).predict(shape, false);
-    expect(p.predictedMs.gpu! / (0.5 + curve(bytes, 2, 20))).toBeCloseTo(1, 6);
-    const onHost = new CostModel(rates).predict(call({ op: 'compress', inputBytes: bytes }), false);
-    expect(onHost.predictedMs.cpu / curve(bytes, 1, 4)).toBeCloseTo(1, 6);
-    const twoPoint = { ...rates, gpu: { ...rates.gpu, compress: { ...rates.gpu!.compress!, upper: undefined } } };
-    expect(new CostModel(twoPoint).predict(shape, false).predictedMs.gpu! / (0.5 + curve(bytes, 2, 20))).toBeGreaterThan(5);
   });
 
-  it('skips a third point that would not fit the budget', async () => {
+  it('measures the main job up to the pool size and the upload past the ring: right from 1 MiB to 1 GiB', async () => {
+    const calls: string[] = [];
+    const { rates } = await calibrate(fakeProbe(calls), { budgetMs: 10_000 });
+    for (const op of ['compress', 'decompress'] as const) {
+      expect(calls).toContain(`cpu ${op} ${mid}`);
+      expect(calls).toContain(`cpu ${op} ${top}`);
+      expect(calls).toContain(`gpu ${op} ${top}`);
+      expect(rates.cpu[op].upper?.fromBytes).toBe(mid);
+    }
+    expect(calls).toContain(`upload ${top}`);
+    expect(calls.filter((c) => c.startsWith('cpu sort'))).toEqual([
+      `cpu sort ${small}`,
+      `cpu sort ${small}`,
+      `cpu sort ${large}`,
+      `cpu sort ${large}`,
+    ]); // two-point lines
+    const m = new CostModel(rates);
+    // (between 1 and 16 MiB the line through 16 KiB and 1 MiB goes on: one worker's throughput)
+    for (const bytes of [1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]) {
+      const p = m.predict(call({ op: 'compress', inputBytes: bytes, resultBytes: bytes * 0.25 }), false).predictedMs;
+      expect(off(p.cpu, cpuMs(bytes)), `cpu compress at ${bytes}`).toBeLessThan(1.5);
+      expect(off(p.gpu!, uploadMs(bytes) + gpuMs(bytes) + uploadMs(bytes * 0.25) * 3), `gpu compress at ${bytes}`).toBeLessThan(1.5);
+      const up = m.predict(call({ op: 'scan', inputBytes: bytes, inputLocation: 'host', resultLocation: 'device' }), false);
+      expect(off(up.predictedMs.gpu!, uploadMs(bytes) + gpuMs(bytes)), `upload at ${bytes}`).toBeLessThan(1.1);
+    }
+  });
+
+  it('skips points whose predicted time would not fit the budget, keeping every line finite', async () => {
     const calls: string[] = [];
     const probe = fakeProbe(calls);
-    const slow: CalibrationProbe = {
-      ...probe,
-      gpu: (op, bytes) => probe.gpu!(op, bytes).then((t) => (bytes >= CALIBRATION_SIZES.huge ? t : t * 100)),
-    };
+    const slow: CalibrationProbe = { ...probe, gpu: (op, bytes) => probe.gpu!(op, bytes).then((t) => t * 100) };
     const { rates } = await calibrate(slow, { budgetMs: 50 });
-    expect(calls.filter((c) => c.startsWith('gpu') && c.endsWith(` ${CALIBRATION_SIZES.huge}`))).toEqual([]);
+    // 1.4 s at 16 KiB: no GPU run past `small` (not even the warm-up's guess at `large`)
+    expect(calls.filter((c) => c.startsWith('gpu') && Number(c.split(' ')[2]) > small)).toEqual([]);
     expect(rates.gpu!.compress?.upper).toBeUndefined();
+    // nor is its time put in the slope alone: 1.4 s fixed cost, about as much at 1 MiB
+    expect(rates.gpu!.compress!.fixedMs).toBeGreaterThan(1000);
+    const lines: Line[] = [...Object.values(rates.cpu), ...Object.values(rates.gpu!), rates.upload!, rates.readback!];
+    for (const l of lines)
+      for (const part of [l.fixedMs, l.msPerByte, l.upper?.fixedMs ?? 0, l.upper?.msPerByte ?? 0]) {
+        expect(Number.isFinite(part) && part >= 0).toBe(true);
+      }
+  });
+
+  it('a GPU op without a kernel (the probe gives Infinity) has no GPU line', async () => {
+    const probe = fakeProbe([]);
+    const { rates } = await calibrate(
+      { ...probe, gpu: (op, bytes) => (op === 'sort' ? Promise.resolve(Infinity) : probe.gpu!(op, bytes)) },
+      { budgetMs: 10_000 },
+    );
+    expect(rates.gpu!.sort).toBeUndefined();
+    expect(rates.gpu!.scan).toBeDefined();
   });
 });

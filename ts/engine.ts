@@ -637,7 +637,7 @@ export class Engine {
         for (let i = 0; i < u32.length; i++) u32[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
         return u8;
       }
-      for (let i = 0, v = 0; i < PATTERN; ) {
+      for (let i = 0, v = 0; i < PATTERN;) {
         s = (Math.imul(s, 1103515245) + 12345) >>> 0;
         const len = 1 + ((s >>> 8) % 31);
         v = (v + 1 + (s % 200)) & 255;

@@ -1,10 +1,14 @@
 /**
- * Calibration: short micro-benchmarks at first use (<= about 300 ms in all) that fit the cost
- * model's lines (ts/cost/model.ts), stored per machine and adapter and reused by later runs.
- * A record is redone when its key changes: parle's version, the CPU, the worker count, or the
- * adapter (vendor, architecture, device, description, which carries the driver).
+ * Calibration: short micro-benchmarks at first use that fit the cost model's lines
+ * (ts/cost/model.ts), stored per machine and adapter and reused by later runs. A record is redone
+ * when its key changes: parle's version, the CPU, the worker count, or the adapter (vendor,
+ * architecture, device, description, which carries the driver).
+ *
+ * Time: a warm-up outside the budget (the GPU's pipelines compile, each op runs once at the first
+ * size, the transfers' staging buffers are made), then measurements for at most `budgetMs` of
+ * wall clock (DEFAULT_CALIBRATION_BUDGET_MS; data preparation included), most important first.
  */
-import { COST_OPS, defaultRates, fitLine, withUpper, type CostOp, type Line, type Rates } from './model.js';
+import { COST_OPS, defaultRates, fitLine, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
 
 /** Runs one measurement and resolves to its milliseconds (the engine supplies these). */
 export interface CalibrationProbe {
@@ -17,166 +21,221 @@ export interface CalibrationProbe {
    * the GPU's pipelines compile there (a cost the first GPU call pays in any case).
    */
   warmUp?(): Promise<void>;
+  /**
+   * Input bytes from which every worker of the CPU path has a chunk of a compress or decompress
+   * (workers x chunk bytes): the main job's lines get their last point there (clamped to
+   * [CALIBRATION_SIZES.mid, CALIBRATION_SIZES.top]), since a worker pool's throughput grows
+   * until then. Without it: CALIBRATION_SIZES.mid.
+   */
+  poolBytes?: number;
 }
 
 /**
- * A stored calibration. Format 2: lines may carry an upper segment, and rleDecode's lines scale
- * with the decoded bytes (records of format 1 are measured again).
+ * A stored calibration. Format 3: measured after a warm-up at the measured sizes, GPU lines from
+ * 16 KiB and 16 MiB, the main job's and the upload's upper segments from points up to 64 MiB
+ * (records of formats 1 and 2, whose GPU codec lines could hold a first use's cost in their
+ * slope, are measured again). Lines may carry an upper segment; rleDecode's lines scale with the
+ * decoded bytes.
  */
 export interface CalibrationRecord {
-  format: 2;
+  format: 3;
   key: string;
   measuredAt: string;
   /** Milliseconds the measurements took (the budget's part). */
   tookMs: number;
-  /** Milliseconds of the GPU warm-up (pipeline compilation) before them. */
+  /** Milliseconds of the warm-up (pipeline compilation, first runs) before them. */
   warmUpMs?: number;
   rates: Rates;
 }
 
 /**
- * Input sizes of the points of each line: every line at `small` and `large`; compress,
- * decompress and the transfers also at `huge` while the budget lasts (an upper segment).
+ * Input sizes of the calibration points:
+ *   - `small` and `large`: every line (the CPU's and the transfers' fixed cost and slope);
+ *   - `mid`: every GPU line (below it a GPU's time is mostly fixed cost, so a slope fitted from
+ *     16 KiB and 1 MiB says little: on an H200 a GPU compress took 14 ms at both), and the main
+ *     job's CPU lines (compress, decompress); the readback last, if time is left (the CPU's other
+ *     ops stay two-point lines);
+ *   - `top`: where the worker pool is busy (CalibrationProbe.poolBytes, at most this), for the
+ *     main job's lines on both paths (the GPU path's decompress decodes run lengths on the
+ *     workers too), and the upload's (uploads of 32 MiB or more go through whole-size staging
+ *     pieces, another path than the ring's).
+ * Each line is then straight through its first two points, with an upper segment through its
+ * last two from the second-to-last on (see {@link lineFromPoints}).
  */
-export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, huge: 16 << 20 } as const;
+export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
 
-/** The ops whose lines get the third point: the main job's. */
-const HUGE_OPS: readonly CostOp[] = ['compress', 'decompress'];
+/**
+ * Default milliseconds of wall clock for the measurements (not the warm-up). On the H200 host
+ * (16 workers) every point below took about this much: the two-point lines of every op and
+ * transfer about 170 ms, the main job's points at 16 and 64 MiB the rest; a step whose predicted
+ * time (two runs from the line measured so far) would pass what is left is skipped, so a slow
+ * machine (SwiftShader) measures fewer points in the same time and keeps the others' defaults.
+ */
+export const DEFAULT_CALIBRATION_BUDGET_MS = 500;
 
-/** The smaller of two runs: the first may pay for compilation or page faults. */
-async function best(measure: () => Promise<number>): Promise<number> {
-  const first = await measure();
-  return Math.min(first, await measure());
+/** One measured point of a line: [bytes, milliseconds]. */
+type Point = [number, number];
+
+/**
+ * The line through measured points (sorted by size): straight through the first two; with three
+ * or more, an upper segment through the last two from the second-to-last's size on (a GPU's and a
+ * worker pool's throughput still grow past the first two sizes). One point: through it with
+ * `fallback`'s slope (its fixed cost is then the point's time less that slope's part, never all
+ * of the time put in the slope: a 16 KiB point is mostly fixed cost). No point: `fallback`.
+ */
+export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
+  const ps = points.filter(([b, t]) => Number.isFinite(b) && b > 0 && Number.isFinite(t) && t >= 0).sort((x, y) => x[0] - y[0]);
+  if (ps.length === 0) return { fixedMs: fallback.fixedMs, msPerByte: fallback.msPerByte };
+  if (ps.length === 1) return lineThrough(ps[0], fallback.msPerByte);
+  const lower = fitLine(ps[0], ps[1]);
+  if (ps.length === 2) return lower;
+  return withUpper(lower, ps[ps.length - 2], ps[ps.length - 1]);
 }
 
 /**
- * Measures every line: the transfers and the CPU at two sizes, then each GPU kernel at the
- * small size, then, while the budget lasts, at the large one, then the main job's lines
- * (compress and decompress on both paths, the transfers) at a third size for an upper segment.
- * A line measured at one point only goes through the origin (conservative for a GPU, whose
- * throughput grows with size). Lines not measured before the budget (`budgetMs`, default 300)
- * runs out keep the defaults, and a measurement whose predicted time would pass what is left
- * is skipped. Each measurement is the better of two runs (the first pays for page faults, a
- * cold cache). Before the budget starts, each CPU op runs once at the small size (the
- * WebAssembly and JavaScript compilers' tiers) and the GPU's pipelines compile in the probe's
- * warm-up (on an H200 the compilation took longer than all the measurements together).
+ * Measures the lines. First a warm-up, outside the budget: the probe's own (the GPU's pipelines),
+ * then each GPU and CPU op once at the small size (pipelines of the codecs the data picks, pooled
+ * buffers, the WebAssembly and JavaScript compilers' tiers: on an H200 the first GPU decompress
+ * of 16 KiB took 152 ms, the next 10 ms; the GPU ops run twice, their small points come from
+ * here), each GPU op once at `large` where that is not too slow (the guess of what `mid` costs),
+ * and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs count as the
+ * first of their small points' two runs.
+ *
+ * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
+ * in this order: the transfers and the CPU ops at `small` and `large`; compress and decompress
+ * on the CPU at `mid`; every GPU op at `mid` (compress and decompress first); the upload at
+ * `top`; compress and decompress on both paths at the pool's size (CPU first); last the
+ * readback at `mid`. A step runs only if its predicted time (two
+ * runs, from the line measured so far; from a single point, in proportion to size) fits what is
+ * left. Each point is the better of two runs
+ * (the first may pay for page faults, a cold cache, a pool's growth). Lines keep the defaults
+ * (defaultRates) where nothing was measured.
  */
 export async function calibrate(
   probe: CalibrationProbe,
   options: { budgetMs?: number; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<{ rates: Rates; tookMs: number; warmUpMs: number }> {
-  const budget = options.budgetMs ?? 300;
+  const budget = options.budgetMs ?? DEFAULT_CALIBRATION_BUDGET_MS;
   const hasGpu = probe.gpu !== undefined && probe.upload !== undefined && probe.readback !== undefined;
-  const rates = defaultRates(hasGpu);
+  const defaults = defaultRates(hasGpu);
+  const { small, large, mid } = CALIBRATION_SIZES;
+  const top = Math.min(CALIBRATION_SIZES.top, Math.max(mid, probe.poolBytes ?? mid));
+  const transferTop = CALIBRATION_SIZES.top;
+
+  // the measured points of each line, by key: upload, readback, cpu/<op>, gpu/<op>
+  const points = new Map<string, Point[]>();
+  const add = (key: string, bytes: number, ms: number) => {
+    if (!Number.isFinite(ms) || ms < 0) return;
+    const ps = points.get(key) ?? [];
+    const same = ps.find((p) => p[0] === bytes);
+    if (same) same[1] = Math.min(same[1], ms);
+    else ps.push([bytes, ms]);
+    points.set(key, ps);
+  };
+  const fallbackOf = (key: string): Line | undefined => {
+    if (key === 'upload') return defaults.upload ?? undefined;
+    if (key === 'readback') return defaults.readback ?? undefined;
+    const [path, op] = key.split('/') as ['cpu' | 'gpu', CostOp];
+    return path === 'cpu' ? defaults.cpu[op] : defaults.gpu?.[op];
+  };
+  const lineOf = (key: string): Line | undefined => {
+    const fallback = fallbackOf(key);
+    let ps = points.get(key) ?? [];
+    // a GPU line's `large` point (the warm-up's one run, the first at that size) only guessed what `mid` costs
+    if (key.startsWith('gpu/') && ps.some(([b]) => b >= mid)) ps = ps.filter(([b]) => b !== large);
+    return fallback && lineFromPoints(ps, fallback);
+  };
+  /** What a run of `key` at `bytes` should take, for the budget: from one point, in proportion to size. */
+  const predictMs = (key: string, bytes: number): number => {
+    const ps = (points.get(key) ?? []).filter(([b]) => b <= bytes);
+    if (ps.length === 1) return (ps[0][1] * bytes) / ps[0][0];
+    const l = lineOf(key);
+    if (!l) return Infinity;
+    return l.upper !== undefined && bytes >= l.upper.fromBytes
+      ? l.upper.fixedMs + l.upper.msPerByte * bytes
+      : l.fixedMs + l.msPerByte * bytes;
+  };
+  const measureOf = (key: string): ((bytes: number) => Promise<number>) => {
+    if (key === 'upload') return (b) => probe.upload!(b);
+    if (key === 'readback') return (b) => probe.readback!(b);
+    const [path, op] = key.split('/') as ['cpu' | 'gpu', CostOp];
+    return path === 'cpu' ? (b) => probe.cpu(op, b) : (b) => probe.gpu!(op, b);
+  };
+  const gpuKeys = hasGpu ? COST_OPS.map((op) => `gpu/${op}`) : [];
+  const cpuKeys = COST_OPS.map((op) => `cpu/${op}`);
+  const transferKeys = hasGpu ? ['upload', 'readback'] : [];
+
+  // ---- warm-up, outside the budget ----
   const warmStart = performance.now();
-  if (hasGpu) await probe.warmUp?.();
-  // the CPU path's first calls pay for compilation tiers: once each, outside the budget
-  for (const op of COST_OPS) await probe.cpu(op, CALIBRATION_SIZES.small);
+  if (hasGpu) {
+    await probe.warmUp?.();
+    // twice at `small` (the first run pays for the first use: 111 ms against 18 for an H200's compress)
+    for (const key of gpuKeys) add(key, small, await measureOf(key)(small));
+    for (const key of gpuKeys) if (points.get(key)?.length) add(key, small, await measureOf(key)(small));
+    // once at `large` too, where 64 times the `small` time fits twice the budget (on SwiftShader a
+    // 1 MiB sort takes seconds): not a point of the line once `mid` is measured, but what tells
+    // whether `mid` fits (a fast GPU's time hardly grows to 1 MiB, a software one's does)
+    for (const key of gpuKeys) {
+      const t = points.get(key)?.[0]?.[1];
+      if (t !== undefined && t * (large / small) <= 2 * budget) add(key, large, await measureOf(key)(large));
+    }
+    for (const key of transferKeys) await measureOf(key)(large);
+  }
+  for (const key of cpuKeys) add(key, small, await measureOf(key)(small));
   const warmUpMs = performance.now() - warmStart;
+  const unsupported = new Set(gpuKeys.filter((k) => !(points.get(k)?.length ?? 0)));
+
+  // ---- measurements, within the budget ----
   const started = performance.now();
   const left = () => budget - (performance.now() - started);
-  const { small, large, huge } = CALIBRATION_SIZES;
-  type Step = () => Promise<void>;
-  const twoPoint =
-    (measure: (bytes: number) => Promise<number>, set: (l: Line) => void): Step =>
-    async () => {
-      const t1 = await best(() => measure(small));
-      const t2 = await best(() => measure(large));
-      set(fitLine([small, t1], [large, t2]));
-    };
-  const gpuSmall = new Map<CostOp, number>();
+  interface Step {
+    key: string;
+    bytes: number;
+    runs: 1 | 2;
+  }
   const steps: Step[] = [];
-  if (hasGpu) {
-    steps.push(
-      twoPoint(
-        (b) => probe.upload!(b),
-        (l) => (rates.upload = l),
-      ),
-    );
-    steps.push(
-      twoPoint(
-        (b) => probe.readback!(b),
-        (l) => (rates.readback = l),
-      ),
-    );
+  const push = (keys: readonly string[], bytes: number, runs: 1 | 2 = 2) => {
+    for (const key of keys) if (!unsupported.has(key)) steps.push({ key, bytes, runs });
+  };
+  const main = (path: 'cpu' | 'gpu') => [`${path}/compress`, `${path}/decompress`];
+  const others = (path: 'cpu' | 'gpu') => COST_OPS.filter((op) => op !== 'compress' && op !== 'decompress').map((op) => `${path}/${op}`);
+  push(transferKeys, small);
+  push(transferKeys, large);
+  push(cpuKeys, small, 1); // the warm-up's run was the first
+  push(cpuKeys, large);
+  push(main('cpu'), mid);
+  if (hasGpu) push([...main('gpu'), ...others('gpu')], mid);
+  push(transferKeys.slice(0, 1), transferTop);
+  if (top > mid) {
+    push(main('cpu'), top);
+    if (hasGpu) push(main('gpu'), top);
   }
-  for (const op of COST_OPS)
-    steps.push(
-      twoPoint(
-        (b) => probe.cpu(op, b),
-        (l) => (rates.cpu[op] = l),
-      ),
-    );
-  if (hasGpu) {
-    for (const op of COST_OPS)
-      steps.push(async () => {
-        const t = await best(() => probe.gpu!(op, small));
-        if (!Number.isFinite(t)) {
-          delete rates.gpu![op];
-          return;
-        }
-        gpuSmall.set(op, t);
-        rates.gpu![op] = { fixedMs: 0, msPerByte: t / small };
-      });
-    for (const op of COST_OPS)
-      steps.push(async () => {
-        const t1 = gpuSmall.get(op);
-        if (t1 === undefined || t1 * (large / small) > 4 * left()) return; // would not fit the budget
-        const t2 = await best(() => probe.gpu!(op, large));
-        rates.gpu![op] = fitLine([small, t1], [large, t2]);
-      });
-  }
-  // third points: the upper segment of a line from `large` to `huge`, when it fits what is left
-  const upper =
-    (measure: (bytes: number) => Promise<number>, get: () => Line | undefined, set: (l: Line) => void): Step =>
-    async () => {
-      const line = get();
-      if (line === undefined) return;
-      const atLarge = line.fixedMs + line.msPerByte * large;
-      const guess = line.fixedMs + line.msPerByte * huge;
-      if (2 * guess > left()) return; // two runs of it would not fit
-      const t = await best(() => measure(huge));
-      if (Number.isFinite(t)) set(withUpper(line, [large, atLarge], [huge, t]));
-    };
-  if (hasGpu) {
-    steps.push(
-      upper(
-        (b) => probe.upload!(b),
-        () => rates.upload ?? undefined,
-        (l) => (rates.upload = l),
-      ),
-    );
-    steps.push(
-      upper(
-        (b) => probe.readback!(b),
-        () => rates.readback ?? undefined,
-        (l) => (rates.readback = l),
-      ),
-    );
-  }
-  for (const op of HUGE_OPS) {
-    steps.push(
-      upper(
-        (b) => probe.cpu(op, b),
-        () => rates.cpu[op],
-        (l) => (rates.cpu[op] = l),
-      ),
-    );
-    if (hasGpu)
-      steps.push(
-        upper(
-          (b) => probe.gpu!(op, b),
-          () => rates.gpu![op],
-          (l) => (rates.gpu![op] = l),
-        ),
-      );
-  }
+  push(transferKeys.slice(1), mid);
+  // (not the CPU's other ops at `mid`: an upper segment through 1 and 16 MiB predicted a 256 MiB
+  // rleDecode on the H200 host at a third of its time, whose fresh 256 MiB output pays page faults)
+
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;
-    await steps[i]();
+    const { key, bytes, runs } = steps[i];
+    if (runs * predictMs(key, bytes) <= left()) {
+      const measure = measureOf(key);
+      for (let r = 0; r < runs; r++) add(key, bytes, await measure(bytes));
+    }
     options.onProgress?.(i + 1, steps.length);
   }
-  return { rates, tookMs: performance.now() - started, warmUpMs };
+  const tookMs = performance.now() - started;
+
+  const rates = defaults;
+  for (const op of COST_OPS) rates.cpu[op] = lineOf(`cpu/${op}`)!;
+  if (hasGpu) {
+    for (const op of COST_OPS) {
+      if (unsupported.has(`gpu/${op}`)) delete rates.gpu![op];
+      else rates.gpu![op] = lineOf(`gpu/${op}`)!;
+    }
+    rates.upload = lineOf('upload')!;
+    rates.readback = lineOf('readback')!;
+  }
+  return { rates, tookMs, warmUpMs };
 }
 
 /** The key a record is stored under: everything whose change invalidates the rates. */

@@ -10,7 +10,7 @@
  *
  * The kernel line's intercept `a` is the fixed cost of a call (dispatch, a worker round trip);
  * together with `b` it also gives the size-dependent throughput a GPU shows (low for small
- * inputs). Both come from calibration (ts/cost/calibration.ts) at two sizes and are refined
+ * inputs). Both come from calibration (ts/cost/calibration.ts) at two sizes or more and are refined
  * online from observed times, at two levels (StarPU's history-based models are the reference:
  * Augonnet et al., "StarPU: a unified platform for task scheduling on heterogeneous multicore
  * architectures", 2011):
@@ -26,9 +26,11 @@
  * of the runs, the expand): no separate upload is added. For `rleDecode` the kernel lines scale
  * with the decoded size (`workBytes`) while the moves are of the runs (`inputBytes`).
  *
- * Lines of compress, decompress and the transfers get an upper segment from a third calibration
- * point (16 MiB) when the budget allows: the main job's calls are large, and a line through
- * 16 KiB and 1 MiB alone predicted a 256 MiB GPU compress at 2.5x its time on an H200.
+ * Lines get an upper segment from larger calibration points (16 MiB; 64 MiB, where the worker
+ * pool is busy, for compress, decompress and the upload) when the budget allows: the main job's
+ * calls are large, and a line through 16 KiB and 1 MiB alone predicted a 256 MiB GPU compress at
+ * 2.5x its time on an H200, a 256 MiB CPU compress with 16 workers at 5x (one chunk at 1 MiB
+ * keeps one worker busy). See ts/cost/calibration.ts for the points and the budget.
  */
 
 /** Operations the model knows. */
@@ -255,11 +257,37 @@ export function withUpper(line: Line, from: [number, number], to: [number, numbe
   return { fixedMs: line.fixedMs, msPerByte: line.msPerByte, upper: { fromBytes: from[0], fixedMs: u.fixedMs, msPerByte: u.msPerByte } };
 }
 
-/** The straight line through two measured points (bytes, ms); slope and intercept kept >= 0. */
+/** A time or size as a line may use it: finite and >= 0 (anything else counts as 0). */
+const clean = (x: number) => (Number.isFinite(x) && x > 0 ? x : 0);
+
+/**
+ * The straight line through two measured points (bytes, ms): the smaller point's time splits
+ * into a fixed cost and the slope's part. Both parts are finite and >= 0, whatever the points:
+ * a time that does not grow with size (noise) gives the slope a quarter of the larger point's
+ * mean ms per byte (throughput at most 4x higher past it), and the line then passes through the
+ * smaller point; a non-finite or negative time counts as 0. (A slope that did grow is kept as
+ * measured: a floor on it would, for a GPU's line through 16 KiB and 16 MiB that is nearly all
+ * fixed cost, put a quarter of the fixed cost per 16 MiB into the slope.)
+ */
 export function fitLine(small: [number, number], large: [number, number]): Line {
-  const [b1, t1] = small;
-  const [b2, t2] = large;
-  const msPerByte = Math.max((t2 - t1) / Math.max(1, b2 - b1), t2 / Math.max(1, b2) / 4, 1e-12);
+  let [b1, t1] = [clean(small[0]), clean(small[1])];
+  let [b2, t2] = [clean(large[0]), clean(large[1])];
+  if (b2 < b1) [b1, t1, b2, t2] = [b2, t2, b1, t1];
+  const grew = t2 > t1 && b2 > b1;
+  const msPerByte = Math.max(grew ? (t2 - t1) / (b2 - b1) : t2 / Math.max(1, b2) / 4, 1e-12);
   const fixedMs = Math.max(0, t1 - msPerByte * b1);
   return { fixedMs, msPerByte };
+}
+
+/**
+ * The line through one measured point (bytes, ms) with slope `msPerByte` (where only one size
+ * was measured, a default's slope): the point's time less the slope's part is the fixed cost.
+ * Where the slope's part alone passes the time, the line goes through the origin and the point.
+ */
+export function lineThrough(point: [number, number], msPerByte: number): Line {
+  const bytes = clean(point[0]);
+  const ms = clean(point[1]);
+  const slope = clean(msPerByte);
+  if (slope * bytes <= ms) return { fixedMs: ms - slope * bytes, msPerByte: slope };
+  return { fixedMs: 0, msPerByte: bytes > 0 ? ms / bytes : slope };
 }
