@@ -210,6 +210,7 @@ describe('calibration', () => {
       ...ops.map((op) => `gpu ${op} ${large}`),
       `upload ${large}`,
       `readback ${large}`,
+      `upload ${64 << 20}`, // the staging piece of uploads past the ring
       ...ops.map((op) => `cpu ${op} ${small}`),
     ]);
     // the 150 ms of each first use are nowhere in the GPU lines
