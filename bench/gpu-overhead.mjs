@@ -77,3 +77,36 @@ for (const [name, op] of Object.entries(ops)) {
   }
 }
 ctx.destroy();
+
+// ---- completion: the same work awaited with onSubmittedWorkDone, or with mapAsync of a 4-byte
+// buffer copied at its end (both resolve once the work is done; which is seen sooner?)
+{
+  const ctx2 = await layer.createGpuContext();
+  const dev = ctx2.device;
+  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  const a = dev.createBuffer({ size: 256 << 20, usage });
+  const b = dev.createBuffer({ size: 256 << 20, usage });
+  const fence = dev.createBuffer({ size: 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  for (const bytes of [4 << 10, 4 << 20, 256 << 20]) {
+    for (const how of ['onSubmittedWorkDone', 'mapAsync', 'onSubmittedWorkDone', 'mapAsync']) {
+      const ts = [];
+      for (let r = 0; r < 40; r++) {
+        const enc = dev.createCommandEncoder();
+        enc.copyBufferToBuffer(a, 0, b, 0, bytes);
+        if (how === 'mapAsync') enc.copyBufferToBuffer(b, 0, fence, 0, 4);
+        const t0 = performance.now();
+        dev.queue.submit([enc.finish()]);
+        if (how === 'mapAsync') {
+          await fence.mapAsync(GPUMapMode.READ);
+          fence.unmap();
+        } else await dev.queue.onSubmittedWorkDone();
+        ts.push(performance.now() - t0);
+      }
+      console.log(`completion of a ${bytes >= 1 << 20 ? `${bytes >> 20} MiB` : `${bytes >> 10} KiB`} copy seen by ${how.padEnd(20)} median ${median(ts).toFixed(3)} ms, min ${Math.min(...ts).toFixed(3)}`);
+    }
+  }
+  a.destroy();
+  b.destroy();
+  fence.destroy();
+  ctx2.destroy();
+}
