@@ -187,17 +187,6 @@ function storageWords(ctx: GpuContext, s: Submission, words: Uint32Array, label:
   return b;
 }
 
-/**
- * A MAP_READ buffer receiving `size` bytes of `src` at the end of what `s` recorded so far; the
- * returned function, called after the submit, maps and reads it and destroys it.
- */
-function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number): () => Promise<Uint32Array> {
-  const rb = ctx.device.createBuffer({ label: 'parle:codec-readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  s.onFailure.push(rb);
-  s.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
-  return async () => new Uint32Array(await mapAndRead(ctx, rb));
-}
-
 /** Maps a MAP_READ buffer (after its submission), copies its contents out and destroys it. */
 async function mapAndRead(ctx: GpuContext, rb: GPUBuffer): Promise<ArrayBuffer> {
   try {
@@ -330,7 +319,7 @@ export function encodeTreeHashes(
     else dispatch(level, bindWindow(ctx, buffer, w, 'tree hash'), w.base);
   }
   for (const level of later) dispatch(level, null, 0);
-  return readAfter(ctx, s, scratch, m * 4);
+  return s.readAfter(scratch, m * 4);
 }
 
 /**
@@ -651,7 +640,7 @@ export function encodeHuffmanDecode(
       staged ? 'parle:huffman-decode-staged' : 'parle:huffman-decode',
     );
   }
-  const read = readAfter(ctx, s, status, 8);
+  const read = s.readAfter(status, 8);
   return async () => {
     const [bad, lowest] = await read();
     if (bad === 0) return;
@@ -1028,7 +1017,7 @@ export function encodeHistograms8(
       'parle:histogram',
     );
   }
-  return readAfter(ctx, s, hist, m * 1024);
+  return s.readAfter(hist, m * 1024);
 }
 
 /**
@@ -1403,7 +1392,7 @@ async function encodeHuffmanJobs(
           'parle:huffman-write-bits',
         );
       }
-      readMeta = readAfter(ctx, s, meta, 4 * (2 + m));
+      readMeta = s.readAfter(meta, 4 * (2 + m));
       if (eager && at <= EAGER_READBACK_BYTES) {
         readSlots = readPacked(
           ctx,
@@ -1505,7 +1494,7 @@ export async function rleChunkStreams(
         'parle:rle-leb-sizes',
       );
       encodeScan(ctx, s, counts, at, R, 'u32', false, totalBuf);
-      return readAfter(ctx, s, totalBuf, 4);
+      return s.readAfter(totalBuf, 4);
     });
     const lebBytes = total[0];
     const leb = ctx.acquireStorage(Math.max(4, Math.ceil(lebBytes / 4) * 4), 'rle-leb');
@@ -1526,7 +1515,7 @@ export async function rleChunkStreams(
         groups,
         'parle:rle-leb-write',
       );
-      return readAfter(ctx, s, tableBuf, chunkCount * 8);
+      return s.readAfter(tableBuf, chunkCount * 8);
     });
     // the scans are done with: back to the pool now
     acquired.splice(acquired.indexOf(starts), 1);

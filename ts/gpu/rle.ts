@@ -60,27 +60,6 @@ function decodePipeline(ctx: GpuContext, type: ElementType, entryPoint: 'expand'
   }));
 }
 
-/**
- * A MAP_READ buffer that receives `size` bytes of `src` at the end of `s`; the returned function,
- * called after the submit, maps it, reads it and destroys it (on a failed submit it is destroyed
- * with the outputs).
- */
-function readAfter(ctx: GpuContext, s: Submission, src: GPUBuffer, size: number): () => Promise<Uint32Array> {
-  const rb = ctx.device.createBuffer({ label: 'parle:count-readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  s.onFailure.push(rb);
-  s.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
-  return async () => {
-    try {
-      await ctx.guard(rb.mapAsync(GPUMapMode.READ));
-      const words = new Uint32Array(rb.getMappedRange().slice(0));
-      rb.unmap();
-      return words;
-    } finally {
-      rb.destroy();
-    }
-  };
-}
-
 function emptyArray(ctx: GpuContext, type: ElementType): DeviceArray {
   return ctx.owned(ctx.acquireStorage(0, `empty-${type}`), type, 0);
 }
@@ -144,7 +123,7 @@ export async function rleEncodeOp(
         4,
         'parle:rle-runs',
       );
-      readCount = readAfter(ctx, s, countArgs, 4);
+      readCount = s.readAfter(countArgs, 4);
     });
     const runs = (await readCount())[0];
     const valueBytes = runs * elementSize(d.type);
@@ -199,7 +178,7 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
         Math.ceil(runs / WORKGROUP_SIZE),
         'parle:rle-check',
       );
-      readStatus = readAfter(ctx, s, status, 8);
+      readStatus = s.readAfter(status, 8);
     });
     const [total, wrapped] = await readStatus();
     if (expectTotal !== undefined && (wrapped !== 0 || total !== expectTotal)) {
