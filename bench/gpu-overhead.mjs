@@ -1,4 +1,5 @@
-// Where an op's wall clock goes beyond its GPU time (issue #14: RLE at 2^24-2^28 took 1.5-2 ms
+// Where an op's wall clock goes beyond its GPU time (sizes in bytes: RLE of 2^log2 u8, scan of
+// 2^log2 / 4 u32) (issue #14: RLE at 2^24-2^28 took 1.5-2 ms
 // more than its kernels on the H200). Times each phase of rleEncode / rleDecode / scan on a
 // context kept busy (clocks up): every submission's encode (host), its wait for the GPU, each
 // mapAsync, and buffer creation, by wrapping the context's and the device's methods.
@@ -54,7 +55,7 @@ const ops = {
     r.lengths.destroy();
   },
   rleDecode: async () => (await ctx.rleDecode(runs.values, runs.lengths)).destroy(),
-  scan: async () => (await ctx.scan(keys, { inclusive: true })).destroy(),
+  'scan (u32, bytes)': async () => (await ctx.scan(keys, { inclusive: true })).destroy(),
 };
 for (const [name, op] of Object.entries(ops)) {
   await warmUntilSteady(async () => {
