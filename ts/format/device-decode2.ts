@@ -148,11 +148,7 @@ async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffe
   });
   const slotsBuf = gpu.acquireStorage(table.byteLength, 'leb slots', GPUBufferUsage.COPY_DST);
   gpu.device.queue.writeBuffer(slotsBuf, 0, table);
-  const statusRb = gpu.device.createBuffer({
-    label: 'parle:leb-status',
-    size: 4,
-    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-  });
+  let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(1);
   try {
     await gpu.submit('decompress run lengths', (s) => {
       const params = s.uniform([bytes, group.slots.length, 0, 0]);
@@ -188,12 +184,9 @@ async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffe
         Math.ceil(group.slots.length / WORKGROUP_SIZE),
         'parle:leb-check',
       );
-      s.onFailure.push(statusRb);
-      s.encoder.copyBufferToBuffer(status, 0, statusRb, 0, 4);
+      readStatus = s.readAfter(status, 4);
     });
-    await gpu.guard(statusRb.mapAsync(GPUMapMode.READ));
-    const bits = new Uint32Array(statusRb.getMappedRange())[0];
-    statusRb.unmap();
+    const bits = (await readStatus())[0];
     if (bits !== 0) {
       const why = [
         bits & 1 ? 'a run length longer than 5 LEB128 bytes or past 2^32 - 2' : '',
@@ -204,7 +197,6 @@ async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffe
     }
   } finally {
     gpu.releaseStorage(slotsBuf);
-    statusRb.destroy();
   }
 }
 
@@ -224,11 +216,7 @@ async function dequantizeChunks(
 ): Promise<void> {
   const exceptions = gpu.acquireStorage(Math.max(4, exceptionBytes), 'decompress exceptions', GPUBufferUsage.COPY_DST);
   const status = gpu.acquireStorage(DEQUANTIZE_STATUS_BYTES, 'decompress dequantize status');
-  const rb = gpu.device.createBuffer({
-    label: 'parle:dequantize-status',
-    size: DEQUANTIZE_STATUS_BYTES,
-    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-  });
+  let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(DEQUANTIZE_STATUS_BYTES / 4);
   try {
     plans.forEach((p, i) => {
       if (exceptionWords[i].byteLength > 0) gpu.device.queue.writeBuffer(exceptions, p.exceptionsAt, exceptionWords[i]);
@@ -249,12 +237,9 @@ async function dequantizeChunks(
           status,
         });
       }
-      s.onFailure.push(rb);
-      s.encoder.copyBufferToBuffer(status, 0, rb, 0, DEQUANTIZE_STATUS_BYTES);
+      readStatus = s.readAfter(status, DEQUANTIZE_STATUS_BYTES);
     });
-    await gpu.guard(rb.mapAsync(GPUMapMode.READ));
-    const words = new Uint32Array(rb.getMappedRange().slice(0));
-    rb.unmap();
+    const words = await readStatus();
     const listed = plans.reduce((a, p) => a + p.exceptions, 0);
     const [invalid, found, refused] = [words[0], words[64], words[65]];
     const why = [
@@ -266,7 +251,6 @@ async function dequantizeChunks(
   } finally {
     gpu.releaseStorage(exceptions);
     gpu.releaseStorage(status);
-    rb.destroy();
   }
 }
 
