@@ -260,6 +260,15 @@ describe('compress into a caller-owned out', () => {
       expect(got.byteOffset).toBe(0);
       expect(Buffer.compare(got, fresh), `${codec} ${describeSeed(seed)}`).toBe(0);
     }
+    // an out in the engine's memory, beside a resident input
+    const resident = engine.alloc('u16', 60_000);
+    resident.set(sample(rng.nextU32(), 60_000));
+    const residentOut = engine.alloc('u8', compressBound(60_000, 'u16', 4096));
+    const inEngine = await engine.compress(resident, { chunkBytes: 4096, out: residentOut });
+    expect(inEngine.buffer).toBe(residentOut.buffer);
+    expect(Buffer.compare(inEngine, await engine.compress(resident.slice(), { chunkBytes: 4096 }))).toBe(0);
+    engine.free(resident);
+    engine.free(residentOut);
     // incompressible bytes: every chunk stored, the bound exactly
     const noise = new Uint8Array(10_000);
     for (let i = 0; i < noise.length; i++) noise[i] = rng.nextU32() & 0xff;
