@@ -1043,13 +1043,6 @@ const ENCODE_BLOCK = 1 << MIN_SEGMENT_LOG2;
 export const HUFFMAN_ENCODE_MAX_BYTES = 2 ** 28;
 
 /**
- * Worst-case output (all slots) up to which {@link huffmanEncodeStreams} reads the slots back
- * whole with the status, in one submission: below this, one round trip (20-25 us on an H200)
- * costs more than the copy of the unused worst-case bytes.
- */
-const EAGER_READBACK_BYTES = 64 << 10;
-
-/**
  * A MAP_READ buffer receiving byte ranges of buffers, packed one after the other in order (each
  * range from a multiple of 4, its length rounded up to 4), at the end of what `s` recorded so
  * far; the returned function, called after the submit, maps and reads it and destroys it.
@@ -1159,9 +1152,8 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
  * workgroup scan, assembled in workgroup memory with atomicOr and written out (atomicOr only on
  * the words shared with neighbouring blocks). That submission reads back 4 bytes per job (the
  * bitstreams' lengths) and an 8-byte status; a second one copies exactly each stream's end
- * offsets and bitstreams (4 K + its bitstream bytes, rounded up to 4) into one readback buffer.
- * Where the worst case of all the outputs is at most 64 KiB, the first submission reads them
- * back whole instead and there is no second. Headers are written on the host. GPU scratch: per job about 4 K + n x (longest code) / 8 bytes
+ * offsets and bitstreams (4 K + its bitstream bytes, rounded up to 4) into one readback buffer
+ * ({@link huffmanEncodeOnDevice} is the first alone). Headers are written on the host. GPU scratch: per job about 4 K + n x (longest code) / 8 bytes
  * (the worst case) of output, 1 KiB of codes, 4 bytes per 1024 symbols.
  * @returns one stream per job, in job order (fresh Uint8Arrays).
  * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it, lengths that
@@ -1170,44 +1162,29 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
  *   {@link HUFFMAN_ENCODE_MAX_BYTES}, a range beyond one storage binding), DEVICE_LOST
  */
 export async function huffmanEncodeStreams(ctx: GpuContext, srcBuf: GPUBuffer, jobs: readonly HuffmanEncodeJob[]): Promise<Uint8Array[]> {
-  const run = await encodeHuffmanJobs(ctx, srcBuf, jobs, true);
-  const { headers, live, spans, bodies } = run;
+  const { streams, release } = await huffmanEncodeOnDevice(ctx, srcBuf, jobs);
   try {
-    // The end offsets and bitstreams of every stream: from the whole slots read back with the
-    // status, or (submission 2) exactly their bytes.
-    let all: Uint8Array;
-    let packedAt: number[];
-    if (run.slotBytes !== null || live.length === 0) {
-      all = run.slotBytes ?? new Uint8Array(0); // packed in slot order: each slot at its layout offset
-      packedAt = run.slotAt;
-    } else {
+    // submission 2: exactly the end offsets and bitstreams of every stream, packed in job order
+    const bodies = streams.flatMap((st) => (st.body === null ? [] : [st.body]));
+    let all: Uint8Array = new Uint8Array(0);
+    if (bodies.length > 0) {
       let read: () => Promise<Uint8Array> = async () => new Uint8Array(0);
       await ctx.submit('huffman-encode-read', (s) => {
-        read = readPacked(
-          ctx,
-          s,
-          live.map((i) => bodies.get(i)!),
-        );
+        read = readPacked(ctx, s, bodies);
       });
       all = await read();
-      packedAt = [];
-      let packed = 0;
-      for (const bytes of spans) {
-        packedAt.push(packed);
-        packed += roundUp4(bytes);
-      }
     }
-    const streams = headers;
-    live.forEach((i, k) => {
-      const h = headers[i];
-      const stream = new Uint8Array(h.length + spans[k]);
-      stream.set(h, 0);
-      stream.set(all.subarray(packedAt[k], packedAt[k] + spans[k]), h.length);
-      streams[i] = stream;
+    let packed = 0;
+    return streams.map(({ header, body }) => {
+      if (body === null) return header;
+      const stream = new Uint8Array(header.length + body.byteLength);
+      stream.set(header, 0);
+      stream.set(all.subarray(packed, packed + body.byteLength), header.length);
+      packed += roundUp4(body.byteLength);
+      return stream;
     });
-    return streams;
   } finally {
-    run.release();
+    release();
   }
 }
 
@@ -1235,7 +1212,7 @@ export async function huffmanEncodeOnDevice(
   srcBuf: GPUBuffer,
   jobs: readonly HuffmanEncodeJob[],
 ): Promise<{ streams: DeviceHuffmanStream[]; release(): void }> {
-  const run = await encodeHuffmanJobs(ctx, srcBuf, jobs, false);
+  const run = await encodeHuffmanJobs(ctx, srcBuf, jobs);
   return { streams: run.headers.map((header, i) => ({ header, body: run.bodies.get(i) ?? null })), release: run.release };
 }
 
@@ -1243,31 +1220,17 @@ export async function huffmanEncodeOnDevice(
 interface EncodedJobs {
   /** Each job's header (written on the host). */
   headers: Uint8Array[];
-  /** The jobs of more than 0 bytes, in job order. */
-  live: number[];
-  /** Per live job: the bytes of its end offsets and bitstreams. */
-  spans: number[];
-  /** Per live job index: where its end offsets and bitstreams lie on the GPU. */
+  /** Per job of more than 0 bytes (by job index): where its end offsets and bitstreams lie on the GPU. */
   bodies: Map<number, { buffer: GPUBuffer; byteOffset: number; byteLength: number }>;
-  /** The whole output slots read back with the status (eager), else null. */
-  slotBytes: Uint8Array | null;
-  /** Per live job: its slot's offset in `slotBytes`. */
-  slotAt: number[];
   /** Gives the output buffers back to the pool. */
   release(): void;
 }
 
 /**
  * Submission 1 of {@link huffmanEncodeStreams}: encodes every job into output buffers and reads
- * back the status and the bitstreams' lengths (and, with `eager`, the whole outputs when they are
- * small). On failure the outputs are released.
+ * back the status and the bitstreams' lengths. On failure the outputs are released.
  */
-async function encodeHuffmanJobs(
-  ctx: GpuContext,
-  srcBuf: GPUBuffer,
-  jobs: readonly HuffmanEncodeJob[],
-  eager: boolean,
-): Promise<EncodedJobs> {
+async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: readonly HuffmanEncodeJob[]): Promise<EncodedJobs> {
   checkBuffer(srcBuf, 'srcBuf');
   if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
   jobs.forEach((j, i) => checkEncodeJob(srcBuf, j, i));
@@ -1278,7 +1241,7 @@ async function encodeHuffmanJobs(
     return h;
   });
   const live = jobs.map((_, i) => i).filter((i) => jobs[i].byteLength > 0);
-  if (live.length === 0) return { headers, live, spans: [], bodies: new Map(), slotBytes: null, slotAt: [], release: () => undefined };
+  if (live.length === 0) return { headers, bodies: new Map(), release: () => undefined };
 
   // Layout: each live job's output slot, one after the other in a virtual space that the groups
   // cut into windows of one storage binding each.
@@ -1320,7 +1283,6 @@ async function encodeHuffmanJobs(
   };
   try {
     let readMeta: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-    let readSlots: (() => Promise<Uint8Array>) | null = null;
     await ctx.submit('huffman-encode', (s) => {
       const meta = s.temp(4 * (2 + m), 'huffman-encode-meta');
       s.encoder.clearBuffer(meta, 0, roundUp4(4 * (2 + m)));
@@ -1393,16 +1355,8 @@ async function encodeHuffmanJobs(
         );
       }
       readMeta = s.readAfter(meta, 4 * (2 + m));
-      if (eager && at <= EAGER_READBACK_BYTES) {
-        readSlots = readPacked(
-          ctx,
-          s,
-          live.map((i) => ({ ...slotOutput.get(i)!, byteLength: slots.get(i)!.bytes })),
-        );
-      }
     });
-    const wholeSlots = readSlots as (() => Promise<Uint8Array>) | null; // set inside the callback
-    const [meta, slotBytes] = await Promise.all([readMeta(), wholeSlots === null ? null : wholeSlots()]);
+    const meta = await readMeta();
     if (meta[0] !== 0) {
       const key = 0xffffffff - meta[1];
       const job = key >>> 8;
@@ -1411,9 +1365,8 @@ async function encodeHuffmanJobs(
         `jobs[${job}]: byte value ${key & 0xff} has no code (length 0) in jobs[${job}].lengths (${meta[0]} invocation${meta[0] === 1 ? '' : 's'} found bytes without a code)`,
       );
     }
-    const spans = live.map((i) => 4 * slots.get(i)!.segments + meta[2 + i]);
-    const bodies = new Map(live.map((i, k) => [i, { ...slotOutput.get(i)!, byteLength: spans[k] }]));
-    return { headers, live, spans, bodies, slotBytes, slotAt: live.map((i) => slots.get(i)!.at), release };
+    const bodies = new Map(live.map((i) => [i, { ...slotOutput.get(i)!, byteLength: 4 * slots.get(i)!.segments + meta[2 + i] }]));
+    return { headers, bodies, release };
   } catch (e) {
     release();
     throw e;
