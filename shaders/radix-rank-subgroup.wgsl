@@ -64,7 +64,9 @@ fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
   return old + below;
 }
 
-const SCAN_PER: u32 = 256u / SORT_WG; // consecutive digits per invocation in scanDigits (1, 2 or 4)
+// consecutive digits per invocation in scanDigits (1, 2 or 4; with 512 invocations, 1 for the
+// first 256 and none for the rest)
+const SCAN_PER: u32 = max(256u / SORT_WG, 1u);
 var<workgroup> digitPart: array<u32, RANK_GROUPS>; // each subgroup's total
 
 /**
@@ -75,10 +77,11 @@ var<workgroup> digitPart: array<u32, RANK_GROUPS>; // each subgroup's total
  */
 fn scanDigits(tid: u32, lane: u32, sg: u32) {
   let d0 = tid * SCAN_PER;
+  let mine = d0 < 256u;
   var v: array<u32, SCAN_PER>;
   var s = 0u;
   for (var i = 0u; i < SCAN_PER; i += 1u) {
-    v[i] = tileStart[d0 + i];
+    v[i] = select(0u, tileStart[min(d0 + i, 255u)], mine);
     s += v[i];
   }
   let ex = subgroupExclusiveAdd(s);
@@ -86,6 +89,7 @@ fn scanDigits(tid: u32, lane: u32, sg: u32) {
   workgroupBarrier();
   var run = ex;
   for (var g = 0u; g < tid / sg; g += 1u) { run += digitPart[g]; }
+  if (!mine) { return; }
   for (var i = 0u; i < SCAN_PER; i += 1u) {
     digitScanned(d0 + i, run);
     run += v[i];

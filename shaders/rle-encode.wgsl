@@ -2,11 +2,12 @@
 // `main`, one chained single-pass kernel: flags run starts (an element whose bits differ from
 //   its predecessor's), counts them per invocation and per tile, looks back (lookback.wgsl, with
 //   decoupled fallback) for the tile's first run index, then scatters the end index of each run
-//   (ends[r - 1] = start of run r). The last tile writes the run count and the workgroup counts
-//   of `runsOut`.
-// `runsOut`, dispatched indirectly: one invocation per output word of values (EPW runs) gathers
-//   each run's value from the input at its start (ends[r - 1]) and writes lengths[r] =
-//   ends[r] - ends[r - 1]; packed u8/u16 value words are assembled in registers, so no atomics.
+//   (ends[r - 1] = start of run r). The last tile writes the run count.
+// `runsOut`, in a second submission once the host has read the run count (so that values and
+//   lengths go straight into buffers of their exact size): one invocation per output word of
+//   values (EPW runs) gathers each run's value from the input at its start (ends[r - 1]) and
+//   writes lengths[r] = ends[r] - ends[r - 1]; packed u8/u16 value words are assembled in
+//   registers, so no atomics.
 //
 // Composed by ts/gpu/compose.ts with `alias T = u32`, and per element type:
 //   EPW (elements per u32 word: 4 for u8, 2 for u16, 1 for 32-bit), BITS (32 / EPW), EMASK.
@@ -16,7 +17,7 @@
 struct Params {
   n: u32,          // elements
   numTiles: u32,   // ceil(n / TILE)
-  maxX: u32,       // workgroups per dimension, for the indirect dispatch size
+  pad: u32,
   chunk: u32,      // 0, or a chunk length (a multiple of EPW): every chunk starts a run
 }
 
@@ -28,7 +29,7 @@ const TILE: u32 = WG * EPT;      // elements per tile
 @group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> ends: array<u32>;
 @group(0) @binding(4) var<storage, read_write> lb_spine: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> countArgs: array<u32>; // run count, then x, y, z of runsOut
+@group(0) @binding(5) var<storage, read_write> runCount: array<u32>; // [0]: the run count
 
 fn elementAt(i: u32) -> u32 {
   let wi = i / EPW;
@@ -121,12 +122,7 @@ fn main(/*IDS*/) {
   if (tile == params.numTiles - 1u && tid == 0u) {
     let runs = tilePrefix + tileRuns;
     ends[runs - 1u] = n;
-    countArgs[0] = runs;
-    let groups = ((runs + EPW - 1u) / EPW + WG - 1u) / WG;
-    let x = min(groups, params.maxX);
-    countArgs[1] = x;
-    countArgs[2] = (groups + x - 1u) / x;
-    countArgs[3] = 1u;
+    runCount[0] = runs;
   }
 }
 

@@ -4,11 +4,14 @@
 // workgroup scan (wg-scan-*.wgsl) and lookback.wgsl are prepended; `/*IDS*/` and `/*LANES*/`
 // become the entry point's builtins.
 //
-// Tile: WG invocations x VPT vec4 loads (16 elements each) = 4096 elements. Invocation t owns
-// the 16 consecutive elements at tile * 4096 + 16 t: it sums them serially, a workgroup scan
-// gives its offset in the tile, the look-back gives the tile's offset, then it writes its 16
-// outputs as 4 vec4 stores. Buffers are padded to 16 bytes (a vec4); elements at or past n read
-// as zero and outputs past n are not written beyond the padded vec4.
+// Tile: WG invocations x VPT vec4 (composed: 4 or 8, 4096 or 8192 elements). The tile's groups
+// (subgroups; without subgroups the whole workgroup, sg = WG) each own sg * VPT consecutive vec4,
+// and load k of lane l is the group's vec4 k * sg + l, so every load and store of a subgroup
+// covers consecutive addresses (a layout of 16 consecutive elements per invocation spread each
+// load instruction over 4x the cache lines). Per load k: a group scan of the lanes' vec4 sums,
+// its total carried to load k + 1; a workgroup scan of the groups' totals gives each group's
+// offset in the tile, the look-back the tile's offset. Buffers are padded to 16 bytes (a vec4);
+// elements at or past n read as zero and outputs past n are not written beyond the padded vec4.
 
 struct Params {
   n: u32,          // elements
@@ -17,7 +20,7 @@ struct Params {
   pad: u32,
 }
 
-const VPT: u32 = 4u;                // vec4 per invocation
+const VPT: u32 = SCAN_VPT;          // vec4 per invocation
 const TILE_VECS: u32 = WG * VPT;    // vec4 per tile
 const TILE: u32 = TILE_VECS * 4u;   // elements per tile
 
@@ -36,19 +39,39 @@ fn loadMasked(vi: u32) -> vec4<T> {
   return select(vec4<T>(T(0)), v, vec4<u32>(e, e + 1u, e + 2u, e + 3u) < vec4<u32>(params.n));
 }
 
-fn threadSum(base: u32) -> T {
-  var s = T(0);
+/** Index of this invocation's first vec4 in `tile` (its later ones follow sg apart). */
+fn firstVec(tile: u32, tid: u32, lane: u32) -> u32 {
+  return tile * TILE_VECS + (tid - lane) * VPT + lane;
+}
+
+/**
+ * Loads this invocation's VPT vec4 of `tile` into `v` and returns the tile's sum; `prefix[k]`
+ * gets the sum of the tile's elements before v[k]. main and the look-back's fallback
+ * (tileReduce) both sum through here, so an f32 tile's sum is the same either way.
+ */
+fn tileScan(tile: u32, tid: u32, lane: u32, sg: u32, v: ptr<function, array<vec4<T>, VPT>>,
+            prefix: ptr<function, array<T, VPT>>) -> T {
+  let base = firstVec(tile, tid, lane);
+  for (var k = 0u; k < VPT; k += 1u) { (*v)[k] = loadMasked(base + k * sg); } // all in flight
+  var run = T(0); // the group's sum before load k
   for (var k = 0u; k < VPT; k += 1u) {
-    let v = loadMasked(base + k);
-    s += v.x; s += v.y; s += v.z; s += v.w;
+    let x = (*v)[k];
+    var loadTotal = T(0);
+    let ex = groupExclusiveScan(x.x + x.y + x.z + x.w, tid, lane, sg, &loadTotal);
+    (*prefix)[k] = run + ex;
+    run += loadTotal;
   }
-  return s;
+  var tileSum = T(0);
+  // the group's total on its last lane only: every lane of group g gets the totals of groups < g
+  let groupPrefix = wgExclusiveScan(select(T(0), run, lane == sg - 1u), tid, lane, sg, &tileSum);
+  for (var k = 0u; k < VPT; k += 1u) { (*prefix)[k] += groupPrefix; }
+  return tileSum;
 }
 
 fn tileReduce(tile: u32, tid: u32, lane: u32, sg: u32) -> T {
-  var sum = T(0);
-  _ = wgExclusiveScan(threadSum(tile * TILE_VECS + tid * VPT), tid, lane, sg, &sum);
-  return sum;
+  var v: array<vec4<T>, VPT>;
+  var prefix: array<T, VPT>;
+  return tileScan(tile, tid, lane, sg, &v, &prefix);
 }
 
 @compute @workgroup_size(WG)
@@ -56,29 +79,25 @@ fn main(/*IDS*/) {
   /*LANES*/
   let tile = lbAcquireTile(tid);
   if (tile >= params.numTiles) { return; }
-  let base = tile * TILE_VECS + tid * VPT;
   var v: array<vec4<T>, VPT>;
-  var s = T(0);
-  for (var k = 0u; k < VPT; k += 1u) {
-    v[k] = loadMasked(base + k);
-    s += v[k].x; s += v[k].y; s += v[k].z; s += v[k].w;
-  }
-  var tileSum = T(0);
-  let threadPrefix = wgExclusiveScan(s, tid, lane, sg, &tileSum);
+  var prefix: array<T, VPT>;
+  let tileSum = tileScan(tile, tid, lane, sg, &v, &prefix);
   let tilePrefix = lookback(tile, tileSum, tid, lane, sg);
   let carry = bitcast<T>(carryIn[0]);
-  var run = carry + tilePrefix + threadPrefix;
+  let base = firstVec(tile, tid, lane);
   let nVecs = (params.n + 3u) / 4u;
   let inclusive = params.inclusive != 0u;
   for (var k = 0u; k < VPT; k += 1u) {
     let x = v[k];
+    var run = carry + tilePrefix + prefix[k];
     var o: vec4<T>;
     if (inclusive) {
       run += x.x; o.x = run; run += x.y; o.y = run; run += x.z; o.z = run; run += x.w; o.w = run;
     } else {
-      o.x = run; run += x.x; o.y = run; run += x.y; o.z = run; run += x.z; o.w = run; run += x.w;
+      o.x = run; run += x.x; o.y = run; run += x.y; o.z = run; run += x.z; o.w = run;
     }
-    if (base + k < nVecs) { dst[base + k] = bitcast<vec4<u32>>(o); }
+    let vi = base + k * sg;
+    if (vi < nVecs) { dst[vi] = bitcast<vec4<u32>>(o); }
   }
   if (tile == params.numTiles - 1u && tid == 0u) { total[0] = bitcast<u32>(carry + tilePrefix + tileSum); }
 }

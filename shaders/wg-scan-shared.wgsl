@@ -34,3 +34,8 @@ fn wgExclusiveScan(x: T, tid: u32, lane: u32, sg: u32, total: ptr<function, T>) 
   *total = wgs_part[16];
   return wgs_part[tid / 16u] + wgs_data[tid];
 }
+
+/** Without subgroups a scan "group" is the whole workgroup (sg = WG): wgExclusiveScan. */
+fn groupExclusiveScan(x: T, tid: u32, lane: u32, sg: u32, total: ptr<function, T>) -> T {
+  return wgExclusiveScan(x, tid, lane, sg, total);
+}

@@ -34,3 +34,13 @@ fn wgExclusiveScan(x: T, tid: u32, lane: u32, sg: u32, total: ptr<function, T>) 
   }
   return prefix + ex;
 }
+
+/**
+ * Exclusive scan of one T per invocation within its subgroup (a scan "group"); `total` gets the
+ * subgroup's sum (its last lane's inclusive value). All lanes of the subgroup call it.
+ */
+fn groupExclusiveScan(x: T, tid: u32, lane: u32, sg: u32, total: ptr<function, T>) -> T {
+  let ex = subgroupExclusiveAdd(x);
+  *total = subgroupShuffle(ex + x, sg - 1u);
+  return ex;
+}

@@ -65,20 +65,22 @@ for (const [variant, opts] of variants) {
   });
 }
 
-describeGpu('GPU radix sort: 16 keys per invocation (tuning)', () => {
-  gpuTest(
-    'u32 and f32 key-value, odd sizes',
-    async (ctx, rng) => {
-      expect(ctx.tuning.sortItemsPerInvocation).toBe(16);
-      const tile = sortWorkgroupSize(ctx) * 16;
-      for (const type of ['u32', 'f32'] as const) {
-        for (const n of [1, tile - 1, tile, tile + 1, 30_001]) await checkSort(ctx, keysOf(type, n, rng, 300), true, `${type} n=${n}`);
-      }
-      await checkSort(ctx, keysOf('i32', 3 * tile + 7, rng), false, 'i32 keys');
-    },
-    { tuning: { sortItemsPerInvocation: 16 } },
-  );
-});
+for (const items of [12, 16] as const) {
+  describeGpu(`GPU radix sort: ${items} keys per invocation (tuning)`, () => {
+    gpuTest(
+      'u32 and f32 key-value, odd sizes',
+      async (ctx, rng) => {
+        expect(ctx.tuning.sortItemsPerInvocation).toBe(items);
+        const tile = sortWorkgroupSize(ctx) * items;
+        for (const type of ['u32', 'f32'] as const) {
+          for (const n of [1, tile - 1, tile, tile + 1, 30_001]) await checkSort(ctx, keysOf(type, n, rng, 300), true, `${type} n=${n}`);
+        }
+        await checkSort(ctx, keysOf('i32', 3 * tile + 7, rng), false, 'i32 keys');
+      },
+      { tuning: { sortItemsPerInvocation: items } },
+    );
+  });
+}
 
 // OneSweep's look-back with the decoupled fallback: lookbackSpin 0 makes every tile recount each
 // predecessor tile's digit histogram from its keys instead of reading its status words; 1 mixes
@@ -144,6 +146,28 @@ for (const [variant, opts] of windowVariants) {
 }
 
 describeGpu('GPU radix sort: options', () => {
+  gpuTest('tuning.sortWorkgroupSize: 512 only within 16 subgroups and the device limits', async (ctx) => {
+    expect(ctx.tuning.sortWorkgroupSize).toBe(256);
+    const limits = { ...ctx.limits, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024, maxComputeWorkgroupStorageSize: 48 << 10 };
+    const like = (o: { sub: boolean; min: number; wg: 256 | 512; items?: 8 | 12 | 16; limits?: Partial<typeof limits> }) =>
+      sortWorkgroupSize({
+        hasSubgroups: o.sub,
+        subgroupMinSize: o.min,
+        limits: { ...limits, ...o.limits },
+        tuning: { ...ctx.tuning, sortWorkgroupSize: o.wg, sortItemsPerInvocation: o.items ?? 8 },
+      } as unknown as typeof ctx);
+    expect(like({ sub: true, min: 32, wg: 512 })).toBe(512); // NVIDIA: 16 warps, 39 KiB
+    expect(like({ sub: true, min: 32, wg: 256 })).toBe(256);
+    expect(like({ sub: true, min: 4, wg: 512 })).toBe(64); // SwiftShader: 16 subgroups of 4
+    expect(like({ sub: false, min: 32, wg: 512 })).toBe(256);
+    expect(like({ sub: true, min: 32, wg: 512, limits: { maxComputeInvocationsPerWorkgroup: 256 } })).toBe(256);
+    expect(like({ sub: true, min: 32, wg: 512, limits: { maxComputeWorkgroupStorageSize: 32 << 10 } })).toBe(256);
+    expect(like({ sub: true, min: 32, wg: 512, items: 16 })).toBe(256); // 16 keys: a 32 KiB stage alone
+    for (const w of [128, 1024, 300]) {
+      await expect(createGpuContext({ tuning: { sortWorkgroupSize: w as 256 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    }
+    await expect(createGpuContext({ tuning: { sortItemsPerInvocation: 10 as 8 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+  });
   gpuTest('tuning.sortLookbackWindow must be 1, 4, 8, 16 or 32 (INVALID_OPTION)', async (ctx) => {
     expect(ctx.tuning.sortLookbackWindow).toBe(8);
     for (const w of [0, 2, 3, 64, 1.5]) {

@@ -3,7 +3,7 @@ import type { GpuContextOptions } from '../../ts/gpu/index.js';
 import { assertSameBits, describeGpu, gpuTest, refRleEncode, refScan, runsArray, type Rng } from './support.js';
 
 const TILE = 4096;
-const SIZES = [0, 1, 3, 4, 5, 255, 256, 257, TILE - 1, TILE, TILE + 1, 3 * TILE + 7, 300_001];
+const SIZES = [0, 1, 3, 4, 5, 255, 256, 257, TILE - 1, TILE, TILE + 1, 2 * TILE - 1, 2 * TILE + 1, 3 * TILE + 7, 300_001];
 
 function input(type: 'u32' | 'i32' | 'f32', n: number, rng: Rng): Uint32Array | Int32Array | Float32Array {
   if (type === 'f32') return Float32Array.from({ length: n }, () => rng.below(201) - 100); // exact sums
@@ -16,6 +16,8 @@ const variants: [string, GpuContextOptions][] = [
   ['default (subgroups when present)', { stagingChunkBytes: 64 << 10 }],
   ['shared memory (no subgroups)', { subgroups: 'off' }],
   ['forced decoupled fallback (spin 0)', { lookbackSpin: 0 }],
+  ['8 vec4 per invocation (8192-element tiles)', { tuning: { scanVecsPerInvocation: 8 } }],
+  ['8 vec4 per invocation, no subgroups, spin 0', { subgroups: 'off', lookbackSpin: 0, tuning: { scanVecsPerInvocation: 8 } }],
 ];
 
 for (const [variant, opts] of variants) {

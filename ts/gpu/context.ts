@@ -53,6 +53,8 @@ const DEFAULT_TUNING: GpuTuning = {
   decodeWordsPerInvocation: 16,
   sortItemsPerInvocation: 8,
   sortLookbackWindow: 8,
+  sortWorkgroupSize: 256,
+  scanVecsPerInvocation: 4,
   uploadPieceBytes: 256 << 20,
   huffmanDecodeStaged: false,
 };
@@ -73,7 +75,18 @@ export interface GpuTuning {
    * 24.3 ms with 16, the earlier multi-pass sort 19.45 and 26.1 ms; fewer registers per
    * invocation).
    */
-  sortItemsPerInvocation: 8 | 16;
+  sortItemsPerInvocation: 8 | 12 | 16;
+  /**
+   * Invocations per radix sort workgroup with subgroups: 256 or 512 (default 256), capped at 16
+   * subgroups of the adapter's smallest subgroup size and at its workgroup limits (without
+   * subgroups: 256). 512 doubles the tile, so a pass has half the tiles and look-back status
+   * words, at twice the workgroup memory (about 38 KiB on NVIDIA).
+   */
+  sortWorkgroupSize: 256 | 512;
+  /**
+   * vec4 loads per invocation of the scan (tile = 256 x 4 x this elements): 4 or 8 (default 4).
+   */
+  scanVecsPerInvocation: 4 | 8;
   /**
    * Predecessor tiles whose status words the radix sort's look-back reads at once per digit (one
    * memory round trip for up to this many tiles; 1: one tile per round trip): 1, 4, 8, 16 or 32
@@ -117,6 +130,8 @@ export interface GpuLimits {
   maxComputeWorkgroupStorageSize: number;
   maxComputeWorkgroupsPerDimension: number;
   maxStorageBuffersPerShaderStage: number;
+  maxComputeInvocationsPerWorkgroup: number;
+  maxComputeWorkgroupSizeX: number;
 }
 
 /** Why the device went away. */
@@ -219,8 +234,14 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   if (![4, 8, 16].includes(tuning.decodeWordsPerInvocation)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.decodeWordsPerInvocation must be 4, 8 or 16');
   }
-  if (![8, 16].includes(tuning.sortItemsPerInvocation)) {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortItemsPerInvocation must be 8 or 16');
+  if (![8, 12, 16].includes(tuning.sortItemsPerInvocation)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortItemsPerInvocation must be 8, 12 or 16');
+  }
+  if (![256, 512].includes(tuning.sortWorkgroupSize)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortWorkgroupSize must be 256 or 512');
+  }
+  if (![4, 8].includes(tuning.scanVecsPerInvocation)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.scanVecsPerInvocation must be 4 or 8');
   }
   if (![1, 4, 8, 16, 32].includes(tuning.sortLookbackWindow)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortLookbackWindow must be 1, 4, 8, 16 or 32');
@@ -256,6 +277,8 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
     maxComputeWorkgroupStorageSize: al.maxComputeWorkgroupStorageSize,
     maxStorageBuffersPerShaderStage: al.maxStorageBuffersPerShaderStage,
     maxComputeWorkgroupsPerDimension: al.maxComputeWorkgroupsPerDimension,
+    maxComputeInvocationsPerWorkgroup: al.maxComputeInvocationsPerWorkgroup,
+    maxComputeWorkgroupSizeX: al.maxComputeWorkgroupSizeX,
   };
   const features: GPUFeatureName[] = [];
   const subgroups = opts.subgroups !== 'off' && adapter.features.has('subgroups');
@@ -373,15 +396,6 @@ export class Submission {
     pass.dispatchWorkgroups(x, y);
     pass.end();
   }
-
-  /** Dispatches with the workgroup counts read from `indirect` at byte `offset` (x, y, z u32). */
-  dispatchIndirect(pipeline: GPUComputePipeline, entries: GPUBindGroupEntry[], indirect: GPUBuffer, offset: number, label: string): void {
-    const pass = this.encoder.beginComputePass({ label, timestampWrites: this.#ctx.encoderHooks?.pass?.(label) });
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
-    pass.dispatchWorkgroupsIndirect(indirect, offset);
-    pass.end();
-  }
 }
 
 /**
@@ -456,6 +470,8 @@ export class GpuContext {
       maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
       maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
       maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
     };
     this.hasSubgroups = opts.subgroups;
     this.subgroupMinSize = opts.sgMin;
@@ -870,13 +886,12 @@ export class GpuContext {
    * `lengths` (u32), one entry per maximal run of equal elements. f32 compares bit patterns (NaN
    * payloads and -0 are runs of their own). Example: [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8],
    * lengths [1,2,1,3,1]; [] -> [], [].
-   * Passes: (1) one chained pass flags run starts, counts them per tile, looks back for the
-   * tile's first run index and scatters each run's value and the end of the run before it; the
-   * last tile writes the run count and the next pass's indirect dispatch size; (2) lengths from
-   * neighbouring run ends, dispatched indirectly. No readback between passes; resolving the
-   * promise reads back the 4-byte run count, since the DeviceArrays know their length. The two
-   * passes write into worst-case scratch buffers (one run per element) from the pool; after the
-   * count is read, the runs are copied into buffers of their own size (a second submit).
+   * Two submissions: (1) one chained pass flags run starts, counts them per tile, looks back
+   * for the tile's first run index and scatters the end of the run before each start into a
+   * pooled worst-case buffer (4 bytes an element); the last tile writes the run count, which is
+   * read back (4 bytes: the DeviceArrays know their length); (2) one pass gathers each run's
+   * value from the input and its length from neighbouring run ends straight into buffers of the
+   * run count's size (no slack held by the application, nothing copied).
    * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
    */
   rleEncode(input: DeviceArray): Promise<{ values: DeviceArray; lengths: DeviceArray }> {

@@ -33,12 +33,20 @@ const HIST_MAX_WORKGROUPS = 1024;
 const MAX_KEYS = 2 ** 30 - 1;
 
 /**
- * Invocations per sort workgroup: with subgroups, 16 subgroups of the smallest size the adapter
- * may use, at most 256 (NVIDIA: 8 warps of 32; SwiftShader: 16 of 4), so the per-subgroup digit
- * counters (16 x 256 x 4 bytes) fit workgroup memory; without subgroups, 256.
+ * Invocations per sort workgroup: with subgroups, `tuning.sortWorkgroupSize` (256 or 512) capped
+ * at 16 subgroups of the smallest size the adapter may use (NVIDIA: 8 or 16 warps of 32;
+ * SwiftShader: 16 of 4), so the per-subgroup digit counters (at most 16 x 256 x 4 bytes) fit
+ * workgroup memory, and at the device's workgroup limits (512 also needs the workgroup memory
+ * of its 4096-key stage); without subgroups, 256.
  */
 export function sortWorkgroupSize(ctx: GpuContext): number {
-  return ctx.hasSubgroups ? Math.min(256, 16 * ctx.subgroupMinSize) : 256;
+  if (!ctx.hasSubgroups) return 256;
+  const l = ctx.limits;
+  let wg = Math.min(ctx.tuning.sortWorkgroupSize, 16 * ctx.subgroupMinSize, l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
+  // rank counters + stage + 7 arrays of 256 words, in bytes
+  const storage = (w: number) => 4 * ((w / ctx.subgroupMinSize) * 256 + w * ctx.tuning.sortItemsPerInvocation + 7 * 256);
+  while (wg > 256 && storage(wg) > l.maxComputeWorkgroupStorageSize) wg /= 2;
+  return Math.max(wg, Math.min(256, 16 * ctx.subgroupMinSize));
 }
 
 interface SortPipelines {

@@ -87,57 +87,52 @@ export async function rleEncodeOp(
   const tiles = Math.ceil(n / tile);
   const pipes = encodePipelines(ctx, d.type);
   let readCount: () => Promise<Uint32Array> = async () => new Uint32Array(1);
-  // Worst-case scratch (one run per element) from the pool; the results are then copied into
-  // buffers of the run count's size, so an application holding them holds no slack.
-  const valuesScratch = ctx.acquireStorage(d.byteLength, `rle-values-${d.type}`);
-  const lengthsScratch = ctx.acquireStorage(n * 4, 'rle-lengths');
+  // Two submissions: the first finds the runs (each run's end index) and reads back their count;
+  // the second gathers values and lengths straight into buffers of the run count's size, so an
+  // application holding them holds no slack and nothing is copied. `ends` (worst case one run
+  // per element) and the count live between the two in pooled buffers.
+  const ends = ctx.acquireStorage(n * 4, 'rle-ends');
+  const count = ctx.acquireStorage(16, 'rle-count');
   try {
     await ctx.submit('rle-encode', (s) => {
-      const src = ctx.paddedBuffer(s, d);
-      const ends = s.temp(n * 4, 'rle-ends');
       const spine = s.temp(spineBytes(tiles), 'rle-spine');
-      const countArgs = s.temp(16, 'rle-count', GPUBufferUsage.INDIRECT);
       s.encoder.clearBuffer(spine);
       s.dispatch(
         pipes.main,
         [
-          { binding: 0, resource: { buffer: s.uniform([n, tiles, ctx.limits.maxComputeWorkgroupsPerDimension, chunkLength]) } },
-          { binding: 1, resource: { buffer: src } },
+          { binding: 0, resource: { buffer: s.uniform([n, tiles, 0, chunkLength]) } },
+          { binding: 1, resource: { buffer: ctx.paddedBuffer(s, d) } },
           { binding: 3, resource: { buffer: ends } },
           { binding: 4, resource: { buffer: spine } },
-          { binding: 5, resource: { buffer: countArgs } },
+          { binding: 5, resource: { buffer: count } },
         ],
         tiles,
         'parle:rle-encode',
       );
-      s.dispatchIndirect(
+      readCount = s.readAfter(count, 4);
+    });
+    const runs = (await readCount())[0];
+    const out = await ctx.submit('rle-encode-runs', (s) => {
+      const values = s.output(runs * elementSize(d.type), `rle-values-${d.type}`);
+      const lengths = s.output(runs * 4, 'rle-lengths');
+      s.dispatch(
         pipes.runs,
         [
           { binding: 6, resource: { buffer: ends } },
-          { binding: 7, resource: { buffer: countArgs } },
-          { binding: 8, resource: { buffer: lengthsScratch } },
-          { binding: 9, resource: { buffer: src } },
-          { binding: 10, resource: { buffer: valuesScratch } },
+          { binding: 7, resource: { buffer: count } },
+          { binding: 8, resource: { buffer: lengths } },
+          { binding: 9, resource: { buffer: ctx.paddedBuffer(s, d) } },
+          { binding: 10, resource: { buffer: values } },
         ],
-        countArgs,
-        4,
+        Math.ceil(Math.ceil(runs / epw) / WORKGROUP_SIZE),
         'parle:rle-runs',
       );
-      readCount = s.readAfter(countArgs, 4);
-    });
-    const runs = (await readCount())[0];
-    const valueBytes = runs * elementSize(d.type);
-    const out = await ctx.submit('rle-encode-copy', (s) => {
-      const values = s.output(valueBytes, `rle-values-${d.type}`);
-      const lengths = s.output(runs * 4, 'rle-lengths');
-      s.encoder.copyBufferToBuffer(valuesScratch, 0, values, 0, Math.ceil(valueBytes / 4) * 4);
-      s.encoder.copyBufferToBuffer(lengthsScratch, 0, lengths, 0, runs * 4);
       return { values, lengths };
     });
     return { values: ctx.owned(out.values, d.type, runs), lengths: ctx.owned(out.lengths, 'u32', runs) };
   } finally {
-    ctx.releaseStorage(valuesScratch);
-    ctx.releaseStorage(lengthsScratch);
+    ctx.releaseStorage(ends);
+    ctx.releaseStorage(count);
   }
 }
 

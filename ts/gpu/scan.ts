@@ -10,8 +10,10 @@ import type { GpuContext, Submission } from './context.js';
 import { DeviceArray, paddedSize } from './device-array.js';
 import { getPipeline } from './pipelines.js';
 
-/** Elements per workgroup tile of the scan kernel (256 invocations x 16). */
-export const SCAN_TILE = 4096;
+/** Elements per workgroup tile of the scan kernel: 256 invocations x `tuning.scanVecsPerInvocation` vec4. */
+export function scanTile(ctx: GpuContext): number {
+  return 256 * 4 * ctx.tuning.scanVecsPerInvocation;
+}
 /** u32 words before the tile status words in a look-back spine buffer (LB_BASE in lookback.wgsl). */
 export const LOOKBACK_BASE = 4;
 
@@ -21,9 +23,10 @@ export function spineBytes(tiles: number): number {
 }
 
 function scanPipeline(ctx: GpuContext, scalar: 'u32' | 'f32'): GPUComputePipeline {
-  const key = `scan:${scalar}:${ctx.hasSubgroups ? 'sg' : 'shared'}:${ctx.lookbackSpin}`;
+  const vpt = ctx.tuning.scanVecsPerInvocation;
+  const key = `scan:${scalar}:${ctx.hasSubgroups ? 'sg' : 'shared'}:${vpt}:${ctx.lookbackSpin}`;
   return getPipeline(ctx.device, key, () => ({
-    code: composeKernel(scanSource, { subgroups: ctx.hasSubgroups, scalar, lookback: true }),
+    code: composeKernel(scanSource, { subgroups: ctx.hasSubgroups, scalar, lookback: true, consts: { 'SCAN_VPT: u32': `${vpt}u` } }),
     entryPoint: 'main',
     constants: { LB_MAX_SPIN: ctx.lookbackSpin },
   }));
@@ -49,8 +52,9 @@ export function encodeScan(
   if (n === 0) return;
   const maxBinding = ctx.limits.maxStorageBufferBindingSize;
   // elements per window: whole tiles, the window's bytes a multiple of the offset alignment
-  const window = paddedSize(n * 4) <= maxBinding ? n : Math.floor(maxBinding / 4 / SCAN_TILE) * SCAN_TILE;
-  const windowTiles = Math.ceil(window / SCAN_TILE);
+  const tile = scanTile(ctx);
+  const window = paddedSize(n * 4) <= maxBinding ? n : Math.floor(maxBinding / 4 / tile) * tile;
+  const windowTiles = Math.ceil(window / tile);
   const spine = s.temp(spineBytes(windowTiles), 'scan-spine');
   // carries: a zero for the first window, then ping-pong between two words
   const zero = s.temp(16, 'scan-carry0');
@@ -60,7 +64,7 @@ export function encodeScan(
   let carry = zero;
   for (let start = 0, k = 0; start < n; start += window, k++) {
     const count = Math.min(window, n - start);
-    const tiles = Math.ceil(count / SCAN_TILE);
+    const tiles = Math.ceil(count / tile);
     const last = start + count >= n;
     const total = last && totalBuf !== undefined ? totalBuf : pingPong[k % 2];
     const offset = start * 4;
