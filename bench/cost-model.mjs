@@ -12,6 +12,7 @@
 //
 // Sizes: 4 KiB, 256 KiB, 16 MiB (--quick: the first two; --gpu-machine adds 256 MiB, --gib 1 GiB).
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
+import { sparseVolume } from './suite/data.mjs';
 import { outArg, outputDir } from './out-dir.mjs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -233,21 +234,6 @@ console.log(`(within 10 % or 50 us of the faster path, warm: ${pct(withinFloor)}
 console.log(`(predictions within 1.5x or 50 us: warm ${pct(warmPredictedFloor)}, cold ${pct(coldPredictedFloor)})`);
 
 // ---- the papers' cases (GPU machine) -----------------------------------------------------------
-
-/** Rutter's Voxel3D-like volume: 512^3 bytes, zero but for splatted particles (balls of radius 2..5). */
-function sparseVolume(side = 512, particles = 4000) {
-  const v = new Uint8Array(side * side * side);
-  let s = 99;
-  const rnd = (m) => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 8) % m;
-  for (let p = 0; p < particles; p++) {
-    const [cx, cy, cz, r, value] = [rnd(side), rnd(side), rnd(side), 2 + rnd(4), 1 + rnd(255)];
-    for (let z = Math.max(0, cz - r); z <= Math.min(side - 1, cz + r); z++)
-      for (let y = Math.max(0, cy - r); y <= Math.min(side - 1, cy + r); y++)
-        for (let x = Math.max(0, cx - r); x <= Math.min(side - 1, cx + r); x++)
-          if ((x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= r * r) v[(z * side + y) * side + x] = value;
-  }
-  return v;
-}
 
 async function median(fn, reps = 5) {
   const times = [];

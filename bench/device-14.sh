@@ -11,6 +11,8 @@
 #   gpu-overhead.log  where RLE's and scan's wall clock goes beyond their kernels (host phases)
 #   wall-2-28.log     scan and sort of 2^28 u32, wall clock
 #   gpu-variants.json kernel shapes (tuning) of scan and sort at 2^28, as ratios to the default
+#   compress-profile.log compress from the device (Rutter's volume, u8 runs): wall and GPU time
+#                     per submission and per kernel
 #
 # Before the device call, on the development machine (esbuild, which the GPU machine lacks, builds
 # the GPU layers into bench/.build/):
@@ -24,7 +26,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/.quick/device-14}
 mkdir -p "$out"
-wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 gpu-variants} "
+wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 gpu-variants compress-profile} "
 run() { # name limit_s command...
   local name=$1 limit=$2
   shift 2
@@ -40,6 +42,7 @@ run cuda-anchors 60 python3 .gpu-carry/cuda-anchors.py
 run gpu-overhead 90 bash -c 'node bench/gpu-overhead.mjs --log2 24 && node bench/gpu-overhead.mjs --log2 28'
 run wall-2-28 60 node bench/wall-2-28.mjs
 run gpu-variants 240 node bench/gpu-variants.mjs --out "$out"
+run compress-profile 150 env NODE_DEBUG=parle node bench/compress-profile.mjs
 run gpu-codec 300 env NODE_DEBUG=parle node bench/gpu-codec.mjs
 run cost-model 240 node bench/cost-model.mjs --gpu-machine --out "$out"
 cp "$out/cuda-anchors.log" "$out/cuda-anchors.txt" 2>/dev/null || true

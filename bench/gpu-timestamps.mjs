@@ -33,10 +33,11 @@ export const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return 
 /**
  * Timestamp hooks: an empty pass with a timestamp before and after each of an op's command
  * buffers (the op's GPU time), and timestamps around each compute pass (per-kernel times).
+ * `capacity`: timestamps per read (at most 4096; each command buffer takes 2 and up to 31 of
+ * padding, each pass 2).
  */
-export function timestampHooks(ctx) {
+export function timestampHooks(ctx, capacity = 512) {
   const device = ctx.device;
-  const capacity = 512;
   const querySet = device.createQuerySet({ type: 'timestamp', count: capacity });
   const resolve = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
   const read = device.createBuffer({ size: 8 * capacity, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -52,6 +53,7 @@ export function timestampHooks(ctx) {
       next++;
     },
     pass(label) {
+      if (next + 3 > capacity) return undefined; // full: this pass goes untimed
       const i = next;
       next += 2;
       passes.push({ label, i });

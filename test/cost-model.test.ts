@@ -207,7 +207,7 @@ describe('calibration', () => {
       'warm-up',
       ...ops.map((op) => `gpu ${op} ${small}`),
       ...ops.map((op) => `gpu ${op} ${small}`),
-      ...ops.map((op) => `gpu ${op} ${large}`),
+      ...ops.flatMap((op) => [`gpu ${op} ${large}`, `gpu ${op} ${large}`]),
       `upload ${large}`,
       `readback ${large}`,
       `upload ${64 << 20}`, // the staging piece of uploads past the ring
@@ -265,6 +265,27 @@ describe('calibration', () => {
       for (const part of [l.fixedMs, l.msPerByte, l.upper?.fixedMs ?? 0, l.upper?.msPerByte ?? 0]) {
         expect(Number.isFinite(part) && part >= 0).toBe(true);
       }
+  });
+
+  it("a line whose mid point does not fit the budget goes through the warm-up's better run at `large`, not its first", async () => {
+    const calls: string[] = [];
+    const probe = fakeProbe(calls);
+    // 10 ms a MB: 10.2 ms at 16 KiB (64x fits twice the budget), 178 ms at 16 MiB (twice does not fit)
+    const slowGpuMs = (bytes: number) => 10 + bytes / 1e5;
+    const seen = new Set<string>();
+    const gpu = async (op: CostOp, bytes: number) => {
+      calls.push(`gpu ${op} ${bytes}`);
+      const first = !seen.has(`${op} ${bytes}`);
+      seen.add(`${op} ${bytes}`);
+      return slowGpuMs(bytes) + (first ? 150 : 0);
+    };
+    const { rates } = await calibrate({ ...probe, gpu }, { budgetMs: 340 });
+    expect(calls.filter((c) => c === `gpu compress ${large}`)).toHaveLength(2);
+    expect(calls).not.toContain(`gpu compress ${mid}`);
+    const line = rates.gpu!.compress!;
+    for (const bytes of [mid, 256 << 20]) {
+      expect(off(line.fixedMs + line.msPerByte * bytes, slowGpuMs(bytes)), `gpu compress at ${bytes}`).toBeLessThan(1.1);
+    }
   });
 
   it('a GPU op without a kernel (the probe gives Infinity) has no GPU line', async () => {

@@ -31,14 +31,15 @@ export interface CalibrationProbe {
 }
 
 /**
- * A stored calibration. Format 3: measured after a warm-up at the measured sizes, GPU lines from
- * 16 KiB and 16 MiB, the main job's and the upload's upper segments from points up to 64 MiB
- * (records of formats 1 and 2, whose GPU codec lines could hold a first use's cost in their
- * slope, are measured again). Lines may carry an upper segment; rleDecode's lines scale with the
- * decoded bytes.
+ * A stored calibration. Format 4: measured after a warm-up at the measured sizes (twice at
+ * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (or 1 MiB where 16 MiB did not fit the
+ * budget), the main job's and the upload's upper segments from points up to 64 MiB. Records of
+ * formats 1 to 3, whose GPU codec lines could hold a first use's cost in their slope, are
+ * measured again. Lines may carry an upper segment; rleDecode's lines scale with the decoded
+ * bytes.
  */
 export interface CalibrationRecord {
-  format: 3;
+  format: 4;
   key: string;
   measuredAt: string;
   /** Milliseconds the measurements took (the budget's part). */
@@ -172,12 +173,19 @@ export async function calibrate(
     // twice at `small` (the first run pays for the first use: 111 ms against 18 for an H200's compress)
     for (const key of gpuKeys) add(key, small, await measureOf(key)(small));
     for (const key of gpuKeys) if (points.get(key)?.length) add(key, small, await measureOf(key)(small));
-    // once at `large` too, where 64 times the `small` time fits twice the budget (on SwiftShader a
-    // 1 MiB sort takes seconds): not a point of the line once `mid` is measured, but what tells
-    // whether `mid` fits (a fast GPU's time hardly grows to 1 MiB, a software one's does)
+    // twice at `large` too (the better run kept), where 64 times the `small` time fits twice the
+    // budget (on SwiftShader a 1 MiB sort takes seconds): not a point of the line once `mid` is
+    // measured, but what tells whether `mid` fits (a fast GPU's time hardly grows to 1 MiB, a
+    // software one's does), and the line's second point when `mid` does not fit. One run was
+    // not enough: an H200's first GPU compress at 1 MiB took 12 ms, its later ones 5, and the
+    // line through that first run predicted 1987 ms for 256 MiB (85 measured), so `mid` looked
+    // too dear to measure and the cold choice of compress went to the CPU up to 256 MiB.
     for (const key of gpuKeys) {
       const t = points.get(key)?.[0]?.[1];
-      if (t !== undefined && t * (large / small) <= 2 * budget) add(key, large, await measureOf(key)(large));
+      if (t !== undefined && t * (large / small) <= 2 * budget) {
+        add(key, large, await measureOf(key)(large));
+        add(key, large, await measureOf(key)(large));
+      }
     }
     for (const key of transferKeys) await measureOf(key)(large);
     // the first upload past the ring makes its staging piece (about 54 ms on the H200 host):
