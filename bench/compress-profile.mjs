@@ -3,14 +3,14 @@
 // per submission of the GPU layer its wall clock (call to resolved promise) and its GPU time,
 // and per kernel (compute pass label) its GPU time, from timestamp queries; then the call's
 // wall clock without timestamps. Medians over the runs (after a sustained warm-up).
-//   node bench/compress-profile.mjs [--runs 5] [--quick (small inputs: a check of the script)]
+//   node bench/compress-profile.mjs [--runs 5] [--only sparse|runs] [--quick (small inputs: a check of the script)]
 // With NODE_DEBUG=parle the codec prints its own phase lines too.
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
 import { sparseVolume } from './suite/data.mjs';
 import { median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '5' }, quick: { type: 'boolean' } } });
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '5' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
 const runs = Number(args.runs);
 const engine = await createEngine({ gpu: 'require' });
 const ctx = engine['gpuContext']; // the engine's GPU context (a private field, read for profiling)
@@ -35,10 +35,12 @@ function runsBytes(n) {
   return u8;
 }
 
-for (const [name, data] of [
-  ['sparse volume u8 (Rutter)', args.quick ? sparseVolume(64, 40) : sparseVolume()],
-  ['u8 runs, mean 16', runsBytes(args.quick ? 1 << 20 : 256 << 20)],
-]) {
+const inputs = {
+  sparse: ['sparse volume u8 (Rutter)', () => (args.quick ? sparseVolume(64, 40) : sparseVolume())],
+  runs: ['u8 runs, mean 16', () => runsBytes(args.quick ? 1 << 20 : 256 << 20)],
+};
+for (const [name, make] of args.only === undefined ? Object.values(inputs) : [inputs[args.only]]) {
+  const data = make();
   const onGpu = await engine.upload(data);
   const once = () => engine.compress(onGpu, { path: 'gpu' });
   await warmUntilSteady(async () => {
@@ -55,6 +57,7 @@ for (const [name, data] of [
   // per submission and per kernel, with timestamps
   const bySub = new Map();
   const byPass = new Map();
+  const passCount = new Map();
   const gpuTotals = [];
   const wallTimed = [];
   for (let r = 0; r < runs; r++) {
@@ -74,6 +77,7 @@ for (const [name, data] of [
       const t = await ts.read();
       gpuTotals.push(t.ms);
       for (const [label, ms] of Object.entries(t.passes)) byPass.set(label, [...(byPass.get(label) ?? []), ms]);
+      for (const [label, k] of Object.entries(t.passCounts)) passCount.set(label, (passCount.get(label) ?? 0) + k);
     }
   }
   const packed = await once();
@@ -82,7 +86,8 @@ for (const [name, data] of [
   console.log(`  submissions a call: ${[...bySub.values()].reduce((a, e) => a + e.count, 0) / runs}`);
   for (const [sub, e] of bySub) console.log(`    ${sub.padEnd(34)} ${(e.count / runs).toFixed(1)} a call, wall total a call ${(e.ms.reduce((a, b) => a + b, 0) / runs).toFixed(2)} ms`);
   const passes = [...byPass].map(([label, ms]) => [label, median(ms)]).sort((a, b) => b[1] - a[1]);
-  for (const [label, ms] of passes) console.log(`    kernel ${label.padEnd(34)} ${ms.toFixed(3)} ms a call (GPU)`);
+  console.log(`  dispatches a call: ${[...passCount.values()].reduce((a, b) => a + b, 0) / runs}`);
+  for (const [label, ms] of passes) console.log(`    kernel ${label.padEnd(34)} ${(passCount.get(label) / runs).toFixed(0).padStart(4)} dispatches, ${ms.toFixed(3)} ms a call (GPU)`);
   onGpu.destroy();
 }
 await engine.destroy();

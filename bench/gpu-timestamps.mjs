@@ -69,7 +69,7 @@ export function timestampHooks(ctx, capacity = 512) {
   return {
     hooks,
     reset() { next = 0; submissions = []; passes = []; },
-    /** { ms: the op's GPU time, passes: { label: ms } } */
+    /** { ms: the op's GPU time, passes: { label: ms }, passCounts: { label: passes } } */
     async read() {
       const enc = device.createCommandEncoder();
       enc.copyBufferToBuffer(resolve, 0, read, 0, 8 * capacity);
@@ -80,8 +80,12 @@ export function timestampHooks(ctx, capacity = 512) {
       let ns = 0n;
       for (const s of submissions) ns += t[s.end] - t[s.start];
       const perPass = {};
-      for (const p of passes) perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
-      const out = { ms: Number(ns) / 1e6, passes: perPass };
+      const passCounts = {};
+      for (const p of passes) {
+        perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
+        passCounts[p.label] = (passCounts[p.label] ?? 0) + 1;
+      }
+      const out = { ms: Number(ns) / 1e6, passes: perPass, passCounts };
       this.reset();
       return out;
     },

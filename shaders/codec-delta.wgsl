@@ -1,6 +1,7 @@
 // Delta stage of docs/format.md: elements of W = 4 / EPW bytes (BITS bits, EMASK their mask),
 // little endian, packed EPW to a u32 word as in host memory; arithmetic wraps mod 2^BITS.
 //   encode:  d[0] = x[0], d[i] = x[i] - x[i-1]            one invocation per output word
+//            (with chunkWords, every chunk of that many words starts again: d = x there)
 //   decode:  x[i] = d[0] + ... + d[i]  (inclusive scan)   reduce-then-scan, three passes:
 //     tileSums  each workgroup sums its tile of TILE_WORDS words (elements past n read as 0)
 //     carries   one workgroup turns the tile sums into exclusive prefixes, 4096 at a time
@@ -18,7 +19,7 @@ struct Params {
   src: u32,    // word offset of the input in `src`
   dst: u32,    // word offset of the output in `dst`
   tiles: u32,  // ceil(words / TILE_WORDS)
-  pad0: u32,
+  chunkWords: u32, // encode: 0, or words per chunk: each chunk is encoded on its own (d = x at its start)
   pad1: u32,
   pad2: u32,
 }
@@ -57,7 +58,8 @@ fn encode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid:
   if (i >= params.words) { return; }
   let x = loadWord(i);
   var prev = 0u;
-  if (i > 0u) { prev = src[params.src + i - 1u] >> (32u - BITS); } // a shift by 32 - 32 = 0 for W = 4
+  let chunkStart = params.chunkWords != 0u && i % params.chunkWords == 0u;
+  if (i > 0u && !chunkStart) { prev = src[params.src + i - 1u] >> (32u - BITS); } // a shift by 32 - 32 = 0 for W = 4
   var res = 0u;
   for (var j = 0u; j < EPW; j += 1u) {
     let e = (x >> (j * BITS)) & EMASK;

@@ -596,6 +596,39 @@ describeGpu('GPU delta encode and decode', () => {
     expectBytes(enc.subarray(0, count), ref.deltaEncode(bytes, 1), 'encode');
   });
 
+  gpuTest('chunkLength: every chunk encoded on its own, in one dispatch', async (ctx, rng) => {
+    for (const width of [1, 2, 4] as const) {
+      for (const [count, chunkLength] of [
+        [1000, 4 / width],
+        [70_001, 4096],
+        [70_001, 16_388 / width],
+        [12, 1000],
+      ]) {
+        const bytes = randomBytes(count * width, rng);
+        const srcOff = 4 * rng.below(10);
+        const outBytes = Math.ceil(bytes.length / 4) * 4;
+        const src = bufferWith(ctx, srcOff + outBytes + 8, [[srcOff, bytes]]);
+        const dst = bufferWith(ctx, outBytes + 8);
+        await deltaEncode(ctx, { src, srcByteOffset: srcOff, dst, width, count, chunkLength });
+        const want = new Uint8Array(bytes.length);
+        for (let start = 0; start < count; start += chunkLength) {
+          const part = bytes.subarray(start * width, Math.min(count, start + chunkLength) * width);
+          want.set(ref.deltaEncode(part, width), start * width);
+        }
+        const all = await readAll(ctx, dst);
+        expectBytes(all.subarray(0, bytes.length), want, `width ${width} n=${count} chunk ${chunkLength}`);
+        expectPadding(all, bytes.length, outBytes, `width ${width} n=${count} chunk ${chunkLength}`);
+        src.destroy();
+        dst.destroy();
+      }
+    }
+    const a = bufferWith(ctx, 64);
+    const b = bufferWith(ctx, 64);
+    // chunks must start at whole words, and only an encode takes them
+    await expect(deltaEncode(ctx, { src: a, dst: b, width: 1, count: 16, chunkLength: 6 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(deltaDecode(ctx, { src: a, dst: b, width: 1, count: 16, chunkLength: 4 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
   gpuTest('bad arguments', async (ctx) => {
     const a = bufferWith(ctx, 64);
     await expect(deltaDecode(ctx, { src: a, dst: a, width: 1, count: 4 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });

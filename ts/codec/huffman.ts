@@ -28,6 +28,18 @@ export const enum HuffmanMode {
   Huffman = 2,
 }
 
+/** Working arrays of codeLengths (synchronous, so one set serves every call). */
+const scratch = {
+  keys: new Float64Array(256),
+  symbols: new Uint8Array(256),
+  weight: new Float64Array(512),
+  parent: new Int32Array(512),
+  depth: new Int32Array(512),
+  len: new Uint8Array(256),
+  members: new Uint32Array(33 * 8),
+  count: new Int32Array(33),
+};
+
 /**
  * Optimal code lengths for the byte histogram `hist` (256 counts), limited to `maxBits`, as a
  * complete code (Kraft sum exactly 1). Needs at least two present symbols; absent symbols get 0.
@@ -35,14 +47,16 @@ export const enum HuffmanMode {
  */
 export function codeLengths(hist: ArrayLike<number>, maxBits = MAX_CODE_BITS): Uint8Array {
   const lengths = new Uint8Array(256);
-  const symbols: number[] = [];
-  for (let s = 0; s < 256; s++) if (hist[s] > 0) symbols.push(s);
-  if (symbols.length < 2) throw new Error('codeLengths needs two symbols');
-  symbols.sort((a, b) => hist[a] - hist[b] || a - b);
+  // present symbols by weight, then symbol: one native sort of weight x 256 + symbol (exact in
+  // a double for counts below 2^44; a comparator function cost more than the rest together)
+  const { keys, symbols, weight, parent, depth, len, members, count } = scratch;
+  let m = 0;
+  for (let s = 0; s < 256; s++) if (hist[s] > 0) keys[m++] = hist[s] * 256 + s;
+  if (m < 2) throw new Error('codeLengths needs two symbols');
+  const sorted = keys.subarray(0, m).sort();
+  // the symbol is the key's low 8 bits (ToUint32 keeps the key modulo 2^32)
+  for (let i = 0; i < m; i++) symbols[i] = (sorted[i] >>> 0) & 255;
   // Two-queue Huffman: leaves sorted by weight, internal nodes created in weight order.
-  const m = symbols.length;
-  const weight = new Float64Array(2 * m);
-  const parent = new Int32Array(2 * m);
   for (let i = 0; i < m; i++) weight[i] = hist[symbols[i]];
   let leaf = 0;
   let node = m;
@@ -59,39 +73,54 @@ export function codeLengths(hist: ArrayLike<number>, maxBits = MAX_CODE_BITS): U
     parent[b] = next;
     next++;
   }
-  const depth = new Int32Array(2 * m);
+  depth[2 * m - 2] = 0; // the root
   for (let i = 2 * m - 3; i >= 0; i--) depth[i] = depth[parent[i]] + 1;
+  // len[i]: the code length of symbols[i]
   let kraft = 0;
   const full = 1 << maxBits;
   for (let i = 0; i < m; i++) {
-    const len = Math.min(depth[i], maxBits);
-    lengths[symbols[i]] = len;
-    kraft += full >> len;
+    len[i] = Math.min(depth[i], maxBits);
+    kraft += full >> len[i];
   }
   if (kraft > full) {
     // over-full after clamping: lengthen the rarest codes that can still grow
-    for (let pass = 0; kraft > full; pass++) {
+    while (kraft > full) {
       for (let i = 0; i < m && kraft > full; i++) {
-        const s = symbols[i];
-        if (lengths[s] < maxBits) {
-          lengths[s]++;
-          kraft -= full >> lengths[s];
+        if (len[i] < maxBits) {
+          len[i]++;
+          kraft -= full >> len[i];
         }
       }
     }
   }
-  // under-full: shorten the longest codes (their share divides the deficit), most frequent first
-  while (kraft < full) {
-    let best = -1;
-    for (let i = m - 1; i >= 0; i--) {
-      const s = symbols[i];
-      if (lengths[s] > 1 && (best < 0 || lengths[s] > lengths[best])) best = s;
+  // under-full: shorten the longest codes (their share divides the deficit), most frequent first:
+  // each step takes the highest index i among the longest codes longer than 1, found through a
+  // bit set of the indices of each length (8 words of 32) instead of a scan of all symbols
+  if (kraft < full) {
+    members.fill(0, 0, (maxBits + 1) * 8);
+    count.fill(0, 0, maxBits + 1);
+    for (let i = 0; i < m; i++) {
+      members[len[i] * 8 + (i >> 5)] |= 1 << (i & 31);
+      count[len[i]]++;
     }
-    const gain = full >> lengths[best];
-    if (kraft + gain > full) break; // cannot happen for power-of-two shares; guards the loop
-    lengths[best]--;
-    kraft += gain;
+    while (kraft < full) {
+      let longest = maxBits;
+      while (longest > 1 && count[longest] === 0) longest--;
+      if (longest <= 1) break;
+      let w = 7;
+      while (members[longest * 8 + w] === 0) w--;
+      const i = w * 32 + 31 - Math.clz32(members[longest * 8 + w]);
+      const gain = full >> longest;
+      if (kraft + gain > full) break; // cannot happen for power-of-two shares; guards the loop
+      members[longest * 8 + w] &= ~(1 << (i & 31));
+      count[longest]--;
+      len[i] = longest - 1;
+      members[len[i] * 8 + w] |= 1 << (i & 31);
+      count[len[i]]++;
+      kraft += gain;
+    }
   }
+  for (let i = 0; i < m; i++) lengths[symbols[i]] = len[i];
   return lengths;
 }
 

@@ -246,11 +246,16 @@ export async function encodeChunksV2OnDevice(
       }
     }
     const readers: Partial<Record<Source | 'hashes', () => Promise<Uint32Array>>> = {};
+    // the deltas of every chunk in one dispatch where the input fits one binding (a dispatch
+    // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress)
+    const deltaAtOnce = buffers.delta !== undefined && (C * w) % 4 === 0 && roundUp4(totalBytes) <= gpu.limits.maxStorageBufferBindingSize;
     await gpu.submit('compress statistics', (s) => {
       readers.hashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
+      if (deltaAtOnce && input.length > 0)
+        encodeDelta(gpu, s, 'encode', { src: input.buffer, dst: buffers.delta!, width: w, count: input.length, chunkLength: C });
       for (const c of chunks) {
         if (c.count === 0) continue;
-        if (buffers.delta)
+        if (buffers.delta && !deltaAtOnce)
           encodeDelta(gpu, s, 'encode', {
             src: input.buffer,
             srcByteOffset: c.at,
@@ -288,6 +293,15 @@ export async function encodeChunksV2OnDevice(
     const hists: Partial<Record<Source, Uint32Array>> = {};
     for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) if (readers[source]) hists[source] = await readers[source]!();
     const histOf = (source: Source, r: number) => hists[source]!.subarray(256 * r, 256 * r + 256);
+    // a stream's code lengths and size, once per histogram (the chosen streams' sizes are asked
+    // for again when their encodes are planned; code lengths were half of a sparse volume's
+    // compress on the H200 host)
+    const sizedStreams = new Map<Uint32Array, ReturnType<typeof huffmanStreamBytes>>();
+    const sizedOf = (hist: Uint32Array, n: number) => {
+      let sized = sizedStreams.get(hist);
+      if (sized === undefined) sizedStreams.set(hist, (sized = huffmanStreamBytes(hist, n)));
+      return sized;
+    };
     const t1 = performance.now();
     // 2. candidates without rle, sized exactly from the histograms
     const candidates: Candidate[][] = chunks.map((c) => {
@@ -296,7 +310,7 @@ export async function encodeChunksV2OnDevice(
         const hist = histOf(source, c.index);
         list.push({
           pipeline,
-          bytes: 8 + huffmanStreamBytes(hist, c.count * w).bytes,
+          bytes: 8 + sizedOf(hist, c.count * w).bytes,
           streams: [{ source, byteOffset: c.at, byteLength: c.count * w, hist }],
         });
       };
@@ -305,7 +319,7 @@ export async function encodeChunksV2OnDevice(
         let bytes = 8 * w;
         for (let k = 0; k < w; k++) {
           const hist = histOf(source, c.index * w + k);
-          bytes += huffmanStreamBytes(hist, c.count).bytes;
+          bytes += sizedOf(hist, c.count).bytes;
           streams.push({ source, byteOffset: planeAt[c.index] + k * roundUp4(c.count), byteLength: c.count, hist });
         }
         list.push({ pipeline, bytes, streams });
@@ -366,7 +380,7 @@ export async function encodeChunksV2OnDevice(
           if (allow('rle'))
             candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + v.byteLength + l.byteLength, streams: plan(true) });
           if (allow('rle+huffman')) {
-            const bytes = 16 + huffmanStreamBytes(vh, v.byteLength).bytes + huffmanStreamBytes(lh, l.byteLength).bytes;
+            const bytes = 16 + sizedOf(vh, v.byteLength).bytes + sizedOf(lh, l.byteLength).bytes;
             candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes, streams: plan(false) });
           }
         }
@@ -392,7 +406,7 @@ export async function encodeChunksV2OnDevice(
           continue;
         }
         const { count, first } = presentSymbols(plan.hist);
-        const sized = huffmanStreamBytes(plan.hist, plan.byteLength);
+        const sized = sizedOf(plan.hist, plan.byteLength);
         if (count === 1) pieces.set(plan, [{ host: new Uint8Array([HuffmanMode.OneSymbol, first]) }]);
         else if (sized.lengths === undefined) pieces.set(plan, rawStream(plan));
         else

@@ -685,6 +685,12 @@ export interface DeltaArgs {
   width: 1 | 2 | 4;
   /** Elements (count x width bytes, little endian, packed in u32 words as in host memory). */
   count: number;
+  /**
+   * Encode only: elements per chunk, each chunk encoded on its own (its first element kept, as
+   * the container's chunks are): 0 or absent for one sequence; else chunkLength x width must be
+   * a multiple of 4 bytes (chunks start at whole words). One dispatch for all the chunks.
+   */
+  chunkLength?: number;
 }
 
 function packingConsts(width: 1 | 2 | 4): Record<string, string> {
@@ -726,6 +732,9 @@ export function encodeDelta(ctx: GpuContext, s: Submission, direction: 'encode' 
   if (direction !== 'encode' && direction !== 'decode')
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'encode' or 'decode'");
   const { srcOff, dstOff, bytes } = checkDeltaArgs(args);
+  const chunkLength = args.chunkLength ?? 0;
+  if (!Number.isSafeInteger(chunkLength) || chunkLength < 0 || (chunkLength * args.width) % 4 !== 0 || (chunkLength > 0 && direction !== 'encode'))
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'chunkLength must be 0 or, for an encode, a count of elements of whole u32 words');
   if (args.count === 0) return;
   const srcWin = windowOf(ctx, srcOff, srcOff + bytes);
   const dstWin = windowOf(ctx, dstOff, dstOff + bytes);
@@ -733,7 +742,9 @@ export function encodeDelta(ctx: GpuContext, s: Submission, direction: 'encode' 
   const dst = bindWindow(ctx, args.dst, dstWin, 'delta destination');
   const words = bytes / 4;
   const tiles = Math.ceil(words / DELTA_TILE_WORDS);
-  const params = s.uniform([args.count, words, (srcOff - srcWin.base) / 4, (dstOff - dstWin.base) / 4, tiles, 0, 0, 0]);
+  const chunkWords = (chunkLength * args.width) / 4;
+  if (chunkWords >= 2 ** 32) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'chunkLength is too large');
+  const params = s.uniform([args.count, words, (srcOff - srcWin.base) / 4, (dstOff - dstWin.base) / 4, tiles, chunkWords, 0, 0]);
   const consts = packingConsts(args.width);
   const pipe = (entry: string) => pipeline(ctx, 'codec-delta', deltaSource, entry, consts);
   if (direction === 'encode') {
