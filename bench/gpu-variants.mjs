@@ -18,15 +18,13 @@ const outDir = args.out ?? process.env.OUT ?? 'bench/.quick';
 const VARIANTS = {
   scan: [
     ['default', {}],
+    ['2 vec4 per invocation', { scanVecsPerInvocation: 2 }],
     ['8 vec4 per invocation', { scanVecsPerInvocation: 8 }],
     ['default (again)', {}],
   ],
   sort: [
     ['default', {}],
     ['workgroup 512', { sortWorkgroupSize: 512 }],
-    ['12 keys per invocation', { sortItemsPerInvocation: 12 }],
-    ['workgroup 512, window 16', { sortWorkgroupSize: 512, sortLookbackWindow: 16 }],
-    ['workgroup 512, window 4', { sortWorkgroupSize: 512, sortLookbackWindow: 4 }],
     ['default (again)', {}],
   ],
 };

@@ -4,7 +4,7 @@
 // workgroup scan (wg-scan-*.wgsl) and lookback.wgsl are prepended; `/*IDS*/` and `/*LANES*/`
 // become the entry point's builtins.
 //
-// Tile: WG invocations x VPT vec4 (composed: 4 or 8, 4096 or 8192 elements). The tile's groups
+// Tile: WG invocations x VPT vec4 (composed: 2, 4 or 8; 2048, 4096 or 8192 elements). The tile's groups
 // (subgroups; without subgroups the whole workgroup, sg = WG) each own sg * VPT consecutive vec4,
 // and load k of lane l is the group's vec4 k * sg + l, so every load and store of a subgroup
 // covers consecutive addresses (a layout of 16 consecutive elements per invocation spread each

@@ -1047,7 +1047,8 @@ export class Engine {
    *
    * CPU: each worker sorts a segment (LSD, all digit histograms in one pass, passes whose digit
    * is equal in every key skipped), then sorted segments are merged (merge path). GPU:
-   * reduce-then-scan per 8-bit digit (Gruber 2013).
+   * one OneSweep pass per 8-bit digit after one histogram of all four (Adinets and Merrill 2022;
+   * ts/gpu/radix-sort.ts).
    */
   async sort<K extends SortKeys>(keys: K, options?: SortOptions & { values?: undefined; to?: 'host' }): Promise<K>;
   async sort<K extends SortKeys>(

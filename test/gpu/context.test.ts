@@ -179,7 +179,7 @@ describeGpu('GPU context', () => {
     await expect(createGpuContext({ subgroups: 'maybe' as 'off' })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(createGpuContext({ poolBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(createGpuContext({ tuning: { uploadPieceBytes: 1000 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
-    await expect(createGpuContext({ tuning: { scanVecsPerInvocation: 16 as 8 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(createGpuContext({ tuning: { scanVecsPerInvocation: 3 as 8 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
   });
 
   gpuIt('device loss: pending and later ops fail with DEVICE_LOST; a new context works', async () => {

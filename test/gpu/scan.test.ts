@@ -17,6 +17,7 @@ const variants: [string, GpuContextOptions][] = [
   ['shared memory (no subgroups)', { subgroups: 'off' }],
   ['forced decoupled fallback (spin 0)', { lookbackSpin: 0 }],
   ['8 vec4 per invocation (8192-element tiles)', { tuning: { scanVecsPerInvocation: 8 } }],
+  ['2 vec4 per invocation (2048-element tiles)', { tuning: { scanVecsPerInvocation: 2 } }],
   ['8 vec4 per invocation, no subgroups, spin 0', { subgroups: 'off', lookbackSpin: 0, tuning: { scanVecsPerInvocation: 8 } }],
 ];
 

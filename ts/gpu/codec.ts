@@ -43,7 +43,7 @@ import huffmanEncodeSource from '../../shaders/codec-huffman-encode.wgsl';
 import rleStreamsSource from '../../shaders/codec-rle-streams.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from './compose.js';
 import type { DeviceArray } from './device-array.js';
-import { rleEncodeOp } from './rle.js';
+import { rleEncodeThen } from './rle.js';
 import { encodeScan } from './scan.js';
 import type { GpuContext, Submission } from './context.js';
 import { getPipeline } from './pipelines.js';
@@ -1408,9 +1408,11 @@ export interface RleChunkStreams {
  * chunks of `chunkLength` elements of `input`, built on the GPU: the runs with a run start forced
  * at every chunk (rle-encode.wgsl), the exclusive scan of their lengths (each run's first
  * element, which finds the chunks' first runs), each run's LEB128 size, their exclusive scan
- * (byte offsets), and the bytes (shaders/codec-rle-streams.wgsl). Four small readbacks: the run
- * count, the LEB total, and the table of chunk starts (2 words a chunk). The streams' bytes stay
- * on the GPU (for histograms, Huffman coding, or a readback of the payload).
+ * (byte offsets), and the bytes (shaders/codec-rle-streams.wgsl), all but the runs in the run
+ * encode's second submission (two submissions in all). Three small readbacks: the run count,
+ * the LEB total, and the table of chunk starts (2 words a chunk). The streams' bytes stay on
+ * the GPU (for histograms, Huffman coding, or a readback of the payload); `leb` is a worst-case
+ * buffer (for every run, the LEB128 size of a chunk-long run).
  * `chunkLength` must be a multiple of the elements per u32 word (4 for u8, 2 for u16) unless
  * there is one chunk.
  * @throws ParleError INVALID_ARGUMENT (chunk length), TOO_LARGE (beyond one storage binding),
@@ -1422,55 +1424,48 @@ export async function rleChunkStreams(
   chunkLength: number,
   chunkCount: number,
 ): Promise<RleChunkStreams> {
-  const { values, lengths } = await rleEncodeOp(ctx, input, chunkCount > 1 ? chunkLength : 0);
-  const R = lengths.length;
+  // the shader's chunk: with one chunk, only run 0 starts one
+  const chunk = chunkCount > 1 ? chunkLength : 0xffffffff;
   const acquired: GPUBuffer[] = [];
-  const release = () => {
-    values.destroy();
-    lengths.destroy();
-    for (const b of acquired.splice(0)) ctx.releaseStorage(b);
-  };
+  // Recorded into the run-length encode's second submission (R runs known): each run's first
+  // element (exclusive scan of the lengths), its LEB128 size, their exclusive scan (byte
+  // offsets) and total, and the bytes, into a worst-case buffer (the LEB128 size of the longest
+  // possible run, a chunk, for every run),
+  // with the table of chunk starts: one round trip for all of it.
+  let encoded;
   try {
-    if (R === 0) {
-      const leb = ctx.acquireStorage(4, 'rle-leb');
-      acquired.push(leb);
-      return { runs: 0, values, leb, firstRun: new Uint32Array(chunkCount + 1), lebStart: new Uint32Array(chunkCount + 1), release };
-    }
-    const starts = ctx.acquireStorage(R * 4, 'rle-starts');
-    const at = ctx.acquireStorage(R * 4, 'rle-leb-offsets');
-    acquired.push(starts, at);
-    const groups = Math.ceil(R / WORKGROUP_SIZE);
-    // the shader's chunk: with one chunk, only run 0 starts one
-    const chunk = chunkCount > 1 ? chunkLength : 0xffffffff;
-    const total = await submitThenRead(ctx, 'rle-leb-sizes', (s) => {
+    encoded = await rleEncodeThen(ctx, input, chunkCount > 1 ? chunkLength : 0, (s, R, _values, lengthsBuf) => {
+      const starts = s.temp(R * 4, 'rle-starts');
+      const at = s.temp(R * 4, 'rle-leb-offsets');
       const counts = s.temp(R * 4, 'rle-leb-sizes');
       const totalBuf = s.temp(16, 'rle-leb-total');
+      const tableBuf = s.temp(chunkCount * 8, 'rle-chunk-table');
+      // a run is at most a chunk long: (length - 1) takes ceil(bits / 7) LEB128 bytes
+      const longest = Math.min(input.length, chunkCount > 1 ? chunkLength : input.length);
+      const lebWorst = Math.ceil((R * Math.max(1, Math.ceil(Math.log2(longest) / 7))) / 4) * 4;
+      const leb = ctx.acquireStorage(lebWorst, 'rle-leb');
+      acquired.push(leb);
+      const groups = Math.ceil(R / WORKGROUP_SIZE);
+      const uniform = s.uniform([R, chunk, 0, 0]);
       s.encoder.clearBuffer(totalBuf);
-      encodeScan(ctx, s, lengths.buffer, starts, R, 'u32', false);
+      s.encoder.clearBuffer(leb, 0, lebWorst);
+      encodeScan(ctx, s, lengthsBuf, starts, R, 'u32', false);
       s.dispatch(
         pipeline(ctx, 'codec-rle-streams', rleStreamsSource, 'lebSizes'),
         [
-          { binding: 0, resource: { buffer: s.uniform([R, chunk, 0, 0]) } },
-          { binding: 1, resource: { buffer: lengths.buffer } },
+          { binding: 0, resource: { buffer: uniform } },
+          { binding: 1, resource: { buffer: lengthsBuf } },
           { binding: 2, resource: { buffer: counts } },
         ],
         groups,
         'parle:rle-leb-sizes',
       );
       encodeScan(ctx, s, counts, at, R, 'u32', false, totalBuf);
-      return s.readAfter(totalBuf, 4);
-    });
-    const lebBytes = total[0];
-    const leb = ctx.acquireStorage(Math.max(4, Math.ceil(lebBytes / 4) * 4), 'rle-leb');
-    acquired.push(leb);
-    const table = await submitThenRead(ctx, 'rle-leb-write', (s) => {
-      const tableBuf = s.temp(chunkCount * 8, 'rle-chunk-table');
-      s.encoder.clearBuffer(leb, 0, Math.max(4, Math.ceil(lebBytes / 4) * 4));
       s.dispatch(
         pipeline(ctx, 'codec-rle-streams', rleStreamsSource, 'lebWrite'),
         [
-          { binding: 0, resource: { buffer: s.uniform([R, chunk, 0, 0]) } },
-          { binding: 1, resource: { buffer: lengths.buffer } },
+          { binding: 0, resource: { buffer: uniform } },
+          { binding: 1, resource: { buffer: lengthsBuf } },
           { binding: 3, resource: { buffer: starts } },
           { binding: 4, resource: { buffer: at } },
           { binding: 5, resource: { buffer: leb } },
@@ -1479,13 +1474,28 @@ export async function rleChunkStreams(
         groups,
         'parle:rle-leb-write',
       );
-      return s.readAfter(tableBuf, chunkCount * 8);
+      return { leb, readTotal: s.readAfter(totalBuf, 4), readTable: s.readAfter(tableBuf, chunkCount * 8) };
     });
-    // the scans are done with: back to the pool now
-    acquired.splice(acquired.indexOf(starts), 1);
-    acquired.splice(acquired.indexOf(at), 1);
-    ctx.releaseStorage(starts);
-    ctx.releaseStorage(at);
+  } catch (e) {
+    for (const b of acquired.splice(0)) ctx.releaseStorage(b);
+    throw e;
+  }
+  const { values, lengths } = encoded;
+  const R = lengths.length;
+  const release = () => {
+    values.destroy();
+    lengths.destroy();
+    for (const b of acquired.splice(0)) ctx.releaseStorage(b);
+  };
+  try {
+    if (encoded.then === undefined) {
+      const leb = ctx.acquireStorage(4, 'rle-leb');
+      acquired.push(leb);
+      return { runs: 0, values, leb, firstRun: new Uint32Array(chunkCount + 1), lebStart: new Uint32Array(chunkCount + 1), release };
+    }
+    const { leb, readTotal, readTable } = encoded.then;
+    const [total, table] = await Promise.all([readTotal(), readTable()]);
+    const lebBytes = total[0];
     const firstRun = new Uint32Array(chunkCount + 1);
     const lebStart = new Uint32Array(chunkCount + 1);
     for (let c = 0; c < chunkCount; c++) {

@@ -74,6 +74,23 @@ export async function rleEncodeOp(
   input: DeviceArray,
   chunkLength = 0,
 ): Promise<{ values: DeviceArray; lengths: DeviceArray }> {
+  const { values, lengths } = await rleEncodeThen(ctx, input, chunkLength, () => undefined);
+  return { values, lengths };
+}
+
+/**
+ * @internal {@link rleEncodeOp}, with `then` recorded into its second submission after the
+ * runs are written (`runs` >= 1 of them: values of the input's type and u32 lengths, in the
+ * given buffers), so that work on the runs whose sizes follow from their count costs no round
+ * trip of its own; its result is returned as `then` (undefined for an empty input, where it is
+ * not called).
+ */
+export async function rleEncodeThen<T>(
+  ctx: GpuContext,
+  input: DeviceArray,
+  chunkLength: number,
+  then: (s: Submission, runs: number, values: GPUBuffer, lengths: GPUBuffer) => T,
+): Promise<{ values: DeviceArray; lengths: DeviceArray; then?: T }> {
   const d = ctx.checkInput(input, 'input', ALL_TYPES);
   if (!Number.isInteger(chunkLength) || chunkLength < 0 || chunkLength >= 2 ** 32 || chunkLength % perWord(d.type) !== 0) {
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `chunkLength must be 0 or a multiple of ${perWord(d.type)} below 2^32`);
@@ -127,9 +144,9 @@ export async function rleEncodeOp(
         Math.ceil(Math.ceil(runs / epw) / WORKGROUP_SIZE),
         'parle:rle-runs',
       );
-      return { values, lengths };
+      return { values, lengths, then: then(s, runs, values, lengths) };
     });
-    return { values: ctx.owned(out.values, d.type, runs), lengths: ctx.owned(out.lengths, 'u32', runs) };
+    return { values: ctx.owned(out.values, d.type, runs), lengths: ctx.owned(out.lengths, 'u32', runs), then: out.then };
   } finally {
     ctx.releaseStorage(ends);
     ctx.releaseStorage(count);
