@@ -2,7 +2,7 @@
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it } from 'vitest';
 import { calibrate, CALIBRATION_SIZES, lineFromPoints, type CalibrationProbe } from '../ts/cost/calibration.js';
-import { CostModel, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
+import { CostModel, defaultRates, fitLine, lineAt, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -97,51 +97,80 @@ describe('cost model', () => {
   });
 
   it('lineFromPoints: straight through the first two points, an upper segment through the last two', () => {
-    const fallback = { fixedMs: 0.5, msPerByte: 1e-6 };
+    // sizes from CALIBRATION_SIZES.small on (a point below it makes a lower segment: next test)
+    const K = 100_000;
+    const fallback = { fixedMs: 0.5, msPerByte: 1e-6 / K };
     expect(lineFromPoints([], fallback)).toEqual(fallback);
-    expect(lineFromPoints([[1000, 3]], fallback)).toEqual(lineThrough([1000, 3], 1e-6));
+    expect(lineFromPoints([[1 * K, 3]], fallback)).toEqual(lineThrough([1 * K, 3], 1e-6 / K));
     expect(
       lineFromPoints(
         [
           [NaN, 3],
-          [1000, NaN],
+          [1 * K, NaN],
         ],
         fallback,
       ),
     ).toEqual(fallback);
     const two = lineFromPoints(
       [
-        [4000, 5],
-        [1000, 2],
+        [4 * K, 5],
+        [1 * K, 2],
       ],
       fallback,
     );
     expect(two.fixedMs).toBeCloseTo(1, 9);
-    expect(two.msPerByte).toBeCloseTo(1e-3, 12);
+    expect(two.msPerByte * K).toBeCloseTo(1, 9);
     expect(two.upper).toBeUndefined();
+    expect(two.lower).toBeUndefined();
     const four = lineFromPoints(
       [
-        [1000, 2],
-        [4000, 5],
-        [16000, 10],
-        [64000, 20],
+        [1 * K, 2],
+        [4 * K, 5],
+        [16 * K, 10],
+        [64 * K, 20],
       ],
       fallback,
     );
     expect(four.fixedMs).toBeCloseTo(1, 9);
-    expect(four.upper!.fromBytes).toBe(16000);
-    expect(four.upper!.msPerByte).toBeCloseTo(10 / 48000, 12);
-    expect(four.upper!.fixedMs + four.upper!.msPerByte * 64000).toBeCloseTo(20, 9);
+    expect(four.upper!.fromBytes).toBe(16 * K);
+    expect(four.upper!.msPerByte * K).toBeCloseTo(10 / 48, 12);
+    expect(four.upper!.fixedMs + four.upper!.msPerByte * 64 * K).toBeCloseTo(20, 9);
     const three = lineFromPoints(
       [
-        [1000, 2],
-        [4000, 5],
-        [16000, 8],
+        [1 * K, 2],
+        [4 * K, 5],
+        [16 * K, 8],
       ],
       fallback,
     );
-    expect(three.upper!.fromBytes).toBe(4000);
-    expect(three.upper!.fixedMs + three.upper!.msPerByte * 4000).toBeCloseTo(5, 9);
+    expect(three.upper!.fromBytes).toBe(4 * K);
+    expect(three.upper!.fixedMs + three.upper!.msPerByte * 4 * K).toBeCloseTo(5, 9);
+  });
+
+  it('lineFromPoints: a point below 16 KiB makes a lower segment up to the next point, the rest as without it', () => {
+    const { tiny, small, large } = CALIBRATION_SIZES;
+    const fallback = { fixedMs: 0.5, msPerByte: 1e-6 };
+    // a CPU sort as on the H200 host: 0.10 ms at 4 KiB, 0.116 at 16 KiB, 7.1 at 1 MiB
+    const points: [number, number][] = [
+      [small, 0.116],
+      [tiny, 0.1],
+      [large, 7.1],
+    ];
+    const line = lineFromPoints(points, fallback);
+    expect(line.lower!.toBytes).toBe(small);
+    expect(lineAt(line, tiny)).toBeCloseTo(0.1, 9);
+    expect(lineAt(line, small)).toBeCloseTo(0.116, 9);
+    expect(lineAt(line, 8 << 10)).toBeGreaterThan(0.1);
+    expect(lineAt(line, 8 << 10)).toBeLessThan(0.116);
+    // from `small` on, the line through `small` and `large`, as without the tiny point
+    const without = lineFromPoints([points[0], points[2]], fallback);
+    for (const b of [small, 256 << 10, large, 16 << 20]) expect(lineAt(line, b)).toBeCloseTo(lineAt(without, b), 9);
+    expect(lineAt(without, tiny)).toBeLessThan(0.05); // what the two-point line predicted: a third
+    // a tiny point alone, or with one more: still a line through what there is
+    expect(lineFromPoints([[tiny, 0.1]], fallback)).toEqual(lineThrough([tiny, 0.1], 1e-6));
+    const twoTiny = lineFromPoints([points[1], points[0]], fallback);
+    expect(lineAt(twoTiny, tiny)).toBeCloseTo(0.1, 9);
+    expect(lineAt(twoTiny, small)).toBeCloseTo(0.116, 9);
   });
 
   it('an upper segment takes over from its first point, continuous there', () => {
@@ -236,9 +265,11 @@ describe('calibration', () => {
     expect(calls.filter((c) => c.startsWith('cpu sort'))).toEqual([
       `cpu sort ${small}`,
       `cpu sort ${small}`,
+      `cpu sort ${CALIBRATION_SIZES.tiny}`,
+      `cpu sort ${CALIBRATION_SIZES.tiny}`,
       `cpu sort ${large}`,
       `cpu sort ${large}`,
-    ]); // two-point lines
+    ]); // two-point lines, with a lower segment from 4 KiB
     const m = new CostModel(rates);
     // (between 1 and 16 MiB the line through 16 KiB and 1 MiB goes on: one worker's throughput)
     for (const bytes of [1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]) {

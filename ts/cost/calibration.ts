@@ -8,7 +8,7 @@
  * size, the transfers' staging buffers are made), then measurements for at most `budgetMs` of
  * wall clock (DEFAULT_CALIBRATION_BUDGET_MS; data preparation included), most important first.
  */
-import { COST_OPS, defaultRates, fitLine, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
+import { COST_OPS, defaultRates, fitLine, lineAt, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
 
 /** Runs one measurement and resolves to its milliseconds (the engine supplies these). */
 export interface CalibrationProbe {
@@ -51,6 +51,8 @@ export interface CalibrationRecord {
 
 /**
  * Input sizes of the calibration points:
+ *   - `tiny`: the CPU's lines, a lower segment up to `small` (a few KiB cost mostly the fixed
+ *     cost of a worker round trip, which a line through `small` and `large` misses);
  *   - `small` and `large`: every line (the CPU's and the transfers' fixed cost and slope);
  *   - `mid`: every GPU line (below it a GPU's time is mostly fixed cost, so a slope fitted from
  *     16 KiB and 1 MiB says little: on an H200 a GPU compress took 14 ms at both), and the main
@@ -63,7 +65,7 @@ export interface CalibrationRecord {
  * Each line is then straight through its first two points, with an upper segment through its
  * last two from the second-to-last on (see {@link lineFromPoints}).
  */
-export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
+export const CALIBRATION_SIZES = { tiny: 4 << 10, small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
 
 /**
  * Default milliseconds of wall clock for the measurements (not the warm-up). On the H200 host
@@ -83,9 +85,15 @@ type Point = [number, number];
  * worker pool's throughput still grow past the first two sizes). One point: through it with
  * `fallback`'s slope (its fixed cost is then the point's time less that slope's part, never all
  * of the time put in the slope: a 16 KiB point is mostly fixed cost). No point: `fallback`.
+ * A point below CALIBRATION_SIZES.small (the `tiny` one) is not one of those: with a point after
+ * it, it makes a lower segment through itself and the next point, used below that point's size.
  */
 export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
   const ps = points.filter(([b, t]) => Number.isFinite(b) && b > 0 && Number.isFinite(t) && t >= 0).sort((x, y) => x[0] - y[0]);
+  if (ps.length >= 2 && ps[0][0] < CALIBRATION_SIZES.small) {
+    const lower = fitLine(ps[0], ps[1]);
+    return { ...lineFromPoints(ps.slice(1), fallback), lower: { toBytes: ps[1][0], ...lower } };
+  }
   if (ps.length === 0) return { fixedMs: fallback.fixedMs, msPerByte: fallback.msPerByte };
   if (ps.length === 1) return lineThrough(ps[0], fallback.msPerByte);
   const lower = fitLine(ps[0], ps[1]);
@@ -98,12 +106,13 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * then each GPU and CPU op once at the small size (pipelines of the codecs the data picks, pooled
  * buffers, the WebAssembly and JavaScript compilers' tiers: on an H200 the first GPU decompress
  * of 16 KiB took 152 ms, the next 10 ms; the GPU ops run twice, their small points come from
- * here), each GPU op once at `large` where that is not too slow (the guess of what `mid` costs),
- * and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs count as the
- * first of their small points' two runs.
+ * here), each GPU op twice at `large` where that is not too slow (the guess of what `mid`
+ * costs), and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs count
+ * as the first of their small points' two runs.
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
- * in this order: the transfers and the CPU ops at `small` and `large`; compress and decompress
+ * in this order: the transfers at `small` and `large`, the CPU ops at `small`, `tiny` and
+ * `large`; compress and decompress
  * on the CPU at `mid`; every GPU op at `mid` (compress and decompress first); the upload at
  * `top`; compress and decompress on both paths at the pool's size (CPU first); last the
  * readback at `mid`. A step runs only if its predicted time (two
@@ -151,10 +160,7 @@ export async function calibrate(
     const ps = (points.get(key) ?? []).filter(([b]) => b <= bytes);
     if (ps.length === 1) return (ps[0][1] * bytes) / ps[0][0];
     const l = lineOf(key);
-    if (!l) return Infinity;
-    return l.upper !== undefined && bytes >= l.upper.fromBytes
-      ? l.upper.fixedMs + l.upper.msPerByte * bytes
-      : l.fixedMs + l.msPerByte * bytes;
+    return l ? lineAt(l, bytes) : Infinity;
   };
   const measureOf = (key: string): ((bytes: number) => Promise<number>) => {
     if (key === 'upload') return (b) => probe.upload!(b);
@@ -213,6 +219,7 @@ export async function calibrate(
   push(transferKeys, small);
   push(transferKeys, large);
   push(cpuKeys, small, 1); // the warm-up's run was the first
+  push(cpuKeys, CALIBRATION_SIZES.tiny);
   push(cpuKeys, large);
   push(main('cpu'), mid);
   // the main job's CPU lines to the pool's size before the GPU's mid points: a 256 MiB compress

@@ -30,7 +30,8 @@
  * pool is busy, for compress, decompress and the upload) when the budget allows: the main job's
  * calls are large, and a line through 16 KiB and 1 MiB alone predicted a 256 MiB GPU compress at
  * 2.5x its time on an H200, a 256 MiB CPU compress with 16 workers at 5x (one chunk at 1 MiB
- * keeps one worker busy). See ts/cost/calibration.ts for the points and the budget.
+ * keeps one worker busy), and the CPU's lines a lower segment from a 4 KiB point (a few KiB
+ * cost mostly a worker round trip). See ts/cost/calibration.ts for the points and the budget.
  */
 
 /** Operations the model knows. */
@@ -50,6 +51,13 @@ export interface Line {
   fixedMs: number;
   msPerByte: number;
   upper?: { fromBytes: number; fixedMs: number; msPerByte: number };
+  /**
+   * A segment below `toBytes` (calibrated at a smaller size than the line's first point): a call
+   * of a few KiB costs mostly its fixed cost, which a line through 16 KiB and 1 MiB misses where
+   * the time grows faster between those two (a CPU sort of 4 KiB took 0.10 ms on the H200 host,
+   * predicted 0.03 by such a line).
+   */
+  lower?: { toBytes: number; fixedMs: number; msPerByte: number };
 }
 
 /** The rates one calibration measured. */
@@ -86,10 +94,14 @@ export interface Prediction {
   reason: string;
 }
 
-const at = (line: Line, bytes: number) =>
-  line.upper !== undefined && bytes >= line.upper.fromBytes
-    ? line.upper.fixedMs + line.upper.msPerByte * bytes
-    : line.fixedMs + line.msPerByte * bytes;
+/** Milliseconds of `line` at `bytes`: its lower segment below lower.toBytes, its upper one from upper.fromBytes on. */
+export function lineAt(line: Line, bytes: number): number {
+  const seg =
+    line.lower !== undefined && bytes < line.lower.toBytes ? line.lower : line.upper !== undefined && bytes >= line.upper.fromBytes ? line.upper : line;
+  return seg.fixedMs + seg.msPerByte * bytes;
+}
+
+const at = lineAt;
 
 /** Size bucket of the online history: powers of 4 bytes. */
 function bucket(bytes: number): number {
