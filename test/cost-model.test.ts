@@ -2,7 +2,7 @@
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it } from 'vitest';
 import { calibrate, CALIBRATION_SIZES, lineFromPoints, type CalibrationProbe } from '../ts/cost/calibration.js';
-import { CostModel, defaultRates, fitLine, lineAt, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
+import { CostModel, defaultRates, fitLine, FRESH_FROM_BYTES, lineAt, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -23,6 +23,24 @@ describe('cost model', () => {
     expect(hostHost.path).toBe('cpu');
     expect(hostHost.reason).toMatch(/ms/);
     expect(m.predict(call(), false).reason).toBe('');
+  });
+
+  it('a readback from 32 MiB on adds the first touch of its fresh pages, a smaller one does not', () => {
+    const rates = defaultRates(true);
+    rates.readback = { fixedMs: 0, msPerByte: 1e-7 };
+    rates.freshMsPerByte = 4e-7;
+    const m = new CostModel(rates);
+    const gpu = (bytes: number) => m.predict(call({ inputBytes: bytes, resultBytes: bytes, inputLocation: 'device' }), false).predictedMs.gpu!;
+    const cpu = (bytes: number) => m.predict(call({ inputBytes: bytes, resultBytes: bytes, inputLocation: 'device' }), false).predictedMs.cpu;
+    const kernel = (path: 'cpu' | 'gpu', bytes: number) => lineAt(path === 'cpu' ? rates.cpu.scan : rates.gpu!.scan!, bytes);
+    const below = FRESH_FROM_BYTES / 2;
+    expect(gpu(below)).toBeCloseTo(kernel('gpu', below) + 1e-7 * below, 6);
+    expect(gpu(FRESH_FROM_BYTES)).toBeCloseTo(kernel('gpu', FRESH_FROM_BYTES) + 5e-7 * FRESH_FROM_BYTES, 6);
+    // the CPU path reads its device input back into a new array too
+    expect(cpu(FRESH_FROM_BYTES)).toBeCloseTo(kernel('cpu', FRESH_FROM_BYTES) + 5e-7 * FRESH_FROM_BYTES, 6);
+    rates.freshMsPerByte = undefined;
+    m.rates = rates;
+    expect(gpu(FRESH_FROM_BYTES)).toBeCloseTo(kernel('gpu', FRESH_FROM_BYTES) + 1e-7 * FRESH_FROM_BYTES, 6);
   });
 
   it('call-level history scales a path by the median observed ratio, after 3 samples', () => {
@@ -221,6 +239,7 @@ describe('calibration', () => {
       gpu: (op: CostOp, bytes: number) => ms(`gpu ${op}`, bytes, gpuMs(bytes), firstUseMs),
       upload: (bytes: number) => ms('upload', bytes, uploadMs(bytes), 5),
       readback: (bytes: number) => ms('readback', bytes, uploadMs(bytes) * 3),
+      freshPages: async () => 0, // new host pages cost nothing more here
       warmUp: async () => void calls.push('warm-up'),
       poolBytes: 16 * (4 << 20),
     };
@@ -317,6 +336,25 @@ describe('calibration', () => {
     for (const bytes of [mid, 256 << 20]) {
       expect(off(line.fixedMs + line.msPerByte * bytes, slowGpuMs(bytes)), `gpu compress at ${bytes}`).toBeLessThan(1.1);
     }
+  });
+
+  it('measures the page faults of fresh host memory after the transfers, into freshMsPerByte', async () => {
+    const calls: string[] = [];
+    const probe = fakeProbe(calls);
+    const freshPages = async (bytes: number) => {
+      calls.push(`fresh ${bytes}`);
+      return bytes / 2e6; // 2 GB/s
+    };
+    const { rates } = await calibrate({ ...probe, freshPages }, { budgetMs: 10_000 });
+    expect(rates.freshMsPerByte).toBeCloseTo(1 / 2e6, 12);
+    expect(calls.filter((c) => c.startsWith('fresh'))).toEqual([`fresh ${FRESH_FROM_BYTES}`, `fresh ${FRESH_FROM_BYTES}`]);
+    const at = calls.indexOf(`fresh ${FRESH_FROM_BYTES}`);
+    expect(calls.lastIndexOf(`readback ${large}`)).toBeLessThan(at);
+    expect(calls.indexOf(`cpu sort ${large}`)).toBeGreaterThan(at);
+    // without the probe: the default stays
+    const { freshPages: _, ...withoutFresh } = fakeProbe([]);
+    const plain = await calibrate(withoutFresh, { budgetMs: 10_000 });
+    expect(plain.rates.freshMsPerByte).toBe(defaultRates(true).freshMsPerByte);
   });
 
   it('a GPU op without a kernel (the probe gives Infinity) has no GPU line', async () => {

@@ -8,14 +8,20 @@
  * size, the transfers' staging buffers are made), then measurements for at most `budgetMs` of
  * wall clock (DEFAULT_CALIBRATION_BUDGET_MS; data preparation included), most important first.
  */
-import { COST_OPS, defaultRates, fitLine, lineAt, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
+import { COST_OPS, defaultRates, fitLine, FRESH_FROM_BYTES, lineAt, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
 
 /** Runs one measurement and resolves to its milliseconds (the engine supplies these). */
 export interface CalibrationProbe {
   cpu(op: CostOp, bytes: number): Promise<number>;
   gpu?(op: CostOp, bytes: number): Promise<number>;
   upload?(bytes: number): Promise<number>;
+  /** A readback of `bytes` into host memory already touched (a reused array). */
   readback?(bytes: number): Promise<number>;
+  /**
+   * Milliseconds of the first touch of `bytes` of fresh host memory: a new array filled, less
+   * the same fill of an array already touched (the page faults alone).
+   */
+  freshPages?(bytes: number): Promise<number>;
   /**
    * Runs each GPU op once on a tiny input, before the measurements and outside their budget:
    * the GPU's pipelines compile there (a cost the first GPU call pays in any case).
@@ -111,8 +117,8 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * as the first of their small points' two runs.
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
- * in this order: the transfers at `small` and `large`, the CPU ops at `small`, `tiny` and
- * `large`; compress and decompress
+ * in this order: the transfers at `small` and `large`, the first touch of fresh host memory
+ * (FRESH_FROM_BYTES), the CPU ops at `small`, `tiny` and `large`; compress and decompress
  * on the CPU at `mid`; every GPU op at `mid` (compress and decompress first); the upload at
  * `top`; compress and decompress on both paths at the pool's size (CPU first); last the
  * readback at `mid`. A step runs only if its predicted time (two
@@ -157,6 +163,7 @@ export async function calibrate(
   };
   /** What a run of `key` at `bytes` should take, for the budget: from one point, in proportion to size. */
   const predictMs = (key: string, bytes: number): number => {
+    if (key === 'fresh') return predictMs('readback', bytes); // about as fast as a readback
     const ps = (points.get(key) ?? []).filter(([b]) => b <= bytes);
     if (ps.length === 1) return (ps[0][1] * bytes) / ps[0][0];
     const l = lineOf(key);
@@ -165,6 +172,7 @@ export async function calibrate(
   const measureOf = (key: string): ((bytes: number) => Promise<number>) => {
     if (key === 'upload') return (b) => probe.upload!(b);
     if (key === 'readback') return (b) => probe.readback!(b);
+    if (key === 'fresh') return (b) => probe.freshPages!(b);
     const [path, op] = key.split('/') as ['cpu' | 'gpu', CostOp];
     return path === 'cpu' ? (b) => probe.cpu(op, b) : (b) => probe.gpu!(op, b);
   };
@@ -218,6 +226,8 @@ export async function calibrate(
   const others = (path: 'cpu' | 'gpu') => COST_OPS.filter((op) => op !== 'compress' && op !== 'decompress').map((op) => `${path}/${op}`);
   push(transferKeys, small);
   push(transferKeys, large);
+  // the page faults of a large result's new host array (readbacks of FRESH_FROM_BYTES or more)
+  if (hasGpu && probe.freshPages) steps.push({ key: 'fresh', bytes: FRESH_FROM_BYTES, runs: 2 });
   push(cpuKeys, small, 1); // the warm-up's run was the first
   push(cpuKeys, CALIBRATION_SIZES.tiny);
   push(cpuKeys, large);
@@ -252,6 +262,8 @@ export async function calibrate(
     }
     rates.upload = lineOf('upload')!;
     rates.readback = lineOf('readback')!;
+    const fresh = points.get('fresh')?.[0];
+    if (fresh !== undefined) rates.freshMsPerByte = Math.max(0, fresh[1]) / fresh[0];
   }
   return { rates, tookMs, warmUpMs };
 }

@@ -6,6 +6,7 @@
  *   moves      = the link transfers the path needs: an upload when host data goes to the GPU, a
  *                readback when device data goes to the CPU or a GPU result is wanted on the host
  *   transfer   = latency + bytes / bandwidth                  (per direction: upload, readback)
+ *                (+ the first touch of fresh host pages for a readback from 32 MiB on)
  *   kernel     = a + b * bytes                                  (per op, element width and path)
  *
  * The kernel line's intercept `a` is the fixed cost of a call (dispatch, a worker round trip);
@@ -68,9 +69,20 @@ export interface Rates {
   gpu: Partial<Record<CostOp, Line>> | null;
   /** Host to device. */
   upload: Line | null;
-  /** Device to host. */
+  /** Device to host, into host memory already touched (see freshMsPerByte). */
   readback: Line | null;
+  /**
+   * Milliseconds a byte of fresh host memory costs on first touch (page faults), added to a
+   * readback of FRESH_FROM_BYTES or more: results that large get new pages every time (glibc
+   * maps allocations from 32 MiB on afresh), smaller ones reuse freed memory once a program
+   * runs steadily. On the H200 host: 1.9 GB/s into a new 256 MiB array, 6.8 into a reused one.
+   * Absent or 0: nothing added. Default (not measured): 2 GB/s.
+   */
+  freshMsPerByte?: number;
 }
+
+/** Results from this many bytes on are read back into fresh pages (glibc's largest mmap threshold). */
+export const FRESH_FROM_BYTES = 32 << 20;
 
 /** One call to predict. Bytes are of the input; result bytes are an estimate. */
 export interface CallShape {
@@ -162,16 +174,19 @@ export class CostModel {
     const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
     if (!line) return null;
     const kernel = kernelHistory ? (this.kernelMs(op, path, workBytes) as number) : at(line, workBytes);
+    const fresh = this.rates.freshMsPerByte ?? 0;
+    // a readback lands in a new host array
+    const readbackMs = (bytes: number) => at(readback!, bytes) + (bytes >= FRESH_FROM_BYTES ? fresh * bytes : 0);
     if (path === 'cpu') {
       return (
-        (inputLocation === 'device' && readback ? at(readback, inputBytes) : 0) +
+        (inputLocation === 'device' && readback ? readbackMs(inputBytes) : 0) +
         kernel +
         (resultLocation === 'device' && upload ? at(upload, resultBytes) : 0)
       );
     }
     if (!upload || !readback) return null;
     const moveIn = inputLocation === 'host' && op !== 'decompress' ? at(upload, inputBytes) : 0;
-    return moveIn + kernel + (resultLocation === 'host' ? at(readback, resultBytes) : 0);
+    return moveIn + kernel + (resultLocation === 'host' ? readbackMs(resultBytes) : 0);
   }
 
   private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
@@ -257,7 +272,13 @@ export function defaultRates(hasGpu: boolean): Rates {
     compress: gpuLine(1),
     decompress: gpuLine(1),
   };
-  return { cpu, gpu, upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 }, readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 } };
+  return {
+    cpu,
+    gpu,
+    upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 },
+    readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 },
+    freshMsPerByte: 1 / 2e6,
+  };
 }
 
 /**
