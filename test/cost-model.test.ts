@@ -1,8 +1,8 @@
 // The cost model alone: predictions from the lines, the tie rule, and both levels of the online
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it } from 'vitest';
-import { calibrate, CALIBRATION_SIZES, lineFromPoints, type CalibrationProbe } from '../ts/cost/calibration.js';
-import { CostModel, defaultRates, fitLine, FRESH_FROM_BYTES, lineAt, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
+import { calibrate, CALIBRATION_SIZES, CPU_IDLE_MS, FRESH_PROBE_BYTES, lineFromPoints, type CalibrationProbe } from '../ts/cost/calibration.js';
+import { COST_OPS, CostModel, defaultRates, fitLine, FRESH_FROM_BYTES, lineAt, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -282,6 +282,7 @@ describe('calibration', () => {
     }
     expect(calls).toContain(`upload ${top}`);
     expect(calls.filter((c) => c.startsWith('cpu sort'))).toEqual([
+      `cpu sort ${small}`, // the warm-up's run: not a point
       `cpu sort ${small}`,
       `cpu sort ${small}`,
       `cpu sort ${CALIBRATION_SIZES.tiny}`,
@@ -347,14 +348,32 @@ describe('calibration', () => {
     };
     const { rates } = await calibrate({ ...probe, freshPages }, { budgetMs: 10_000 });
     expect(rates.freshMsPerByte).toBeCloseTo(1 / 2e6, 12);
-    expect(calls.filter((c) => c.startsWith('fresh'))).toEqual([`fresh ${FRESH_FROM_BYTES}`, `fresh ${FRESH_FROM_BYTES}`]);
-    const at = calls.indexOf(`fresh ${FRESH_FROM_BYTES}`);
+    expect(calls.filter((c) => c.startsWith('fresh'))).toEqual([`fresh ${FRESH_PROBE_BYTES}`, `fresh ${FRESH_PROBE_BYTES}`]);
+    const at = calls.indexOf(`fresh ${FRESH_PROBE_BYTES}`);
     expect(calls.lastIndexOf(`readback ${large}`)).toBeLessThan(at);
     expect(calls.indexOf(`cpu sort ${large}`)).toBeGreaterThan(at);
     // without the probe: the default stays
     const { freshPages: _, ...withoutFresh } = fakeProbe([]);
     const plain = await calibrate(withoutFresh, { budgetMs: 10_000 });
     expect(plain.rates.freshMsPerByte).toBe(defaultRates(true).freshMsPerByte);
+  });
+
+  it('measures the CPU points up to 16 KiB after an idle gap each, not back to back', async () => {
+    const probe = fakeProbe([]);
+    const at: [number, number][] = [];
+    const cpu = (op: CostOp, bytes: number) => {
+      at.push([bytes, performance.now()]);
+      return probe.cpu(op, bytes);
+    };
+    await calibrate({ ...probe, cpu }, { budgetMs: 10_000 });
+    const warmUps = COST_OPS.length; // the warm-up's runs at `small`, back to back
+    let gaps = 0;
+    for (let i = warmUps + 1; i < at.length; i++) {
+      if (at[i][0] > small) continue;
+      expect(at[i][1] - at[i - 1][1]).toBeGreaterThanOrEqual(CPU_IDLE_MS - 1);
+      gaps++;
+    }
+    expect(gaps).toBe(4 * COST_OPS.length - 1); // two runs at `small` and two at `tiny` per op
   });
 
   it('a GPU op without a kernel (the probe gives Infinity) has no GPU line', async () => {

@@ -8,7 +8,7 @@
  * size, the transfers' staging buffers are made), then measurements for at most `budgetMs` of
  * wall clock (DEFAULT_CALIBRATION_BUDGET_MS; data preparation included), most important first.
  */
-import { COST_OPS, defaultRates, fitLine, FRESH_FROM_BYTES, lineAt, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
+import { COST_OPS, defaultRates, fitLine, lineAt, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
 
 /** Runs one measurement and resolves to its milliseconds (the engine supplies these). */
 export interface CalibrationProbe {
@@ -74,13 +74,21 @@ export interface CalibrationRecord {
 export const CALIBRATION_SIZES = { tiny: 4 << 10, small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
 
 /**
- * Default milliseconds of wall clock for the measurements (not the warm-up). On the H200 host
- * (16 workers) every point below took about this much: the two-point lines of every op and
- * transfer about 170 ms, the main job's points at 16 and 64 MiB the rest; a step whose predicted
+ * Default milliseconds of wall clock for the measurements (not the warm-up), once per machine
+ * (the rates are stored). On the H200 host (16 workers) 500 ms ran out before the GPU's compress
+ * at 16 MiB, whose line through 16 KiB and 1 MiB then predicted 256 MiB at 5x its time; every
+ * point there takes about 700 ms (the two-point lines of every op and transfer about 200 ms, the
+ * main job's points at 16 and 64 MiB the rest). A step whose predicted
  * time (two runs from the line measured so far) would pass what is left is skipped, so a slow
  * machine (SwiftShader) measures fewer points in the same time and keeps the others' defaults.
  */
-export const DEFAULT_CALIBRATION_BUDGET_MS = 500;
+export const DEFAULT_CALIBRATION_BUDGET_MS = 1000;
+
+/** Bytes of the fresh-page measurement (CalibrationProbe.freshPages): glibc maps this much afresh whatever its state. */
+export const FRESH_PROBE_BYTES = 32 << 20;
+
+/** Milliseconds of idle before each run of a CPU point up to CALIBRATION_SIZES.small. */
+export const CPU_IDLE_MS = 2;
 
 /** One measured point of a line: [bytes, milliseconds]. */
 type Point = [number, number];
@@ -113,12 +121,12 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * buffers, the WebAssembly and JavaScript compilers' tiers: on an H200 the first GPU decompress
  * of 16 KiB took 152 ms, the next 10 ms; the GPU ops run twice, their small points come from
  * here), each GPU op twice at `large` where that is not too slow (the guess of what `mid`
- * costs), and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs count
- * as the first of their small points' two runs.
+ * costs), and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs are
+ * not points: those come after an idle gap (CPU_IDLE_MS).
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
  * in this order: the transfers at `small` and `large`, the first touch of fresh host memory
- * (FRESH_FROM_BYTES), the CPU ops at `small`, `tiny` and `large`; compress and decompress
+ * (FRESH_PROBE_BYTES), the CPU ops at `small`, `tiny` and `large`; compress and decompress
  * on the CPU at `mid`; every GPU op at `mid` (compress and decompress first); the upload at
  * `top`; compress and decompress on both paths at the pool's size (CPU first); last the
  * readback at `mid`. A step runs only if its predicted time (two
@@ -206,7 +214,8 @@ export async function calibrate(
     // not a measurement of the line
     await measureOf('upload')(transferTop);
   }
-  for (const key of cpuKeys) add(key, small, await measureOf(key)(small));
+  // (not points: measured back to back, where the points up to `small` come after an idle gap)
+  for (const key of cpuKeys) await measureOf(key)(small);
   const warmUpMs = performance.now() - warmStart;
   const unsupported = new Set(gpuKeys.filter((k) => !(points.get(k)?.length ?? 0)));
 
@@ -226,9 +235,9 @@ export async function calibrate(
   const others = (path: 'cpu' | 'gpu') => COST_OPS.filter((op) => op !== 'compress' && op !== 'decompress').map((op) => `${path}/${op}`);
   push(transferKeys, small);
   push(transferKeys, large);
-  // the page faults of a large result's new host array (readbacks of FRESH_FROM_BYTES or more)
-  if (hasGpu && probe.freshPages) steps.push({ key: 'fresh', bytes: FRESH_FROM_BYTES, runs: 2 });
-  push(cpuKeys, small, 1); // the warm-up's run was the first
+  // the page faults of a large result's new host array (32 MiB: always fresh pages)
+  if (hasGpu && probe.freshPages) steps.push({ key: 'fresh', bytes: FRESH_PROBE_BYTES, runs: 2 });
+  push(cpuKeys, small);
   push(cpuKeys, CALIBRATION_SIZES.tiny);
   push(cpuKeys, large);
   push(main('cpu'), mid);
@@ -245,9 +254,16 @@ export async function calibrate(
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;
     const { key, bytes, runs } = steps[i];
-    if (runs * predictMs(key, bytes) <= left()) {
+    // the CPU's small calls after an idle gap, as a call that is not one of a tight loop finds
+    // the workers and their cores: on the H200 host a 4 KiB CPU call took 0.03-0.04 ms back to
+    // back and 0.09-0.13 ms between other calls (bench/cost-model.mjs)
+    const idle = key.startsWith('cpu/') && bytes <= small ? CPU_IDLE_MS : 0;
+    if (runs * (predictMs(key, bytes) + idle) <= left()) {
       const measure = measureOf(key);
-      for (let r = 0; r < runs; r++) add(key, bytes, await measure(bytes));
+      for (let r = 0; r < runs; r++) {
+        if (idle > 0) await new Promise((resolve) => setTimeout(resolve, idle));
+        add(key, bytes, await measure(bytes));
+      }
     }
     options.onProgress?.(i + 1, steps.length);
   }

@@ -6,7 +6,7 @@
  *   moves      = the link transfers the path needs: an upload when host data goes to the GPU, a
  *                readback when device data goes to the CPU or a GPU result is wanted on the host
  *   transfer   = latency + bytes / bandwidth                  (per direction: upload, readback)
- *                (+ the first touch of fresh host pages for a readback from 32 MiB on)
+ *                (+ the first touch of fresh host pages for a readback from 1 MiB on)
  *   kernel     = a + b * bytes                                  (per op, element width and path)
  *
  * The kernel line's intercept `a` is the fixed cost of a call (dispatch, a worker round trip);
@@ -73,16 +73,20 @@ export interface Rates {
   readback: Line | null;
   /**
    * Milliseconds a byte of fresh host memory costs on first touch (page faults), added to a
-   * readback of FRESH_FROM_BYTES or more: results that large get new pages every time (glibc
-   * maps allocations from 32 MiB on afresh), smaller ones reuse freed memory once a program
-   * runs steadily. On the H200 host: 1.9 GB/s into a new 256 MiB array, 6.8 into a reused one.
+   * readback of FRESH_FROM_BYTES or more (see there). On the H200 host: 1.9 GB/s into a new
+   * 256 MiB array, 6.8 into a reused one.
    * Absent or 0: nothing added. Default (not measured): 2 GB/s.
    */
   freshMsPerByte?: number;
 }
 
-/** Results from this many bytes on are read back into fresh pages (glibc's largest mmap threshold). */
-export const FRESH_FROM_BYTES = 32 << 20;
+/**
+ * Results from this many bytes on are read back into fresh pages. From 32 MiB (glibc's largest
+ * mmap threshold) always; from 1 MiB as a rule, since V8 frees the pages of dropped arrays only
+ * at a garbage collection, so new ones mostly grow the heap: on the H200 host readbacks of 16 MiB
+ * results ran at 1.2-4 GB/s by the op before them, against 6.8 into an array already touched.
+ */
+export const FRESH_FROM_BYTES = 1 << 20;
 
 /** One call to predict. Bytes are of the input; result bytes are an estimate. */
 export interface CallShape {
