@@ -125,15 +125,15 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * not points: those come after an idle gap (CPU_IDLE_MS).
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
- * in this order: the transfers at `small` and `large`, the first touch of fresh host memory
- * (FRESH_PROBE_BYTES), the CPU ops at `small`, `tiny` and `large`; compress and decompress
- * on the CPU at `mid`; every GPU op at `mid` (compress and decompress first); the upload at
- * `top`; compress and decompress on both paths at the pool's size (CPU first); last the
- * readback at `mid`. A step runs only if its predicted time (two
- * runs, from the line measured so far; from a single point, in proportion to size) fits what is
- * left. Each point is the better of two runs
- * (the first may pay for page faults, a cold cache, a pool's growth). Lines keep the defaults
- * (defaultRates) where nothing was measured.
+ * in this order: the transfers at `small` and `large`; every GPU op at `mid` (compress and
+ * decompress first), the upload at `top`, compress and decompress on the GPU at the pool's size
+ * and the readback at `mid` (right after the warm-up, while the GPU's clock is up); the first
+ * touch of fresh host memory (FRESH_PROBE_BYTES); the CPU ops at `small`, `tiny` and `large`;
+ * compress and decompress on the CPU at `mid` and at the pool's size. A step runs only if its
+ * predicted time (two runs, from the line measured so far; from a single point, in proportion
+ * to size) fits what is left. Each point is the better of two runs (the first may pay for page
+ * faults, a cold cache, a pool's growth). Lines keep the defaults (defaultRates) where nothing
+ * was measured.
  */
 export async function calibrate(
   probe: CalibrationProbe,
@@ -235,19 +235,23 @@ export async function calibrate(
   const others = (path: 'cpu' | 'gpu') => COST_OPS.filter((op) => op !== 'compress' && op !== 'decompress').map((op) => `${path}/${op}`);
   push(transferKeys, small);
   push(transferKeys, large);
+  // The GPU's large points next, while the warm-up's load keeps its clock up: with them after the
+  // CPU's points (half a second of an idle GPU) an H200 measured its compress of 16 and 64 MiB at
+  // 3-7x the steady state's time (its SM clock falls to 345-630 MHz when idle), so the cold
+  // choice of a 128 MiB compress from the device went to the CPU path at 7x the GPU's time.
+  if (hasGpu) push([...main('gpu'), ...others('gpu')], mid);
+  push(transferKeys.slice(0, 1), transferTop);
+  if (top > mid && hasGpu) push(main('gpu'), top);
+  push(transferKeys.slice(1), mid);
   // the page faults of a large result's new host array (32 MiB: always fresh pages)
   if (hasGpu && probe.freshPages) steps.push({ key: 'fresh', bytes: FRESH_PROBE_BYTES, runs: 2 });
   push(cpuKeys, small);
   push(cpuKeys, CALIBRATION_SIZES.tiny);
   push(cpuKeys, large);
   push(main('cpu'), mid);
-  // the main job's CPU lines to the pool's size before the GPU's mid points: a 256 MiB compress
-  // on 16 workers was predicted at twice its time from 1 and 16 MiB alone (H200 host)
+  // the main job's CPU lines to the pool's size: a 256 MiB compress on 16 workers was predicted
+  // at twice its time from 1 and 16 MiB alone (H200 host)
   if (top > mid) push(main('cpu'), top);
-  if (hasGpu) push([...main('gpu'), ...others('gpu')], mid);
-  push(transferKeys.slice(0, 1), transferTop);
-  if (top > mid && hasGpu) push(main('gpu'), top);
-  push(transferKeys.slice(1), mid);
   // (not the CPU's other ops at `mid`: an upper segment through 1 and 16 MiB predicted a 256 MiB
   // rleDecode on the H200 host at a third of its time, whose fresh 256 MiB output pays page faults)
 
