@@ -3,7 +3,7 @@
 // per submission of the GPU layer its wall clock (call to resolved promise) and its GPU time,
 // and per kernel (compute pass label) its GPU time, from timestamp queries; then the call's
 // wall clock without timestamps. Medians over the runs (after a sustained warm-up).
-//   node bench/compress-profile.mjs [--runs 5] [--only sparse|runs] [--quick (small inputs: a check of the script)]
+//   node bench/compress-profile.mjs [--runs 5] [--only sparse|runs|calibration] [--quick (small inputs: a check of the script)]
 // With NODE_DEBUG=parle the codec prints its own phase lines too.
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
@@ -35,7 +35,24 @@ function runsBytes(n) {
   return u8;
 }
 
+/** The engine's calibration data (Engine.probe): a 1 MiB pattern of runs 1..31, repeated to `n` bytes. */
+function calibrationBytes(n) {
+  const pattern = new Uint8Array(1 << 20);
+  for (let i = 0, s = 1, v = 0; i < pattern.length;) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const len = 1 + ((s >>> 8) % 31);
+    v = (v + 1 + (s % 200)) & 255;
+    pattern.fill(v, i, Math.min(pattern.length, i + len));
+    i += len;
+  }
+  const u8 = new Uint8Array(n);
+  u8.set(pattern.subarray(0, Math.min(n, pattern.length)));
+  for (let filled = Math.min(n, pattern.length); filled < n; filled *= 2) u8.copyWithin(filled, 0, Math.min(filled, n - filled));
+  return u8;
+}
+
 const inputs = {
+  calibration: ['the calibration pattern, 64 MiB', () => calibrationBytes(args.quick ? 1 << 20 : 64 << 20)],
   sparse: ['sparse volume u8 (Rutter)', () => (args.quick ? sparseVolume(64, 40) : sparseVolume())],
   runs: ['u8 runs, mean 16', () => runsBytes(args.quick ? 1 << 20 : 256 << 20)],
 };
