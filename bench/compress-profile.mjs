@@ -7,7 +7,7 @@
 // With NODE_DEBUG=parle the codec prints its own phase lines too.
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
-import { sparseVolume } from './suite/data.mjs';
+import { probeRunsBytes, sparseVolume } from './suite/data.mjs';
 import { median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '5' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
@@ -23,28 +23,9 @@ ctx.submit = function (name, ...rest) {
   return submit.call(this, name, ...rest).then((v) => (subs.push({ name, ms: performance.now() - t0 }), v));
 };
 
-function runsBytes(n) {
-  const u8 = new Uint8Array(n);
-  for (let i = 0, s = 1, v = 0; i < n;) {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    const len = 1 + ((s >>> 8) % 31);
-    v = (v + 1 + (s % 200)) & 255;
-    u8.fill(v, i, Math.min(n, i + len));
-    i += len;
-  }
-  return u8;
-}
-
-/** The engine's calibration data (Engine.probe): a 1 MiB pattern of runs 1..31, repeated to `n` bytes. */
+/** The engine's calibration data (Engine.probe): a 1 MiB pattern of runs, repeated to `n` bytes. */
 function calibrationBytes(n) {
-  const pattern = new Uint8Array(1 << 20);
-  for (let i = 0, s = 1, v = 0; i < pattern.length;) {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    const len = 1 + ((s >>> 8) % 31);
-    v = (v + 1 + (s % 200)) & 255;
-    pattern.fill(v, i, Math.min(pattern.length, i + len));
-    i += len;
-  }
+  const pattern = probeRunsBytes(1 << 20);
   const u8 = new Uint8Array(n);
   u8.set(pattern.subarray(0, Math.min(n, pattern.length)));
   for (let filled = Math.min(n, pattern.length); filled < n; filled *= 2) u8.copyWithin(filled, 0, Math.min(filled, n - filled));
@@ -54,7 +35,7 @@ function calibrationBytes(n) {
 const inputs = {
   calibration: ['the calibration pattern, 64 MiB', () => calibrationBytes(args.quick ? 1 << 20 : 64 << 20)],
   sparse: ['sparse volume u8 (Rutter)', () => (args.quick ? sparseVolume(64, 40) : sparseVolume())],
-  runs: ['u8 runs, mean 16', () => runsBytes(args.quick ? 1 << 20 : 256 << 20)],
+  runs: ['u8 runs, mean 16', () => probeRunsBytes(args.quick ? 1 << 20 : 256 << 20)],
 };
 for (const [name, make] of args.only === undefined ? Object.values(inputs) : [inputs[args.only]]) {
   const data = make();

@@ -12,7 +12,7 @@
 //
 // Sizes: 4 KiB, 256 KiB, 16 MiB (--quick: the first two; --gpu-machine adds 256 MiB, --gib 1 GiB).
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
-import { sparseVolume } from './suite/data.mjs';
+import { probeRunsBytes, sparseVolume } from './suite/data.mjs';
 import { outArg, outputDir } from './out-dir.mjs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -43,18 +43,6 @@ const engine = await createEngine({ gpu: 'require' });
 await engine.calibrate();
 console.log(`adapter: ${JSON.stringify(engine.adapter)}, workers ${engine.workers}`);
 
-function runsData(bytes) {
-  const a = new Uint8Array(bytes);
-  let s = 1;
-  for (let i = 0, v = 0; i < bytes;) {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    const len = 1 + ((s >>> 8) % 31);
-    v = (v + 1 + (s % 200)) & 255;
-    a.fill(v, i, i + len);
-    i += len;
-  }
-  return a;
-}
 function keysData(bytes) {
   const a = new Uint32Array(bytes >> 2);
   for (let i = 0, s = 7; i < a.length; i++) a[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
@@ -63,15 +51,15 @@ function keysData(bytes) {
 
 /** Input of an op at a size, on the host; and how to call the op on it. */
 async function prepare(op, bytes) {
-  if (op === 'rleEncode') return { input: runsData(bytes), call: (x, o) => engine.rleEncode(x, o) };
+  if (op === 'rleEncode') return { input: probeRunsBytes(bytes), call: (x, o) => engine.rleEncode(x, o) };
   if (op === 'scan') return { input: keysData(bytes), call: (x, o) => engine.scan(x, o) };
   if (op === 'sort') return { input: keysData(bytes), call: (x, o) => engine.sort(x, o) };
-  if (op === 'compress') return { input: runsData(bytes), call: (x, o) => engine.compress(x, o) };
+  if (op === 'compress') return { input: probeRunsBytes(bytes), call: (x, o) => engine.compress(x, o) };
   if (op === 'rleDecode') {
-    const runs = await engine.rleEncode(runsData(bytes), { path: 'cpu' });
+    const runs = await engine.rleEncode(probeRunsBytes(bytes), { path: 'cpu' });
     return { input: runs, call: (x, o) => engine.rleDecode(x, o), sizeBytes: runs.values.byteLength + runs.lengths.byteLength };
   }
-  const packed = await engine.compress(runsData(bytes), { path: 'cpu' });
+  const packed = await engine.compress(probeRunsBytes(bytes), { path: 'cpu' });
   return { input: packed, call: (x, o) => engine.decompress(x, o) };
 }
 
@@ -276,7 +264,7 @@ if (args['gpu-machine']) {
   };
   onGpu.destroy();
   // Haugen: a .parle file of ratio >= 8 on the host, elements wanted on the GPU.
-  const data = runsData(256 << 20);
+  const data = probeRunsBytes(256 << 20);
   const packed = await engine.compress(data, { path: 'cpu' });
   const cpuThenUpload = await median(async () => engine.upload(await engine.decompress(packed, { path: 'cpu' })));
   const autoToDevice = await median(() => engine.decompress(packed, { to: 'device' }));

@@ -332,3 +332,20 @@ export function sparseVolume(side = 512, particles = 4000) {
   }
   return v;
 }
+
+/**
+ * Bytes in runs of 1..31 (mean 16) of pseudo-random values, each value 1..200 above the one
+ * before (mod 256): what the engine's calibration measures (Engine.probe, from a 1 MiB pattern)
+ * and the cost-model benchmark's RLE and codec cells run on.
+ */
+export function probeRunsBytes(n) {
+  const u8 = new Uint8Array(n);
+  for (let i = 0, s = 1, v = 0; i < n;) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const len = 1 + ((s >>> 8) % 31);
+    v = (v + 1 + (s % 200)) & 255;
+    u8.fill(v, i, Math.min(n, i + len));
+    i += len;
+  }
+  return u8;
+}
