@@ -625,8 +625,7 @@ export class Engine {
    * Inputs are made once per size and reused (their pages touched: a fresh array costs page faults
    * that a caller's data has paid already), larger ones by repeating a 1 MiB pattern; the upload
    * and readback go through gpu.upload and gpu.download, the engine's own paths (the staging ring,
-   * whole-size staging pieces from 32 MiB); readbacks land in arrays already touched, and the
-   * page faults of new ones are measured on their own (freshPages).
+   * whole-size staging pieces from 32 MiB).
    */
   private probe(gpu: GpuContext): CalibrationProbe {
     const PATTERN = 1 << 20;
@@ -670,7 +669,6 @@ export class Engine {
       return performance.now() - t0;
     };
     const cpu = this.cpu;
-    const readbackInto = new Map<number, Uint8Array>();
     // containers of the decompress probes, made once per size (not part of what is timed; the
     // CPU compress probe's result of the same size is kept as one)
     const containers = new Map<number, Promise<Uint8Array>>();
@@ -733,25 +731,13 @@ export class Engine {
       },
       // the CPU path splits compress and decompress into chunks, one a worker at a time
       poolBytes: Math.max(1, this.workers) * DEFAULT_CHUNK_BYTES,
-      // into an array already touched, one per size; the page faults of new arrays are freshPages
       readback: async (bytes: number) => {
         const d = await gpu.upload(sample('transfer', bytes));
-        let into = readbackInto.get(bytes);
-        if (into === undefined) readbackInto.set(bytes, (into = new Uint8Array(bytes).fill(1)));
         try {
-          return await time(() => gpu.download(d, { into }));
+          return await time(() => gpu.download(d));
         } finally {
           d.destroy();
         }
-      },
-      freshPages: async (bytes: number) => {
-        const touched = new Uint8Array(bytes).fill(1);
-        const t0 = performance.now();
-        touched.fill(2);
-        const refill = performance.now() - t0;
-        const t1 = performance.now();
-        new Uint8Array(bytes).fill(2);
-        return Math.max(0, performance.now() - t1 - refill);
       },
     };
   }

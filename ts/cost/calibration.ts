@@ -8,20 +8,14 @@
  * size, the transfers' staging buffers are made), then measurements for at most `budgetMs` of
  * wall clock (DEFAULT_CALIBRATION_BUDGET_MS; data preparation included), most important first.
  */
-import { COST_OPS, defaultRates, fitLine, lineAt, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
+import { COST_OPS, defaultRates, fitLine, lineThrough, withUpper, type CostOp, type Line, type Rates } from './model.js';
 
 /** Runs one measurement and resolves to its milliseconds (the engine supplies these). */
 export interface CalibrationProbe {
   cpu(op: CostOp, bytes: number): Promise<number>;
   gpu?(op: CostOp, bytes: number): Promise<number>;
   upload?(bytes: number): Promise<number>;
-  /** A readback of `bytes` into host memory already touched (a reused array). */
   readback?(bytes: number): Promise<number>;
-  /**
-   * Milliseconds of the first touch of `bytes` of fresh host memory: a new array filled, less
-   * the same fill of an array already touched (the page faults alone).
-   */
-  freshPages?(bytes: number): Promise<number>;
   /**
    * Runs each GPU op once on a tiny input, before the measurements and outside their budget:
    * the GPU's pipelines compile there (a cost the first GPU call pays in any case).
@@ -57,8 +51,6 @@ export interface CalibrationRecord {
 
 /**
  * Input sizes of the calibration points:
- *   - `tiny`: the CPU's lines, a lower segment up to `small` (a few KiB cost mostly the fixed
- *     cost of a worker round trip, which a line through `small` and `large` misses);
  *   - `small` and `large`: every line (the CPU's and the transfers' fixed cost and slope);
  *   - `mid`: every GPU line (below it a GPU's time is mostly fixed cost, so a slope fitted from
  *     16 KiB and 1 MiB says little: on an H200 a GPU compress took 14 ms at both), and the main
@@ -71,7 +63,7 @@ export interface CalibrationRecord {
  * Each line is then straight through its first two points, with an upper segment through its
  * last two from the second-to-last on (see {@link lineFromPoints}).
  */
-export const CALIBRATION_SIZES = { tiny: 4 << 10, small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
+export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
 
 /**
  * Default milliseconds of wall clock for the measurements (not the warm-up), once per machine
@@ -84,12 +76,6 @@ export const CALIBRATION_SIZES = { tiny: 4 << 10, small: 16 << 10, large: 1 << 2
  */
 export const DEFAULT_CALIBRATION_BUDGET_MS = 1000;
 
-/** Bytes of the fresh-page measurement (CalibrationProbe.freshPages): glibc maps this much afresh whatever its state. */
-export const FRESH_PROBE_BYTES = 32 << 20;
-
-/** Milliseconds of idle before each run of a CPU point up to CALIBRATION_SIZES.small. */
-export const CPU_IDLE_MS = 2;
-
 /** One measured point of a line: [bytes, milliseconds]. */
 type Point = [number, number];
 
@@ -99,15 +85,9 @@ type Point = [number, number];
  * worker pool's throughput still grow past the first two sizes). One point: through it with
  * `fallback`'s slope (its fixed cost is then the point's time less that slope's part, never all
  * of the time put in the slope: a 16 KiB point is mostly fixed cost). No point: `fallback`.
- * A point below CALIBRATION_SIZES.small (the `tiny` one) is not one of those: with a point after
- * it, it makes a lower segment through itself and the next point, used below that point's size.
  */
 export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
   const ps = points.filter(([b, t]) => Number.isFinite(b) && b > 0 && Number.isFinite(t) && t >= 0).sort((x, y) => x[0] - y[0]);
-  if (ps.length >= 2 && ps[0][0] < CALIBRATION_SIZES.small) {
-    const lower = fitLine(ps[0], ps[1]);
-    return { ...lineFromPoints(ps.slice(1), fallback), lower: { toBytes: ps[1][0], ...lower } };
-  }
   if (ps.length === 0) return { fixedMs: fallback.fixedMs, msPerByte: fallback.msPerByte };
   if (ps.length === 1) return lineThrough(ps[0], fallback.msPerByte);
   const lower = fitLine(ps[0], ps[1]);
@@ -120,20 +100,19 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * then each GPU and CPU op once at the small size (pipelines of the codecs the data picks, pooled
  * buffers, the WebAssembly and JavaScript compilers' tiers: on an H200 the first GPU decompress
  * of 16 KiB took 152 ms, the next 10 ms; the GPU ops run twice, their small points come from
- * here), each GPU op twice at `large` where that is not too slow (the guess of what `mid`
- * costs), and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs are
- * not points: those come after an idle gap (CPU_IDLE_MS).
+ * here), each GPU op twice at `large` where that is not too slow (the guess of what `mid` costs),
+ * and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs count as the
+ * first of their small points' two runs.
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
  * in this order: the transfers at `small` and `large`; every GPU op at `mid` (compress and
  * decompress first), the upload at `top`, compress and decompress on the GPU at the pool's size
- * and the readback at `mid` (right after the warm-up, while the GPU's clock is up); the first
- * touch of fresh host memory (FRESH_PROBE_BYTES); the CPU ops at `small`, `tiny` and `large`;
- * compress and decompress on the CPU at `mid` and at the pool's size. A step runs only if its
- * predicted time (two runs, from the line measured so far; from a single point, in proportion
- * to size) fits what is left. Each point is the better of two runs (the first may pay for page
- * faults, a cold cache, a pool's growth). Lines keep the defaults (defaultRates) where nothing
- * was measured.
+ * and the readback at `mid` (right after the warm-up, while the GPU's clock is up); the CPU ops
+ * at `small` and `large`; compress and decompress on the CPU at `mid` and at the pool's size. A
+ * step runs only if its predicted time (two runs, from the line measured so far; from a single
+ * point, in proportion to size) fits what is left. Each point is the better of two runs (the
+ * first may pay for page faults, a cold cache, a pool's growth). Lines keep the defaults
+ * (defaultRates) where nothing was measured.
  */
 export async function calibrate(
   probe: CalibrationProbe,
@@ -171,16 +150,17 @@ export async function calibrate(
   };
   /** What a run of `key` at `bytes` should take, for the budget: from one point, in proportion to size. */
   const predictMs = (key: string, bytes: number): number => {
-    if (key === 'fresh') return predictMs('readback', bytes); // about as fast as a readback
     const ps = (points.get(key) ?? []).filter(([b]) => b <= bytes);
     if (ps.length === 1) return (ps[0][1] * bytes) / ps[0][0];
     const l = lineOf(key);
-    return l ? lineAt(l, bytes) : Infinity;
+    if (!l) return Infinity;
+    return l.upper !== undefined && bytes >= l.upper.fromBytes
+      ? l.upper.fixedMs + l.upper.msPerByte * bytes
+      : l.fixedMs + l.msPerByte * bytes;
   };
   const measureOf = (key: string): ((bytes: number) => Promise<number>) => {
     if (key === 'upload') return (b) => probe.upload!(b);
     if (key === 'readback') return (b) => probe.readback!(b);
-    if (key === 'fresh') return (b) => probe.freshPages!(b);
     const [path, op] = key.split('/') as ['cpu' | 'gpu', CostOp];
     return path === 'cpu' ? (b) => probe.cpu(op, b) : (b) => probe.gpu!(op, b);
   };
@@ -214,8 +194,7 @@ export async function calibrate(
     // not a measurement of the line
     await measureOf('upload')(transferTop);
   }
-  // (not points: measured back to back, where the points up to `small` come after an idle gap)
-  for (const key of cpuKeys) await measureOf(key)(small);
+  for (const key of cpuKeys) add(key, small, await measureOf(key)(small));
   const warmUpMs = performance.now() - warmStart;
   const unsupported = new Set(gpuKeys.filter((k) => !(points.get(k)?.length ?? 0)));
 
@@ -235,18 +214,13 @@ export async function calibrate(
   const others = (path: 'cpu' | 'gpu') => COST_OPS.filter((op) => op !== 'compress' && op !== 'decompress').map((op) => `${path}/${op}`);
   push(transferKeys, small);
   push(transferKeys, large);
-  // The GPU's large points next, while the warm-up's load keeps its clock up: with them after the
-  // CPU's points (half a second of an idle GPU) an H200 measured its compress of 16 and 64 MiB at
-  // 3-7x the steady state's time (its SM clock falls to 345-630 MHz when idle), so the cold
-  // choice of a 128 MiB compress from the device went to the CPU path at 7x the GPU's time.
+  // The GPU's large points next, while the warm-up's load keeps its clock up (its SM clock falls
+  // to 345-630 MHz when idle on an H200; the CPU's points are half a second of an idle GPU).
   if (hasGpu) push([...main('gpu'), ...others('gpu')], mid);
   push(transferKeys.slice(0, 1), transferTop);
   if (top > mid && hasGpu) push(main('gpu'), top);
   push(transferKeys.slice(1), mid);
-  // the page faults of a large result's new host array (32 MiB: always fresh pages)
-  if (hasGpu && probe.freshPages) steps.push({ key: 'fresh', bytes: FRESH_PROBE_BYTES, runs: 2 });
-  push(cpuKeys, small);
-  push(cpuKeys, CALIBRATION_SIZES.tiny);
+  push(cpuKeys, small, 1); // the warm-up's run was the first
   push(cpuKeys, large);
   push(main('cpu'), mid);
   // the main job's CPU lines to the pool's size: a 256 MiB compress on 16 workers was predicted
@@ -258,16 +232,9 @@ export async function calibrate(
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;
     const { key, bytes, runs } = steps[i];
-    // the CPU's small calls after an idle gap, as a call that is not one of a tight loop finds
-    // the workers and their cores: on the H200 host a 4 KiB CPU call took 0.03-0.04 ms back to
-    // back and 0.09-0.13 ms between other calls (bench/cost-model.mjs)
-    const idle = key.startsWith('cpu/') && bytes <= small ? CPU_IDLE_MS : 0;
-    if (runs * (predictMs(key, bytes) + idle) <= left()) {
+    if (runs * predictMs(key, bytes) <= left()) {
       const measure = measureOf(key);
-      for (let r = 0; r < runs; r++) {
-        if (idle > 0) await new Promise((resolve) => setTimeout(resolve, idle));
-        add(key, bytes, await measure(bytes));
-      }
+      for (let r = 0; r < runs; r++) add(key, bytes, await measure(bytes));
     }
     options.onProgress?.(i + 1, steps.length);
   }
@@ -282,8 +249,6 @@ export async function calibrate(
     }
     rates.upload = lineOf('upload')!;
     rates.readback = lineOf('readback')!;
-    const fresh = points.get('fresh')?.[0];
-    if (fresh !== undefined) rates.freshMsPerByte = Math.max(0, fresh[1]) / fresh[0];
   }
   return { rates, tookMs, warmUpMs };
 }

@@ -6,7 +6,6 @@
  *   moves      = the link transfers the path needs: an upload when host data goes to the GPU, a
  *                readback when device data goes to the CPU or a GPU result is wanted on the host
  *   transfer   = latency + bytes / bandwidth                  (per direction: upload, readback)
- *                (+ the first touch of fresh host pages for a readback from 1 MiB on)
  *   kernel     = a + b * bytes                                  (per op, element width and path)
  *
  * The kernel line's intercept `a` is the fixed cost of a call (dispatch, a worker round trip);
@@ -31,8 +30,7 @@
  * pool is busy, for compress, decompress and the upload) when the budget allows: the main job's
  * calls are large, and a line through 16 KiB and 1 MiB alone predicted a 256 MiB GPU compress at
  * 2.5x its time on an H200, a 256 MiB CPU compress with 16 workers at 5x (one chunk at 1 MiB
- * keeps one worker busy), and the CPU's lines a lower segment from a 4 KiB point (a few KiB
- * cost mostly a worker round trip). See ts/cost/calibration.ts for the points and the budget.
+ * keeps one worker busy). See ts/cost/calibration.ts for the points and the budget.
  */
 
 /** Operations the model knows. */
@@ -52,13 +50,6 @@ export interface Line {
   fixedMs: number;
   msPerByte: number;
   upper?: { fromBytes: number; fixedMs: number; msPerByte: number };
-  /**
-   * A segment below `toBytes` (calibrated at a smaller size than the line's first point): a call
-   * of a few KiB costs mostly its fixed cost, which a line through 16 KiB and 1 MiB misses where
-   * the time grows faster between those two (a CPU sort of 4 KiB took 0.10 ms on the H200 host,
-   * predicted 0.03 by such a line).
-   */
-  lower?: { toBytes: number; fixedMs: number; msPerByte: number };
 }
 
 /** The rates one calibration measured. */
@@ -69,24 +60,9 @@ export interface Rates {
   gpu: Partial<Record<CostOp, Line>> | null;
   /** Host to device. */
   upload: Line | null;
-  /** Device to host, into host memory already touched (see freshMsPerByte). */
+  /** Device to host. */
   readback: Line | null;
-  /**
-   * Milliseconds a byte of fresh host memory costs on first touch (page faults), added to a
-   * readback of FRESH_FROM_BYTES or more (see there). On the H200 host: 1.9 GB/s into a new
-   * 256 MiB array, 6.8 into a reused one.
-   * Absent or 0: nothing added. Default (not measured): 2 GB/s.
-   */
-  freshMsPerByte?: number;
 }
-
-/**
- * Results from this many bytes on are read back into fresh pages. From 32 MiB (glibc's largest
- * mmap threshold) always; from 1 MiB as a rule, since V8 frees the pages of dropped arrays only
- * at a garbage collection, so new ones mostly grow the heap: on the H200 host readbacks of 16 MiB
- * results ran at 1.2-4 GB/s by the op before them, against 6.8 into an array already touched.
- */
-export const FRESH_FROM_BYTES = 1 << 20;
 
 /** One call to predict. Bytes are of the input; result bytes are an estimate. */
 export interface CallShape {
@@ -110,14 +86,10 @@ export interface Prediction {
   reason: string;
 }
 
-/** Milliseconds of `line` at `bytes`: its lower segment below lower.toBytes, its upper one from upper.fromBytes on. */
-export function lineAt(line: Line, bytes: number): number {
-  const seg =
-    line.lower !== undefined && bytes < line.lower.toBytes ? line.lower : line.upper !== undefined && bytes >= line.upper.fromBytes ? line.upper : line;
-  return seg.fixedMs + seg.msPerByte * bytes;
-}
-
-const at = lineAt;
+const at = (line: Line, bytes: number) =>
+  line.upper !== undefined && bytes >= line.upper.fromBytes
+    ? line.upper.fixedMs + line.upper.msPerByte * bytes
+    : line.fixedMs + line.msPerByte * bytes;
 
 /** Size bucket of the online history: powers of 4 bytes. */
 function bucket(bytes: number): number {
@@ -178,19 +150,16 @@ export class CostModel {
     const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
     if (!line) return null;
     const kernel = kernelHistory ? (this.kernelMs(op, path, workBytes) as number) : at(line, workBytes);
-    const fresh = this.rates.freshMsPerByte ?? 0;
-    // a readback lands in a new host array
-    const readbackMs = (bytes: number) => at(readback!, bytes) + (bytes >= FRESH_FROM_BYTES ? fresh * bytes : 0);
     if (path === 'cpu') {
       return (
-        (inputLocation === 'device' && readback ? readbackMs(inputBytes) : 0) +
+        (inputLocation === 'device' && readback ? at(readback, inputBytes) : 0) +
         kernel +
         (resultLocation === 'device' && upload ? at(upload, resultBytes) : 0)
       );
     }
     if (!upload || !readback) return null;
     const moveIn = inputLocation === 'host' && op !== 'decompress' ? at(upload, inputBytes) : 0;
-    return moveIn + kernel + (resultLocation === 'host' ? readbackMs(resultBytes) : 0);
+    return moveIn + kernel + (resultLocation === 'host' ? at(readback, resultBytes) : 0);
   }
 
   private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
@@ -276,13 +245,7 @@ export function defaultRates(hasGpu: boolean): Rates {
     compress: gpuLine(1),
     decompress: gpuLine(1),
   };
-  return {
-    cpu,
-    gpu,
-    upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 },
-    readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 },
-    freshMsPerByte: 1 / 2e6,
-  };
+  return { cpu, gpu, upload: { fixedMs: 0.1, msPerByte: 1 / 1e6 }, readback: { fixedMs: 0.1, msPerByte: 1 / 1e6 } };
 }
 
 /**
