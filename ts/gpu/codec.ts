@@ -1430,8 +1430,8 @@ export async function rleChunkStreams(
   // Recorded into the run-length encode's second submission (R runs known): each run's first
   // element (exclusive scan of the lengths), its LEB128 size, their exclusive scan (byte
   // offsets) and total, and the bytes, into a worst-case buffer (the LEB128 size of the longest
-  // possible run, a chunk, for every run),
-  // with the table of chunk starts: one round trip for all of it.
+  // possible run, a chunk, for every run), with the table of chunk starts: one round trip for
+  // all of it.
   let encoded;
   try {
     encoded = await rleEncodeThen(ctx, input, chunkCount > 1 ? chunkLength : 0, (s, R, _values, lengthsBuf) => {

@@ -70,17 +70,17 @@ export interface GpuTuning {
   /** u32 output words per invocation of the RLE decode expand: 4, 8 or 16 (default 16). */
   decodeWordsPerInvocation: 4 | 8 | 16;
   /**
-   * Keys per invocation of the radix sort (tile = workgroup size x this): 8 or 16 (default 8: on
-   * the H200, 2^28 keys, the OneSweep sort with its one-tile look-back took 21.5 ms with 8 and
-   * 24.3 ms with 16, the earlier multi-pass sort 19.45 and 26.1 ms; fewer registers per
-   * invocation).
+   * Keys per invocation of the radix sort (tile = workgroup size x this): 8, 12 or 16 (default 8:
+   * on the H200, 2^28 keys, the OneSweep sort took 18.8 ms of GPU time with 8, 25.5 with 12 and
+   * 23.9 with 16; fewer registers per invocation).
    */
   sortItemsPerInvocation: 8 | 12 | 16;
   /**
    * Invocations per radix sort workgroup with subgroups: 256 or 512 (default 256), capped at 16
    * subgroups of the adapter's smallest subgroup size and at its workgroup limits (without
    * subgroups: 256). 512 doubles the tile, so a pass has half the tiles and look-back status
-   * words, at twice the workgroup memory (about 38 KiB on NVIDIA).
+   * words, at twice the workgroup memory (about 39 KiB on NVIDIA). On the H200 at 2^28 keys it
+   * took 19.0 ms of GPU time against 18.8 with 256.
    */
   sortWorkgroupSize: 256 | 512;
   /**
