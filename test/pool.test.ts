@@ -220,6 +220,40 @@ describe('scheduling and faults', () => {
   });
 });
 
+describe('sumLengths: the exact total of run lengths', () => {
+  it('host arrays over several windows, resident arrays in place, values near 2^32, and no block free', async () => {
+    const cpu = await CpuPath.create({ workers: 0 });
+    try {
+      const rng = new Rng(caseSeed('sumLengths'));
+      const serial = (a: Uint32Array) => a.reduce((x, v) => x + v, 0);
+      for (const n of [0, 1, 3, 4, 5, 1000, (1 << 18) - 1, 1 << 18, (1 << 18) + 7, 3 * (1 << 18) + 5]) {
+        const a = new Uint32Array(n).map(() => (rng.nextU32() % 8 === 0 ? rng.nextU32() : rng.nextU32() % 64));
+        expect(cpu.sumLengths(a), `n=${n}`).toBe(serial(a));
+      }
+      // past 2^32 and 2^40: exact as a number
+      const big = new Uint32Array(600).fill(0xffffffff);
+      expect(cpu.sumLengths(big)).toBe(600 * 0xffffffff);
+      const resident = cpu.alloc('u32', 70_001) as Uint32Array;
+      for (let i = 0; i < resident.length; i++) resident[i] = i % 97;
+      expect(cpu.sumLengths(resident)).toBe(serial(resident));
+      expect(cpu.sumLengths(resident.subarray(5, 60_000))).toBe(serial(resident.subarray(5, 60_000)));
+      cpu.free(resident);
+      // no block free: the loop on this thread, same total
+      const heap = cpu['heap'];
+      const tryAlloc = heap.tryAlloc;
+      heap.tryAlloc = () => undefined;
+      try {
+        const a = new Uint32Array(5000).map(() => rng.nextU32());
+        expect(cpu.sumLengths(a)).toBe(serial(a));
+      } finally {
+        heap.tryAlloc = tryAlloc;
+      }
+    } finally {
+      await cpu.destroy();
+    }
+  });
+});
+
 describe('without SharedArrayBuffer: segments are transferred', () => {
   it.each([1, 2, 3])('%i workers give the same results', async (workers) => {
     const transfer = await engineWith({ workers, shareMemory: false, segmentBytes: 4096, inlineBytes: 0 });

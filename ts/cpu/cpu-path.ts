@@ -131,6 +131,9 @@ export function splitEven(count: number, parts: number, minLength = 1): { offset
   return out;
 }
 
+/** u32 lengths summed per window by {@link CpuPath.sumLengths} (1 MiB of them). */
+const SUM_WINDOW = 1 << 18;
+
 export class CpuPath {
   readonly kernels: Kernels;
   readonly heap: WasmHeap;
@@ -245,6 +248,35 @@ export class CpuPath {
   /** True when `array` was made by {@link alloc} and not freed. */
   isResident(array: ParleArray): boolean {
     return this.resident.has(array);
+  }
+
+  /**
+   * The exact sum of u32 run `lengths` (a number: exact below 2^53), on this thread with the
+   * SIMD kernel (assembly/varint.ts sumLengths): in place for a resident array, else copied
+   * through one block of at most 1 MiB, window by window; a JavaScript loop only when no block
+   * is free. 16.8 M lengths: about 30 ms as a JavaScript loop, 5 ms this way (this machine).
+   */
+  sumLengths(lengths: Uint32Array): number {
+    if (this.resident.has(lengths)) return this.kernels.sumLengths(lengths.byteOffset, lengths.length);
+    const window = Math.min(lengths.length, SUM_WINDOW);
+    const block = window > 0 ? this.heap.tryAlloc(window * 4) : undefined;
+    if (block === undefined) {
+      let total = 0;
+      for (let i = 0; i < lengths.length; i++) total += lengths[i];
+      return total;
+    }
+    try {
+      let total = 0;
+      for (let at = 0; at < lengths.length; at += window) {
+        const part = lengths.subarray(at, Math.min(lengths.length, at + window));
+        this.copyIn(block.ptr, part);
+        total += this.kernels.sumLengths(block.ptr, part.length);
+      }
+      return total;
+    } finally {
+      this.heap.release(block);
+      this.wakeNext();
+    }
   }
 
   /** A result array: resident (not cleared) when `likeResident`, else a plain one. */
