@@ -36,8 +36,6 @@ const scratch = {
   parent: new Int32Array(512),
   depth: new Int32Array(512),
   len: new Uint8Array(256),
-  members: new Uint32Array(33 * 8),
-  count: new Int32Array(33),
 };
 
 /**
@@ -49,7 +47,7 @@ export function codeLengths(hist: ArrayLike<number>, maxBits = MAX_CODE_BITS): U
   const lengths = new Uint8Array(256);
   // present symbols by weight, then symbol: one native sort of weight x 256 + symbol (exact in
   // a double for counts below 2^44; a comparator function cost more than the rest together)
-  const { keys, symbols, weight, parent, depth, len, members, count } = scratch;
+  const { keys, symbols, weight, parent, depth, len } = scratch;
   let m = 0;
   for (let s = 0; s < 256; s++) if (hist[s] > 0) keys[m++] = hist[s] * 256 + s;
   if (m < 2) throw new Error('codeLengths needs two symbols');
@@ -93,32 +91,15 @@ export function codeLengths(hist: ArrayLike<number>, maxBits = MAX_CODE_BITS): U
       }
     }
   }
-  // under-full: shorten the longest codes (their share divides the deficit), most frequent first:
-  // each step takes the highest index i among the longest codes longer than 1, found through a
-  // bit set of the indices of each length (8 words of 32) instead of a scan of all symbols
-  if (kraft < full) {
-    members.fill(0, 0, (maxBits + 1) * 8);
-    count.fill(0, 0, maxBits + 1);
-    for (let i = 0; i < m; i++) {
-      members[len[i] * 8 + (i >> 5)] |= 1 << (i & 31);
-      count[len[i]]++;
-    }
-    while (kraft < full) {
-      let longest = maxBits;
-      while (longest > 1 && count[longest] === 0) longest--;
-      if (longest <= 1) break;
-      let w = 7;
-      while (members[longest * 8 + w] === 0) w--;
-      const i = w * 32 + 31 - Math.clz32(members[longest * 8 + w]);
-      const gain = full >> longest;
-      if (kraft + gain > full) break; // cannot happen for power-of-two shares; guards the loop
-      members[longest * 8 + w] &= ~(1 << (i & 31));
-      count[longest]--;
-      len[i] = longest - 1;
-      members[len[i] * 8 + w] |= 1 << (i & 31);
-      count[len[i]]++;
-      kraft += gain;
-    }
+  // under-full: shorten the longest codes (their share divides the deficit), most frequent first
+  while (kraft < full) {
+    let best = -1;
+    for (let i = m - 1; i >= 0; i--) if (len[i] > 1 && (best < 0 || len[i] > len[best])) best = i;
+    if (best < 0) break;
+    const gain = full >> len[best];
+    if (kraft + gain > full) break; // cannot happen for power-of-two shares; guards the loop
+    len[best]--;
+    kraft += gain;
   }
   for (let i = 0; i < m; i++) lengths[symbols[i]] = len[i];
   return lengths;
