@@ -247,12 +247,15 @@ export async function encodeChunksV2OnDevice(
     }
     const readers: Partial<Record<Source | 'hashes', () => Promise<Uint32Array>>> = {};
     // the deltas of every chunk in one dispatch where the input fits one binding (a dispatch
-    // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress)
-    const deltaAtOnce = buffers.delta !== undefined && (C * w) % 4 === 0 && roundUp4(totalBytes) <= gpu.limits.maxStorageBufferBindingSize;
+    // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
+    // chunks after the first start at whole words (canCompressV2OnDevice)
+    const deltaAtOnce = buffers.delta !== undefined && roundUp4(totalBytes) <= gpu.limits.maxStorageBufferBindingSize;
     await gpu.submit('compress statistics', (s) => {
       readers.hashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
-      if (deltaAtOnce && input.length > 0)
-        encodeDelta(gpu, s, 'encode', { src: input.buffer, dst: buffers.delta!, width: w, count: input.length, chunkLength: C });
+      if (deltaAtOnce && input.length > 0) {
+        const chunkLength = chunks.length > 1 ? C : 0;
+        encodeDelta(gpu, s, 'encode', { src: input.buffer, dst: buffers.delta!, width: w, count: input.length, chunkLength });
+      }
       for (const c of chunks) {
         if (c.count === 0) continue;
         if (buffers.delta && !deltaAtOnce)
