@@ -1,8 +1,8 @@
 // The public Engine API on the CPU path: every op against the plain references, across segment
 // boundaries (a CPU path with tiny segments), and every bad argument with its error code.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CpuPath } from '../ts/cpu/cpu-path.js';
-import { createEngine, Engine } from '../ts/engine.js';
+import { createEngine, destroyAll, Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
 import { createGpuContext } from '../ts/gpu/index.js';
 import type { ParleArray } from '../ts/types.js';
@@ -226,6 +226,21 @@ describe('bad arguments throw ParleError with a code naming the argument', () =>
     const e = await createEngine({ workers: 1, gpu: 'off' });
     await e.destroy();
     await expect(e.rleEncode(new Uint8Array(1))).rejects.toMatchObject({ code: ErrorCodes.DESTROYED });
+  });
+});
+
+describe('destroyAll (the calibration probes release results with it)', () => {
+  it("does not walk a typed array's elements (a GPU compress's container)", () => {
+    const values = vi.spyOn(Object, 'values');
+    try {
+      destroyAll(new Uint8Array(1 << 16));
+      destroyAll(new Uint32Array(16));
+      expect(values).not.toHaveBeenCalled();
+      destroyAll({ keys: new Uint32Array(4) });
+      expect(values).toHaveBeenCalledTimes(1);
+    } finally {
+      values.mockRestore();
+    }
   });
 });
 

@@ -605,17 +605,20 @@ export class Engine {
     });
     if (!force) {
       const stored = await loadStored<CalibrationRecord>(key);
-      if (stored?.format === 4 && stored.key === key) {
+      if (stored?.format === 5 && stored.key === key) {
         this.model.rates = stored.rates;
         return;
       }
     }
-    const { rates, tookMs, warmUpMs } = await calibrate(this.probe(gpu), { onProgress });
+    // the probes' rleEncode calls would move the run-length ratio that predictions of result
+    // sizes use: it stays what the caller's own calls made it
+    const rleRatio = this.rleRatio;
+    const { rates, tookMs, warmUpMs } = await calibrate(this.probe(gpu), { onProgress }).finally(() => (this.rleRatio = rleRatio));
     // the staging pieces and pooled buffers of the probes' largest inputs (64 MiB) go back
     if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;
     this.lastCalibration = { tookMs, warmUpMs };
-    await saveStored(key, { format: 4, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
+    await saveStored(key, { format: 5, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
   }
 
   /**
@@ -669,32 +672,35 @@ export class Engine {
       return performance.now() - t0;
     };
     const cpu = this.cpu;
-    // containers of the decompress probes, made once per size (not part of what is timed; the
-    // CPU compress probe's result of the same size is kept as one)
+    // containers of the decompress probes, made once per size (not part of what is timed)
     const containers = new Map<number, Promise<Uint8Array>>();
     const container = (bytes: number) => {
       let packed = containers.get(bytes);
       if (packed === undefined) containers.set(bytes, (packed = compressArray(cpu, sample('decompress', bytes), DEFAULT_CHUNK_BYTES)));
       return packed;
     };
+    // Each op runs through its public method with the path fixed (validation, routing, the
+    // result's delivery included: what the model predicts is a caller's call; on the H200 host a
+    // 4 KiB rleEncode took 0.034 ms through the CPU path's kernel call, 0.092 ms through the
+    // engine). The history those calls leave is cleared when the rates are set.
     const probeGpu = async (op: CostOp, bytes: number): Promise<number> => {
       if (!GPU_OPS.has(op)) return Infinity;
       if (op === 'decompress') {
         const packed = await container(bytes);
-        return time(async () => (await decompressToDevice(cpu, gpu, packed, DEFAULT_MAX_ELEMENTS)).destroy());
+        return time(async () => (await this.decompress(packed, { path: 'gpu', to: 'device' })).destroy());
       }
       const input = await gpu.upload(sample(op, bytes));
       try {
         if (op === 'rleDecode') {
           const runs = await gpu.rleEncode(input);
           try {
-            return await time(async () => (await gpu.rleDecode(runs.values, runs.lengths)).destroy());
+            return await time(async () => (await this.rleDecode(runs, { path: 'gpu' })).destroy());
           } finally {
             runs.values.destroy();
             runs.lengths.destroy();
           }
         }
-        return await time(async () => destroyAll(await this.runGpu(op, input)));
+        return await time(async () => destroyAll(await this.runOp(op, input, 'gpu')));
       } finally {
         input.destroy();
       }
@@ -704,19 +710,13 @@ export class Engine {
         const input = sample(op, bytes);
         if (op === 'rleDecode') {
           const runs = await cpu.rleEncode(input);
-          return time(() => cpu.rleDecode(runs.values, runs.lengths, input.length));
+          return time(() => this.rleDecode(runs, { path: 'cpu' }));
         }
         if (op === 'decompress') {
           const packed = await container(bytes);
-          return time(() => decompressBytes(cpu, packed, DEFAULT_MAX_ELEMENTS));
+          return time(() => this.decompress(packed, { path: 'cpu' }));
         }
-        if (op === 'compress') {
-          let packed: Uint8Array | undefined;
-          const ms = await time(async () => (packed = await compressArray(cpu, input, DEFAULT_CHUNK_BYTES)));
-          if (!containers.has(bytes)) containers.set(bytes, Promise.resolve(packed!));
-          return ms;
-        }
-        return time(() => this.runCpu(op, input));
+        return time(() => this.runOp(op, input, 'cpu'));
       },
       gpu: (op: CostOp, bytes: number) => probeGpu(op, bytes),
       upload: async (bytes: number) => {
@@ -742,35 +742,19 @@ export class Engine {
     };
   }
 
-  /** One op's kernel on the CPU path, for calibration. */
-  private async runCpu(op: CostOp, input: ParleArray): Promise<unknown> {
+  /** rleEncode, scan, sort or compress of `input` through its public method on `path`, for calibration. */
+  private runOp(op: CostOp, input: Data, path: 'cpu' | 'gpu'): Promise<unknown> {
     switch (op) {
       case 'rleEncode':
-        return this.cpu.rleEncode(input);
+        return this.rleEncode(input, { path });
       case 'scan':
-        return this.cpu.scan(input as Uint32Array, false);
+        return this.scan(input, { path });
       case 'sort':
-        return this.cpu.sort(input as Uint32Array, undefined);
+        return this.sort(input, { path });
       case 'compress':
-        return compressArray(this.cpu, input, DEFAULT_CHUNK_BYTES);
+        return this.compress(input, { path });
       default:
-        throw new Error(`no CPU probe for ${op}`);
-    }
-  }
-
-  /** One op's kernel on the GPU path, for calibration. */
-  private async runGpu(op: CostOp, input: DeviceArray): Promise<unknown> {
-    switch (op) {
-      case 'rleEncode':
-        return this.gpu.rleEncode(input);
-      case 'scan':
-        return this.gpu.scan(input, { inclusive: false });
-      case 'sort':
-        return this.gpu.sort(input);
-      case 'compress':
-        return compressFromDevice(this.cpu, this.gpu, input, DEFAULT_CHUNK_BYTES);
-      default:
-        throw new Error(`no GPU probe for ${op}`);
+        throw new Error(`no probe for ${op}`);
     }
   }
 
@@ -1416,7 +1400,17 @@ export class Engine {
   }
 }
 
-function destroyAll(value: unknown): void {
+/**
+ * @internal Destroys `value` if it is a DeviceArray, or the DeviceArrays among an object's own
+ * values (an op's result: DeviceRuns, sorted keys and values); anything else, typed arrays
+ * included, is left alone.
+ */
+export function destroyAll(value: unknown): void {
   if (value instanceof DeviceArray) value.destroy();
-  else if (value && typeof value === 'object') for (const v of Object.values(value)) if (v instanceof DeviceArray) v.destroy();
+  // (not a typed array's elements: Object.values of a GPU compress's container took 20 ms at
+  // 16 MiB on the H200 host, inside the calibration's timing, so its GPU compress line came out
+  // at 1.5 ms per MiB against 0.2 steady, and the cold choice went to the CPU)
+  else if (value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+    for (const v of Object.values(value)) if (v instanceof DeviceArray) v.destroy();
+  }
 }

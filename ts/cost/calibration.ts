@@ -31,15 +31,16 @@ export interface CalibrationProbe {
 }
 
 /**
- * A stored calibration. Format 4: measured after a warm-up at the measured sizes (twice at
+ * A stored calibration. Format 5: measured after a warm-up at the measured sizes (twice at
  * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (or 1 MiB where 16 MiB did not fit the
- * budget), the main job's and the upload's upper segments from points up to 64 MiB. Records of
- * formats 1 to 3, whose GPU codec lines could hold a first use's cost in their slope, are
- * measured again. Lines may carry an upper segment; rleDecode's lines scale with the decoded
- * bytes.
+ * budget), the main job's and the upload's upper segments from points up to 64 MiB, the CPU's
+ * small points as the median of spaced runs (SMALL_RUNS). Records of formats 1 to 4 are measured
+ * again: up to 3 a GPU codec line could hold a first use's cost in its slope, and format 4's GPU
+ * compress line held a walk over the container's bytes (1.5 ms a MiB against 0.2 on an H200).
+ * Lines may carry an upper segment; rleDecode's lines scale with the decoded bytes.
  */
 export interface CalibrationRecord {
-  format: 4;
+  format: 5;
   key: string;
   measuredAt: string;
   /** Milliseconds the measurements took (the budget's part). */
@@ -76,13 +77,29 @@ export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, mid: 16 << 2
  */
 export const DEFAULT_CALIBRATION_BUDGET_MS = 1000;
 
+/**
+ * The CPU's points at `small`: the median of this many runs, each after a pause of
+ * SMALL_CALL_PAUSE_MS. A small call's cost is mostly fixed, and what an application sees is a call
+ * after its workers and the JavaScript thread have been idle: on the H200 host a 4 KiB CPU scan
+ * took 0.034 ms in a tight loop, 0.065 ms after a 2 ms pause, and the second of two calls (the
+ * former point) could still carry the first use's cost (a 16 KiB rleEncode 0.78 ms, steady 0.1).
+ */
+export const SMALL_RUNS = 5;
+/** Runs of each CPU op at `small` in the warm-up after its first (at most CPU_WARM_CAP_MS each). */
+export const CPU_WARM_RUNS = 40;
+/** Milliseconds of the warm-up's runs of one CPU op at most (a slow machine stops early). */
+export const CPU_WARM_CAP_MS = 100;
+/** Milliseconds of idle before each of the CPU's runs at `small` (see SMALL_RUNS). */
+export const SMALL_CALL_PAUSE_MS = 2;
+
 /** One measured point of a line: [bytes, milliseconds]. */
 type Point = [number, number];
 
 /**
- * The line through measured points (sorted by size): straight through the first two; with three
- * or more, an upper segment through the last two from the second-to-last's size on (a GPU's and a
- * worker pool's throughput still grow past the first two sizes). One point: through it with
+ * The line through measured points (sorted by size): straight through the first two, never
+ * below the first's time (`floorMs`); with three or more, an upper segment through the last two
+ * from the second-to-last's size on (a GPU's and a worker pool's throughput still grow past the
+ * first two sizes). One point: through it with
  * `fallback`'s slope (its fixed cost is then the point's time less that slope's part, never all
  * of the time put in the slope: a 16 KiB point is mostly fixed cost). No point: `fallback`.
  */
@@ -90,7 +107,9 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
   const ps = points.filter(([b, t]) => Number.isFinite(b) && b > 0 && Number.isFinite(t) && t >= 0).sort((x, y) => x[0] - y[0]);
   if (ps.length === 0) return { fixedMs: fallback.fixedMs, msPerByte: fallback.msPerByte };
   if (ps.length === 1) return lineThrough(ps[0], fallback.msPerByte);
-  const lower = fitLine(ps[0], ps[1]);
+  // below the first point a call costs what it costs there (mostly fixed cost: on the H200 host a
+  // line through 16 KiB and 1 MiB put a 4 KiB CPU sort at 0.03 ms, which took 0.12)
+  const lower = { ...fitLine(ps[0], ps[1]), floorMs: ps[0][1] };
   if (ps.length === 2) return lower;
   return withUpper(lower, ps[ps.length - 2], ps[ps.length - 1]);
 }
@@ -101,18 +120,19 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * buffers, the WebAssembly and JavaScript compilers' tiers: on an H200 the first GPU decompress
  * of 16 KiB took 152 ms, the next 10 ms; the GPU ops run twice, their small points come from
  * here), each GPU op twice at `large` where that is not too slow (the guess of what `mid` costs),
- * and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs count as the
- * first of their small points' two runs.
+ * and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs are the
+ * first use of each; the budget's runs replace them.
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
  * in this order: the transfers at `small` and `large`; every GPU op at `mid` (compress and
  * decompress first), the upload at `top`, compress and decompress on the GPU at the pool's size
  * and the readback at `mid` (right after the warm-up, while the GPU's clock is up); the CPU ops
  * at `small` and `large`; compress and decompress on the CPU at `mid` and at the pool's size. A
- * step runs only if its predicted time (two runs, from the line measured so far; from a single
+ * step runs only if its predicted time (its runs, from the line measured so far; from a single
  * point, in proportion to size) fits what is left. Each point is the better of two runs (the
- * first may pay for page faults, a cold cache, a pool's growth). Lines keep the defaults
- * (defaultRates) where nothing was measured.
+ * first may pay for page faults, a cold cache, a pool's growth), except the CPU's at `small`:
+ * the median of SMALL_RUNS runs after a pause each, which replaces the warm-up's run. Lines keep
+ * the defaults (defaultRates) where nothing was measured.
  */
 export async function calibrate(
   probe: CalibrationProbe,
@@ -194,7 +214,15 @@ export async function calibrate(
     // not a measurement of the line
     await measureOf('upload')(transferTop);
   }
-  for (const key of cpuKeys) add(key, small, await measureOf(key)(small));
+  // each CPU op at `small` until its code is compiled: the first run is the first use, then up to
+  // CPU_WARM_RUNS more (a 16 KiB CPU compress took 0.7 ms for its first 5 calls, 0.12 from the
+  // 35th on, as the JavaScript compiler optimized the codec's code)
+  for (const key of cpuKeys) {
+    const measure = measureOf(key);
+    add(key, small, await measure(small));
+    const until = performance.now() + CPU_WARM_CAP_MS;
+    for (let r = 0; r < CPU_WARM_RUNS && performance.now() < until; r++) await measure(small);
+  }
   const warmUpMs = performance.now() - warmStart;
   const unsupported = new Set(gpuKeys.filter((k) => !(points.get(k)?.length ?? 0)));
 
@@ -204,37 +232,55 @@ export async function calibrate(
   interface Step {
     key: string;
     bytes: number;
-    runs: 1 | 2;
+    /** Runs: the point is the best of them, or with `spaced` their median. */
+    runs: number;
+    spaced?: boolean;
   }
   const steps: Step[] = [];
-  const push = (keys: readonly string[], bytes: number, runs: 1 | 2 = 2) => {
-    for (const key of keys) if (!unsupported.has(key)) steps.push({ key, bytes, runs });
+  const push = (keys: readonly string[], bytes: number, runs = 2, spaced = false) => {
+    for (const key of keys) if (!unsupported.has(key)) steps.push({ key, bytes, runs, spaced });
   };
   const main = (path: 'cpu' | 'gpu') => [`${path}/compress`, `${path}/decompress`];
   const others = (path: 'cpu' | 'gpu') => COST_OPS.filter((op) => op !== 'compress' && op !== 'decompress').map((op) => `${path}/${op}`);
-  push(transferKeys, small);
+  push(transferKeys, small, SMALL_RUNS, true);
   push(transferKeys, large);
   // The GPU's large points next, while the warm-up's load keeps its clock up (its SM clock falls
   // to 345-630 MHz when idle on an H200; the CPU's points are half a second of an idle GPU).
   if (hasGpu) push([...main('gpu'), ...others('gpu')], mid);
   push(transferKeys.slice(0, 1), transferTop);
-  if (top > mid && hasGpu) push(main('gpu'), top);
-  push(transferKeys.slice(1), mid);
-  push(cpuKeys, small, 1); // the warm-up's run was the first
+  // three runs at the pool's size: the first of a GPU compress of 64 MiB took 28 ms, the second
+  // 17, a call of 256 MiB 41 (H200)
+  if (top > mid && hasGpu) push(main('gpu'), top, 3);
+  // four runs: a readback's new array takes fresh pages until the arrays of earlier runs are
+  // collected and their memory comes back (16 MiB: 20 and 14 ms for the first two, 4.7 steady)
+  push(transferKeys.slice(1), mid, 4);
+  push(cpuKeys, small, SMALL_RUNS, true); // in place of the warm-up's run (the first use)
   push(cpuKeys, large);
   push(main('cpu'), mid);
   // the main job's CPU lines to the pool's size: a 256 MiB compress on 16 workers was predicted
   // at twice its time from 1 and 16 MiB alone (H200 host)
   if (top > mid) push(main('cpu'), top);
+  // the readback past the sizes whose memory is reused: a 256 MiB result takes fresh pages on
+  // every call (the H200 host fills them at about 1.4 GB/s)
+  push(transferKeys.slice(1), transferTop);
   // (not the CPU's other ops at `mid`: an upper segment through 1 and 16 MiB predicted a 256 MiB
   // rleDecode on the H200 host at a third of its time, whose fresh 256 MiB output pays page faults)
 
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;
-    const { key, bytes, runs } = steps[i];
-    if (runs * predictMs(key, bytes) <= left()) {
+    const { key, bytes, runs, spaced } = steps[i];
+    if (runs * (predictMs(key, bytes) + (spaced ? SMALL_CALL_PAUSE_MS : 0)) <= left()) {
       const measure = measureOf(key);
-      for (let r = 0; r < runs; r++) add(key, bytes, await measure(bytes));
+      if (spaced) {
+        const times: number[] = [];
+        for (let r = 0; r < runs; r++) {
+          await new Promise((resolve) => setTimeout(resolve, SMALL_CALL_PAUSE_MS));
+          times.push(await measure(bytes));
+        }
+        times.sort((a, b) => a - b);
+        const ps = points.get(key) ?? [];
+        points.set(key, [...ps.filter((p) => p[0] !== bytes), [bytes, times[times.length >> 1]]]);
+      } else for (let r = 0; r < runs; r++) add(key, bytes, await measure(bytes));
     }
     options.onProgress?.(i + 1, steps.length);
   }

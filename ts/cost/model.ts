@@ -23,8 +23,10 @@
  *
  * For `decompress` the bytes are the decoded size (from the container's header), and its GPU
  * line covers the whole GPU decode from host bytes (run lengths decoded on the CPU, the upload
- * of the runs, the expand): no separate upload is added. For `rleDecode` the kernel lines scale
- * with the decoded size (`workBytes`) while the moves are of the runs (`inputBytes`).
+ * of the runs, the expand): no separate upload is added. Compress's GPU line covers the call
+ * from device elements to the container on the host: no readback is added. For `rleDecode` the
+ * kernel lines scale with the decoded size (`workBytes`) while the moves are of the runs
+ * (`inputBytes`). Calibrated lines do not go below their smallest point's time (`floorMs`).
  *
  * Lines get an upper segment from larger calibration points (16 MiB; 64 MiB, where the worker
  * pool is busy, for compress, decompress and the upload) when the budget allows: the main job's
@@ -50,6 +52,8 @@ export interface Line {
   fixedMs: number;
   msPerByte: number;
   upper?: { fromBytes: number; fixedMs: number; msPerByte: number };
+  /** Milliseconds no call takes less than (a call's fixed cost below the smallest measured size). */
+  floorMs?: number;
 }
 
 /** The rates one calibration measured. */
@@ -87,9 +91,12 @@ export interface Prediction {
 }
 
 const at = (line: Line, bytes: number) =>
-  line.upper !== undefined && bytes >= line.upper.fromBytes
-    ? line.upper.fixedMs + line.upper.msPerByte * bytes
-    : line.fixedMs + line.msPerByte * bytes;
+  Math.max(
+    line.floorMs ?? 0,
+    line.upper !== undefined && bytes >= line.upper.fromBytes
+      ? line.upper.fixedMs + line.upper.msPerByte * bytes
+      : line.fixedMs + line.msPerByte * bytes,
+  );
 
 /** Size bucket of the online history: powers of 4 bytes. */
 function bucket(bytes: number): number {
@@ -159,7 +166,8 @@ export class CostModel {
     }
     if (!upload || !readback) return null;
     const moveIn = inputLocation === 'host' && op !== 'decompress' ? at(upload, inputBytes) : 0;
-    return moveIn + kernel + (resultLocation === 'host' ? at(readback, resultBytes) : 0);
+    // (a GPU compress's line includes the container's readback: compress's result is on the host)
+    return moveIn + kernel + (resultLocation === 'host' && op !== 'compress' ? at(readback, resultBytes) : 0);
   }
 
   private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
