@@ -54,6 +54,15 @@ describe('cost model', () => {
     expect(m.predict({ ...shape, op: 'scan' }, false).predictedMs.gpu).toBeGreaterThan(scan.fixedMs + scan.msPerByte * (1 << 20) + 0.1);
   });
 
+  it("gpuHostMs (rleDecode's sum of host run lengths) goes into the GPU path's prediction only", () => {
+    const m = new CostModel(defaultRates(true));
+    const shape = call({ op: 'rleDecode', inputBytes: 1 << 20, workBytes: 1 << 22, resultBytes: 1 << 22 });
+    const without = m.predict(shape, false).predictedMs;
+    const withSum = m.predict({ ...shape, gpuHostMs: 7 }, false).predictedMs;
+    expect(withSum.gpu! - without.gpu!).toBeCloseTo(7, 9);
+    expect(withSum.cpu).toBe(without.cpu);
+  });
+
   it("a line's floor holds below its smallest point, and nowhere else", () => {
     const line = lineFromPoints(
       [
@@ -171,6 +180,26 @@ describe('cost model', () => {
     expect(three.upper!.fixedMs + three.upper!.msPerByte * 4000).toBeCloseTo(5, 9);
   });
 
+  it('an upper segment passes through its first point even where its intercept is negative (a readback past reused memory)', () => {
+    const line = lineFromPoints(
+      [
+        [16 << 10, 0.28],
+        [1 << 20, 0.62],
+        [16 << 20, 5.5],
+        [64 << 20, 43],
+      ],
+      { fixedMs: 0, msPerByte: 0 },
+    );
+    expect(line.upper!.fixedMs).toBeLessThan(0);
+    const m = new CostModel({ ...defaultRates(true), readback: line });
+    const readback = (bytes: number) =>
+      m.predict(call({ op: 'scan', inputBytes: bytes, resultBytes: bytes, inputLocation: 'device', resultLocation: 'host' }), false).predictedMs.cpu;
+    const scan = defaultRates(true).cpu.scan;
+    const kernel = (bytes: number) => scan.fixedMs + scan.msPerByte * bytes;
+    expect(readback(16 << 20) - kernel(16 << 20)).toBeCloseTo(5.5, 6); // 12.5 with the intercept clamped at 0
+    expect(readback(64 << 20) - kernel(64 << 20)).toBeCloseTo(43, 6);
+  });
+
   it('an upper segment takes over from its first point, continuous there', () => {
     const base = { fixedMs: 1, msPerByte: 1e-3 };
     const line = withUpper(base, [1000, 2], [5000, 3]);
@@ -196,7 +225,7 @@ describe('cost model', () => {
 });
 
 describe('calibration', () => {
-  const { small, large, mid, top } = CALIBRATION_SIZES;
+  const { cpuSmall, small, large, mid, top } = CALIBRATION_SIZES;
   /**
    * A machine like the H200 host with 16 workers (figures from bench/results/cost-model-nvidia-h200.json
    * and a sweep there): the CPU's compress runs on one worker up to one chunk (4 MiB), 3x faster
@@ -238,7 +267,7 @@ describe('calibration', () => {
       `upload ${large}`,
       `readback ${large}`,
       `upload ${64 << 20}`, // the staging piece of uploads past the ring
-      ...ops.flatMap((op) => Array<string>(1 + CPU_WARM_RUNS).fill(`cpu ${op} ${small}`)),
+      ...ops.flatMap((op) => Array<string>(1 + CPU_WARM_RUNS).fill(`cpu ${op} ${cpuSmall}`)),
     ]);
     // the 150 ms of each first use are nowhere in the GPU lines
     for (const op of ops) {
@@ -261,7 +290,7 @@ describe('calibration', () => {
     }
     expect(calls).toContain(`upload ${top}`);
     expect(calls.filter((c) => c.startsWith('cpu sort'))).toEqual([
-      ...Array<string>(1 + CPU_WARM_RUNS + SMALL_RUNS).fill(`cpu sort ${small}`),
+      ...Array<string>(1 + CPU_WARM_RUNS + SMALL_RUNS).fill(`cpu sort ${cpuSmall}`),
       `cpu sort ${large}`,
       `cpu sort ${large}`,
     ]); // two-point lines (the first at `small`: the warm-up)
@@ -288,10 +317,13 @@ describe('calibration', () => {
     // nor is its time put in the slope alone: 1.4 s fixed cost, about as much at 1 MiB
     expect(rates.gpu!.compress!.fixedMs).toBeGreaterThan(1000);
     const lines: Line[] = [...Object.values(rates.cpu), ...Object.values(rates.gpu!), rates.upload!, rates.readback!];
-    for (const l of lines)
-      for (const part of [l.fixedMs, l.msPerByte, l.upper?.fixedMs ?? 0, l.upper?.msPerByte ?? 0]) {
+    for (const l of lines) {
+      for (const part of [l.fixedMs, l.msPerByte, l.upper?.msPerByte ?? 0]) {
         expect(Number.isFinite(part) && part >= 0).toBe(true);
       }
+      // an upper segment's intercept may be negative; its times from where it starts may not
+      if (l.upper) expect(l.upper.fixedMs + l.upper.msPerByte * l.upper.fromBytes).toBeGreaterThanOrEqual(0);
+    }
   });
 
   it("a line whose mid point does not fit the budget goes through the warm-up's better run at `large`, not its first", async () => {
@@ -326,13 +358,13 @@ describe('calibration', () => {
       const idle = performance.now() - lastEnd >= 1; // (a tight run follows within microseconds)
       calls++;
       if (idle && calls > 1) idleCalls++;
-      const t = bytes !== small ? cpuMs(bytes) : calls === 1 ? 2 : idleCalls === 2 ? 1 : idle ? 0.07 : 0.03;
+      const t = bytes !== cpuSmall ? cpuMs(bytes) : calls === 1 ? 2 : idleCalls === 2 ? 1 : idle ? 0.07 : 0.03;
       lastEnd = performance.now();
       return t;
     };
     const { rates } = await calibrate({ ...probe, cpu: (op, bytes) => (op === 'scan' ? cpu(op, bytes) : probe.cpu(op, bytes)) }, { budgetMs: 10_000 });
     const line = rates.cpu.scan;
-    expect(line.fixedMs + line.msPerByte * small).toBeCloseTo(0.07, 9);
+    expect(line.fixedMs + line.msPerByte * cpuSmall).toBeCloseTo(0.07, 9);
   });
 
   it('a GPU op without a kernel (the probe gives Infinity) has no GPU line', async () => {

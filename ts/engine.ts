@@ -770,15 +770,17 @@ export class Engine {
    * (what the kernels' lines scale with): exact from host lengths (and `elements`, their sum),
    * else estimated from the run-length ratio of earlier rleEncode calls.
    */
-  private rleDecodeSizes(values: Data, lengths?: Data): { bytes: number; workBytes: number; elements?: number } {
+  private rleDecodeSizes(values: Data, lengths?: Data): { bytes: number; workBytes: number; elements?: number; sumMs?: number } {
     const size = elementSize(elementTypeOfData(values));
     const bytes = values.byteLength + (lengths?.byteLength ?? (values.byteLength / size) * 4);
     if (lengths !== undefined && !(lengths instanceof DeviceArray)) {
       // exact (the CPU path sizes its output by it), by the SIMD kernel: a JavaScript loop over
       // 16.8 M lengths took 30-45 ms, paid before either path ran (on the H200 a 256 MiB decode
-      // of host runs on the GPU path measured 60 ms against 15 predicted)
+      // of host runs on the GPU path measured 60 ms against 15 predicted). Its time goes into the
+      // GPU path's prediction (sumMs: the CPU's line holds it already).
+      const t0 = performance.now();
       const total = this.cpu.sumLengths(lengths as Uint32Array);
-      return { bytes, workBytes: total * size, elements: total };
+      return { bytes, workBytes: total * size, elements: total, sumMs: performance.now() - t0 };
     }
     return { bytes, workBytes: Math.ceil(bytes / this.rleRatio) };
   }
@@ -791,10 +793,11 @@ export class Engine {
     resultLocation: Location,
     withReason = true,
     workBytes?: number,
+    gpuHostMs?: number,
   ): Explanation {
     const gpuUsable = this.gpuContext !== null && !this.gpuContext.isLost && GPU_OPS.has(op);
     const prediction = this.model.predict(
-      { op, inputBytes, workBytes, resultBytes: this.resultBytes(op, inputBytes, workBytes), inputLocation, resultLocation },
+      { op, inputBytes, workBytes, resultBytes: this.resultBytes(op, inputBytes, workBytes), inputLocation, resultLocation, gpuHostMs },
       withReason,
     );
     if (!gpuUsable) {
@@ -823,7 +826,7 @@ export class Engine {
     op: CostOp,
     input: Data,
     opts: Record<string, unknown>,
-    sizes?: { bytes: number; workBytes?: number },
+    sizes?: { bytes: number; workBytes?: number; sumMs?: number },
   ): Promise<Route> {
     void this.cpu;
     const bytes = sizes?.bytes ?? this.modelBytes(op, input);
@@ -844,7 +847,7 @@ export class Engine {
     if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
       return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes, workBytes };
     if (this.calibrationMode !== 'skip') await this.calibrate();
-    const chosen = this.predictFor(op, bytes, from, to, false, workBytes);
+    const chosen = this.predictFor(op, bytes, from, to, false, workBytes, sizes?.sumMs);
     debug(
       () =>
         `${op} ${bytes} B ${from} -> ${to}: auto chose ${chosen.path} (predicted cpu ${chosen.predictedMs.cpu.toFixed(3)} ms, gpu ${chosen.predictedMs.gpu?.toFixed(3) ?? '-'} ms)`,
@@ -1335,7 +1338,7 @@ export class Engine {
       const from: Location = input.values instanceof DeviceArray ? 'device' : 'host';
       const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, from);
       const sizes = this.rleDecodeSizes(input.values, input.lengths);
-      return this.predictFor(op, sizes.bytes, from, to, true, sizes.workBytes);
+      return this.predictFor(op, sizes.bytes, from, to, true, sizes.workBytes, sizes.sumMs);
     }
     if (isRuns(input)) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `runs ({ values, lengths }) describe an rleDecode input, not a ${op} input`);

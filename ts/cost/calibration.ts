@@ -52,7 +52,10 @@ export interface CalibrationRecord {
 
 /**
  * Input sizes of the calibration points:
- *   - `small` and `large`: every line (the CPU's and the transfers' fixed cost and slope);
+ *   - `cpuSmall` and `large`: the CPU's lines (a CPU call of a few KiB is nearly all fixed cost,
+ *     and which fixed cost depends on the size: on the H200 host a 16 KiB compress after an
+ *     idle pause took 0.5 ms, a 4 KiB one 0.18, as the larger one woke a worker);
+ *   - `small` and `large`: the GPU's and the transfers' lines;
  *   - `mid`: every GPU line (below it a GPU's time is mostly fixed cost, so a slope fitted from
  *     16 KiB and 1 MiB says little: on an H200 a GPU compress took 14 ms at both), and the main
  *     job's CPU lines (compress, decompress); the readback last, if time is left (the CPU's other
@@ -64,7 +67,7 @@ export interface CalibrationRecord {
  * Each line is then straight through its first two points, with an upper segment through its
  * last two from the second-to-last on (see {@link lineFromPoints}).
  */
-export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
+export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
 
 /**
  * Default milliseconds of wall clock for the measurements (not the warm-up), once per machine
@@ -78,18 +81,19 @@ export const CALIBRATION_SIZES = { small: 16 << 10, large: 1 << 20, mid: 16 << 2
 export const DEFAULT_CALIBRATION_BUDGET_MS = 1000;
 
 /**
- * The CPU's points at `small`: the median of this many runs, each after a pause of
- * SMALL_CALL_PAUSE_MS. A small call's cost is mostly fixed, and what an application sees is a call
- * after its workers and the JavaScript thread have been idle: on the H200 host a 4 KiB CPU scan
- * took 0.034 ms in a tight loop, 0.065 ms after a 2 ms pause, and the second of two calls (the
- * former point) could still carry the first use's cost (a 16 KiB rleEncode 0.78 ms, steady 0.1).
+ * The CPU's points at `cpuSmall` and the transfers' at `small`: the median of this many runs,
+ * each after a pause of SMALL_CALL_PAUSE_MS. A small call's cost is mostly fixed, and what an
+ * application sees is a call after its workers and the JavaScript thread have been idle: on the
+ * H200 host a 4 KiB CPU scan took 0.034 ms in a tight loop, 0.065 ms after a 2 ms pause, and the
+ * second of two calls (the former point) could still carry the first use's cost (a 16 KiB
+ * rleEncode 0.78 ms, steady 0.1).
  */
 export const SMALL_RUNS = 5;
-/** Runs of each CPU op at `small` in the warm-up after its first (at most CPU_WARM_CAP_MS each). */
+/** Runs of each CPU op at `cpuSmall` in the warm-up after its first (at most CPU_WARM_CAP_MS each). */
 export const CPU_WARM_RUNS = 40;
 /** Milliseconds of the warm-up's runs of one CPU op at most (a slow machine stops early). */
 export const CPU_WARM_CAP_MS = 100;
-/** Milliseconds of idle before each of the CPU's runs at `small` (see SMALL_RUNS). */
+/** Milliseconds of idle before each of the spaced runs (see SMALL_RUNS). */
 export const SMALL_CALL_PAUSE_MS = 2;
 
 /** One measured point of a line: [bytes, milliseconds]. */
@@ -116,23 +120,23 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
 
 /**
  * Measures the lines. First a warm-up, outside the budget: the probe's own (the GPU's pipelines),
- * then each GPU and CPU op once at the small size (pipelines of the codecs the data picks, pooled
- * buffers, the WebAssembly and JavaScript compilers' tiers: on an H200 the first GPU decompress
- * of 16 KiB took 152 ms, the next 10 ms; the GPU ops run twice, their small points come from
- * here), each GPU op twice at `large` where that is not too slow (the guess of what `mid` costs),
- * and one upload and readback of 1 MiB (staging buffers). The CPU ops' small runs are the
- * first use of each; the budget's runs replace them.
+ * then each GPU op twice at `small` (pipelines of the codecs the data picks, pooled buffers: on
+ * an H200 the first GPU decompress of 16 KiB took 152 ms, the next 10 ms; their small points
+ * come from here), each GPU op twice at `large` where that is not too slow (the guess of what
+ * `mid` costs), one upload and readback of 1 MiB (staging buffers), and each CPU op at
+ * `cpuSmall` until the JavaScript and WebAssembly compilers have optimized it (CPU_WARM_RUNS).
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
  * in this order: the transfers at `small` and `large`; every GPU op at `mid` (compress and
  * decompress first), the upload at `top`, compress and decompress on the GPU at the pool's size
- * and the readback at `mid` (right after the warm-up, while the GPU's clock is up); the CPU ops
- * at `small` and `large`; compress and decompress on the CPU at `mid` and at the pool's size. A
- * step runs only if its predicted time (its runs, from the line measured so far; from a single
- * point, in proportion to size) fits what is left. Each point is the better of two runs (the
- * first may pay for page faults, a cold cache, a pool's growth), except the CPU's at `small`:
- * the median of SMALL_RUNS runs after a pause each, which replaces the warm-up's run. Lines keep
- * the defaults (defaultRates) where nothing was measured.
+ * (three runs) and the readback at `mid` (four runs; right after the warm-up, while the GPU's
+ * clock is up); the CPU ops at `cpuSmall` and `large`; compress and decompress on the CPU at
+ * `mid` and at the pool's size; the readback at `top`. A step runs only if its predicted time
+ * (its runs, from the line measured so far; from a single point, in proportion to size) fits
+ * what is left. Each point is the best of its runs (the first may pay for page faults, a cold
+ * cache, a pool's growth), except the CPU's at `cpuSmall` and the transfers' at `small`: the
+ * median of SMALL_RUNS runs after a pause each (replacing the warm-up's). Lines keep the
+ * defaults (defaultRates) where nothing was measured.
  */
 export async function calibrate(
   probe: CalibrationProbe,
@@ -141,7 +145,7 @@ export async function calibrate(
   const budget = options.budgetMs ?? DEFAULT_CALIBRATION_BUDGET_MS;
   const hasGpu = probe.gpu !== undefined && probe.upload !== undefined && probe.readback !== undefined;
   const defaults = defaultRates(hasGpu);
-  const { small, large, mid } = CALIBRATION_SIZES;
+  const { cpuSmall, small, large, mid } = CALIBRATION_SIZES;
   const top = Math.min(CALIBRATION_SIZES.top, Math.max(mid, probe.poolBytes ?? mid));
   const transferTop = CALIBRATION_SIZES.top;
 
@@ -214,14 +218,14 @@ export async function calibrate(
     // not a measurement of the line
     await measureOf('upload')(transferTop);
   }
-  // each CPU op at `small` until its code is compiled: the first run is the first use, then up to
+  // each CPU op at `cpuSmall` until its code is compiled: the first run is the first use, then up to
   // CPU_WARM_RUNS more (a 16 KiB CPU compress took 0.7 ms for its first 5 calls, 0.12 from the
   // 35th on, as the JavaScript compiler optimized the codec's code)
   for (const key of cpuKeys) {
     const measure = measureOf(key);
-    add(key, small, await measure(small));
+    add(key, cpuSmall, await measure(cpuSmall));
     const until = performance.now() + CPU_WARM_CAP_MS;
-    for (let r = 0; r < CPU_WARM_RUNS && performance.now() < until; r++) await measure(small);
+    for (let r = 0; r < CPU_WARM_RUNS && performance.now() < until; r++) await measure(cpuSmall);
   }
   const warmUpMs = performance.now() - warmStart;
   const unsupported = new Set(gpuKeys.filter((k) => !(points.get(k)?.length ?? 0)));
@@ -254,7 +258,7 @@ export async function calibrate(
   // four runs: a readback's new array takes fresh pages until the arrays of earlier runs are
   // collected and their memory comes back (16 MiB: 20 and 14 ms for the first two, 4.7 steady)
   push(transferKeys.slice(1), mid, 4);
-  push(cpuKeys, small, SMALL_RUNS, true); // in place of the warm-up's run (the first use)
+  push(cpuKeys, cpuSmall, SMALL_RUNS, true); // in place of the warm-up's run (the first use)
   push(cpuKeys, large);
   push(main('cpu'), mid);
   // the main job's CPU lines to the pool's size: a 256 MiB compress on 16 workers was predicted

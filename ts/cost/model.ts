@@ -51,6 +51,7 @@ export type Location = 'host' | 'device';
 export interface Line {
   fixedMs: number;
   msPerByte: number;
+  /** From `fromBytes` on; its `fixedMs` may be negative (the segment's times there are >= 0). */
   upper?: { fromBytes: number; fixedMs: number; msPerByte: number };
   /** Milliseconds no call takes less than (a call's fixed cost below the smallest measured size). */
   floorMs?: number;
@@ -81,6 +82,12 @@ export interface CallShape {
   resultBytes: number;
   inputLocation: Location;
   resultLocation: Location;
+  /**
+   * Milliseconds of host work the call does before either path runs that the GPU's line does not
+   * hold, added to the GPU path's prediction: rleDecode of host runs sums their lengths first
+   * (the CPU path's line, calibrated on host runs, holds it; the GPU's, on device runs, does not).
+   */
+  gpuHostMs?: number;
 }
 
 /** What the model says of a call. */
@@ -167,7 +174,8 @@ export class CostModel {
     if (!upload || !readback) return null;
     const moveIn = inputLocation === 'host' && op !== 'decompress' ? at(upload, inputBytes) : 0;
     // (a GPU compress's line includes the container's readback: compress's result is on the host)
-    return moveIn + kernel + (resultLocation === 'host' && op !== 'compress' ? at(readback, resultBytes) : 0);
+    const moveOut = resultLocation === 'host' && op !== 'compress' ? at(readback, resultBytes) : 0;
+    return (call.gpuHostMs ?? 0) + moveIn + kernel + moveOut;
   }
 
   private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
@@ -258,11 +266,16 @@ export function defaultRates(hasGpu: boolean): Rates {
 
 /**
  * `line` with an upper segment through the measured points `from` and `to` (bytes, ms), used
- * from `from[0]` bytes on; its slope and intercept kept >= 0 as fitLine's.
+ * from `from[0]` bytes on: fitLine's slope, and an intercept that may be negative, so that the
+ * segment passes through `from` (its times from there on are >= from's). A readback's cost per
+ * byte grows past the sizes whose memory is reused (H200 host: 5.5 ms at 16 MiB, 43 at 64 MiB);
+ * an intercept clamped at 0 put 16 MiB at 12.5 ms.
  */
 export function withUpper(line: Line, from: [number, number], to: [number, number]): Line {
   const u = fitLine(from, to);
-  return { fixedMs: line.fixedMs, msPerByte: line.msPerByte, upper: { fromBytes: from[0], fixedMs: u.fixedMs, msPerByte: u.msPerByte } };
+  const [b1, t1] = [clean(from[0]), clean(from[1])];
+  const fixedMs = t1 - u.msPerByte * b1;
+  return { ...line, upper: { fromBytes: b1, fixedMs, msPerByte: u.msPerByte } };
 }
 
 /** A time or size as a line may use it: finite and >= 0 (anything else counts as 0). */
