@@ -293,7 +293,10 @@ describe('calibration', () => {
       ...Array<string>(1 + CPU_WARM_RUNS + SMALL_RUNS).fill(`cpu sort ${cpuSmall}`),
       `cpu sort ${large}`,
       `cpu sort ${large}`,
-    ]); // two-point lines (the first at `small`: the warm-up)
+      `cpu sort ${mid}`,
+      `cpu sort ${mid}`,
+    ]); // the first at `cpuSmall`: the warm-up; `mid` last, where the budget allows
+    expect(calls.indexOf(`cpu sort ${mid}`)).toBeGreaterThan(calls.lastIndexOf(`readback ${top}`));
     const m = new CostModel(rates);
     // (between 1 and 16 MiB the line through 16 KiB and 1 MiB goes on: one worker's throughput)
     for (const bytes of [1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]) {

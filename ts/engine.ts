@@ -685,6 +685,7 @@ export class Engine {
     // engine). The history those calls leave is cleared when the rates are set.
     const probeGpu = async (op: CostOp, bytes: number): Promise<number> => {
       if (!GPU_OPS.has(op)) return Infinity;
+      if (bytes > gpu.limits.maxStorageBufferBindingSize) return Infinity; // no point (compressFromDevice: TOO_LARGE)
       if (op === 'decompress') {
         const packed = await container(bytes);
         return time(async () => (await this.decompress(packed, { path: 'gpu', to: 'device' })).destroy());

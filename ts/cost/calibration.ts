@@ -57,17 +57,20 @@ export interface CalibrationRecord {
  *     idle pause took 0.5 ms, a 4 KiB one 0.18, as the larger one woke a worker);
  *   - `small` and `large`: the GPU's and the transfers' lines;
  *   - `mid`: every GPU line (below it a GPU's time is mostly fixed cost, so a slope fitted from
- *     16 KiB and 1 MiB says little: on an H200 a GPU compress took 14 ms at both), and the main
- *     job's CPU lines (compress, decompress); the readback last, if time is left (the CPU's other
- *     ops stay two-point lines);
+ *     16 KiB and 1 MiB says little: on an H200 a GPU compress took 14 ms at both), the main
+ *     job's CPU lines (compress, decompress), the readback, and last, if time is left, the CPU's
+ *     other ops;
  *   - `top`: where the worker pool is busy (CalibrationProbe.poolBytes, at most this), for the
  *     main job's lines on both paths (the GPU path's decompress decodes run lengths on the
  *     workers too), and the upload's (uploads of 32 MiB or more go through whole-size staging
  *     pieces, another path than the ring's).
+ *   - `gpuTop`: the GPU's compress, last, where the budget allows: its time per byte still falls
+ *     past 64 MiB (H200: 0.21 ms a MiB from 16 to 64 MiB, 0.15 at 256 MiB), so the line to 64 MiB
+ *     put a 256 MiB compress of host data on the GPU behind the CPU path, which took 1.7x as long.
  * Each line is then straight through its first two points, with an upper segment through its
  * last two from the second-to-last on (see {@link lineFromPoints}).
  */
-export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20 } as const;
+export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20, gpuTop: 256 << 20 } as const;
 
 /**
  * Default milliseconds of wall clock for the measurements (not the warm-up), once per machine
@@ -78,7 +81,7 @@ export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 
  * time (two runs from the line measured so far) would pass what is left is skipped, so a slow
  * machine (SwiftShader) measures fewer points in the same time and keeps the others' defaults.
  */
-export const DEFAULT_CALIBRATION_BUDGET_MS = 1000;
+export const DEFAULT_CALIBRATION_BUDGET_MS = 1200;
 
 /**
  * The CPU's points at `cpuSmall` and the transfers' at `small`: the median of this many runs,
@@ -131,7 +134,8 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * decompress first), the upload at `top`, compress and decompress on the GPU at the pool's size
  * (three runs) and the readback at `mid` (four runs; right after the warm-up, while the GPU's
  * clock is up); the CPU ops at `cpuSmall` and `large`; compress and decompress on the CPU at
- * `mid` and at the pool's size; the readback at `top`. A step runs only if its predicted time
+ * `mid` and at the pool's size; the readback at `top`; the CPU's other ops at `mid`; the GPU's
+ * compress at `gpuTop`. A step runs only if its predicted time
  * (its runs, from the line measured so far; from a single point, in proportion to size) fits
  * what is left. Each point is the best of its runs (the first may pay for page faults, a cold
  * cache, a pool's growth), except the CPU's at `cpuSmall` and the transfers' at `small`: the
@@ -267,8 +271,11 @@ export async function calibrate(
   // the readback past the sizes whose memory is reused: a 256 MiB result takes fresh pages on
   // every call (the H200 host fills them at about 1.4 GB/s)
   push(transferKeys.slice(1), transferTop);
-  // (not the CPU's other ops at `mid`: an upper segment through 1 and 16 MiB predicted a 256 MiB
-  // rleDecode on the H200 host at a third of its time, whose fresh 256 MiB output pays page faults)
+  // the CPU's other ops at `mid` too: their time per byte grows past 1 MiB (out of the caches,
+  // results in fresh memory), and the line through 4 KiB and 1 MiB put an H200 host's 16 MiB
+  // scan at 7.3 ms, which took 12.5 (the GPU path's 7.3 was then not chosen)
+  push(others('cpu'), mid);
+  if (hasGpu) push(['gpu/compress'], CALIBRATION_SIZES.gpuTop);
 
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;
