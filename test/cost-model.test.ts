@@ -180,7 +180,7 @@ describe('cost model', () => {
     expect(three.upper!.fixedMs + three.upper!.msPerByte * 4000).toBeCloseTo(5, 9);
   });
 
-  it('an upper segment passes through its first point even where its intercept is negative (a readback past reused memory)', () => {
+  it('an upper segment passes through its first point even where its intercept is negative (a readback past reused memory); CPU results past 32 MiB pay its extra rate', () => {
     const line = lineFromPoints(
       [
         [16 << 10, 0.28],
@@ -192,12 +192,27 @@ describe('cost model', () => {
     );
     expect(line.upper!.fixedMs).toBeLessThan(0);
     const m = new CostModel({ ...defaultRates(true), readback: line });
+    // (compress: a small result, so the readback of the input is the only move)
     const readback = (bytes: number) =>
-      m.predict(call({ op: 'scan', inputBytes: bytes, resultBytes: bytes, inputLocation: 'device', resultLocation: 'host' }), false).predictedMs.cpu;
-    const scan = defaultRates(true).cpu.scan;
-    const kernel = (bytes: number) => scan.fixedMs + scan.msPerByte * bytes;
+      m.predict(call({ op: 'compress', inputBytes: bytes, resultBytes: bytes / 8, inputLocation: 'device', resultLocation: 'host' }), false)
+        .predictedMs.cpu;
+    const compress = defaultRates(true).cpu.compress;
+    const kernel = (bytes: number) => compress.fixedMs + compress.msPerByte * bytes;
     expect(readback(16 << 20) - kernel(16 << 20)).toBeCloseTo(5.5, 6); // 12.5 with the intercept clamped at 0
     expect(readback(64 << 20) - kernel(64 << 20)).toBeCloseTo(43, 6);
+
+    // a CPU sort's result past 32 MiB pays the fresh pages at the readback's extra rate past 16 MiB
+    const sort = (bytes: number) => m.predict(call({ op: 'sort', inputBytes: bytes, resultBytes: bytes }), false).predictedMs.cpu;
+    const sortLine = defaultRates(true).cpu.sort;
+    const extraPerByte = line.upper!.msPerByte - line.msPerByte;
+    expect(sort(16 << 20)).toBeCloseTo(sortLine.fixedMs + sortLine.msPerByte * (16 << 20), 9);
+    expect(sort(256 << 20) - (sortLine.fixedMs + sortLine.msPerByte * (256 << 20))).toBeCloseTo(extraPerByte * (224 << 20), 6);
+    // not for compress and decompress (their lines reach 64 MiB), nor for a result wanted on the GPU
+    const decompress = defaultRates(true).cpu.decompress;
+    expect(m.predict(call({ op: 'decompress', inputBytes: 256 << 20, resultBytes: 256 << 20 }), false).predictedMs.cpu).toBeCloseTo(
+      decompress.fixedMs + decompress.msPerByte * (256 << 20),
+      9,
+    );
   });
 
   it('an upper segment takes over from its first point, continuous there', () => {

@@ -76,8 +76,10 @@ export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 
  * Default milliseconds of wall clock for the measurements (not the warm-up), once per machine
  * (the rates are stored). On the H200 host (16 workers) 500 ms ran out before the GPU's compress
  * at 16 MiB, whose line through 16 KiB and 1 MiB then predicted 256 MiB at 5x its time; every
- * point there takes about 700 ms (the two-point lines of every op and transfer about 200 ms, the
- * main job's points at 16 and 64 MiB the rest). A step whose predicted
+ * point there takes about 1.2 s (the two-point lines of every op and transfer about 250 ms, the
+ * main job's points at 16 and 64 MiB about 600, the readback at 64 MiB, the CPU's other ops at
+ * 16 MiB and the GPU's compress at 256 MiB the rest; a step that starts in time may end past
+ * the budget: 1.27 s measured). A step whose predicted
  * time (two runs from the line measured so far) would pass what is left is skipped, so a slow
  * machine (SwiftShader) measures fewer points in the same time and keeps the others' defaults.
  */

@@ -105,6 +105,13 @@ const at = (line: Line, bytes: number) =>
       : line.fixedMs + line.msPerByte * bytes,
   );
 
+/**
+ * Bytes from which a new host array takes fresh pages on every call: glibc's malloc maps
+ * allocations past its mmap threshold, which rises with freed blocks up to 32 MiB (Node on
+ * Linux), and gives them back when freed; smaller ones reuse freed memory.
+ */
+export const FRESH_RESULT_BYTES = 32 << 20;
+
 /** Size bucket of the online history: powers of 4 bytes. */
 function bucket(bytes: number): number {
   return Math.floor(Math.log2(Math.max(1, bytes)) / 2);
@@ -168,7 +175,7 @@ export class CostModel {
       return (
         (inputLocation === 'device' && readback ? at(readback, inputBytes) : 0) +
         kernel +
-        (resultLocation === 'device' && upload ? at(upload, resultBytes) : 0)
+        (resultLocation === 'device' && upload ? at(upload, resultBytes) : this.freshResultMs(op, resultBytes))
       );
     }
     if (!upload || !readback) return null;
@@ -176,6 +183,20 @@ export class CostModel {
     // (a GPU compress's line includes the container's readback: compress's result is on the host)
     const moveOut = resultLocation === 'host' && op !== 'compress' ? at(readback, resultBytes) : 0;
     return (call.gpuHostMs ?? 0) + moveIn + kernel + moveOut;
+  }
+
+  /**
+   * What a CPU result on the host costs beyond its line: the fresh pages of a new array past
+   * FRESH_RESULT_BYTES, at the rate the readback's upper segment pays over its lower one (its
+   * top point reads into fresh pages, its lower points into reused memory). The lines of rleEncode,
+   * rleDecode, scan and sort are calibrated up to 16 MiB, whose results' memory is reused; on the
+   * H200 host a 256 MiB CPU sort then took 372 ms against 195 predicted. Compress's and
+   * decompress's lines reach 64 MiB and hold it already.
+   */
+  private freshResultMs(op: CostOp, resultBytes: number): number {
+    const readback = this.rates.readback;
+    if (op === 'compress' || op === 'decompress' || !readback?.upper || resultBytes <= FRESH_RESULT_BYTES) return 0;
+    return Math.max(0, readback.upper.msPerByte - readback.msPerByte) * (resultBytes - FRESH_RESULT_BYTES);
   }
 
   private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
