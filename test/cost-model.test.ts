@@ -385,6 +385,30 @@ describe('calibration', () => {
     expect(line.fixedMs + line.msPerByte * cpuSmall).toBeCloseTo(0.07, 9);
   });
 
+  it("the main job's CPU lines gain no throughput past the pool's size (a worker pool busy at its last point)", async () => {
+    const probe = fakeProbe([]);
+    // 16 workers of 4 MiB chunks: at 16 MiB 4 of them work; at 64 MiB all, 27 ms; past it the time
+    // grows in proportion (H200 host: 106 ms at 256 MiB), where the segment through 16 and 64 MiB
+    // (14 and 27 ms) would put 256 MiB at 79 ms
+    const compressMs = (bytes: number) =>
+      bytes <= large
+        ? cpuMs(bytes)
+        : bytes <= mid
+          ? cpuMs(large) + ((bytes - large) * (14 - cpuMs(large))) / (mid - large)
+          : bytes <= top
+            ? 14 + ((bytes - mid) * 13) / (top - mid)
+            : (27 * bytes) / top;
+    const cpu = (op: CostOp, bytes: number) => (op === 'compress' ? Promise.resolve(compressMs(bytes)) : probe.cpu(op, bytes));
+    const { rates } = await calibrate({ ...probe, cpu }, { budgetMs: 10_000 });
+    const m = new CostModel(rates);
+    for (const bytes of [top, 256 << 20, 1 << 30]) {
+      const p = m.predict(call({ op: 'compress', inputBytes: bytes, resultBytes: bytes / 8 }), false).predictedMs.cpu;
+      expect(off(p, compressMs(bytes)), `cpu compress at ${bytes}`).toBeLessThan(1.05);
+    }
+    // below the pool's size the segment holds
+    expect(off(m.predict(call({ op: 'compress', inputBytes: 32 << 20, resultBytes: 4 << 20 }), false).predictedMs.cpu, compressMs(32 << 20))).toBeLessThan(1.05);
+  });
+
   it('a GPU op without a kernel (the probe gives Infinity) has no GPU line', async () => {
     const probe = fakeProbe([]);
     const { rates } = await calibrate(

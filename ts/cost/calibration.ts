@@ -301,6 +301,14 @@ export async function calibrate(
 
   const rates = defaults;
   for (const op of COST_OPS) rates.cpu[op] = lineOf(`cpu/${op}`)!;
+  // the main job's CPU lines measured where every worker has a chunk: no faster per byte past it
+  for (const op of ['compress', 'decompress'] as const) {
+    const ps = points.get(`cpu/${op}`) ?? [];
+    const last = ps.reduce<Point | undefined>((a, p) => (a === undefined || p[0] > a[0] ? p : a), undefined);
+    if (probe.poolBytes !== undefined && last !== undefined && last[0] >= probe.poolBytes && last[0] >= mid) {
+      rates.cpu[op] = { ...rates.cpu[op], saturated: { fromBytes: last[0], msPerByte: last[1] / last[0] } };
+    }
+  }
   if (hasGpu) {
     for (const op of COST_OPS) {
       if (unsupported.has(`gpu/${op}`)) delete rates.gpu![op];

@@ -55,6 +55,13 @@ export interface Line {
   upper?: { fromBytes: number; fixedMs: number; msPerByte: number };
   /** Milliseconds no call takes less than (a call's fixed cost below the smallest measured size). */
   floorMs?: number;
+  /**
+   * From `fromBytes` on, at least `msPerByte` x bytes: a worker pool busy at its last point gains
+   * no throughput past it, while a segment through two points keeps the smaller one's fixed cost
+   * (an H200 host's CPU compress: 27 ms at 64 MiB on 16 workers, 106 at 256 MiB, 63 from the
+   * segment through 16 and 64 MiB).
+   */
+  saturated?: { fromBytes: number; msPerByte: number };
 }
 
 /** The rates one calibration measured. */
@@ -100,6 +107,7 @@ export interface Prediction {
 const at = (line: Line, bytes: number) =>
   Math.max(
     line.floorMs ?? 0,
+    line.saturated !== undefined && bytes >= line.saturated.fromBytes ? line.saturated.msPerByte * bytes : 0,
     line.upper !== undefined && bytes >= line.upper.fromBytes
       ? line.upper.fixedMs + line.upper.msPerByte * bytes
       : line.fixedMs + line.msPerByte * bytes,
