@@ -12,7 +12,7 @@ import { CpuPath, type Runs } from './cpu/cpu-path.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
-import { CostModel, defaultRates, FRESH_RESULT_BYTES, type CostOp, type Location } from './cost/model.js';
+import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArray, compressArrayReport, decompressBytes } from './format/container.js';
@@ -672,7 +672,6 @@ export class Engine {
       return performance.now() - t0;
     };
     const cpu = this.cpu;
-    const readbackTargets = new Map<number, Uint8Array>();
     // containers of the decompress probes, made once per size (not part of what is timed)
     const containers = new Map<number, Promise<Uint8Array>>();
     const container = (bytes: number) => {
@@ -734,19 +733,16 @@ export class Engine {
       },
       // the CPU path splits compress and decompress into chunks, one a worker at a time
       poolBytes: Math.max(1, this.workers) * DEFAULT_CHUNK_BYTES,
-      // Up to FRESH_RESULT_BYTES into a touched array: what repeated calls' new arrays cost once
-      // the memory of earlier ones is reused (the model adds nothing for fresh pages there; a
-      // calibration's four readbacks of 16 MiB into new arrays took 13.5, 11, 10.3 and 5.5 ms as
-      // garbage collection happened to free them, a caller's steady calls 4-6). Past it, into a
-      // new array: fresh pages on every call.
+      // Into a new array, as a caller's readback: up to FRESH_RESULT_BYTES its memory is reused
+      // once earlier arrays are collected (hence four runs at 16 MiB, the best kept: 13.5, 11,
+      // 10.3 and 5.5 ms on the H200 host as garbage collection freed them); past it, fresh pages
+      // on every call. (Timed into a touched array instead, 16 MiB took 2.0 ms, and the model put
+      // a caller's 16 MiB GPU results on the host at a third to a half of their time.)
       readback: async (bytes: number) => {
-        const data = sample('transfer', bytes);
-        const d = await gpu.upload(data);
+        const d = await gpu.upload(sample('transfer', bytes));
         try {
           await gpu.device.queue.onSubmittedWorkDone(); // (not the upload's copy in the time)
-          const into = bytes <= FRESH_RESULT_BYTES ? (readbackTargets.get(bytes) ?? new Uint8Array(bytes).fill(1)) : undefined;
-          if (into) readbackTargets.set(bytes, into);
-          return await time(() => gpu.download(d, { into }));
+          return await time(() => gpu.download(d));
         } finally {
           d.destroy();
         }

@@ -196,7 +196,8 @@ export class CostModel {
   /**
    * What a CPU result on the host costs beyond its line: the fresh pages of a new array past
    * FRESH_RESULT_BYTES, at the rate the readback's upper segment pays over its lower one (its
-   * top point reads into fresh pages, its lower points into reused memory). The lines of rleEncode,
+   * top point reads into fresh pages on every call, its lower ones into memory that is reused
+   * once collected: the best of their runs). The lines of rleEncode,
    * rleDecode, scan and sort are calibrated up to 16 MiB, whose results' memory is reused; on the
    * H200 host a 256 MiB CPU sort then took 372 ms against 195 predicted. Compress's and
    * decompress's lines reach 64 MiB and hold it already.
