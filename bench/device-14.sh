@@ -13,6 +13,7 @@
 #   gpu-variants.json kernel shapes (tuning) of scan and sort at 2^28, as ratios to the default
 #   compress-profile.log compress from the device (Rutter's volume, u8 runs): wall and GPU time
 #                     per submission and per kernel
+#   calibration-trace.log every calibration probe in order, the lines, the same probes repeated
 #
 # Before the device call, on the development machine (esbuild, which the GPU machine lacks, builds
 # the GPU layers into bench/.build/):
@@ -26,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/.quick/device-14}
 mkdir -p "$out"
-wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 gpu-variants compress-profile} "
+wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 gpu-variants compress-profile calibration-trace} "
 run() { # name limit_s command...
   local name=$1 limit=$2
   shift 2
@@ -45,5 +46,6 @@ run gpu-variants 240 node bench/gpu-variants.mjs --out "$out"
 run compress-profile 150 env NODE_DEBUG=parle node bench/compress-profile.mjs
 run gpu-codec 300 env NODE_DEBUG=parle node bench/gpu-codec.mjs
 run cost-model 240 node bench/cost-model.mjs --gpu-machine --out "$out"
+run calibration-trace 60 node bench/calibration-trace.mjs
 cp "$out/cuda-anchors.log" "$out/cuda-anchors.txt" 2>/dev/null || true
 tail -n 25 "$out"/*.log
