@@ -33,8 +33,10 @@ export interface CalibrationProbe {
 /**
  * A stored calibration. Format 5: measured after a warm-up at the measured sizes (twice at
  * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (or 1 MiB where 16 MiB did not fit the
- * budget), the main job's and the upload's upper segments from points up to 64 MiB, the CPU's
- * small points as the median of spaced runs (SMALL_RUNS). Records of formats 1 to 4 are measured
+ * budget), the main job's and the upload's upper segments from points up to 64 MiB (the GPU's
+ * compress to 256 MiB), the CPU's other ops to 16 MiB, the CPU's small points at 4 KiB as the
+ * median of spaced runs (SMALL_RUNS), each op through the engine's public method. Records of
+ * formats 1 to 4 are measured
  * again: up to 3 a GPU codec line could hold a first use's cost in its slope, and format 4's GPU
  * compress line held a walk over the container's bytes (1.5 ms a MiB against 0.2 on an H200).
  * Lines may carry an upper segment; rleDecode's lines scale with the decoded bytes.
@@ -79,7 +81,7 @@ export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 
  * point there takes about 1.2 s (the two-point lines of every op and transfer about 250 ms, the
  * main job's points at 16 and 64 MiB about 600, the readback at 64 MiB, the CPU's other ops at
  * 16 MiB and the GPU's compress at 256 MiB the rest; a step that starts in time may end past
- * the budget: 1.27 s measured). A step whose predicted
+ * the budget: 1.27-1.51 s measured). A step whose predicted
  * time (two runs from the line measured so far) would pass what is left is skipped, so a slow
  * machine (SwiftShader) measures fewer points in the same time and keeps the others' defaults.
  */
@@ -225,8 +227,9 @@ export async function calibrate(
     await measureOf('upload')(transferTop);
   }
   // each CPU op at `cpuSmall` until its code is compiled: the first run is the first use, then up to
-  // CPU_WARM_RUNS more (a 16 KiB CPU compress took 0.7 ms for its first 5 calls, 0.12 from the
-  // 35th on, as the JavaScript compiler optimized the codec's code)
+  // CPU_WARM_RUNS more (on the development machine a 16 KiB CPU compress took 0.7 ms for its
+  // first 5 calls, 0.12 from the 35th on, as the JavaScript compiler optimized the codec's code;
+  // on the H200 host 0.18 from about the 20th)
   for (const key of cpuKeys) {
     const measure = measureOf(key);
     add(key, cpuSmall, await measure(cpuSmall));
