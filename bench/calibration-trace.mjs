@@ -11,7 +11,7 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
-import { probeRunsBytes } from './suite/data.mjs';
+import { calibrationBytes, probeRunsBytes } from './suite/data.mjs';
 
 const { values: args } = parseArgs({ options: { prewarm: { type: 'string', default: '0' }, compare: { type: 'boolean', default: false } } });
 const engine = await createEngine({ gpu: 'require', calibration: 'skip' });
@@ -55,18 +55,8 @@ const show = (r) =>
   (r.kind === 'gpu' ? `  in submissions ${r.submitMs.toFixed(2)} ms` : '') + `  gc ${r.gcMs.toFixed(2)} ms`;
 
 if (args.compare) {
-  const pattern = new Uint8Array(1 << 20);
-  for (let i = 0, v = 0, s = 1; i < pattern.length; ) {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    const len = 1 + ((s >>> 8) % 31);
-    v = (v + 1 + (s % 200)) & 255;
-    pattern.fill(v, i, Math.min(pattern.length, i + len));
-    i += len;
-  }
   const n = 16 << 20;
-  const repeated = new Uint8Array(n);
-  for (let i = 0; i < n; i += pattern.length) repeated.set(pattern, i);
-  const datasets = { 'calibration pattern': repeated, probeRunsBytes: probeRunsBytes(n) };
+  const datasets = { 'calibration pattern': calibrationBytes(n), probeRunsBytes: probeRunsBytes(n) };
   for (const [name, data] of Object.entries(datasets)) {
     for (const fresh of [false, true]) {
       let d = await engine.upload(data);

@@ -7,7 +7,7 @@
 // With NODE_DEBUG=parle the codec prints its own phase lines too.
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
-import { probeRunsBytes, sparseVolume } from './suite/data.mjs';
+import { calibrationBytes, probeRunsBytes, sparseVolume } from './suite/data.mjs';
 import { median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '5' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
@@ -22,15 +22,6 @@ ctx.submit = function (name, ...rest) {
   const t0 = performance.now();
   return submit.call(this, name, ...rest).then((v) => (subs.push({ name, ms: performance.now() - t0 }), v));
 };
-
-/** The engine's calibration data (Engine.probe): a 1 MiB pattern of runs, repeated to `n` bytes. */
-function calibrationBytes(n) {
-  const pattern = probeRunsBytes(1 << 20);
-  const u8 = new Uint8Array(n);
-  u8.set(pattern.subarray(0, Math.min(n, pattern.length)));
-  for (let filled = Math.min(n, pattern.length); filled < n; filled *= 2) u8.copyWithin(filled, 0, Math.min(filled, n - filled));
-  return u8;
-}
 
 const inputs = {
   calibration: ['the calibration pattern, 64 MiB', () => calibrationBytes(args.quick ? 1 << 20 : 64 << 20)],

@@ -349,3 +349,12 @@ export function probeRunsBytes(n) {
   }
   return u8;
 }
+
+/** The engine's calibration data (Engine.probe): probeRunsBytes' first 1 MiB, repeated to `n` bytes. */
+export function calibrationBytes(n) {
+  const pattern = probeRunsBytes(1 << 20);
+  const u8 = new Uint8Array(n);
+  u8.set(pattern.subarray(0, Math.min(n, pattern.length)));
+  for (let filled = Math.min(n, pattern.length); filled < n; filled *= 2) u8.copyWithin(filled, 0, Math.min(filled, n - filled));
+  return u8;
+}
