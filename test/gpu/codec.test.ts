@@ -13,6 +13,7 @@ import {
   deltaEncode,
   encodeGather,
   histograms8,
+  histogramCodes8,
   huffmanDecode,
   huffmanDecodeStageWords,
   huffmanEncodeStreams,
@@ -28,7 +29,7 @@ import {
   type GatherJob,
   type HuffmanEncodeJob,
 } from '../../ts/gpu/codec.js';
-import { canonicalCodeTable, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
+import { canonicalCodeTable, codedBits, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
 import { KernelHarness } from '../support/kernels.js';
 import { ParleError } from '../../ts/errors.js';
 import * as ref from '../support/codec-reference.js';
@@ -789,6 +790,72 @@ describeGpu('GPU byte histograms', () => {
     await expect(histograms8(ctx, buf, [{ byteOffset: -1, byteLength: 8 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     const plain = ctx.device.createBuffer({ size: 64, usage: GPUBufferUsage.COPY_DST });
     await expect(histograms8(ctx, plain, [{ byteOffset: 0, byteLength: 8 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});
+
+/** Bytes with the counts of `hist`, in a shuffled order. */
+function bytesWithCounts(hist: readonly number[], rng: Rng): Uint8Array {
+  const bytes = new Uint8Array(hist.reduce((a, b) => a + b, 0));
+  let at = 0;
+  hist.forEach((count, v) => {
+    bytes.fill(v, at, at + count);
+    at += count;
+  });
+  for (let i = bytes.length - 1; i > 0; i--) {
+    const k = rng.below(i + 1);
+    [bytes[i], bytes[k]] = [bytes[k], bytes[i]];
+  }
+  return bytes;
+}
+
+describeGpu('GPU Huffman code lengths of byte histograms', () => {
+  gpuTest("each range's lengths and coded bits equal the host's codeLengths and codedBits", async (ctx, rng) => {
+    // counts as Fibonacci numbers: an unlimited code 24 bits deep, clamped to 11
+    const fibonacci = Array.from({ length: 256 }, () => 0);
+    for (let i = 0, a = 1, b = 1; i < 24; i++, [a, b] = [b, a + b]) fibonacci[i * 7] = a;
+    const pieces: [string, Uint8Array][] = [
+      ['Fibonacci counts (clamped to 11 bits)', bytesWithCounts(fibonacci, rng)],
+      ['all 256 values equally', bytesWithCounts(Array.from({ length: 256 }, () => 40), rng)],
+      ['two values', bytesWithCounts(Array.from({ length: 256 }, (_, v) => (v === 3 ? 1000 : v === 250 ? 1 : 0)), rng)],
+      ['one value', new Uint8Array(5000).fill(9)],
+      ['random', randomBytes(70_000, rng)],
+      ['skewed', skewedBytes(100_000, rng)],
+      ['a few values, one dominant', bytesWithCounts(Array.from({ length: 256 }, (_, v) => (v === 0 ? 90_000 : v % 17 === 0 ? 1 + rng.below(30) : 0)), rng)],
+    ];
+    const bytes = new Uint8Array(pieces.reduce((a, [, p]) => a + p.length, 0));
+    const ranges: { byteOffset: number; byteLength: number; what: string }[] = [];
+    let at = 0;
+    for (const [what, piece] of pieces) {
+      bytes.set(piece, at);
+      ranges.push({ byteOffset: at, byteLength: piece.length, what });
+      at += piece.length;
+    }
+    ranges.push({ byteOffset: 0, byteLength: 0, what: 'empty' });
+    for (let i = 0; i < 30; i++) {
+      const len = rng.below(60_000);
+      ranges.push({ byteOffset: rng.below(bytes.length - len), byteLength: len, what: `random range ${i}` });
+    }
+    const buf = bufferWith(ctx, bytes.length + 3, [[0, bytes]]);
+    const got = await histogramCodes8(ctx, buf, ranges);
+    expect(got.length).toBe(ranges.length);
+    ranges.forEach((r, i) => {
+      const counts = countBytes(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength));
+      const what = `${r.what} (${r.byteOffset}, ${r.byteLength})`;
+      expectCounts(got[i].counts, counts, what);
+      const present = counts.filter((c) => c > 0).length;
+      const want = present >= 2 ? codeLengths(counts) : new Uint8Array(256);
+      expect(Array.from(got[i].lengths), what).toEqual(Array.from(want));
+      expect(got[i].codedBits, what).toBe(codedBits(counts, want));
+    });
+    expect(Math.max(...got[0].lengths)).toBe(11);
+    expect(await histogramCodes8(ctx, buf, [])).toEqual([]);
+    buf.destroy();
+  });
+
+  gpuTest('a range of 2^28 bytes or more is refused (its coded bits could pass a u32)', async (ctx) => {
+    const buf = bufferWith(ctx, 64);
+    await expect(histogramCodes8(ctx, buf, [{ byteOffset: 0, byteLength: 2 ** 28 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    buf.destroy();
   });
 });
 

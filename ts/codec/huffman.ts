@@ -30,7 +30,8 @@ export const enum HuffmanMode {
 
 /** Working arrays of codeLengths (synchronous, so one set serves every call). */
 const scratch = {
-  keys: new Float64Array(256),
+  keys: new Uint32Array(256),
+  big: new Float64Array(256),
   symbols: new Uint8Array(256),
   weight: new Float64Array(512),
   parent: new Int32Array(512),
@@ -45,27 +46,40 @@ const scratch = {
  */
 export function codeLengths(hist: ArrayLike<number>, maxBits = MAX_CODE_BITS): Uint8Array {
   const lengths = new Uint8Array(256);
-  // present symbols by weight, then symbol: one native sort of weight x 256 + symbol (exact in
-  // a double for counts below 2^44; a comparator function cost more than the rest together)
-  const { keys, symbols, weight, parent, depth, len } = scratch;
-  let m = 0;
-  for (let s = 0; s < 256; s++) if (hist[s] > 0) keys[m++] = hist[s] * 256 + s;
+  // present symbols by weight, then symbol, from sorted keys weight x 256 + symbol: one native
+  // sort (a comparator function cost more than the rest together) of the keys below 2^30, which
+  // V8 sorts unboxed (small integers; keys above it made the sort 3x slower, and the sort was most
+  // of a sparse volume's 128 code lengths on the H200 host); the few keys above it (weights of
+  // 2^22 or more: at most 16 in a 64 MiB chunk) by insertion after them, in doubles (exact for
+  // weights below 2^44)
+  const { keys, big, symbols, weight, parent, depth, len } = scratch;
+  let small = 0;
+  let large = 0;
+  for (let s = 0; s < 256; s++) {
+    const count = hist[s];
+    if (!(count > 0)) continue; // absent, or past the end of a shorter array
+    if (count < 2 ** 22) keys[small++] = count * 256 + s;
+    else {
+      const key = count * 256 + s;
+      let i = large++;
+      for (; i > 0 && big[i - 1] > key; i--) big[i] = big[i - 1];
+      big[i] = key;
+    }
+  }
+  const m = small + large;
   if (m < 2) throw new Error('codeLengths needs two symbols');
-  const sorted = keys.subarray(0, m).sort();
-  // the symbol is the key's low 8 bits (ToUint32 keeps the key modulo 2^32)
-  for (let i = 0; i < m; i++) symbols[i] = (sorted[i] >>> 0) & 255;
-  // Two-queue Huffman: leaves sorted by weight, internal nodes created in weight order.
+  const sorted = keys.subarray(0, small).sort();
+  for (let i = 0; i < small; i++) symbols[i] = sorted[i] & 255;
+  for (let i = 0; i < large; i++) symbols[small + i] = big[i] % 256;
+  // Two-queue Huffman: leaves sorted by weight, internal nodes created in weight order; each
+  // step takes the lighter of the next leaf and the next node (a leaf on ties), twice.
   for (let i = 0; i < m; i++) weight[i] = hist[symbols[i]];
   let leaf = 0;
   let node = m;
   let next = m;
-  const take = (): number => {
-    if (leaf < m && (node >= next || weight[leaf] <= weight[node])) return leaf++;
-    return node++;
-  };
   while (next < 2 * m - 1) {
-    const a = take();
-    const b = take();
+    const a = leaf < m && (node >= next || weight[leaf] <= weight[node]) ? leaf++ : node++;
+    const b = leaf < m && (node >= next || weight[leaf] <= weight[node]) ? leaf++ : node++;
     weight[next] = weight[a] + weight[b];
     parent[a] = next;
     parent[b] = next;
@@ -202,16 +216,22 @@ export function readHeader(stream: Uint8Array, decodedBytes: number): HuffmanHea
  */
 export function canonicalCodeTable(lengths: ArrayLike<number>): Uint32Array {
   const table = new Uint32Array(256);
+  // the first code of each length: the codes of the lengths below it, in order, then a shift
+  const first = new Uint32Array(16);
+  for (let s = 0; s < 256; s++) if (lengths[s] >= 1 && lengths[s] <= 15) first[lengths[s]]++;
   let code = 0;
   for (let len = 1; len <= 15; len++) {
-    for (let s = 0; s < 256; s++) {
-      if (lengths[s] !== len) continue;
-      let reversed = 0;
-      for (let b = 0; b < len; b++) reversed |= ((code >> b) & 1) << (len - 1 - b);
-      table[s] = reversed | (len << 16);
-      code++;
-    }
-    code <<= 1;
+    const count = first[len];
+    first[len] = code;
+    code = (code + count) << 1;
+  }
+  for (let s = 0; s < 256; s++) {
+    const len = lengths[s];
+    if (len < 1 || len > 15) continue;
+    const c = first[len]++;
+    let reversed = 0;
+    for (let b = 0; b < len; b++) reversed |= ((c >> b) & 1) << (len - 1 - b);
+    table[s] = reversed | (len << 16);
   }
   return table;
 }

@@ -5,7 +5,8 @@
  *
  *   1. one submission: every chunk's elements' tree hash; its deltas and byte planes (the
  *      candidates' streams) into scratch buffers; byte histograms of every candidate stream;
- *   2. on the host, from the histograms: each candidate's exact Huffman code and size (huffman,
+ *   2. on the host, from the histograms and their Huffman codes (made on the GPU in the same
+ *      submission: codec-code-lengths.wgsl), each candidate's exact size (huffman,
  *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); if the runs could beat that (a
  *      lower bound on them comes from the deltas' zero bytes) the rle stage's streams of every
  *      chunk are built on the GPU (runs cut at the chunks, lengths as LEB128: rleChunkStreams)
@@ -25,17 +26,18 @@
  */
 import { abortError } from '../cpu/pool.js';
 import { storedEntry } from '../codec/cpu-codec.js';
-import { codedBits, codeLengths, DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, presentSymbols, segmentCount } from '../codec/huffman.js';
+import { DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, presentSymbols, segmentCount } from '../codec/huffman.js';
 import { pipelineName, StageId, streamCount, type Pipeline } from '../codec/stages.js';
 import {
   encodeDelta,
   encodeGather,
-  encodeHistograms8,
+  encodeHistogramCodes8,
   encodeShuffle,
   encodeTreeHashes,
   huffmanEncodeOnDevice,
   rleChunkStreams,
   type GatherJob,
+  type HistogramCode,
   type HuffmanEncodeJob,
   type RleChunkStreams,
 } from '../gpu/codec.js';
@@ -69,12 +71,12 @@ export function gpuCodablePipeline(pipeline: readonly number[]): boolean {
 /** Which source a candidate stream is read from (run values and LEB128 lengths: the rle stage's). */
 type Source = 'raw' | 'delta' | 'planes' | 'deltaPlanes' | 'runValues' | 'runLengths';
 
-/** One stream of a candidate: its source buffer, range and histogram; `plain`: stored as it is (rle without huffman). */
+/** One stream of a candidate: its source buffer, range, histogram and code; `plain`: stored as it is (rle without huffman). */
 interface StreamPlan {
   source: Source;
   byteOffset: number;
   byteLength: number;
-  hist: Uint32Array;
+  code: HistogramCode;
   plain?: boolean;
 }
 
@@ -106,15 +108,17 @@ interface Candidate {
   streams?: StreamPlan[];
 }
 
-/** The size of a Huffman stream of `hist`'s `n` symbols, as the CPU encoder would write it (padding bounded). */
-function huffmanStreamBytes(hist: Uint32Array, n: number): { bytes: number; lengths?: Uint8Array } {
-  const { count } = presentSymbols(hist);
+/**
+ * The size of a Huffman stream of the `n` bytes counted in `code` (its code made on the GPU), as
+ * the CPU encoder would write it (padding bounded); `lengths` when it is coded (not raw).
+ */
+function huffmanStreamBytes(code: HistogramCode, n: number): { bytes: number; lengths?: Uint8Array } {
+  const { count } = presentSymbols(code.counts);
   if (count === 0) return { bytes: 1 + n };
   if (count === 1) return { bytes: 2 };
-  const lengths = codeLengths(hist);
   const K = segmentCount(n, DEFAULT_SEGMENT_LOG2);
-  const bound = headerBytes(lengths) + 4 * K + Math.ceil(codedBits(hist, lengths) / 8) + K;
-  return bound >= 1 + n ? { bytes: 1 + n } : { bytes: bound, lengths };
+  const bound = headerBytes(code.lengths) + 4 * K + Math.ceil(code.codedBits / 8) + K;
+  return bound >= 1 + n ? { bytes: 1 + n } : { bytes: bound, lengths: code.lengths };
 }
 
 /**
@@ -245,13 +249,14 @@ export async function encodeChunksV2OnDevice(
         ranges.deltaPlanes.push({ byteOffset: at, byteLength: c.count });
       }
     }
-    const readers: Partial<Record<Source | 'hashes', () => Promise<Uint32Array>>> = {};
+    let readElementHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    const readers: Partial<Record<Source, () => Promise<HistogramCode[]>>> = {};
     // the deltas of every chunk in one dispatch where the input fits one binding (a dispatch
     // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
     // chunks after the first start at whole words (canCompressV2OnDevice)
     const deltaAtOnce = buffers.delta !== undefined && roundUp4(totalBytes) <= gpu.limits.maxStorageBufferBindingSize;
     await gpu.submit('compress statistics', (s) => {
-      readers.hashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
+      readElementHashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
       if (deltaAtOnce && input.length > 0) {
         const chunkLength = chunks.length > 1 ? C : 0;
         encodeDelta(gpu, s, 'encode', { src: input.buffer, dst: buffers.delta!, width: w, count: input.length, chunkLength });
@@ -289,41 +294,32 @@ export async function encodeChunksV2OnDevice(
         }
       }
       for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) {
-        if (buffers[source] && ranges[source].length > 0) readers[source] = encodeHistograms8(gpu, s, buffers[source]!, ranges[source]);
+        if (buffers[source] && ranges[source].length > 0) readers[source] = encodeHistogramCodes8(gpu, s, buffers[source]!, ranges[source]);
       }
     });
-    const hashes = await readers.hashes!();
-    const hists: Partial<Record<Source, Uint32Array>> = {};
-    for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) if (readers[source]) hists[source] = await readers[source]!();
-    const histOf = (source: Source, r: number) => hists[source]!.subarray(256 * r, 256 * r + 256);
-    // a stream's code lengths and size, once per histogram (the chosen streams' sizes are asked
-    // for again when their encodes are planned; code lengths were half of a sparse volume's
-    // compress on the H200 host)
-    const sizedStreams = new Map<Uint32Array, ReturnType<typeof huffmanStreamBytes>>();
-    const sizedOf = (hist: Uint32Array, n: number) => {
-      let sized = sizedStreams.get(hist);
-      if (sized === undefined) sizedStreams.set(hist, (sized = huffmanStreamBytes(hist, n)));
-      return sized;
-    };
+    const hashes = await readElementHashes();
+    const codes: Partial<Record<Source, HistogramCode[]>> = {};
+    for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) if (readers[source]) codes[source] = await readers[source]!();
+    const codeOf = (source: Source, r: number) => codes[source]![r];
     const t1 = performance.now();
-    // 2. candidates without rle, sized exactly from the histograms
+    // 2. candidates without rle, sized exactly from the histograms and their codes
     const candidates: Candidate[][] = chunks.map((c) => {
       const list: Candidate[] = [];
       const whole = (source: Source, pipeline: Pipeline) => {
-        const hist = histOf(source, c.index);
+        const code = codeOf(source, c.index);
         list.push({
           pipeline,
-          bytes: 8 + sizedOf(hist, c.count * w).bytes,
-          streams: [{ source, byteOffset: c.at, byteLength: c.count * w, hist }],
+          bytes: 8 + huffmanStreamBytes(code, c.count * w).bytes,
+          streams: [{ source, byteOffset: c.at, byteLength: c.count * w, code }],
         });
       };
       const planes = (source: Source, pipeline: Pipeline) => {
         const streams: StreamPlan[] = [];
         let bytes = 8 * w;
         for (let k = 0; k < w; k++) {
-          const hist = histOf(source, c.index * w + k);
-          bytes += sizedOf(hist, c.count).bytes;
-          streams.push({ source, byteOffset: planeAt[c.index] + k * roundUp4(c.count), byteLength: c.count, hist });
+          const code = codeOf(source, c.index * w + k);
+          bytes += huffmanStreamBytes(code, c.count).bytes;
+          streams.push({ source, byteOffset: planeAt[c.index] + k * roundUp4(c.count), byteLength: c.count, code });
         }
         list.push({ pipeline, bytes, streams });
       };
@@ -342,8 +338,8 @@ export async function encodeChunksV2OnDevice(
     // Where even that many runs cannot win, the rle streams are not built (for noise they are
     // as large as the input, five times over for the lengths).
     const promised = chunks.reduce((a, c) => a + best(c), 0);
-    const fewestRuns = hists.delta
-      ? chunks.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(histOf('delta', c.index)[0] / w))), 0)
+    const fewestRuns = codes.delta
+      ? chunks.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(codeOf('delta', c.index).counts[0] / w))), 0)
       : 0;
     if (useRle && input.length > 0 && (wanted !== undefined || fewestRuns * (w + 1) < promised)) {
       rle = await rleChunkStreams(gpu, input, C, chunks.length);
@@ -353,37 +349,37 @@ export async function encodeChunksV2OnDevice(
         buffers.runLengths = rle.leb;
         const valueRange = (c: number) => ({ byteOffset: firstRun[c] * w, byteLength: (firstRun[c + 1] - firstRun[c]) * w });
         const lengthRange = (c: number) => ({ byteOffset: lebStart[c], byteLength: lebStart[c + 1] - lebStart[c] });
-        let readValues: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-        let readLengths: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+        let readValues: () => Promise<HistogramCode[]> = async () => [];
+        let readLengths: () => Promise<HistogramCode[]> = async () => [];
         await gpu.submit('compress rle histograms', (s) => {
-          readValues = encodeHistograms8(
+          readValues = encodeHistogramCodes8(
             gpu,
             s,
             rle!.values.buffer,
             chunks.map((c) => valueRange(c.index)),
           );
-          readLengths = encodeHistograms8(
+          readLengths = encodeHistogramCodes8(
             gpu,
             s,
             rle!.leb,
             chunks.map((c) => lengthRange(c.index)),
           );
         });
-        const valueHists = await readValues();
-        const lengthHists = await readLengths();
+        const valueCodes = await readValues();
+        const lengthCodes = await readLengths();
         for (const c of chunks) {
           const v = valueRange(c.index);
           const l = lengthRange(c.index);
-          const vh = valueHists.subarray(256 * c.index, 256 * c.index + 256);
-          const lh = lengthHists.subarray(256 * c.index, 256 * c.index + 256);
+          const vc = valueCodes[c.index];
+          const lc = lengthCodes[c.index];
           const plan = (plain: boolean): StreamPlan[] => [
-            { source: 'runValues', ...v, hist: vh, plain },
-            { source: 'runLengths', ...l, hist: lh, plain },
+            { source: 'runValues', ...v, code: vc, plain },
+            { source: 'runLengths', ...l, code: lc, plain },
           ];
           if (allow('rle'))
             candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + v.byteLength + l.byteLength, streams: plan(true) });
           if (allow('rle+huffman')) {
-            const bytes = 16 + sizedOf(vh, v.byteLength).bytes + sizedOf(lh, l.byteLength).bytes;
+            const bytes = 16 + huffmanStreamBytes(vc, v.byteLength).bytes + huffmanStreamBytes(lc, l.byteLength).bytes;
             candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes, streams: plan(false) });
           }
         }
@@ -408,8 +404,8 @@ export async function encodeChunksV2OnDevice(
           pieces.set(plan, [range(plan)]);
           continue;
         }
-        const { count, first } = presentSymbols(plan.hist);
-        const sized = sizedOf(plan.hist, plan.byteLength);
+        const { count, first } = presentSymbols(plan.code.counts);
+        const sized = huffmanStreamBytes(plan.code, plan.byteLength);
         if (count === 1) pieces.set(plan, [{ host: new Uint8Array([HuffmanMode.OneSymbol, first]) }]);
         else if (sized.lengths === undefined) pieces.set(plan, rawStream(plan));
         else

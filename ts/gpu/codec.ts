@@ -39,6 +39,7 @@ import deltaSource from '../../shaders/codec-delta.wgsl';
 import shuffleSource from '../../shaders/codec-shuffle.wgsl';
 import gatherSource from '../../shaders/codec-gather.wgsl';
 import histogramSource from '../../shaders/codec-histogram.wgsl';
+import codeLengthsSource from '../../shaders/codec-code-lengths.wgsl';
 import huffmanEncodeSource from '../../shaders/codec-huffman-encode.wgsl';
 import rleStreamsSource from '../../shaders/codec-rle-streams.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from './compose.js';
@@ -982,6 +983,22 @@ export function encodeHistograms8(
   buffer: GPUBuffer,
   ranges: readonly ByteRange[],
 ): () => Promise<Uint32Array> {
+  const m = Array.isArray(ranges) ? ranges.length : 0;
+  const hist = recordHistograms(ctx, s, buffer, ranges, 0);
+  return hist === undefined ? async () => new Uint32Array(0) : s.readAfter(hist, m * 1024);
+}
+
+/**
+ * encodeHistograms8's work: checks, then records the histograms into a temporary of the
+ * submission, of `m` x 1 KiB followed by `extraWords` u32 (not cleared); undefined for no ranges.
+ */
+function recordHistograms(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+  extraWords: number,
+): GPUBuffer | undefined {
   checkBuffer(buffer, 'buffer');
   if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
   ranges.forEach((r, i) => {
@@ -992,8 +1009,8 @@ export function encodeHistograms8(
     if (r.byteLength >= 2 ** 32) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^32`);
   });
   const m = ranges.length;
-  if (m === 0) return async () => new Uint32Array(0);
-  const hist = s.temp(m * 1024, 'histograms');
+  if (m === 0) return undefined;
+  const hist = s.temp(m * 1024 + 4 * extraWords, 'histograms');
   s.encoder.clearBuffer(hist, 0, m * 1024);
   const live = ranges.map((_, i) => i).filter((i) => ranges[i].byteLength > 0);
   const pipe = pipeline(ctx, 'codec-histogram', histogramSource, 'histogram', { 'TILE_BYTES: u32': `${HISTOGRAM_TILE_BYTES}u` });
@@ -1028,7 +1045,66 @@ export function encodeHistograms8(
       'parle:histogram',
     );
   }
-  return s.readAfter(hist, m * 1024);
+  return hist;
+}
+
+/** A byte histogram with its Huffman code, as {@link encodeHistogramCodes8} reads them back. */
+export interface HistogramCode {
+  /** 256 counts: count of byte value v at index v. */
+  counts: Uint32Array;
+  /** 256 code lengths in bits (0: absent symbol), the host's `codeLengths(counts)`; all 0 with fewer than two present symbols. */
+  lengths: Uint8Array;
+  /** Bits the counted bytes take in that code: the sum of counts[v] x lengths[v]. */
+  codedBits: number;
+}
+
+/**
+ * {@link encodeHistograms8} with each range's Huffman code made on the GPU as well
+ * (shaders/codec-code-lengths.wgsl: the same lengths as the host's `codeLengths`, one workgroup
+ * per histogram), so that a chooser sizes its candidate streams without building their codes on
+ * the host. Reads back 1 KiB of counts, 256 bytes of lengths and a word of bits per range.
+ * @returns a function to call after the submission: one HistogramCode per range, in order
+ *   (views into one array).
+ * @throws as encodeHistograms8, and INVALID_ARGUMENT for a range of 2^28 bytes or more (its
+ *   coded bits could pass a u32)
+ */
+export function encodeHistogramCodes8(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+): () => Promise<HistogramCode[]> {
+  if (Array.isArray(ranges)) {
+    ranges.forEach((r, i) => {
+      if (typeof r?.byteLength === 'number' && r.byteLength >= 2 ** 28)
+        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^28 for code lengths`);
+    });
+  }
+  const m = Array.isArray(ranges) ? ranges.length : 0;
+  const lengthsAt = 256 * m;
+  const bitsAt = lengthsAt + 64 * m;
+  const hist = recordHistograms(ctx, s, buffer, ranges, 65 * m);
+  if (hist === undefined) return async () => [];
+  const words = 256 * m + 65 * m;
+  s.dispatch(
+    pipeline(ctx, 'codec-code-lengths', codeLengthsSource, 'codeLengths'),
+    [
+      { binding: 0, resource: { buffer: s.uniform([m, lengthsAt, bitsAt, 0]) } },
+      { binding: 1, resource: { buffer: hist, offset: 0, size: 4 * words } },
+    ],
+    m,
+    'parle:code-lengths',
+  );
+  const read = s.readAfter(hist, 4 * words);
+  return async () => {
+    const all = await read();
+    const lengths = new Uint8Array(all.buffer, all.byteOffset + 4 * lengthsAt, 256 * m);
+    return Array.from({ length: m }, (_, r) => ({
+      counts: all.subarray(256 * r, 256 * r + 256),
+      lengths: lengths.subarray(256 * r, 256 * r + 256),
+      codedBits: all[bitsAt + r],
+    }));
+  };
 }
 
 /**
@@ -1041,6 +1117,18 @@ export function encodeHistograms8(
 export async function histograms8(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<Uint32Array> {
   if (Array.isArray(ranges) && ranges.length === 0) return new Uint32Array(0);
   return submitThenRead(ctx, 'histograms', (s) => encodeHistograms8(ctx, s, buffer, ranges));
+}
+
+/**
+ * Byte histograms of byte ranges of `buffer` with their Huffman codes, on the GPU in one
+ * submission (see {@link encodeHistogramCodes8}).
+ * Example: one range over bytes [1, 1, 2] -> counts [1] = 2, [2] = 1; lengths [1] = 1, [2] = 1;
+ * codedBits 3.
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function histogramCodes8(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<HistogramCode[]> {
+  if (Array.isArray(ranges) && ranges.length === 0) return [];
+  return submitThenRead(ctx, 'histogram codes', (s) => encodeHistogramCodes8(ctx, s, buffer, ranges));
 }
 
 // ---- Huffman encode ----------------------------------------------------------------------------
@@ -1261,7 +1349,8 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
   for (const i of live) {
     const j = jobs[i];
     const segments = segmentCount(j.byteLength, j.segmentLog2);
-    const longest = Math.max(...j.lengths);
+    let longest = 0;
+    for (let b = 0; b < 256; b++) if (j.lengths[b] > longest) longest = j.lengths[b];
     const bytes = 4 * segments + roundUp4(Math.ceil((j.byteLength * longest) / 8) + segments);
     if (bytes > maxBinding(ctx) - alignment(ctx)) {
       throw new ParleError(

@@ -10,6 +10,7 @@ import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, t
 import { DeviceArray, paddedSize } from './device-array.js';
 import { StagingRing, fillAndSubmit } from './transfer.js';
 import { BufferPool } from './buffer-pool.js';
+import { bindGroupLayout } from './pipelines.js';
 import { scanOp } from './scan.js';
 import { rleDecodeOp, rleEncodeOp } from './rle.js';
 import { sortOp } from './radix-sort.js';
@@ -392,7 +393,7 @@ export class Submission {
     if (count === 0) return;
     const pass = this.encoder.beginComputePass({ label, timestampWrites: this.#ctx.encoderHooks?.pass?.(label) });
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+    pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: bindGroupLayout(pipeline), entries }));
     const [x, y] = this.#ctx.grid(count);
     pass.dispatchWorkgroups(x, y);
     pass.end();

@@ -39,3 +39,16 @@ export function getPipeline(device: GPUDevice, key: string, build: () => Pipelin
   }
   return pipeline;
 }
+
+const layouts = new WeakMap<GPUComputePipeline, GPUBindGroupLayout>();
+
+/**
+ * Bind group 0's layout of `pipeline`, asked of the pipeline once: each `getBindGroupLayout`
+ * call makes a new object, and a dispatch's `createBindGroup` with it was the line of most host
+ * time in recording a sparse volume's compress from the device (24 dispatches) on the H200 host.
+ */
+export function bindGroupLayout(pipeline: GPUComputePipeline): GPUBindGroupLayout {
+  let layout = layouts.get(pipeline);
+  if (layout === undefined) layouts.set(pipeline, (layout = pipeline.getBindGroupLayout(0)));
+  return layout;
+}
