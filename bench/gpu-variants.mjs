@@ -18,13 +18,15 @@ const outDir = args.out ?? process.env.OUT ?? 'bench/.quick';
 const VARIANTS = {
   scan: [
     ['default', {}],
-    ['2 vec4 per invocation', { scanVecsPerInvocation: 2 }],
-    ['8 vec4 per invocation', { scanVecsPerInvocation: 8 }],
+    ['workgroup 512', { scanWorkgroupSize: 512 }],
+    ['workgroup 1024', { scanWorkgroupSize: 1024 }],
+    ['workgroup 512, 2 vec4 per invocation', { scanWorkgroupSize: 512, scanVecsPerInvocation: 2 }],
     ['default (again)', {}],
   ],
   sort: [
     ['default', {}],
-    ['workgroup 512', { sortWorkgroupSize: 512 }],
+    ['12 keys per invocation', { sortItemsPerInvocation: 12 }],
+    ['look-back window 4', { sortLookbackWindow: 4 }],
     ['default (again)', {}],
   ],
 };

@@ -5,7 +5,7 @@
 // scan when the spine fits one subgroup (WG / sg <= sg, e.g. NVIDIA's 32 lanes), else by a
 // Hillis-Steele scan in shared memory (small subgroups, e.g. SwiftShader's 4 lanes).
 
-var<workgroup> wgs_spine: array<T, 64>; // one entry per subgroup: WG / smallest subgroup (4)
+var<workgroup> wgs_spine: array<T, WG / 4u>; // one entry per subgroup: WG / smallest subgroup (4)
 
 fn wgExclusiveScan(x: T, tid: u32, lane: u32, sg: u32, total: ptr<function, T>) -> T {
   let ex = subgroupExclusiveAdd(x);

@@ -180,6 +180,7 @@ describeGpu('GPU context', () => {
     await expect(createGpuContext({ poolBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(createGpuContext({ tuning: { uploadPieceBytes: 1000 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(createGpuContext({ tuning: { scanVecsPerInvocation: 3 as 8 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(createGpuContext({ tuning: { scanWorkgroupSize: 384 as 512 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
   });
 
   gpuIt('device loss: pending and later ops fail with DEVICE_LOST; a new context works', async () => {

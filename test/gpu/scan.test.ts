@@ -18,6 +18,8 @@ const variants: [string, GpuContextOptions][] = [
   ['forced decoupled fallback (spin 0)', { lookbackSpin: 0 }],
   ['8 vec4 per invocation (8192-element tiles)', { tuning: { scanVecsPerInvocation: 8 } }],
   ['2 vec4 per invocation (2048-element tiles)', { tuning: { scanVecsPerInvocation: 2 } }],
+  // 1024 invocations where the adapter allows them (SwiftShader: 256, its limit)
+  ['workgroups of 1024 where allowed', { tuning: { scanWorkgroupSize: 1024 } }],
   ['8 vec4 per invocation, no subgroups, spin 0', { subgroups: 'off', lookbackSpin: 0, tuning: { scanVecsPerInvocation: 8 } }],
 ];
 

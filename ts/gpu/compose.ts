@@ -21,6 +21,8 @@ export interface ComposeOptions {
   scalar: 'u32' | 'f32';
   /** Prepend the look-back piece (single-pass chained kernels). */
   lookback?: boolean;
+  /** Invocations per workgroup (`const WG`): default {@link WORKGROUP_SIZE}. */
+  workgroupSize?: number;
   /** Extra `const NAME: TYPE = VALUE;` lines, e.g. element packing of u8/u16. */
   consts?: Record<string, string>;
 }
@@ -42,7 +44,7 @@ export function composeKernel(kernel: string, opts: ComposeOptions): string {
   const header = [
     opts.subgroups ? 'enable subgroups;' : '',
     `alias T = ${opts.scalar};`,
-    `const WG: u32 = ${WORKGROUP_SIZE}u;`,
+    `const WG: u32 = ${opts.workgroupSize ?? WORKGROUP_SIZE}u;`,
     ...Object.entries(opts.consts ?? {}).map(([name, value]) => `const ${name} = ${value};`),
   ].join('\n');
   const ids = opts.subgroups ? idsSubgroup : idsShared;

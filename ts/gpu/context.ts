@@ -56,6 +56,7 @@ const DEFAULT_TUNING: GpuTuning = {
   sortLookbackWindow: 8,
   sortWorkgroupSize: 256,
   scanVecsPerInvocation: 4,
+  scanWorkgroupSize: 256,
   uploadPieceBytes: 256 << 20,
   huffmanDecodeStaged: false,
 };
@@ -89,6 +90,11 @@ export interface GpuTuning {
    * 4: on the H200 at 2^28 u32 the scan took 1.02 ms of GPU time with 4 and 1.30 with 8).
    */
   scanVecsPerInvocation: 2 | 4 | 8;
+  /**
+   * Invocations per scan workgroup where the adapter has subgroups and allows it (else 256):
+   * 256, 512 or 1024 (tile = this x 4 x scanVecsPerInvocation elements).
+   */
+  scanWorkgroupSize: 256 | 512 | 1024;
   /**
    * Predecessor tiles whose status words the radix sort's look-back reads at once per digit (one
    * memory round trip for up to this many tiles; 1: one tile per round trip): 1, 4, 8, 16 or 32
@@ -244,6 +250,9 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   }
   if (![2, 4, 8].includes(tuning.scanVecsPerInvocation)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.scanVecsPerInvocation must be 2, 4 or 8');
+  }
+  if (![256, 512, 1024].includes(tuning.scanWorkgroupSize)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.scanWorkgroupSize must be 256, 512 or 1024');
   }
   if (![1, 4, 8, 16, 32].includes(tuning.sortLookbackWindow)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortLookbackWindow must be 1, 4, 8, 16 or 32');

@@ -10,9 +10,19 @@ import type { GpuContext, Submission } from './context.js';
 import { DeviceArray, paddedSize } from './device-array.js';
 import { getPipeline } from './pipelines.js';
 
-/** Elements per workgroup tile of the scan kernel: 256 invocations x `tuning.scanVecsPerInvocation` vec4. */
+/**
+ * Invocations per scan workgroup: `tuning.scanWorkgroupSize` where the adapter has subgroups (the
+ * workgroup scan of wg-scan-subgroup.wgsl serves any size) and its limits allow it, else 256.
+ */
+export function scanWorkgroupSize(ctx: GpuContext): number {
+  const l = ctx.limits;
+  const wg = ctx.tuning.scanWorkgroupSize;
+  return ctx.hasSubgroups && wg <= l.maxComputeInvocationsPerWorkgroup && wg <= l.maxComputeWorkgroupSizeX ? wg : 256;
+}
+
+/** Elements per workgroup tile of the scan kernel: scanWorkgroupSize invocations x `tuning.scanVecsPerInvocation` vec4. */
 export function scanTile(ctx: GpuContext): number {
-  return 256 * 4 * ctx.tuning.scanVecsPerInvocation;
+  return scanWorkgroupSize(ctx) * 4 * ctx.tuning.scanVecsPerInvocation;
 }
 /** u32 words before the tile status words in a look-back spine buffer (LB_BASE in lookback.wgsl). */
 export const LOOKBACK_BASE = 4;
@@ -24,9 +34,16 @@ export function spineBytes(tiles: number): number {
 
 function scanPipeline(ctx: GpuContext, scalar: 'u32' | 'f32'): GPUComputePipeline {
   const vpt = ctx.tuning.scanVecsPerInvocation;
-  const key = `scan:${scalar}:${ctx.hasSubgroups ? 'sg' : 'shared'}:${vpt}:${ctx.lookbackSpin}`;
+  const wg = scanWorkgroupSize(ctx);
+  const key = `scan:${scalar}:${ctx.hasSubgroups ? 'sg' : 'shared'}:${vpt}:${wg}:${ctx.lookbackSpin}`;
   return getPipeline(ctx.device, key, () => ({
-    code: composeKernel(scanSource, { subgroups: ctx.hasSubgroups, scalar, lookback: true, consts: { 'SCAN_VPT: u32': `${vpt}u` } }),
+    code: composeKernel(scanSource, {
+      subgroups: ctx.hasSubgroups,
+      scalar,
+      lookback: true,
+      workgroupSize: wg,
+      consts: { 'SCAN_VPT: u32': `${vpt}u` },
+    }),
     entryPoint: 'main',
     constants: { LB_MAX_SPIN: ctx.lookbackSpin },
   }));
