@@ -1,18 +1,18 @@
 // Prefix scan (inclusive or exclusive) of u32 (also i32: two's complement wraps the same way)
 // or f32, in one pass: chained scan with decoupled look-back and decoupled fallback
-// (lookback.wgsl). Composed by ts/gpu/compose.ts: `alias T` (u32 | f32), `const WG` (256), a
-// workgroup scan (wg-scan-*.wgsl) and lookback.wgsl are prepended; `/*IDS*/` and `/*LANES*/`
-// become the entry point's builtins.
+// (lookback.wgsl). Composed by ts/gpu/compose.ts: `alias T` (u32 | f32), `const WG` (256, 512 or
+// 1024: GpuTuning.scanWorkgroupSize), a workgroup scan (wg-scan-*.wgsl) and lookback.wgsl are
+// prepended; `/*IDS*/` and `/*LANES*/` become the entry point's builtins.
 //
-// Tile: WG invocations x VPT vec4 (composed: 2, 4 or 8; 2048, 4096 or 8192 elements). The
-// tile's groups (subgroups; without subgroups the whole workgroup, sg = WG) each own sg * VPT
-// consecutive vec4, and load k of lane l is the group's vec4 k * sg + l, so every load and
-// store of a subgroup covers consecutive addresses (a layout of 16 consecutive elements per
-// invocation spread each load instruction over 4x the cache lines: 1.16 ms of GPU time at 2^28
-// on the H200 against 1.03 now). Per load k: a group scan of the lanes' vec4 sums, its total
-// carried to load k + 1; a workgroup scan of the groups' totals gives each group's offset in
-// the tile, the look-back the tile's offset. Buffers are padded to 16 bytes (a vec4); elements
-// at or past n read as zero and outputs past n are not written beyond the padded vec4.
+// Tile: WG invocations x VPT vec4 (VPT composed: 2, 4 or 8; 1024 x 4 vec4 = 16384 elements by
+// default). The tile's groups (subgroups; without subgroups the whole workgroup, sg = WG) each
+// own sg * VPT consecutive vec4, and load k of lane l is the group's vec4 k * sg + l, so every
+// load and store of a subgroup covers consecutive addresses (a layout of 16 consecutive
+// elements per invocation spread each load instruction over 4x the cache lines: 1.16 ms of GPU
+// time at 2^28 on the H200 against 1.03). Per load k: a group scan of the lanes' vec4 sums, its
+// total carried to load k + 1; a workgroup scan of the groups' totals gives each group's offset
+// in the tile, the look-back the tile's offset. Buffers are padded to 16 bytes (a vec4);
+// elements at or past n read as zero and outputs past n are not written beyond the padded vec4.
 
 struct Params {
   n: u32,          // elements
