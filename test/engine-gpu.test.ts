@@ -455,6 +455,12 @@ describeGpu('engine with a GPU', () => {
     await second.calibrate();
     expect(performance.now() - t0).toBeLessThan(took); // loaded, not measured
     expect(second.model.rates).toEqual(first.model.rates);
+    // once calibrated, auto no longer waits on calibration; a forced one is waited for again
+    const forced = second.calibrate({ force: true });
+    let measured = false;
+    void forced.then(() => (measured = true));
+    await second.scan(new Uint32Array(1000).fill(1));
+    expect(measured).toBe(true);
     await first.destroy();
     await second.destroy();
   });

@@ -375,6 +375,8 @@ export class Engine {
   private gpuContext: GpuContext | null;
   private pendingOps = 0;
   private calibrating: Promise<void> | undefined;
+  /** The promise in {@link calibrating} has settled: `auto` decides without awaiting it. */
+  private calibrated = false;
   private readonly gpuPoolBytes: number | undefined;
   /** Why {@link gpuContext} is null, for errors and explain (e.g. the `webgpu` package is not installed). */
   private noGpuReason = gpuUnavailableReason();
@@ -449,6 +451,7 @@ export class Engine {
     this.noGpuReason = gpuUnavailableReason();
     this.model.rates = defaultRates(this.gpuContext !== null);
     this.calibrating = undefined;
+    this.calibrated = false;
     return this.gpuContext !== null;
   }
 
@@ -588,8 +591,19 @@ export class Engine {
    * nothing to choose and nothing is measured.
    */
   calibrate(options: { force?: boolean; onProgress?: (done: number, total: number) => void } = {}): Promise<void> {
-    if (options.force) this.calibrating = undefined;
-    this.calibrating ??= this.runCalibration(options.force === true, options.onProgress);
+    if (options.force) {
+      this.calibrating = undefined;
+      this.calibrated = false;
+    }
+    if (this.calibrating === undefined) {
+      const calibrating = this.runCalibration(options.force === true, options.onProgress);
+      this.calibrating = calibrating;
+      // settled, and still the current run: later calls skip the await (a microtask hop a call)
+      void calibrating.then(
+        () => (this.calibrated = this.calibrating === calibrating),
+        () => undefined,
+      );
+    }
     return this.calibrating;
   }
 
@@ -854,7 +868,7 @@ export class Engine {
     }
     if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
       return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes, workBytes };
-    if (this.calibrationMode !== 'skip') await this.calibrate();
+    if (this.calibrationMode !== 'skip' && !this.calibrated) await this.calibrate();
     const chosen = this.predictFor(op, bytes, from, to, false, workBytes, sizes?.sumMs);
     debug(
       () =>
