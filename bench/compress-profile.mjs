@@ -4,13 +4,17 @@
 // and per kernel (compute pass label) its GPU time, from timestamp queries; then the call's
 // wall clock without timestamps. Medians over the runs (after a sustained warm-up).
 //   node bench/compress-profile.mjs [--runs 5] [--only sparse|runs|calibration] [--quick (small inputs: a check of the script)]
+//     [--churn (first, large calls of other ops in the same process, as a benchmark grid or a
+//     long-running service makes: 256 MiB upload, CPU compress, GPU decompress, sort, RLE, 3 times)]
 // With NODE_DEBUG=parle the codec prints its own phase lines too.
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
 import { calibrationBytes, probeRunsBytes, sparseVolume } from './suite/data.mjs';
 import { median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '5' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { runs: { type: 'string', default: '5' }, quick: { type: 'boolean' }, only: { type: 'string' }, churn: { type: 'boolean' } },
+});
 const runs = Number(args.runs);
 const engine = await createEngine({ gpu: 'require' });
 const ctx = engine['gpuContext']; // the engine's GPU context (a private field, read for profiling)
@@ -22,6 +26,21 @@ ctx.submit = function (name, ...rest) {
   const t0 = performance.now();
   return submit.call(this, name, ...rest).then((v) => (subs.push({ name, ms: performance.now() - t0 }), v));
 };
+
+if (args.churn) {
+  const big = probeRunsBytes(args.quick ? 1 << 20 : 256 << 20);
+  for (let r = 0; r < 3; r++) {
+    const d = await engine.upload(big);
+    const packed = await engine.compress(big, { path: 'cpu' });
+    (await engine.decompress(packed, { path: 'gpu', to: 'device' })).destroy();
+    await engine.sort(new Uint32Array(big.buffer), { path: 'gpu' }); // host keys: a host result
+    const runs = await engine.rleEncode(d, { path: 'gpu' });
+    runs.values.destroy();
+    runs.lengths.destroy();
+    d.destroy();
+  }
+  console.log(`after the churn: GPU buffer pool ${JSON.stringify(ctx.poolStats)}`);
+}
 
 const inputs = {
   calibration: ['the calibration pattern, 64 MiB', () => calibrationBytes(args.quick ? 1 << 20 : 64 << 20)],
