@@ -10,13 +10,15 @@
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
 import { calibrationBytes, probeRunsBytes, sparseVolume } from './suite/data.mjs';
-import { median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+import { median, startClockSampler, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({
   options: { runs: { type: 'string', default: '5' }, quick: { type: 'boolean' }, only: { type: 'string' }, churn: { type: 'boolean' } },
 });
 const runs = Number(args.runs);
 const engine = await createEngine({ gpu: 'require' });
+// the SM clock while the untimed runs go (nvidia-smi every 100 ms; nothing without it)
+const clocks = await startClockSampler(100);
 const ctx = engine['gpuContext']; // the engine's GPU context (a private field, read for profiling)
 const ts = ctx.hasTimestamps ? timestampHooks(ctx, 4096) : null;
 // every submission's wall clock, by name
@@ -57,11 +59,13 @@ for (const [name, make] of args.only === undefined ? Object.values(inputs) : [in
     return performance.now() - t0;
   }, { sustain: once, sustainMs: args.quick ? 0 : 1000, maxMs: args.quick ? 0 : 3000 });
   const walls = [];
-  for (let r = 0; r < runs; r++) {
+  const wallStart = Date.now();
+  for (let r = 0; r < Math.max(runs, 20); r++) {
     const t0 = performance.now();
     await once();
     walls.push(performance.now() - t0);
   }
+  const smMhz = await clocks.smMhzDuring(wallStart, Date.now());
   // per submission and per kernel, with timestamps
   const bySub = new Map();
   const byPass = new Map();
@@ -90,7 +94,7 @@ for (const [name, make] of args.only === undefined ? Object.values(inputs) : [in
   }
   const packed = await once();
   console.log(`\n${name}: ${data.length} B -> ${packed.length} B (ratio ${(data.length / packed.length).toFixed(2)})`);
-  console.log(`  compress wall ${median(walls).toFixed(2)} ms (min ${Math.min(...walls).toFixed(2)}); with timestamps ${median(wallTimed).toFixed(2)} ms, GPU time of its submissions ${gpuTotals.length ? median(gpuTotals).toFixed(2) : '-'} ms`);
+  console.log(`  compress wall ${median(walls).toFixed(2)} ms (min ${Math.min(...walls).toFixed(2)}; SM clock ${smMhz ?? '-'} MHz); with timestamps ${median(wallTimed).toFixed(2)} ms, GPU time of its submissions ${gpuTotals.length ? median(gpuTotals).toFixed(2) : '-'} ms`);
   console.log(`  submissions a call: ${[...bySub.values()].reduce((a, e) => a + e.count, 0) / runs}`);
   for (const [sub, e] of bySub) console.log(`    ${sub.padEnd(34)} ${(e.count / runs).toFixed(1)} a call, wall total a call ${(e.ms.reduce((a, b) => a + b, 0) / runs).toFixed(2)} ms`);
   const passes = [...byPass].map(([label, ms]) => [label, median(ms)]).sort((a, b) => b[1] - a[1]);
@@ -98,4 +102,5 @@ for (const [name, make] of args.only === undefined ? Object.values(inputs) : [in
   for (const [label, ms] of passes) console.log(`    kernel ${label.padEnd(34)} ${(passCount.get(label) / runs).toFixed(0).padStart(4)} dispatches, ${ms.toFixed(3)} ms a call (GPU)`);
   onGpu.destroy();
 }
+clocks.stop();
 await engine.destroy();
