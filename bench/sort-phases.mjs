@@ -1,0 +1,73 @@
+// Where a OneSweep pass of the radix sort spends its GPU time (issue #14: the sort's passes take
+// 4.5 ms at 2^28 keys against CUB's 2.9): the onesweep kernel with one phase taken out at a time,
+// by editing its composed WGSL as the context builds it. The outputs of the edited kernels are
+// wrong (the timing is what counts); later passes read those outputs, so their keys are not the
+// random ones of the first pass. GPU time of the four onesweep passes by timestamp queries,
+// median of 7 runs after a sustained warm-up, each as a ratio to the unedited kernel.
+//   node bench/sort-phases.mjs [--log2 28]
+// Needs bench/.build/gpu-layer.mjs (node bench/gpu.mjs --build-only).
+import { parseArgs } from 'node:util';
+import { loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+
+const { values: args } = parseArgs({ options: { log2: { type: 'string', default: '28' } } });
+const n = 2 ** Number(args.log2);
+
+/** [name, [from, to] text replacements in the onesweep module]; each `from` must occur. */
+const VARIANTS = [
+  ['unedited', []],
+  ['no look-back (digitBase from this tile only)', [['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();']]],
+  ['no scatter to global memory', [['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }']]],
+  [
+    'no ranking (ballots and counters)',
+    [['    ranks[k] = rankKey((key >> params.shift) & 0xFFu, valid, tid, lane, sg);', '    ranks[k] = select(0u, k * sg + lane, valid);']],
+  ],
+  [
+    'no look-back, no scatter',
+    [
+      ['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();'],
+      ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
+    ],
+  ],
+];
+
+const layer = await loadGpuLayer();
+const keys = new Uint32Array(n);
+for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+let base;
+for (const [name, edits] of VARIANTS) {
+  const ctx = await layer.createGpuContext();
+  if (!ctx.hasTimestamps) throw new Error('this adapter has no timestamp queries');
+  const create = ctx.device.createShaderModule.bind(ctx.device);
+  let edited = 0;
+  ctx.device.createShaderModule = (desc) => {
+    if (!String(desc.label).includes('sort-onesweep')) return create(desc);
+    let code = desc.code;
+    for (const [from, to] of edits) {
+      if (!code.includes(from)) throw new Error(`${name}: "${from.trim()}" is not in the kernel`);
+      code = code.replace(from, to);
+    }
+    edited++;
+    return create({ ...desc, code });
+  };
+  const ts = timestampHooks(ctx);
+  const d = await ctx.upload(keys);
+  const once = async () => (await ctx.sort(d)).keys.destroy();
+  const timed = async () => {
+    const t0 = performance.now();
+    await once();
+    return performance.now() - t0;
+  };
+  await warmUntilSteady(timed, { sustain: once });
+  const passMs = [];
+  for (let r = 0; r < 7; r++) {
+    ctx.encoderHooks = ts.hooks;
+    await once();
+    ctx.encoderHooks = null;
+    passMs.push((await ts.read()).passes['parle:sort-onesweep']);
+  }
+  const ms = median(passMs);
+  base ??= ms;
+  console.log(`${name.padEnd(48)} onesweep passes ${ms.toFixed(3)} ms (x${(ms / base).toFixed(3)}), ${(ms / 4).toFixed(3)} ms a pass${edited ? '' : ' (kernel not edited)'}`);
+  d.destroy();
+  ctx.destroy();
+}
