@@ -47,11 +47,10 @@ const scratch = {
 export function codeLengths(hist: ArrayLike<number>, maxBits = MAX_CODE_BITS): Uint8Array {
   const lengths = new Uint8Array(256);
   // present symbols by weight, then symbol, from sorted keys weight x 256 + symbol: one native
-  // sort (a comparator function cost more than the rest together) of the keys below 2^30, which
-  // V8 sorts unboxed (small integers; keys above it made the sort 3x slower, and the sort was most
-  // of a sparse volume's 128 code lengths on the H200 host); the few keys above it (weights of
-  // 2^22 or more: at most 16 in a 64 MiB chunk) by insertion after them, in doubles (exact for
-  // weights below 2^44)
+  // sort (a comparator function cost more than the rest together) of the keys of weights below
+  // 2^22 in a Uint32Array (a call took 7.4 us against 11.1 with every key in a Float64Array, on
+  // this machine with a sparse volume's histograms); the few heavier keys (at most 16 in a
+  // 64 MiB chunk) by insertion after them, in doubles (exact for weights below 2^44)
   const { keys, big, symbols, weight, parent, depth, len } = scratch;
   let small = 0;
   let large = 0;
