@@ -28,6 +28,25 @@ const VARIANTS = [
       ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
     ],
   ],
+  [
+    'no look-back, no scatter, no status stores',
+    [
+      ['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();'],
+      ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
+      [
+        '    atomicStore(&spine[statusIndex(tile, d)], select(ST_READY, ST_INCLUSIVE, tile == 0u) | sum);',
+        '    if (sum == 0xFFFFFFFFu) { atomicStore(&spine[statusIndex(tile, d)], sum); }',
+      ],
+    ],
+  ],
+  [
+    'no ranking, no look-back, no scatter',
+    [
+      ['    ranks[k] = rankKey((key >> params.shift) & 0xFFu, valid, tid, lane, sg);', '    ranks[k] = select(0u, k * sg + lane, valid);'],
+      ['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();'],
+      ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
+    ],
+  ],
 ];
 
 const layer = await loadGpuLayer();
