@@ -126,12 +126,6 @@ function le32(values: ArrayLike<number>): Uint8Array {
   return out;
 }
 
-function reverseBits(code: number, length: number): number {
-  let out = 0;
-  for (let b = 0; b < length; b++) out |= ((code >>> b) & 1) << (length - 1 - b);
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Huffman helpers: the spec's segment layout, written out once more for the encoder's expected bytes
 // ---------------------------------------------------------------------------------------------
@@ -147,7 +141,7 @@ function expectedSegments(data: Uint8Array, lengths: Uint8Array, g: number): { b
     let used = 0;
     for (let i = start; i < Math.min(data.length, start + seg); i++) {
       const s = data[i];
-      const bits = reverseBits(codes[s], lengths[s]);
+      const bits = ref.reverseBits(codes[s], lengths[s]);
       for (let b = 0; b < lengths[s]; b++) {
         acc |= ((bits >>> b) & 1) << used;
         if (++used === 8) {
@@ -480,7 +474,7 @@ describe.each(VARIANTS)('%s build', (variant) => {
           const { kraft, codes } = buildCodes(lengths);
           const canonical = ref.canonicalCodes(lengths);
           expect(kraft, name).toBe(2048);
-          const expected = Array.from(lengths, (l, s) => (l === 0 ? 0 : reverseBits(canonical[s], l) | (l << 16)));
+          const expected = Array.from(lengths, (l, s) => (l === 0 ? 0 : ref.reverseBits(canonical[s], l) | (l << 16)));
           expect(Array.from(codes), `${name} ${describeSeed(seed)}`).toEqual(expected);
         }
       }
@@ -612,7 +606,7 @@ describe.each(VARIANTS)('%s build', (variant) => {
     /** Codes (bit-reversed | length << 16) of `lengths`, computed here, written into the memory. */
     function writeCodes(lengths: Uint8Array): number {
       const canonical = ref.canonicalCodes(lengths);
-      const codes = Uint32Array.from(lengths, (l, s) => (l === 0 ? 0 : reverseBits(canonical[s], l) | (l << 16)));
+      const codes = Uint32Array.from(lengths, (l, s) => (l === 0 ? 0 : ref.reverseBits(canonical[s], l) | (l << 16)));
       return h.copyIn(codes);
     }
 

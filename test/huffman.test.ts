@@ -93,12 +93,7 @@ describe('canonicalCodeTable', () => {
       const hist = histogram(rng, present, () => (rng.nextFloat() < 0.3 ? rng.intBetween(1, 10) : rng.intBetween(1, 100_000)));
       const lengths = codeLengths(hist);
       const canonical = ref.canonicalCodes(lengths);
-      const expected = Array.from(lengths, (l, s) => {
-        if (l === 0) return 0;
-        let reversed = 0;
-        for (let b = 0; b < l; b++) reversed |= ((canonical[s] >> b) & 1) << (l - 1 - b);
-        return reversed | (l << 16);
-      });
+      const expected = Array.from(lengths, (l, s) => (l === 0 ? 0 : ref.reverseBits(canonical[s], l) | (l << 16)));
       expect(Array.from(canonicalCodeTable(lengths)), `round ${round} ${describeSeed(seed)}`).toEqual(expected);
     }
   });

@@ -356,7 +356,7 @@ export function canonicalCodes(lengths: Uint8Array): Uint32Array {
 }
 
 /** The low `length` bits of `code`, reversed: the first (most significant) bit becomes bit 0. */
-function reverseBits(code: number, length: number): number {
+export function reverseBits(code: number, length: number): number {
   let out = 0;
   for (let b = 0; b < length; b++) out |= ((code >>> b) & 1) << (length - 1 - b);
   return out;
