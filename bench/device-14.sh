@@ -11,6 +11,7 @@
 #   gpu-overhead.log  where RLE's and scan's wall clock goes beyond their kernels (host phases)
 #   wall-2-28.log     scan and sort of 2^28 u32, wall clock
 #   sort-phases.log   the sort's onesweep passes with one phase taken out at a time (GPU time)
+#   sort-rank.log     ways to rank a tile's keys by digit, each checked, then timed (GPU time)
 #   gpu-variants.json kernel shapes (tuning) of scan and sort at 2^28, as ratios to the default
 #   compress-profile.log compress from the device (Rutter's volume, u8 runs): wall and GPU time
 #                     per submission and per kernel
@@ -28,7 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/.quick/device-14}
 mkdir -p "$out"
-wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 sort-phases gpu-variants compress-profile calibration-trace} "
+wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 sort-phases sort-rank gpu-variants compress-profile calibration-trace} "
 run() { # name limit_s command...
   local name=$1 limit=$2
   shift 2
@@ -44,6 +45,7 @@ run cuda-anchors 60 python3 .gpu-carry/cuda-anchors.py
 run gpu-overhead 90 bash -c 'node bench/gpu-overhead.mjs --log2 24 && node bench/gpu-overhead.mjs --log2 28'
 run wall-2-28 60 node bench/wall-2-28.mjs
 run sort-phases 120 node bench/sort-phases.mjs
+run sort-rank 300 node bench/sort-rank.mjs
 run gpu-variants 240 node bench/gpu-variants.mjs --out "$out"
 run compress-profile 150 env NODE_DEBUG=parle node bench/compress-profile.mjs
 run gpu-codec 300 env NODE_DEBUG=parle node bench/gpu-codec.mjs
