@@ -1,13 +1,16 @@
-// Ways to rank a OneSweep tile's keys by digit (issue #14: the ranking costs 1.2-1.7 ms of a
+// Ways to rank a OneSweep tile's keys by digit (issue #14: the ranking cost 1.2-1.7 ms of a
 // 4.5 ms pass on the H200, bench/results/sort-phases-nvidia-h200.log), each checked and timed:
-// the onesweep kernel's ranking loop replaced by a variant, by editing its composed WGSL as the
-// context builds it. Every variant is checked (a stable key-value sort of keys with many equal
-// ones, a partial last tile included, against a stable reference; and the key-only sort of the
-// timed keys against Array sort), then timed: GPU time of the four onesweep passes by timestamp
-// queries, median of 7 runs after a sustained warm-up, as a ratio to the unedited kernel.
+// rankTile (shaders/radix-rank-subgroup.wgsl) edited in the composed WGSL as the context builds
+// it, and tuning shapes with the default ranking. bench/results/sort-rank-nvidia-h200.log was
+// made by this script's first version (commit 20eb91b), which edited the ranking of before.
+// Every variant is checked (a stable key-value sort of keys with many equal ones, a partial last
+// tile included, against a stable reference; and the key-only sort of the timed keys against
+// Array sort), then timed: GPU time of the four onesweep passes by timestamp queries, median of
+// 7 runs after a sustained warm-up, as a ratio to the unedited kernel; the histogram pass, the
+// sort's whole GPU time and its wall clock beside.
 //   node bench/sort-rank.mjs [--log2 28] [--check-log2 22] [--only 'name|name']
 // Needs bench/.build/gpu-layer.mjs (node bench/gpu.mjs --build-only) and subgroups of at most 32
-// lanes of one size (the variants use one ballot word; NVIDIA: 32, SwiftShader: 4).
+// lanes (the edits are to the one-word ballot path; NVIDIA: 32, SwiftShader: 4).
 import { parseArgs } from 'node:util';
 import { loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
@@ -17,100 +20,81 @@ const { values: args } = parseArgs({
 const n = 2 ** Number(args.log2);
 const checkN = 2 ** Number(args['check-log2']) + 777; // a partial last tile
 
-const RANK_LOOP = `  for (var k = 0u; k < ITEMS; k += 1u) {
-    let valid = region + k * sg + lane < params.n;
-    var key = 0u;
-    if (valid) {
-      key = keys[k];
-      if (mapIn) { key = toSortable(key, kind); }
-    }
-    keys[k] = key;
-    ranks[k] = rankKey((key >> params.shift) & 0xFFu, valid, tid, lane, sg);
+/** rankTile's counter loop (shaders/radix-rank-subgroup.wgsl), subgroups of at most 32 lanes. */
+const COUNTER_LOOP = `  for (var k = 0u; k < ITEMS; k += 1u) {
+    let m = same[k];
+    let at = counts + (((*keys)[k] >> params.shift) & 0xFFu);
+    let c = atomicLoad(&rankCount[at]);
+    (*ranks)[k] = c + countOneBits(m & below);
+    // the digit's highest lane (m >> lane == 1: no higher lane holds it)
+    if (m != 0u && (m >> lane) == 1u) { atomicStore(&rankCount[at], c + countOneBits(m)); }
   }`;
 
-/** Ballots of every item first (independent: in flight together), then the counters. */
-const BALLOTS = (skipValidWhenFull, xor = false) => `  let ltMask = (1u << lane) - 1u;
-  let allLanes = select((1u << sg) - 1u, 0xFFFFFFFFu, sg == 32u);
-  let full = (tile + 1u) * TILE <= params.n;
-  let cbase = group * RADIX;
-  var same: array<u32, ITEMS>;
-  for (var k = 0u; k < ITEMS; k += 1u) {
-    let valid = region + k * sg + lane < params.n;
-    var key = 0u;
-    if (valid) {
-      key = keys[k];
-      if (mapIn) { key = toSortable(key, kind); }
-    }
-    keys[k] = key;
-    let d = (key >> params.shift) & 0xFFu;
-    ${skipValidWhenFull ? 'var m = allLanes;\n    if (!full) { m = subgroupBallot(valid).x; }' : 'var m = subgroupBallot(valid).x;'}
-    for (var b = 0u; b < 8u; b += 1u) {
-      ${xor
-        ? 'let bit = (d >> b) & 1u;\n      m &= subgroupBallot(bit == 1u).x ^ (bit - 1u);'
-        : 'let bit = ((d >> b) & 1u) == 1u;\n      let ballot = subgroupBallot(bit).x;\n      m &= select(~ballot, ballot, bit);'}
-    }
-    same[k] = select(0u, m, valid);
-  }
-`;
-
-/** Per item: the lowest lane of each digit adds to the counter, a shuffle hands out the old count. */
+/** Per item: the digit's lowest lane adds to the counter, a shuffle hands out the old count. */
 const ATOMIC_SHUFFLE = `  for (var k = 0u; k < ITEMS; k += 1u) {
     let m = same[k];
-    let below = countOneBits(m & ltMask);
+    let lower = countOneBits(m & below);
     var old = 0u;
-    if (m != 0u && below == 0u) { old = atomicAdd(&rankCount[cbase + ((keys[k] >> params.shift) & 0xFFu)], countOneBits(m)); }
-    ranks[k] = subgroupShuffle(old, countTrailingZeros(m) & (sg - 1u)) + below;
+    if (m != 0u && lower == 0u) { old = atomicAdd(&rankCount[counts + (((*keys)[k] >> params.shift) & 0xFFu)], countOneBits(m)); }
+    (*ranks)[k] = subgroupShuffle(old, countTrailingZeros(m) & (sg - 1u)) + lower;
   }`;
 
 /** Every item's counter adds first, then every shuffle. */
 const ATOMICS_THEN_SHUFFLES = `  for (var k = 0u; k < ITEMS; k += 1u) {
     let m = same[k];
     var old = 0u;
-    if (m != 0u && (m & ltMask) == 0u) { old = atomicAdd(&rankCount[cbase + ((keys[k] >> params.shift) & 0xFFu)], countOneBits(m)); }
-    ranks[k] = old;
+    if (m != 0u && (m & below) == 0u) { old = atomicAdd(&rankCount[counts + (((*keys)[k] >> params.shift) & 0xFFu)], countOneBits(m)); }
+    (*ranks)[k] = old;
   }
   for (var k = 0u; k < ITEMS; k += 1u) {
     let m = same[k];
-    ranks[k] = subgroupShuffle(ranks[k], countTrailingZeros(m) & (sg - 1u)) + countOneBits(m & ltMask);
+    (*ranks)[k] = subgroupShuffle((*ranks)[k], countTrailingZeros(m) & (sg - 1u)) + countOneBits(m & below);
   }`;
 
-/** Every lane reads the counter; the digit's highest lane stores the new count (no shuffle). */
-const LOAD_STORE = `  for (var k = 0u; k < ITEMS; k += 1u) {
-    let m = same[k];
-    let at = cbase + ((keys[k] >> params.shift) & 0xFFu);
-    let c = atomicLoad(&rankCount[at]);
-    ranks[k] = c + countOneBits(m & ltMask);
-    if (m != 0u && (m >> lane) == 1u) { atomicStore(&rankCount[at], c + countOneBits(m)); }
-  }`;
+/** rankTile's ballots loop (one item's ballots after another's: all first). */
+const BALLOT_LOOP_HEAD = `  var same: array<u32, ITEMS>;
+  for (var k = 0u; k < ITEMS; k += 1u) {`;
 
-/** The subgroup size as a constant (the adapter's only size): divisions and masks fold. */
-const fixedSubgroup = (size) => [
-  ['@builtin(subgroup_size) sg: u32', '@builtin(subgroup_size) sgRuntime: u32'],
-  ['  if (tid == 0u) { tileNum = atomicAdd(&spine[0], 1u); }', `  let sg = ${size}u;\n  if (tid == 0u) { tileNum = atomicAdd(&spine[0], 1u); }`],
-];
+/**
+ * The ranking before (session 8): per item its ballots, the lowest lane's atomicAdd and a
+ * shuffle, one item after another (the ballots and the counter loop of rankTile replaced).
+ */
+const PER_ITEM = `  let below = (1u << lane) - 1u;
+  for (var k = 0u; k < ITEMS; k += 1u) {
+    let valid = region + k * sg + lane < params.n;
+    let d = ((*keys)[k] >> params.shift) & 0xFFu;
+    var m = subgroupBallot(valid).x;
+    for (var b = 0u; b < 8u; b += 1u) {
+      let bit = ((d >> b) & 1u) == 1u;
+      let ballot = subgroupBallot(bit).x;
+      m &= select(~ballot, ballot, bit);
+    }
+    let lower = countOneBits(m & below);
+    var old = 0u;
+    if (valid && lower == 0u) { old = atomicAdd(&rankCount[counts + d], countOneBits(m)); }
+    (*ranks)[k] = subgroupShuffle(old, countTrailingZeros(m) & (sg - 1u)) + lower;
+  }
+}`;
 
 const layer = await loadGpuLayer();
 const probe = await layer.createGpuContext();
-const sgSize = probe.subgroupMinSize;
-if (!probe.hasSubgroups || sgSize !== probe.subgroupMaxSize || sgSize > 32) {
-  throw new Error(`needs one subgroup size of at most 32 lanes, this adapter has ${probe.subgroupMinSize}..${probe.subgroupMaxSize}`);
+if (!probe.hasSubgroups || probe.subgroupMaxSize > 32) {
+  throw new Error(`needs subgroups of at most 32 lanes, this adapter has ${probe.hasSubgroups ? `${probe.subgroupMinSize}..${probe.subgroupMaxSize}` : 'none'}`);
 }
 probe.destroy();
 
-/** [name, edits, tuning] */
+/** [name, edits, tuning]; edits are [from, to] or [from, to, 'to end of function'] (from `from` to the next "\n}\n") */
 const VARIANTS = [
-  ['unedited', [], {}],
-  ['fixed subgroup size', fixedSubgroup(sgSize), {}],
-  ['ballots first', [[RANK_LOOP, BALLOTS(false) + ATOMIC_SHUFFLE]], {}],
-  ['ballots first, no valid ballot in full tiles', [[RANK_LOOP, BALLOTS(true) + ATOMIC_SHUFFLE]], {}],
-  ['ballots first, xor', [[RANK_LOOP, BALLOTS(false, true) + ATOMIC_SHUFFLE]], {}],
-  ['ballots first, atomics then shuffles', [[RANK_LOOP, BALLOTS(false) + ATOMICS_THEN_SHUFFLES]], {}],
-  ['ballots first, load/store counters', [[RANK_LOOP, BALLOTS(false) + LOAD_STORE]], {}],
-  ['ballots first, 12 items', [[RANK_LOOP, BALLOTS(false) + ATOMIC_SHUFFLE]], { sortItemsPerInvocation: 12 }],
-  ['ballots first, 512 invocations', [[RANK_LOOP, BALLOTS(false) + ATOMIC_SHUFFLE]], { sortWorkgroupSize: 512 }],
-  ['ballots first, look-back window 4', [[RANK_LOOP, BALLOTS(false) + ATOMIC_SHUFFLE]], { sortLookbackWindow: 4 }],
-  ['ballots first, look-back window 16', [[RANK_LOOP, BALLOTS(false) + ATOMIC_SHUFFLE]], { sortLookbackWindow: 16 }],
-  ['ballots first, load/store, xor', [[RANK_LOOP, BALLOTS(false, true) + LOAD_STORE]], {}],
+  ['unedited (ballots first, load/store counters)', [], {}],
+  ['ballots first, atomicAdd and shuffle per item', [[COUNTER_LOOP, ATOMIC_SHUFFLE]], {}],
+  ['ballots first, atomics then shuffles', [[COUNTER_LOOP, ATOMICS_THEN_SHUFFLES]], {}],
+  ['per item: ballots, atomicAdd, shuffle (before)', [[BALLOT_LOOP_HEAD, PER_ITEM, 'to end of function']], {}],
+  ['the wide ranking (vec4 ballots, per item)', [['if (MAX_SG > 32u) {', 'if (sg > 0u) {']], {}],
+  ['12 items', [], { sortItemsPerInvocation: 12 }],
+  ['16 items', [], { sortItemsPerInvocation: 16 }],
+  ['512 invocations', [], { sortWorkgroupSize: 512 }],
+  ['look-back window 4', [], { sortLookbackWindow: 4 }],
+  ['look-back window 16', [], { sortLookbackWindow: 16 }],
 ].filter(([name]) => !args.only || args.only.split('|').some((o) => name === o.trim()));
 
 function lcg(len, seed, mask = 0xffffffff) {
@@ -143,9 +127,12 @@ for (const [name, edits, tuning] of VARIANTS) {
   ctx.device.createShaderModule = (desc) => {
     if (!String(desc.label).includes('sort-onesweep')) return create(desc);
     let code = desc.code;
-    for (const [from, to] of edits) {
-      if (!code.includes(from)) throw new Error(`${name}: "${from.trim().split('\n')[0]}" is not in the kernel`);
-      code = code.replace(from, to);
+    for (const [from, to, toEnd] of edits) {
+      const at = code.indexOf(from);
+      if (at < 0) throw new Error(`${name}: "${from.trim().split('\n')[0]}" is not in the kernel`);
+      // toEnd: replace up to the end of the enclosing function
+      const end = toEnd ? code.indexOf('\n}\n', at) + 3 : at + from.length;
+      code = code.slice(0, at) + to + (toEnd ? '\n' : '') + code.slice(end);
     }
     edited++;
     return create({ ...desc, code });

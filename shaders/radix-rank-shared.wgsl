@@ -45,6 +45,19 @@ fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
   return old + below;
 }
 
+/**
+ * Ranks this invocation's ITEMS keys (item k: key region + k * SORT_WG + tid, valid below
+ * params.n; keys already mapped to sortable u32): ranks[k] = the count of keys of the same digit
+ * before it in the tile; rankCount[d] ends as the tile's count of digit d. All invocations call it.
+ */
+fn rankTile(keys: ptr<function, array<u32, ITEMS>>, ranks: ptr<function, array<u32, ITEMS>>, region: u32, tid: u32,
+            lane: u32, sg: u32) {
+  for (var k = 0u; k < ITEMS; k += 1u) {
+    let valid = region + k * sg + lane < params.n;
+    (*ranks)[k] = rankKey(((*keys)[k] >> params.shift) & 0xFFu, valid, tid, lane, sg);
+  }
+}
+
 var<workgroup> digitPart: array<u32, 16>;
 
 /**

@@ -1,10 +1,20 @@
 // Digit ranking within a subgroup (OneSweep's warp-level multi-split, Adinets and Merrill 2022),
 // for radix-sort.wgsl's onesweep kernel (each subgroup ranks the keys of its region of the
 // tile): 8 ballots, one per digit bit, AND-ed (or AND-NOT-ed) together give the lanes holding
-// the same digit; the rank is the count of such lanes below this one, plus the subgroup's
-// running count of that digit, which the lowest such lane (the leader) advances.
-// Subgroups of up to 128 lanes (vec4 ballots); subgroups of up to 32 lanes (NVIDIA's warps) use
-// only the ballots' first word.
+// the same digit; a key's rank is the count of such lanes below its lane, plus the subgroup's
+// running count of that digit in rankCount.
+// Subgroups of up to 32 lanes (NVIDIA's warps, SwiftShader's 4): every item's ballots first (no
+// item waits on another's), then one pass over the items in order: each lane reads its digit's
+// count, and the digit's highest lane stores the count plus the digit's lanes. On the H200 this
+// took a OneSweep pass from 4.52 to 3.81 ms at 2^28 keys (bench/results/sort-rank-nvidia-h200.log),
+// against 4.03 for the ballots first with the lowest lane's atomicAdd and a shuffle per item.
+// Item k + 1's reads must see item k's store of another lane: this relies on a subgroup's lanes
+// running the counter loop in lockstep (no subgroup operation in it, the store a single
+// predicated instruction), as on NVIDIA, AMD, Intel and Apple GPUs and SwiftShader; the sort
+// tests (SwiftShader) and bench/sort-rank.mjs (a stable key-value sort checked element by
+// element) check it.
+// Wider subgroups (up to 128 lanes, vec4 ballots): per item, the lowest lane of each digit adds
+// to the count with atomicAdd and a shuffle hands the old count to the digit's other lanes.
 // Also the tile's exclusive scan over digits (scanDigits), with subgroup scans.
 
 const RANK_GROUPS: u32 = SORT_WG / MIN_SG; // most subgroups in a workgroup
@@ -32,25 +42,8 @@ fn lowestLane(v: vec4<u32>) -> u32 {
   return 0u;
 }
 
-/** rankKey for subgroups of at most 32 lanes: a ballot's lanes are all in its first word. */
-fn rankKey32(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
-  var same = subgroupBallot(valid).x;
-  for (var b = 0u; b < 8u; b += 1u) {
-    let bit = ((d >> b) & 1u) == 1u;
-    let ballot = subgroupBallot(bit).x;
-    same &= select(~ballot, ballot, bit);
-  }
-  let below = countOneBits(same & ((1u << lane) - 1u));
-  var old = 0u;
-  if (valid && below == 0u) { old = atomicAdd(&rankCount[(tid / sg) * 256u + d], countOneBits(same)); }
-  // same == 0 (an invalid key's lane): any lane; its rank is not used
-  old = subgroupShuffle(old, countTrailingZeros(same) & (sg - 1u));
-  return old + below;
-}
-
-/** Rank of this key among earlier keys of the same digit in this subgroup's region; all lanes call it. */
-fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
-  if (sg <= 32u) { return rankKey32(d, valid, tid, lane, sg); }
+/** Rank of this key among earlier keys of the same digit in this subgroup's region (subgroups of more than 32 lanes); all lanes call it. */
+fn rankKeyWide(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
   var same = subgroupBallot(valid);
   for (var b = 0u; b < 8u; b += 1u) {
     let bit = ((d >> b) & 1u) == 1u;
@@ -62,6 +55,46 @@ fn rankKey(d: u32, valid: bool, tid: u32, lane: u32, sg: u32) -> u32 {
   if (valid && below == 0u) { old = atomicAdd(&rankCount[(tid / sg) * 256u + d], popcount4(same)); }
   old = subgroupShuffle(old, lowestLane(same));
   return old + below;
+}
+
+/**
+ * Ranks this lane's ITEMS keys (item k: key region + k * sg + lane, valid below params.n; keys
+ * already mapped to sortable u32, invalid ones 0): ranks[k] = the count of keys of the same
+ * digit before it in the subgroup's region ((item, lane) order); rankCount[group][d] ends as the
+ * region's count of digit d (zero before). All lanes call it.
+ */
+fn rankTile(keys: ptr<function, array<u32, ITEMS>>, ranks: ptr<function, array<u32, ITEMS>>, region: u32, tid: u32,
+            lane: u32, sg: u32) {
+  let counts = (tid / sg) * 256u;
+  if (MAX_SG > 32u) {
+    for (var k = 0u; k < ITEMS; k += 1u) {
+      let valid = region + k * sg + lane < params.n;
+      (*ranks)[k] = rankKeyWide(((*keys)[k] >> params.shift) & 0xFFu, valid, tid, lane, sg);
+    }
+    return;
+  }
+  // lanes of each item holding this lane's digit (0 for an invalid key)
+  var same: array<u32, ITEMS>;
+  for (var k = 0u; k < ITEMS; k += 1u) {
+    let valid = region + k * sg + lane < params.n;
+    let d = ((*keys)[k] >> params.shift) & 0xFFu;
+    var m = subgroupBallot(valid).x;
+    for (var b = 0u; b < 8u; b += 1u) {
+      let bit = ((d >> b) & 1u) == 1u;
+      let ballot = subgroupBallot(bit).x;
+      m &= select(~ballot, ballot, bit);
+    }
+    same[k] = select(0u, m, valid);
+  }
+  let below = (1u << lane) - 1u;
+  for (var k = 0u; k < ITEMS; k += 1u) {
+    let m = same[k];
+    let at = counts + (((*keys)[k] >> params.shift) & 0xFFu);
+    let c = atomicLoad(&rankCount[at]);
+    (*ranks)[k] = c + countOneBits(m & below);
+    // the digit's highest lane (m >> lane == 1: no higher lane holds it)
+    if (m != 0u && (m >> lane) == 1u) { atomicStore(&rankCount[at], c + countOneBits(m)); }
+  }
 }
 
 // consecutive digits per invocation in scanDigits (1, 2 or 4; with 512 invocations, 1 for the

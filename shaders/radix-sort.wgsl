@@ -18,9 +18,10 @@
 // IEEE totalOrder, negative -> all bits flipped, positive -> sign bit set) wherever pass 0 and
 // the histogram read them, and mapped back when the last pass stores them.
 //
-// Composed with: SORT_WG (invocations per onesweep workgroup), ITEMS (keys per invocation, 8 or
-// 16), MIN_SG, LB_WINDOW (look-back reads per round, 1..32), the ranking piece (`rankKey`,
-// `scanDigits`, RANK_GROUPS: radix-rank-subgroup.wgsl or radix-rank-shared.wgsl)
+// Composed with: SORT_WG (invocations per onesweep workgroup), ITEMS (keys per invocation, 8, 12
+// or 16), MIN_SG and MAX_SG (the adapter's subgroup sizes), LB_WINDOW (look-back reads per round,
+// 1..32), the ranking piece (`rankTile`, `scanDigits`, RANK_GROUPS: radix-rank-subgroup.wgsl or
+// radix-rank-shared.wgsl)
 // and, for key-only sorts, every line marked `// values` removed. LB_MAX_SPIN is an override.
 //
 // Tile (TILE = SORT_WG * ITEMS keys): the workgroup's "groups" (subgroups, or the whole
@@ -159,7 +160,7 @@ fn scanHistogram(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
 }
 
 // ---- onesweep: one pass -----------------------------------------------------------------------
-// Ranks the tile's keys (rankKey), publishes the tile's digit counts (READY) as soon as they are
+// Ranks the tile's keys (rankTile), publishes the tile's digit counts (READY) as soon as they are
 // known, orders the keys by digit in workgroup memory (`stage`: the keys leave registers before
 // the look-back, as in CUB's OneSweep), looks back, then writes the keys out in stage order:
 // consecutive invocations write consecutive addresses of a digit's output segment, so the scatter
@@ -330,15 +331,14 @@ fn onesweep(/*IDS*/) {
   let startBase = (params.shift / 8u) * RADIX;
   for (var d = tid; d < RADIX; d += SORT_WG) { digitBase[d] = digitStart[startBase + d]; }
   for (var k = 0u; k < ITEMS; k += 1u) {
-    let valid = region + k * sg + lane < params.n;
     var key = 0u;
-    if (valid) {
+    if (region + k * sg + lane < params.n) {
       key = keys[k];
       if (mapIn) { key = toSortable(key, kind); }
     }
     keys[k] = key;
-    ranks[k] = rankKey((key >> params.shift) & 0xFFu, valid, tid, lane, sg);
   }
+  rankTile(&keys, &ranks, region, tid, lane, sg);
   workgroupBarrier();
   // rankCount[g * 256 + d]: group g's count of digit d -> exclusive prefix over groups (all
   // loads first: independent); the tile's count of digit d is published at once (READY; tile 0:

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { createGpuContext, type GpuContext, type GpuContextOptions } from '../../ts/gpu/index.js';
 import { sortWorkgroupSize } from '../../ts/gpu/radix-sort.js';
-import { assertSameBits, describeGpu, F32_SPECIAL_BITS, gpuTest, randomArray, refSort, type Rng } from './support.js';
+import { assertSameBits, describeGpu, F32_SPECIAL_BITS, gpuIt, gpuTest, randomArray, refSort, Rng } from './support.js';
 
 type KeyType = 'u32' | 'i32' | 'f32';
 type Keys = Uint32Array | Int32Array | Float32Array;
@@ -64,6 +64,30 @@ for (const [variant, opts] of variants) {
     }
   });
 }
+
+// Subgroups of more than 32 lanes rank with vec4 ballots, an atomicAdd and a shuffle per key
+// (rankKeyWide) instead of one ballot word per item and the load/store counters; the sort's
+// module picks the path from the adapter's largest subgroup size (MAX_SG). SwiftShader's
+// subgroups have 4 lanes, so this context claims up to 128 before its first sort to run the wide
+// path on them (rankKeyWide is correct for any size up to 128).
+describeGpu('GPU radix sort: the ranking for subgroups of more than 32 lanes', () => {
+  gpuIt('u32 key-value and f32 keys, ties and tile edges', async () => {
+    const ctx = await createGpuContext();
+    if (ctx === null) throw new Error('no adapter for a context');
+    try {
+      if (!ctx.hasSubgroups) throw new Error('this test needs an adapter with subgroups');
+      Object.defineProperty(ctx, 'subgroupMaxSize', { value: 128 });
+      const rng = new Rng(0x5eed);
+      const tile = sortWorkgroupSize(ctx) * ctx.tuning.sortItemsPerInvocation;
+      for (const n of [1, tile - 1, tile + 1, 9 * tile + 5]) {
+        await checkSort(ctx, keysOf('u32', n, rng, 300), true, `u32 n=${n}`);
+        await checkSort(ctx, keysOf('f32', n, rng), false, `f32 n=${n}`);
+      }
+    } finally {
+      ctx.destroy();
+    }
+  });
+});
 
 for (const items of [12, 16] as const) {
   describeGpu(`GPU radix sort: ${items} keys per invocation (tuning)`, () => {

@@ -59,7 +59,7 @@ function sortPipelines(ctx: GpuContext, withValues: boolean): SortPipelines {
   const wg = sortWorkgroupSize(ctx);
   const items = ctx.tuning.sortItemsPerInvocation;
   const window = ctx.tuning.sortLookbackWindow;
-  const variant = `${ctx.hasSubgroups ? 'sg' : 'shared'}:${wg}:${items}:${window}:${withValues ? 'kv' : 'k'}`;
+  const variant = `${ctx.hasSubgroups ? `sg${ctx.subgroupMaxSize}` : 'shared'}:${wg}:${items}:${window}:${withValues ? 'kv' : 'k'}`;
   const build = (entryPoint: string, constants?: Record<string, number>) => () => {
     let kernel = sortSource;
     if (!withValues)
@@ -74,6 +74,7 @@ function sortPipelines(ctx: GpuContext, withValues: boolean): SortPipelines {
         'SORT_WG: u32': `${wg}u`,
         'ITEMS: u32': `${items}u`,
         'MIN_SG: u32': `${ctx.subgroupMinSize}u`,
+        'MAX_SG: u32': `${ctx.subgroupMaxSize}u`,
         'LB_WINDOW: u32': `${window}u`,
       },
     });
