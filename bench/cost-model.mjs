@@ -78,8 +78,10 @@ function release(x) {
 /**
  * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, gpu, cpu; ...) so
  * that drift of the machine touches all three alike: at least 12 rounds and until 600 ms have
- * passed (36 at most; sub-millisecond calls vary by tens of microseconds), one round if a call
- * is slow. A path that is not available gives null.
+ * passed (120 at most), one round if a call is slow. A path that is not available gives null.
+ * Sub-millisecond calls vary by tens of microseconds from call to call, and a cell is judged by
+ * 10 % of its medians: the cap was 36 rounds before (bench/auto-overhead.mjs measures how far
+ * two halves of one path's calls are apart).
  */
 /** A short pause between calls, alike for every path: lets threads a call woke go back to sleep. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2));
@@ -95,7 +97,7 @@ async function timeCell(call, input, to) {
   const times = { cpu: [], gpu: [], auto: [] };
   const unavailable = new Set();
   const started = performance.now();
-  for (let rep = 0; rep < 36 && (rep < 12 || performance.now() - started < 600); rep++) {
+  for (let rep = 0; rep < 120 && (rep < 12 || performance.now() - started < 600); rep++) {
     let slow = false;
     // the order goes through the six permutations: each path follows each other path equally
     // often (a GPU call's aftermath, such as SwiftShader's threads still spinning, lands on every

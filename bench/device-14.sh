@@ -16,6 +16,7 @@
 #   compress-profile.log compress from the device (Rutter's volume, u8 runs): wall and GPU time
 #                     per submission and per kernel
 #   calibration-trace.log every calibration probe in order, the lines, the same probes repeated
+#   auto-overhead.log the cost model's small cells: auto's route (its choice) against the fixed path's
 #
 # Before the device call, on the development machine (esbuild, which the GPU machine lacks, builds
 # the GPU layers into bench/.build/):
@@ -29,7 +30,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/.quick/device-14}
 mkdir -p "$out"
-wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 sort-phases sort-rank gpu-variants compress-profile calibration-trace} "
+wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 sort-phases sort-rank gpu-variants compress-profile calibration-trace auto-overhead} "
 run() { # name limit_s command...
   local name=$1 limit=$2
   shift 2
@@ -51,5 +52,6 @@ run compress-profile 150 env NODE_DEBUG=parle node bench/compress-profile.mjs
 run gpu-codec 300 env NODE_DEBUG=parle node bench/gpu-codec.mjs
 run cost-model 240 node bench/cost-model.mjs --gpu-machine --out "$out"
 run calibration-trace 60 node bench/calibration-trace.mjs
+run auto-overhead 90 node bench/auto-overhead.mjs
 cp "$out/cuda-anchors.log" "$out/cuda-anchors.txt" 2>/dev/null || true
 tail -n 25 "$out"/*.log

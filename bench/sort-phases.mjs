@@ -19,7 +19,7 @@ const VARIANTS = [
   ['no scatter to global memory', [['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }']]],
   [
     'no ranking (ballots and counters)',
-    [['    ranks[k] = rankKey((key >> params.shift) & 0xFFu, valid, tid, lane, sg);', '    ranks[k] = select(0u, k * sg + lane, valid);']],
+    [['  rankTile(&keys, &ranks, region, tid, lane, sg);', '  for (var k = 0u; k < ITEMS; k += 1u) { ranks[k] = select(0u, k * sg + lane, region + k * sg + lane < params.n); }']],
   ],
   [
     'no look-back, no scatter',
@@ -42,7 +42,7 @@ const VARIANTS = [
   [
     'no ranking, no look-back, no scatter',
     [
-      ['    ranks[k] = rankKey((key >> params.shift) & 0xFFu, valid, tid, lane, sg);', '    ranks[k] = select(0u, k * sg + lane, valid);'],
+      ['  rankTile(&keys, &ranks, region, tid, lane, sg);', '  for (var k = 0u; k < ITEMS; k += 1u) { ranks[k] = select(0u, k * sg + lane, region + k * sg + lane < params.n); }'],
       ['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();'],
       ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
     ],

@@ -2,7 +2,7 @@
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it } from 'vitest';
 import { calibrate, CALIBRATION_SIZES, CPU_WARM_RUNS, lineFromPoints, SMALL_RUNS, type CalibrationProbe } from '../ts/cost/calibration.js';
-import { CostModel, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
+import { CHOICE_REUSE, CostModel, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -42,6 +42,58 @@ describe('cost model', () => {
     // new rates clear the history
     m.rates = defaultRates(true);
     expect(m.predict(shape).predictedMs.gpu).toBeCloseTo(before.predictedMs.gpu!, 6);
+  });
+
+  it('history keeps the last 5 samples of a shape: older ones stop counting; kernel history refines other location pairs', () => {
+    const m = new CostModel(defaultRates(true));
+    const shape = call({ op: 'sort', inputLocation: 'device', resultLocation: 'device' });
+    const base = m.predict(shape).predictedMs.cpu;
+    // ratios 50, 50, 50, then 2, 2, 2: the median of the last five is 2 after the sixth sample
+    for (const r of [50, 50, 50, 2, 2]) m.observeCall(shape, 'cpu', base * r);
+    expect(m.predict(shape).predictedMs.cpu / base).toBeCloseTo(50, 6); // 50 50 50 2 2
+    m.observeCall(shape, 'cpu', base * 2);
+    expect(m.predict(shape).predictedMs.cpu / base).toBeCloseTo(2, 6); // 50 50 2 2 2
+    // the other path and another size bucket of the same shape are untouched
+    expect(m.predict(shape).predictedMs.gpu).toBeCloseTo(new CostModel(defaultRates(true)).predict(shape).predictedMs.gpu!, 9);
+    const bigger = call({ op: 'sort', inputBytes: 64 << 20, resultBytes: 64 << 20, inputLocation: 'device', resultLocation: 'device' });
+    expect(m.predict(bigger).predictedMs.cpu).toBeCloseTo(new CostModel(defaultRates(true)).predict(bigger).predictedMs.cpu, 9);
+    // kernel history (observe): scales the kernel of a location pair with no call history
+    const kernel = m.kernelMs('sort', 'cpu', 1 << 20)!;
+    for (let i = 0; i < 3; i++) m.observe('sort', 'cpu', 1 << 20, kernel * 3);
+    expect(m.kernelMs('sort', 'cpu', 1 << 20)! / kernel).toBeCloseTo(3, 6);
+    const hostShape = call({ op: 'sort' });
+    const fresh = new CostModel(defaultRates(true)).predict(hostShape).predictedMs.cpu;
+    expect(m.predict(hostShape).predictedMs.cpu - fresh).toBeCloseTo(2 * kernel, 6); // the kernel part, tripled
+    // rates without a GPU: no GPU prediction, and the kernel of a missing line is null
+    const cpuOnly = new CostModel(defaultRates(false));
+    expect(cpuOnly.predict(shape).predictedMs.gpu).toBeNull();
+    expect(cpuOnly.kernelMs('sort', 'gpu', 1 << 20)).toBeNull();
+  });
+
+  it("choose() reuses a shape's choice for CHOICE_REUSE calls, then predicts again (history reaches it); new rates forget it", () => {
+    const m = new CostModel(defaultRates(true));
+    const shape = call({ inputBytes: 256 << 20, resultBytes: 256 << 20, inputLocation: 'device', resultLocation: 'device' });
+    expect(m.choose(shape)).toBe('gpu');
+    // the GPU path observed 1000x slower than predicted: predict() turns at once ...
+    const gpuMs = m.predict(shape).predictedMs.gpu!;
+    for (let i = 0; i < 3; i++) m.observeCall(shape, 'gpu', gpuMs * 1000);
+    expect(m.predict(shape).path).toBe('cpu');
+    // ... choose() within CHOICE_REUSE calls of the shape
+    const seen = Array.from({ length: CHOICE_REUSE }, () => m.choose(shape));
+    expect(seen.slice(0, CHOICE_REUSE - 1)).toEqual(Array(CHOICE_REUSE - 1).fill('gpu'));
+    expect(seen[CHOICE_REUSE - 1]).toBe('cpu');
+    // other byte counts of the same bucket, and calls with gpuHostMs, are predicted anew
+    const m2 = new CostModel(defaultRates(true));
+    expect(m2.choose(shape)).toBe('gpu');
+    for (let i = 0; i < 3; i++) m2.observeCall(shape, 'gpu', gpuMs * 1000);
+    expect(m2.choose({ ...shape, inputBytes: shape.inputBytes + 4 })).toBe('cpu');
+    expect(m2.choose({ ...shape, gpuHostMs: 0 })).toBe('cpu');
+    // new rates: the remembered choice goes with the history
+    const m3 = new CostModel(defaultRates(true));
+    expect(m3.choose(shape)).toBe('gpu');
+    for (let i = 0; i < 3; i++) m3.observeCall(shape, 'gpu', gpuMs * 1000);
+    m3.rates = { ...defaultRates(true), gpu: null };
+    expect(m3.choose(shape)).toBe('cpu');
   });
 
   it("compress on the GPU path adds no readback of the container (its line covers the call to the host's container)", () => {

@@ -869,12 +869,20 @@ export class Engine {
     if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
       return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes, workBytes };
     if (this.calibrationMode !== 'skip' && !this.calibrated) await this.calibrate();
-    const chosen = this.predictFor(op, bytes, from, to, false, workBytes, sizes?.sumMs);
-    debug(
-      () =>
-        `${op} ${bytes} B ${from} -> ${to}: auto chose ${chosen.path} (predicted cpu ${chosen.predictedMs.cpu.toFixed(3)} ms, gpu ${chosen.predictedMs.gpu?.toFixed(3) ?? '-'} ms)`,
-    );
-    return { op, path: chosen.path, to, signal, auto: true, from, bytes, workBytes };
+    const path = this.model.choose({
+      op,
+      inputBytes: bytes,
+      workBytes,
+      resultBytes: this.resultBytes(op, bytes, workBytes),
+      inputLocation: from,
+      resultLocation: to,
+      gpuHostMs: sizes?.sumMs,
+    });
+    debug(() => {
+      const now = this.predictFor(op, bytes, from, to, false, workBytes, sizes?.sumMs).predictedMs;
+      return `${op} ${bytes} B ${from} -> ${to}: auto chose ${path} (predicted now: cpu ${now.cpu.toFixed(3)} ms, gpu ${now.gpu?.toFixed(3) ?? '-'} ms)`;
+    });
+    return { op, path, to, signal, auto: true, from, bytes, workBytes };
   }
 
   /**

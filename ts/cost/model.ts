@@ -104,15 +104,6 @@ export interface Prediction {
   reason: string;
 }
 
-const at = (line: Line, bytes: number) =>
-  Math.max(
-    line.floorMs ?? 0,
-    line.saturated !== undefined && bytes >= line.saturated.fromBytes ? line.saturated.msPerByte * bytes : 0,
-    line.upper !== undefined && bytes >= line.upper.fromBytes
-      ? line.upper.fixedMs + line.upper.msPerByte * bytes
-      : line.fixedMs + line.msPerByte * bytes,
-  );
-
 /**
  * Bytes from which a new host array takes fresh pages on every call: glibc's malloc maps
  * allocations past its mmap threshold, which rises with freed blocks up to 32 MiB (Node on
@@ -120,35 +111,134 @@ const at = (line: Line, bytes: number) =>
  */
 export const FRESH_RESULT_BYTES = 32 << 20;
 
-/** Size bucket of the online history: powers of 4 bytes. */
+/** Size bucket of the online history: powers of 4 bytes (0 .. BUCKETS - 1). */
 function bucket(bytes: number): number {
-  return Math.floor(Math.log2(Math.max(1, bytes)) / 2);
+  return Math.min(BUCKETS - 1, Math.floor(Math.log2(Math.max(1, bytes)) / 2));
 }
 
+/** Size buckets: up to 4^31 bytes (the last one holds everything larger). */
+const BUCKETS = 32;
 const HISTORY = 5;
 const MIN_SAMPLES = 3;
+const OP_INDEX: Record<CostOp, number> = { rleEncode: 0, rleDecode: 1, scan: 2, sort: 3, compress: 4, decompress: 5 };
 
-/** Median of a history's samples, or null below MIN_SAMPLES. */
-function medianOf(samples: number[] | undefined): number | null {
-  if (!samples || samples.length < MIN_SAMPLES) return null;
-  const sorted = [...samples].sort((x, y) => x - y);
-  return sorted[sorted.length >> 1];
+/**
+ * Samples of the online history in numbered slots (no string keys: the choice runs on every
+ * `auto` call, often with cold caches after a pause or a GPU call), each slot's last HISTORY
+ * samples in a ring and their median kept as they arrive, NaN below MIN_SAMPLES.
+ */
+class History {
+  private readonly samples: Float64Array;
+  /** Samples held per slot (<= HISTORY), and where the next one goes. */
+  private readonly filled: Uint8Array;
+  private readonly next: Uint8Array;
+  private readonly medians: Float64Array;
+
+  constructor(slots: number) {
+    this.samples = new Float64Array(slots * HISTORY);
+    this.filled = new Uint8Array(slots);
+    this.next = new Uint8Array(slots);
+    this.medians = new Float64Array(slots).fill(NaN);
+  }
+
+  /** The median of the slot's samples, or NaN below MIN_SAMPLES. */
+  median(slot: number): number {
+    return this.medians[slot];
+  }
+
+  /** Adds a sample to the slot, replacing its oldest once it holds HISTORY. */
+  push(slot: number, sample: number): void {
+    const base = slot * HISTORY;
+    this.samples[base + this.next[slot]] = sample;
+    this.next[slot] = (this.next[slot] + 1) % HISTORY;
+    const n = Math.min(this.filled[slot] + 1, HISTORY);
+    this.filled[slot] = n;
+    if (n >= MIN_SAMPLES) this.medians[slot] = this.samples.slice(base, base + n).sort()[n >> 1];
+  }
+
+  clear(): void {
+    this.filled.fill(0);
+    this.next.fill(0);
+    this.medians.fill(NaN);
+  }
 }
 
-function pushSample(map: Map<string, number[]>, key: string, sample: number): void {
-  const samples = map.get(key) ?? [];
-  samples.push(sample);
-  if (samples.length > HISTORY) samples.shift();
-  map.set(key, samples);
+/** Slot of a kernel's history: op index, path (0 cpu, 1 gpu), size bucket. */
+const kernelSlot = (op: number, gpu: number, b: number) => (op * 2 + gpu) * BUCKETS + b;
+
+/** Slot of a call's history: op index, path, input and result location (0 host, 1 device), size bucket. */
+const callSlot = (op: number, gpu: number, inDevice: number, outDevice: number, b: number) =>
+  (((op * 2 + gpu) * 2 + inDevice) * 2 + outDevice) * BUCKETS + b;
+/** Calls of one shape that one prediction of choose() serves. */
+export const CHOICE_REUSE = 8;
+/** A call's GPU slot less its CPU slot. */
+const GPU_SLOT = 4 * BUCKETS;
+
+/** See CostModel.freshResultMs. */
+const freshMsPerByte = (rates: Rates) =>
+  rates.readback?.upper ? Math.max(0, rates.readback.upper.msPerByte - rates.readback.msPerByte) : 0;
+
+/**
+ * The rates' lines packed into one Float64Array, LINE_WORDS numbers a line (fixedMs, msPerByte,
+ * upper's fromBytes (Infinity: none), fixedMs and msPerByte, floorMs (0: none), saturated's
+ * fromBytes (Infinity: none) and msPerByte); all NaN: no line. Lines: the CPU path's per op,
+ * the GPU path's per op, the upload, the readback. `auto` reads them on every call, often with
+ * cold caches after a pause or a GPU call: a flat table and numbered history slots cost a
+ * fraction of the nested objects and string keys they replace.
+ */
+const LINE_WORDS = 8;
+const GPU_LINES = COST_OPS.length;
+const UPLOAD_LINE = 2 * COST_OPS.length;
+const READBACK_LINE = UPLOAD_LINE + 1;
+
+function packLines(rates: Rates): Float64Array {
+  const t = new Float64Array((READBACK_LINE + 1) * LINE_WORDS);
+  const put = (i: number, line: Line | null | undefined) => {
+    const o = i * LINE_WORDS;
+    if (!line) {
+      t.fill(NaN, o, o + LINE_WORDS);
+      return;
+    }
+    t.set(
+      [
+        line.fixedMs,
+        line.msPerByte,
+        line.upper?.fromBytes ?? Infinity,
+        line.upper?.fixedMs ?? 0,
+        line.upper?.msPerByte ?? 0,
+        line.floorMs ?? 0,
+        line.saturated?.fromBytes ?? Infinity,
+        line.saturated?.msPerByte ?? 0,
+      ],
+      o,
+    );
+  };
+  COST_OPS.forEach((op, i) => {
+    put(i, rates.cpu[op]);
+    put(GPU_LINES + i, rates.gpu?.[op]);
+  });
+  put(UPLOAD_LINE, rates.upload);
+  put(READBACK_LINE, rates.readback);
+  return t;
 }
 
 export class CostModel {
-  private readonly history = new Map<string, number[]>();
-  private readonly calls = new Map<string, number[]>();
+  private readonly history = new History(COST_OPS.length * 2 * BUCKETS);
+  private readonly calls = new History(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
   #rates: Rates;
+  #lines: Float64Array;
+  /** choose()'s remembered choices, per call slot of the CPU path: the bytes, the path (1: GPU), uses left. */
+  private readonly chosenBytes = new Float64Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS).fill(NaN);
+  private readonly chosenWork = new Float64Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
+  private readonly chosenPath = new Uint8Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
+  private readonly chosenLeft = new Uint8Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
+  /** Fresh pages' ms per byte of a host result past FRESH_RESULT_BYTES (freshResultMs). */
+  #freshMsPerByte: number;
 
   constructor(rates: Rates) {
     this.#rates = rates;
+    this.#lines = packLines(rates);
+    this.#freshMsPerByte = freshMsPerByte(rates);
   }
 
   /** The calibrated rates. Setting them clears the history (its ratios were against the old ones). */
@@ -158,38 +248,64 @@ export class CostModel {
 
   set rates(rates: Rates) {
     this.#rates = rates;
+    this.#lines = packLines(rates);
+    this.#freshMsPerByte = freshMsPerByte(rates);
     this.history.clear();
     this.calls.clear();
+    this.chosenLeft.fill(0);
+  }
+
+  /**
+   * Line `i` of the packed table at `bytes`: the upper segment's time from its `fromBytes` on,
+   * else the line's; at least `floorMs`, and from the saturated part's `fromBytes` on at least its
+   * ms per byte x bytes. NaN where the line is absent.
+   */
+  private lineMs(i: number, bytes: number): number {
+    const t = this.#lines;
+    const o = i * LINE_WORDS;
+    let ms = bytes >= t[o + 2] ? t[o + 3] + t[o + 4] * bytes : t[o] + t[o + 1] * bytes;
+    if (t[o + 5] > ms) ms = t[o + 5];
+    if (bytes >= t[o + 6] && t[o + 7] * bytes > ms) ms = t[o + 7] * bytes;
+    return ms;
   }
 
   /** Kernel time of `op` on `path` for `bytes`: the observed median of the bucket when there is one. */
   kernelMs(op: CostOp, path: 'cpu' | 'gpu', bytes: number): number | null {
-    const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
-    if (!line) return null;
-    // Samples are ratios of observed to calibrated time; their median corrects the line.
-    const ratio = medianOf(this.history.get(`${op}/${path}/${bucket(bytes)}`));
-    return at(line, bytes) * (ratio ?? 1);
+    const ms = this.kernelLineMs(OP_INDEX[op], path === 'gpu' ? 1 : 0, bytes, true);
+    return Number.isNaN(ms) ? null : ms;
   }
 
-  /** A path's predicted ms from the calibrated lines alone (kernelHistory false) or refined kernels. */
-  private pathMs(call: CallShape, path: 'cpu' | 'gpu', kernelHistory: boolean): number | null {
-    const { op, inputBytes, resultBytes, inputLocation, resultLocation } = call;
-    const workBytes = call.workBytes ?? inputBytes;
-    const { upload, readback } = this.rates;
-    const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
-    if (!line) return null;
-    const kernel = kernelHistory ? (this.kernelMs(op, path, workBytes) as number) : at(line, workBytes);
-    if (path === 'cpu') {
+  /** A kernel's line at `bytes`, scaled by its history's median when `refined` and there is one. */
+  private kernelLineMs(op: number, gpu: number, bytes: number, refined: boolean): number {
+    const ms = this.lineMs(gpu * GPU_LINES + op, bytes);
+    if (!refined) return ms;
+    // Samples are ratios of observed to calibrated time; their median corrects the line.
+    const ratio = this.history.median(kernelSlot(op, gpu, bucket(bytes)));
+    return Number.isNaN(ratio) ? ms : ms * ratio;
+  }
+
+  /**
+   * A path's predicted ms (NaN: no such path) from the calibrated lines alone (`refined` false)
+   * or with refined kernels.
+   */
+  private pathMs(call: CallShape, op: number, gpu: number, refined: boolean): number {
+    const { inputBytes, resultBytes } = call;
+    const inDevice = call.inputLocation === 'device';
+    const outDevice = call.resultLocation === 'device';
+    const kernel = this.kernelLineMs(op, gpu, call.workBytes ?? inputBytes, refined);
+    const hasUpload = !Number.isNaN(this.#lines[UPLOAD_LINE * LINE_WORDS]);
+    const hasReadback = !Number.isNaN(this.#lines[READBACK_LINE * LINE_WORDS]);
+    if (gpu === 0) {
       return (
-        (inputLocation === 'device' && readback ? at(readback, inputBytes) : 0) +
+        (inDevice && hasReadback ? this.lineMs(READBACK_LINE, inputBytes) : 0) +
         kernel +
-        (resultLocation === 'device' && upload ? at(upload, resultBytes) : this.freshResultMs(op, resultBytes))
+        (outDevice && hasUpload ? this.lineMs(UPLOAD_LINE, resultBytes) : this.freshResultMs(call.op, resultBytes))
       );
     }
-    if (!upload || !readback) return null;
-    const moveIn = inputLocation === 'host' && op !== 'decompress' ? at(upload, inputBytes) : 0;
+    if (!hasUpload || !hasReadback) return NaN;
+    const moveIn = !inDevice && call.op !== 'decompress' ? this.lineMs(UPLOAD_LINE, inputBytes) : 0;
     // (a GPU compress's line includes the container's readback: compress's result is on the host)
-    const moveOut = resultLocation === 'host' && op !== 'compress' ? at(readback, resultBytes) : 0;
+    const moveOut = !outDevice && call.op !== 'compress' ? this.lineMs(READBACK_LINE, resultBytes) : 0;
     return (call.gpuHostMs ?? 0) + moveIn + kernel + moveOut;
   }
 
@@ -203,23 +319,22 @@ export class CostModel {
    * decompress's lines reach 64 MiB and hold it already.
    */
   private freshResultMs(op: CostOp, resultBytes: number): number {
-    const readback = this.rates.readback;
-    if (op === 'compress' || op === 'decompress' || !readback?.upper || resultBytes <= FRESH_RESULT_BYTES) return 0;
-    return Math.max(0, readback.upper.msPerByte - readback.msPerByte) * (resultBytes - FRESH_RESULT_BYTES);
+    if (op === 'compress' || op === 'decompress' || resultBytes <= FRESH_RESULT_BYTES) return 0;
+    return this.#freshMsPerByte * (resultBytes - FRESH_RESULT_BYTES);
   }
 
-  private callKey(call: CallShape, path: 'cpu' | 'gpu'): string {
-    return `${call.op}/${path}/${call.inputLocation}>${call.resultLocation}/${bucket(call.workBytes ?? call.inputBytes)}`;
+  /**
+   * A path's prediction (NaN: no such path): scaled by the call history's median when there is
+   * one (`observed`), else from refined kernels.
+   */
+  private predictPath(call: CallShape, op: number, gpu: number, slot: number): number {
+    const ratio = this.calls.median(slot);
+    return Number.isNaN(ratio) ? this.pathMs(call, op, gpu, true) : this.pathMs(call, op, gpu, false) * ratio;
   }
 
-  /** A path's prediction: scaled by the call history when there is one, else from refined kernels. */
-  private predictPath(call: CallShape, path: 'cpu' | 'gpu'): { ms: number | null; observed: boolean } {
-    const ratio = medianOf(this.calls.get(this.callKey(call, path)));
-    if (ratio !== null) {
-      const base = this.pathMs(call, path, false);
-      return { ms: base === null ? null : base * ratio, observed: true };
-    }
-    return { ms: this.pathMs(call, path, true), observed: false };
+  /** The call history's slot of `call` on the CPU path (the GPU path's is this + GPU_SLOT). */
+  private cpuCallSlot(call: CallShape, op: number): number {
+    return callSlot(op, 0, call.inputLocation === 'device' ? 1 : 0, call.resultLocation === 'device' ? 1 : 0, bucket(call.workBytes ?? call.inputBytes));
   }
 
   /**
@@ -227,9 +342,11 @@ export class CostModel {
    * `call.inputBytes` as for predict().
    */
   observeCall(call: CallShape, path: 'cpu' | 'gpu', ms: number): void {
-    const base = this.pathMs(call, path, false);
-    if (base === null || !(base > 0) || !(ms >= 0) || !((call.workBytes ?? call.inputBytes) > 0)) return;
-    pushSample(this.calls, this.callKey(call, path), ms / base);
+    const op = OP_INDEX[call.op];
+    const gpu = path === 'gpu' ? 1 : 0;
+    const base = this.pathMs(call, op, gpu, false);
+    if (!(base > 0) || !(ms >= 0) || !((call.workBytes ?? call.inputBytes) > 0)) return;
+    this.calls.push(this.cpuCallSlot(call, op) + gpu * GPU_SLOT, ms / base);
   }
 
   /**
@@ -238,19 +355,20 @@ export class CostModel {
    */
   predict(call: CallShape, withReason = true): Prediction {
     const { inputLocation, resultLocation } = call;
-    const cpuPrediction = this.predictPath(call, 'cpu');
-    const cpu = cpuPrediction.ms as number;
-    const gpuPrediction = this.predictPath(call, 'gpu');
-    if (gpuPrediction.ms === null) {
+    const op = OP_INDEX[call.op];
+    const slot = this.cpuCallSlot(call, op);
+    const cpu = this.predictPath(call, op, 0, slot);
+    const gpu = this.predictPath(call, op, 1, slot + GPU_SLOT);
+    if (Number.isNaN(gpu)) {
       return { path: 'cpu', predictedMs: { cpu, gpu: null }, reason: 'no GPU path on this engine, so the CPU path runs' };
     }
-    const gpu = gpuPrediction.ms;
     const tie = Math.abs(cpu - gpu) <= 0.02 * Math.min(cpu, gpu);
     const path: 'cpu' | 'gpu' = tie ? (inputLocation === 'device' ? 'gpu' : 'cpu') : cpu < gpu ? 'cpu' : 'gpu';
     if (!withReason) return { path, predictedMs: { cpu, gpu }, reason: '' };
     const ms = (x: number) => `${x < 1 ? x.toFixed(3) : x.toFixed(1)} ms`;
     const where = `input on the ${inputLocation === 'host' ? 'host' : 'GPU'}, result wanted on the ${resultLocation === 'host' ? 'host' : 'GPU'}`;
-    const seen = [cpuPrediction.observed ? 'cpu' : '', gpuPrediction.observed ? 'gpu' : ''].filter(Boolean);
+    const observed = (s: number) => !Number.isNaN(this.calls.median(s));
+    const seen = [observed(slot) ? 'cpu' : '', observed(slot + GPU_SLOT) ? 'gpu' : ''].filter(Boolean);
     const history = seen.length > 0 ? ` (${seen.join(' and ')} from the times of earlier calls of this shape)` : '';
     const reason = tie
       ? `${where}: both paths predict about ${ms(cpu)}; the data stays where it is (${path})${history}`
@@ -258,11 +376,38 @@ export class CostModel {
     return { path, predictedMs: { cpu, gpu }, reason };
   }
 
+  /**
+   * `auto`'s path for `call`: predict()'s, remembered per call shape (op, locations, size bucket)
+   * and reused for the next CHOICE_REUSE - 1 calls of that shape with the same byte counts
+   * (without `gpuHostMs`), then predicted again: the history's corrections reach the choice
+   * within CHOICE_REUSE calls. Why: `auto` runs the prediction on every call, mostly after a
+   * pause or another op, when its code runs with cold caches; on the H200's host it then added
+   * 12-25 us to a 4 KiB call of 120-250 us (bench/auto-overhead.mjs), against about 2 us for
+   * this check. New rates forget the remembered choices.
+   */
+  choose(call: CallShape): 'cpu' | 'gpu' {
+    const op = OP_INDEX[call.op];
+    const slot = this.cpuCallSlot(call, op);
+    const work = call.workBytes ?? -1;
+    if (this.chosenLeft[slot] > 0 && call.gpuHostMs === undefined && this.chosenBytes[slot] === call.inputBytes && this.chosenWork[slot] === work) {
+      this.chosenLeft[slot]--;
+      return this.chosenPath[slot] === 1 ? 'gpu' : 'cpu';
+    }
+    const path = this.predict(call, false).path;
+    this.chosenBytes[slot] = call.inputBytes;
+    this.chosenWork[slot] = work;
+    this.chosenPath[slot] = path === 'gpu' ? 1 : 0;
+    this.chosenLeft[slot] = CHOICE_REUSE - 1;
+    return path;
+  }
+
   /** Records an observed kernel time (moves excluded) for online refinement; `bytes` as the line's (work bytes). */
   observe(op: CostOp, path: 'cpu' | 'gpu', bytes: number, ms: number): void {
-    const line = path === 'cpu' ? this.rates.cpu[op] : this.rates.gpu?.[op];
-    if (!line || !(ms >= 0) || !(bytes > 0)) return;
-    pushSample(this.history, `${op}/${path}/${bucket(bytes)}`, ms / at(line, bytes));
+    const i = OP_INDEX[op];
+    const gpu = path === 'gpu' ? 1 : 0;
+    const line = this.kernelLineMs(i, gpu, bytes, false);
+    if (!(line > 0) || !(ms >= 0) || !(bytes > 0)) return;
+    this.history.push(kernelSlot(i, gpu, bucket(bytes)), ms / line);
   }
 }
 
