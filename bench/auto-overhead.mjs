@@ -54,6 +54,7 @@ const release = (x) => {
 const keys = (n) => Uint32Array.from({ length: n }, (_, i) => Math.imul(i + 7, 2654435761) >>> 0);
 
 const runs = await engine.rleEncode(probeRunsBytes(4096), { path: 'cpu' });
+const bigRuns = await engine.rleEncode(probeRunsBytes(16 << 20), { path: 'cpu' });
 const packed = await engine.compress(probeRunsBytes(4096), { path: 'cpu' });
 const CELLS = [
   ['rleEncode 4 KiB host -> host', (o) => engine.rleEncode(probeRunsBytes(4096), o)],
@@ -61,6 +62,8 @@ const CELLS = [
   ['scan 4 KiB host -> host', (o) => engine.scan(keys(1024), o)],
   ['sort 4 KiB host -> device', (o) => engine.sort(keys(1024), { ...o, to: 'device' })],
   ['decompress 4 KiB host -> host', (o) => engine.decompress(packed, o)],
+  // a cell where auto's median came out above both fixed paths' in two cost-model runs
+  ['rleDecode 16 MiB host -> host', (o) => engine.rleDecode(bigRuns, o)],
 ];
 
 for (const [name, call] of CELLS) {
@@ -69,6 +72,7 @@ for (const [name, call] of CELLS) {
   const choice = [];
   const explainMs = [];
   let autoOnGpu = 0;
+  const trace = []; // calls of a cell over 1 ms: path (auto's choice) and ms, in order
   for (let rep = 0; rep < Number(args.rounds); rep++) {
     for (const path of ORDERS[rep % ORDERS.length]) {
       const t0 = performance.now();
@@ -77,6 +81,7 @@ for (const [name, call] of CELLS) {
       routed[path].push(routeMs);
       if (path === 'auto' && routedPath === 'gpu') autoOnGpu++;
       if (path === 'auto') choice.push(chooseMs);
+      trace.push(`${path === 'auto' ? `auto:${routedPath}` : path} ${total[path].at(-1).toFixed(2)}`);
       release(result);
       await settle();
     }
@@ -85,6 +90,7 @@ for (const [name, call] of CELLS) {
     explainMs.push(performance.now() - t0);
     await settle();
   }
+  if (median(total.cpu) > 1) console.log(`${name}: every call in order (path ms): ${trace.join(', ')}`);
   const us = (x) => `${(1000 * x).toFixed(1).padStart(7)} us`;
   // the noise of a cell's median: the same path's calls of even and of odd rounds, apart
   const halves = (xs) => {

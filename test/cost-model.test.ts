@@ -1,6 +1,6 @@
 // The cost model alone: predictions from the lines, the tie rule, and both levels of the online
 // history (StarPU-style medians of ratios), which a change of rates clears.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { calibrate, CALIBRATION_SIZES, CPU_WARM_RUNS, lineFromPoints, SMALL_RUNS, type CalibrationProbe } from '../ts/cost/calibration.js';
 import { CHOICE_REUSE, CostModel, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
@@ -70,28 +70,40 @@ describe('cost model', () => {
     expect(cpuOnly.kernelMs('sort', 'gpu', 1 << 20)).toBeNull();
   });
 
-  it("choose() reuses a shape's choice for CHOICE_REUSE calls, then predicts again (history reaches it); new rates forget it", () => {
+  it("choose() reuses a shape's choice for CHOICE_REUSE calls, predicting again sooner when a history median it rests on moves", () => {
     const m = new CostModel(defaultRates(true));
+    const predict = vi.spyOn(m, 'predict');
     const shape = call({ inputBytes: 256 << 20, resultBytes: 256 << 20, inputLocation: 'device', resultLocation: 'device' });
+    const predictions = () => predict.mock.calls.length;
+    // one prediction serves CHOICE_REUSE calls of the same byte counts
+    for (let i = 0; i < CHOICE_REUSE; i++) expect(m.choose(shape)).toBe('gpu');
+    expect(predictions()).toBe(1);
     expect(m.choose(shape)).toBe('gpu');
-    // the GPU path observed 1000x slower than predicted: predict() turns at once ...
-    const gpuMs = m.predict(shape).predictedMs.gpu!;
-    for (let i = 0; i < 3; i++) m.observeCall(shape, 'gpu', gpuMs * 1000);
-    expect(m.predict(shape).path).toBe('cpu');
-    // ... choose() within CHOICE_REUSE calls of the shape
-    const seen = Array.from({ length: CHOICE_REUSE }, () => m.choose(shape));
-    expect(seen.slice(0, CHOICE_REUSE - 1)).toEqual(Array(CHOICE_REUSE - 1).fill('gpu'));
-    expect(seen[CHOICE_REUSE - 1]).toBe('cpu');
+    expect(predictions()).toBe(2);
     // other byte counts of the same bucket, and calls with gpuHostMs, are predicted anew
+    m.choose({ ...shape, inputBytes: shape.inputBytes + 4 });
+    m.choose({ ...shape, gpuHostMs: 0 });
+    expect(predictions()).toBe(4);
+    // the GPU observed 1000x slower than predicted: once its median appears, choose() turns at once
     const m2 = new CostModel(defaultRates(true));
+    const gpuMs = m2.predict(shape).predictedMs.gpu!;
     expect(m2.choose(shape)).toBe('gpu');
-    for (let i = 0; i < 3; i++) m2.observeCall(shape, 'gpu', gpuMs * 1000);
-    expect(m2.choose({ ...shape, inputBytes: shape.inputBytes + 4 })).toBe('cpu');
-    expect(m2.choose({ ...shape, gpuHostMs: 0 })).toBe('cpu');
-    // new rates: the remembered choice goes with the history
+    m2.observeCall(shape, 'gpu', gpuMs * 1000);
+    m2.observeCall(shape, 'gpu', gpuMs * 1000);
+    expect(m2.choose(shape)).toBe('gpu'); // 2 samples: no median yet
+    m2.observeCall(shape, 'gpu', gpuMs * 1000);
+    expect(m2.choose(shape)).toBe('cpu');
+    // a median that moves by 10 % or less keeps the remembered choice; more makes it predict again
+    const spy2 = vi.spyOn(m2, 'predict');
+    m2.observeCall(shape, 'gpu', gpuMs * 1050);
+    m2.choose(shape);
+    expect(spy2.mock.calls.length).toBe(0);
+    for (let i = 0; i < 3; i++) m2.observeCall(shape, 'gpu', gpuMs * 2000);
+    m2.choose(shape);
+    expect(spy2.mock.calls.length).toBe(1);
+    // new rates: the remembered choices go with the history
     const m3 = new CostModel(defaultRates(true));
     expect(m3.choose(shape)).toBe('gpu');
-    for (let i = 0; i < 3; i++) m3.observeCall(shape, 'gpu', gpuMs * 1000);
     m3.rates = { ...defaultRates(true), gpu: null };
     expect(m3.choose(shape)).toBe('cpu');
   });

@@ -120,6 +120,8 @@ function bucket(bytes: number): number {
 const BUCKETS = 32;
 const HISTORY = 5;
 const MIN_SAMPLES = 3;
+/** A call history's median that moves by more than this part of itself makes choose() predict again. */
+const MEDIAN_MOVE = 0.1;
 const OP_INDEX: Record<CostOp, number> = { rleEncode: 0, rleDecode: 1, scan: 2, sort: 3, compress: 4, decompress: 5 };
 
 /**
@@ -146,14 +148,21 @@ class History {
     return this.medians[slot];
   }
 
-  /** Adds a sample to the slot, replacing its oldest once it holds HISTORY. */
-  push(slot: number, sample: number): void {
+  /**
+   * Adds a sample to the slot, replacing its oldest once it holds HISTORY. Returns whether the
+   * slot's median appeared or moved by more than MEDIAN_MOVE of itself.
+   */
+  push(slot: number, sample: number): boolean {
     const base = slot * HISTORY;
     this.samples[base + this.next[slot]] = sample;
     this.next[slot] = (this.next[slot] + 1) % HISTORY;
     const n = Math.min(this.filled[slot] + 1, HISTORY);
     this.filled[slot] = n;
-    if (n >= MIN_SAMPLES) this.medians[slot] = this.samples.slice(base, base + n).sort()[n >> 1];
+    if (n < MIN_SAMPLES) return false;
+    const before = this.medians[slot];
+    const after = this.samples.slice(base, base + n).sort()[n >> 1];
+    this.medians[slot] = after;
+    return !(Math.abs(after - before) <= MEDIAN_MOVE * Math.abs(before)); // (NaN before: moved)
   }
 
   clear(): void {
@@ -346,7 +355,8 @@ export class CostModel {
     const gpu = path === 'gpu' ? 1 : 0;
     const base = this.pathMs(call, op, gpu, false);
     if (!(base > 0) || !(ms >= 0) || !((call.workBytes ?? call.inputBytes) > 0)) return;
-    this.calls.push(this.cpuCallSlot(call, op) + gpu * GPU_SLOT, ms / base);
+    const slot = this.cpuCallSlot(call, op);
+    if (this.calls.push(slot + gpu * GPU_SLOT, ms / base)) this.chosenLeft[slot] = 0;
   }
 
   /**
@@ -379,11 +389,14 @@ export class CostModel {
   /**
    * `auto`'s path for `call`: predict()'s, remembered per call shape (op, locations, size bucket)
    * and reused for the next CHOICE_REUSE - 1 calls of that shape with the same byte counts
-   * (without `gpuHostMs`), then predicted again: the history's corrections reach the choice
-   * within CHOICE_REUSE calls. Why: `auto` runs the prediction on every call, mostly after a
-   * pause or another op, when its code runs with cold caches; on the H200's host it then added
-   * 12-25 us to a 4 KiB call of 120-250 us (bench/auto-overhead.mjs), against about 2 us for
-   * this check. New rates forget the remembered choices.
+   * (without `gpuHostMs`), then predicted again; sooner when the shape's call history on either
+   * path gets a median or its median moves by more than MEDIAN_MOVE (kernel history, which
+   * refines shapes without call history, reaches the choice within CHOICE_REUSE calls); new
+   * rates forget every remembered choice. Why: `auto` used to predict
+   * on every call, mostly after a pause or another op, when the code runs with cold caches: on
+   * the H200's host its route took 15-19 us more than the fixed path's for 4 KiB calls of
+   * 120-290 us (bench/results/auto-overhead-nvidia-h200-before.log); with this, 7-16 us more,
+   * of which choose() 4-11 us (auto-overhead-nvidia-h200.log).
    */
   choose(call: CallShape): 'cpu' | 'gpu' {
     const op = OP_INDEX[call.op];
