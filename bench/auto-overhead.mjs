@@ -9,6 +9,7 @@
 //   npm run build && node bench/auto-overhead.mjs [--rounds 36]
 import { parseArgs } from 'node:util';
 import { probeRunsBytes } from './suite/data.mjs';
+import { ORDERS, settle } from './interleave.mjs';
 import { createEngine, DeviceArray } from '../dist/node/index.js';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '36' } } });
@@ -37,15 +38,6 @@ engine.model.choose = function (...a) {
   return r;
 };
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 2));
-const ORDERS = [
-  ['cpu', 'gpu', 'auto'],
-  ['auto', 'gpu', 'cpu'],
-  ['gpu', 'cpu', 'auto'],
-  ['auto', 'cpu', 'gpu'],
-  ['cpu', 'auto', 'gpu'],
-  ['gpu', 'auto', 'cpu'],
-];
 const median = (xs) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[xs.length >> 1]);
 const release = (x) => {
   if (x instanceof DeviceArray) x.destroy();

@@ -14,6 +14,7 @@
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
 import { probeRunsBytes, sparseVolume } from './suite/data.mjs';
 import { outArg, outputDir } from './out-dir.mjs';
+import { ORDERS, settle } from './interleave.mjs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -81,27 +82,15 @@ function release(x) {
  * passed (120 at most), one round if a call is slow. A path that is not available gives null.
  * Sub-millisecond calls vary by tens of microseconds from call to call, and a cell is judged by
  * 10 % of its medians: the cap was 36 rounds before (bench/auto-overhead.mjs measures how far
- * two halves of one path's calls are apart).
+ * two halves of one path's calls are apart). The orders and the pause: bench/interleave.mjs.
  */
-/** A short pause between calls, alike for every path: lets threads a call woke go back to sleep. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 2));
-const ORDERS = [
-  ['cpu', 'gpu', 'auto'],
-  ['auto', 'gpu', 'cpu'],
-  ['gpu', 'cpu', 'auto'],
-  ['auto', 'cpu', 'gpu'],
-  ['cpu', 'auto', 'gpu'],
-  ['gpu', 'auto', 'cpu'],
-];
 async function timeCell(call, input, to) {
   const times = { cpu: [], gpu: [], auto: [] };
   const unavailable = new Set();
   const started = performance.now();
   for (let rep = 0; rep < 120 && (rep < 12 || performance.now() - started < 600); rep++) {
     let slow = false;
-    // the order goes through the six permutations: each path follows each other path equally
-    // often (a GPU call's aftermath, such as SwiftShader's threads still spinning, lands on every
-    // path alike)
+    // one of the six orders a round (bench/interleave.mjs)
     for (const path of ORDERS[rep % ORDERS.length]) {
       if (unavailable.has(path)) continue;
       const t0 = performance.now();

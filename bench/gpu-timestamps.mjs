@@ -154,3 +154,58 @@ export async function startClockSampler(everyMs = 100) {
     stop() { proc?.kill(); },
   };
 }
+
+/**
+ * Edits the WGSL of every shader module of `ctx` whose label contains `labelPart`, as the context
+ * builds it: each edit is [from, to] (the first occurrence of `from` becomes `to`) or [from, to,
+ * 'to end of function'] (from `from` to the module's next "\n}\n" becomes `to`). An edit whose
+ * `from` is missing throws, naming `what`. Returns () => how many modules were edited.
+ */
+export function editShaderModules(ctx, labelPart, edits, what) {
+  const create = ctx.device.createShaderModule.bind(ctx.device);
+  let edited = 0;
+  ctx.device.createShaderModule = (desc) => {
+    if (!String(desc.label).includes(labelPart)) return create(desc);
+    let code = desc.code;
+    for (const [from, to, toEnd] of edits) {
+      const at = code.indexOf(from);
+      if (at < 0) throw new Error(`${what}: "${from.trim().split('\n')[0]}" is not in the kernel`);
+      const end = toEnd ? code.indexOf('\n}\n', at) + 3 : at + from.length;
+      code = code.slice(0, at) + to + (toEnd ? '\n' : '') + code.slice(end);
+    }
+    edited++;
+    return create({ ...desc, code });
+  };
+  return () => edited;
+}
+
+/**
+ * Times `ctx.sort(keys)` (keys: a DeviceArray) after warmUntilSteady: `runs` timestamped runs,
+ * each followed by a wall-clock run. Returns the medians in ms: the onesweep passes together,
+ * the histogram pass, the whole GPU time, the wall clock.
+ */
+export async function timeSort(ctx, keys, runs = 7) {
+  const ts = timestampHooks(ctx);
+  const once = async () => (await ctx.sort(keys)).keys.destroy();
+  const timed = async () => {
+    const t0 = performance.now();
+    await once();
+    return performance.now() - t0;
+  };
+  await warmUntilSteady(timed, { sustain: once });
+  const passes = [];
+  const histogram = [];
+  const gpu = [];
+  const wall = [];
+  for (let r = 0; r < runs; r++) {
+    ctx.encoderHooks = ts.hooks;
+    await once();
+    ctx.encoderHooks = null;
+    const t = await ts.read();
+    passes.push(t.passes['parle:sort-onesweep']);
+    histogram.push(t.passes['parle:sort-histogram']);
+    gpu.push(t.ms);
+    wall.push(await timed());
+  }
+  return { passesMs: median(passes), histogramMs: median(histogram), gpuMs: median(gpu), wallMs: median(wall) };
+}

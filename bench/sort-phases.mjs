@@ -7,7 +7,7 @@
 //   node bench/sort-phases.mjs [--log2 28]
 // Needs bench/.build/gpu-layer.mjs (node bench/gpu.mjs --build-only).
 import { parseArgs } from 'node:util';
-import { loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+import { editShaderModules, loadGpuLayer, timeSort } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({ options: { log2: { type: 'string', default: '28' } } });
 const n = 2 ** Number(args.log2);
@@ -56,37 +56,11 @@ let base;
 for (const [name, edits] of VARIANTS) {
   const ctx = await layer.createGpuContext();
   if (!ctx.hasTimestamps) throw new Error('this adapter has no timestamp queries');
-  const create = ctx.device.createShaderModule.bind(ctx.device);
-  let edited = 0;
-  ctx.device.createShaderModule = (desc) => {
-    if (!String(desc.label).includes('sort-onesweep')) return create(desc);
-    let code = desc.code;
-    for (const [from, to] of edits) {
-      if (!code.includes(from)) throw new Error(`${name}: "${from.trim()}" is not in the kernel`);
-      code = code.replace(from, to);
-    }
-    edited++;
-    return create({ ...desc, code });
-  };
-  const ts = timestampHooks(ctx);
+  const edited = editShaderModules(ctx, 'sort-onesweep', edits, name);
   const d = await ctx.upload(keys);
-  const once = async () => (await ctx.sort(d)).keys.destroy();
-  const timed = async () => {
-    const t0 = performance.now();
-    await once();
-    return performance.now() - t0;
-  };
-  await warmUntilSteady(timed, { sustain: once });
-  const passMs = [];
-  for (let r = 0; r < 7; r++) {
-    ctx.encoderHooks = ts.hooks;
-    await once();
-    ctx.encoderHooks = null;
-    passMs.push((await ts.read()).passes['parle:sort-onesweep']);
-  }
-  const ms = median(passMs);
+  const { passesMs: ms } = await timeSort(ctx, d);
   base ??= ms;
-  console.log(`${name.padEnd(48)} onesweep passes ${ms.toFixed(3)} ms (x${(ms / base).toFixed(3)}), ${(ms / 4).toFixed(3)} ms a pass${edited ? '' : ' (kernel not edited)'}`);
+  console.log(`${name.padEnd(48)} onesweep passes ${ms.toFixed(3)} ms (x${(ms / base).toFixed(3)}), ${(ms / 4).toFixed(3)} ms a pass${edited() ? '' : ' (kernel not edited)'}`);
   d.destroy();
   ctx.destroy();
 }

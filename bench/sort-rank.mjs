@@ -12,7 +12,7 @@
 // Needs bench/.build/gpu-layer.mjs (node bench/gpu.mjs --build-only) and subgroups of at most 32
 // lanes (the edits are to the one-word ballot path; NVIDIA: 32, SwiftShader: 4).
 import { parseArgs } from 'node:util';
-import { loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+import { editShaderModules, loadGpuLayer, timeSort } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({
   options: { log2: { type: 'string', default: '28' }, 'check-log2': { type: 'string', default: '22' }, only: { type: 'string' } },
@@ -122,21 +122,7 @@ let failures = 0;
 for (const [name, edits, tuning] of VARIANTS) {
   const ctx = await layer.createGpuContext({ tuning });
   if (!ctx.hasTimestamps) throw new Error('this adapter has no timestamp queries');
-  const create = ctx.device.createShaderModule.bind(ctx.device);
-  let edited = 0;
-  ctx.device.createShaderModule = (desc) => {
-    if (!String(desc.label).includes('sort-onesweep')) return create(desc);
-    let code = desc.code;
-    for (const [from, to, toEnd] of edits) {
-      const at = code.indexOf(from);
-      if (at < 0) throw new Error(`${name}: "${from.trim().split('\n')[0]}" is not in the kernel`);
-      // toEnd: replace up to the end of the enclosing function
-      const end = toEnd ? code.indexOf('\n}\n', at) + 3 : at + from.length;
-      code = code.slice(0, at) + to + (toEnd ? '\n' : '') + code.slice(end);
-    }
-    edited++;
-    return create({ ...desc, code });
-  };
+  const edited = editShaderModules(ctx, 'sort-onesweep', edits, name);
   // check: stable key-value sort, then key-only sort of the timed keys
   const ck = await ctx.upload(checkKeys);
   const cv = await ctx.upload(Uint32Array.from({ length: checkN }, (_, i) => i));
@@ -159,35 +145,11 @@ for (const [name, edits, tuning] of VARIANTS) {
     ctx.destroy();
     continue;
   }
-  const ts = timestampHooks(ctx);
-  const once = async () => (await ctx.sort(d)).keys.destroy();
-  const timed = async () => {
-    const t0 = performance.now();
-    await once();
-    return performance.now() - t0;
-  };
-  await warmUntilSteady(timed, { sustain: once });
-  const passMs = [];
-  const gpuMs = [];
-  const histMs = [];
-  const wallMs = [];
-  for (let r = 0; r < 7; r++) {
-    ctx.encoderHooks = ts.hooks;
-    await once();
-    ctx.encoderHooks = null;
-    const t = await ts.read();
-    passMs.push(t.passes['parle:sort-onesweep']);
-    histMs.push(t.passes['parle:sort-histogram']);
-    gpuMs.push(t.ms);
-    wallMs.push(await timed());
-  }
-  const ms = median(passMs);
-  const gpu = median(gpuMs);
+  const { passesMs: ms, histogramMs, gpuMs: gpu, wallMs: wall } = await timeSort(ctx, d);
   base ??= ms;
-  const wall = median(wallMs);
   console.log(
     `${name.padEnd(48)} checked; onesweep passes ${ms.toFixed(3)} ms (x${(ms / base).toFixed(3)}), ${(ms / 4).toFixed(3)} ms a pass; ` +
-      `histogram ${median(histMs).toFixed(3)} ms, GPU ${gpu.toFixed(3)} ms, wall ${wall.toFixed(3)} ms (${(n / wall / 1e6).toFixed(2)} G keys/s)${edited ? '' : ' (kernel not edited)'}`,
+      `histogram ${histogramMs.toFixed(3)} ms, GPU ${gpu.toFixed(3)} ms, wall ${wall.toFixed(3)} ms (${(n / wall / 1e6).toFixed(2)} G keys/s)${edited() ? '' : ' (kernel not edited)'}`,
   );
   d.destroy();
   ctx.destroy();
