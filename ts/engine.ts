@@ -1348,7 +1348,10 @@ export class Engine {
    * (e.g. a file not yet read). For rleDecode, pass the runs (`{ values, lengths }`: the decoded
    * size is then exact), their values alone, or the runs' shape (decoded size estimated from
    * earlier rleEncode calls). Uses the rates calibrated so far (defaults before the first
-   * calibration; `await engine.calibrate()` first to see the calibrated choice).
+   * calibration; `await engine.calibrate()` first to see the calibrated choice). explain predicts
+   * afresh; `auto` reuses a shape's choice for up to 8 calls of the same byte counts, sooner
+   * predicting again when that shape's call history moves (CostModel.choose), so right after a
+   * change in the history the two may differ for a few calls.
    * @throws ParleError INVALID_ARGUMENT (unknown op or input), INVALID_OPTION
    */
   explain(

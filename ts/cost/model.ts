@@ -125,9 +125,9 @@ const MEDIAN_MOVE = 0.1;
 const OP_INDEX: Record<CostOp, number> = { rleEncode: 0, rleDecode: 1, scan: 2, sort: 3, compress: 4, decompress: 5 };
 
 /**
- * Samples of the online history in numbered slots (no string keys: the choice runs on every
- * `auto` call, often with cold caches after a pause or a GPU call), each slot's last HISTORY
- * samples in a ring and their median kept as they arrive, NaN below MIN_SAMPLES.
+ * Samples of the online history in numbered slots (no string keys: every call records a sample
+ * and `auto` reads the medians, often with cold caches after a pause or a GPU call), each slot's
+ * last HISTORY samples in a ring and their median kept as they arrive, NaN below MIN_SAMPLES.
  */
 class History {
   private readonly samples: Float64Array;
@@ -191,9 +191,9 @@ const freshMsPerByte = (rates: Rates) =>
  * The rates' lines packed into one Float64Array, LINE_WORDS numbers a line (fixedMs, msPerByte,
  * upper's fromBytes (Infinity: none), fixedMs and msPerByte, floorMs (0: none), saturated's
  * fromBytes (Infinity: none) and msPerByte); all NaN: no line. Lines: the CPU path's per op,
- * the GPU path's per op, the upload, the readback. `auto` reads them on every call, often with
- * cold caches after a pause or a GPU call: a flat table and numbered history slots cost a
- * fraction of the nested objects and string keys they replace.
+ * the GPU path's per op, the upload, the readback. Every call's sample and `auto`'s predictions
+ * read them, often with cold caches after a pause or a GPU call: a flat table and numbered
+ * history slots touch less memory than the nested objects and string keys they replace.
  */
 const LINE_WORDS = 8;
 const GPU_LINES = COST_OPS.length;
