@@ -8,7 +8,7 @@
 // compressed result wanted on the host) and of Haugen's thesis (a .parle file of ratio >= 8 on
 // the host, elements wanted on the GPU).
 //
-//   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--out DIR]
+//   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--trace] [--out DIR]
 //
 // Sizes: 4 KiB, 256 KiB, 16 MiB (--quick: the first two; --gpu-machine adds 256 MiB, --gib 1 GiB).
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
@@ -27,6 +27,10 @@ const { values: args } = parseArgs({
     'gpu-machine': { type: 'boolean', default: false },
     gib: { type: 'boolean', default: false },
     out: { type: 'string' },
+    // every call of each cell that misses, in order: path (auto's choice), ms. Wraps the cost
+    // model's choose() to see auto's choice, which adds a function call to auto's: a diagnosis,
+    // not the run to judge the targets by
+    trace: { type: 'boolean', default: false },
   },
 });
 const root = new URL('..', import.meta.url).pathname;
@@ -42,6 +46,14 @@ const SLOW_MS = 1500;
 
 const engine = await createEngine({ gpu: 'require' });
 await engine.calibrate();
+let autoChose = null;
+if (args.trace) {
+  const choose = engine.model.choose;
+  engine.model.choose = function (call) {
+    autoChose = choose.call(this, call);
+    return autoChose;
+  };
+}
 console.log(`adapter: ${JSON.stringify(engine.adapter)}, workers ${engine.workers}`);
 
 function keysData(bytes) {
@@ -86,6 +98,7 @@ function release(x) {
  */
 async function timeCell(call, input, to) {
   const times = { cpu: [], gpu: [], auto: [] };
+  const trace = [];
   const unavailable = new Set();
   const started = performance.now();
   for (let rep = 0; rep < 120 && (rep < 12 || performance.now() - started < 600); rep++) {
@@ -106,6 +119,8 @@ async function timeCell(call, input, to) {
       }
       const ms = performance.now() - t0;
       times[path].push(ms);
+      if (args.trace) trace.push(`${path === 'auto' ? `auto:${autoChose}` : path} ${ms.toFixed(2)}`);
+      autoChose = null;
       release(result);
       await settle();
       if (ms > SLOW_MS) slow = true;
@@ -113,7 +128,7 @@ async function timeCell(call, input, to) {
     if (slow) break;
   }
   const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[xs.length >> 1]);
-  return { cpu: median(times.cpu), gpu: median(times.gpu), auto: median(times.auto) };
+  return { cpu: median(times.cpu), gpu: median(times.gpu), auto: median(times.auto), trace };
 }
 
 const cells = [];
@@ -128,7 +143,7 @@ for (const op of OPS) {
         const explainInput = placed; // rleDecode: the runs themselves (exact decoded size)
         // the choice before any call of this shape (calibrated lines only) ...
         const cold = engine.explain(op, explainInput, { to });
-        const { cpu, gpu, auto } = await timeCell(call, placed, to);
+        const { cpu, gpu, auto, trace } = await timeCell(call, placed, to);
         // ... and after (the call-level history of the calls just made)
         const warm = engine.explain(op, explainInput, { to });
         const best = Math.min(cpu, gpu ?? Infinity);
@@ -167,6 +182,7 @@ for (const op of OPS) {
         console.log(
           `${op.padEnd(10)} ${String(bytes >> 10).padStart(7)} KiB ${from.padEnd(6)}-> ${to.padEnd(6)} chose ${cell.coldChoice}/${cell.chose}  predicted cpu ${f(cell.predictedMs.cpu)} gpu ${f(cell.predictedMs.gpu)}  measured cpu ${f(cpu)} gpu ${f(gpu)} auto ${f(auto)}  ${cell.within10 ? 'ok' : cell.slower15 ? '1.5x SLOWER' : 'miss'}${cell.coldPredictionOff > 1.5 ? `  cold prediction ${cell.coldPredictionOff.toFixed(1)}x off` : ''}`,
         );
+        if (args.trace && !cell.within10) console.log(`  every call in order (path ms): ${trace.join(', ')}`);
       }
       if (from === 'device') release(placed);
     }

@@ -2,7 +2,7 @@
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it, vi } from 'vitest';
 import { calibrate, CALIBRATION_SIZES, CPU_WARM_RUNS, lineFromPoints, SMALL_RUNS, type CalibrationProbe } from '../ts/cost/calibration.js';
-import { CHOICE_REUSE, CostModel, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
+import { CHOICE_REUSE, CostModel, SWITCH_GAIN, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -106,6 +106,27 @@ describe('cost model', () => {
     expect(m3.choose(shape)).toBe('gpu');
     m3.rates = { ...defaultRates(true), gpu: null };
     expect(m3.choose(shape)).toBe('cpu');
+  });
+
+  it('choose() keeps the path a shape ran on unless the other is predicted SWITCH_GAIN faster', () => {
+    const m = new CostModel(defaultRates(true));
+    const shape = call({ inputBytes: 256 << 20, resultBytes: 256 << 20, inputLocation: 'device', resultLocation: 'device' });
+    const { cpu, gpu } = m.predict(shape).predictedMs;
+    expect(m.choose(shape)).toBe('gpu');
+    // the GPU observed 5 % slower than the CPU's prediction: predict() says cpu, choose() stays
+    for (let i = 0; i < 3; i++) m.observeCall(shape, 'gpu', cpu * 1.05);
+    expect(m.predict(shape).path).toBe('cpu');
+    expect(m.choose(shape)).toBe('gpu');
+    // 25 % slower: the CPU is predicted more than SWITCH_GAIN faster, choose() moves
+    expect(1 / 1.25).toBeLessThan(1 - SWITCH_GAIN);
+    for (let i = 0; i < 3; i++) m.observeCall(shape, 'gpu', cpu * 1.25);
+    expect(m.choose(shape)).toBe('cpu');
+    // a first choice of other byte counts has nothing to keep: predict()'s path
+    const other = { ...shape, inputBytes: shape.inputBytes - 64 };
+    for (let i = 0; i < 3; i++) m.observeCall(other, 'gpu', cpu * 1.05);
+    expect(m.predict(other).path).toBe('cpu');
+    expect(m.choose(other)).toBe('cpu');
+    expect(gpu).toBeLessThan(cpu);
   });
 
   it("compress on the GPU path adds no readback of the container (its line covers the call to the host's container)", () => {

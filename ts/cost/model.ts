@@ -180,6 +180,12 @@ const callSlot = (op: number, gpu: number, inDevice: number, outDevice: number, 
   (((op * 2 + gpu) * 2 + inDevice) * 2 + outDevice) * BUCKETS + b;
 /** Calls of one shape that one prediction of choose() serves. */
 export const CHOICE_REUSE = 8;
+/**
+ * choose() leaves the path a shape's byte counts ran on only for one predicted this much faster
+ * (a part of the kept path's time): paths within it of each other would otherwise take turns as
+ * their medians move.
+ */
+export const SWITCH_GAIN = 0.1;
 /** A call's GPU slot less its CPU slot. */
 const GPU_SLOT = 4 * BUCKETS;
 
@@ -262,6 +268,7 @@ export class CostModel {
     this.history.clear();
     this.calls.clear();
     this.chosenLeft.fill(0);
+    this.chosenBytes.fill(NaN);
   }
 
   /**
@@ -391,8 +398,12 @@ export class CostModel {
    * and reused for the next CHOICE_REUSE - 1 calls of that shape with the same byte counts
    * (without `gpuHostMs`), then predicted again; sooner when the shape's call history on either
    * path gets a median or its median moves by more than MEDIAN_MOVE (kernel history, which
-   * refines shapes without call history, reaches the choice within CHOICE_REUSE calls); new
-   * rates forget every remembered choice. Why: `auto` used to predict
+   * refines shapes without call history, reaches the choice within CHOICE_REUSE calls). A new
+   * prediction keeps the path the same byte counts ran on unless the other is predicted
+   * SWITCH_GAIN faster: history corrects a choice without making two close paths take turns
+   * (on the H200, a 16 MiB scan and sort of host data flipped between paths whose times spread
+   * over 2x, bench/results/cost-model-nvidia-h200-trace.log). New rates forget every remembered
+   * choice. Why: `auto` used to predict
    * on every call, mostly after a pause or another op, when the code runs with cold caches: on
    * the H200's host its route took 15-19 us more than the fixed path's for 4 KiB calls of
    * 120-290 us (bench/results/auto-overhead-nvidia-h200-before.log); with this, 7-16 us more,
@@ -406,7 +417,14 @@ export class CostModel {
       this.chosenLeft[slot]--;
       return this.chosenPath[slot] === 1 ? 'gpu' : 'cpu';
     }
-    const path = this.predict(call, false).path;
+    const prediction = this.predict(call, false);
+    let path = prediction.path;
+    if (this.chosenBytes[slot] === call.inputBytes && this.chosenWork[slot] === work) {
+      // these byte counts ran on `kept` before: leave it only for a path predicted SWITCH_GAIN faster
+      const kept = this.chosenPath[slot] === 1 ? 'gpu' : 'cpu';
+      const { cpu, gpu } = prediction.predictedMs;
+      if (path !== kept && gpu !== null && (path === 'gpu' ? gpu > cpu * (1 - SWITCH_GAIN) : cpu > gpu * (1 - SWITCH_GAIN))) path = kept;
+    }
     this.chosenBytes[slot] = call.inputBytes;
     this.chosenWork[slot] = work;
     this.chosenPath[slot] = path === 'gpu' ? 1 : 0;
