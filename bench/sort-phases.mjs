@@ -15,7 +15,7 @@ const n = 2 ** Number(args.log2);
 /** [name, [from, to] text replacements in the onesweep module]; each `from` must occur. */
 const VARIANTS = [
   ['unedited', []],
-  ['no look-back (digitBase from this tile only)', [['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();']]],
+  ['no look-back (digitBase from this tile only)', [['  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }', '']]],
   ['no scatter to global memory', [['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }']]],
   [
     'no ranking (ballots and counters)',
@@ -24,14 +24,14 @@ const VARIANTS = [
   [
     'no look-back, no scatter',
     [
-      ['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();'],
+      ['  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }', ''],
       ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
     ],
   ],
   [
     'no look-back, no scatter, no status stores',
     [
-      ['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();'],
+      ['  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }', ''],
       ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
       [
         '    atomicStore(&spine[statusIndex(tile, d)], select(ST_READY, ST_INCLUSIVE, tile == 0u) | sum);',
@@ -43,7 +43,7 @@ const VARIANTS = [
     'no ranking, no look-back, no scatter',
     [
       ['  rankTile(&keys, &ranks, region, tid, lane, sg);', '  for (var k = 0u; k < ITEMS; k += 1u) { ranks[k] = select(0u, k * sg + lane, region + k * sg + lane < params.n); }'],
-      ['    lookbackDigits(tile, tid, kind, mapIn);', '    workgroupBarrier();'],
+      ['  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }', ''],
       ['      keysOut[p] = select(key, fromSortable(key, kind), mapOut);', '      if (p == 0xFFFFFFFFu) { keysOut[0] = key; }'],
     ],
   ],

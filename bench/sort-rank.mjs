@@ -83,6 +83,38 @@ if (!probe.hasSubgroups || probe.subgroupMaxSize > 32) {
 }
 probe.destroy();
 
+/** The onesweep kernel's look-back, then its staging of the keys (shaders/radix-sort.wgsl). */
+const LOOKBACK_THEN_STAGE = `  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }
+  for (var k = 0u; k < ITEMS; k += 1u) {
+    let i = region + k * sg + lane;
+    if (i < params.n) {
+      let d = (keys[k] >> params.shift) & 0xFFu;
+      let local = tileStart[d] + atomicLoad(&rankCount[group * RADIX + d]) + ranks[k];
+      stage[local] = keys[k];
+      ranks[k] = local;
+    }
+  }
+  workgroupBarrier();`;
+
+/** The staging first, then the look-back (as CUB's OneSweep orders them; the kernel before). */
+const STAGE_THEN_LOOKBACK = `  for (var k = 0u; k < ITEMS; k += 1u) {
+    let i = region + k * sg + lane;
+    if (i < params.n) {
+      let d = (keys[k] >> params.shift) & 0xFFu;
+      let local = tileStart[d] + atomicLoad(&rankCount[group * RADIX + d]) + ranks[k];
+      stage[local] = keys[k];
+      ranks[k] = local;
+    }
+  }
+  if (tile == 0u) {
+    workgroupBarrier();
+  } else {
+    lookbackDigits(tile, tid, kind, mapIn);
+  }`;
+
+const LOOKBACK_CALL = '  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }\n';
+const SCAN_CALL = '  scanDigits(tid, lane, sg);\n';
+
 /** [name, edits, tuning]; edits are [from, to] or [from, to, 'to end of function'] (from `from` to the next "\n}\n") */
 const VARIANTS = [
   ['unedited (ballots first, load/store counters)', [], {}],
@@ -95,6 +127,8 @@ const VARIANTS = [
   ['512 invocations', [], { sortWorkgroupSize: 512 }],
   ['look-back window 4', [], { sortLookbackWindow: 4 }],
   ['look-back window 16', [], { sortLookbackWindow: 16 }],
+  ['the staging before the look-back (before)', [[LOOKBACK_THEN_STAGE, STAGE_THEN_LOOKBACK]], {}],
+  ['the look-back before the digit scan too', [[LOOKBACK_CALL, ''], [SCAN_CALL, LOOKBACK_CALL + SCAN_CALL]], {}],
 ].filter(([name]) => !args.only || args.only.split('|').some((o) => name === o.trim()));
 
 function lcg(len, seed, mask = 0xffffffff) {
