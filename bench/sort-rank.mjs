@@ -83,9 +83,8 @@ if (!probe.hasSubgroups || probe.subgroupMaxSize > 32) {
 }
 probe.destroy();
 
-/** The onesweep kernel's look-back, then its staging of the keys (shaders/radix-sort.wgsl). */
-const LOOKBACK_THEN_STAGE = `  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }
-  for (var k = 0u; k < ITEMS; k += 1u) {
+/** The onesweep kernel's staging of the keys by digit (shaders/radix-sort.wgsl). */
+const STAGING = `  for (var k = 0u; k < ITEMS; k += 1u) {
     let i = region + k * sg + lane;
     if (i < params.n) {
       let d = (keys[k] >> params.shift) & 0xFFu;
@@ -93,19 +92,13 @@ const LOOKBACK_THEN_STAGE = `  if (tile != 0u) { lookbackDigits(tile, tid, kind,
       stage[local] = keys[k];
       ranks[k] = local;
     }
-  }
-  workgroupBarrier();`;
+  }`;
+
+/** The kernel's look-back, then its staging. */
+const LOOKBACK_THEN_STAGE = `  if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }\n${STAGING}\n  workgroupBarrier();`;
 
 /** The staging first, then the look-back (as CUB's OneSweep orders them; the kernel before). */
-const STAGE_THEN_LOOKBACK = `  for (var k = 0u; k < ITEMS; k += 1u) {
-    let i = region + k * sg + lane;
-    if (i < params.n) {
-      let d = (keys[k] >> params.shift) & 0xFFu;
-      let local = tileStart[d] + atomicLoad(&rankCount[group * RADIX + d]) + ranks[k];
-      stage[local] = keys[k];
-      ranks[k] = local;
-    }
-  }
+const STAGE_THEN_LOOKBACK = `${STAGING}
   if (tile == 0u) {
     workgroupBarrier();
   } else {
