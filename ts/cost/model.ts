@@ -172,6 +172,10 @@ class History {
   }
 }
 
+/** Slots of the kernel history (op, path, size bucket) and of the call history (op, path, input and result location, size bucket). */
+const KERNEL_SLOTS = COST_OPS.length * 2 * BUCKETS;
+const CALL_SLOTS = COST_OPS.length * 2 * 2 * 2 * BUCKETS;
+
 /** Slot of a kernel's history: op index, path (0 cpu, 1 gpu), size bucket. */
 const kernelSlot = (op: number, gpu: number, b: number) => (op * 2 + gpu) * BUCKETS + b;
 
@@ -238,15 +242,15 @@ function packLines(rates: Rates): Float64Array {
 }
 
 export class CostModel {
-  private readonly history = new History(COST_OPS.length * 2 * BUCKETS);
-  private readonly calls = new History(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
+  private readonly history = new History(KERNEL_SLOTS);
+  private readonly calls = new History(CALL_SLOTS);
   #rates: Rates;
   #lines: Float64Array;
   /** choose()'s remembered choices, per call slot of the CPU path: the bytes, the path (1: GPU), uses left. */
-  private readonly chosenBytes = new Float64Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS).fill(NaN);
-  private readonly chosenWork = new Float64Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
-  private readonly chosenPath = new Uint8Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
-  private readonly chosenLeft = new Uint8Array(COST_OPS.length * 2 * 2 * 2 * BUCKETS);
+  private readonly chosenBytes = new Float64Array(CALL_SLOTS).fill(NaN);
+  private readonly chosenWork = new Float64Array(CALL_SLOTS);
+  private readonly chosenPath = new Uint8Array(CALL_SLOTS);
+  private readonly chosenLeft = new Uint8Array(CALL_SLOTS);
   /** Fresh pages' ms per byte of a host result past FRESH_RESULT_BYTES (freshResultMs). */
   #freshMsPerByte: number;
 
@@ -403,23 +407,24 @@ export class CostModel {
    * SWITCH_GAIN faster: history corrects a choice without making two close paths take turns
    * (on the H200, a 16 MiB scan and sort of host data flipped between paths whose times spread
    * over 2x, bench/results/cost-model-nvidia-h200-trace.log). New rates forget every remembered
-   * choice. Why: `auto` used to predict
-   * on every call, mostly after a pause or another op, when the code runs with cold caches: on
-   * the H200's host its route took 15-19 us more than the fixed path's for 4 KiB calls of
-   * 120-290 us (bench/results/auto-overhead-nvidia-h200-before.log); with this, 7-16 us more,
-   * of which choose() 4-11 us (auto-overhead-nvidia-h200.log).
+   * choice. Why: `auto` used to predict on every call, mostly after a pause or another op, when
+   * the code runs with cold caches: on the H200's host its route took 15-19 us more than the
+   * fixed path's for 4 KiB calls of 120-290 us (bench/results/auto-overhead-nvidia-h200-before.log);
+   * with this, 7-13 us more, of which choose() 3-12 us (auto-overhead-nvidia-h200.log).
    */
   choose(call: CallShape): 'cpu' | 'gpu' {
     const op = OP_INDEX[call.op];
     const slot = this.cpuCallSlot(call, op);
     const work = call.workBytes ?? -1;
-    if (this.chosenLeft[slot] > 0 && call.gpuHostMs === undefined && this.chosenBytes[slot] === call.inputBytes && this.chosenWork[slot] === work) {
+    // these byte counts were chosen for last (the call slot holds a size bucket)
+    const sameBytes = this.chosenBytes[slot] === call.inputBytes && this.chosenWork[slot] === work;
+    if (sameBytes && this.chosenLeft[slot] > 0 && call.gpuHostMs === undefined) {
       this.chosenLeft[slot]--;
       return this.chosenPath[slot] === 1 ? 'gpu' : 'cpu';
     }
     const prediction = this.predict(call, false);
     let path = prediction.path;
-    if (this.chosenBytes[slot] === call.inputBytes && this.chosenWork[slot] === work) {
+    if (sameBytes) {
       // these byte counts ran on `kept` before: leave it only for a path predicted SWITCH_GAIN faster
       const kept = this.chosenPath[slot] === 1 ? 'gpu' : 'cpu';
       const { cpu, gpu } = prediction.predictedMs;
