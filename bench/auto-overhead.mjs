@@ -9,8 +9,8 @@
 //   npm run build && node bench/auto-overhead.mjs [--rounds 36]
 import { parseArgs } from 'node:util';
 import { probeRunsBytes } from './suite/data.mjs';
-import { ORDERS, settle } from './interleave.mjs';
-import { createEngine, DeviceArray } from '../dist/node/index.js';
+import { ORDERS, release, settle } from './interleave.mjs';
+import { createEngine } from '../dist/node/index.js';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '36' } } });
 const engine = await createEngine({ gpu: 'require' });
@@ -39,10 +39,6 @@ engine.model.choose = function (...a) {
 };
 
 const median = (xs) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[xs.length >> 1]);
-const release = (x) => {
-  if (x instanceof DeviceArray) x.destroy();
-  else if (x && typeof x === 'object' && !ArrayBuffer.isView(x)) for (const v of Object.values(x)) release(v);
-};
 const keys = (n) => Uint32Array.from({ length: n }, (_, i) => Math.imul(i + 7, 2654435761) >>> 0);
 
 const runs = await engine.rleEncode(probeRunsBytes(4096), { path: 'cpu' });

@@ -14,12 +14,12 @@
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
 import { probeRunsBytes, sparseVolume } from './suite/data.mjs';
 import { outArg, outputDir } from './out-dir.mjs';
-import { ORDERS, settle } from './interleave.mjs';
+import { ORDERS, release, settle } from './interleave.mjs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compressBound, createEngine, DeviceArray } from '../dist/node/index.js';
+import { compressBound, createEngine } from '../dist/node/index.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -83,10 +83,6 @@ async function place(input, where) {
   return engine.upload(input);
 }
 
-function release(x) {
-  if (x instanceof DeviceArray) x.destroy();
-  else if (x && typeof x === 'object' && !ArrayBuffer.isView(x)) for (const v of Object.values(x)) release(v);
-}
 
 /**
  * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, gpu, cpu; ...) so
