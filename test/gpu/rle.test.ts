@@ -1,4 +1,5 @@
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
+import { rleDecodeOp } from '../../ts/gpu/rle.js';
 import type { GpuContext, GpuContextOptions } from '../../ts/gpu/index.js';
 import type { ElementType, ParleArray } from '../../ts/types.js';
 import { assertSameBits, describeGpu, F32_SPECIAL_BITS, gpuTest, randomArray, refRleDecode, refRleEncode, runsArray, type Rng } from './support.js';
@@ -99,6 +100,60 @@ describeGpu('GPU RLE: edges', () => {
     const v = await ctx.upload(new Uint32Array([1, 2, 3]));
     await expect(ctx.rleDecode(v, await ctx.upload(new Uint32Array([1, 2])))).rejects.toMatchObject({ code: 'LENGTH_MISMATCH' });
     await expect(ctx.rleDecode(v, await ctx.upload(new Int32Array([1, 2, 3])))).rejects.toMatchObject({ code: 'UNSUPPORTED_TYPE' });
+  });
+  gpuTest('decode of rleEncode\'s runs takes one submission; changed lengths are still decoded right', async (ctx, rng) => {
+    const a = runsArray('u8', 70_001, 6, rng) as Uint8Array;
+    const runs = await ctx.rleEncode(await ctx.upload(a));
+    const r = runs.lengths.length;
+    const values = await ctx.download(runs.values);
+    const decode = async (): Promise<{ out: ParleArray; submissions: string[] }> => {
+      const submit = vi.spyOn(ctx, 'submit');
+      try {
+        const d = await ctx.rleDecode(runs.values, runs.lengths);
+        return { out: await ctx.download(d), submissions: submit.mock.calls.map((c) => c[0]).filter((l) => l !== 'download') };
+      } finally {
+        submit.mockRestore();
+      }
+    };
+    const first = await decode();
+    assertSameBits(first.out, a, 'decode of the encode');
+    expect(first.submissions).toEqual(['rle-decode']);
+    // the lengths' contents replaced behind parle's back: longer, then shorter, then wrapping past 2^32
+    for (const change of [(l: Uint32Array) => { l[0] += 3; l[r - 1] += 1000; }, (l: Uint32Array) => { l[1] = 0; l[r - 2] = 1; }]) {
+      const lengths = (await ctx.download(runs.lengths)) as Uint32Array;
+      change(lengths);
+      ctx.device.queue.writeBuffer(runs.lengths.buffer, 0, lengths);
+      const again = await decode();
+      assertSameBits(again.out, refRleDecode(values, lengths), 'changed lengths');
+      expect(again.submissions).toEqual(['rle-decode', 'rle-decode-expand']);
+    }
+    const wrapping = new Uint32Array(r).fill(1);
+    wrapping[0] = 0xffffffff;
+    ctx.device.queue.writeBuffer(runs.lengths.buffer, 0, wrapping);
+    await expect(ctx.rleDecode(runs.values, runs.lengths)).rejects.toMatchObject({ code: 'TOO_LARGE' });
+  });
+  gpuTest('decode with an expected total: one submission; a wrong total is CORRUPT and holds nothing back', async (ctx, rng) => {
+    const a = runsArray('u16', 9_999, 4, rng) as Uint16Array;
+    const want = refRleEncode(a);
+    const values = await ctx.upload(want.values);
+    const lengths = await ctx.upload(want.lengths);
+    const submit = vi.spyOn(ctx, 'submit');
+    let d;
+    try {
+      d = await rleDecodeOp(ctx, values, lengths, a.length);
+      expect(submit.mock.calls.map((c) => c[0])).toEqual(['rle-decode']);
+    } finally {
+      submit.mockRestore();
+    }
+    assertSameBits(await ctx.download(d), a, 'expected total');
+    for (const wrong of [a.length - 1, a.length + 1, 2 ** 32 - 1]) {
+      await expect(rleDecodeOp(ctx, values, lengths, wrong)).rejects.toMatchObject({ code: 'CORRUPT' });
+      // the second failure reuses what the first gave back to the pool, and gives it back again
+      const kept = ctx.poolStats.keptBytes;
+      await expect(rleDecodeOp(ctx, values, lengths, wrong)).rejects.toMatchObject({ code: 'CORRUPT' });
+      expect(ctx.poolStats.keptBytes, `wrong total ${wrong}`).toBe(kept);
+    }
+    assertSameBits(await ctx.download(await ctx.rleDecode(values, lengths)), a, 'after the failures');
   });
   gpuTest('encode of a wrapped, unpadded u8 buffer', async (ctx, rng) => {
     const a = runsArray('u8', 1001, 3, rng) as Uint8Array;

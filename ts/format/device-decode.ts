@@ -18,9 +18,9 @@
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import { abortError } from '../cpu/pool.js';
-import { ErrorCodes, ParleError } from '../errors.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
+import { rleDecodeOp } from '../gpu/rle.js';
 import { debug } from '../platform/node.js';
 import { arrayConstructor, elementSize } from '../types.js';
 import { decodeChunkRuns } from './chunk-codec.js';
@@ -91,17 +91,14 @@ export async function decompressToDevice(
     try {
       dLengths = await gpu.upload(lengths);
       const t2 = performance.now();
-      const out = await gpu.rleDecode(dValues, dLengths);
+      // the header's element count sizes the output up front (one submission, checked on the GPU)
+      const out = await rleDecodeOp(gpu, dValues, dLengths, header.elementCount);
       const t3 = performance.now();
       debug(
         () =>
           `decompress to the GPU: ${chunks.length} chunks, ${runs} runs; runs on the CPU ${(t1 - t0).toFixed(2)} ms, ` +
           `upload ${(t2 - t1).toFixed(2)} ms, GPU expand ${(t3 - t2).toFixed(2)} ms`,
       );
-      if (out.length !== header.elementCount) {
-        out.destroy();
-        throw new ParleError(ErrorCodes.CORRUPT, `the runs expand to ${out.length} elements, the header says ${header.elementCount}`);
-      }
       return out;
     } finally {
       dValues.destroy();

@@ -573,6 +573,24 @@ export class GpuContext {
     else this.#pool.release(buffer);
   };
 
+  /** Sums of run lengths known on the host, by lengths array (see {@link noteLengthSum}). */
+  readonly #lengthSums = new WeakMap<DeviceArray, number>();
+
+  /**
+   * @internal Notes that the elements of `lengths` (u32 run lengths) sum to `total`, as rleEncode
+   * knows of its result (its input's length): rleDecode of those runs then sizes its output
+   * without reading the sum back. A hint only: rleDecode checks it on the GPU and recovers when
+   * the array's contents were changed since.
+   */
+  noteLengthSum(lengths: DeviceArray, total: number): void {
+    this.#lengthSums.set(lengths, total);
+  }
+
+  /** @internal The sum noted for `lengths` by {@link noteLengthSum}, if any. */
+  lengthSumOf(lengths: DeviceArray): number | undefined {
+    return this.#lengthSums.get(lengths);
+  }
+
   /** @internal An owned DeviceArray over a pooled `buffer`: destroy() gives the buffer back. */
   owned(buffer: GPUBuffer, type: ElementType, length: number): DeviceArray {
     return new DeviceArray(buffer, type, length, true, this.releaseStorage);
@@ -916,9 +934,12 @@ export class GpuContext {
    * Run-length decode: `values[r]` repeated `lengths[r]` times, in order, into a new DeviceArray
    * of values' type. Example: values [0,2,9], lengths [1,2,0] -> [0,2,2]. Zero lengths are allowed.
    * Passes: an exclusive scan of the lengths (chained, as {@link scan}) that also writes the
-   * total; the 4-byte total is read back to size the output; then an expand in which every
-   * invocation writes 16 words of output (16 to 64 elements) and finds its first run by binary
-   * search in the run offsets, so a long run is spread over many invocations.
+   * total; then an expand in which every invocation writes 16 words of output (16 to 64
+   * elements) and finds its first run by binary search in the run offsets, so a long run is
+   * spread over many invocations. The 4-byte total is read back: for lengths that {@link
+   * rleEncode} returned (whose sum it knows) after one submission of all passes, which confirms
+   * it; for other lengths between the scan and the expand, to size the output (a second
+   * submission, one more round trip).
    * The sum of lengths must stay below 2^32; the runs must fit one storage binding (the output
    * may exceed one: it is expanded in windows).
    * @throws ParleError LENGTH_MISMATCH, UNSUPPORTED_TYPE (lengths not u32), INVALID_ARGUMENT,
