@@ -9,7 +9,7 @@
 #   cost-model.json   auto over op x size x locations, cold and warm, and Rutter's and Haugen's cases
 #   cuda-anchors.txt  CUB / PyTorch on the same card
 #   gpu-overhead.log  where RLE's and scan's wall clock goes beyond their kernels (host phases)
-#   wall-2-28.log     scan and sort of 2^28 u32, wall clock
+#   wall-2-28.log     scan, sort, RLE encode and decode at 2^28, wall clock, with garbage collections counted
 #   sort-phases.log   the sort's onesweep passes with one phase taken out at a time (GPU time)
 #   sort-rank.log     ways to rank a tile's keys by digit, each checked, then timed (GPU time)
 #   gpu-variants.json kernel shapes (tuning) of scan and sort at 2^28, as ratios to the default
@@ -44,7 +44,7 @@ run gpu-clocks 100 node bench/gpu-clocks.mjs
 run gpu 300 node bench/gpu.mjs
 run cuda-anchors 60 python3 .gpu-carry/cuda-anchors.py
 run gpu-overhead 90 bash -c 'node bench/gpu-overhead.mjs --log2 24 && node bench/gpu-overhead.mjs --log2 28'
-run wall-2-28 60 node bench/wall-2-28.mjs
+run wall-2-28 120 node --expose-gc bench/wall-2-28.mjs
 run sort-phases 120 node bench/sort-phases.mjs
 run sort-rank 300 node bench/sort-rank.mjs
 run gpu-variants 240 node bench/gpu-variants.mjs --out "$out"

@@ -209,3 +209,27 @@ export async function timeSort(ctx, keys, runs = 7) {
   }
   return { passesMs: median(passes), histogramMs: median(histogram), gpuMs: median(gpu), wallMs: median(wall) };
 }
+
+/**
+ * Watches V8's garbage collections (perf_hooks 'gc' entries) so that a timed loop can say how
+ * much of its wall clock they took: `msDuring(t0, t1)` sums the collections' time inside
+ * [t0, t1] (performance.now() ms), `countDuring` counts them. Call `stop()` when done.
+ * `collect()` runs a full collection first where node runs with --expose-gc (else does nothing
+ * and returns false): a harness's own garbage (the host arrays of earlier checks, GiBs) is
+ * then not collected inside the next timed loop.
+ */
+export async function gcWatch() {
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const entries = [];
+  const obs = new PerformanceObserver((list) => { for (const e of list.getEntries()) entries.push({ start: e.startTime, end: e.startTime + e.duration }); });
+  obs.observe({ entryTypes: ['gc'] });
+  const inside = (t0, t1) => entries.filter((e) => e.end > t0 && e.start < t1);
+  return {
+    /** Lets the observer's queued entries arrive (they are delivered asynchronously). */
+    flush: () => new Promise((resolve) => setTimeout(resolve, 0)),
+    msDuring: (t0, t1) => inside(t0, t1).reduce((s, e) => s + Math.min(e.end, t1) - Math.max(e.start, t0), 0),
+    countDuring: (t0, t1) => inside(t0, t1).length,
+    collect: () => { if (typeof globalThis.gc !== 'function') return false; globalThis.gc(); return true; },
+    stop: () => obs.disconnect(),
+  };
+}

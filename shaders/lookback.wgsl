@@ -54,16 +54,27 @@ fn lbPublish(tile: u32, v: T, flag: u32) {
 }
 
 /**
+ * Publishes `tile`'s reduction `aggregate`: READY (tile 0: INCLUSIVE, its own prefix). A kernel
+ * that knows its aggregate before the rest of its tile's work publishes it then, and looks back
+ * later with {@link lookbackPublished}; successors see it sooner.
+ */
+fn lbPublishAggregate(tile: u32, aggregate: T, tid: u32) {
+  if (tid == 0u) { lbPublish(tile, aggregate, select(LB_READY, LB_INCLUSIVE, tile == 0u)); }
+}
+
+/**
  * The sum of all tiles before `tile` (exclusive prefix); publishes `tile`'s inclusive prefix.
  * `aggregate` is this tile's reduction. Every invocation calls it (uniform control flow).
  */
 fn lookback(tile: u32, aggregate: T, tid: u32, lane: u32, sg: u32) -> T {
-  if (tile == 0u) {
-    if (tid == 0u) { lbPublish(0u, aggregate, LB_INCLUSIVE); }
-    return T(0);
-  }
+  lbPublishAggregate(tile, aggregate, tid);
+  return lookbackPublished(tile, aggregate, tid, lane, sg);
+}
+
+/** {@link lookback} after lbPublishAggregate(tile, aggregate): the same result. */
+fn lookbackPublished(tile: u32, aggregate: T, tid: u32, lane: u32, sg: u32) -> T {
+  if (tile == 0u) { return T(0); }
   if (tid == 0u) {
-    lbPublish(tile, aggregate, LB_READY);
     lb_done = 0u;
     lb_id = tile - 1u;
     lb_acc = T(0);

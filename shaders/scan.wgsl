@@ -45,15 +45,30 @@ fn firstVec(tile: u32, tid: u32, lane: u32) -> u32 {
   return tile * TILE_VECS + (tid - lane) * VPT + lane;
 }
 
-/**
- * Loads this invocation's VPT vec4 of `tile` into `v` and returns the tile's sum; `prefix[k]`
- * gets the sum of the tile's elements before v[k]. main and the look-back's fallback
- * (tileReduce) both sum through here, so an f32 tile's sum is the same either way.
- */
-fn tileScan(tile: u32, tid: u32, lane: u32, sg: u32, v: ptr<function, array<vec4<T>, VPT>>,
-            prefix: ptr<function, array<T, VPT>>) -> T {
+/** Loads this invocation's VPT vec4 of `tile` into `v` (all in flight at once). */
+fn loadTile(tile: u32, tid: u32, lane: u32, sg: u32, v: ptr<function, array<vec4<T>, VPT>>) {
   let base = firstVec(tile, tid, lane);
-  for (var k = 0u; k < VPT; k += 1u) { (*v)[k] = loadMasked(base + k * sg); } // all in flight
+  for (var k = 0u; k < VPT; k += 1u) { (*v)[k] = loadMasked(base + k * sg); }
+}
+
+/**
+ * The sum of the tile loaded in `v`: main publishes it before its scans, the look-back's
+ * fallback (tileReduce) computes it the same way, so an f32 tile's sum is the same either way.
+ */
+fn tileAggregate(tid: u32, lane: u32, sg: u32, v: ptr<function, array<vec4<T>, VPT>>) -> T {
+  var mine = T(0);
+  for (var k = 0u; k < VPT; k += 1u) { let x = (*v)[k]; mine += (x.x + x.y) + (x.z + x.w); }
+  var sum = T(0);
+  _ = wgExclusiveScan(mine, tid, lane, sg, &sum);
+  return sum;
+}
+
+/**
+ * The scan of the tile loaded in `v`: `prefix[k]` gets the sum of the tile's elements before
+ * v[k]. Per load k: a group scan of the lanes' vec4 sums, its total carried to load k + 1; then
+ * a workgroup scan of the groups' totals.
+ */
+fn tileScan(tid: u32, lane: u32, sg: u32, v: ptr<function, array<vec4<T>, VPT>>, prefix: ptr<function, array<T, VPT>>) {
   var run = T(0); // the group's sum before load k
   for (var k = 0u; k < VPT; k += 1u) {
     let x = (*v)[k];
@@ -66,13 +81,12 @@ fn tileScan(tile: u32, tid: u32, lane: u32, sg: u32, v: ptr<function, array<vec4
   // the group's total on its last lane only: every lane of group g gets the totals of groups < g
   let groupPrefix = wgExclusiveScan(select(T(0), run, lane == sg - 1u), tid, lane, sg, &tileSum);
   for (var k = 0u; k < VPT; k += 1u) { (*prefix)[k] += groupPrefix; }
-  return tileSum;
 }
 
 fn tileReduce(tile: u32, tid: u32, lane: u32, sg: u32) -> T {
   var v: array<vec4<T>, VPT>;
-  var prefix: array<T, VPT>;
-  return tileScan(tile, tid, lane, sg, &v, &prefix);
+  loadTile(tile, tid, lane, sg, &v);
+  return tileAggregate(tid, lane, sg, &v);
 }
 
 @compute @workgroup_size(WG)
@@ -81,9 +95,14 @@ fn main(/*IDS*/) {
   let tile = lbAcquireTile(tid);
   if (tile >= params.numTiles) { return; }
   var v: array<vec4<T>, VPT>;
+  loadTile(tile, tid, lane, sg, &v);
+  // the tile's sum goes out before its scan: the look-back's round trips to L2, which stall this
+  // workgroup (the only one on its SM at 1024 invocations), then find more predecessors done
+  let tileSum = tileAggregate(tid, lane, sg, &v);
+  lbPublishAggregate(tile, tileSum, tid);
   var prefix: array<T, VPT>;
-  let tileSum = tileScan(tile, tid, lane, sg, &v, &prefix);
-  let tilePrefix = lookback(tile, tileSum, tid, lane, sg);
+  tileScan(tid, lane, sg, &v, &prefix);
+  let tilePrefix = lookbackPublished(tile, tileSum, tid, lane, sg);
   let carry = bitcast<T>(carryIn[0]);
   let base = firstVec(tile, tid, lane);
   let nVecs = (params.n + 3u) / 4u;
