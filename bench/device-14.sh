@@ -11,6 +11,8 @@
 #   gpu-overhead.log  where RLE's and scan's wall clock goes beyond their kernels (host phases)
 #   wall-2-28.log     scan, sort, RLE encode and decode at 2^28, wall clock, with garbage collections counted
 #   sort-phases.log   the sort's onesweep passes with one phase taken out at a time (GPU time)
+#   scan-phases.log   the scan kernel with one phase taken out at a time, tile shapes, look-back walk and residency
+#   scan-state.log    a 2^28 scan's wall clock over its GPU time by the process's state; a copy kernel's ceiling
 #   sort-rank.log     ways to rank a tile's keys by digit, each checked, then timed (GPU time)
 #   gpu-variants.json kernel shapes (tuning) of scan and sort at 2^28, as ratios to the default
 #   compress-profile.log compress from the device (Rutter's volume, u8 runs): wall and GPU time
@@ -30,7 +32,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/.quick/device-14}
 mkdir -p "$out"
-wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 sort-phases sort-rank gpu-variants compress-profile calibration-trace auto-overhead} "
+wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 scan-phases scan-state sort-phases sort-rank gpu-variants compress-profile calibration-trace auto-overhead} "
 run() { # name limit_s command...
   local name=$1 limit=$2
   shift 2
@@ -45,6 +47,8 @@ run gpu 300 node bench/gpu.mjs
 run cuda-anchors 60 python3 .gpu-carry/cuda-anchors.py
 run gpu-overhead 90 bash -c 'node bench/gpu-overhead.mjs --log2 24 && node bench/gpu-overhead.mjs --log2 28'
 run wall-2-28 120 node --expose-gc bench/wall-2-28.mjs
+run scan-phases 120 node bench/scan-phases.mjs
+run scan-state 90 node --expose-gc bench/scan-state.mjs
 run sort-phases 120 node bench/sort-phases.mjs
 run sort-rank 300 node bench/sort-rank.mjs
 run gpu-variants 240 node bench/gpu-variants.mjs --out "$out"

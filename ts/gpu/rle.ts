@@ -163,8 +163,9 @@ export async function rleEncodeThen<T>(
  * wrap check and the expand into an output of that length are recorded together, and the
  * status read back after them confirms the guess (a wrong guess only cost an expand, whose
  * writes stay inside its output, and whose run search stays inside the runs). Otherwise two: the
- * scan and check, whose total is read back to size the output, then the expand. On the H200 the
- * round trip between two submissions was 0.2-0.5 ms of a 2^28 u8 decode's 1.0-1.2 ms.
+ * scan and check, whose total is read back to size the output, then the expand. On the H200 a
+ * 2^28 u8 decode of rleEncode's runs took 0.80-0.88 ms of wall clock in one submission, 1.19 in
+ * two (bench/wall-2-28.mjs).
  *
  * With `expectTotal` (elements), runs whose lengths do not sum to it (or wrap past 2^32) fail
  * with CORRUPT, after an output of `expectTotal` elements (the caller's own figure) was
