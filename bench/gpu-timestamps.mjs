@@ -233,3 +233,18 @@ export async function gcWatch() {
     stop: () => obs.disconnect(),
   };
 }
+
+/**
+ * The setup of the 2^28 wall-clock benchmarks (wall-2-28.mjs, scan-state.mjs): the GPU layer, a
+ * context, and n = 2^log2 (`--log2 N` on the command line, default 28) u32 keys from an LCG,
+ * uploaded. Returns { layer, ctx, log2, n, keys (host), d (the DeviceArray) }.
+ */
+export async function contextWithKeys() {
+  const layer = await loadGpuLayer();
+  const ctx = await layer.createGpuContext();
+  const log2 = process.argv.includes('--log2') ? Number(process.argv[process.argv.indexOf('--log2') + 1]) : 28;
+  const n = 2 ** log2;
+  const keys = new Uint32Array(n);
+  for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+  return { layer, ctx, log2, n, keys, d: await ctx.upload(keys) };
+}

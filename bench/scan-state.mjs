@@ -7,16 +7,10 @@
 // kernel with the scan's tile shape (1024 invocations, or the adapter's most, x 4 vec4, each subgroup's loads
 // consecutive) and copyBufferToBuffer, both 1 GiB in, 1 GiB out, by timestamps.
 //   node --expose-gc bench/scan-state.mjs [--log2 N]
-import { gcWatch, loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+import { contextWithKeys, gcWatch, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
-const layer = await loadGpuLayer();
-const ctx = await layer.createGpuContext();
+const { ctx, log2, n, d } = await contextWithKeys();
 const gc = await gcWatch();
-const log2 = process.argv.includes('--log2') ? Number(process.argv[process.argv.indexOf('--log2') + 1]) : 28;
-const n = 2 ** log2;
-const keys = new Uint32Array(n);
-for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-const d = await ctx.upload(keys);
 const op = async () => (await ctx.scan(d, { inclusive: true })).destroy();
 await warmUntilSteady(async () => { const t0 = performance.now(); await op(); return performance.now() - t0; }, { sustain: op });
 const ts = ctx.hasTimestamps ? timestampHooks(ctx) : null;

@@ -6,16 +6,10 @@
 // timed calls and for how long (gcWatch in gpu-timestamps.mjs): the harness's own host arrays
 // (1 GiB each) are garbage that V8 collects when it likes, possibly inside a timed call.
 //   node --expose-gc bench/wall-2-28.mjs [--log2 N]   (N: 28 by default; smaller to try it on SwiftShader)
-import { gcWatch, loadGpuLayer, median, warmUntilSteady } from './gpu-timestamps.mjs';
+import { contextWithKeys, gcWatch, median, warmUntilSteady } from './gpu-timestamps.mjs';
 
-const layer = await loadGpuLayer();
-const ctx = await layer.createGpuContext();
+const { ctx, log2, n, d } = await contextWithKeys();
 const gc = await gcWatch();
-const log2 = process.argv.includes('--log2') ? Number(process.argv[process.argv.indexOf('--log2') + 1]) : 28;
-const n = 2 ** log2;
-const keys = new Uint32Array(n);
-for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-const d = await ctx.upload(keys);
 // u8 runs of mean length 16 (lengths 1..31), no two neighbours equal, as bench/gpu.mjs makes them
 const bytes = new Uint8Array(n);
 for (let i = 0, s = 7, prev = -1; i < n; ) {
