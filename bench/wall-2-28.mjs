@@ -1,12 +1,14 @@
 // Wall clock of the four 2^28 targets of #14 through the GPU layer (device arrays in and out),
 // after a sustained warm-up: scan and sort of u32, RLE encode of u8 with mean run 16 and RLE
 // decode of its runs (rleEncode's own lengths, as an application decoding what it encoded would
-// hold). One short device call. Each op is timed twice: as it comes, and after a full garbage
-// collection (with node --expose-gc), and each line says how many collections ran inside its
+// hold). One short device call. Each op is timed three times: as it comes, after a full garbage
+// collection (with node --expose-gc), and with timestamp queries; each line says how many collections ran inside its
 // timed calls and for how long (gcWatch in gpu-timestamps.mjs): the harness's own host arrays
-// (1 GiB each) are garbage that V8 collects when it likes, possibly inside a timed call.
+// (1 GiB each) are garbage that V8 collects when it likes, possibly inside a timed call. The third
+// time has timestamp queries recorded into every submission and read back after each call
+// (outside its timing), as bench/gpu.mjs times: what the queries cost each op's wall clock.
 //   node --expose-gc bench/wall-2-28.mjs [--log2 N]   (N: 28 by default; smaller to try it on SwiftShader)
-import { contextWithKeys, gcWatch, median, warmUntilSteady } from './gpu-timestamps.mjs';
+import { contextWithKeys, gcWatch, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const { ctx, log2, n, d } = await contextWithKeys();
 const gc = await gcWatch();
@@ -29,28 +31,32 @@ const ops = [
   ['rleEncode u8 run 16', 'GB/s of input', async () => { const r = await ctx.rleEncode(u8); r.values.destroy(); r.lengths.destroy(); }, 15],
   ['rleDecode u8 run 16', 'GB/s of output', async () => (await ctx.rleDecode(runs.values, runs.lengths)).destroy(), 15],
 ];
-for (const collectFirst of [false, true]) {
-  if (collectFirst && !gc.collect()) { console.log('(no --expose-gc: the runs after a collection are left out)'); break; }
+const ts = ctx.hasTimestamps ? timestampHooks(ctx) : null;
+for (const mode of ['', ' after gc()', ' with timestamp queries']) {
+  if (mode === ' after gc()' && !gc.collect()) { console.log('(no --expose-gc: the runs after a collection are left out)'); continue; }
+  if (mode === ' with timestamp queries' && ts === null) { console.log('(no timestamp queries on this adapter)'); continue; }
   for (const [name, unit, op, reps] of ops) {
     await warmUntilSteady(async () => {
       const t0 = performance.now();
       await op();
       return performance.now() - t0;
     });
-    if (collectFirst) gc.collect();
-    const ts = [];
+    if (mode === ' after gc()') gc.collect();
+    const times = [];
     const t0 = performance.now();
     for (let r = 0; r < reps; r++) {
+      if (mode === ' with timestamp queries') { ts.reset(); ctx.encoderHooks = ts.hooks; }
       const c0 = performance.now();
       await op();
-      ts.push(performance.now() - c0);
+      times.push(performance.now() - c0);
+      if (mode === ' with timestamp queries') { ctx.encoderHooks = null; await ts.read(); }
     }
     const t1 = performance.now();
     await gc.flush();
-    const ms = median(ts);
+    const ms = median(times);
     console.log(
-      `${name} 2^${log2}${collectFirst ? ' after gc()' : ''}: wall ${ms.toFixed(3)} ms (min ${Math.min(...ts).toFixed(3)}, ` +
-        `max ${Math.max(...ts).toFixed(3)}): ${(n / 1e6 / ms).toFixed(1)} ${unit}; ` +
+      `${name} 2^${log2}${mode}: wall ${ms.toFixed(3)} ms (min ${Math.min(...times).toFixed(3)}, ` +
+        `max ${Math.max(...times).toFixed(3)}): ${(n / 1e6 / ms).toFixed(1)} ${unit}; ` +
         `${gc.countDuring(t0, t1)} collections inside, ${gc.msDuring(t0, t1).toFixed(2)} ms`,
     );
   }
