@@ -180,21 +180,20 @@ export function editShaderModules(ctx, labelPart, edits, what) {
 }
 
 /**
- * Times `ctx.sort(keys)` (keys: a DeviceArray) after warmUntilSteady: `runs` timestamped runs,
- * each followed by a wall-clock run. Returns the medians in ms: the onesweep passes together,
- * the histogram pass, the whole GPU time, the wall clock.
+ * Times the op `once` (an async function that runs it once and releases its result) on `ctx`
+ * after warmUntilSteady: `runs` runs with timestamp queries, each followed by a run timed by
+ * wall clock. Returns the medians in ms: `passes` (a pass label's GPU time: the sum over its
+ * passes in one run), the op's whole GPU time `gpuMs`, and `wallMs`.
  */
-export async function timeSort(ctx, keys, runs = 7) {
+export async function timePasses(ctx, once, runs = 7) {
   const ts = timestampHooks(ctx);
-  const once = async () => (await ctx.sort(keys)).keys.destroy();
   const timed = async () => {
     const t0 = performance.now();
     await once();
     return performance.now() - t0;
   };
   await warmUntilSteady(timed, { sustain: once });
-  const passes = [];
-  const histogram = [];
+  const perLabel = {};
   const gpu = [];
   const wall = [];
   for (let r = 0; r < runs; r++) {
@@ -202,12 +201,21 @@ export async function timeSort(ctx, keys, runs = 7) {
     await once();
     ctx.encoderHooks = null;
     const t = await ts.read();
-    passes.push(t.passes['parle:sort-onesweep']);
-    histogram.push(t.passes['parle:sort-histogram']);
+    for (const [label, ms] of Object.entries(t.passes)) (perLabel[label] ??= []).push(ms);
     gpu.push(t.ms);
     wall.push(await timed());
   }
-  return { passesMs: median(passes), histogramMs: median(histogram), gpuMs: median(gpu), wallMs: median(wall) };
+  const passes = Object.fromEntries(Object.entries(perLabel).map(([label, ms]) => [label, median(ms)]));
+  return { passes, gpuMs: median(gpu), wallMs: median(wall) };
+}
+
+/**
+ * timePasses of `ctx.sort(keys)` (keys: a DeviceArray): the onesweep passes together
+ * (`passesMs`), the histogram pass, the whole GPU time, the wall clock (medians, ms).
+ */
+export async function timeSort(ctx, keys, runs = 7) {
+  const t = await timePasses(ctx, async () => (await ctx.sort(keys)).keys.destroy(), runs);
+  return { passesMs: t.passes['parle:sort-onesweep'], histogramMs: t.passes['parle:sort-histogram'], gpuMs: t.gpuMs, wallMs: t.wallMs };
 }
 
 /**
@@ -244,7 +252,16 @@ export async function contextWithKeys() {
   const ctx = await layer.createGpuContext();
   const log2 = process.argv.includes('--log2') ? Number(process.argv[process.argv.indexOf('--log2') + 1]) : 28;
   const n = 2 ** log2;
-  const keys = new Uint32Array(n);
-  for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+  const keys = lcgKeys(n);
   return { layer, ctx, log2, n, keys, d: await ctx.upload(keys) };
+}
+
+/**
+ * `n` u32 keys from the LCG s -> 1664525 s + 1013904223 (mod 2^32) started at `seed`, each
+ * masked with `mask`: the GPU benchmarks' keys (the same keys in every one for one seed).
+ */
+export function lcgKeys(n, seed = 1, mask = 0xffffffff) {
+  const a = new Uint32Array(n);
+  for (let i = 0, s = seed; i < n; i++) a[i] = (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) & mask;
+  return a;
 }

@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+import { lcgKeys, loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({ options: { log2: { type: 'string', default: '28' }, out: { type: 'string' } } });
 const n = 2 ** Number(args.log2);
@@ -36,8 +36,7 @@ const VARIANTS = {
 };
 
 const layer = await loadGpuLayer();
-const keys = new Uint32Array(n);
-for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+const keys = lcgKeys(n);
 let keySum = 0;
 let keyXor = 0;
 for (let i = 0; i < n; i++) {

@@ -3,13 +3,13 @@
 // scan kernel with one phase taken out at a time, by editing its composed WGSL as the context
 // builds it (editShaderModules), and other tile shapes (tuning). The outputs of the edited
 // kernels are wrong; the timing is what counts. GPU time by timestamp queries, median of 9 runs
-// after a sustained warm-up, each as a ratio to the unedited default. Then the look-back's walk,
+// after a sustained warm-up (timePasses), each as a ratio to the unedited default. Then the look-back's walk,
 // counted by an instrumented kernel (atomic counters in the spine's spare words): windows read
 // per tile, windows without progress (spins), and decoupled fallbacks.
 //   node bench/scan-phases.mjs [--log2 28] [--only REGEX]
 // Needs bench/.build/gpu-layer.mjs (node bench/gpu.mjs --build-only).
 import { parseArgs } from 'node:util';
-import { editShaderModules, loadGpuLayer, median, timestampHooks, warmUntilSteady } from './gpu-timestamps.mjs';
+import { editShaderModules, lcgKeys, loadGpuLayer, timePasses } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({ options: { log2: { type: 'string', default: '28' }, only: { type: 'string' } } });
 const n = 2 ** Number(args.log2);
@@ -42,25 +42,15 @@ const VARIANTS = [
 ].filter(([name]) => args.only === undefined || new RegExp(args.only).test(name));
 
 const layer = await loadGpuLayer();
-const keys = new Uint32Array(n);
-for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+const keys = lcgKeys(n);
 let base;
 for (const [name, edits, tuning] of VARIANTS) {
   const ctx = await layer.createGpuContext({ tuning });
   if (!ctx.hasTimestamps) throw new Error('this adapter has no timestamp queries');
   const edited = editShaderModules(ctx, 'scan', edits, name);
   const d = await ctx.upload(keys);
-  const once = async () => (await ctx.scan(d, { inclusive: true })).destroy();
-  await warmUntilSteady(async () => { const t0 = performance.now(); await once(); return performance.now() - t0; }, { sustain: once });
-  const ts = timestampHooks(ctx);
-  const gpu = [];
-  for (let r = 0; r < 9; r++) {
-    ctx.encoderHooks = ts.hooks;
-    await once();
-    ctx.encoderHooks = null;
-    gpu.push((await ts.read()).passes['parle:scan']);
-  }
-  const ms = median(gpu);
+  const { passes } = await timePasses(ctx, async () => (await ctx.scan(d, { inclusive: true })).destroy(), 9);
+  const ms = passes['parle:scan'];
   base ??= ms;
   console.log(`${name.padEnd(40)} scan pass ${ms.toFixed(3)} ms (x${(ms / base).toFixed(3)}), ${((8 * n) / 1e6 / ms).toFixed(0)} GB/s${edits.length > 0 && !edited() ? ' (kernel not edited)' : ''}`);
   d.destroy();

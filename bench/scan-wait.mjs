@@ -3,12 +3,11 @@
 // #14: the scan's wall clock over its 0.96 ms of GPU time varies between runs). Prints the median,
 // the minimum and every call.
 //   node bench/scan-wait.mjs        (LOG2=20 for a smaller scan)
-import { loadGpuLayer, median, warmUntilSteady } from './gpu-timestamps.mjs';
+import { lcgKeys, loadGpuLayer, median, warmUntilSteady } from './gpu-timestamps.mjs';
 const layer = await loadGpuLayer();
 const ctx = await layer.createGpuContext();
 const n = 2 ** Number(process.env.LOG2 ?? 28);
-const keys = new Uint32Array(n);
-for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+const keys = lcgKeys(n);
 const d = await ctx.upload(keys);
 const op = async () => (await ctx.scan(d, { inclusive: true })).destroy();
 const timed = async () => { const t0 = performance.now(); await op(); return performance.now() - t0; };

@@ -7,7 +7,7 @@
 //   node bench/sort-phases.mjs [--log2 28]
 // Needs bench/.build/gpu-layer.mjs (node bench/gpu.mjs --build-only).
 import { parseArgs } from 'node:util';
-import { editShaderModules, loadGpuLayer, timeSort } from './gpu-timestamps.mjs';
+import { editShaderModules, lcgKeys, loadGpuLayer, timeSort } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({ options: { log2: { type: 'string', default: '28' } } });
 const n = 2 ** Number(args.log2);
@@ -50,8 +50,7 @@ const VARIANTS = [
 ];
 
 const layer = await loadGpuLayer();
-const keys = new Uint32Array(n);
-for (let i = 0, s = 1; i < n; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+const keys = lcgKeys(n);
 let base;
 for (const [name, edits] of VARIANTS) {
   const ctx = await layer.createGpuContext();

@@ -12,7 +12,7 @@
 // Needs bench/.build/gpu-layer.mjs (node bench/gpu.mjs --build-only) and subgroups of at most 32
 // lanes (the edits are to the one-word ballot path; NVIDIA: 32, SwiftShader: 4).
 import { parseArgs } from 'node:util';
-import { editShaderModules, loadGpuLayer, timeSort } from './gpu-timestamps.mjs';
+import { editShaderModules, lcgKeys, loadGpuLayer, timeSort } from './gpu-timestamps.mjs';
 
 const { values: args } = parseArgs({
   options: { log2: { type: 'string', default: '28' }, 'check-log2': { type: 'string', default: '22' }, only: { type: 'string' } },
@@ -146,15 +146,10 @@ const VARIANTS = [
   ['the look-back before the digit scan too', [[LOOKBACK_CALL, ''], [SCAN_CALL, LOOKBACK_CALL + SCAN_CALL]], {}],
 ].filter(([name]) => !args.only || args.only.split('|').some((o) => name === o.trim()));
 
-function lcg(len, seed, mask = 0xffffffff) {
-  const a = new Uint32Array(len);
-  for (let i = 0, s = seed; i < len; i++) a[i] = (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) & mask;
-  return a;
-}
-const keys = lcg(n, 1);
+const keys = lcgKeys(n, 1);
 const sorted = keys.slice().sort();
 // many equal keys, digits of every place in use: stability shows
-const checkKeys = lcg(checkN, 7, 0x0f0f0f0f);
+const checkKeys = lcgKeys(checkN, 7, 0x0f0f0f0f);
 
 /** Stable key-value sort check: keys in order, values (input indices) ascending within equal keys. */
 function checkStable(outK, outV) {
