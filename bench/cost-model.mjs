@@ -85,9 +85,10 @@ async function place(input, where) {
 
 
 /**
- * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, gpu, cpu; ...) so
+ * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, cpu, gpu; ...) so
  * that drift of the machine touches all three alike: at least 12 rounds and until 600 ms have
- * passed (120 at most), one round if a call is slow. A path that is not available gives null.
+ * passed, in whole cycles of the six orders (120 at most), one round if a call is slow. A path
+ * that is not available gives null.
  * Sub-millisecond calls vary by tens of microseconds from call to call, and a cell is judged by
  * 10 % of its medians: the cap was 36 rounds before (bench/auto-overhead.mjs measures how far
  * two halves of one path's calls are apart). The orders and the pause: bench/interleave.mjs.
@@ -97,7 +98,8 @@ async function timeCell(call, input, to) {
   const trace = [];
   const unavailable = new Set();
   const started = performance.now();
-  for (let rep = 0; rep < 120 && (rep < 12 || performance.now() - started < 600); rep++) {
+  // (rounds in multiples of ORDERS.length: only whole cycles put every path after every path alike)
+  for (let rep = 0; rep < 120 && (rep < 12 || rep % ORDERS.length !== 0 || performance.now() - started < 600); rep++) {
     let slow = false;
     // one of the six orders a round (bench/interleave.mjs)
     for (const path of ORDERS[rep % ORDERS.length]) {

@@ -1,8 +1,8 @@
 // The cost model alone: predictions from the lines, the tie rule, and both levels of the online
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it, vi } from 'vitest';
-import { calibrate, CALIBRATION_SIZES, CPU_WARM_RUNS, lineFromPoints, SMALL_RUNS, type CalibrationProbe } from '../ts/cost/calibration.js';
-import { CHOICE_REUSE, CostModel, SWITCH_GAIN, defaultRates, fitLine, lineThrough, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
+import { calibrate, CALIBRATION_SIZES, CPU_WARM_RUNS, lineFromPoints, READBACK_MID_RUNS, SMALL_RUNS, type CalibrationProbe } from '../ts/cost/calibration.js';
+import { CHOICE_REUSE, CostModel, SWITCH_GAIN, defaultRates, fitLine, lineThrough, movesNothing, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -68,6 +68,29 @@ describe('cost model', () => {
     const cpuOnly = new CostModel(defaultRates(false));
     expect(cpuOnly.predict(shape).predictedMs.gpu).toBeNull();
     expect(cpuOnly.kernelMs('sort', 'gpu', 1 << 20)).toBeNull();
+  });
+
+  it('observeCall() feeds the kernel history only from calls that move nothing on their path', () => {
+    expect(movesNothing(call(), 'cpu')).toBe(true);
+    expect(movesNothing(call({ resultLocation: 'device' }), 'cpu')).toBe(false);
+    expect(movesNothing(call({ inputLocation: 'device', resultLocation: 'device' }), 'gpu')).toBe(true);
+    expect(movesNothing(call({ resultLocation: 'device' }), 'gpu')).toBe(false);
+    expect(movesNothing(call({ op: 'compress', inputLocation: 'device' }), 'gpu')).toBe(true); // its line ends on the host
+    expect(movesNothing(call({ op: 'decompress', resultLocation: 'device' }), 'gpu')).toBe(true); // its line starts there
+    expect(movesNothing(call({ op: 'decompress' }), 'gpu')).toBe(false);
+    const m = new CostModel(defaultRates(true));
+    const kernel = m.kernelMs('scan', 'gpu', 16 << 20)!;
+    const big = { inputBytes: 16 << 20, resultBytes: 16 << 20 };
+    // host data uploaded for the GPU (its kernel waits for the copy): no kernel sample
+    for (let i = 0; i < 3; i++) m.observeCall(call({ ...big, resultLocation: 'device' }), 'gpu', 100 * kernel);
+    expect(m.kernelMs('scan', 'gpu', 16 << 20)).toBeCloseTo(kernel, 9);
+    // device to device: the call is the kernel's line, so its ratio refines the other pairs
+    const devDev = call({ ...big, inputLocation: 'device', resultLocation: 'device' });
+    const predicted = m.predict(devDev).predictedMs.gpu!;
+    for (let i = 0; i < 3; i++) m.observeCall(devDev, 'gpu', 2 * predicted);
+    expect(m.kernelMs('scan', 'gpu', 16 << 20)! / kernel).toBeCloseTo(2, 6);
+    const devHost = call({ ...big, inputLocation: 'device' });
+    expect(m.predict(devHost).predictedMs.gpu! - new CostModel(defaultRates(true)).predict(devHost).predictedMs.gpu!).toBeCloseTo(kernel, 6);
   });
 
   it("choose() reuses a shape's choice for CHOICE_REUSE calls, predicting again sooner when a history median it rests on moves", () => {
@@ -389,14 +412,19 @@ describe('calibration', () => {
       expect(rates.cpu[op].upper?.fromBytes).toBe(mid);
     }
     expect(calls).toContain(`upload ${top}`);
+    // the GPU's other ops too (at `mid` a GPU call is mostly fixed cost: the slope comes from `top`)
+    for (const op of ['rleEncode', 'rleDecode', 'scan', 'sort']) expect(calls).toContain(`gpu ${op} ${top}`);
+    // the readback at `mid` until earlier runs' arrays are collected (the best of its runs)
+    expect(calls.filter((c) => c === `readback ${mid}`)).toHaveLength(READBACK_MID_RUNS);
     expect(calls.filter((c) => c.startsWith('cpu sort'))).toEqual([
       ...Array<string>(1 + CPU_WARM_RUNS + SMALL_RUNS).fill(`cpu sort ${cpuSmall}`),
       `cpu sort ${large}`,
       `cpu sort ${large}`,
       `cpu sort ${mid}`,
       `cpu sort ${mid}`,
-    ]); // the first at `cpuSmall`: the warm-up; `mid` last, where the budget allows
-    expect(calls.indexOf(`cpu sort ${mid}`)).toBeGreaterThan(calls.lastIndexOf(`readback ${top}`));
+    ]); // the first at `cpuSmall`: the warm-up; `mid` late, where the budget allows
+    expect(calls.indexOf(`cpu sort ${mid}`)).toBeGreaterThan(calls.lastIndexOf(`cpu compress ${top}`));
+    expect(calls.indexOf(`cpu sort ${mid}`)).toBeLessThan(calls.indexOf(`readback ${top}`));
     const m = new CostModel(rates);
     // (between 1 and 16 MiB the line through 16 KiB and 1 MiB goes on: one worker's throughput)
     for (const bytes of [1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]) {
@@ -427,6 +455,18 @@ describe('calibration', () => {
       // an upper segment's intercept may be negative; its times from where it starts may not
       if (l.upper) expect(l.upper.fixedMs + l.upper.msPerByte * l.upper.fromBytes).toBeGreaterThanOrEqual(0);
     }
+  });
+
+  it('a step starts where two of its runs fit and makes each further run that fits, predicted from its own runs', async () => {
+    const calls: string[] = [];
+    const probe = fakeProbe(calls);
+    // (the fake probe's times pass no wall clock: what is left stays about the budget, 1 s)
+    const gpu = (op: CostOp, bytes: number) => (op === 'sort' && bytes === mid ? probe.gpu!(op, bytes).then(() => 2000) : probe.gpu!(op, bytes));
+    await calibrate({ ...probe, gpu }, { budgetMs: 1000 });
+    // predicted from 16 KiB and 1 MiB, two runs of each GPU op at `mid` fit; the sort's took 2 s
+    // each, so its third, predicted from them, did not
+    expect(calls.filter((c) => c === `gpu scan ${mid}`)).toHaveLength(3);
+    expect(calls.filter((c) => c === `gpu sort ${mid}`)).toHaveLength(2);
   });
 
   it("a line whose mid point does not fit the budget goes through the warm-up's better run at `large`, not its first", async () => {

@@ -2,7 +2,7 @@
 // GPU decode and GPU encode -> CPU decode, the cost model's choice and its explanation, and
 // calibration stored and reused. On CI the GPU is SwiftShader; without an adapter these tests
 // fail when PARLE_REQUIRE_GPU=1 and are reported as skipped otherwise (test/gpu/support.ts).
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -461,7 +461,19 @@ describeGpu('engine with a GPU', () => {
     void forced.then(() => (measured = true));
     await second.scan(new Uint32Array(1000).fill(1));
     expect(measured).toBe(true);
+    // a record of an older format (5: the GPU's slopes from 16 MiB, where a call is mostly fixed
+    // cost) is measured again, not used
+    const file = join(cacheDir, 'calibration.json');
+    const before = JSON.parse(await readFile(file, 'utf8')) as Record<string, { format: number; measuredAt: string }>;
+    const [id] = Object.keys(before);
+    await writeFile(file, JSON.stringify({ [id]: { ...before[id], format: 5, measuredAt: 'old' } }));
+    const third = await createEngine({ workers: 1, gpu: 'require' });
+    await third.calibrate();
+    const after = JSON.parse(await readFile(file, 'utf8')) as Record<string, { format: number; measuredAt: string }>;
+    expect(after[id]).toMatchObject({ format: 6 });
+    expect(after[id].measuredAt).not.toBe('old');
     await first.destroy();
     await second.destroy();
+    await third.destroy();
   });
 });

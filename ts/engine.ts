@@ -619,7 +619,7 @@ export class Engine {
     });
     if (!force) {
       const stored = await loadStored<CalibrationRecord>(key);
-      if (stored?.format === 5 && stored.key === key) {
+      if (stored?.format === 6 && stored.key === key) {
         this.model.rates = stored.rates;
         return;
       }
@@ -632,7 +632,7 @@ export class Engine {
     if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;
     this.lastCalibration = { tookMs, warmUpMs };
-    await saveStored(key, { format: 5, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
+    await saveStored(key, { format: 6, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
   }
 
   /**
@@ -748,10 +748,12 @@ export class Engine {
       // the CPU path splits compress and decompress into chunks, one a worker at a time
       poolBytes: Math.max(1, this.workers) * DEFAULT_CHUNK_BYTES,
       // Into a new array, as a caller's readback: up to FRESH_RESULT_BYTES its memory is reused
-      // once earlier arrays are collected (hence four runs at 16 MiB, the best kept: 13.5, 11,
-      // 10.3 and 5.5 ms on the H200 host as garbage collection freed them); past it, fresh pages
-      // on every call. (Timed into a touched array instead, 16 MiB took 2.0 ms, and the model put
-      // a caller's 16 MiB GPU results on the host at a third to a half of their time.)
+      // once earlier arrays are collected (hence READBACK_MID_RUNS runs at 16 MiB, the best kept:
+      // 13.5, 11, 10.3 and 5.5 ms on the H200 host as garbage collection freed them); past it,
+      // fresh pages on every call. Neither a reused array nor one reused and cleared (what calloc
+      // does with memory that comes back) is what a caller's steady calls see: on an H100 host a
+      // 16 MiB readback took 2.56 ms so, 12-17 into new arrays in a row, and 5.1-6.5 in a
+      // caller's interleaved calls (bench/cost-model.mjs), as the collector gave memory back or not.
       readback: async (bytes: number) => {
         const d = await gpu.upload(sample('transfer', bytes));
         try {
@@ -930,14 +932,6 @@ export class Engine {
     return result;
   }
 
-  /** Times a kernel for the model's online history. */
-  private async timed<R>(op: CostOp, path: 'cpu' | 'gpu', bytes: number, work: () => Promise<R>): Promise<R> {
-    const t0 = performance.now();
-    const result = await work();
-    this.model.observe(op, path, bytes, performance.now() - t0);
-    return result;
-  }
-
   // ---- operations -----------------------------------------------------------------------
 
   /**
@@ -967,11 +961,11 @@ export class Engine {
         let runs: { values: Data; lengths: Data };
         if (path === 'cpu') {
           const host = await this.toHost(input);
-          runs = await this.timed('rleEncode', 'cpu', bytes, () => this.cpu.rleEncode(host, signal));
+          runs = await this.cpu.rleEncode(host, signal);
         } else {
           const device = await this.toDevice(input);
           try {
-            runs = await this.timed('rleEncode', 'gpu', bytes, () => this.gpu.rleEncode(device));
+            runs = await this.gpu.rleEncode(device);
           } finally {
             if (device !== input) device.destroy();
           }
@@ -1017,8 +1011,6 @@ export class Engine {
     const sizes = this.rleDecodeSizes(runs.values, runs.lengths);
     const route = await this.route('rleDecode', runs.values, opts, sizes);
     const { to, signal } = route;
-    // the kernel lines scale with the decoded bytes (route.workBytes; exact for host lengths)
-    const bytes = route.workBytes!;
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
         let result: Data;
@@ -1033,14 +1025,12 @@ export class Engine {
           if (out !== undefined && out.length !== total) {
             throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} elements; the runs expand to ${total}`);
           }
-          result = await this.timed('rleDecode', 'cpu', bytes, () =>
-            this.cpu.rleDecode(values, lengths, total, signal, out as typeof values | undefined),
-          );
+          result = await this.cpu.rleDecode(values, lengths, total, signal, out as typeof values | undefined);
         } else {
           const values = await this.toDevice(runs.values);
           const lengths = await this.toDevice(runs.lengths);
           try {
-            result = await this.timed('rleDecode', 'gpu', bytes, () => this.gpu.rleDecode(values, lengths));
+            result = await this.gpu.rleDecode(values, lengths);
           } finally {
             if (values !== runs.values) values.destroy();
             if (lengths !== runs.lengths) lengths.destroy();
@@ -1099,12 +1089,12 @@ export class Engine {
         if (path === 'cpu') {
           const hostKeys = await this.toHost<SortKeys>(keys);
           const hostValues = values && (await this.toHost<Uint32Array>(values));
-          sorted = await this.timed('sort', 'cpu', keys.byteLength, () => this.cpu.sort(hostKeys, hostValues, signal));
+          sorted = await this.cpu.sort(hostKeys, hostValues, signal);
         } else {
           const deviceKeys = await this.toDevice(keys);
           const deviceValues = values && (await this.toDevice(values));
           try {
-            sorted = await this.timed('sort', 'gpu', keys.byteLength, () => this.gpu.sort(deviceKeys, deviceValues));
+            sorted = await this.gpu.sort(deviceKeys, deviceValues);
           } finally {
             if (deviceKeys !== keys) deviceKeys.destroy();
             if (deviceValues && deviceValues !== values) deviceValues.destroy();
@@ -1152,13 +1142,11 @@ export class Engine {
         let result: Data;
         if (path === 'cpu') {
           const host = await this.toHost<Uint32Array>(input);
-          result = await this.timed('scan', 'cpu', input.byteLength, () =>
-            this.cpu.scan(host, inclusive, signal, out as Uint32Array | undefined),
-          );
+          result = await this.cpu.scan(host, inclusive, signal, out as Uint32Array | undefined);
         } else {
           const device = await this.toDevice(input);
           try {
-            result = await this.timed('scan', 'gpu', input.byteLength, () => this.gpu.scan(device, { inclusive }));
+            result = await this.gpu.scan(device, { inclusive });
           } finally {
             if (device !== input) device.destroy();
           }
@@ -1215,17 +1203,15 @@ export class Engine {
         if (path === 'gpu' && (errorBound === undefined || lossyOnGpu)) {
           const device = await this.toDevice(input);
           try {
-            return await this.timed('compress', 'gpu', input.byteLength, () =>
-              errorBound === undefined
-                ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec, out)
-                : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec, out),
-            );
+            return await (errorBound === undefined
+              ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec, out)
+              : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec, out));
           } finally {
             if (device !== input) device.destroy();
           }
         }
         const host = await this.toHost(input);
-        return this.timed('compress', 'cpu', input.byteLength, () => compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out));
+        return compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out);
       }),
     );
   }
@@ -1267,9 +1253,7 @@ export class Engine {
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
         if (path === 'gpu') {
-          const onDevice = await this.timed('decompress', 'gpu', route.bytes, () =>
-            decompressToDevice(this.cpu, this.gpu, view, maxElements, signal),
-          );
+          const onDevice = await decompressToDevice(this.cpu, this.gpu, view, maxElements, signal);
           if (out === undefined) return this.deliver(onDevice, to);
           try {
             checkOut(this.cpu, out, onDevice.type, onDevice.length, view, bytesResident);
@@ -1278,9 +1262,7 @@ export class Engine {
             onDevice.destroy();
           }
         }
-        const result = await this.timed('decompress', 'cpu', route.bytes, () =>
-          decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident }),
-        );
+        const result = await decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident });
         return this.deliver(result, to);
       }),
     );

@@ -31,18 +31,20 @@ export interface CalibrationProbe {
 }
 
 /**
- * A stored calibration. Format 5: measured after a warm-up at the measured sizes (twice at
- * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (or 1 MiB where 16 MiB did not fit the
- * budget), the main job's and the upload's upper segments from points up to 64 MiB (the GPU's
- * compress to 256 MiB), the CPU's other ops to 16 MiB, the CPU's small points at 4 KiB as the
- * median of spaced runs (SMALL_RUNS), each op through the engine's public method. Records of
- * formats 1 to 4 are measured
- * again: up to 3 a GPU codec line could hold a first use's cost in its slope, and format 4's GPU
- * compress line held a walk over the container's bytes (1.5 ms a MiB against 0.2 on an H200).
- * Lines may carry an upper segment; rleDecode's lines scale with the decoded bytes.
+ * A stored calibration. Format 6: measured after a warm-up at the measured sizes (twice at
+ * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (three runs; or 1 MiB where 16 MiB did
+ * not fit the budget) with upper segments to 64 MiB (the compress's to 256 MiB), the main job's
+ * and the upload's upper segments from points up to 64 MiB, the CPU's other ops to 16 MiB, the
+ * CPU's small points at 4 KiB as the median of spaced runs (SMALL_RUNS), each op through the
+ * engine's public method. Records of formats 1 to 5 are measured again: up to 3 a GPU codec
+ * line could hold a first use's cost in its slope, format 4's GPU compress line held a walk over
+ * the container's bytes (1.5 ms a MiB against 0.2 on an H200), and format 5's GPU lines of
+ * rleEncode, rleDecode, scan and sort took their slopes from 16 KiB and 16 MiB, where a GPU call
+ * is mostly fixed cost (an H100's 256 MiB decode of device data predicted at 0.86 ms, 5.4
+ * measured). Lines may carry an upper segment; rleDecode's lines scale with the decoded bytes.
  */
 export interface CalibrationRecord {
-  format: 5;
+  format: 6;
   key: string;
   measuredAt: string;
   /** Milliseconds the measurements took (the budget's part). */
@@ -65,7 +67,8 @@ export interface CalibrationRecord {
  *   - `top`: where the worker pool is busy (CalibrationProbe.poolBytes, at most this), for the
  *     main job's lines on both paths (the GPU path's decompress decodes run lengths on the
  *     workers too), and the upload's (uploads of 32 MiB or more go through whole-size staging
- *     pieces, another path than the ring's).
+ *     pieces, another path than the ring's); and whatever the pool's size, the GPU's other ops
+ *     (a GPU call of 16 MiB is still mostly fixed cost: their slopes come from here).
  *   - `gpuTop`: the GPU's compress, last, where the budget allows: its time per byte still falls
  *     past 64 MiB (H200: 0.21 ms a MiB from 16 to 64 MiB, 0.15 at 256 MiB), so the line to 64 MiB
  *     put a 256 MiB compress of host data on the GPU behind the CPU path, which took 1.7x as long.
@@ -81,11 +84,15 @@ export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 
  * point there takes about 1.2 s (the two-point lines of every op and transfer about 250 ms, the
  * main job's points at 16 and 64 MiB about 600, the readback at 64 MiB, the CPU's other ops at
  * 16 MiB and the GPU's compress at 256 MiB the rest; a step that starts in time may end past
- * the budget: 1.27-1.51 s measured). A step whose predicted
- * time (two runs from the line measured so far) would pass what is left is skipped, so a slow
- * machine (SwiftShader) measures fewer points in the same time and keeps the others' defaults.
+ * the budget: 1.27-1.51 s measured). Later points (the GPU's other ops at
+ * 64 MiB, three runs of each GPU op at 16 MiB, eight of the readback there) made that 1.8-2.6 s
+ * on an H100's host (2026-11-25), whose measurements had not fitted 1.2 s before: the CPU's
+ * other ops at 16 MiB were left out, and their lines put a 16 MiB CPU sort at 142 ms (21-55
+ * measured). A step starts where two of its runs fit what is left (predicted from the line
+ * measured so far), and makes its further runs while each fits, so a slow machine (SwiftShader)
+ * measures fewer points in the same time and keeps the others' defaults.
  */
-export const DEFAULT_CALIBRATION_BUDGET_MS = 1200;
+export const DEFAULT_CALIBRATION_BUDGET_MS = 2000;
 
 /**
  * The CPU's points at `cpuSmall` and the transfers' at `small`: the median of this many runs,
@@ -96,6 +103,15 @@ export const DEFAULT_CALIBRATION_BUDGET_MS = 1200;
  * rleEncode 0.78 ms, steady 0.1).
  */
 export const SMALL_RUNS = 5;
+/**
+ * Runs of the readback at `mid` (the best kept): its new array takes fresh pages until the arrays
+ * of earlier runs are collected and their memory comes back. On the H200 host four runs took 13.5,
+ * 11, 10.3 and 5.5 ms in one calibration; in another the best of four was 11.7, and the line
+ * through it put the readback of a 16 MiB GPU result at twice the 5.5 ms that a caller's steady
+ * calls took (a scan of device data to the host predicted 12.1 ms, 6.0 measured). Eight runs on
+ * an H100 host: 8.7-17 ms in one calibration, 11.9-17 in another (5.1-6.5 steady).
+ */
+export const READBACK_MID_RUNS = 8;
 /** Runs of each CPU op at `cpuSmall` in the warm-up after its first (at most CPU_WARM_CAP_MS each). */
 export const CPU_WARM_RUNS = 40;
 /** Milliseconds of the warm-up's runs of one CPU op at most (a slow machine stops early). */
@@ -135,14 +151,15 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  *
  * Then, while the budget (`budgetMs`, default DEFAULT_CALIBRATION_BUDGET_MS, wall clock) lasts,
  * in this order: the transfers at `small` and `large`; every GPU op at `mid` (compress and
- * decompress first), the upload at `top`, compress and decompress on the GPU at the pool's size
- * (three runs) and the readback at `mid` (four runs; right after the warm-up, while the GPU's
- * clock is up); the CPU ops at `cpuSmall` and `large`; compress and decompress on the CPU at
- * `mid` and at the pool's size; the readback at `top`; the CPU's other ops at `mid`; the GPU's
- * compress at `gpuTop`. A step runs only if its predicted time
- * (its runs, from the line measured so far; from a single point, in proportion to size) fits
- * what is left. Each point is the best of its runs (the first may pay for page faults, a cold
- * cache, a pool's growth), except the CPU's at `cpuSmall` and the transfers' at `small`: the
+ * decompress first; three runs), the upload at `top`, compress and decompress on the GPU at the
+ * pool's size (three runs), the GPU's other ops at `top` and the readback at `mid`
+ * (READBACK_MID_RUNS runs; right after the warm-up, while the GPU's clock is up); the CPU ops at
+ * `cpuSmall` and `large`; compress and decompress on the CPU at `mid` and at the pool's size;
+ * the CPU's other ops at `mid`; the readback at `top`; the GPU's compress at `gpuTop`. A step
+ * starts only if two of its runs fit what is left, predicted from the line measured so far (from
+ * a single point, in proportion to size), and makes each further run that fits, predicted with
+ * the step's own runs; the spaced runs of a median only all together. Each point is the best of
+ * its runs (the first may pay for page faults, a cold cache, a pool's growth), except the CPU's at `cpuSmall` and the transfers' at `small`: the
  * median of SMALL_RUNS runs after a pause each (replacing the warm-up's). Lines keep the
  * defaults (defaultRates) where nothing was measured.
  */
@@ -259,35 +276,45 @@ export async function calibrate(
   push(transferKeys, large);
   // The GPU's large points next, while the warm-up's load keeps its clock up (its SM clock falls
   // to 345-630 MHz when idle on an H200; the CPU's points are half a second of an idle GPU).
-  if (hasGpu) push([...main('gpu'), ...others('gpu')], mid);
+  // Three runs each: the first at a size makes its buffers (an H100's 16 MiB scan: 2.08 ms, then
+  // 0.39), and once both of two runs took 1.94 ms, a line that put the scan of 16 MiB of device
+  // data at 1.94 ms (0.50 measured) and of 256 MiB at 23 (4.1).
+  if (hasGpu) push([...main('gpu'), ...others('gpu')], mid, 3);
   push(transferKeys.slice(0, 1), transferTop);
   // three runs at the pool's size: the first of a GPU compress of 64 MiB took 28 ms, the second
   // 17, a call of 256 MiB 41 (H200)
   if (top > mid && hasGpu) push(main('gpu'), top, 3);
-  // four runs: a readback's new array takes fresh pages until the arrays of earlier runs are
-  // collected and their memory comes back (16 MiB: 20 and 14 ms for the first two, 4.7 steady)
-  push(transferKeys.slice(1), mid, 4);
+  // the GPU's other ops at `top` too: at 16 MiB a GPU call is still mostly fixed cost, so the
+  // slope through 16 KiB and 16 MiB is noise (an H100's 16 MiB decode took no longer than its
+  // 16 KiB one, and the line put a 256 MiB decode of device data at 0.86 ms, 5.4 measured;
+  // another calibration's slow 16 MiB scan put a 256 MiB one at 23 ms, 4.1 measured)
+  if (hasGpu) push(others('gpu'), transferTop);
+  // READBACK_MID_RUNS runs: a readback's new array takes fresh pages until the arrays of earlier
+  // runs are collected and their memory comes back
+  push(transferKeys.slice(1), mid, READBACK_MID_RUNS);
   push(cpuKeys, cpuSmall, SMALL_RUNS, true); // in place of the warm-up's run (the first use)
   push(cpuKeys, large);
   push(main('cpu'), mid);
   // the main job's CPU lines to the pool's size: a 256 MiB compress on 16 workers was predicted
   // at twice its time from 1 and 16 MiB alone (H200 host)
   if (top > mid) push(main('cpu'), top);
+  // the CPU's other ops at `mid` too: their time per byte grows past 1 MiB (out of the caches,
+  // results in fresh memory), and the line through 4 KiB and 1 MiB put an H200 host's 16 MiB
+  // scan at 7.3 ms, which took 12.5 (the GPU path's 7.3 was then not chosen), and an H100 host's
+  // 16 MiB sort at 142-180 ms (21-55 measured; two runs predicted so had not fitted the budget)
+  push(others('cpu'), mid);
   // the readback past the sizes whose memory is reused: a 256 MiB result takes fresh pages on
   // every call (the H200 host fills them at about 1.4 GB/s)
   push(transferKeys.slice(1), transferTop);
-  // the CPU's other ops at `mid` too: their time per byte grows past 1 MiB (out of the caches,
-  // results in fresh memory), and the line through 4 KiB and 1 MiB put an H200 host's 16 MiB
-  // scan at 7.3 ms, which took 12.5 (the GPU path's 7.3 was then not chosen)
-  push(others('cpu'), mid);
   if (hasGpu) push(['gpu/compress'], CALIBRATION_SIZES.gpuTop);
 
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;
     const { key, bytes, runs, spaced } = steps[i];
-    if (runs * (predictMs(key, bytes) + (spaced ? SMALL_CALL_PAUSE_MS : 0)) <= left()) {
-      const measure = measureOf(key);
-      if (spaced) {
+    const measure = measureOf(key);
+    if (spaced) {
+      // a median: all of its runs or none
+      if (runs * (predictMs(key, bytes) + SMALL_CALL_PAUSE_MS) <= left()) {
         const times: number[] = [];
         for (let r = 0; r < runs; r++) {
           await new Promise((resolve) => setTimeout(resolve, SMALL_CALL_PAUSE_MS));
@@ -296,7 +323,13 @@ export async function calibrate(
         times.sort((a, b) => a - b);
         const ps = points.get(key) ?? [];
         points.set(key, [...ps.filter((p) => p[0] !== bytes), [bytes, times[times.length >> 1]]]);
-      } else for (let r = 0; r < runs; r++) add(key, bytes, await measure(bytes));
+      }
+    } else {
+      // a best of runs: started where two runs fit (the first at a size may pay for its buffers),
+      // then each further run that fits, predicted from the runs before it
+      if (Math.min(runs, 2) * predictMs(key, bytes) <= left()) {
+        for (let r = 0; r < runs && (r < 2 || predictMs(key, bytes) <= left()); r++) add(key, bytes, await measure(bytes));
+      }
     }
     options.onProgress?.(i + 1, steps.length);
   }
