@@ -752,8 +752,9 @@ export class Engine {
       // 13.5, 11, 10.3 and 5.5 ms on the H200 host as garbage collection freed them); past it,
       // fresh pages on every call. Neither a reused array nor one reused and cleared (what calloc
       // does with memory that comes back) is what a caller's steady calls see: on an H100 host a
-      // 16 MiB readback took 2.56 ms so, 12-17 into new arrays in a row, and 5.1-6.5 in a
-      // caller's interleaved calls (bench/cost-model.mjs), as the collector gave memory back or not.
+      // 16 MiB readback took 2.56 ms into a reused array cleared after it, 8.7-17 into new arrays
+      // in a row, and 5.1-6.5 in a caller's interleaved calls (bench/cost-model.mjs), as the
+      // collector had given memory back or not.
       readback: async (bytes: number) => {
         const d = await gpu.upload(sample('transfer', bytes));
         try {
