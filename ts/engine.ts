@@ -11,7 +11,7 @@
 import { CpuPath, type Runs } from './cpu/cpu-path.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
-import { calibrate, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
+import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
@@ -619,7 +619,7 @@ export class Engine {
     });
     if (!force) {
       const stored = await loadStored<CalibrationRecord>(key);
-      if (stored?.format === 6 && stored.key === key) {
+      if (stored?.format === CALIBRATION_FORMAT && stored.key === key) {
         this.model.rates = stored.rates;
         return;
       }
@@ -632,7 +632,7 @@ export class Engine {
     if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;
     this.lastCalibration = { tookMs, warmUpMs };
-    await saveStored(key, { format: 6, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
+    await saveStored(key, { format: CALIBRATION_FORMAT, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
   }
 
   /**

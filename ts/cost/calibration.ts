@@ -31,6 +31,12 @@ export interface CalibrationProbe {
 }
 
 /**
+ * The format of the stored calibrations (CalibrationRecord) this version writes and reads; a
+ * record of another format is measured again.
+ */
+export const CALIBRATION_FORMAT = 6;
+
+/**
  * A stored calibration. Format 6: measured after a warm-up at the measured sizes (twice at
  * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (three runs; or 1 MiB where 16 MiB did
  * not fit the budget) with upper segments to 64 MiB (the compress's to 256 MiB), the main job's
@@ -44,7 +50,7 @@ export interface CalibrationProbe {
  * measured). Lines may carry an upper segment; rleDecode's lines scale with the decoded bytes.
  */
 export interface CalibrationRecord {
-  format: 6;
+  format: typeof CALIBRATION_FORMAT;
   key: string;
   measuredAt: string;
   /** Milliseconds the measurements took (the budget's part). */
@@ -159,9 +165,9 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * starts only if two of its runs fit what is left, predicted from the line measured so far (from
  * a single point, in proportion to size), and makes each further run that fits, predicted with
  * the step's own runs; the spaced runs of a median only all together. Each point is the best of
- * its runs (the first may pay for page faults, a cold cache, a pool's growth), except the CPU's at `cpuSmall` and the transfers' at `small`: the
- * median of SMALL_RUNS runs after a pause each (replacing the warm-up's). Lines keep the
- * defaults (defaultRates) where nothing was measured.
+ * its runs (the first may pay for page faults, a cold cache, a pool's growth), except the CPU's
+ * at `cpuSmall` and the transfers' at `small`: the median of SMALL_RUNS runs after a pause each
+ * (replacing the warm-up's). Lines keep the defaults (defaultRates) where nothing was measured.
  */
 export async function calibrate(
   probe: CalibrationProbe,
