@@ -190,7 +190,7 @@ describeGpu('engine with a GPU', () => {
   gpuIt('rle chunks decoded on the GPU: hostile run lengths are CORRUPT, as on the CPU path; non-minimal LEB128 decodes', async () => {
     // one chunk of 64 u8: 32 x 5 then 32 x 7, coded rle: values [5, 7], lengths - 1 as LEB128
     const input = new Uint8Array(64).map((_, i) => (i < 32 ? 5 : 7));
-    const container = (leb: number[], values = [5, 7]) => {
+    const container = (leb: number[], values = [5, 7], payloadChecksum?: bigint) => {
       const dir = new DataView(new ArrayBuffer(16));
       dir.setUint32(0, values.length, true);
       dir.setUint32(4, values.length, true);
@@ -202,7 +202,7 @@ describeGpu('engine with a GPU', () => {
         encoding: Encoding.Pipeline,
         runCount: 0,
         payloadBytes: payload.length,
-        payloadChecksum: BigInt(ref.treeHash(payload)),
+        payloadChecksum: payloadChecksum ?? BigInt(ref.treeHash(payload)),
         elementsChecksum: BigInt(ref.treeHash(input)),
         stages: [3],
         streamCount: 2,
@@ -237,6 +237,15 @@ describeGpu('engine with a GPU', () => {
         code: ErrorCodes.CORRUPT,
       });
     }
+    // every step runs in one submission and the checks come after it: lengths that lie in a
+    // payload whose hash fails are reported as the hash (the first check), on both paths, and
+    // the next decode is right
+    const both = container([31, 32], [5, 7], 12345n);
+    await expect(engine.decompress(both, { path: 'cpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
+    await expect(engine.decompress(both, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
+    const after = await engine.decompress(good, { to: 'device', path: 'gpu' });
+    expect(same(await engine.download(after), input)).toBe(true);
+    after.destroy();
   });
 
   gpuIt('version 2 on the GPU path: every pipeline of every type decodes to the CPU result, hashes checked on the GPU', async () => {

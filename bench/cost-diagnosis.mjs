@@ -1,0 +1,150 @@
+// Why some cells of bench/cost-model.mjs measure what calibration does not predict (issue #14):
+//   alloc       a new 16 MiB host array written once, in this young process (glibc's mmap threshold
+//               still 128 KiB: each one mapped fresh) and after a garbage collection has freed
+//               earlier ones (the threshold raised: the heap's memory reused; gc() through
+//               v8.setFlagsFromString, not --expose-gc, which the worker pool's threads refuse).
+//   idle        GPU sorts of device data (16 and 256 MiB) in a row, after a pause, after the
+//               JavaScript thread was busy as long, and after a CPU sort of the same size (what
+//               cost-model.mjs interleaves): is it the GPU's idle clock or the CPU path's work?
+//   decompress  GPU decompress of 256 KiB and 16 MiB containers to the device and the host, in a
+//               row and after 256 MiB GPU sorts, with the buffer pool's counters
+//
+//   npm run build && node bench/cost-diagnosis.mjs [--out DIR] [sections...]
+import { probeRunsBytes } from './suite/data.mjs';
+import { outputDir } from './out-dir.mjs';
+import { release, settle } from './interleave.mjs';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { parseArgs } from 'node:util';
+import { createEngine } from '../dist/node/index.js';
+
+const { values: args, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true });
+const outDir =
+  process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: false, committed: 'bench/results' });
+const sections = new Set(positionals.length > 0 ? positionals : ['alloc', 'idle', 'decompress']);
+const report = {};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const spin = (ms) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+const fmt = (xs) => xs.map((x) => x.toFixed(1)).join(' ');
+const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** `n` timed calls of `fn`, each after `before()` (untimed); prints and records them. */
+async function series(name, n, fn, before) {
+  const ms = [];
+  for (let i = 0; i < n; i++) {
+    if (before) await before();
+    else await settle();
+    const t0 = performance.now();
+    release(await fn());
+    ms.push(performance.now() - t0);
+  }
+  console.log(`${name.padEnd(52)} median ${med(ms).toFixed(2).padStart(7)}  calls: ${fmt(ms)}`);
+  report[name] = ms;
+  return ms;
+}
+
+const thp = (() => {
+  try {
+    return readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+})();
+console.log(`transparent huge pages: ${thp}`);
+
+if (sections.has('alloc')) {
+  const B = 16 << 20;
+  // first, before anything large was freed in this process
+  await series('alloc: new 16 MiB array written, young process', 8, () => void new Uint8Array(B).fill(1));
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  {
+    gc();
+    await sleep(50);
+    await series('alloc: the same after a full gc', 8, () => void new Uint8Array(B).fill(1));
+    await series(
+      'alloc: the same, gc before each',
+      8,
+      () => void new Uint8Array(B).fill(1),
+      async () => {
+        gc();
+        await settle();
+      },
+    );
+  }
+  const reused = new Uint8Array(B);
+  await series('alloc: one reused 16 MiB array written', 8, () => void reused.fill(1));
+}
+
+const engine = await createEngine({ gpu: 'require', calibration: 'skip' });
+console.log(`adapter ${JSON.stringify(engine.adapter)}, workers ${engine.workers}`);
+const keysOf = (bytes) => {
+  const a = new Uint32Array(bytes >> 2);
+  for (let i = 0, s = 7; i < a.length; i++) a[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+  return a;
+};
+
+if (sections.has('idle')) {
+  for (const bytes of [16 << 20, 256 << 20]) {
+    const keys = keysOf(bytes);
+    const d = await engine.upload(keys);
+    const sort = () => engine.sort(d, { path: 'gpu' });
+    for (let i = 0; i < 3; i++) release(await sort());
+    const mib = `${bytes >> 20} MiB`;
+    const cpuMs = await series(`idle: cpu sort ${mib} (host keys)`, 3, () => engine.sort(keys, { path: 'cpu' }));
+    const pause = Math.round(med(cpuMs));
+    await series(`idle: gpu sort ${mib} d->d, in a row`, 8, sort);
+    await series(`idle: gpu sort ${mib} d->d, after ${pause} ms asleep`, 6, sort, () => sleep(pause));
+    await series(`idle: gpu sort ${mib} d->d, after ${pause} ms of JS spin`, 6, sort, async () => spin(pause));
+    await series(`idle: gpu sort ${mib} d->d, after a cpu sort`, 6, sort, async () => release(await engine.sort(keys, { path: 'cpu' })));
+    await series(`idle: gpu sort ${mib} d->d, after 2 ms asleep`, 6, sort, () => sleep(2));
+    await series(`idle: gpu sort ${mib} d->d, after 20 ms asleep`, 6, sort, () => sleep(20));
+    d.destroy();
+  }
+}
+
+if (sections.has('decompress')) {
+  const pool = () => engine['gpuContext'].poolStats;
+  for (const bytes of [256 << 10, 16 << 20]) {
+    const packed = await engine.compress(probeRunsBytes(bytes), { path: 'cpu' });
+    const size = `${bytes >> 10} KiB`;
+    for (const to of ['device', 'host']) {
+      const call = () => engine.decompress(packed, { path: 'gpu', to });
+      release(await call());
+      const p0 = { ...pool() };
+      await series(`decompress: gpu ${size} -> ${to}, in a row`, 8, call);
+      const p1 = { ...pool() };
+      console.log(
+        `  pool: created ${p1.created - p0.created}, reused ${p1.reused - p0.reused}, kept ${(p1.keptBytes / 2 ** 20).toFixed(0)} MiB of ${(p1.limitBytes / 2 ** 20).toFixed(0)}`,
+      );
+      await series(`decompress: cpu ${size} -> ${to}, in a row`, 8, () => engine.decompress(packed, { path: 'cpu', to }));
+      await series(`decompress: gpu ${size} -> ${to}, after a cpu one`, 8, call, async () => {
+        release(await engine.decompress(packed, { path: 'cpu', to }));
+        await settle();
+      });
+    }
+  }
+  // after 256 MiB GPU sorts (the pool holding their buffers), as cost-model.mjs's last cells are
+  const big = await engine.upload(keysOf(256 << 20));
+  for (let i = 0; i < 2; i++) release(await engine.sort(big, { path: 'gpu' }));
+  big.destroy();
+  const packed = await engine.compress(probeRunsBytes(16 << 20), { path: 'cpu' });
+  const p0 = { ...pool() };
+  await series('decompress: gpu 16384 KiB -> device, after 256 MiB sorts', 8, () =>
+    engine.decompress(packed, { path: 'gpu', to: 'device' }),
+  );
+  const p1 = { ...pool() };
+  console.log(
+    `  pool: created ${p1.created - p0.created}, reused ${p1.reused - p0.reused}, kept ${(p1.keptBytes / 2 ** 20).toFixed(0)} MiB of ${(p1.limitBytes / 2 ** 20).toFixed(0)}`,
+  );
+}
+
+await mkdir(outDir, { recursive: true });
+await writeFile(join(outDir, 'cost-diagnosis.json'), JSON.stringify({ adapter: engine.adapter, thp, report }, null, 1));
+process.exit(0);
