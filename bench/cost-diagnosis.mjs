@@ -10,16 +10,25 @@
 //               row and after 256 MiB GPU sorts, with the buffer pool's counters
 //
 //   npm run build && node bench/cost-diagnosis.mjs [--out DIR] [sections...]
+//   PARLE_DIST=path/to/other/dist/node/index.js node bench/cost-diagnosis.mjs ...   (a baseline build)
 import { probeRunsBytes } from './suite/data.mjs';
 import { outputDir } from './out-dir.mjs';
-import { release, settle } from './interleave.mjs';
+import { settle } from './interleave.mjs';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { parseArgs } from 'node:util';
-import { createEngine } from '../dist/node/index.js';
+// PARLE_DIST: another build's dist/node/index.js (a baseline beside this one, in the same call)
+const { createEngine } = await import(
+  process.env.PARLE_DIST ? new URL(process.env.PARLE_DIST, `file://${process.cwd()}/`).href : '../dist/node/index.js'
+);
+/** Destroys what a call made on the GPU (duck-typed: a baseline build's DeviceArray is another class). */
+const release = (x) => {
+  if (x && typeof x.destroy === 'function' && 'buffer' in x) x.destroy();
+  else if (x && typeof x === 'object' && !ArrayBuffer.isView(x)) for (const v of Object.values(x)) release(v);
+};
 
 const { values: args, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true });
 const outDir =

@@ -237,9 +237,8 @@ describeGpu('engine with a GPU', () => {
         code: ErrorCodes.CORRUPT,
       });
     }
-    // every step runs in one submission and the checks come after it: lengths that lie in a
-    // payload whose hash fails are reported as the hash (the first check), on both paths, and
-    // the next decode is right
+    // lengths that lie in a payload whose hash fails are reported as the hash (checked first), on
+    // both paths, and the next decode is right
     const both = container([31, 32], [5, 7], 12345n);
     await expect(engine.decompress(both, { path: 'cpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
     await expect(engine.decompress(both, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });

@@ -3,19 +3,18 @@
  * the GPU (Haugen's case: a compressed file on the host, its elements wanted on the GPU):
  *
  *   1. the CPU walks the chunk table, each chunk's stream directory and its Huffman headers;
- *   2. the container is uploaded as it is (the compressed size crosses the bus);
- *   3. one submission records the rest: the tree hash of every payload; every Huffman (or raw)
- *      stream of every chunk decoded, one invocation per segment (ts/gpu/codec.ts): straight to
- *      its place for chunks without an rle stage; for chunks with one, run values into one
- *      buffer per value width and LEB128 lengths into another, the lengths decoded and checked
- *      (shaders/codec-leb-decode.wgsl), and the runs of each width expanded in one dispatch
- *      into a buffer of the size the chunk table gives (nothing is allocated for what a corrupt
- *      stream claims); then planes unshuffled and deltas summed into the output (a quantized
- *      chunk's codes into a codes buffer, then dequantized into the output with its exceptions
- *      written over them: shaders/codec-quantize.wgsl), and every chunk's elements' tree hash;
- *   4. only hashes, status words and run totals come back, and are checked in that order: the
- *      payloads' hashes first (CHECKSUM_MISMATCH), each step's status (CORRUPT), the elements'
- *      hashes last.
+ *   2. the container is uploaded as it is (the compressed size crosses the bus) and the GPU
+ *      checks every payload's tree hash;
+ *   3. every Huffman (or raw) stream of every chunk is decoded on the GPU, one invocation per
+ *      segment (ts/gpu/codec.ts): straight to its place for chunks without an rle stage; for
+ *      chunks with one, run values into one buffer per value width and LEB128 lengths into
+ *      another, then the lengths are decoded and checked on the GPU (shaders/codec-leb-decode.wgsl),
+ *      and the GPU's RLE decode expands each width's runs in one dispatch after checking that they
+ *      sum to what the chunks hold (nothing is allocated for what a corrupt stream claims);
+ *   4. the GPU unshuffles planes and sums deltas into the output (a quantized chunk's codes into
+ *      a codes buffer, then dequantized into the output with its exceptions written over them:
+ *      shaders/codec-quantize.wgsl), then computes every chunk's elements' tree hash. Only
+ *      hashes, status words and run totals come back.
  *
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
  * multiple of 4, true of the default chunk size); {@link canDecodeV2OnDevice} says.
@@ -27,19 +26,19 @@ import { abortError } from '../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import {
   encodeDelta,
-  encodeHuffmanDecode,
   encodeShuffle,
-  encodeTreeHashes,
+  huffmanDecode,
   parseHuffmanStream,
+  treeHashes,
   type HuffmanDecodeJob,
   type HuffmanStreamInfo,
 } from '../gpu/codec.js';
 import { composeKernel, WORKGROUP_SIZE } from '../gpu/compose.js';
-import type { GpuContext, Submission } from '../gpu/context.js';
+import type { GpuContext } from '../gpu/context.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import { getPipeline } from '../gpu/pipelines.js';
 import { DEQUANTIZE_STATUS_BYTES, encodeDequantize } from '../gpu/quantize.js';
-import { encodeRleDecodeExact } from '../gpu/rle.js';
+import { rleDecodeOp } from '../gpu/rle.js';
 import { encodeScan } from '../gpu/scan.js';
 import lebDecodeSource from '../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../platform/node.js';
@@ -137,99 +136,109 @@ function lebPipeline(gpu: GpuContext, entryPoint: 'lebFlags' | 'lebValues' | 'le
 }
 
 /**
- * Records into `s` the decode of `group`'s LEB128 streams (in `leb`) into run lengths (in
- * `lengths`, zeroed before, the pad runs included) with the CPU decoder's checks
- * (shaders/codec-leb-decode.wgsl). Returns the check to call after the submission (4 bytes read
- * back).
- * @throws ParleError (from the check) CORRUPT, DEVICE_LOST
+ * Decodes `group`'s LEB128 streams (in `leb`) into run lengths (in `lengths`, zeroed before, the
+ * pad runs included) with the CPU decoder's checks (shaders/codec-leb-decode.wgsl).
+ * @throws ParleError CORRUPT, DEVICE_LOST
  */
-function encodeLebLengths(gpu: GpuContext, s: Submission, group: RunsGroup, leb: GPUBuffer, lengths: GPUBuffer): () => Promise<void> {
+async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffer, lengths: GPUBuffer): Promise<void> {
   const bytes = group.lebBytes;
   const table = new Uint32Array(group.slots.length * SLOT_WORDS);
   group.slots.forEach((slot, i) => {
     table.set([slot.lebAt, slot.lebBytes, slot.runs, slot.at, slot.pad, slot.chunk.elementCount, 0, 0], i * SLOT_WORDS);
   });
-  const slotsBuf = s.temp(table.byteLength, 'leb slots', GPUBufferUsage.COPY_DST);
+  const slotsBuf = gpu.acquireStorage(table.byteLength, 'leb slots', GPUBufferUsage.COPY_DST);
   gpu.device.queue.writeBuffer(slotsBuf, 0, table);
-  const params = s.uniform([bytes, group.slots.length, 0, 0]);
-  const flags = s.temp(Math.max(4, bytes * 4), 'leb flags');
-  const idx = s.temp(Math.max(4, bytes * 4), 'leb value index');
-  const total = s.temp(16, 'leb values');
-  const status = s.temp(16, 'leb status');
-  s.encoder.clearBuffer(total);
-  s.encoder.clearBuffer(status);
-  // codec-leb-decode.wgsl's bindings by number; each entry point takes the ones it uses
-  const bind = [params, slotsBuf, leb, flags, idx, lengths, status, total].map((buffer, binding): GPUBindGroupEntry => ({
-    binding,
-    resource: { buffer },
-  }));
-  if (bytes > 0) {
-    s.dispatch(lebPipeline(gpu, 'lebFlags'), [bind[0], bind[1], bind[2], bind[3]], Math.ceil(bytes / WORKGROUP_SIZE), 'parle:leb-flags');
-    encodeScan(gpu, s, flags, idx, bytes, 'u32', false, total);
-    s.dispatch(
-      lebPipeline(gpu, 'lebValues'),
-      [bind[0], bind[1], bind[2], bind[3], bind[4], bind[5], bind[6]],
-      Math.ceil(bytes / WORKGROUP_SIZE),
-      'parle:leb-values',
-    );
-  }
-  s.dispatch(
-    lebPipeline(gpu, 'lebCheck'),
-    [bind[0], bind[1], bind[2], bind[4], bind[5], bind[6], bind[7]],
-    Math.ceil(group.slots.length / WORKGROUP_SIZE),
-    'parle:leb-check',
-  );
-  const readStatus = s.readAfter(status, 4);
-  return async () => {
+  let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(1);
+  try {
+    await gpu.submit('decompress run lengths', (s) => {
+      const params = s.uniform([bytes, group.slots.length, 0, 0]);
+      const flags = s.temp(Math.max(4, bytes * 4), 'leb flags');
+      const idx = s.temp(Math.max(4, bytes * 4), 'leb value index');
+      const total = s.temp(16, 'leb values');
+      const status = s.temp(16, 'leb status');
+      s.encoder.clearBuffer(total);
+      s.encoder.clearBuffer(status);
+      // codec-leb-decode.wgsl's bindings by number; each entry point takes the ones it uses
+      const bind = [params, slotsBuf, leb, flags, idx, lengths, status, total].map((buffer, binding): GPUBindGroupEntry => ({
+        binding,
+        resource: { buffer },
+      }));
+      if (bytes > 0) {
+        s.dispatch(
+          lebPipeline(gpu, 'lebFlags'),
+          [bind[0], bind[1], bind[2], bind[3]],
+          Math.ceil(bytes / WORKGROUP_SIZE),
+          'parle:leb-flags',
+        );
+        encodeScan(gpu, s, flags, idx, bytes, 'u32', false, total);
+        s.dispatch(
+          lebPipeline(gpu, 'lebValues'),
+          [bind[0], bind[1], bind[2], bind[3], bind[4], bind[5], bind[6]],
+          Math.ceil(bytes / WORKGROUP_SIZE),
+          'parle:leb-values',
+        );
+      }
+      s.dispatch(
+        lebPipeline(gpu, 'lebCheck'),
+        [bind[0], bind[1], bind[2], bind[4], bind[5], bind[6], bind[7]],
+        Math.ceil(group.slots.length / WORKGROUP_SIZE),
+        'parle:leb-check',
+      );
+      readStatus = s.readAfter(status, 4);
+    });
     const bits = (await readStatus())[0];
-    if (bits === 0) return;
-    const why = [
-      bits & 1 ? 'a run length longer than 5 LEB128 bytes or past 2^32 - 2' : '',
-      bits & 2 ? 'a lengths stream that is not exactly its runs, each terminated' : '',
-      bits & 4 ? "a run longer than its chunk's elements" : '',
-    ].filter(Boolean);
-    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle rle chunk: ${why.join('; ')}`);
-  };
+    if (bits !== 0) {
+      const why = [
+        bits & 1 ? 'a run length longer than 5 LEB128 bytes or past 2^32 - 2' : '',
+        bits & 2 ? 'a lengths stream that is not exactly its runs, each terminated' : '',
+        bits & 4 ? "a run longer than its chunk's elements" : '',
+      ].filter(Boolean);
+      throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle rle chunk: ${why.join('; ')}`);
+    }
+  } finally {
+    gpu.releaseStorage(slotsBuf);
+  }
 }
 
 /**
- * Records into `s` the dequantize of every quantized chunk's codes (in `codesBuf`) into its
- * elements (in `outBuf`), its exceptions written over them (shaders/codec-quantize.wgsl).
- * Returns the check to call after the submission: it reads back the status and fails as the CPU
- * decoder would.
- * @throws ParleError (from the check) CORRUPT, DEVICE_LOST
+ * Dequantizes every quantized chunk's codes (in `workBuf`) into its elements (in `outBuf`) and
+ * writes its exceptions over them (shaders/codec-quantize.wgsl), in one submission; reads back
+ * the status and fails as the CPU decoder would.
+ * @throws ParleError CORRUPT, DEVICE_LOST
  */
-function encodeDequantizeChunks(
+async function dequantizeChunks(
   gpu: GpuContext,
-  s: Submission,
   plans: readonly QuantizePlan[],
   exceptionWords: readonly Uint32Array<ArrayBuffer>[],
   exceptionBytes: number,
-  codesBuf: GPUBuffer,
+  workBuf: GPUBuffer,
   outBuf: GPUBuffer,
-): () => Promise<void> {
-  const exceptions = s.temp(Math.max(4, exceptionBytes), 'decompress exceptions', GPUBufferUsage.COPY_DST);
-  const status = s.temp(DEQUANTIZE_STATUS_BYTES, 'decompress dequantize status');
-  plans.forEach((p, i) => {
-    if (exceptionWords[i].byteLength > 0) gpu.device.queue.writeBuffer(exceptions, p.exceptionsAt, exceptionWords[i]);
-  });
-  s.encoder.clearBuffer(status);
-  for (const p of plans) {
-    encodeDequantize(gpu, s, {
-      codes: codesBuf,
-      codesByteOffset: p.codesAt,
-      out: outBuf,
-      outByteOffset: p.chunk.elementOffset * 4,
-      count: p.chunk.elementCount,
-      step: p.step,
-      exceptions,
-      exceptionsByteOffset: p.exceptionsAt,
-      exceptionCount: p.exceptions,
-      status,
+): Promise<void> {
+  const exceptions = gpu.acquireStorage(Math.max(4, exceptionBytes), 'decompress exceptions', GPUBufferUsage.COPY_DST);
+  const status = gpu.acquireStorage(DEQUANTIZE_STATUS_BYTES, 'decompress dequantize status');
+  let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(DEQUANTIZE_STATUS_BYTES / 4);
+  try {
+    plans.forEach((p, i) => {
+      if (exceptionWords[i].byteLength > 0) gpu.device.queue.writeBuffer(exceptions, p.exceptionsAt, exceptionWords[i]);
     });
-  }
-  const readStatus = s.readAfter(status, DEQUANTIZE_STATUS_BYTES);
-  return async () => {
+    await gpu.submit('decompress dequantize', (s) => {
+      s.encoder.clearBuffer(status);
+      for (const p of plans) {
+        encodeDequantize(gpu, s, {
+          codes: workBuf,
+          codesByteOffset: p.codesAt,
+          out: outBuf,
+          outByteOffset: p.chunk.elementOffset * 4,
+          count: p.chunk.elementCount,
+          step: p.step,
+          exceptions,
+          exceptionsByteOffset: p.exceptionsAt,
+          exceptionCount: p.exceptions,
+          status,
+        });
+      }
+      readStatus = s.readAfter(status, DEQUANTIZE_STATUS_BYTES);
+    });
     const words = await readStatus();
     const listed = plans.reduce((a, p) => a + p.exceptions, 0);
     const [invalid, found, refused] = [words[0], words[64], words[65]];
@@ -239,7 +248,10 @@ function encodeDequantizeChunks(
       refused === 0 && found !== listed ? `${found} exception codes, ${listed} exceptions listed` : '',
     ].filter(Boolean);
     if (why.length > 0) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle quantized chunk: ${why.join('; ')}`);
-  };
+  } finally {
+    gpu.releaseStorage(exceptions);
+    gpu.releaseStorage(status);
+  }
 }
 
 /**
@@ -360,142 +372,124 @@ export async function decompressV2ToDevice(
   }
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
   gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
-  if (signal?.aborted) throw abortError(signal);
-  for (const group of groups.values()) gpu.checkBindable(group.expandedBytes, 'decompress expanded runs', true);
   const container = await gpu.upload(bytes);
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   const workBuf = gpu.acquireStorage(roundUp4(Math.max(work, 4)), 'decompress streams');
   const tempBuf = tempBytes > 0 ? gpu.acquireStorage(tempBytes, 'decompress unshuffled') : undefined;
   const codesBuf = codesBytes > 0 ? gpu.acquireStorage(codesBytes, 'decompress codes') : undefined;
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
-  const runArrays: DeviceArray[] = [];
+  const expanded: DeviceArray[] = [];
   const scratch: GPUBuffer[] = [];
   try {
-    // Every step in one submission, its checks read back after it (a few words each) and run in
-    // the order the steps had when each was a submission of its own, so a corrupt container
-    // fails as it did: the payloads' hashes first, the elements' hashes last. Steps after a
-    // failing check run on what it rejected, harmlessly: every kernel's reads and writes stay in
-    // buffers sized from the chunk table, which the CPU checked. On an H100 a 256 KiB container
-    // took 8.9 ms to the device in nine submissions, each awaited.
-    const checks: (() => Promise<void>)[] = [];
-    await gpu.submit('decompress', (s) => {
-      const readPayloadHashes = encodeTreeHashes(
-        gpu,
-        s,
-        container.buffer,
-        chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
-      );
-      checks.push(async () => {
-        const hashes = await readPayloadHashes();
-        for (const c of chunks) {
-          if (hashes[c.index] !== Number(c.payloadChecksum)) {
-            throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: payload checksum mismatch`);
-          }
-        }
-      });
-      // streams of chunks without rle
-      const buffers = { out: outBuf, work: workBuf, codes: codesBuf ?? workBuf };
-      for (const to of ['out', 'work', 'codes'] as const) {
-        const some = jobs
-          .filter((j) => j.target.buf === to)
-          .map(({ stream, srcByteOffset, target }) => ({ stream, srcByteOffset, dstByteOffset: target.at }));
-        if (some.length > 0) checks.push(encodeHuffmanDecode(gpu, s, container.buffer, buffers[to], some));
+    const payloadHashes = await treeHashes(
+      gpu,
+      container.buffer,
+      chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
+    );
+    for (const c of chunks) {
+      if (payloadHashes[c.index] !== Number(c.payloadChecksum)) {
+        throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: payload checksum mismatch`);
       }
-      // chunks with rle: streams decoded and run lengths checked, one expand a value width
-      for (const group of groups.values()) {
-        const { width } = group;
-        const valuesBuf = gpu.acquireStorage(Math.max(4, group.entries * width), 'decompress run values');
-        const dValues = gpu.owned(valuesBuf, width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32', group.entries);
-        runArrays.push(dValues);
-        const lengthsBuf = gpu.acquireStorage(Math.max(4, group.entries * 4), 'decompress run lengths');
-        const dLengths = gpu.owned(lengthsBuf, 'u32', group.entries);
-        runArrays.push(dLengths);
-        const lebBuf = s.temp(Math.max(4, group.lebBytes), 'decompress run lengths LEB128');
-        const expandedBuf = gpu.acquireStorage(group.expandedBytes, `decompress expanded runs`, 0, true);
-        scratch.push(expandedBuf);
-        // zeros: the pad and filler runs' values and lengths, and the bytes between LEB128 streams
+    }
+    const t1 = performance.now();
+    // streams of chunks without rle, on the GPU
+    const buffers = { out: outBuf, work: workBuf, codes: codesBuf ?? workBuf };
+    for (const to of ['out', 'work', 'codes'] as const) {
+      const some = jobs
+        .filter((j) => j.target.buf === to)
+        .map(({ stream, srcByteOffset, target }) => ({ stream, srcByteOffset, dstByteOffset: target.at }));
+      if (some.length > 0) await huffmanDecode(gpu, container.buffer, buffers[to], some);
+    }
+    // chunks with rle: streams decoded and run lengths checked on the GPU, one expand a value width
+    for (const group of groups.values()) {
+      const { width } = group;
+      const valuesBuf = gpu.acquireStorage(Math.max(4, group.entries * width), 'decompress run values');
+      const lengthsBuf = gpu.acquireStorage(Math.max(4, group.entries * 4), 'decompress run lengths');
+      const lebBuf = gpu.acquireStorage(Math.max(4, group.lebBytes), 'decompress run lengths LEB128');
+      const Type = width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32';
+      const dValues = gpu.owned(valuesBuf, Type, group.entries);
+      expanded.push(dValues);
+      const dLengths = gpu.owned(lengthsBuf, 'u32', group.entries);
+      expanded.push(dLengths);
+      scratch.push(lebBuf);
+      // zeros: the pad and filler runs' values and lengths, and the bytes between LEB128 streams
+      await gpu.submit('decompress clear runs', (s) => {
         s.encoder.clearBuffer(valuesBuf);
         s.encoder.clearBuffer(lengthsBuf);
         s.encoder.clearBuffer(lebBuf);
-        checks.push(encodeHuffmanDecode(gpu, s, container.buffer, valuesBuf, group.valueJobs));
-        checks.push(encodeHuffmanDecode(gpu, s, container.buffer, lebBuf, group.lebJobs));
-        checks.push(encodeLebLengths(gpu, s, group, lebBuf, lengthsBuf));
-        checks.push(encodeRleDecodeExact(gpu, s, dValues, dLengths, group.expandedBytes / width, expandedBuf));
-        // each stream's expansion (padded to 4 bytes by its pad run) to its target
+      });
+      await huffmanDecode(gpu, container.buffer, valuesBuf, group.valueJobs);
+      await huffmanDecode(gpu, container.buffer, lebBuf, group.lebJobs);
+      if (signal?.aborted) throw abortError(signal);
+      await decodeLebLengths(gpu, group, lebBuf, lengthsBuf);
+      const streamsOut = await rleDecodeOp(gpu, dValues, dLengths, group.expandedBytes / width);
+      expanded.push(streamsOut);
+      // each stream's expansion (padded to 4 bytes by its pad run) to its target
+      await gpu.submit('decompress runs to targets', (s) => {
         let from = 0;
         for (const slot of group.slots) {
           const streamBytes = roundUp4(slot.chunk.elementCount * width);
-          s.encoder.copyBufferToBuffer(expandedBuf, from, buffers[slot.target.buf], slot.target.at, streamBytes);
+          s.encoder.copyBufferToBuffer(streamsOut.buffer, from, buffers[slot.target.buf], slot.target.at, streamBytes);
           from += streamBytes;
         }
-      }
-      // planes and deltas
-      for (const p of stagePlans) {
-        const count = p.chunk.elementCount;
-        const destBuf = buffers[p.dest.buf];
-        const shuffle = p.stages.includes(StageId.Shuffle);
-        const delta = p.stages.includes(StageId.Delta);
-        if (shuffle) {
-          encodeShuffle(gpu, s, 'unshuffle', {
-            elements: delta ? tempBuf! : destBuf,
-            elementsByteOffset: delta ? 0 : p.dest.at,
-            planes: workBuf,
-            planeByteOffsets: p.streams,
-            width: size as 2 | 4,
-            count,
-          });
-        }
-        if (delta) {
-          encodeDelta(gpu, s, 'decode', {
-            src: shuffle ? tempBuf! : workBuf,
-            srcByteOffset: shuffle ? 0 : p.streams[0],
-            dst: destBuf,
-            dstByteOffset: p.dest.at,
-            width: size,
-            count,
-          });
-        }
-      }
-      // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
-      if (quantized.length > 0) checks.push(encodeDequantizeChunks(gpu, s, quantized, exceptionWords, exceptionBytes, codesBuf!, outBuf));
-      const readElementHashes = encodeTreeHashes(
-        gpu,
-        s,
-        outBuf,
-        chunks.map((c) => ({ byteOffset: c.elementOffset * size, byteLength: c.elementCount * size })),
-      );
-      checks.push(async () => {
-        const hashes = await readElementHashes();
-        for (const c of chunks) {
-          if (hashes[c.index] !== Number(c.elementsChecksum)) {
-            throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: decoded elements checksum mismatch`);
+      });
+    }
+    if (signal?.aborted) throw abortError(signal);
+    // planes and deltas
+    if (stagePlans.length > 0) {
+      await gpu.submit('decompress stages', (s) => {
+        for (const p of stagePlans) {
+          const count = p.chunk.elementCount;
+          const destBuf = buffers[p.dest.buf];
+          const shuffle = p.stages.includes(StageId.Shuffle);
+          const delta = p.stages.includes(StageId.Delta);
+          if (shuffle) {
+            encodeShuffle(gpu, s, 'unshuffle', {
+              elements: delta ? tempBuf! : destBuf,
+              elementsByteOffset: delta ? 0 : p.dest.at,
+              planes: workBuf,
+              planeByteOffsets: p.streams,
+              width: size as 2 | 4,
+              count,
+            });
+          }
+          if (delta) {
+            encodeDelta(gpu, s, 'decode', {
+              src: shuffle ? tempBuf! : workBuf,
+              srcByteOffset: shuffle ? 0 : p.streams[0],
+              dst: destBuf,
+              dstByteOffset: p.dest.at,
+              width: size,
+              count,
+            });
           }
         }
       });
-    });
-    const t1 = performance.now();
-    // every check's words are read (their readback buffers go back to the context); the first failure is reported
-    let failure: unknown;
-    for (const check of checks) {
-      try {
-        await check();
-      } catch (e) {
-        failure ??= e;
+    }
+    // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
+    if (quantized.length > 0) await dequantizeChunks(gpu, quantized, exceptionWords, exceptionBytes, codesBuf!, outBuf);
+    const t2 = performance.now();
+    const elementHashes = await treeHashes(
+      gpu,
+      outBuf,
+      chunks.map((c) => ({ byteOffset: c.elementOffset * size, byteLength: c.elementCount * size })),
+    );
+    for (const c of chunks) {
+      if (elementHashes[c.index] !== Number(c.elementsChecksum)) {
+        throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: decoded elements checksum mismatch`);
       }
     }
-    if (failure !== undefined) throw failure;
-    if (signal?.aborted) throw abortError(signal);
     debug(
       () =>
-        `decompress v2 to the GPU: ${chunks.length} chunks (${rleChunks} with rle); upload and submission ${(t1 - t0).toFixed(2)} ms, ` +
-        `checks read back ${(performance.now() - t1).toFixed(2)} ms`,
+        `decompress v2 to the GPU: ${chunks.length} chunks (${rleChunks} with rle); upload + payload hashes ${(t1 - t0).toFixed(2)} ms, ` +
+        `decode ${(t2 - t1).toFixed(2)} ms, element hashes ${(performance.now() - t2).toFixed(2)} ms`,
     );
     const result = out;
     out = undefined;
     return result;
   } finally {
     container.destroy();
-    for (const d of runArrays) d.destroy();
+    for (const d of expanded) d.destroy();
     for (const b of scratch) gpu.releaseStorage(b);
     gpu.releaseStorage(workBuf);
     if (codesBuf) gpu.releaseStorage(codesBuf);

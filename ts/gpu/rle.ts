@@ -194,7 +194,20 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
   try {
     let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(2);
     await ctx.submit(fused ? 'rle-decode' : 'rle-decode-scan', (s) => {
-      encodeOffsets(ctx, s, v, l, offsets, status);
+      const lengthsBuf = ctx.paddedBuffer(s, l);
+      s.encoder.clearBuffer(status);
+      encodeScan(ctx, s, lengthsBuf, offsets, runs, 'u32', false, status);
+      s.dispatch(
+        decodePipeline(ctx, v.type, 'checkOffsets'),
+        [
+          { binding: 4, resource: { buffer: s.uniform([0, runs, 0, 0]) } },
+          { binding: 5, resource: { buffer: offsets } },
+          { binding: 6, resource: { buffer: lengthsBuf } },
+          { binding: 7, resource: { buffer: status } },
+        ],
+        Math.ceil(runs / WORKGROUP_SIZE),
+        'parle:rle-check',
+      );
       // not s.output: kept past a submit that succeeded only when the guess was right
       if (fused) dst = expand(ctx, s, v, runs, offsets, guess, ctx.acquireStorage(guess * size, `rle-decoded-${v.type}`, 0, true));
       readStatus = s.readAfter(status, 8);
@@ -228,77 +241,11 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
 }
 
 /**
- * Records the exclusive scan of the run lengths `l` into `offsets` (u32, one a run) with their
- * total and a wrap flag in `status` (words 0 and 1, cleared first): what the expand reads.
- */
-function encodeOffsets(ctx: GpuContext, s: Submission, v: DeviceArray, l: DeviceArray, offsets: GPUBuffer, status: GPUBuffer): void {
-  const runs = l.length;
-  const lengthsBuf = ctx.paddedBuffer(s, l);
-  s.encoder.clearBuffer(status);
-  encodeScan(ctx, s, lengthsBuf, offsets, runs, 'u32', false, status);
-  s.dispatch(
-    decodePipeline(ctx, v.type, 'checkOffsets'),
-    [
-      { binding: 4, resource: { buffer: s.uniform([0, runs, 0, 0]) } },
-      { binding: 5, resource: { buffer: offsets } },
-      { binding: 6, resource: { buffer: lengthsBuf } },
-      { binding: 7, resource: { buffer: status } },
-    ],
-    Math.ceil(runs / WORKGROUP_SIZE),
-    'parle:rle-check',
-  );
-}
-
-/**
- * Records into `s` the decode of runs (values `values`, u32 lengths `lengths`, r >= 1 runs each)
- * that must expand to exactly `total` elements (> 0, a figure the caller trusts, such as a
- * container's chunk table) into the first `total` elements of `dst` (at least `total` x the
- * element size bytes; may exceed one storage binding): the lengths' scan, the wrap check and
- * the expand, as {@link rleDecodeOp}'s one-submission form. The expand runs before anything is
- * known of the lengths: its writes stay inside `total` elements and its run search inside the
- * runs, so lengths that lie cost only a wasted expand. Returns the check to call after the
- * submission, which reads back 8 bytes.
- * @throws ParleError (from the check) CORRUPT when the lengths do not sum to `total` or wrap
- *   past 2^32; DEVICE_LOST
- */
-export function encodeRleDecodeExact(
-  ctx: GpuContext,
-  s: Submission,
-  values: DeviceArray,
-  lengths: DeviceArray,
-  total: number,
-  dst: GPUBuffer,
-): () => Promise<void> {
-  const offsets = s.temp(lengths.length * 4, 'rle-offsets');
-  const status = s.temp(8, 'rle-total');
-  encodeOffsets(ctx, s, values, lengths, offsets, status);
-  expand(ctx, s, values, lengths.length, offsets, total, dst);
-  const read = s.readAfter(status, 8);
-  return async () => {
-    const [sum, wrapped] = await read();
-    if (wrapped !== 0 || sum !== total) {
-      throw new ParleError(
-        ErrorCodes.CORRUPT,
-        `the run lengths sum to ${wrapped !== 0 ? '2^32 or more' : sum} elements, expected ${total}`,
-      );
-    }
-  };
-}
-
-/**
  * Records the expand of `runs` runs (values `v`, exclusive-scanned lengths `offsets`) into the
  * first `total` elements of `dst`, in windows of whole 16 KiB blocks within one storage binding
  * (the output may exceed one). Returns `dst`.
  */
-function expand(
-  ctx: GpuContext,
-  s: Submission,
-  v: DeviceArray,
-  runs: number,
-  offsets: GPUBuffer,
-  total: number,
-  dst: GPUBuffer,
-): GPUBuffer {
+function expand(ctx: GpuContext, s: Submission, v: DeviceArray, runs: number, offsets: GPUBuffer, total: number, dst: GPUBuffer): GPUBuffer {
   const size = elementSize(v.type);
   const byteLength = total * size;
   const windowBytes = Math.floor(ctx.limits.maxStorageBufferBindingSize / (1 << 14)) * (1 << 14);
