@@ -19,6 +19,9 @@
 #                     per submission and per kernel
 #   calibration-trace.log every calibration probe in order, the lines, the same probes repeated
 #   auto-overhead.log the cost model's small cells: auto's route (its choice) against the fixed path's
+#   readback-steady.json a 16 MiB readback call by call: steady calls, calibration's probe, new arrays
+#   cost-diagnosis.json new host arrays before and after a collection; GPU sorts after idle, spin and
+#                     CPU work; GPU decompress in a row and after CPU calls
 #
 # Before the device call, on the development machine (esbuild, which the GPU machine lacks, builds
 # the GPU layers into bench/.build/):
@@ -32,7 +35,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/.quick/device-14}
 mkdir -p "$out"
-wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 scan-phases scan-state sort-phases sort-rank gpu-variants compress-profile calibration-trace auto-overhead} "
+wanted=" ${*:-gpu-clocks gpu gpu-codec cost-model cuda-anchors gpu-overhead wall-2-28 scan-phases scan-state sort-phases sort-rank gpu-variants compress-profile calibration-trace auto-overhead readback-steady cost-diagnosis} "
 run() { # name limit_s command...
   local name=$1 limit=$2
   shift 2
@@ -57,5 +60,7 @@ run gpu-codec 300 env NODE_DEBUG=parle node bench/gpu-codec.mjs
 run cost-model 240 node bench/cost-model.mjs --gpu-machine --out "$out"
 run calibration-trace 60 node bench/calibration-trace.mjs
 run auto-overhead 90 node bench/auto-overhead.mjs
+run readback-steady 120 node bench/readback-steady.mjs --out "$out"
+run cost-diagnosis 150 node bench/cost-diagnosis.mjs --out "$out"
 cp "$out/cuda-anchors.log" "$out/cuda-anchors.txt" 2>/dev/null || true
 tail -n 25 "$out"/*.log
