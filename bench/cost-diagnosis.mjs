@@ -73,20 +73,18 @@ if (sections.has('alloc')) {
   await series('alloc: new 16 MiB array written, young process', 8, () => void new Uint8Array(B).fill(1));
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc');
-  {
-    gc();
-    await sleep(50);
-    await series('alloc: the same after a full gc', 8, () => void new Uint8Array(B).fill(1));
-    await series(
-      'alloc: the same, gc before each',
-      8,
-      () => void new Uint8Array(B).fill(1),
-      async () => {
-        gc();
-        await settle();
-      },
-    );
-  }
+  gc();
+  await sleep(50);
+  await series('alloc: the same after a full gc', 8, () => void new Uint8Array(B).fill(1));
+  await series(
+    'alloc: the same, gc before each',
+    8,
+    () => void new Uint8Array(B).fill(1),
+    async () => {
+      gc();
+      await settle();
+    },
+  );
   const reused = new Uint8Array(B);
   await series('alloc: one reused 16 MiB array written', 8, () => void reused.fill(1));
 }
