@@ -14,6 +14,7 @@
 import { probeRunsBytes } from './suite/data.mjs';
 import { outputDir } from './out-dir.mjs';
 import { settle } from './interleave.mjs';
+import { lcgKeys } from './gpu-timestamps.mjs';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -91,11 +92,7 @@ if (sections.has('alloc')) {
 
 const engine = await createEngine({ gpu: 'require', calibration: 'skip' });
 console.log(`adapter ${JSON.stringify(engine.adapter)}, workers ${engine.workers}`);
-const keysOf = (bytes) => {
-  const a = new Uint32Array(bytes >> 2);
-  for (let i = 0, s = 7; i < a.length; i++) a[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-  return a;
-};
+const keysOf = (bytes) => lcgKeys(bytes >> 2, 7);
 
 if (sections.has('idle')) {
   for (const bytes of [16 << 20, 256 << 20]) {
@@ -118,6 +115,13 @@ if (sections.has('idle')) {
 
 if (sections.has('decompress')) {
   const pool = () => engine['gpuContext'].poolStats;
+  /** Prints the buffer pool's counters since `p0` (a copy of pool() taken before). */
+  const poolSince = (p0) => {
+    const p1 = pool();
+    console.log(
+      `  pool: created ${p1.created - p0.created}, reused ${p1.reused - p0.reused}, kept ${(p1.keptBytes / 2 ** 20).toFixed(0)} MiB of ${(p1.limitBytes / 2 ** 20).toFixed(0)}`,
+    );
+  };
   for (const bytes of [256 << 10, 16 << 20]) {
     const packed = await engine.compress(probeRunsBytes(bytes), { path: 'cpu' });
     const size = `${bytes >> 10} KiB`;
@@ -126,10 +130,7 @@ if (sections.has('decompress')) {
       release(await call());
       const p0 = { ...pool() };
       await series(`decompress: gpu ${size} -> ${to}, in a row`, 8, call);
-      const p1 = { ...pool() };
-      console.log(
-        `  pool: created ${p1.created - p0.created}, reused ${p1.reused - p0.reused}, kept ${(p1.keptBytes / 2 ** 20).toFixed(0)} MiB of ${(p1.limitBytes / 2 ** 20).toFixed(0)}`,
-      );
+      poolSince(p0);
       await series(`decompress: cpu ${size} -> ${to}, in a row`, 8, () => engine.decompress(packed, { path: 'cpu', to }));
       await series(`decompress: gpu ${size} -> ${to}, after a cpu one`, 8, call, async () => {
         release(await engine.decompress(packed, { path: 'cpu', to }));
@@ -146,10 +147,7 @@ if (sections.has('decompress')) {
   await series('decompress: gpu 16384 KiB -> device, after 256 MiB sorts', 8, () =>
     engine.decompress(packed, { path: 'gpu', to: 'device' }),
   );
-  const p1 = { ...pool() };
-  console.log(
-    `  pool: created ${p1.created - p0.created}, reused ${p1.reused - p0.reused}, kept ${(p1.keptBytes / 2 ** 20).toFixed(0)} MiB of ${(p1.limitBytes / 2 ** 20).toFixed(0)}`,
-  );
+  poolSince(p0);
 }
 
 await mkdir(outDir, { recursive: true });

@@ -15,6 +15,7 @@
 import { probeRunsBytes } from './suite/data.mjs';
 import { outputDir } from './out-dir.mjs';
 import { release, settle } from './interleave.mjs';
+import { lcgKeys } from './gpu-timestamps.mjs';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -34,8 +35,7 @@ const gcDuring = (t0, t1) => gcs.filter(([s, e]) => e >= t0 && s <= t1);
 
 const engine = await createEngine({ gpu: 'require' });
 console.log(`adapter ${JSON.stringify(engine.adapter)}, workers ${engine.workers}, ${BYTES >> 20} MiB`);
-const keys = new Uint32Array(BYTES >> 2);
-for (let i = 0, s = 7; i < keys.length; i++) keys[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+const keys = lcgKeys(BYTES >> 2, 7);
 const device = await engine.upload(keys);
 const report = {};
 
