@@ -8,13 +8,17 @@
 //               cost-model.mjs interleaves): is it the GPU's idle clock or the CPU path's work?
 //   decompress  GPU decompress of 256 KiB and 16 MiB containers to the device and the host, in a
 //               row and after 256 MiB GPU sorts, with the buffer pool's counters
+//   small       4 and 16 KiB: calibration's readback and CPU probes (spaced as it spaces them)
+//               against a caller's calls of those sizes, alone and after a GPU call (the cost
+//               model's 4 KiB cells: CPU-path calls of device data predicted 0.46-0.59 ms that took
+//               0.21-0.37, host CPU calls predicted 0.05-0.08 that took 0.09-0.18)
 //
 //   npm run build && node bench/cost-diagnosis.mjs [--out DIR] [sections...]
 //   PARLE_DIST=path/to/other/dist/node/index.js node bench/cost-diagnosis.mjs ...   (a baseline build)
 import { probeRunsBytes } from './suite/data.mjs';
 import { outputDir } from './out-dir.mjs';
 import { settle } from './interleave.mjs';
-import { lcgKeys } from './gpu-timestamps.mjs';
+import { lcgKeys, startClockSampler } from './gpu-timestamps.mjs';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -34,7 +38,7 @@ const release = (x) => {
 const { values: args, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true });
 const outDir =
   process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: false, committed: 'bench/results' });
-const sections = new Set(positionals.length > 0 ? positionals : ['alloc', 'idle', 'decompress']);
+const sections = new Set(positionals.length > 0 ? positionals : ['alloc', 'idle', 'decompress', 'small']);
 const report = {};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const spin = (ms) => {
@@ -44,17 +48,35 @@ const spin = (ms) => {
 const fmt = (xs) => xs.map((x) => x.toFixed(1)).join(' ');
 const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
+// the SM and memory clocks (nvidia-smi, NVIDIA machines only) and the buffer pool's counters
+// during each series: is a slow GPU call the clock, or buffers made anew?
+const clocks = await startClockSampler(20);
+let engine = null;
+const poolNow = () => (engine ? { ...engine['gpuContext'].poolStats } : null);
+
 /** `n` timed calls of `fn`, each after `before()` (untimed); prints and records them. */
 async function series(name, n, fn, before) {
   const ms = [];
+  const sm = [];
+  const mem = [];
+  const p0 = poolNow();
   for (let i = 0; i < n; i++) {
     if (before) await before();
     else await settle();
-    const t0 = performance.now();
+    const [d0, t0] = [Date.now(), performance.now()];
     release(await fn());
     ms.push(performance.now() - t0);
+    const during = clocks.samples.filter((c) => c.t >= d0 - 10 && c.t <= Date.now() + 10);
+    sm.push(during.length ? med(during.map((c) => c.sm)) : NaN);
+    mem.push(during.length ? med(during.map((c) => c.mem)) : NaN);
   }
-  console.log(`${name.padEnd(52)} median ${med(ms).toFixed(2).padStart(7)}  calls: ${fmt(ms)}`);
+  const p1 = poolNow();
+  const seen = sm.filter((x) => !Number.isNaN(x));
+  const extra = [
+    seen.length ? `  SM MHz ${sm.map((x) => (Number.isNaN(x) ? '-' : x)).join(' ')}, mem ${med(mem.filter((x) => !Number.isNaN(x)))}` : '',
+    p0 ? `  buffers created ${p1.created - p0.created}, reused ${p1.reused - p0.reused}` : '',
+  ].join('');
+  console.log(`${name.padEnd(52)} median ${med(ms).toFixed(2).padStart(7)}  calls: ${fmt(ms)}${extra}`);
   report[name] = ms;
   return ms;
 }
@@ -90,7 +112,7 @@ if (sections.has('alloc')) {
   await series('alloc: one reused 16 MiB array written', 8, () => void reused.fill(1));
 }
 
-const engine = await createEngine({ gpu: 'require', calibration: 'skip' });
+engine = await createEngine({ gpu: 'require', calibration: 'skip' });
 console.log(`adapter ${JSON.stringify(engine.adapter)}, workers ${engine.workers}`);
 const keysOf = (bytes) => lcgKeys(bytes >> 2, 7);
 
@@ -150,6 +172,70 @@ if (sections.has('decompress')) {
   poolSince(p0);
 }
 
+if (sections.has('small')) {
+  const probe = engine['probe'](engine['gpuContext']); // calibration's probes (private)
+  const spaced = () => sleep(2); // calibration's SMALL_CALL_PAUSE_MS
+  for (const bytes of [4 << 10, 16 << 10]) {
+    const size = `${bytes >> 10} KiB`;
+    const keys = keysOf(bytes);
+    const d = await engine.upload(keys);
+    const gpuCall = () => engine.scan(d, { path: 'gpu', to: 'device' });
+    for (let i = 0; i < 20; i++) {
+      release(await engine.scan(keys, { path: 'cpu' }));
+      release(await engine.scan(d, { path: 'cpu', to: 'host' }));
+      release(await gpuCall());
+    }
+    const afterGpu = async () => {
+      release(await gpuCall());
+      await settle();
+    };
+    await series(`small: probe readback ${size}, spaced`, 12, () => probe.readback(bytes), spaced);
+    await series(`small: download ${size} (old array), spaced`, 12, () => engine.download(d), spaced);
+    await series(`small: download ${size} (old array), after a gpu call`, 12, () => engine.download(d), afterGpu);
+    // calibration measures these points after its warm-up's CPU runs: about 600 ms without GPU work
+    await series(
+      `small: download ${size} (old array), after 600 ms asleep`,
+      6,
+      () => engine.download(d),
+      () => sleep(600),
+    );
+    await series(
+      `small: download ${size} (old array), after 600 ms of cpu calls`,
+      6,
+      () => engine.download(d),
+      async () => {
+        const end = performance.now() + 600;
+        while (performance.now() < end) release(await engine.scan(keys, { path: 'cpu' }));
+        await spaced();
+      },
+    );
+    // calibration's probe without its pause: an upload, its copy waited for, then the download timed
+    const afterUpload = [];
+    for (let i = 0; i < 12; i++) {
+      await spaced();
+      const e = await engine.upload(keys);
+      await engine['gpuContext'].device.queue.onSubmittedWorkDone();
+      const t0 = performance.now();
+      await engine.download(e);
+      afterUpload.push(performance.now() - t0);
+      e.destroy();
+    }
+    console.log(
+      `${`small: download ${size} right after an upload`.padEnd(52)} median ${med(afterUpload).toFixed(2).padStart(7)}  calls: ${fmt(afterUpload)}`,
+    );
+    report[`small: download ${size} right after an upload`] = afterUpload;
+    await series(`small: probe cpu scan ${size}, spaced`, 12, () => probe.cpu('scan', bytes), spaced);
+    await series(`small: cpu scan ${size} host, spaced`, 12, () => engine.scan(keys, { path: 'cpu' }), spaced);
+    await series(`small: cpu scan ${size} host, after a gpu call`, 12, () => engine.scan(keys, { path: 'cpu' }), afterGpu);
+    await series(`small: cpu scan ${size} device->host, spaced`, 12, () => engine.scan(d, { path: 'cpu', to: 'host' }), spaced);
+    await series(`small: cpu scan ${size} device->host, after a gpu call`, 12, () => engine.scan(d, { path: 'cpu', to: 'host' }), afterGpu);
+    await series(`small: gpu scan ${size} device->device, spaced`, 12, gpuCall, spaced);
+    await series(`small: gpu scan ${size} device->host, spaced`, 12, () => engine.scan(d, { path: 'gpu', to: 'host' }), spaced);
+    d.destroy();
+  }
+}
+
 await mkdir(outDir, { recursive: true });
 await writeFile(join(outDir, 'cost-diagnosis.json'), JSON.stringify({ adapter: engine.adapter, thp, report }, null, 1));
+clocks.stop();
 process.exit(0);

@@ -469,16 +469,16 @@ describeGpu('engine with a GPU', () => {
     void forced.then(() => (measured = true));
     await second.scan(new Uint32Array(1000).fill(1));
     expect(measured).toBe(true);
-    // a record of an older format (5: the GPU's slopes from 16 MiB, where a call is mostly fixed
-    // cost) is measured again, not used
+    // a record of an older format (6: the readback's `mid` point from new arrays alone, 2x a
+    // caller's steady calls) is measured again, not used
     const file = join(cacheDir, 'calibration.json');
     const before = JSON.parse(await readFile(file, 'utf8')) as Record<string, { format: number; measuredAt: string }>;
     const [id] = Object.keys(before);
-    await writeFile(file, JSON.stringify({ [id]: { ...before[id], format: 5, measuredAt: 'old' } }));
+    await writeFile(file, JSON.stringify({ [id]: { ...before[id], format: 6, measuredAt: 'old' } }));
     const third = await createEngine({ workers: 1, gpu: 'require' });
     await third.calibrate();
     const after = JSON.parse(await readFile(file, 'utf8')) as Record<string, { format: number; measuredAt: string }>;
-    expect(after[id]).toMatchObject({ format: 6 });
+    expect(after[id]).toMatchObject({ format: 7 });
     expect(after[id].measuredAt).not.toBe('old');
     await first.destroy();
     await second.destroy();
