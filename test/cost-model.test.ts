@@ -361,6 +361,27 @@ describe('cost model', () => {
     expect(at(9000)).toBeCloseTo(4, 9); // the upper line extrapolated
   });
 
+  it("runs move as two arrays, each paying the transfer's fixed cost", () => {
+    const rates = defaultRates(true);
+    rates.readback = { fixedMs: 0.2, msPerByte: 1e-6 };
+    rates.upload = { fixedMs: 0.05, msPerByte: 1e-6, floorMs: 0.08 };
+    const m = new CostModel(rates);
+    const cpuMs = (shape: CallShape) => m.predict(shape, false).predictedMs.cpu;
+    const gpuMs = (shape: CallShape) => m.predict(shape, false).predictedMs.gpu!;
+    const kernel = (line: Line, bytes: number) => Math.max(line.fixedMs + line.msPerByte * bytes, line.floorMs ?? 0);
+    // the CPU path of device runs reads back values and lengths: two fixed costs
+    const decode = call({ op: 'rleDecode', inputBytes: 1000, workBytes: 4000, resultBytes: 4000, inputLocation: 'device' });
+    expect(cpuMs(decode)).toBeCloseTo(2 * 0.2 + 1000 * 1e-6 + kernel(rates.cpu.rleDecode, 4000), 9);
+    // a scan's one array: one
+    const scan = call({ op: 'scan', inputBytes: 1000, resultBytes: 1000, inputLocation: 'device' });
+    expect(cpuMs(scan)).toBeCloseTo(0.2 + 1000 * 1e-6 + kernel(rates.cpu.scan, 1000), 9);
+    // rleEncode's result: two readbacks from the GPU path, two uploads (each at least the floor) from the CPU path
+    const encode = call({ op: 'rleEncode', inputBytes: 4000, resultBytes: 1000, inputLocation: 'device', resultLocation: 'host' });
+    expect(gpuMs(encode)).toBeCloseTo(kernel(rates.gpu!.rleEncode!, 4000) + 2 * 0.2 + 1000 * 1e-6, 9);
+    const toDevice = call({ op: 'rleEncode', inputBytes: 4000, resultBytes: 1000, inputLocation: 'host', resultLocation: 'device' });
+    expect(cpuMs(toDevice)).toBeCloseTo(kernel(rates.cpu.rleEncode, 4000) + 0.08 + 0.08, 9);
+  });
+
   it('kernel lines scale with workBytes, transfers with inputBytes (rleDecode)', () => {
     const rates = defaultRates(true);
     rates.cpu.rleDecode = { fixedMs: 0, msPerByte: 1e-6 };

@@ -44,9 +44,10 @@ export const CALIBRATION_FORMAT = 7;
 
 /**
  * A stored calibration. Format 7: as format 6, with the CPU's warm-up before the GPU's (the
- * transfers' small points then follow GPU work, as a caller's readback of a GPU result does) and
- * the readback's `mid` point between its two memory regimes (READBACK_REUSED_RUNS), its fresh
- * pages' rate in Rates.freshMsPerByte. Format 6: measured after a warm-up at the measured sizes (twice at
+ * transfers' small points then follow GPU work, as a caller's readback of a GPU result does), the
+ * transfers warmed up at `small` (CPU_WARM_RUNS: their first calls' 0.3-0.4 ms had been the
+ * point), and the readback's `mid` point between its two memory regimes (READBACK_REUSED_RUNS),
+ * its fresh pages' rate in Rates.freshMsPerByte. Format 6: measured after a warm-up at the measured sizes (twice at
  * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (three runs; or 1 MiB where 16 MiB did
  * not fit the budget) with upper segments to 64 MiB (the compress's to 256 MiB), the main job's
  * and the upload's upper segments from points up to 64 MiB, the CPU's other ops to 16 MiB, the
@@ -265,10 +266,9 @@ export async function calibrate(
   // CPU_WARM_RUNS more (on the development machine a 16 KiB CPU compress took 0.7 ms for its
   // first 5 calls, 0.12 from the 35th on, as the JavaScript compiler optimized the codec's code;
   // on the H200 host 0.18 from about the 20th). Before the GPU's warm-up, so that GPU work leads
-  // into the measurements: when these runs came between them, an H100 had let its SM clock fall
-  // to its floor over their half second and a 16 KiB readback, the transfers' first points, took
-  // 0.26-0.43 ms, against 0.2 after recent GPU work (0.5 after 600 ms of CPU calls:
-  // bench/cost-diagnosis.mjs small); a caller's readback follows the GPU work that made its data
+  // into the measurements, as it leads into a caller's readback of a GPU result: on an H100 a
+  // 16 KiB readback took 0.5-0.6 ms after 600 ms of CPU calls and 0.2 after recent GPU work
+  // (bench/cost-diagnosis.mjs small; the SM clock at its floor in both)
   for (const key of cpuKeys) {
     const measure = measureOf(key);
     add(key, cpuSmall, await measure(cpuSmall));
