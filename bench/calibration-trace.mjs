@@ -47,7 +47,6 @@ engine['probe'] = function (gpu) {
     gpu: wrap('gpu', p.gpu),
     upload: wrap('upload', p.upload),
     readback: wrap('readback', p.readback),
-    readbackReused: p.readbackReused && wrap('reused', p.readbackReused),
   };
   return probe;
 };
@@ -95,7 +94,6 @@ const line = (l) => (l ? `${l.fixedMs.toFixed(3)} ms + ${(l.msPerByte * 2 ** 20)
 for (const op of Object.keys(rates.cpu)) console.log(`line cpu/${op.padEnd(10)} ${line(rates.cpu[op])}`);
 for (const op of Object.keys(rates.gpu ?? {})) console.log(`line gpu/${op.padEnd(10)} ${line(rates.gpu[op])}`);
 console.log(`line upload         ${line(rates.upload)}\nline readback       ${line(rates.readback)}`);
-if (rates.freshMsPerByte !== undefined) console.log(`fresh pages         ${(rates.freshMsPerByte * 2 ** 20).toFixed(4)} ms/MiB past 32 MiB`);
 
 console.log('\nafter calibration, the same probes again:');
 trace.length = 0;

@@ -189,6 +189,7 @@ if (sections.has('small')) {
       release(await gpuCall());
       await settle();
     };
+    // (timed whole: the probe's upload and its wait too; calibration's trace has the download alone)
     await series(`small: probe readback ${size}, spaced`, 12, () => probe.readback(bytes), spaced);
     await series(`small: download ${size} (old array), spaced`, 12, () => engine.download(d), spaced);
     await series(`small: download ${size} (old array), after a gpu call`, 12, () => engine.download(d), afterGpu);

@@ -1,29 +1,8 @@
 // The cost model alone: predictions from the lines, the tie rule, and both levels of the online
 // history (StarPU-style medians of ratios), which a change of rates clears.
 import { describe, expect, it, vi } from 'vitest';
-import {
-  calibrate,
-  CALIBRATION_SIZES,
-  CPU_WARM_RUNS,
-  lineFromPoints,
-  READBACK_MID_RUNS,
-  READBACK_REUSED_RUNS,
-  SMALL_RUNS,
-  type CalibrationProbe,
-} from '../ts/cost/calibration.js';
-import {
-  CHOICE_REUSE,
-  CostModel,
-  SWITCH_GAIN,
-  defaultRates,
-  fitLine,
-  lineThrough,
-  movesNothing,
-  withUpper,
-  type CallShape,
-  type CostOp,
-  type Line,
-} from '../ts/cost/model.js';
+import { calibrate, CALIBRATION_SIZES, CPU_WARM_RUNS, lineFromPoints, READBACK_MID_RUNS, SMALL_RUNS, type CalibrationProbe } from '../ts/cost/calibration.js';
+import { CHOICE_REUSE, CostModel, SWITCH_GAIN, defaultRates, fitLine, lineThrough, movesNothing, withUpper, type CallShape, type CostOp, type Line } from '../ts/cost/model.js';
 
 const call = (over: Partial<CallShape> = {}): CallShape => ({
   op: 'scan',
@@ -111,10 +90,7 @@ describe('cost model', () => {
     for (let i = 0; i < 3; i++) m.observeCall(devDev, 'gpu', 2 * predicted);
     expect(m.kernelMs('scan', 'gpu', 16 << 20)! / kernel).toBeCloseTo(2, 6);
     const devHost = call({ ...big, inputLocation: 'device' });
-    expect(m.predict(devHost).predictedMs.gpu! - new CostModel(defaultRates(true)).predict(devHost).predictedMs.gpu!).toBeCloseTo(
-      kernel,
-      6,
-    );
+    expect(m.predict(devHost).predictedMs.gpu! - new CostModel(defaultRates(true)).predict(devHost).predictedMs.gpu!).toBeCloseTo(kernel, 6);
   });
 
   it("choose() reuses a shape's choice for CHOICE_REUSE calls, predicting again sooner when a history median it rests on moves", () => {
@@ -207,8 +183,7 @@ describe('cost model', () => {
     const rates = defaultRates(false);
     const m = new CostModel({ ...rates, cpu: { ...rates.cpu, sort: line } });
     const cpuSort = (bytes: number) =>
-      m.predict(call({ op: 'sort', inputBytes: bytes, resultBytes: bytes, inputLocation: 'host', resultLocation: 'host' }), false)
-        .predictedMs.cpu;
+      m.predict(call({ op: 'sort', inputBytes: bytes, resultBytes: bytes, inputLocation: 'host', resultLocation: 'host' }), false).predictedMs.cpu;
     expect(cpuSort(4 << 10)).toBeCloseTo(0.1, 9); // the line alone: about 0.03
     expect(cpuSort(1 << 20)).toBeCloseTo(7.5, 1); // (the line: its fixed part clamped at 0)
   });
@@ -417,7 +392,6 @@ describe('calibration', () => {
       gpu: (op: CostOp, bytes: number) => ms(`gpu ${op}`, bytes, gpuMs(bytes), firstUseMs),
       upload: (bytes: number) => ms('upload', bytes, uploadMs(bytes), 5),
       readback: (bytes: number) => ms('readback', bytes, uploadMs(bytes) * 3),
-      readbackReused: (bytes: number) => ms('readback reused', bytes, uploadMs(bytes)),
       warmUp: async () => void calls.push('warm-up'),
       poolBytes: 16 * (4 << 20),
     };
@@ -427,13 +401,13 @@ describe('calibration', () => {
   it('warms every op up at the first size before the budget, and pays no first-use cost into a line', async () => {
     const calls: string[] = [];
     const { rates } = await calibrate(fakeProbe(calls), { budgetMs: 10_000 });
+    const ops = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
     // (the measurements open with SMALL_RUNS uploads and then readbacks at `small`)
     const firstMeasure = calls.lastIndexOf(`readback ${small}`) + 1 - 2 * SMALL_RUNS;
     expect(calls.slice(firstMeasure, firstMeasure + 2 * SMALL_RUNS)).toEqual([
       ...Array<string>(SMALL_RUNS).fill(`upload ${small}`),
       ...Array<string>(SMALL_RUNS).fill(`readback ${small}`),
     ]);
-    const ops = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
     // the CPU's first, so that the GPU's warm-up leads into the measurements (the transfers' first)
     expect(calls.slice(0, firstMeasure)).toEqual([
       ...ops.flatMap((op) => Array<string>(1 + CPU_WARM_RUNS).fill(`cpu ${op} ${cpuSmall}`)),
@@ -470,9 +444,8 @@ describe('calibration', () => {
     expect(calls).toContain(`upload ${top}`);
     // the GPU's other ops too (at `mid` a GPU call is mostly fixed cost: the slope comes from `top`)
     for (const op of ['rleEncode', 'rleDecode', 'scan', 'sort']) expect(calls).toContain(`gpu ${op} ${top}`);
-    // the readback at `mid` into new arrays until earlier runs' arrays are collected, then into a reused one
+    // the readback at `mid` until earlier runs' arrays are collected (the best of its runs)
     expect(calls.filter((c) => c === `readback ${mid}`)).toHaveLength(READBACK_MID_RUNS);
-    expect(calls.filter((c) => c === `readback reused ${mid}`)).toHaveLength(READBACK_REUSED_RUNS);
     expect(calls.filter((c) => c.startsWith('cpu sort'))).toEqual([
       ...Array<string>(1 + CPU_WARM_RUNS + SMALL_RUNS).fill(`cpu sort ${cpuSmall}`),
       `cpu sort ${large}`,
@@ -518,8 +491,7 @@ describe('calibration', () => {
     const calls: string[] = [];
     const probe = fakeProbe(calls);
     // (the fake probe's times pass no wall clock: what is left stays about the budget, 1 s)
-    const gpu = (op: CostOp, bytes: number) =>
-      op === 'sort' && bytes === mid ? probe.gpu!(op, bytes).then(() => 2000) : probe.gpu!(op, bytes);
+    const gpu = (op: CostOp, bytes: number) => (op === 'sort' && bytes === mid ? probe.gpu!(op, bytes).then(() => 2000) : probe.gpu!(op, bytes));
     await calibrate({ ...probe, gpu }, { budgetMs: 1000 });
     // predicted from 16 KiB and 1 MiB, two runs of each GPU op at `mid` fit; the sort's took 2 s
     // each, so its third, predicted from them, did not
@@ -563,10 +535,7 @@ describe('calibration', () => {
       lastEnd = performance.now();
       return t;
     };
-    const { rates } = await calibrate(
-      { ...probe, cpu: (op, bytes) => (op === 'scan' ? cpu(op, bytes) : probe.cpu(op, bytes)) },
-      { budgetMs: 10_000 },
-    );
+    const { rates } = await calibrate({ ...probe, cpu: (op, bytes) => (op === 'scan' ? cpu(op, bytes) : probe.cpu(op, bytes)) }, { budgetMs: 10_000 });
     const line = rates.cpu.scan;
     expect(line.fixedMs + line.msPerByte * cpuSmall).toBeCloseTo(0.07, 9);
   });
@@ -592,9 +561,7 @@ describe('calibration', () => {
       expect(off(p, compressMs(bytes)), `cpu compress at ${bytes}`).toBeLessThan(1.05);
     }
     // below the pool's size the segment holds
-    expect(
-      off(m.predict(call({ op: 'compress', inputBytes: 32 << 20, resultBytes: 4 << 20 }), false).predictedMs.cpu, compressMs(32 << 20)),
-    ).toBeLessThan(1.05);
+    expect(off(m.predict(call({ op: 'compress', inputBytes: 32 << 20, resultBytes: 4 << 20 }), false).predictedMs.cpu, compressMs(32 << 20))).toBeLessThan(1.05);
   });
 
   it('a GPU op without a kernel (the probe gives Infinity) has no GPU line', async () => {
@@ -605,64 +572,5 @@ describe('calibration', () => {
     );
     expect(rates.gpu!.sort).toBeUndefined();
     expect(rates.gpu!.scan).toBeDefined();
-  });
-
-  it("the readback's `mid` point lies between new arrays' median and a reused array's best; fresh pages' rate from the new arrays' best", async () => {
-    const probe = fakeProbe([]);
-    // new arrays at `mid` in a young process: fresh pages, faster once a collection frees some
-    const fresh = [16, 12, 9, 14, 13, 12.5, 15, 11];
-    const reused = [3, 2.5, 2.8];
-    const topMs = 50;
-    let n = 0;
-    let r = 0;
-    const { rates } = await calibrate(
-      {
-        ...probe,
-        readback: (bytes) =>
-          bytes === mid ? Promise.resolve(fresh[n++ % fresh.length]) : bytes === top ? Promise.resolve(topMs) : probe.readback!(bytes),
-        readbackReused: (bytes) => Promise.resolve(bytes === mid ? reused[r++ % reused.length] : NaN),
-      },
-      { budgetMs: 10_000 },
-    );
-    expect(n).toBe(READBACK_MID_RUNS);
-    expect(r).toBe(READBACK_REUSED_RUNS);
-    const line = rates.readback!;
-    const at = (bytes: number) =>
-      line.upper && bytes >= line.upper.fromBytes
-        ? line.upper.fixedMs + line.upper.msPerByte * bytes
-        : line.fixedMs + line.msPerByte * bytes;
-    // the median of eight (the upper one, 13) and the best reused run: sqrt(13 * 2.5), not the best new run (9)
-    expect(at(mid)).toBeCloseTo(Math.sqrt(13 * 2.5), 9);
-    expect(at(top)).toBeCloseTo(topMs, 9);
-    // a CPU result past 32 MiB pays what new arrays pay per byte from `mid` (best, 9 ms) to `top`, over the lower line
-    expect(rates.freshMsPerByte).toBeCloseTo((topMs - 9) / (top - mid) - line.msPerByte, 15);
-    const m = new CostModel(rates);
-    const sortLine = rates.cpu.sort;
-    const sortKernel = (b: number) =>
-      sortLine.upper && b >= sortLine.upper.fromBytes
-        ? sortLine.upper.fixedMs + sortLine.upper.msPerByte * b
-        : sortLine.fixedMs + sortLine.msPerByte * b;
-    const bytes = 256 << 20;
-    expect(m.predict(call({ op: 'sort', inputBytes: bytes, resultBytes: bytes }), false).predictedMs.cpu - sortKernel(bytes)).toBeCloseTo(
-      rates.freshMsPerByte! * (bytes - (32 << 20)),
-      6,
-    );
-  });
-
-  it('without a reused-array probe, the readback at `mid` is the best new array', async () => {
-    const probe = fakeProbe([]);
-    const fresh = [16, 12, 9, 14];
-    let n = 0;
-    const { rates } = await calibrate(
-      {
-        ...probe,
-        readbackReused: undefined,
-        readback: (bytes) => (bytes === mid ? Promise.resolve(fresh[n++ % fresh.length]) : probe.readback!(bytes)),
-      },
-      { budgetMs: 10_000 },
-    );
-    const line = rates.readback!;
-    expect(line.upper!.fromBytes).toBe(mid);
-    expect(line.upper!.fixedMs + line.upper!.msPerByte * mid).toBeCloseTo(9, 9);
   });
 });

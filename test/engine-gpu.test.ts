@@ -469,8 +469,8 @@ describeGpu('engine with a GPU', () => {
     void forced.then(() => (measured = true));
     await second.scan(new Uint32Array(1000).fill(1));
     expect(measured).toBe(true);
-    // a record of an older format (6: the readback's `mid` point from new arrays alone, 2x a
-    // caller's steady calls) is measured again, not used
+    // a record of an older format (6: the transfers' small points from their first calls, before
+    // the host's code was compiled) is measured again, not used
     const file = join(cacheDir, 'calibration.json');
     const before = JSON.parse(await readFile(file, 'utf8')) as Record<string, { format: number; measuredAt: string }>;
     const [id] = Object.keys(before);

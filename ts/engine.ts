@@ -632,14 +632,7 @@ export class Engine {
     if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;
     this.lastCalibration = { tookMs, warmUpMs };
-    await saveStored(key, {
-      format: CALIBRATION_FORMAT,
-      key,
-      measuredAt: new Date().toISOString(),
-      tookMs,
-      warmUpMs,
-      rates,
-    } satisfies CalibrationRecord);
+    await saveStored(key, { format: CALIBRATION_FORMAT, key, measuredAt: new Date().toISOString(), tookMs, warmUpMs, rates } satisfies CalibrationRecord);
   }
 
   /**
@@ -693,19 +686,6 @@ export class Engine {
       return performance.now() - t0;
     };
     const cpu = this.cpu;
-    // readback probes: an upload (its copy not in the time), then the download timed, into the
-    // array `into` gives (a new one where it gives none)
-    const reusedArrays = new Map<number, Uint8Array>();
-    const readbackInto = async (bytes: number, into: () => Uint8Array | undefined): Promise<number> => {
-      const d = await gpu.upload(sample('transfer', bytes));
-      try {
-        await gpu.device.queue.onSubmittedWorkDone();
-        const target = into();
-        return await time(() => gpu.download(d, target && { into: target }));
-      } finally {
-        d.destroy();
-      }
-    };
     // containers of the decompress probes, made once per size (not part of what is timed)
     const containers = new Map<number, Promise<Uint8Array>>();
     const container = (bytes: number) => {
@@ -768,19 +748,22 @@ export class Engine {
       // the CPU path splits compress and decompress into chunks, one a worker at a time
       poolBytes: Math.max(1, this.workers) * DEFAULT_CHUNK_BYTES,
       // Into a new array, as a caller's readback: up to FRESH_RESULT_BYTES its memory is reused
-      // once earlier arrays are collected (13.5, 11, 10.3 and 5.5 ms at 16 MiB on the H200 host as
-      // garbage collection freed them); past it, fresh pages on every call. Neither new arrays in
-      // a young process nor a reused array is what a caller's steady calls see: on an H100 host
-      // 16 MiB took 8.7-17 ms into new arrays in a row, 1.7-3.2 into a reused one, and 4-7 in a
-      // caller's interleaved calls, as the collector had given memory back or not; calibration
-      // takes the point between the two (READBACK_REUSED_RUNS).
-      readback: (bytes: number) => readbackInto(bytes, () => undefined),
-      readbackReused: (bytes: number) =>
-        readbackInto(bytes, () => {
-          let into = reusedArrays.get(bytes);
-          if (into === undefined) reusedArrays.set(bytes, (into = new Uint8Array(bytes).fill(1))); // (its pages touched)
-          return into;
-        }),
+      // once earlier arrays are collected (hence READBACK_MID_RUNS runs at 16 MiB, the best kept:
+      // 13.5, 11, 10.3 and 5.5 ms on the H200 host as garbage collection freed them); past it,
+      // fresh pages on every call. Neither a reused array nor one reused and cleared (what calloc
+      // does with memory that comes back) is what a caller's steady calls see: on an H100 host a
+      // 16 MiB readback took 2.56 ms into a reused array cleared after it, 8.7-17 into new arrays
+      // in a row, and 5.1-6.5 in a caller's interleaved calls (bench/cost-model.mjs), as the
+      // collector had given memory back or not.
+      readback: async (bytes: number) => {
+        const d = await gpu.upload(sample('transfer', bytes));
+        try {
+          await gpu.device.queue.onSubmittedWorkDone(); // (not the upload's copy in the time)
+          return await time(() => gpu.download(d));
+        } finally {
+          d.destroy();
+        }
+      },
     };
   }
 
@@ -1207,10 +1190,7 @@ export class Engine {
     if (out !== undefined) {
       const bound = compressBound(input.length, type, chunkBytes);
       if (out.length < bound) {
-        throw new ParleError(
-          ErrorCodes.LENGTH_MISMATCH,
-          `options.out holds ${out.length} bytes; the container may take up to ${bound} (compressBound)`,
-        );
+        throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} bytes; the container may take up to ${bound} (compressBound)`);
       }
     }
     const chunkCodec: ChunkCodec = errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } };

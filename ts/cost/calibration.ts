@@ -15,13 +15,7 @@ export interface CalibrationProbe {
   cpu(op: CostOp, bytes: number): Promise<number>;
   gpu?(op: CostOp, bytes: number): Promise<number>;
   upload?(bytes: number): Promise<number>;
-  /** A readback of `bytes` into a new host array (a caller's result). */
   readback?(bytes: number): Promise<number>;
-  /**
-   * A readback of `bytes` into one host array reused from call to call (its pages touched):
-   * the other bound of what a caller's new result costs (see READBACK_REUSED_RUNS).
-   */
-  readbackReused?(bytes: number): Promise<number>;
   /**
    * Runs each GPU op once on a tiny input, before the measurements and outside their budget:
    * the GPU's pipelines compile there (a cost the first GPU call pays in any case).
@@ -44,10 +38,9 @@ export const CALIBRATION_FORMAT = 7;
 
 /**
  * A stored calibration. Format 7: as format 6, with the CPU's warm-up before the GPU's (the
- * transfers' small points then follow GPU work, as a caller's readback of a GPU result does), the
- * transfers warmed up at `small` (CPU_WARM_RUNS: their first calls' 0.3-0.4 ms had been the
- * point), and the readback's `mid` point between its two memory regimes (READBACK_REUSED_RUNS),
- * its fresh pages' rate in Rates.freshMsPerByte. Format 6: measured after a warm-up at the measured sizes (twice at
+ * transfers' small points then follow GPU work, as a caller's readback of a GPU result does) and
+ * the transfers warmed up at `small` (CPU_WARM_RUNS: their first calls' 0.3-0.4 ms had been the
+ * point). Format 6: measured after a warm-up at the measured sizes (twice at
  * 1 MiB for the GPU), GPU lines from 16 KiB and 16 MiB (three runs; or 1 MiB where 16 MiB did
  * not fit the budget) with upper segments to 64 MiB (the compress's to 256 MiB), the main job's
  * and the upload's upper segments from points up to 64 MiB, the CPU's other ops to 16 MiB, the
@@ -91,14 +84,7 @@ export interface CalibrationRecord {
  * Each line is then straight through its first two points, with an upper segment through its
  * last two from the second-to-last on (see {@link lineFromPoints}).
  */
-export const CALIBRATION_SIZES = {
-  cpuSmall: 4 << 10,
-  small: 16 << 10,
-  large: 1 << 20,
-  mid: 16 << 20,
-  top: 64 << 20,
-  gpuTop: 256 << 20,
-} as const;
+export const CALIBRATION_SIZES = { cpuSmall: 4 << 10, small: 16 << 10, large: 1 << 20, mid: 16 << 20, top: 64 << 20, gpuTop: 256 << 20 } as const;
 
 /**
  * Default milliseconds of wall clock for the measurements (not the warm-up), once per machine
@@ -136,23 +122,12 @@ export const SMALL_RUNS = 5;
  */
 export const READBACK_MID_RUNS = 8;
 /**
- * Runs of the readback at `mid` into one reused array (the best kept). A caller's new 16 MiB
- * result lands in memory between two regimes: a young process maps every new array fresh
- * (calibration's READBACK_MID_RUNS: 8.7-17 ms on an H100 host, median about 12.5), memory
- * reused as is costs least (1.7-3.2 ms in three processes there), and a process that has run a
- * while gets some of each (a caller's steady calls: 4-7 ms in the same three). The `mid` point is
- * the geometric mean of the new arrays' median and the reused array's best: the estimate at most
- * the square root of their ratio off from either bound (about 2x), and 0.8-1.2x of the steady
- * calls in those processes (the best of the new arrays alone, the point before, 1.5-2x).
- */
-export const READBACK_REUSED_RUNS = 3;
-/**
  * Runs of each CPU op at `cpuSmall`, and of each transfer at `small`, in the warm-up after its
  * first (at most CPU_WARM_CAP_MS each): until the JavaScript compiler has optimized the host's
  * part of the call (a 16 KiB readback: 0.3-0.4 ms for its first 20 calls in a process, about 0.18
- * from then on, on SwiftShader and on an H100's host alike; calibration, which had made one
- * readback before, measured 0.25-0.43 ms there and put the CPU path of 4 KiB of device data at
- * 0.45-0.55 ms, 0.23-0.35 measured).
+ * from then on, on SwiftShader; calibration, which had made one readback before its points,
+ * measured 0.25-0.43 ms on an H100's host and put the CPU path of 4 KiB of device data at
+ * 0.45-0.55 ms, 0.23-0.35 measured; warmed up, 0.17-0.30).
  */
 export const CPU_WARM_RUNS = 40;
 /** Milliseconds of the warm-up's runs of one CPU op at most (a slow machine stops early). */
@@ -195,16 +170,15 @@ export function lineFromPoints(points: readonly Point[], fallback: Line): Line {
  * in this order: the transfers at `small` and `large`; every GPU op at `mid` (compress and
  * decompress first; three runs), the upload at `top`, compress and decompress on the GPU at the
  * pool's size (three runs), the GPU's other ops at `top` and the readback at `mid`
- * (READBACK_MID_RUNS runs into new arrays and READBACK_REUSED_RUNS into a reused one: the point
- * between them); the CPU ops at `cpuSmall` and `large`; compress and decompress on the CPU at
- * `mid` and at the pool's size; the CPU's other ops at `mid`; the readback at `top`; the GPU's
- * compress at `gpuTop`. A step starts only if two of its runs fit what is left, predicted from
- * the line measured so far (from a single point, in proportion to size), and makes each further
- * run that fits, predicted with the step's own runs; the spaced runs of a median only all
- * together. Each point is the best of its runs (the first may pay for page faults, a cold cache,
- * a pool's growth), except the CPU's at `cpuSmall` and the transfers' at `small`: the median of
- * SMALL_RUNS runs after a pause each (replacing the warm-up's), and the readback's at `mid`.
- * Lines keep the defaults (defaultRates) where nothing was measured.
+ * (READBACK_MID_RUNS runs; right after the warm-up, while the GPU's clock is up); the CPU ops at
+ * `cpuSmall` and `large`; compress and decompress on the CPU at `mid` and at the pool's size;
+ * the CPU's other ops at `mid`; the readback at `top`; the GPU's compress at `gpuTop`. A step
+ * starts only if two of its runs fit what is left, predicted from the line measured so far (from
+ * a single point, in proportion to size), and makes each further run that fits, predicted with
+ * the step's own runs; the spaced runs of a median only all together. Each point is the best of
+ * its runs (the first may pay for page faults, a cold cache, a pool's growth), except the CPU's
+ * at `cpuSmall` and the transfers' at `small`: the median of SMALL_RUNS runs after a pause each
+ * (replacing the warm-up's). Lines keep the defaults (defaultRates) where nothing was measured.
  */
 export async function calibrate(
   probe: CalibrationProbe,
@@ -316,12 +290,8 @@ export async function calibrate(
     /** Runs: the point is the best of them, or with `spaced` their median. */
     runs: number;
     spaced?: boolean;
-    /** The readback at `mid`: between its two memory regimes (READBACK_REUSED_RUNS). */
-    regimes?: boolean;
   }
   const steps: Step[] = [];
-  /** The readback at `mid` into new arrays, the best run (for Rates.freshMsPerByte). */
-  let freshMid: Point | undefined;
   const push = (keys: readonly string[], bytes: number, runs = 2, spaced = false) => {
     for (const key of keys) if (!unsupported.has(key)) steps.push({ key, bytes, runs, spaced });
   };
@@ -344,9 +314,9 @@ export async function calibrate(
   // 16 KiB one, and the line put a 256 MiB decode of device data at 0.86 ms, 5.4 measured;
   // another calibration's slow 16 MiB scan put a 256 MiB one at 23 ms, 4.1 measured)
   if (hasGpu) push(others('gpu'), transferTop);
-  // READBACK_MID_RUNS runs into new arrays (fresh pages until the arrays of earlier runs are
-  // collected and their memory comes back), then READBACK_REUSED_RUNS into a reused one
-  if (hasGpu) steps.push({ key: 'readback', bytes: mid, runs: READBACK_MID_RUNS, regimes: true });
+  // READBACK_MID_RUNS runs: a readback's new array takes fresh pages until the arrays of earlier
+  // runs are collected and their memory comes back
+  push(transferKeys.slice(1), mid, READBACK_MID_RUNS);
   push(cpuKeys, cpuSmall, SMALL_RUNS, true); // in place of the warm-up's run (the first use)
   push(cpuKeys, large);
   push(main('cpu'), mid);
@@ -365,23 +335,9 @@ export async function calibrate(
 
   for (let i = 0; i < steps.length; i++) {
     if (left() <= 0) break;
-    const { key, bytes, runs, spaced, regimes } = steps[i];
+    const { key, bytes, runs, spaced } = steps[i];
     const measure = measureOf(key);
-    if (regimes) {
-      // new arrays: started where two runs fit, then each further run that fits (as below); then
-      // the reused array's runs (faster than the best new one)
-      if (2 * predictMs(key, bytes) <= left()) {
-        const fresh: number[] = [];
-        for (let r = 0; r < runs && (r < 2 || Math.min(...fresh) <= left()); r++) fresh.push(await measure(bytes));
-        const reused: number[] = [];
-        for (let r = 0; probe.readbackReused && r < READBACK_REUSED_RUNS && (r === 0 || Math.min(...fresh) <= left()); r++) {
-          reused.push(await probe.readbackReused(bytes));
-        }
-        fresh.sort((a, b) => a - b);
-        freshMid = [bytes, fresh[0]];
-        add(key, bytes, reused.length > 0 ? Math.sqrt(fresh[fresh.length >> 1] * Math.min(...reused)) : fresh[0]);
-      }
-    } else if (spaced) {
+    if (spaced) {
       // a median: all of its runs or none
       if (runs * (predictMs(key, bytes) + SMALL_CALL_PAUSE_MS) <= left()) {
         const times: number[] = [];
@@ -421,13 +377,6 @@ export async function calibrate(
     }
     rates.upload = lineOf('upload')!;
     rates.readback = lineOf('readback')!;
-    // fresh pages' extra rate: the new arrays' best at `mid` to the readback at `top` (fresh pages
-    // on every call there), over the readback's lower line
-    const topPoint = points.get('readback')?.find(([b]) => b === transferTop);
-    if (freshMid !== undefined && topPoint !== undefined && topPoint[0] > freshMid[0]) {
-      const perByte = (topPoint[1] - freshMid[1]) / (topPoint[0] - freshMid[0]);
-      rates.freshMsPerByte = Math.max(0, perByte - rates.readback.msPerByte);
-    }
   }
   return { rates, tookMs, warmUpMs };
 }

@@ -76,13 +76,6 @@ export interface Rates {
   upload: Line | null;
   /** Device to host. */
   readback: Line | null;
-  /**
-   * Milliseconds per byte that a new host array past FRESH_RESULT_BYTES costs beyond reused
-   * memory (its fresh pages), for CPU results on the host (CostModel's freshResultMs). Calibration
-   * measures it from readbacks into new arrays at CALIBRATION_SIZES.mid and .top; without it,
-   * the readback line's upper slope less its lower one (what records before format 7 meant by it).
-   */
-  freshMsPerByte?: number;
 }
 
 /** One call to predict. Bytes are of the input; result bytes are an estimate. */
@@ -202,9 +195,9 @@ export const SWITCH_GAIN = 0.1;
 /** A call's GPU slot less its CPU slot. */
 const GPU_SLOT = 4 * BUCKETS;
 
-/** See CostModel.freshResultMs and Rates.freshMsPerByte. */
+/** See CostModel.freshResultMs. */
 const freshMsPerByte = (rates: Rates) =>
-  rates.freshMsPerByte ?? (rates.readback?.upper ? Math.max(0, rates.readback.upper.msPerByte - rates.readback.msPerByte) : 0);
+  rates.readback?.upper ? Math.max(0, rates.readback.upper.msPerByte - rates.readback.msPerByte) : 0;
 
 /**
  * The rates' lines packed into one Float64Array, LINE_WORDS numbers a line (fixedMs, msPerByte,
@@ -354,9 +347,9 @@ export class CostModel {
 
   /**
    * What a CPU result on the host costs beyond its line: the fresh pages of a new array past
-   * FRESH_RESULT_BYTES, at Rates.freshMsPerByte (calibration: what a readback into new arrays
-   * pays per byte past `mid` over the readback's lower line; its top point reads into fresh
-   * pages on every call). The lines of rleEncode,
+   * FRESH_RESULT_BYTES, at the rate the readback's upper segment pays over its lower one (its
+   * top point reads into fresh pages on every call, its lower ones into memory that is reused
+   * once collected: the best of their runs). The lines of rleEncode,
    * rleDecode, scan and sort are calibrated up to 16 MiB, whose results' memory is reused; on the
    * H200 host a 256 MiB CPU sort then took 372 ms against 195 predicted. Compress's and
    * decompress's lines reach 64 MiB and hold it already.
@@ -377,13 +370,7 @@ export class CostModel {
 
   /** The call history's slot of `call` on the CPU path (the GPU path's is this + GPU_SLOT). */
   private cpuCallSlot(call: CallShape, op: number): number {
-    return callSlot(
-      op,
-      0,
-      call.inputLocation === 'device' ? 1 : 0,
-      call.resultLocation === 'device' ? 1 : 0,
-      bucket(call.workBytes ?? call.inputBytes),
-    );
+    return callSlot(op, 0, call.inputLocation === 'device' ? 1 : 0, call.resultLocation === 'device' ? 1 : 0, bucket(call.workBytes ?? call.inputBytes));
   }
 
   /**
