@@ -21,7 +21,8 @@
 #   auto-overhead.log the cost model's small cells: auto's route (its choice) against the fixed path's
 #   readback-steady.json a 16 MiB readback call by call: steady calls, calibration's probe, new arrays
 #   cost-diagnosis.json new host arrays before and after a collection; GPU sorts after idle, spin and
-#                     CPU work; GPU decompress in a row and after CPU calls
+#                     CPU work (with the SM clock); GPU decompress in a row and after CPU calls;
+#                     4 and 16 KiB readbacks and CPU calls as calibration times them and as callers do
 #
 # Before the device call, on the development machine (esbuild, which the GPU machine lacks, builds
 # the GPU layers into bench/.build/):
