@@ -210,21 +210,20 @@ if (sections.has('small')) {
         await spaced();
       },
     );
-    // calibration's probe without its pause: an upload, its copy waited for, then the download timed
-    const afterUpload = [];
-    for (let i = 0; i < 12; i++) {
-      await spaced();
-      const e = await engine.upload(keys);
-      await engine['gpuContext'].device.queue.onSubmittedWorkDone();
-      const t0 = performance.now();
-      await engine.download(e);
-      afterUpload.push(performance.now() - t0);
-      e.destroy();
-    }
-    console.log(
-      `${`small: download ${size} right after an upload`.padEnd(52)} median ${med(afterUpload).toFixed(2).padStart(7)}  calls: ${fmt(afterUpload)}`,
+    // calibration's probe without its pause: an upload, its copy waited for (untimed), then the download
+    let uploaded = null;
+    await series(
+      `small: download ${size} right after an upload`,
+      12,
+      () => engine.download(uploaded),
+      async () => {
+        uploaded?.destroy();
+        await spaced();
+        uploaded = await engine.upload(keys);
+        await engine['gpuContext'].device.queue.onSubmittedWorkDone();
+      },
     );
-    report[`small: download ${size} right after an upload`] = afterUpload;
+    uploaded.destroy();
     await series(`small: probe cpu scan ${size}, spaced`, 12, () => probe.cpu('scan', bytes), spaced);
     await series(`small: cpu scan ${size} host, spaced`, 12, () => engine.scan(keys, { path: 'cpu' }), spaced);
     await series(`small: cpu scan ${size} host, after a gpu call`, 12, () => engine.scan(keys, { path: 'cpu' }), afterGpu);

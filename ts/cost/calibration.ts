@@ -236,6 +236,12 @@ export async function calibrate(
 
   // ---- warm-up, outside the budget ----
   const warmStart = performance.now();
+  /** Runs `key` at `bytes` until its host code is compiled: CPU_WARM_RUNS times, CPU_WARM_CAP_MS at most. */
+  const warm = async (key: string, bytes: number) => {
+    const measure = measureOf(key);
+    const until = performance.now() + CPU_WARM_CAP_MS;
+    for (let r = 0; r < CPU_WARM_RUNS && performance.now() < until; r++) await measure(bytes);
+  };
   // each CPU op at `cpuSmall` until its code is compiled: the first run is the first use, then up to
   // CPU_WARM_RUNS more (on the development machine a 16 KiB CPU compress took 0.7 ms for its
   // first 5 calls, 0.12 from the 35th on, as the JavaScript compiler optimized the codec's code;
@@ -244,10 +250,8 @@ export async function calibrate(
   // 16 KiB readback took 0.5-0.6 ms after 600 ms of CPU calls and 0.2 after recent GPU work
   // (bench/cost-diagnosis.mjs small; the SM clock at its floor in both)
   for (const key of cpuKeys) {
-    const measure = measureOf(key);
-    add(key, cpuSmall, await measure(cpuSmall));
-    const until = performance.now() + CPU_WARM_CAP_MS;
-    for (let r = 0; r < CPU_WARM_RUNS && performance.now() < until; r++) await measure(cpuSmall);
+    add(key, cpuSmall, await measureOf(key)(cpuSmall));
+    await warm(key, cpuSmall);
   }
   if (hasGpu) {
     await probe.warmUp?.();
@@ -273,10 +277,7 @@ export async function calibrate(
     // not a measurement of the line
     await measureOf('upload')(transferTop);
     // the transfers at `small` until their host code is compiled (their points come next)
-    for (const key of transferKeys) {
-      const until = performance.now() + CPU_WARM_CAP_MS;
-      for (let r = 0; r < CPU_WARM_RUNS && performance.now() < until; r++) await measureOf(key)(small);
-    }
+    for (const key of transferKeys) await warm(key, small);
   }
   const warmUpMs = performance.now() - warmStart;
   const unsupported = new Set(gpuKeys.filter((k) => !(points.get(k)?.length ?? 0)));
