@@ -37,14 +37,24 @@ class FakeBuffer {
   }
 }
 
-function fakeDevice(): { device: GPUDevice; created: FakeBuffer[] } {
+/**
+ * A stand-in device; buffers of `failSize` bytes fail to allocate (their out-of-memory scope
+ * resolves to an error, as WebGPU reports it).
+ */
+function fakeDevice(failSize = -1): { device: GPUDevice; created: FakeBuffer[] } {
   const created: FakeBuffer[] = [];
+  let error: { message: string } | null = null;
   const device = {
     createBuffer: ({ size, usage, label }: { size: number; usage: number; label: string }) => {
       const b = new FakeBuffer(size, usage, label);
       created.push(b);
+      if (size === failSize) error = { message: 'out of memory' };
       return b;
     },
+    pushErrorScope: () => {
+      error = null;
+    },
+    popErrorScope: () => Promise.resolve(error),
   } as unknown as GPUDevice;
   return { device, created };
 }
@@ -62,7 +72,7 @@ describe('BufferPool', () => {
     expect(take(pool, 1024)).toBe(a); // 1000 and 1024 share the class
     expect(a.label).toBe('test');
     expect(created).toHaveLength(3);
-    expect(pool.stats).toEqual({ created: 3, reused: 1 });
+    expect(pool.stats).toEqual({ created: 3, reused: 1, failed: 0 });
     expect(sizeClass(1000)).toBe(1024);
   });
 
@@ -96,5 +106,21 @@ describe('BufferPool', () => {
     }
     // release reads the released buffer's size and usage once each; acquire reads nothing
     expect(FakeBuffer.reads).toBe(2 * 50);
+  });
+
+  it('never keeps a buffer whose allocation failed, trims what it keeps, and reports the failure once', async () => {
+    const { device } = fakeDevice(4 << 20);
+    const pool = new BufferPool(device, 1 << 30, 0);
+    const kept = take(pool, 1 << 20);
+    pool.release(kept as unknown as GPUBuffer);
+    expect(await pool.takeFailure()).toBeNull();
+    const failed = take(pool, 4 << 20);
+    expect(await pool.takeFailure()).toEqual({ outOfMemory: true, message: 'test, 4194304 bytes: out of memory' });
+    expect(await pool.takeFailure()).toBeNull(); // taken once
+    expect(kept.destroyed).toBe(true); // trimmed on the failure
+    pool.release(failed as unknown as GPUBuffer);
+    expect(failed.destroyed).toBe(true);
+    expect(take(pool, 4 << 20)).not.toBe(failed);
+    expect(pool.stats.failed).toBe(1);
   });
 });

@@ -449,6 +449,38 @@ describeGpu('engine with a GPU', () => {
     await lossy.destroy();
   });
 
+  gpuIt('out of GPU memory: an op auto sent to the GPU runs on the CPU; path gpu fails with OUT_OF_MEMORY', async () => {
+    // gpuPoolBytes 0: every buffer is made anew (a kept one would be handed out instead)
+    const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip', gpuPoolBytes: 0 });
+    try {
+      const fast = { fixedMs: 0, msPerByte: 1e-12 };
+      e.model.rates = { ...e.model.rates, upload: fast, readback: fast, gpu: { ...e.model.rates.gpu, rleEncode: fast } };
+      const input = new Uint16Array(40_000).map((_, i) => i >> 4);
+      expect(e.explain('rleEncode', input).path).toBe('gpu');
+      const want = await e.rleEncode(input, { path: 'cpu' });
+      const ctx = (e as unknown as { gpuContext: { device: GPUDevice; adapterInfo: unknown; limits: { maxBufferSize: number } } }).gpuContext;
+      const device = ctx.device;
+      const original = device.createBuffer;
+      // RLE encode's scratch made at 1 GiB: more than SwiftShader can allocate
+      device.createBuffer = function (this: GPUDevice, desc: GPUBufferDescriptor): GPUBuffer {
+        return original.call(device, desc.label === 'parle:rle-ends' ? { ...desc, size: Math.min(1 << 30, ctx.limits.maxBufferSize) } : desc);
+      };
+      try {
+        const viaAuto = await e.rleEncode(input);
+        expect(same(viaAuto.values, want.values) && same(viaAuto.lengths, want.lengths)).toBe(true);
+        const gpu = e.rleEncode(input, { path: 'gpu' });
+        if (/swiftshader/i.test(JSON.stringify(ctx.adapterInfo))) await expect(gpu).rejects.toMatchObject({ code: ErrorCodes.OUT_OF_MEMORY });
+        else expect(same((await gpu).values, want.values)).toBe(true); // a GPU that has the memory
+      } finally {
+        device.createBuffer = original;
+      }
+      const again = await e.rleEncode(input, { path: 'gpu' });
+      expect(same(again.lengths, want.lengths)).toBe(true);
+    } finally {
+      await e.destroy();
+    }
+  });
+
   gpuIt('calibration measures once, is stored, and a second engine reuses it', async () => {
     const first = await createEngine({ workers: 1, gpu: 'require' });
     const started = performance.now();

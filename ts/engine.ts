@@ -906,8 +906,9 @@ export class Engine {
 
   /**
    * Runs `work` on the routed path. When `auto` chose the GPU and the op fails there with
-   * TOO_LARGE (an array beyond one storage binding that the kernel cannot split), or with
-   * DEVICE_LOST for host data wanted on the host, the op runs again on the CPU instead of failing.
+   * TOO_LARGE (an array beyond one storage binding that the kernel cannot split), OUT_OF_MEMORY
+   * (the device could not allocate a buffer), or with DEVICE_LOST for host data wanted on the
+   * host, the op runs again on the CPU instead of failing.
    */
   private async withFallback<R>(route: Route, work: (path: 'cpu' | 'gpu') => Promise<R>): Promise<R> {
     const t0 = performance.now();
@@ -917,8 +918,11 @@ export class Engine {
     } catch (e) {
       const hostOnly = route.from === 'host' && route.to === 'host';
       if (route.path === 'gpu' && route.auto && hostOnly && isParleError(e, ErrorCodes.DEVICE_LOST)) return work('cpu');
-      // beyond what the GPU kernels bind (RLE encode's and sort's inputs, a decode's run list)
-      if (route.path === 'gpu' && route.auto && isParleError(e, ErrorCodes.TOO_LARGE)) return work('cpu');
+      // beyond what the GPU kernels bind (RLE encode's and sort's inputs, a decode's run list),
+      // or beyond the memory the device has left
+      if (route.path === 'gpu' && route.auto && (isParleError(e, ErrorCodes.TOO_LARGE) || isParleError(e, ErrorCodes.OUT_OF_MEMORY))) {
+        return work('cpu');
+      }
       throw e;
     }
     // the whole call's time, moves included, for the model's call-level history

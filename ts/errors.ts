@@ -34,6 +34,17 @@ export const ErrorCodes = {
   PATH_UNAVAILABLE: 'PATH_UNAVAILABLE',
   /** The GPU device was lost while the operation ran. */
   DEVICE_LOST: 'DEVICE_LOST',
+  /**
+   * The GPU could not allocate memory an operation needed (WebGPU reported out-of-memory); the
+   * operation's results were not used. Destroy DeviceArrays no longer needed, or use the CPU
+   * path; `auto` runs such a call again on the CPU.
+   */
+  OUT_OF_MEMORY: 'OUT_OF_MEMORY',
+  /**
+   * WebGPU rejected commands parle recorded (a validation or internal error of the device, not
+   * of the input); the operation's results were not used. A bug or a faulty driver: report it.
+   */
+  GPU_ERROR: 'GPU_ERROR',
   /** The engine was destroyed. */
   DESTROYED: 'DESTROYED',
   /** The operation was aborted through its AbortSignal. */

@@ -202,6 +202,66 @@ describeGpu('GPU context', () => {
     again.destroy();
   });
 
+  // WebGPU reports a buffer it cannot make, and every command that uses it, through error scopes,
+  // not by throwing, and a command buffer that fails validation does not run: without the
+  // context's checks these calls resolved with the outputs' stale contents (a 256 MiB rleEncode
+  // out of memory on SwiftShader returned the runs of the call before it).
+  gpuTest(
+    'a buffer the device cannot make fails the op (GPU_ERROR, OUT_OF_MEMORY), never stale outputs',
+    async (ctx, rng) => {
+      const device = ctx.device;
+      const original = device.createBuffer;
+      /** Buffers labelled `label` are made with `size` bytes instead (too large: invalid; 1 GiB: out of memory on SwiftShader). */
+      const remake = (label: string, size: number) => {
+        device.createBuffer = function (this: GPUDevice, desc: GPUBufferDescriptor): GPUBuffer {
+          return original.call(device, desc.label === label ? { ...desc, size } : desc);
+        };
+      };
+      const a = runsArray('u8', 100_003, 7, rng);
+      const want = refRleEncode(a);
+      const d = await ctx.upload(a);
+      const check = async (what: string) => {
+        const runs = await ctx.rleEncode(d);
+        assertSameBits(await ctx.download(runs.values), want.values, `${what}: values`);
+        assertSameBits(await ctx.download(runs.lengths), want.lengths, `${what}: lengths`);
+        runs.values.destroy();
+        runs.lengths.destroy();
+      };
+      await check('before');
+      try {
+        // past maxBufferSize: a validation error, outside the submission (the pool's scope) or in it
+        remake('parle:rle-ends', ctx.limits.maxBufferSize + 256);
+        await expect(ctx.rleEncode(d)).rejects.toMatchObject({ code: 'GPU_ERROR', message: expect.stringMatching(/rle-encode/) });
+        device.createBuffer = original;
+        await check('after a GPU_ERROR'); // (poolBytes 0: nothing kept, every buffer made anew)
+        // 1 GiB: SwiftShader cannot allocate it (VK_ERROR_OUT_OF_DEVICE_MEMORY); a larger GPU can
+        const swiftShader = /swiftshader/i.test(JSON.stringify(ctx.adapterInfo));
+        const gib = Math.min(1 << 30, ctx.limits.maxBufferSize);
+        remake('parle:rle-ends', gib);
+        if (swiftShader) await expect(ctx.rleEncode(d)).rejects.toMatchObject({ code: 'OUT_OF_MEMORY' });
+        else await check('with a 1 GiB scratch buffer');
+        remake('parle:upload-u32', gib);
+        const upload = ctx.upload(new Uint32Array(300_001).fill(7));
+        if (swiftShader) await expect(upload).rejects.toMatchObject({ code: 'OUT_OF_MEMORY', message: expect.stringMatching(/upload/) });
+        else assertSameBits(await ctx.download(await upload), new Uint32Array(300_001).fill(7), 'upload into 1 GiB');
+      } finally {
+        device.createBuffer = original;
+      }
+      await check('after');
+      // a download of a buffer that was never made fails, and leaves the caller's array alone
+      device.pushErrorScope('validation');
+      const invalid = device.createBuffer({ size: ctx.limits.maxBufferSize + 256, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+      expect(await device.popErrorScope()).not.toBeNull();
+      const into = new Uint32Array(300_001).fill(0xdead);
+      await expect(ctx.download(ctx.wrap(invalid, 'u32', into.length), { into })).rejects.toMatchObject({ code: 'GPU_ERROR' });
+      expect(into.every((x) => x === 0xdead)).toBe(true);
+      await expect(ctx.downloadMapped(ctx.wrap(invalid, 'u32', 4))).rejects.toMatchObject({ code: 'GPU_ERROR' });
+      await check('after the downloads');
+      d.destroy();
+    },
+    { poolBytes: 0, stagingChunkBytes: 64 << 10 },
+  );
+
   gpuIt('destroy: later ops fail with DESTROYED', async () => {
     const ctx = (await createGpuContext())!;
     const d = await ctx.upload(new Uint32Array(4));

@@ -19,8 +19,14 @@
  * scan of the kept list asked of every kept buffer at every acquisition (a compress from the
  * device makes some 40). On the H200 host this made no measurable difference with ~100 kept
  * buffers; it keeps an acquisition's cost independent of how many are kept.
+ *
+ * A buffer the device could not make (out of memory, or a validation error: WebGPU reports them
+ * through error scopes, not by throwing) is never kept: release() destroys it, and the pool
+ * trims what it keeps so that the next allocation may succeed. takeFailure() tells the
+ * context's error check that such a failure happened (ts/gpu/error-scope.ts).
  */
 import { paddedSize } from './device-array.js';
+import { createBufferChecked, type CaughtGpuError } from './error-scope.js';
 
 /** The size class of a request of `bytes` (>= 16): what the pool allocates for it. */
 export function sizeClass(bytes: number): number {
@@ -50,7 +56,13 @@ export class BufferPool {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   /** Counters, for tests and benchmarks. */
-  readonly stats = { created: 0, reused: 0 };
+  readonly stats = { created: 0, reused: 0, failed: 0 };
+  /** Buffers whose creation failed. */
+  readonly #failed = new WeakSet<GPUBuffer>();
+  /** Creation checks not settled yet. */
+  readonly #checks = new Set<Promise<unknown>>();
+  /** The last failed creation not yet taken by takeFailure() (its message names the buffer). */
+  #failure: CaughtGpuError | null = null;
 
   constructor(device: GPUDevice, limitBytes: number, idleMs = 5000) {
     this.#device = device;
@@ -80,13 +92,34 @@ export class BufferPool {
       return kept.buffer;
     }
     this.stats.created++;
-    return this.#device.createBuffer({ label, size, usage });
+    const [buffer, caught] = createBufferChecked(this.#device, { label, size, usage });
+    const check = caught.then((error) => {
+      this.#checks.delete(check);
+      if (error === null) return;
+      this.stats.failed++;
+      this.#failed.add(buffer);
+      this.#failure = { outOfMemory: error.outOfMemory, message: `${label}, ${size} bytes: ${error.message.split('\n')[0].trim()}` };
+      this.trim(); // what is kept may be what the device is short of
+    });
+    this.#checks.add(check);
+    return buffer;
+  }
+
+  /**
+   * Waits for the creation checks made so far and returns the last failure not taken before (its
+   * message "label, bytes: WebGPU's message"), or null; the next call returns only later ones.
+   */
+  async takeFailure(): Promise<CaughtGpuError | null> {
+    await Promise.all([...this.#checks]);
+    const failure = this.#failure;
+    this.#failure = null;
+    return failure;
   }
 
   /** Takes `buffer` back (no pending use may write it after later ops read it: queue order holds). */
   release(buffer: GPUBuffer): void {
     const size = buffer.size;
-    if (this.#closed || size > this.limitBytes || buffer.mapState !== 'unmapped') {
+    if (this.#closed || size > this.limitBytes || buffer.mapState !== 'unmapped' || this.#failed.has(buffer)) {
       buffer.destroy();
       return;
     }

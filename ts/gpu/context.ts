@@ -10,6 +10,7 @@ import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, t
 import { DeviceArray, paddedSize } from './device-array.js';
 import { StagingRing, fillAndSubmit } from './transfer.js';
 import { BufferPool } from './buffer-pool.js';
+import { scoped, type Caught, type CaughtGpuError } from './error-scope.js';
 import { bindGroupLayout } from './pipelines.js';
 import { scanOp } from './scan.js';
 import { rleDecodeOp, rleEncodeOp } from './rle.js';
@@ -502,7 +503,7 @@ export class GpuContext {
       if (opts.onDawn === true && --liveDawnContexts === 0) dawnGpu = undefined; // lets Node exit
       return this.#lostInfo;
     });
-    this.#ring = new StagingRing(device, this.guard, opts.chunk, opts.slots);
+    this.#ring = new StagingRing(device, this.guard, this.checkErrors, opts.chunk, opts.slots);
   }
 
   /** True once the device is lost or the context destroyed. */
@@ -523,6 +524,30 @@ export class GpuContext {
     const why = this.#lostInfo === null ? '' : ` (${this.#lostInfo.reason}): ${this.#lostInfo.message}`;
     return new ParleError(ErrorCodes.DEVICE_LOST, `the GPU device was lost${why}`, { cause });
   }
+
+  /**
+   * @internal Awaits what error scopes caught for an op (ts/gpu/error-scope.ts) and throws if they
+   * caught anything: ParleError OUT_OF_MEMORY when an allocation failed (in the scopes, or one of
+   * the pool's since the last such check: a command that uses a buffer that was not made fails
+   * validation), else GPU_ERROR (the scopes' first error, or the pool's failure to make a
+   * buffer); DEVICE_LOST when the device was lost. `what` names the op.
+   */
+  readonly checkErrors = async (caught: readonly Caught[], what: string): Promise<void> => {
+    const errors = (await Promise.all(caught)).filter((e): e is CaughtGpuError => e !== null);
+    if (errors.length === 0) return;
+    if (this.isLost) throw this.#lossError();
+    const firstLine = (m: string) => m.split('\n')[0].trim();
+    // a buffer the pool could not make fails every command that uses it: the pool's failure is the cause
+    const failure = errors.find((e) => e.outOfMemory) ?? (await this.#pool.takeFailure()) ?? errors[0];
+    if (failure.outOfMemory) {
+      this.#pool.trim(); // what the pool keeps may be what the device is short of
+      throw new ParleError(
+        ErrorCodes.OUT_OF_MEMORY,
+        `${what}: the GPU is out of memory (${firstLine(failure.message)}); destroy DeviceArrays no longer needed or use the CPU path`,
+      );
+    }
+    throw new ParleError(ErrorCodes.GPU_ERROR, `${what}: WebGPU rejected parle's commands (${firstLine(failure.message)})`);
+  };
 
   /** @internal Awaits `p`; device loss (before or during) rejects with ParleError DEVICE_LOST. */
   readonly guard = async <T>(p: Promise<T>): Promise<T> => {
@@ -597,7 +622,7 @@ export class GpuContext {
   }
 
   /** Bytes of storage buffers the pool keeps for reuse now, and its counters (for tests, benchmarks). */
-  get poolStats(): { keptBytes: number; limitBytes: number; created: number; reused: number } {
+  get poolStats(): { keptBytes: number; limitBytes: number; created: number; reused: number; failed: number } {
     return { keptBytes: this.#pool.keptBytes, limitBytes: this.#pool.limitBytes, ...this.#pool.stats };
   }
 
@@ -634,11 +659,17 @@ export class GpuContext {
     this.checkUsable();
     const s = new Submission(this, this.device.createCommandEncoder({ label: `parle:${label}` }));
     try {
-      this.encoderHooks?.begin(s.encoder);
-      const result = encode(s);
-      this.encoderHooks?.end(s.encoder);
-      this.device.queue.submit([s.encoder.finish()]);
+      // in error scopes: a command buffer that fails validation does not run, and its outputs
+      // would hold whatever they held before
+      const [result, caught] = scoped(this.device, () => {
+        this.encoderHooks?.begin(s.encoder);
+        const r = encode(s);
+        this.encoderHooks?.end(s.encoder);
+        this.device.queue.submit([s.encoder.finish()]);
+        return r;
+      });
       await this.guard(this.device.queue.onSubmittedWorkDone());
+      await this.checkErrors([caught], label);
       return result;
     } catch (e) {
       for (const b of s.outputs) this.releaseStorage(b);
@@ -764,27 +795,34 @@ export class GpuContext {
     const kept = this.#uploadPieces;
     this.#uploadPieces = []; // a concurrent upload makes its own
     const used: UploadPiece[] = [];
+    // what the error scopes of the new pieces and of the copies caught
+    const caught: Caught[] = [];
     try {
       for (let offset = 0; offset < total; offset += piece) {
         const size = Math.min(piece, total - offset);
         // a kept piece large enough, else a new one (of at most `piece`, in steps of 4 MiB)
         const k = kept.findIndex((q) => q.buffer.size >= size);
-        const p =
-          k >= 0
-            ? kept.splice(k, 1)[0]
-            : {
-                buffer: this.device.createBuffer({
-                  label: 'parle:staging-piece',
-                  size: Math.min(piece, Math.ceil(size / (4 << 20)) * (4 << 20)),
-                  usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
-                  mappedAtCreation: true,
-                }),
-                ready: Promise.resolve(),
-              };
+        let p: UploadPiece;
+        if (k >= 0) p = kept.splice(k, 1)[0];
+        else {
+          const [buffer, c] = scoped(this.device, () =>
+            this.device.createBuffer({
+              label: 'parle:staging-piece',
+              size: Math.min(piece, Math.ceil(size / (4 << 20)) * (4 << 20)),
+              usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+              mappedAtCreation: true,
+            }),
+          );
+          p = { buffer, ready: Promise.resolve() };
+          caught.push(c);
+        }
         used.push(p);
         await this.guard(p.ready);
-        p.ready = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);
+        let c: Caught;
+        [p.ready, c] = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);
+        caught.push(c);
       }
+      await this.checkErrors(caught, 'upload');
     } catch (e) {
       for (const p of [...used, ...kept]) p.buffer.destroy();
       throw e;
@@ -842,14 +880,20 @@ export class GpuContext {
     // A released buffer of the same size is reused: making and pinning a new 256 MiB MAP_READ
     // buffer costs more than the copy itself (H200: 55 ms vs 5 ms).
     const pooled = this.#mappedPool.findIndex((b) => b.size === size);
-    const buffer =
-      pooled >= 0
-        ? this.#mappedPool.splice(pooled, 1)[0]
-        : this.device.createBuffer({ label: 'parle:mapped-download', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    try {
+    // the new buffer and the copy in error scopes, checked before the map (of a buffer that may
+    // not have been allocated)
+    const [buffer, caught] = scoped(this.device, () => {
+      const b =
+        pooled >= 0
+          ? this.#mappedPool.splice(pooled, 1)[0]
+          : this.device.createBuffer({ label: 'parle:mapped-download', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       const encoder = this.device.createCommandEncoder({ label: 'parle:mapped-download' });
-      if (d.byteLength > 0) encoder.copyBufferToBuffer(d.buffer, 0, buffer, 0, size);
+      if (d.byteLength > 0) encoder.copyBufferToBuffer(d.buffer, 0, b, 0, size);
       this.device.queue.submit([encoder.finish()]);
+      return b;
+    });
+    try {
+      await this.checkErrors([caught], 'downloadMapped');
       await this.guard(buffer.mapAsync(GPUMapMode.READ));
     } catch (e) {
       buffer.destroy();

@@ -68,8 +68,10 @@ const PARLE_STATUS: Record<ErrorCode, number> = {
   DESTROYED: 503,
   ABORTED: 503,
   DEVICE_LOST: 503,
+  OUT_OF_MEMORY: 503,
   PATH_UNAVAILABLE: 503,
   IO_ERROR: 500,
+  GPU_ERROR: 500,
 };
 
 /** The status, code and message an error answers with. */
