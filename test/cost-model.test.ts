@@ -357,6 +357,17 @@ describe('cost model', () => {
     expect(cpuMs(toDevice)).toBeCloseTo(kernel(rates.cpu.rleEncode, 4000) + 0.08 + 0.08, 9);
   });
 
+  it("a GPU path's extra round trips cost the readback's fixed cost each, on the GPU path only", () => {
+    const rates = defaultRates(true);
+    rates.readback = { fixedMs: 0.2, msPerByte: 1e-6, floorMs: 0.25 };
+    const m = new CostModel(rates);
+    const shape = call({ op: 'rleDecode', inputBytes: 1000, workBytes: 4000, resultBytes: 4000, inputLocation: 'device', resultLocation: 'device' });
+    const before = m.predict(shape, false).predictedMs;
+    const after = m.predict({ ...shape, gpuRoundTrips: 1 }, false).predictedMs;
+    expect(after.gpu! - before.gpu!).toBeCloseTo(0.25, 9); // the line at 0 bytes: its floor
+    expect(after.cpu).toBe(before.cpu);
+  });
+
   it('kernel lines scale with workBytes, transfers with inputBytes (rleDecode)', () => {
     const rates = defaultRates(true);
     rates.cpu.rleDecode = { fixedMs: 0, msPerByte: 1e-6 };

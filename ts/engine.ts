@@ -12,7 +12,7 @@ import { CpuPath, type Runs } from './cpu/cpu-path.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
-import { CostModel, defaultRates, type CostOp, type Location } from './cost/model.js';
+import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArray, compressArrayReport, decompressBytes } from './format/container.js';
@@ -221,8 +221,20 @@ interface Route {
   bytes: number;
   /** Bytes the kernel lines scale with when not `bytes` (rleDecode: the decoded size). */
   workBytes?: number;
+  /** Round trips the GPU path makes beyond its line's (see ModelSizes.roundTrips). */
+  roundTrips?: number;
   signal?: AbortSignal;
   auto: boolean;
+}
+
+/** What the cost model needs of a call beyond its input bytes (rleDecode: see rleDecodeSizes). */
+interface ModelSizes {
+  /** Bytes the kernel lines scale with when not the input's (rleDecode: the decoded size). */
+  workBytes?: number;
+  /** Milliseconds of host work before either path runs that the GPU's line does not hold (CallShape.gpuHostMs). */
+  sumMs?: number;
+  /** Readback round trips the GPU path waits for beyond its line's (CallShape.gpuRoundTrips). */
+  roundTrips?: number;
 }
 
 /**
@@ -792,10 +804,14 @@ export class Engine {
 
   /**
    * The model's sizes of an rleDecode call: the runs' bytes (what moves) and the decoded bytes
-   * (what the kernels' lines scale with): exact from host lengths (and `elements`, their sum),
-   * else estimated from the run-length ratio of earlier rleEncode calls.
+   * (what the kernels' lines scale with): exact from host lengths (and `elements`, their sum) and
+   * from device lengths whose sum parle noted (rleEncode's results), else estimated from the
+   * run-length ratio of earlier rleEncode calls. The GPU path of device lengths whose sum is not
+   * known reads it back before it sizes its output: one round trip more than calibration's runs
+   * (rleEncode's, sum known) paid (`roundTrips`; on an H100 a 4 KiB decode of uploaded device runs
+   * took 0.87-0.89 ms against 0.56 predicted without it).
    */
-  private rleDecodeSizes(values: Data, lengths?: Data): { bytes: number; workBytes: number; elements?: number; sumMs?: number } {
+  private rleDecodeSizes(values: Data, lengths?: Data): ModelSizes & { bytes: number; workBytes: number; elements?: number } {
     const size = elementSize(elementTypeOfData(values));
     const bytes = values.byteLength + (lengths?.byteLength ?? (values.byteLength / size) * 4);
     if (lengths !== undefined && !(lengths instanceof DeviceArray)) {
@@ -807,7 +823,28 @@ export class Engine {
       const total = this.cpu.sumLengths(lengths as Uint32Array);
       return { bytes, workBytes: total * size, elements: total, sumMs: performance.now() - t0 };
     }
+    if (lengths instanceof DeviceArray) {
+      // (a hint, not `elements`: the array may have been written since; the GPU checks it)
+      const noted = this.gpuContext?.lengthSumOf(lengths);
+      if (noted !== undefined) return { bytes, workBytes: noted * size };
+      return { bytes, workBytes: Math.ceil(bytes / this.rleRatio), roundTrips: 1 };
+    }
     return { bytes, workBytes: Math.ceil(bytes / this.rleRatio) };
+  }
+
+  /** The cost model's shape of a call (CallShape). */
+  private callShape(op: CostOp, inputBytes: number, inputLocation: Location, resultLocation: Location, sizes: ModelSizes): CallShape {
+    const { workBytes } = sizes;
+    return {
+      op,
+      inputBytes,
+      workBytes,
+      resultBytes: this.resultBytes(op, inputBytes, workBytes),
+      inputLocation,
+      resultLocation,
+      gpuHostMs: sizes.sumMs,
+      gpuRoundTrips: sizes.roundTrips,
+    };
   }
 
   /** The model's view of a call: explain() and auto's choice share it. */
@@ -817,14 +854,10 @@ export class Engine {
     inputLocation: Location,
     resultLocation: Location,
     withReason = true,
-    workBytes?: number,
-    gpuHostMs?: number,
+    sizes: ModelSizes = {},
   ): Explanation {
     const gpuUsable = this.gpuContext !== null && !this.gpuContext.isLost && GPU_OPS.has(op);
-    const prediction = this.model.predict(
-      { op, inputBytes, workBytes, resultBytes: this.resultBytes(op, inputBytes, workBytes), inputLocation, resultLocation, gpuHostMs },
-      withReason,
-    );
+    const prediction = this.model.predict(this.callShape(op, inputBytes, inputLocation, resultLocation, sizes), withReason);
     if (!gpuUsable) {
       const why =
         this.gpuContext === null
@@ -851,11 +884,12 @@ export class Engine {
     op: CostOp,
     input: Data,
     opts: Record<string, unknown>,
-    sizes?: { bytes: number; workBytes?: number; sumMs?: number },
+    sizes?: ModelSizes & { bytes: number },
   ): Promise<Route> {
     void this.cpu;
     const bytes = sizes?.bytes ?? this.modelBytes(op, input);
     const workBytes = sizes?.workBytes;
+    const roundTrips = sizes?.roundTrips;
     const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
     const from: Location = input instanceof DeviceArray ? 'device' : 'host';
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
@@ -867,25 +901,17 @@ export class Engine {
     if (requested === 'gpu') {
       void this.gpu;
       if (!GPU_OPS.has(op)) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `${op} has no GPU kernel yet; use path 'cpu' or 'auto'`);
-      return { op, path: 'gpu', to, signal, auto: false, from, bytes, workBytes };
+      return { op, path: 'gpu', to, signal, auto: false, from, bytes, workBytes, roundTrips };
     }
     if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
-      return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes, workBytes };
+      return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes, workBytes, roundTrips };
     if (this.calibrationMode !== 'skip' && !this.calibrated) await this.calibrate();
-    const path = this.model.choose({
-      op,
-      inputBytes: bytes,
-      workBytes,
-      resultBytes: this.resultBytes(op, bytes, workBytes),
-      inputLocation: from,
-      resultLocation: to,
-      gpuHostMs: sizes?.sumMs,
-    });
+    const path = this.model.choose(this.callShape(op, bytes, from, to, sizes ?? {}));
     debug(() => {
-      const now = this.predictFor(op, bytes, from, to, false, workBytes, sizes?.sumMs).predictedMs;
+      const now = this.predictFor(op, bytes, from, to, false, sizes).predictedMs;
       return `${op} ${bytes} B ${from} -> ${to}: auto chose ${path} (predicted now: cpu ${now.cpu.toFixed(3)} ms, gpu ${now.gpu?.toFixed(3) ?? '-'} ms)`;
     });
-    return { op, path, to, signal, auto: true, from, bytes, workBytes };
+    return { op, path, to, signal, auto: true, from, bytes, workBytes, roundTrips };
   }
 
   /**
@@ -926,13 +952,9 @@ export class Engine {
       throw e;
     }
     // the whole call's time, moves included, for the model's call-level history
-    const { op, bytes, workBytes, from, to } = route;
+    const { op, bytes, workBytes, roundTrips, from, to } = route;
     const ms = performance.now() - t0;
-    this.model.observeCall(
-      { op, inputBytes: bytes, workBytes, resultBytes: this.resultBytes(op, bytes, workBytes), inputLocation: from, resultLocation: to },
-      route.path,
-      ms,
-    );
+    this.model.observeCall(this.callShape(op, bytes, from, to, { workBytes, roundTrips }), route.path, ms);
     debug(() => `${op} ${bytes} B ${from} -> ${to} on the ${route.path}: ${ms.toFixed(3)} ms`);
     return result;
   }
@@ -1034,6 +1056,9 @@ export class Engine {
         } else {
           const values = await this.toDevice(runs.values);
           const lengths = await this.toDevice(runs.lengths);
+          // host lengths were summed for the route: the decode sizes its output without reading
+          // the sum back (one submission, as for rleEncode's runs)
+          if (lengths !== runs.lengths && sizes.elements !== undefined) this.gpu.noteLengthSum(lengths, sizes.elements);
           try {
             result = await this.gpu.rleDecode(values, lengths);
           } finally {
@@ -1358,7 +1383,7 @@ export class Engine {
       const from: Location = input.values instanceof DeviceArray ? 'device' : 'host';
       const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, from);
       const sizes = this.rleDecodeSizes(input.values, input.lengths);
-      return this.predictFor(op, sizes.bytes, from, to, true, sizes.workBytes, sizes.sumMs);
+      return this.predictFor(op, sizes.bytes, from, to, true, sizes);
     }
     if (isRuns(input)) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `runs ({ values, lengths }) describe an rleDecode input, not a ${op} input`);
@@ -1378,7 +1403,7 @@ export class Engine {
         input instanceof DeviceArray || ArrayBuffer.isView(input)
           ? this.rleDecodeSizes(input as Data)
           : { bytes: input.byteLength, workBytes: Math.ceil(input.byteLength / this.rleRatio) };
-      return this.predictFor(op, sizes.bytes, from, to, true, sizes.workBytes);
+      return this.predictFor(op, sizes.bytes, from, to, true, sizes);
     }
     const bytes =
       input instanceof DeviceArray || ArrayBuffer.isView(input)

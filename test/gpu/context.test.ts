@@ -244,6 +244,11 @@ describeGpu('GPU context', () => {
         const upload = ctx.upload(new Uint32Array(300_001).fill(7));
         if (swiftShader) await expect(upload).rejects.toMatchObject({ code: 'OUT_OF_MEMORY', message: expect.stringMatching(/upload/) });
         else assertSameBits(await ctx.download(await upload), new Uint32Array(300_001).fill(7), 'upload into 1 GiB');
+        // a small upload's writes are not awaited: the first op that uses its array fails
+        const small = await ctx.upload(new Uint32Array(1000).fill(7));
+        const scanned = ctx.scan(small, { inclusive: true });
+        if (swiftShader) await expect(scanned).rejects.toMatchObject({ code: 'OUT_OF_MEMORY' });
+        else expect((await ctx.download(await scanned))[999]).toBe(7000);
       } finally {
         device.createBuffer = original;
       }

@@ -97,6 +97,13 @@ export interface CallShape {
    * (the CPU path's line, calibrated on host runs, holds it; the GPU's, on device runs, does not).
    */
   gpuHostMs?: number;
+  /**
+   * Readback round trips the GPU path waits for between its submissions beyond those its line
+   * holds, each charged at the readback's fixed cost: rleDecode of device runs whose sum parle
+   * does not know reads the sum back before it sizes its output (calibration's runs are
+   * rleEncode's, whose sum is known: one submission).
+   */
+  gpuRoundTrips?: number;
 }
 
 /** What the model says of a call. */
@@ -342,7 +349,8 @@ export class CostModel {
     const moveIn = !inDevice && call.op !== 'decompress' ? this.moveMs(UPLOAD_LINE, inputBytes, inArrays) : 0;
     // (a GPU compress's line includes the container's readback: compress's result is on the host)
     const moveOut = !outDevice && call.op !== 'compress' ? this.moveMs(READBACK_LINE, resultBytes, outArrays) : 0;
-    return (call.gpuHostMs ?? 0) + moveIn + kernel + moveOut;
+    const roundTrips = call.gpuRoundTrips ? call.gpuRoundTrips * this.lineMs(READBACK_LINE, 0) : 0;
+    return (call.gpuHostMs ?? 0) + moveIn + kernel + roundTrips + moveOut;
   }
 
   /**

@@ -532,7 +532,7 @@ export class GpuContext {
    * validation), else GPU_ERROR (the scopes' first error, or the pool's failure to make a
    * buffer); DEVICE_LOST when the device was lost. `what` names the op.
    */
-  readonly checkErrors = async (caught: readonly Caught[], what: string): Promise<void> => {
+  readonly checkErrors = async (caught: readonly (Caught | CaughtGpuError | null)[], what: string): Promise<void> => {
     const errors = (await Promise.all(caught)).filter((e): e is CaughtGpuError => e !== null);
     if (errors.length === 0) return;
     if (this.isLost) throw this.#lossError();
@@ -668,8 +668,9 @@ export class GpuContext {
         this.device.queue.submit([s.encoder.finish()]);
         return r;
       });
-      await this.guard(this.device.queue.onSubmittedWorkDone());
-      await this.checkErrors([caught], label);
+      // (the scopes' pop resolves long before the work: awaited together, no turn of its own)
+      const [, error] = await this.guard(Promise.all([this.device.queue.onSubmittedWorkDone(), caught]));
+      if (error !== null) await this.checkErrors([error], label);
       return result;
     } catch (e) {
       for (const b of s.outputs) this.releaseStorage(b);
