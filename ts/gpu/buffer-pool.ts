@@ -23,10 +23,10 @@
  * A buffer the device could not make (out of memory, or a validation error: WebGPU reports them
  * through error scopes, not by throwing) is never kept: release() destroys it, and the pool
  * trims what it keeps so that the next allocation may succeed. takeFailure() tells the
- * context's error check that such a failure happened (ts/gpu/error-scope.ts).
+ * context's error check that such a failure happened (ts/gpu/gpu-errors.ts).
  */
 import { paddedSize } from './device-array.js';
-import { createBufferChecked, type CaughtGpuError } from './error-scope.js';
+import { createBufferChecked, type CaughtGpuError } from './gpu-errors.js';
 
 /** The size class of a request of `bytes` (>= 16): what the pool allocates for it. */
 export function sizeClass(bytes: number): number {
@@ -103,6 +103,11 @@ export class BufferPool {
     });
     this.#checks.add(check);
     return buffer;
+  }
+
+  /** True while a creation check is pending or a failure is not taken: takeFailure() has something to wait for. */
+  get unsettled(): boolean {
+    return this.#checks.size > 0 || this.#failure !== null;
   }
 
   /**

@@ -10,7 +10,7 @@ import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, t
 import { DeviceArray, paddedSize } from './device-array.js';
 import { StagingRing, fillAndSubmit } from './transfer.js';
 import { BufferPool } from './buffer-pool.js';
-import { scoped, type Caught, type CaughtGpuError } from './error-scope.js';
+import { GpuErrorLog, type CaughtGpuError } from './gpu-errors.js';
 import { bindGroupLayout } from './pipelines.js';
 import { scanOp } from './scan.js';
 import { rleDecodeOp, rleEncodeOp } from './rle.js';
@@ -503,7 +503,8 @@ export class GpuContext {
       if (opts.onDawn === true && --liveDawnContexts === 0) dawnGpu = undefined; // lets Node exit
       return this.#lostInfo;
     });
-    this.#ring = new StagingRing(device, this.guard, this.checkErrors, opts.chunk, opts.slots);
+    this.#errors = new GpuErrorLog(device);
+    this.#ring = new StagingRing(device, this.guard, { mark: () => this.#errors.count, check: this.checkErrors }, opts.chunk, opts.slots);
   }
 
   /** True once the device is lost or the context destroyed. */
@@ -525,20 +526,29 @@ export class GpuContext {
     return new ParleError(ErrorCodes.DEVICE_LOST, `the GPU device was lost${why}`, { cause });
   }
 
+  /** The device's uncaptured errors (ts/gpu/gpu-errors.ts). */
+  #errors: GpuErrorLog;
+
+  /** @internal A mark for {@link checkErrors}: the errors logged so far. */
+  get errorMark(): number {
+    return this.#errors.count;
+  }
+
   /**
-   * @internal Awaits what error scopes caught for an op (ts/gpu/error-scope.ts) and throws if they
-   * caught anything: ParleError OUT_OF_MEMORY when an allocation failed (in the scopes, or one of
-   * the pool's since the last such check: a command that uses a buffer that was not made fails
-   * validation), else GPU_ERROR (the scopes' first error, or the pool's failure to make a
-   * buffer); DEVICE_LOST when the device was lost. `what` names the op.
+   * @internal Throws if the GPU reported an error since `mark` (taken before the op's WebGPU
+   * calls; ts/gpu/gpu-errors.ts): ParleError OUT_OF_MEMORY when an allocation failed (logged, or
+   * one of the pool's buffers, whose failure fails every command that uses it), else GPU_ERROR;
+   * DEVICE_LOST when the device was lost. Resolves at once when nothing was logged and the pool
+   * has no check pending (the common case: no await of the device). `what` names the op.
    */
-  readonly checkErrors = async (caught: readonly (Caught | CaughtGpuError | null)[], what: string): Promise<void> => {
-    const errors = (await Promise.all(caught)).filter((e): e is CaughtGpuError => e !== null);
-    if (errors.length === 0) return;
+  readonly checkErrors = async (mark: number, what: string): Promise<void> => {
+    if (this.#errors.count === mark && !this.#pool.unsettled) return;
+    const pool = await this.#pool.takeFailure();
+    const logged = this.#errors.since(mark);
+    const failure = logged.find((e) => e.outOfMemory) ?? pool ?? logged[0];
+    if (failure === undefined || failure === null) return;
     if (this.isLost) throw this.#lossError();
     const firstLine = (m: string) => m.split('\n')[0].trim();
-    // a buffer the pool could not make fails every command that uses it: the pool's failure is the cause
-    const failure = errors.find((e) => e.outOfMemory) ?? (await this.#pool.takeFailure()) ?? errors[0];
     if (failure.outOfMemory) {
       this.#pool.trim(); // what the pool keeps may be what the device is short of
       throw new ParleError(
@@ -657,20 +667,16 @@ export class GpuContext {
    */
   async submit<R>(label: string, encode: (s: Submission) => R): Promise<R> {
     this.checkUsable();
+    const mark = this.#errors.count;
     const s = new Submission(this, this.device.createCommandEncoder({ label: `parle:${label}` }));
     try {
-      // in error scopes: a command buffer that fails validation does not run, and its outputs
-      // would hold whatever they held before
-      const [result, caught] = scoped(this.device, () => {
-        this.encoderHooks?.begin(s.encoder);
-        const r = encode(s);
-        this.encoderHooks?.end(s.encoder);
-        this.device.queue.submit([s.encoder.finish()]);
-        return r;
-      });
-      // (the scopes' pop resolves long before the work: awaited together, no turn of its own)
-      const [, error] = await this.guard(Promise.all([this.device.queue.onSubmittedWorkDone(), caught]));
-      if (error !== null) await this.checkErrors([error], label);
+      this.encoderHooks?.begin(s.encoder);
+      const result = encode(s);
+      this.encoderHooks?.end(s.encoder);
+      this.device.queue.submit([s.encoder.finish()]);
+      await this.guard(this.device.queue.onSubmittedWorkDone());
+      // a command buffer that failed validation did not run: its outputs hold what they held
+      await this.checkErrors(mark, label);
       return result;
     } catch (e) {
       for (const b of s.outputs) this.releaseStorage(b);
@@ -796,34 +802,29 @@ export class GpuContext {
     const kept = this.#uploadPieces;
     this.#uploadPieces = []; // a concurrent upload makes its own
     const used: UploadPiece[] = [];
-    // what the error scopes of the new pieces and of the copies caught
-    const caught: Caught[] = [];
+    const mark = this.#errors.count;
     try {
       for (let offset = 0; offset < total; offset += piece) {
         const size = Math.min(piece, total - offset);
         // a kept piece large enough, else a new one (of at most `piece`, in steps of 4 MiB)
         const k = kept.findIndex((q) => q.buffer.size >= size);
-        let p: UploadPiece;
-        if (k >= 0) p = kept.splice(k, 1)[0];
-        else {
-          const [buffer, c] = scoped(this.device, () =>
-            this.device.createBuffer({
-              label: 'parle:staging-piece',
-              size: Math.min(piece, Math.ceil(size / (4 << 20)) * (4 << 20)),
-              usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
-              mappedAtCreation: true,
-            }),
-          );
-          p = { buffer, ready: Promise.resolve() };
-          caught.push(c);
-        }
+        const p =
+          k >= 0
+            ? kept.splice(k, 1)[0]
+            : {
+                buffer: this.device.createBuffer({
+                  label: 'parle:staging-piece',
+                  size: Math.min(piece, Math.ceil(size / (4 << 20)) * (4 << 20)),
+                  usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+                  mappedAtCreation: true,
+                }),
+                ready: Promise.resolve(),
+              };
         used.push(p);
         await this.guard(p.ready);
-        let c: Caught;
-        [p.ready, c] = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);
-        caught.push(c);
+        p.ready = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);
       }
-      await this.checkErrors(caught, 'upload');
+      await this.checkErrors(mark, 'upload');
     } catch (e) {
       for (const p of [...used, ...kept]) p.buffer.destroy();
       throw e;
@@ -881,20 +882,17 @@ export class GpuContext {
     // A released buffer of the same size is reused: making and pinning a new 256 MiB MAP_READ
     // buffer costs more than the copy itself (H200: 55 ms vs 5 ms).
     const pooled = this.#mappedPool.findIndex((b) => b.size === size);
-    // the new buffer and the copy in error scopes, checked before the map (of a buffer that may
-    // not have been allocated)
-    const [buffer, caught] = scoped(this.device, () => {
-      const b =
-        pooled >= 0
-          ? this.#mappedPool.splice(pooled, 1)[0]
-          : this.device.createBuffer({ label: 'parle:mapped-download', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      const encoder = this.device.createCommandEncoder({ label: 'parle:mapped-download' });
-      if (d.byteLength > 0) encoder.copyBufferToBuffer(d.buffer, 0, b, 0, size);
-      this.device.queue.submit([encoder.finish()]);
-      return b;
-    });
+    const mark = this.#errors.count;
+    const buffer =
+      pooled >= 0
+        ? this.#mappedPool.splice(pooled, 1)[0]
+        : this.device.createBuffer({ label: 'parle:mapped-download', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     try {
-      await this.checkErrors([caught], 'downloadMapped');
+      const encoder = this.device.createCommandEncoder({ label: 'parle:mapped-download' });
+      if (d.byteLength > 0) encoder.copyBufferToBuffer(d.buffer, 0, buffer, 0, size);
+      this.device.queue.submit([encoder.finish()]);
+      // checked before the map (of a buffer that may not have been allocated)
+      await this.checkErrors(mark, 'downloadMapped');
       await this.guard(buffer.mapAsync(GPUMapMode.READ));
     } catch (e) {
       buffer.destroy();

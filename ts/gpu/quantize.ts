@@ -10,7 +10,6 @@ import type { QuantizeParams } from '../codec/quantize.js';
 import quantizeSource from '../../shaders/codec-quantize.wgsl';
 import type { GpuContext, Submission } from './context.js';
 import { getPipeline } from './pipelines.js';
-import { scoped } from './error-scope.js';
 
 const WG = 256;
 /** Workgroups per grid row (WebGPU's per-dimension limit is 65535). */
@@ -62,44 +61,42 @@ async function run(
     return b;
   };
   try {
-    // in error scopes: a buffer the device could not allocate fails the commands that use it,
-    // which then do not run (checked before the map)
-    const [{ readDst, readAux, dstWords }, caught] = scoped(device, () => {
-      const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-      const dstWords = typeof dst === 'number' ? dst : dst.length;
-      const uniform = buffer(32, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
-      device.queue.writeBuffer(uniform, 0, params);
-      const srcBuf = buffer(src.byteLength, storage, src);
-      const dstBuf = buffer(dstWords * 4, storage, typeof dst === 'number' ? undefined : dst);
-      const auxBuf = buffer(Math.max(auxWords, 1) * 4, storage, new Uint32Array(Math.max(auxWords, 1)));
-      const countsBuf = buffer(16, storage, new Uint32Array(4));
-      const codesBuf = buffer(Math.max(4, codes?.byteLength ?? 0), storage, codes);
-      const byBinding = [uniform, srcBuf, dstBuf, auxBuf, countsBuf, codesBuf];
-      const pipe = pipeline(ctx, entryPoint);
-      const encoder = device.createCommandEncoder();
-      if (n > 0) {
-        const pass = encoder.beginComputePass();
-        pass.setPipeline(pipe);
-        pass.setBindGroup(
-          0,
-          device.createBindGroup({
-            layout: pipe.getBindGroupLayout(0),
-            // 'auto' layouts hold only the bindings an entry point uses
-            entries: BINDINGS[entryPoint].map((binding) => ({ binding, resource: { buffer: byBinding[binding] } })),
-          }),
-        );
-        const groups = Math.ceil(n / WG);
-        pass.dispatchWorkgroups(Math.min(groups, ROW), Math.ceil(groups / ROW));
-        pass.end();
-      }
-      const readDst = buffer(dstWords * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-      const readAux = buffer(Math.max(auxWords, 1) * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-      encoder.copyBufferToBuffer(dstBuf, 0, readDst, 0, readDst.size);
-      encoder.copyBufferToBuffer(auxBuf, 0, readAux, 0, readAux.size);
-      device.queue.submit([encoder.finish()]);
-      return { readDst, readAux, dstWords };
-    });
-    await ctx.checkErrors([caught], `quantize (${entryPoint})`);
+    const mark = ctx.errorMark;
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const dstWords = typeof dst === 'number' ? dst : dst.length;
+    const uniform = buffer(32, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+    device.queue.writeBuffer(uniform, 0, params);
+    const srcBuf = buffer(src.byteLength, storage, src);
+    const dstBuf = buffer(dstWords * 4, storage, typeof dst === 'number' ? undefined : dst);
+    const auxBuf = buffer(Math.max(auxWords, 1) * 4, storage, new Uint32Array(Math.max(auxWords, 1)));
+    const countsBuf = buffer(16, storage, new Uint32Array(4));
+    const codesBuf = buffer(Math.max(4, codes?.byteLength ?? 0), storage, codes);
+    const byBinding = [uniform, srcBuf, dstBuf, auxBuf, countsBuf, codesBuf];
+    const pipe = pipeline(ctx, entryPoint);
+    const encoder = device.createCommandEncoder();
+    if (n > 0) {
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(pipe);
+      pass.setBindGroup(
+        0,
+        device.createBindGroup({
+          layout: pipe.getBindGroupLayout(0),
+          // 'auto' layouts hold only the bindings an entry point uses
+          entries: BINDINGS[entryPoint].map((binding) => ({ binding, resource: { buffer: byBinding[binding] } })),
+        }),
+      );
+      const groups = Math.ceil(n / WG);
+      pass.dispatchWorkgroups(Math.min(groups, ROW), Math.ceil(groups / ROW));
+      pass.end();
+    }
+    const readDst = buffer(dstWords * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    const readAux = buffer(Math.max(auxWords, 1) * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    encoder.copyBufferToBuffer(dstBuf, 0, readDst, 0, readDst.size);
+    encoder.copyBufferToBuffer(auxBuf, 0, readAux, 0, readAux.size);
+    device.queue.submit([encoder.finish()]);
+    // a buffer the device could not allocate fails the commands that use it, which then do not
+    // run: checked before the map
+    await ctx.checkErrors(mark, `quantize (${entryPoint})`);
     await ctx.guard(Promise.all([readDst.mapAsync(GPUMapMode.READ), readAux.mapAsync(GPUMapMode.READ)]));
     const out = new Uint32Array(readDst.getMappedRange().slice(0, dstWords * 4));
     const aux = new Uint32Array(readAux.getMappedRange().slice(0));

@@ -13,21 +13,25 @@
  * shared. Memory: 2 rings x `slots` x `chunkBytes` (default 4 x 8 MiB each: 64 MiB).
  */
 import { roundUp } from './device-array.js';
-import { scoped, type Caught, type CaughtGpuError } from './error-scope.js';
 
 /** Wraps a GPU promise so that device loss turns into ParleError DEVICE_LOST. */
 export type Guard = <T>(p: Promise<T>) => Promise<T>;
 
-/** Throws if error scopes caught anything (GpuContext.checkErrors): `what` names the transfer. */
-export type CheckErrors = (caught: readonly (Caught | CaughtGpuError | null)[], what: string) => Promise<void>;
+/**
+ * The context's GPU error checks (ts/gpu/gpu-errors.ts): `mark()` before a transfer's WebGPU
+ * calls, `check(mark, what)` once they are done (throws OUT_OF_MEMORY or GPU_ERROR if the GPU
+ * reported an error since; `what` names the transfer).
+ */
+export interface ErrorChecks {
+  mark(): number;
+  check(mark: number, what: string): Promise<void>;
+}
 
 /**
  * Fills the mapped MAP_WRITE `staging` buffer with `bytes` (its first `size` bytes are copied, a
  * multiple of 4; those past bytes.length are unspecified), unmaps it, submits its copy into `dst`
- * at `dstOffset`, and maps it again, in error scopes (ts/gpu/error-scope.ts). Returns a promise
- * that resolves when `staging` is writable again (after the copy; a rejection, device loss, is
- * left to the caller that awaits it) and what the error scopes caught (a `dst` the device could
- * not allocate: the copy fails validation).
+ * at `dstOffset`, and maps it again. Resolves when `staging` is writable again (after the copy);
+ * a rejection (device loss) is left to the caller that awaits it.
  */
 export function fillAndSubmit(
   device: GPUDevice,
@@ -36,17 +40,15 @@ export function fillAndSubmit(
   size: number,
   dst: GPUBuffer,
   dstOffset: number,
-): [Promise<void>, Caught] {
+): Promise<void> {
   new Uint8Array(staging.getMappedRange(0, size)).set(bytes);
-  const [, caught] = scoped(device, () => {
-    staging.unmap();
-    const encoder = device.createCommandEncoder({ label: 'parle:upload' });
-    encoder.copyBufferToBuffer(staging, 0, dst, dstOffset, size);
-    device.queue.submit([encoder.finish()]);
-  });
+  staging.unmap();
+  const encoder = device.createCommandEncoder({ label: 'parle:upload' });
+  encoder.copyBufferToBuffer(staging, 0, dst, dstOffset, size);
+  device.queue.submit([encoder.finish()]);
   const ready = staging.mapAsync(GPUMapMode.WRITE);
   ready.catch(() => undefined); // observed by whoever awaits it next
-  return [ready, caught];
+  return ready;
 }
 
 /** Transfers below this many bytes use queue.writeBuffer (fast for small data, no ring round trip). */
@@ -64,17 +66,17 @@ export class StagingRing {
   readonly slots: number;
   #device: GPUDevice;
   #guard: Guard;
-  #check: CheckErrors;
+  #errors: ErrorChecks;
   #up: UploadSlot[] = [];
   #down: GPUBuffer[] = [];
   #chain: Promise<unknown> = Promise.resolve();
   /** Milliseconds spent waiting for staging buffers to map (uploads, downloads), for benchmarks. */
   readonly waitMs = { upload: 0, download: 0 };
 
-  constructor(device: GPUDevice, guard: Guard, check: CheckErrors, chunkBytes = 8 << 20, slots = 4) {
+  constructor(device: GPUDevice, guard: Guard, errors: ErrorChecks, chunkBytes = 8 << 20, slots = 4) {
     this.#device = device;
     this.#guard = guard;
-    this.#check = check;
+    this.#errors = errors;
     this.chunkBytes = chunkBytes;
     this.slots = slots;
   }
@@ -89,28 +91,23 @@ export class StagingRing {
    * Copies `bytes` into `dst` at byte `dstOffset` (a multiple of 4). Resolves once every copy is
    * submitted: later submits on the queue see the data. `dst` needs COPY_DST and room for
    * `bytes.byteLength` rounded up to 4 (the pad bytes are unspecified).
-   * @throws what `check` throws for errors the copies raised (OUT_OF_MEMORY, GPU_ERROR); under
-   *   SMALL_UPLOAD_BYTES the writes are not awaited (an upload of 16 KiB took 4 us, 25 with the
-   *   check awaited, on SwiftShader here): a `dst` that was not allocated fails the first op that
-   *   uses it (its submission's scopes, the pool's record of the failure)
+   * @throws what the error checks throw for errors the copies raised (OUT_OF_MEMORY, GPU_ERROR)
    */
   upload(dst: GPUBuffer, dstOffset: number, bytes: Uint8Array): Promise<void> {
     return this.#serial(async () => {
       const device = this.#device;
+      const mark = this.#errors.mark();
       if (bytes.byteLength < SMALL_UPLOAD_BYTES) {
         const whole = bytes.byteLength & ~3;
         // a view of a SharedArrayBuffer (wasm shared memory) is copied first
         const src = (bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice()) as Uint8Array<ArrayBuffer>;
-        // in scopes (what they catch is not reported as uncaptured), not awaited (see above)
-        scoped(device, () => {
-          if (whole > 0) device.queue.writeBuffer(dst, dstOffset, src, 0, whole);
-          if (whole < bytes.byteLength) {
-            const tail = new Uint8Array(4);
-            tail.set(bytes.subarray(whole));
-            device.queue.writeBuffer(dst, dstOffset + whole, tail);
-          }
-        });
-        return;
+        if (whole > 0) device.queue.writeBuffer(dst, dstOffset, src, 0, whole);
+        if (whole < bytes.byteLength) {
+          const tail = new Uint8Array(4);
+          tail.set(bytes.subarray(whole));
+          device.queue.writeBuffer(dst, dstOffset + whole, tail);
+        }
+        return this.#errors.check(mark, 'upload');
       }
       while (this.#up.length < this.slots) {
         const buffer = device.createBuffer({
@@ -122,7 +119,6 @@ export class StagingRing {
         this.#up.push({ buffer, ready: Promise.resolve() });
       }
       let chunk = 0;
-      const caught: Caught[] = [];
       for (let offset = 0; offset < bytes.byteLength; offset += this.chunkBytes, chunk++) {
         const size = Math.min(this.chunkBytes, bytes.byteLength - offset);
         const copySize = roundUp(size, 4);
@@ -130,11 +126,9 @@ export class StagingRing {
         const t0 = performance.now();
         await this.#guard(slot.ready);
         this.waitMs.upload += performance.now() - t0;
-        let c: Caught;
-        [slot.ready, c] = fillAndSubmit(device, slot.buffer, bytes.subarray(offset, offset + size), copySize, dst, dstOffset + offset);
-        caught.push(c);
+        slot.ready = fillAndSubmit(device, slot.buffer, bytes.subarray(offset, offset + size), copySize, dst, dstOffset + offset);
       }
-      await this.#check(caught, 'upload');
+      await this.#errors.check(mark, 'upload');
     });
   }
 
@@ -144,7 +138,8 @@ export class StagingRing {
    * `into` (at least `byteLength` bytes) when given: writing into memory that is already paged in
    * avoids the page faults of a fresh allocation (150 ms per 256 MiB on the H200 host).
    * `src` needs COPY_SRC and room for the rounded length. Work submitted earlier is seen.
-   * @throws what `check` throws for errors the copies raised (a `src` that was never allocated)
+   * @throws what the error checks throw for errors the copies raised (a `src` that was never
+   *   allocated: checked before `into` is written)
    */
   download(src: GPUBuffer, srcOffset: number, byteLength: number, into?: Uint8Array): Promise<Uint8Array> {
     return this.#serial(async () => {
@@ -164,17 +159,14 @@ export class StagingRing {
         );
       }
       const pending: Promise<void>[] = [];
-      const caught: Caught[] = [];
+      const mark = this.#errors.mark();
       const issue = (chunk: number): void => {
         const offset = chunk * chunkBytes;
         const copySize = roundUp(Math.min(chunkBytes, byteLength - offset), 4);
         const buffer = this.#down[chunk % slots];
-        const [, c] = scoped(device, () => {
-          const encoder = device.createCommandEncoder({ label: 'parle:download' });
-          encoder.copyBufferToBuffer(src, srcOffset + offset, buffer, 0, copySize);
-          device.queue.submit([encoder.finish()]);
-        });
-        caught.push(c);
+        const encoder = device.createCommandEncoder({ label: 'parle:download' });
+        encoder.copyBufferToBuffer(src, srcOffset + offset, buffer, 0, copySize);
+        device.queue.submit([encoder.finish()]);
         const mapped = buffer.mapAsync(GPUMapMode.READ, 0, copySize);
         mapped.catch(() => undefined);
         pending[chunk] = mapped;
@@ -182,7 +174,7 @@ export class StagingRing {
       for (let chunk = 0; chunk < slots; chunk++) issue(chunk);
       for (let chunk = 0; chunk < count; chunk++) {
         const t0 = performance.now();
-        const [, error] = await this.#guard(Promise.all([pending[chunk], caught[chunk]]));
+        await this.#guard(pending[chunk]);
         this.waitMs.download += performance.now() - t0;
         const offset = chunk * chunkBytes;
         const size = Math.min(chunkBytes, byteLength - offset);
@@ -191,11 +183,11 @@ export class StagingRing {
         // a copy that failed validation did not run: its staging buffer holds an earlier chunk
         // (checked before `into`, a caller's array, is written); the ring's buffers, some still
         // mapped, are made anew by the next download
-        if (error !== null) {
+        await this.#errors.check(mark, 'download').catch((e: unknown) => {
           for (const b of this.#down) b.destroy();
           this.#down = [];
-          await this.#check([error], 'download');
-        }
+          throw e;
+        });
         out.set(new Uint8Array(buffer.getMappedRange(0, copySize), 0, size), offset);
         buffer.unmap();
         if (chunk + slots < count) issue(chunk + slots);
