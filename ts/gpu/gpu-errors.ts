@@ -11,10 +11,13 @@
  *     browser's arrives later, with the GPU process's answers, before the work's completion.
  *   - {@link createBufferChecked}: buffers the pool makes, in error scopes of parle's own, so that
  *     an allocation that fails is known even inside an application's error scope (which would
- *     take the commands' errors from the log). Scopes are not used on every call: awaiting a
- *     scope's pop cost 0.1 ms a call on an H100 host (a 4 KiB scan of device data 0.18 -> 0.31 ms,
- *     a 64 MiB one 0.38 -> 0.49; bench/results/gpu-error-checks-nvidia-h100-scopes.log), while a
- *     buffer is made only when the pool has none to hand out.
+ *     take the commands' errors from the log). Scopes are not used on every call: with every
+ *     submission and transfer in scopes, awaited, a 4 KiB scan of device data took 0.236 ms
+ *     against 0.148, a 64 MiB one 0.301 against 0.238, a 16 KiB download 0.100 against 0.056 on
+ *     an H100 host (bench/results/gpu-error-checks-nvidia-h100-scopes.log, both builds in one
+ *     process); the count costs nothing measurable there (0.92-1.05x the build without checks:
+ *     gpu-error-checks-nvidia-h100.log, -2.log), and a buffer is made only when the pool has
+ *     none to hand out.
  */
 
 /** A GPU error as parle reports it. */
