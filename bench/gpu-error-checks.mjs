@@ -41,7 +41,7 @@ const keys = (n) => {
 };
 const runsBytes = (n) => {
   const a = new Uint8Array(n);
-  for (let i = 0, s = 1, v = 0; i < n; ) {
+  for (let i = 0, s = 1, v = 0; i < n;) {
     s = (Math.imul(s, 1103515245) + 12345) >>> 0;
     const len = 1 + ((s >>> 8) % 31);
     v = (v + 1 + (s % 200)) & 255;
@@ -103,17 +103,30 @@ const rows = tasks.map((task) => {
   return { task, baseMs: base, thisMs: now, ratio: now / base, baseRounds: medians[task].base, thisRounds: medians[task].this };
 });
 const adapter = builds.this.engine.adapter;
-console.log(`adapter ${JSON.stringify(adapter)}; both builds in one process, ${rounds} rounds alternating A B / B A, medians of tinybench medians`);
+console.log(
+  `adapter ${JSON.stringify(adapter)}; both builds in one process, ${rounds} rounds alternating A B / B A, medians of tinybench medians`,
+);
 for (const r of rows) {
-  console.log(`${r.task.padEnd(36)} base ${r.baseMs.toFixed(4).padStart(9)} ms  this ${r.thisMs.toFixed(4).padStart(9)} ms  ratio ${r.ratio.toFixed(3)}`);
+  console.log(
+    `${r.task.padEnd(36)} base ${r.baseMs.toFixed(4).padStart(9)} ms  this ${r.thisMs.toFixed(4).padStart(9)} ms  ratio ${r.ratio.toFixed(3)}`,
+  );
 }
 for (const b of Object.values(builds)) await b.engine.destroy();
-const outDir = process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: false, committed: 'bench/results' });
+const outDir =
+  process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: false, committed: 'bench/results' });
 await mkdir(outDir, { recursive: true });
 await writeFile(
   join(outDir, 'gpu-error-checks.json'),
   JSON.stringify(
-    { benchmark: 'gpu-error-checks', date: new Date().toISOString(), machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model }, adapter, base: args.base, rounds, rows },
+    {
+      benchmark: 'gpu-error-checks',
+      date: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model },
+      adapter,
+      base: args.base,
+      rounds,
+      rows,
+    },
     null,
     2,
   ),

@@ -428,39 +428,43 @@ describeGpu('engine with a GPU', () => {
     }
   });
 
-  gpuIt("rleDecode of device runs: rleEncode's are sized exactly; others pay a round trip for their sum; host runs decode in one submission", async () => {
-    const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip' });
-    try {
-      e.model.rates = {
-        ...e.model.rates,
-        gpu: { ...e.model.rates.gpu, rleDecode: { fixedMs: 1, msPerByte: 1e-9 } },
-        readback: { fixedMs: 5, msPerByte: 0 },
-      };
-      const input = new Uint16Array(30_000).map((_, i) => i >> 5); // 938 runs, 60000 bytes decoded
-      const encoded = await e.rleEncode(await e.upload(input), { path: 'gpu' });
-      const known = e.explain('rleDecode', encoded, { to: 'device' }).predictedMs.gpu!;
-      expect(known).toBeCloseTo(1 + 60_000 * 1e-9, 9); // the decoded size exact, no round trip
-      const host = { values: await e.download(encoded.values), lengths: await e.download(encoded.lengths) };
-      const uploaded = { values: await e.upload(host.values), lengths: await e.upload(host.lengths) };
-      const unknown = e.explain('rleDecode', uploaded, { to: 'device' }).predictedMs.gpu!;
-      expect(unknown - 1).toBeGreaterThanOrEqual(5); // the sum's readback
-      expect(unknown - 1).toBeLessThan(5.01);
-      // submissions of the GPU path: host runs (summed on the host) and rleEncode's in one; uploaded runs in two
-      const ctx = (e as unknown as { gpuContext: { encoderHooks: unknown } }).gpuContext;
-      const labels: string[] = [];
-      ctx.encoderHooks = { begin: (enc: GPUCommandEncoder) => labels.push(enc.label), end: () => undefined };
-      const decoded = [
-        await e.rleDecode(host, { path: 'gpu', to: 'host' }),
-        await e.download(await e.rleDecode(encoded, { path: 'gpu' })),
-        await e.download(await e.rleDecode(uploaded, { path: 'gpu' })),
-      ];
-      ctx.encoderHooks = null;
-      for (const d of decoded) expect(same(d, input)).toBe(true);
-      expect(labels.filter((l) => /rle-decode/.test(l))).toEqual(['parle:rle-decode', 'parle:rle-decode', 'parle:rle-decode-scan', 'parle:rle-decode-expand']);
-    } finally {
-      await e.destroy();
-    }
-  });
+  gpuIt(
+    "rleDecode: rleEncode's runs sized exactly, other device runs charged their sum's round trip, host runs in one submission",
+    async () => {
+      const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip' });
+      try {
+        e.model.rates = {
+          ...e.model.rates,
+          gpu: { ...e.model.rates.gpu, rleDecode: { fixedMs: 1, msPerByte: 1e-9 } },
+          readback: { fixedMs: 5, msPerByte: 0 },
+        };
+        const input = new Uint16Array(30_000).map((_, i) => i >> 5); // 938 runs, 60000 bytes decoded
+        const encoded = await e.rleEncode(await e.upload(input), { path: 'gpu' });
+        const known = e.explain('rleDecode', encoded, { to: 'device' }).predictedMs.gpu!;
+        expect(known).toBeCloseTo(1 + 60_000 * 1e-9, 9); // the decoded size exact, no round trip
+        const host = { values: await e.download(encoded.values), lengths: await e.download(encoded.lengths) };
+        const uploaded = { values: await e.upload(host.values), lengths: await e.upload(host.lengths) };
+        const unknown = e.explain('rleDecode', uploaded, { to: 'device' }).predictedMs.gpu!;
+        expect(unknown - 1).toBeGreaterThanOrEqual(5); // the sum's readback
+        expect(unknown - 1).toBeLessThan(5.01);
+        // submissions of the GPU path: host runs (summed on the host) and rleEncode's in one; uploaded runs in two
+        const ctx = (e as unknown as { gpuContext: { encoderHooks: unknown } }).gpuContext;
+        const labels: string[] = [];
+        ctx.encoderHooks = { begin: (enc: GPUCommandEncoder) => labels.push(enc.label), end: () => undefined };
+        const decoded = [
+          await e.rleDecode(host, { path: 'gpu', to: 'host' }),
+          await e.download(await e.rleDecode(encoded, { path: 'gpu' })),
+          await e.download(await e.rleDecode(uploaded, { path: 'gpu' })),
+        ];
+        ctx.encoderHooks = null;
+        for (const d of decoded) expect(same(d, input)).toBe(true);
+        const decodes = labels.filter((l) => /rle-decode/.test(l));
+        expect(decodes).toEqual(['parle:rle-decode', 'parle:rle-decode', 'parle:rle-decode-scan', 'parle:rle-decode-expand']);
+      } finally {
+        await e.destroy();
+      }
+    },
+  );
 
   gpuIt('a device lost under an op auto sent to the GPU: host data falls back to the CPU', async () => {
     const lossy = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip' });
@@ -492,18 +496,21 @@ describeGpu('engine with a GPU', () => {
       const input = new Uint16Array(40_000).map((_, i) => i >> 4);
       expect(e.explain('rleEncode', input).path).toBe('gpu');
       const want = await e.rleEncode(input, { path: 'cpu' });
-      const ctx = (e as unknown as { gpuContext: { device: GPUDevice; adapterInfo: unknown; limits: { maxBufferSize: number } } }).gpuContext;
+      type Context = { device: GPUDevice; adapterInfo: unknown; limits: { maxBufferSize: number } };
+      const ctx = (e as unknown as { gpuContext: Context }).gpuContext;
+      const swiftShader = /swiftshader/i.test(JSON.stringify(ctx.adapterInfo));
       const device = ctx.device;
       const original = device.createBuffer;
       // RLE encode's scratch made at 1 GiB: more than SwiftShader can allocate
+      const gib = Math.min(1 << 30, ctx.limits.maxBufferSize);
       device.createBuffer = function (this: GPUDevice, desc: GPUBufferDescriptor): GPUBuffer {
-        return original.call(device, desc.label === 'parle:rle-ends' ? { ...desc, size: Math.min(1 << 30, ctx.limits.maxBufferSize) } : desc);
+        return original.call(device, desc.label === 'parle:rle-ends' ? { ...desc, size: gib } : desc);
       };
       try {
         const viaAuto = await e.rleEncode(input);
         expect(same(viaAuto.values, want.values) && same(viaAuto.lengths, want.lengths)).toBe(true);
         const gpu = e.rleEncode(input, { path: 'gpu' });
-        if (/swiftshader/i.test(JSON.stringify(ctx.adapterInfo))) await expect(gpu).rejects.toMatchObject({ code: ErrorCodes.OUT_OF_MEMORY });
+        if (swiftShader) await expect(gpu).rejects.toMatchObject({ code: ErrorCodes.OUT_OF_MEMORY });
         else expect(same((await gpu).values, want.values)).toBe(true); // a GPU that has the memory
       } finally {
         device.createBuffer = original;

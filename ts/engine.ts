@@ -880,12 +880,7 @@ export class Engine {
    * Validates the common options and picks the path of one call.
    * @throws ParleError INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, DESTROYED
    */
-  private async route(
-    op: CostOp,
-    input: Data,
-    opts: Record<string, unknown>,
-    sizes?: ModelSizes & { bytes: number },
-  ): Promise<Route> {
+  private async route(op: CostOp, input: Data, opts: Record<string, unknown>, sizes?: ModelSizes & { bytes: number }): Promise<Route> {
     void this.cpu;
     const bytes = sizes?.bytes ?? this.modelBytes(op, input);
     const workBytes = sizes?.workBytes;

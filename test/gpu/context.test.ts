@@ -2,7 +2,19 @@ import { expect, it } from 'vitest';
 import { createGpuContext, DeviceArray } from '../../ts/gpu/index.js';
 import type { ElementType, ParleArray } from '../../ts/types.js';
 import { sizeClass } from '../../ts/gpu/buffer-pool.js';
-import { assertSameBits, baseSeed, describeGpu, gpuIt, gpuTest, mainContext, randomArray, refRleEncode, Rng, runsArray, tracked } from './support.js';
+import {
+  assertSameBits,
+  baseSeed,
+  describeGpu,
+  gpuIt,
+  gpuTest,
+  mainContext,
+  randomArray,
+  refRleEncode,
+  Rng,
+  runsArray,
+  tracked,
+} from './support.js';
 
 const TYPES: ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
 
@@ -253,7 +265,10 @@ describeGpu('GPU context', () => {
       await check('after');
       // a download of a buffer that was never made fails, and leaves the caller's array alone
       device.pushErrorScope('validation');
-      const invalid = device.createBuffer({ size: ctx.limits.maxBufferSize + 256, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+      const invalid = device.createBuffer({
+        size: ctx.limits.maxBufferSize + 256,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+      });
       expect(await device.popErrorScope()).not.toBeNull();
       const into = new Uint32Array(300_001).fill(0xdead);
       await expect(ctx.download(ctx.wrap(invalid, 'u32', into.length), { into })).rejects.toMatchObject({ code: 'GPU_ERROR' });

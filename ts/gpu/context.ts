@@ -10,7 +10,7 @@ import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, t
 import { DeviceArray, paddedSize } from './device-array.js';
 import { StagingRing, fillAndSubmit } from './transfer.js';
 import { BufferPool } from './buffer-pool.js';
-import { GpuErrorLog, type CaughtGpuError } from './gpu-errors.js';
+import { GpuErrorLog } from './gpu-errors.js';
 import { bindGroupLayout } from './pipelines.js';
 import { scanOp } from './scan.js';
 import { rleDecodeOp, rleEncodeOp } from './rle.js';

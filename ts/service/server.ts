@@ -241,6 +241,8 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     const cause =
       work?.controller.signal.aborted && work.controller.signal.reason instanceof ServiceError ? work.controller.signal.reason : error;
     let { status, code, message } = describeError(cause);
+    // (GPU_ERROR, IO_ERROR: a bug or the machine, not the request)
+    if (cause instanceof ParleError && status >= 500 && status !== 503) request.log.error({ err: cause }, 'internal error');
     if (!(cause instanceof ServiceError) && !(cause instanceof ParleError)) {
       const fastifyStatus = (error as { statusCode?: number }).statusCode;
       if (fastifyStatus === 415) {
