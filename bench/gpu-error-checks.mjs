@@ -9,11 +9,13 @@
 // Figures: tinybench medians (ms) per build, the median over rounds, and this build's ratio to
 // the baseline's.
 //
-//   npm run build && node bench/gpu-error-checks.mjs --base ../other/dist [--rounds 6] [--out DIR]
+//   npm run build && node bench/gpu-error-checks.mjs --base ../other/dist [--rounds 6] [--quick] [--out DIR]
 //   (the baseline's dist/ inside a folder whose parents hold node_modules/, e.g. .gpu-carry/base/dist)
 //
 // Writes gpu-error-checks.json into DIR (default bench/results; on the device tool: $OUT).
+import { lcgKeys } from './gpu-timestamps.mjs';
 import { outputDir } from './out-dir.mjs';
+import { probeRunsBytes } from './suite/data.mjs';
 import { Bench } from 'tinybench';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -25,6 +27,8 @@ const { values: args } = parseArgs({
   options: {
     base: { type: 'string' },
     rounds: { type: 'string', default: '6' },
+    // without the 64 MiB scan (seconds a call on SwiftShader): a smoke run
+    quick: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -34,34 +38,17 @@ if (args.base === undefined) {
 }
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-const keys = (n) => {
-  const a = new Uint32Array(n);
-  for (let i = 0, s = 7; i < n; i++) a[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-  return a;
-};
-const runsBytes = (n) => {
-  const a = new Uint8Array(n);
-  for (let i = 0, s = 1, v = 0; i < n;) {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    const len = 1 + ((s >>> 8) % 31);
-    v = (v + 1 + (s % 200)) & 255;
-    a.fill(v, i, Math.min(n, i + len));
-    i += len;
-  }
-  return a;
-};
-
 /** One build's engine and its calls, by task name. */
 async function setUp(dist) {
   const { createEngine } = await import(pathToFileURL(join(dist, 'node/index.js')).href);
   const engine = await createEngine({ gpu: 'require', calibration: 'skip', workers: 0 });
-  const host16k = keys(4096);
+  const host16k = lcgKeys(4096);
   const dev16k = await engine.upload(host16k);
-  const dev4k = await engine.upload(keys(1024));
-  const devRuns = await engine.upload(runsBytes(64 << 10));
+  const dev4k = await engine.upload(lcgKeys(1024));
+  const devRuns = await engine.upload(probeRunsBytes(64 << 10));
   const runs = await engine.rleEncode(devRuns, { path: 'gpu' });
-  const dev64m = await engine.upload(keys(1 << 24));
-  const devMiB = await engine.upload(runsBytes(1 << 20));
+  const dev64m = args.quick ? null : await engine.upload(lcgKeys(1 << 24));
+  const devMiB = await engine.upload(probeRunsBytes(1 << 20));
   const gpu = { path: 'gpu' };
   const calls = {
     'upload 16 KiB': async () => (await engine.upload(host16k)).destroy(),
@@ -77,6 +64,7 @@ async function setUp(dist) {
     'compress 1 MiB, device to host': async () => engine.compress(devMiB, gpu),
     'scan 64 MiB, device to device': async () => (await engine.scan(dev64m, gpu)).destroy(),
   };
+  if (args.quick) delete calls['scan 64 MiB, device to device'];
   return { engine, calls };
 }
 
@@ -113,7 +101,7 @@ for (const r of rows) {
 }
 for (const b of Object.values(builds)) await b.engine.destroy();
 const outDir =
-  process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: false, committed: 'bench/results' });
+  process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: args.quick, committed: 'bench/results' });
 await mkdir(outDir, { recursive: true });
 await writeFile(
   join(outDir, 'gpu-error-checks.json'),

@@ -539,7 +539,10 @@ export class GpuContext {
    * calls; ts/gpu/gpu-errors.ts): ParleError OUT_OF_MEMORY when an allocation failed (logged, or
    * one of the pool's buffers, whose failure fails every command that uses it), else GPU_ERROR;
    * DEVICE_LOST when the device was lost. Resolves at once when nothing was logged and the pool
-   * has no check pending (the common case: no await of the device). `what` names the op.
+   * has no check pending (the common case: no await of the device). `what` names the op. A pool
+   * failure goes to the first op that checks after it (inside an application's error scope the
+   * log sees nothing, and the failure is the only sign): an op that completes beside the one whose
+   * buffer could not be made may fail with OUT_OF_MEMORY too.
    */
   readonly checkErrors = async (mark: number, what: string): Promise<void> => {
     if (this.#errors.count === mark && !this.#pool.unsettled) return;
