@@ -1,8 +1,9 @@
 // The browser bundle in real Chromium (Debian's /usr/bin/chromium, headless, driven by
 // playwright-core): the demo page's self-test cross-origin isolated (shared memory) and not
 // (transferred segments), WebGPU on SwiftShader, a file round trip through the page's UI with the
-// .parle it downloads read back by Node, and no console errors. A screenshot of the page after a
-// run is saved to test/artifacts/browser-demo.png.
+// .parle it downloads read back by Node, a GPU op whose buffer cannot be made (it must reject),
+// and no console errors. A screenshot of the page after a run is saved to
+// test/artifacts/browser-demo.png.
 //
 // Needs the bundle: `node build/build.mjs --quiet --no-types` (npm test's pretest does it).
 // PARLE_REQUIRE_GPU=1 fails the GPU case instead of skipping it when no adapter comes up.
@@ -259,6 +260,60 @@ describe('the demo page in Chromium', () => {
       expect(download.suggestedFilename()).toBe('node.u32');
       const decoded = readFileSync(await download.path());
       expect(decoded.equals(Buffer.from(original.buffer))).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+
+  // WebGPU in a browser reports a buffer it cannot make as an error (from the GPU process, later),
+  // not an exception: the op must reject, not resolve with its outputs' stale contents. The page is
+  // opened outside openPage: Chromium writes the WebGPU error to its console, as it should.
+  it('a GPU op whose buffer cannot be made rejects (GPU_ERROR), and the next one works', async (ctx) => {
+    const page = await context.newPage();
+    try {
+      await page.goto(notIsolated.url);
+      // (a string: vitest would rewrite the import() of a function's source for Node)
+      const outcome = (await page.evaluate(`(async () => {
+        const parle = await import('/dist/browser/index.js');
+        let engine;
+        try {
+          engine = await parle.createEngine({ workers: 0, gpu: 'require', calibration: 'skip', gpuPoolBytes: 0 });
+        } catch (e) {
+          return { noGpu: String(e) };
+        }
+        try {
+          const gpuContext = engine.gpuContext;
+          const device = gpuContext.device;
+          const input = new Uint8Array(1 << 16).map((_, i) => (i >> 4) & 255);
+          const want = await engine.rleEncode(input, { path: 'cpu' });
+          const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+          const original = device.createBuffer;
+          // RLE encode's scratch buffer made past maxBufferSize: never valid (gpuPoolBytes 0: made anew)
+          device.createBuffer = function (desc) {
+            const size = desc.label === 'parle:rle-ends' ? gpuContext.limits.maxBufferSize + 256 : desc.size;
+            return original.call(device, { ...desc, size });
+          };
+          let failed;
+          try {
+            const runs = await engine.rleEncode(input, { path: 'gpu' });
+            failed = \`resolved (\${same(runs.values, want.values) ? 'right' : 'stale'} runs)\`;
+          } catch (e) {
+            failed = e.code ?? String(e);
+          } finally {
+            device.createBuffer = original;
+          }
+          const again = await engine.rleEncode(input, { path: 'gpu' });
+          return { failed, again: same(again.values, want.values) && same(again.lengths, want.lengths) };
+        } finally {
+          await engine.destroy();
+        }
+      })()`)) as { noGpu: string } | { failed: string; again: boolean };
+      if ('noGpu' in outcome) {
+        if (requireGpu) throw new Error(`no WebGPU adapter in headless Chromium (${outcome.noGpu}); PARLE_REQUIRE_GPU=1`);
+        console.warn(`*** the browser's GPU error case did NOT run: ${outcome.noGpu}`);
+        ctx.skip();
+      }
+      expect(outcome).toEqual({ failed: 'GPU_ERROR', again: true });
     } finally {
       await page.close();
     }
