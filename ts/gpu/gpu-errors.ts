@@ -8,7 +8,8 @@
  *   - {@link GpuErrorLog}: the device's `uncapturederror` events, counted. An op notes the count
  *     before its WebGPU calls and looks for errors logged since once its work is done. Free on the
  *     hot path (a compare). Dawn's Node binding dispatches the event inside the failing call; a
- *     browser's arrives later, with the GPU process's answers, before the work's completion.
+ *     browser's comes later, from the GPU process (not shown to arrive before an op's awaits end:
+ *     there the pool's scopes are what the browser test, test/browser.test.ts, exercises).
  *   - {@link createBufferChecked}: buffers the pool makes, in error scopes of parle's own, so that
  *     an allocation that fails is known even inside an application's error scope (which would
  *     take the commands' errors from the log). Scopes are not used on every call: with every
