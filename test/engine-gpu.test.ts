@@ -11,7 +11,7 @@ import { ErrorCodes } from '../ts/errors.js';
 import { compressBound, Encoding, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
 import * as ref from './support/codec-reference.js';
 import type { ParleArray } from '../ts/types.js';
-import { describeGpu, gpuIt } from './gpu/support.js';
+import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
 
 function same(a: ParleArray, b: ParleArray): boolean {
@@ -499,13 +499,8 @@ describeGpu('engine with a GPU', () => {
       type Context = { device: GPUDevice; adapterInfo: unknown; limits: { maxBufferSize: number } };
       const ctx = (e as unknown as { gpuContext: Context }).gpuContext;
       const swiftShader = /swiftshader/i.test(JSON.stringify(ctx.adapterInfo));
-      const device = ctx.device;
-      const original = device.createBuffer;
       // RLE encode's scratch made at 1 GiB: more than SwiftShader can allocate
-      const gib = Math.min(1 << 30, ctx.limits.maxBufferSize);
-      device.createBuffer = function (this: GPUDevice, desc: GPUBufferDescriptor): GPUBuffer {
-        return original.call(device, desc.label === 'parle:rle-ends' ? { ...desc, size: gib } : desc);
-      };
+      const restore = remakeBuffers(ctx.device, 'parle:rle-ends', Math.min(1 << 30, ctx.limits.maxBufferSize));
       try {
         const viaAuto = await e.rleEncode(input);
         expect(same(viaAuto.values, want.values) && same(viaAuto.lengths, want.lengths)).toBe(true);
@@ -513,7 +508,7 @@ describeGpu('engine with a GPU', () => {
         if (swiftShader) await expect(gpu).rejects.toMatchObject({ code: ErrorCodes.OUT_OF_MEMORY });
         else expect(same((await gpu).values, want.values)).toBe(true); // a GPU that has the memory
       } finally {
-        device.createBuffer = original;
+        restore();
       }
       const again = await e.rleEncode(input, { path: 'gpu' });
       expect(same(again.lengths, want.lengths)).toBe(true);

@@ -11,6 +11,7 @@ import {
   mainContext,
   randomArray,
   refRleEncode,
+  remakeBuffers,
   Rng,
   runsArray,
   tracked,
@@ -224,13 +225,7 @@ describeGpu('GPU context', () => {
     const ctx = (await createGpuContext({ poolBytes: 0, stagingChunkBytes: 64 << 10 }))!;
     const rng = new Rng(baseSeed); // (PARLE_TEST_SEED reruns it)
     const device = ctx.device;
-    const original = device.createBuffer;
-    /** Buffers labelled `label` are made with `size` bytes instead (too large: invalid; 1 GiB: out of memory on SwiftShader). */
-    const remake = (label: string, size: number) => {
-      device.createBuffer = function (this: GPUDevice, desc: GPUBufferDescriptor): GPUBuffer {
-        return original.call(device, desc.label === label ? { ...desc, size } : desc);
-      };
-    };
+    let restore: () => void = () => {};
     const a = runsArray('u8', 100_003, 7, rng);
     const want = refRleEncode(a);
     const d = await ctx.upload(a);
@@ -244,24 +239,25 @@ describeGpu('GPU context', () => {
     try {
       await check('before');
       // past maxBufferSize: a validation error where the pool makes it, and in the submission
-      remake('parle:rle-ends', ctx.limits.maxBufferSize + 256);
+      restore = remakeBuffers(device, 'parle:rle-ends', ctx.limits.maxBufferSize + 256);
       await expect(ctx.rleEncode(d)).rejects.toMatchObject({ code: 'GPU_ERROR', message: expect.stringMatching(/rle-encode/) });
-      device.createBuffer = original;
+      restore();
       await check('after a GPU_ERROR');
       // 1 GiB: SwiftShader cannot allocate it (VK_ERROR_OUT_OF_DEVICE_MEMORY); a larger GPU can
       const swiftShader = /swiftshader/i.test(JSON.stringify(ctx.adapterInfo));
       const gib = Math.min(1 << 30, ctx.limits.maxBufferSize);
-      remake('parle:rle-ends', gib);
+      restore = remakeBuffers(device, 'parle:rle-ends', gib);
       if (swiftShader) await expect(ctx.rleEncode(d)).rejects.toMatchObject({ code: 'OUT_OF_MEMORY' });
       else await check('with a 1 GiB scratch buffer');
+      restore();
       // uploads through the staging ring (1.2 MB) and through writeBuffer (4 KB)
-      remake('parle:upload-u32', gib);
+      restore = remakeBuffers(device, 'parle:upload-u32', gib);
       for (const n of [300_001, 1000]) {
         const upload = ctx.upload(new Uint32Array(n).fill(7));
         if (swiftShader) await expect(upload).rejects.toMatchObject({ code: 'OUT_OF_MEMORY', message: expect.stringMatching(/upload/) });
         else assertSameBits(await ctx.download(await upload), new Uint32Array(n).fill(7), `upload of ${n} into 1 GiB`);
       }
-      device.createBuffer = original;
+      restore();
       await check('after');
       // a download of a buffer that was never made fails, and leaves the caller's array alone
       device.pushErrorScope('validation');
@@ -276,7 +272,7 @@ describeGpu('GPU context', () => {
       await expect(ctx.downloadMapped(ctx.wrap(invalid, 'u32', 4))).rejects.toMatchObject({ code: 'GPU_ERROR' });
       await check('after the downloads');
     } finally {
-      device.createBuffer = original;
+      restore();
       ctx.destroy();
     }
   });

@@ -96,6 +96,21 @@ export function gpuIt(name: string, fn: () => Promise<void> | void): void {
   it(name, fn);
 }
 
+/**
+ * Makes `device`'s buffers labelled `label` with `size` bytes instead of the size asked for (past
+ * maxBufferSize: never valid; 1 GiB: more than SwiftShader can allocate), for the GPU error
+ * tests. Returns the function that puts createBuffer back.
+ */
+export function remakeBuffers(device: GPUDevice, label: string, size: number): () => void {
+  const original = device.createBuffer;
+  device.createBuffer = function (this: GPUDevice, desc: GPUBufferDescriptor): GPUBuffer {
+    return original.call(device, desc.label === label ? { ...desc, size } : desc);
+  };
+  return () => {
+    device.createBuffer = original;
+  };
+}
+
 /** Runs `fn` with buffer tracking and a validation error scope (see gpuTest). */
 export async function tracked(ctx: GpuContext, fn: () => Promise<void>, note = ''): Promise<void> {
   const device = ctx.device;

@@ -98,7 +98,7 @@ export class BufferPool {
       if (error === null) return;
       this.stats.failed++;
       this.#failed.add(buffer);
-      this.#failure = { outOfMemory: error.outOfMemory, message: `${label}, ${size} bytes: ${error.message.split('\n')[0].trim()}` };
+      this.#failure = { outOfMemory: error.outOfMemory, message: `${label}, ${size} bytes: ${error.message}` };
       this.trim(); // what is kept may be what the device is short of
     });
     this.#checks.add(check);

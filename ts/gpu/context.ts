@@ -504,7 +504,7 @@ export class GpuContext {
       return this.#lostInfo;
     });
     this.#errors = new GpuErrorLog(device);
-    this.#ring = new StagingRing(device, this.guard, { mark: () => this.#errors.count, check: this.checkErrors }, opts.chunk, opts.slots);
+    this.#ring = new StagingRing(device, this.guard, { mark: () => this.errorMark, check: this.checkErrors }, opts.chunk, opts.slots);
   }
 
   /** True once the device is lost or the context destroyed. */
@@ -551,15 +551,14 @@ export class GpuContext {
     const failure = logged.find((e) => e.outOfMemory) ?? pool ?? logged[0];
     if (failure === undefined || failure === null) return;
     if (this.isLost) throw this.#lossError();
-    const firstLine = (m: string) => m.split('\n')[0].trim();
     if (failure.outOfMemory) {
       this.#pool.trim(); // what the pool keeps may be what the device is short of
       throw new ParleError(
         ErrorCodes.OUT_OF_MEMORY,
-        `${what}: the GPU is out of memory (${firstLine(failure.message)}); destroy DeviceArrays no longer needed or use the CPU path`,
+        `${what}: the GPU is out of memory (${failure.message}); destroy DeviceArrays no longer needed or use the CPU path`,
       );
     }
-    throw new ParleError(ErrorCodes.GPU_ERROR, `${what}: WebGPU rejected parle's commands (${firstLine(failure.message)})`);
+    throw new ParleError(ErrorCodes.GPU_ERROR, `${what}: WebGPU rejected parle's commands (${failure.message})`);
   };
 
   /** @internal Awaits `p`; device loss (before or during) rejects with ParleError DEVICE_LOST. */
@@ -670,7 +669,7 @@ export class GpuContext {
    */
   async submit<R>(label: string, encode: (s: Submission) => R): Promise<R> {
     this.checkUsable();
-    const mark = this.#errors.count;
+    const mark = this.errorMark;
     const s = new Submission(this, this.device.createCommandEncoder({ label: `parle:${label}` }));
     try {
       this.encoderHooks?.begin(s.encoder);
@@ -805,7 +804,7 @@ export class GpuContext {
     const kept = this.#uploadPieces;
     this.#uploadPieces = []; // a concurrent upload makes its own
     const used: UploadPiece[] = [];
-    const mark = this.#errors.count;
+    const mark = this.errorMark;
     try {
       for (let offset = 0; offset < total; offset += piece) {
         const size = Math.min(piece, total - offset);
@@ -885,7 +884,7 @@ export class GpuContext {
     // A released buffer of the same size is reused: making and pinning a new 256 MiB MAP_READ
     // buffer costs more than the copy itself (H200: 55 ms vs 5 ms).
     const pooled = this.#mappedPool.findIndex((b) => b.size === size);
-    const mark = this.#errors.count;
+    const mark = this.errorMark;
     const buffer =
       pooled >= 0
         ? this.#mappedPool.splice(pooled, 1)[0]

@@ -31,8 +31,15 @@ export interface CaughtGpuError {
 /** Errors kept for since() (older ones are dropped: an op that failed needs one). */
 const KEPT = 16;
 
-/** Whether `e` is a GPUOutOfMemoryError (by name: the class is a global only where WebGPU is). */
-const isOutOfMemory = (e: GPUError): boolean => e.constructor?.name === 'GPUOutOfMemoryError';
+/**
+ * `e` as parle reports it: whether it is an out-of-memory error (where no scope's filter says so,
+ * by the class's name: the class is a global only where WebGPU is), and the first line of its
+ * message (Dawn's go on with the call chain).
+ */
+const caughtOf = (e: GPUError, outOfMemory = e.constructor?.name === 'GPUOutOfMemoryError'): CaughtGpuError => ({
+  outOfMemory,
+  message: e.message.split('\n')[0].trim(),
+});
 
 /**
  * The device's uncaptured errors, counted, the last KEPT kept. Errors inside an application's
@@ -45,8 +52,7 @@ export class GpuErrorLog {
 
   constructor(device: GPUDevice) {
     device.addEventListener('uncapturederror', (event) => {
-      const e = (event as GPUUncapturedErrorEvent).error;
-      this.#recent.push({ seq: this.#count++, error: { outOfMemory: isOutOfMemory(e), message: e.message } });
+      this.#recent.push({ seq: this.#count++, error: caughtOf((event as GPUUncapturedErrorEvent).error) });
       if (this.#recent.length > KEPT) this.#recent.shift();
     });
   }
@@ -72,22 +78,23 @@ export function createBufferChecked(device: GPUDevice, descriptor: GPUBufferDesc
   device.pushErrorScope('out-of-memory');
   device.pushErrorScope('validation');
   device.pushErrorScope('internal');
-  let buffer: GPUBuffer | undefined;
+  let buffer: GPUBuffer;
+  let caught: Promise<CaughtGpuError | null>;
   try {
     buffer = device.createBuffer(descriptor);
   } finally {
+    // popped whether or not createBuffer threw: the scopes are a stack
     const internal = device.popErrorScope();
     const validation = device.popErrorScope();
     const oom = device.popErrorScope();
-    const caught = Promise.all([oom, validation, internal]).then(
-      ([o, v, i]): CaughtGpuError | null => {
-        if (o) return { outOfMemory: true, message: o.message };
+    caught = Promise.all([oom, validation, internal]).then(
+      ([o, v, i]) => {
+        if (o) return caughtOf(o, true); // out of memory first
         const e = v ?? i;
-        return e ? { outOfMemory: false, message: e.message } : null;
+        return e ? caughtOf(e, false) : null;
       },
       () => null, // the device is lost: guard() reports that
     );
-    if (buffer !== undefined) return [buffer, caught];
   }
-  throw new Error('unreachable: createBuffer threw, and the finally block rethrows it');
+  return [buffer, caught];
 }
