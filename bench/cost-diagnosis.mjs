@@ -12,8 +12,13 @@
 //               against a caller's calls of those sizes, alone and after a GPU call (the cost
 //               model's 4 KiB cells: CPU-path calls of device data predicted 0.46-0.59 ms that took
 //               0.21-0.37, host CPU calls predicted 0.05-0.08 that took 0.09-0.18)
+//   probes      calibration's GPU probes (their data: a 1 MiB pattern repeated) against the cost
+//               model bench's calls of the same op and size (its data: bench/suite/data.mjs), one
+//               after the other in rounds, so that the GPU's clock is the same for both (an H100's
+//               calibration put a 16 MiB GPU decompress to the device at 4.1 ms; the bench's took
+//               10.7-14.3)
 //
-//   npm run build && node bench/cost-diagnosis.mjs [--out DIR] [sections...]
+//   npm run build && node bench/cost-diagnosis.mjs [--out DIR] [--quick (probes at 256 KiB: a check of the script)] [sections...]
 //   PARLE_DIST=path/to/other/dist/node/index.js node bench/cost-diagnosis.mjs ...   (a baseline build)
 import { probeRunsBytes } from './suite/data.mjs';
 import { outputDir } from './out-dir.mjs';
@@ -35,10 +40,13 @@ const release = (x) => {
   else if (x && typeof x === 'object' && !ArrayBuffer.isView(x)) for (const v of Object.values(x)) release(v);
 };
 
-const { values: args, positionals } = parseArgs({ options: { out: { type: 'string' } }, allowPositionals: true });
+const { values: args, positionals } = parseArgs({
+  options: { out: { type: 'string' }, quick: { type: 'boolean', default: false } },
+  allowPositionals: true,
+});
 const outDir =
   process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: false, committed: 'bench/results' });
-const sections = new Set(positionals.length > 0 ? positionals : ['alloc', 'idle', 'decompress', 'small']);
+const sections = new Set(positionals.length > 0 ? positionals : ['alloc', 'idle', 'decompress', 'small', 'probes']);
 const report = {};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const spin = (ms) => {
@@ -232,6 +240,52 @@ if (sections.has('small')) {
     await series(`small: gpu scan ${size} device->device, spaced`, 12, gpuCall, spaced);
     await series(`small: gpu scan ${size} device->host, spaced`, 12, () => engine.scan(d, { path: 'gpu', to: 'host' }), spaced);
     d.destroy();
+  }
+}
+
+if (sections.has('probes')) {
+  const probe = engine['probe'](engine['gpuContext']); // calibration's probes (private)
+  for (const bytes of args.quick ? [256 << 10] : [16 << 20, 64 << 20]) {
+    const size = `${bytes >> 10} KiB`;
+    const runs = probeRunsBytes(bytes);
+    const keys = keysOf(bytes);
+    const dRuns = await engine.upload(runs);
+    const dKeys = await engine.upload(keys);
+    const packed = await engine.compress(runs, { path: 'cpu' });
+    const encoded = await engine.rleEncode(dRuns, { path: 'gpu' });
+    // the bench's call of each op (bench/cost-model.mjs: device data to the device; compress's result on the host)
+    const bench = {
+      rleEncode: () => engine.rleEncode(dRuns, { path: 'gpu', to: 'device' }),
+      rleDecode: () => engine.rleDecode(encoded, { path: 'gpu', to: 'device' }),
+      scan: () => engine.scan(dKeys, { path: 'gpu', to: 'device' }),
+      sort: () => engine.sort(dKeys, { path: 'gpu', to: 'device' }),
+      compress: () => engine.compress(dRuns, { path: 'gpu' }),
+      decompress: () => engine.decompress(packed, { path: 'gpu', to: 'device' }),
+    };
+    for (const [op, call] of Object.entries(bench)) {
+      for (let i = 0; i < 2; i++) {
+        await probe.gpu(op, bytes);
+        release(await call());
+      }
+      const probeMs = [];
+      const benchMs = [];
+      for (let r = 0; r < 8; r++) {
+        probeMs.push(await probe.gpu(op, bytes));
+        await settle();
+        const t0 = performance.now();
+        release(await call());
+        benchMs.push(performance.now() - t0);
+        await settle();
+      }
+      console.log(
+        `probes: gpu ${op} ${size}`.padEnd(40),
+        `probe ${med(probeMs).toFixed(2)} (${fmt(probeMs)})  bench's call ${med(benchMs).toFixed(2)} (${fmt(benchMs)})`,
+      );
+      report[`probes: gpu ${op} ${size}`] = { probe: probeMs, bench: benchMs };
+    }
+    release(encoded);
+    dRuns.destroy();
+    dKeys.destroy();
   }
 }
 

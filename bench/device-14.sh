@@ -23,6 +23,7 @@
 #   cost-diagnosis.json new host arrays before and after a collection; GPU sorts after idle, spin and
 #                     CPU work (with the SM clock); GPU decompress in a row and after CPU calls;
 #                     4 and 16 KiB readbacks and CPU calls as calibration times them and as callers do
+#                     and calibration's GPU probes beside the cost-model bench's calls (probes)
 #
 # Before the device call, on the development machine (esbuild, which the GPU machine lacks, builds
 # the GPU layers into bench/.build/):
