@@ -45,7 +45,7 @@ const { values: args, positionals } = parseArgs({
   allowPositionals: true,
 });
 const outDir =
-  process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: false, committed: 'bench/results' });
+  process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: args.quick, committed: 'bench/results' });
 const sections = new Set(positionals.length > 0 ? positionals : ['alloc', 'idle', 'decompress', 'small', 'probes']);
 const report = {};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
