@@ -148,10 +148,11 @@ interface WalkedChunk {
   elementsHash: number;
 }
 
-/** Walks a version-2 container without the library's readers. */
-function walk(bytes: Uint8Array): { version: number; type: ElementType; chunkLength: number; count: number; chunks: WalkedChunk[] } {
+/** Walks a version-3 (or version-2) container without the library's readers. */
+function walk(bytes: Uint8Array): { version: number; level: number; type: ElementType; chunkLength: number; count: number; chunks: WalkedChunk[] } {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   const version = view.getUint8(8);
+  const level = view.getUint8(10);
   const type = TYPES[view.getUint8(9)];
   const chunkLength = view.getUint32(12, true);
   const count = Number(view.getBigUint64(16, true));
@@ -174,7 +175,7 @@ function walk(bytes: Uint8Array): { version: number; type: ElementType; chunkLen
     at += ENTRY_BYTES + P;
   }
   expect(at, 'the chunks end at the end of the container').toBe(bytes.length);
-  return { version, type, chunkLength, count, chunks };
+  return { version, level, type, chunkLength, count, chunks };
 }
 
 function nameOf(stages: readonly number[]): string {
@@ -265,7 +266,8 @@ function checkAgainstReference(packed: Uint8Array, input: ParleArray, requested:
   const w = input.BYTES_PER_ELEMENT as Width;
   const raw = bytesOf(input);
   const walked = walk(packed);
-  expect(walked.version, context).toBe(2);
+  expect(walked.version, context).toBe(3);
+  expect(walked.level, context).toBe(5);
   expect(walked.count, context).toBe(input.length);
   expect(packed.length, `size bound, ${context}`).toBeLessThanOrEqual(HEADER_BYTES + ENTRY_BYTES * walked.chunks.length + raw.length);
   const names: string[] = [];
@@ -309,7 +311,7 @@ describe('round trips of every pipeline and auto', () => {
               const names = checkAgainstReference(packed, input, codec, decode, context);
               names.forEach((name) => coded.add(name));
               const report = inspectContainer(readAtBytes(packed), packed.length);
-              expect(report.version, context).toBe(2);
+              expect(report.version, context).toBe(3);
               expect(
                 report.chunks.map((c) => c.encoding),
                 context,
@@ -458,7 +460,7 @@ describe('sizes', () => {
     return array;
   }
 
-  it("with 'auto' no chunk is larger than codec 'rle' makes it (version 1's RLE + its 16-byte directory)", async () => {
+  it("with 'auto' at level 9 no chunk is larger than codec 'rle' makes it (version 1's RLE + its 16-byte directory)", async () => {
     const seed = caseSeed('codec auto vs rle');
     const rng = new Rng(seed);
     const shapes = ['runs', 'long runs', 'singletons and one long run', 'few values', 'noisy', 'noise', 'constant', 'runs of noise'];
@@ -467,7 +469,7 @@ describe('sizes', () => {
         const input = shapedData(type, 20_000, shape, rng);
         for (const chunkBytes of [1024, 4096, 65536]) {
           const context = `${type} ${shape} chunkBytes=${chunkBytes} ${describeSeed(seed)}`;
-          const auto = walk(await engine.compress(input, { codec: 'auto', chunkBytes }));
+          const auto = walk(await engine.compress(input, { codec: 'auto', chunkBytes, level: 9 }));
           const rle = walk(await engine.compress(input, { codec: 'rle', chunkBytes }));
           expect(auto.chunks.length).toBe(rle.chunks.length);
           auto.chunks.forEach((c, i) => {
@@ -671,21 +673,22 @@ describe('version-1 fixtures', () => {
       expect(report.version).toBe(1);
       expect(report.type).toBe(type);
       for (const c of report.chunks) expect(['stored', 'rle']).toContain(c.encoding);
-      // and written again, it is version 2 of the same elements
+      // and written again, it is version 3 of the same elements
       const again = await engine.compress(back);
-      expect(walk(again).version).toBe(2);
+      expect(walk(again).version).toBe(3);
       expect(sameBytes(bytesOf(await engine.decompress(again)), raw)).toBe(true);
     });
   }
 });
 
 describe('inspect', () => {
-  it("reports version 2 and each chunk's pipeline", async () => {
+  it("reports version 3, the level and each chunk's pipeline", async () => {
     const input = makeData('u16', 3000, 'runs', caseSeed('codec inspect'));
     for (const codec of ['delta+shuffle+rle+huffman', 'rle', 'stored', 'shuffle+huffman']) {
       const packed = await engine.compress(input, { codec, chunkBytes: 2048 });
       const report = inspectContainer(readAtBytes(packed), packed.length);
-      expect(report.version).toBe(2);
+      expect(report.version).toBe(3);
+      expect(report.level).toBe(5);
       expect(report.chunkCount).toBe(3);
       const walked = walk(packed);
       report.chunks.forEach((c, i) => {

@@ -72,7 +72,7 @@ describe('round trips', () => {
     const noise = new Uint8Array(50_000).map(() => rng.nextU32());
     const packed = await engine.compress(noise, { chunkBytes: 4096 });
     const report = inspectContainer(readAtBytes(packed), packed.length);
-    expect(report.version).toBe(2);
+    expect(report.version).toBe(3);
     expect(report.chunks.every((c) => c.encoding === 'stored')).toBe(true);
     expect(packed.length).toBe(noise.length + HEADER_BYTES + ENTRY_BYTES * report.chunkCount);
 
@@ -172,12 +172,13 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
   });
 
   /** A header of `version` claiming `elementCount` u8 elements in chunks of `chunkLength`, with a valid checksum. */
-  function lyingHeader(elementCount: bigint, chunkLength: number, chunkCount: number, version: 1 | 2 = 1): Uint8Array {
+  function lyingHeader(elementCount: bigint, chunkLength: number, chunkCount: number, version: 1 | 2 | 3 = 1): Uint8Array {
     const header = new Uint8Array(HEADER_BYTES);
     const view = new DataView(header.buffer);
     header.set(MAGIC);
     view.setUint8(8, version);
     view.setUint8(9, 0);
+    if (version === 3) view.setUint8(10, 5); // the level
     view.setUint32(12, chunkLength, true);
     view.setBigUint64(16, elementCount, true);
     view.setUint32(24, chunkCount, true);
@@ -185,7 +186,7 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
     return header;
   }
 
-  for (const version of [1, 2] as const) {
+  for (const version of [1, 2, 3] as const) {
     it(`a version-${version} header claiming 2^50 elements is refused before anything of that size is allocated`, async () => {
       const bytes = lyingHeader(2n ** 50n, 1 << 26, 2 ** 24, version);
       const before = process.memoryUsage().arrayBuffers;
@@ -200,17 +201,28 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
     });
   }
 
-  it('a header of version 3, or with flags set, is UNSUPPORTED_VERSION', async () => {
-    const v3 = lyingHeader(0n, 1, 0, 2);
-    v3[8] = 3;
-    new DataView(v3.buffer).setUint32(28, Number(xxh64(v3.subarray(0, 28)) & 0xffffffffn), true);
-    expect((await parleErrorOf(engine.decompress(v3))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
+  it('a header of version 4, a version-2 header with flags set or a version-3 header with byte 11 set is UNSUPPORTED_VERSION; a version-3 level outside 1..9 is CORRUPT', async () => {
+    const reseal = (h: Uint8Array) => new DataView(h.buffer).setUint32(28, Number(xxh64(h.subarray(0, 28)) & 0xffffffffn), true);
+    const v4 = lyingHeader(0n, 1, 0, 3);
+    v4[8] = 4;
+    reseal(v4);
+    expect((await parleErrorOf(engine.decompress(v4))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
     const flagged = lyingHeader(0n, 1, 0, 2);
     flagged[10] = 1;
-    new DataView(flagged.buffer).setUint32(28, Number(xxh64(flagged.subarray(0, 28)) & 0xffffffffn), true);
+    reseal(flagged);
     expect((await parleErrorOf(engine.decompress(flagged))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
-    // the honest empty headers of both versions decode to nothing
-    for (const version of [1, 2] as const) expect((await engine.decompress(lyingHeader(0n, 1, 0, version))).length).toBe(0);
+    const reserved = lyingHeader(0n, 1, 0, 3);
+    reserved[11] = 1;
+    reseal(reserved);
+    expect((await parleErrorOf(engine.decompress(reserved))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
+    for (const level of [0, 10, 255]) {
+      const h = lyingHeader(0n, 1, 0, 3);
+      h[10] = level;
+      reseal(h);
+      expect((await parleErrorOf(engine.decompress(h))).code, `level ${level}`).toBe(ErrorCodes.CORRUPT);
+    }
+    // the honest empty headers of every version decode to nothing
+    for (const version of [1, 2, 3] as const) expect((await engine.decompress(lyingHeader(0n, 1, 0, version))).length).toBe(0);
   });
 
   it('a header claiming more elements than maxElements', async () => {
@@ -238,7 +250,7 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
       { codec: 'rle' },
     );
     const payloadAt = HEADER_BYTES + ENTRY_BYTES;
-    expect(bytes[8]).toBe(2);
+    expect(bytes[8]).toBe(3);
     expect(Array.from(bytes.subarray(HEADER_BYTES + 4, HEADER_BYTES + 8))).toEqual([3, 0, 0, 0]);
     expect(Array.from(bytes.subarray(payloadAt))).toEqual([2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 5, 7, 31, 31]);
     const reseal = () => {

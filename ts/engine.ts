@@ -22,7 +22,7 @@ import { decompressToDevice } from './format/device-decode.js';
 import { compressFromDevice } from './format/device-encode.js';
 import { compressLossyOnDevice } from './format/device-encode-lossy.js';
 import { gpuCodablePipeline } from './format/device-encode2.js';
-import { compressBound, DEFAULT_CHUNK_BYTES, HEADER_BYTES, MAX_CHUNK_BYTES, readHeader } from './format/layout.js';
+import { compressBound, DEFAULT_CHUNK_BYTES, DEFAULT_LEVEL, HEADER_BYTES, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
@@ -150,8 +150,20 @@ export interface SortOptions extends OpOptions {
 
 /** Options of {@link Engine.compress}. */
 export interface CompressOptions extends OpOptions {
-  /** Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 4 MiB). */
+  /**
+   * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 128 KiB). A chunk is the unit
+   * of parallel work: an input of at least 2 chunks and 256 KiB is spread over every worker.
+   */
   chunkBytes?: number;
+  /**
+   * Effort of the chooser, 1..9 as zstd's and Blosc2's levels (default 5). 1-6 encode each chunk
+   * once, with the pipeline its statistics estimate smallest (from a sample of 4 KiB at level 1
+   * to 32 KiB at 6), and store a chunk at copy speed when no estimate is below 97 % of its size;
+   * 7-8 encode the best two estimates and keep the smaller; 9 adds version 1's RLE as a third
+   * (the version-2 writer's choice, about half the speed of 5). Recorded in the header (`parle
+   * inspect`). No effect with a fixed `codec`.
+   */
+  level?: number;
   /**
    * The codec pipeline of every chunk: `'auto'` (default: the chooser picks per chunk from one
    * pass of statistics), `'stored'`, or stage names joined by `+` in the order delta, shuffle,
@@ -258,6 +270,11 @@ function checkInteger(value: unknown, name: string, min: number, max: number): n
     throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be an integer from ${min} to ${max}; got ${String(value)}`);
   }
   return value;
+}
+
+/** The `level` option: 1..9, default {@link DEFAULT_LEVEL}. @throws ParleError INVALID_OPTION */
+function checkLevel(value: unknown): number {
+  return value === undefined ? DEFAULT_LEVEL : checkInteger(value, 'options.level', MIN_LEVEL, MAX_LEVEL);
 }
 
 function checkChoice<T extends string>(value: unknown, name: string, choices: readonly T[], fallback: T): T {
@@ -1182,10 +1199,11 @@ export class Engine {
   }
 
   /**
-   * Compresses an array into a version-2 .parle container (docs/format.md): chunks of
+   * Compresses an array into a version-3 .parle container (docs/format.md): chunks of
    * `chunkBytes`, each coded by a pipeline of delta, byte-plane shuffle, RLE and Huffman stages
-   * that the chooser picks per chunk (`codec: 'auto'`) or `codec` fixes, or stored raw when
-   * nothing is smaller, with tree-hash (XXH32) checksums; chunks in parallel on the workers. The
+   * that the chooser picks per chunk at `level` (`codec: 'auto'`) or `codec` fixes, or stored raw
+   * when nothing is smaller, with tree-hash (XXH32) checksums; chunks in parallel on the workers
+   * (every worker takes chunks from one job table: ts/codec/cpu/batch.ts). The
    * result is at most the input's bytes + 32 + 32 per chunk. Two paths: the CPU (a DeviceArray
    * input is read back first; a resident input is read in place), or the GPU (Rutter's case: data
    * on the GPU, the container wanted on the host): checksums, deltas, byte planes, histograms,
@@ -1208,6 +1226,7 @@ export class Engine {
     const errorBound = checkErrorBound(opts.errorBound, type);
     const chunkBytes =
       opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+    const level = checkLevel(opts.level);
     if (opts.to === 'device')
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
     const out = checkOutOption(opts, 'u8', undefined, [input]) as Uint8Array | undefined;
@@ -1229,14 +1248,14 @@ export class Engine {
           const device = await this.toDevice(input);
           try {
             return await (errorBound === undefined
-              ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec, out)
-              : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec, out));
+              ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec, out, level)
+              : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec, out, level));
           } finally {
             if (device !== input) device.destroy();
           }
         }
         const host = await this.toHost(input);
-        return compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out);
+        return compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out, level);
       }),
     );
   }
@@ -1420,7 +1439,7 @@ export class Engine {
    */
   async explainCodec(
     input: ParleArray,
-    options: { chunkBytes?: number; codec?: string; errorBound?: { abs: number }; signal?: AbortSignal } = {},
+    options: { chunkBytes?: number; codec?: string; errorBound?: { abs: number }; level?: number; signal?: AbortSignal } = {},
   ): Promise<ChunkReport[]> {
     const type = checkArray(input, 'input');
     const pipeline = checkCodec(options.codec, type);
@@ -1430,7 +1449,11 @@ export class Engine {
       options.chunkBytes === undefined
         ? DEFAULT_CHUNK_BYTES
         : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    return this.admit(options.signal, async () => (await compressArrayReport(this.cpu, input, chunkBytes, options.signal, codec)).reports);
+    const level = checkLevel(options.level);
+    return this.admit(
+      options.signal,
+      async () => (await compressArrayReport(this.cpu, input, chunkBytes, options.signal, codec, undefined, level, true)).reports,
+    );
   }
 
   /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */

@@ -6,7 +6,7 @@
  * comes from one arena the caller allocates ({@link encodeArenaBytes}, {@link decodeArenaBytes}).
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { Encoding, type ChunkEntry } from '../format/layout.js';
+import { DEFAULT_LEVEL, Encoding, type ChunkEntry } from '../format/layout.js';
 import type { Kernels } from '../cpu/wasm.js';
 import { describeEstimates, estimateCandidates, type ChunkStats } from './chooser.js';
 import {
@@ -33,9 +33,21 @@ export interface CodecContext {
 const SLACK = 64;
 /** Bytes of small scratch at the arena's start: histogram scratch, histograms, runs, code tables. */
 const SMALL_SCRATCH = 32 << 10;
-/** Elements sampled for the chooser's statistics at most (in ranges spread over the chunk). */
-const SAMPLE_BYTES = 64 << 10;
-const SAMPLE_RANGE_BYTES = 8 << 10;
+/**
+ * Bytes sampled for the chooser's statistics at most, by level (in ranges spread over the chunk,
+ * each at most {@link SAMPLE_RANGE_BYTES}): the statistics pass runs at 0.35-0.6 GB/s, a third of
+ * the entropy coder's speed, so the fast levels look at less. Index: level 1..9.
+ */
+const SAMPLE_BYTES = [0, 4 << 10, 8 << 10, 12 << 10, 16 << 10, 16 << 10, 32 << 10, 64 << 10, 64 << 10, 64 << 10];
+const SAMPLE_RANGE_BYTES = 1 << 10;
+/** Ranges a sample is cut into, at least (so a small sample still sees the chunk's start, middle and end). */
+const SAMPLE_RANGES = 4;
+/**
+ * A chunk whose best estimate is above this share of its raw size is stored without encoding a
+ * candidate (levels below 9; estimates run a few per cent low, so nothing smaller is lost that
+ * an encode would have found, and random data goes at copy speed).
+ */
+const STORE_ABOVE = 0.97;
 
 /**
  * Arena bytes {@link encodeChunk2At} needs for a chunk of `count` elements of `width` bytes
@@ -132,6 +144,14 @@ export interface EncodeChunk2Params {
   arenaBytes: number;
   /** A fixed pipeline (stage ids), or undefined for the chooser. */
   pipeline?: number[];
+  /**
+   * The chooser's effort, 1..9 (default 5): levels 1-6 encode the best estimate only (one pass),
+   * 7-8 the best two, 9 the best two and version 1's RLE guard (version 2's chooser); the sample
+   * of statistics grows with the level ({@link SAMPLE_BYTES}).
+   */
+  level?: number;
+  /** Build the chooser's reason string (explainCodec, NODE_DEBUG); off, the hot path builds no strings. */
+  explain?: boolean;
   /** The chunk's runs, when known (a GPU encode): expanded into inPtr first. */
   runCount?: number;
   runValuesPtr?: number;
@@ -161,8 +181,8 @@ export interface EncodeChunk2Result {
   reason: string;
 }
 
-/** Gathers the chooser's statistics, sampling ranges spread over a large chunk. */
-function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4): ChunkStats {
+/** Gathers the chooser's statistics over at most `sampleBytes`, sampling ranges spread over a large chunk. */
+function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, sampleBytes: number): ChunkStats {
   const { kernels } = ctx;
   const histPtr = arena.alloc(2 * width * 1024);
   const runsPtr = arena.alloc(4 * (2 + 2 * width));
@@ -171,11 +191,11 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   const stats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
   const raw = count * width;
   let sampled = count;
-  if (raw <= SAMPLE_BYTES) {
+  if (raw <= sampleBytes) {
     stats(inPtr, count, histPtr, runsPtr);
   } else {
-    const rangeElems = SAMPLE_RANGE_BYTES / width;
-    const ranges = SAMPLE_BYTES / SAMPLE_RANGE_BYTES;
+    const ranges = Math.max(SAMPLE_RANGES, Math.ceil(sampleBytes / SAMPLE_RANGE_BYTES));
+    const rangeElems = Math.floor(sampleBytes / ranges / width);
     const stride = Math.floor((count - rangeElems) / (ranges - 1));
     sampled = 0;
     for (let r = 0; r < ranges; r++) {
@@ -183,19 +203,13 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
       sampled += rangeElems;
     }
   }
-  const scale = count / sampled;
-  const histAll = u32(ctx, histPtr, 2 * width * 256);
-  const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
-  const hist: Float64Array[][] = [0, 1].map((t) =>
-    Array.from({ length: width }, (_, k) => {
-      const h = new Float64Array(256);
-      const from = (t * width + k) * 256;
-      for (let s = 0; s < 256; s++) h[s] = histAll[from + s] * scale;
-      return h;
-    }),
+  // views of the counts in the arena: the caller estimates before it reuses the arena
+  const hist: Uint32Array[][] = [0, 1].map((t) =>
+    Array.from({ length: width }, (_, k) => u32(ctx, histPtr + 1024 * (t * width + k), 256)),
   );
-  const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k] * scale));
-  return { count, width, hist, runs: [runsAll[0] * scale, runsAll[1] * scale], planeRuns };
+  const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
+  const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k]));
+  return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns };
 }
 
 /**
@@ -396,8 +410,8 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     reason,
   });
   if (p.count === 0) return stored('empty chunk');
-  const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, p.pipeline, 0);
-  if (coded.ptr < 0) return stored(`${lossless}${coded.why}: stored`);
+  const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, p.pipeline, 0, effortOf(p));
+  if (coded.ptr < 0) return stored(p.explain === true ? `${lossless}${coded.why}: stored` : '');
   return {
     entry: {
       elementCount: p.count,
@@ -410,8 +424,20 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
       streamCount: streamCount(coded.pipeline, width),
     },
     payloadOffset: coded.ptr - p.arenaPtr,
-    reason: `${lossless}${coded.why}: ${pipelineName(coded.pipeline)}`,
+    reason: p.explain === true ? `${lossless}${coded.why}: ${pipelineName(coded.pipeline)}` : '',
   };
+}
+
+/** The chooser's effort for a chunk: its level (default 5) and whether to explain. */
+interface Effort {
+  level: number;
+  explain: boolean;
+  /** Encode the best estimate only (the quantized codes, whose estimates rank well). */
+  single?: boolean;
+}
+
+function effortOf(p: EncodeChunk2Params): Effort {
+  return { level: p.level ?? DEFAULT_LEVEL, explain: p.explain === true };
 }
 
 /**
@@ -444,7 +470,7 @@ function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunk2Params,
   }
   // the codes' estimates rank their pipelines well: only the best is encoded, which halves the
   // time for a few tenths of a percent of size (bench/lossy.mjs)
-  const coded = encodeBest(ctx, arena, codes, count, 4, p.pipeline, prefix, true);
+  const coded = encodeBest(ctx, arena, codes, count, 4, p.pipeline, prefix, { ...effortOf(p), single: true });
   if (coded.ptr < 0) {
     arena.reset(mark);
     return `${why}: not smaller (${coded.why})`;
@@ -471,9 +497,12 @@ function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunk2Params,
 
 /**
  * The chooser's pipeline (or `fixed`) over `count` elements at `inPtr`, encoded: estimates of
- * every candidate, the best two encoded (`single`: the best only), the smallest kept. The payload lies at `ptr` in the
- * arena after `prefix` bytes left free for the caller (a quantize header), and prefix + bytes
- * is below the elements' raw size; `ptr` is -1 when no pipeline gets there.
+ * every candidate from a sample's statistics, then by `effort.level`: 1-6 the best estimate
+ * encoded once (a chunk whose best estimate is near its raw size is stored without an encode),
+ * 7-8 the best two, 9 the best two and version 1's RLE guard; the smallest kept (`single`: the
+ * best only). The payload lies at `ptr` in the arena after `prefix` bytes left free for the
+ * caller (a quantize header), and prefix + bytes is below the elements' raw size; `ptr` is -1
+ * when no pipeline gets there.
  */
 function encodeBest(
   ctx: CodecContext,
@@ -483,9 +512,15 @@ function encodeBest(
   width: 1 | 2 | 4,
   fixed: number[] | undefined,
   prefix: number,
-  single = false,
+  effort: Effort,
 ): { ptr: number; bytes: number; pipeline: Pipeline; why: string } {
   const raw = count * width;
+  const { level, explain } = effort;
+  const tries = effort.single === true || level <= 1 ? 1 : 2;
+  // levels 2-6 encode the second-best estimate only when it promises a tenth less than the first
+  // came to (estimates from a sample run 5-20 % low, and RLE's from run counts alone can be off
+  // either way: a volume's long background runs); 7-9 whenever it promises less
+  const margin = level <= 6 ? 0.9 : 1;
   let candidates: Pipeline[];
   /** Each candidate's estimated payload bytes (undefined: always try it). */
   let estimated: (number | undefined)[] = [];
@@ -495,15 +530,19 @@ function encodeBest(
     reason = `codec ${pipelineName(fixed as Pipeline)} requested`;
   } else {
     const mark = arena.mark();
-    const estimates = estimateCandidates(gatherStats(ctx, arena, inPtr, count, width));
+    const estimates = estimateCandidates(gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]));
     arena.reset(mark);
-    const tried = estimates.slice(0, single ? 1 : 2);
-    // version 1's RLE is tried when it could win, so no chunk is larger than it would have been
+    reason = explain ? `level ${level}, estimates: ${describeEstimates(estimates)}` : '';
+    if (level < 9 && prefix + estimates[0].bytes > STORE_ABOVE * raw) {
+      // incompressible by the estimates: stored at copy speed
+      return { ptr: -1, bytes: 0, pipeline: [], why: explain ? `${reason}; none below ${STORE_ABOVE * 100} % of raw` : '' };
+    }
+    const tried = estimates.slice(0, tries);
+    // level 9: version 1's RLE is tried when it could win, so no chunk is larger than it would have been
     const rle = estimates.find((e) => e.pipeline.length === 1 && e.pipeline[0] === StageId.Rle);
-    if (rle && rle.bytes < 2 * raw && !tried.includes(rle) && !single) tried.push(rle);
+    if (level >= 9 && rle && rle.bytes < 2 * raw && !tried.includes(rle) && effort.single !== true) tried.push(rle);
     candidates = tried.map((e) => e.pipeline);
     estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
-    reason = `estimates: ${describeEstimates(estimates)}`;
   }
   const payloads = [arena.alloc(raw + 4096 + SLACK), arena.alloc(raw + 4096 + SLACK)];
   let best = -1;
@@ -515,7 +554,7 @@ function encodeBest(
   for (const [i, pipeline] of candidates.entries()) {
     const exact = exactSizes.get(pipelineName(pipeline));
     if (exact !== undefined && best >= 0 && bestBytes <= exact) {
-      tried.push(`${pipelineName(pipeline)} skipped (exactly ${exact} B)`);
+      if (explain) tried.push(`${pipelineName(pipeline)} skipped (exactly ${exact} B)`);
       continue;
     }
     // the estimates run low (run values are assumed to cost what elements cost): a candidate
@@ -524,20 +563,20 @@ function encodeBest(
     // and it is what keeps a chunk no larger than version 1 would have made it)
     const estimate = estimated[i];
     const guard = pipeline.length === 1 && pipeline[0] === StageId.Rle;
-    if (estimate !== undefined && best >= 0 && (guard ? 2 * bestBytes <= estimate : bestBytes <= estimate)) {
-      tried.push(`${pipelineName(pipeline)} skipped (estimate ${Math.round(estimate)} B)`);
+    if (estimate !== undefined && best >= 0 && (guard ? 2 * bestBytes <= estimate : margin * bestBytes <= estimate)) {
+      if (explain) tried.push(`${pipelineName(pipeline)} skipped (estimate ${Math.round(estimate)} B)`);
       continue;
     }
     const slot = best === 0 ? 1 : 0;
     const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, bestBytes, undefined, exactSizes);
-    tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
+    if (explain) tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
     if (bytes >= 0 && bytes < bestBytes) {
       best = slot;
       bestBytes = bytes;
       bestPipeline = pipeline;
     }
   }
-  const why = `${reason}; tried ${tried.join(', ') || 'nothing'}`;
+  const why = explain ? `${reason}; tried ${tried.join(', ') || 'nothing'}` : '';
   if (best < 0) return { ptr: -1, bytes: 0, pipeline: [], why };
   return { ptr: payloads[best], bytes: prefix + bestBytes, pipeline: bestPipeline, why };
 }

@@ -29,6 +29,7 @@ import { WasmHeap, formatBytes, type HeapBlock } from './memory.js';
 import { InlineExecutor, WorkerPool, abortError, type Executor } from './pool.js';
 import type { KernelContext } from './procedures.js';
 import type { ProcName, Procedures, Region, Task } from './protocol.js';
+import { COUNTER_BYTES, JOB_WORDS } from '../codec/cpu/batch.js';
 import {
   DECODE_SLACK_BYTES,
   MAX_MEMORY_PAGES,
@@ -54,6 +55,12 @@ export const SEGMENT_BYTES = 16 << 20;
  * of a host array into the memory eat the gain below a few MiB.
  */
 export const INLINE_BYTES = 4 << 20;
+/**
+ * Inputs of at least this many bytes spread the chunks of compress and decompress over every
+ * worker (CpuPath.runChunks); below, the calling thread codes them (a round trip to the workers
+ * costs about as much as coding 64 KiB).
+ */
+export const PARALLEL_BYTES = 256 << 10;
 
 /** Runs of a run-length encoding: `values[i]` repeated `lengths[i]` times. */
 export interface Runs<T extends ParleArray = ParleArray> {
@@ -1070,6 +1077,50 @@ export class CpuPath {
         const exec = this.executorFor(inputBytes);
         const result = (await exec.run({ proc, params, regions } as Task<P>, signal)) as Procedures[P]['result'];
         return read(result, ptrs);
+      },
+      signal,
+    );
+  }
+
+  /**
+   * Runs a batch procedure (ts/codec/cpu/batch.ts) over `jobs` chunks: on every worker at once
+   * when the input is at least {@link PARALLEL_BYTES} bytes, there are two or more chunks and
+   * the workers share the memory, else on the calling thread. Allocates the counters, the job
+   * table (`jobs` x JOB_WORDS u32) and blocks of `sizes(participants)` (0: none), lets `build`
+   * fill them and make the params, runs one task a participant and lets `read` take the results
+   * before the blocks are released.
+   * @throws ParleError the first participant's error, ABORTED, TOO_LARGE (memory)
+   */
+  async runChunks<P extends 'encodeChunks' | 'decodeChunks', R>(
+    proc: P,
+    inputBytes: number,
+    jobs: number,
+    sizes: (participants: number) => readonly number[],
+    build: (at: { counterPtr: number; jobsPtr: number; blocks: number[] }, participants: number) => Procedures[P]['params'],
+    read: (results: Procedures[P]['result'][], at: { jobsPtr: number; blocks: number[] }) => R,
+    signal?: AbortSignal,
+  ): Promise<R> {
+    const parallel = this.pool !== undefined && this.shared && jobs > 1 && inputBytes >= PARALLEL_BYTES;
+    const participants = parallel ? Math.min(this.pool!.concurrency, jobs) : 1;
+    return this.withBlocks(
+      [COUNTER_BYTES, Math.max(1, jobs) * JOB_WORDS * 4, ...sizes(participants)],
+      async (held) => {
+        const [counterPtr, jobsPtr, ...blocks] = held.map((b) => b?.ptr ?? 0);
+        this.heap.bytes(counterPtr, COUNTER_BYTES).fill(0);
+        const params = build({ counterPtr, jobsPtr, blocks }, participants);
+        const task = { proc, params, regions: [] } as unknown as Task<P>;
+        let results: Procedures[P]['result'][];
+        if (!parallel) {
+          results = [(await this.inline.run(task, signal)) as Procedures[P]['result']];
+        } else {
+          const settled = await Promise.allSettled(
+            Array.from({ length: participants }, () => this.pool!.run(task, signal) as Promise<Procedures[P]['result']>),
+          );
+          const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failed) throw failed.reason;
+          results = settled.map((r) => (r as PromiseFulfilledResult<Procedures[P]['result']>).value);
+        }
+        return read(results, { jobsPtr, blocks });
       },
       signal,
     );

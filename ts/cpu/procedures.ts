@@ -12,6 +12,7 @@ import { Encoding } from '../format/layout.js';
 import type { DecodeChunkParams, KernelParams, Outcome, ProcName, Procedures } from './protocol.js';
 import type { Kernels } from './wasm.js';
 import { decodeChunk2At, decodeRuns2At, encodeChunk2At } from '../codec/cpu-codec.js';
+import { decodeChunksAt, encodeChunksAt } from '../codec/cpu/batch.js';
 
 /** The kernels and the memory they work on. */
 export interface KernelContext {
@@ -75,6 +76,8 @@ const procedures: { [P in ProcName]: (ctx: KernelContext, params: Procedures[P][
   encodeChunk2: encodeChunk2At,
   decodeChunk2: decodeChunk2At,
   decodeRuns2: decodeRuns2At,
+  encodeChunks: encodeChunksAt,
+  decodeChunks: decodeChunksAt,
 };
 
 /** The pointer a region names: a key of the params, or `args.N` for a kernel call's argument N. */

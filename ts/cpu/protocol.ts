@@ -14,6 +14,7 @@ import type { ErrorCode } from '../errors.js';
 import type { ChunkEntry } from '../format/layout.js';
 import type { KernelName, KernelVariant } from './wasm.js';
 import type { DecodeChunk2Params, DecodeRuns2Params, EncodeChunk2Params, EncodeChunk2Result } from '../codec/cpu-codec.js';
+import type { DecodeChunksParams, EncodeChunksParams, EncodeChunksResult } from '../codec/cpu/batch.js';
 
 /** What a worker is started with. */
 export interface WorkerInit {
@@ -64,6 +65,9 @@ export interface Procedures {
   encodeChunk2: { params: EncodeChunk2Params; result: EncodeChunk2Result };
   decodeChunk2: { params: DecodeChunk2Params; result: null };
   decodeRuns2: { params: DecodeRuns2Params; result: null };
+  /** Many chunks, taken from a job table in the kernels' memory (ts/codec/cpu/batch.ts). */
+  encodeChunks: { params: EncodeChunksParams; result: EncodeChunksResult };
+  decodeChunks: { params: DecodeChunksParams; result: null };
 }
 
 export type ProcName = keyof Procedures;

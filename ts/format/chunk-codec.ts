@@ -10,6 +10,7 @@ import { elementSize } from '../types.js';
 import { Encoding, type ChunkEntry } from './layout.js';
 import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, readDirectory } from '../codec/cpu-codec.js';
 import { pipelineName, type Pipeline } from '../codec/stages.js';
+import { EncodeJob, JOB_WORDS, JobFlags, encodedEntry, writeDecodeJob } from '../codec/cpu/batch.js';
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
@@ -66,6 +67,8 @@ export function encodeChunk2(
   codec: ChunkCodec,
   signal?: AbortSignal,
   elementsPtr?: number,
+  level?: number,
+  explain = true,
 ): Promise<EncodedChunk> {
   const size = elementSize(type);
   const fromRuns = !(elementBytes instanceof Uint8Array);
@@ -95,6 +98,8 @@ export function encodeChunk2(
           arenaPtr,
           arenaBytes,
           pipeline,
+          explain,
+          ...(level !== undefined ? { level } : {}),
           ...(errorBound !== undefined ? { errorBound } : {}),
           ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr, elementsHash: elementBytes.elementsHash } : {}),
         },
@@ -297,6 +302,173 @@ export function decodeChunk2Runs(
       fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
     }),
     () => undefined,
+    signal,
+  );
+}
+
+/** Byte offsets in a region of slots: each slot 16-byte aligned, `bytes(i)` long. */
+function slotOffsets(count: number, bytes: (i: number) => number): { at: number[]; total: number } {
+  const at: number[] = new Array(count);
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    at[i] = total;
+    total += Math.ceil(bytes(i) / 16) * 16;
+  }
+  return { at, total };
+}
+
+/** Options of {@link encodeChunkRun}. */
+export interface ChunkRunOptions {
+  codec?: ChunkCodec;
+  /** 1..9 (see EncodeChunk2Params.level). */
+  level?: number;
+  signal?: AbortSignal;
+  /** Where `bytes` already lies in the CPU path's memory (a resident input: read in place). */
+  residentPtr?: number;
+  /** Build the chooser's reasons. */
+  explain?: boolean;
+}
+
+/**
+ * Encodes consecutive chunks of `chunkLength` elements (the last may be shorter) of `bytes`, the
+ * elements' little-endian bytes, all in one batch (ts/codec/cpu/batch.ts): spread over every
+ * worker for inputs of 256 KiB or more. `read` gets every chunk's entry and payload; a payload
+ * is a view into the CPU path's memory (or into `bytes` for a stored chunk) valid only until
+ * `read` returns: copy what is kept. `bytes` is not modified.
+ * @throws ParleError ABORTED, TOO_LARGE (memory)
+ */
+export function encodeChunkRun<R>(
+  cpu: CpuPath,
+  type: ElementType,
+  bytes: Uint8Array,
+  chunkLength: number,
+  options: ChunkRunOptions,
+  read: (chunks: EncodedChunk[]) => R,
+): Promise<R> {
+  const size = elementSize(type);
+  const count = bytes.length / size;
+  const jobs = Math.ceil(count / chunkLength);
+  const chunkBytes = chunkLength * size;
+  const lossy = options.codec !== undefined && !Array.isArray(options.codec) ? options.codec : undefined;
+  const errorBound = size === 4 ? lossy?.errorBound.abs : undefined;
+  const pipeline = lossy !== undefined ? lossy.pipeline : (options.codec as number[] | undefined);
+  const arenaBytes = encodeArenaBytes(Math.min(count, chunkLength), size, errorBound !== undefined);
+  const resident = options.residentPtr !== undefined;
+  const slots = slotOffsets(jobs, (i) => Math.min(chunkBytes, bytes.length - i * chunkBytes));
+  return cpu.runChunks(
+    'encodeChunks',
+    bytes.length,
+    jobs,
+    (participants) => [resident ? 0 : bytes.length + DECODE_SLACK_BYTES, slots.total, ...new Array<number>(participants).fill(arenaBytes)],
+    ({ counterPtr, jobsPtr, blocks: [inBlock, outBlock, ...arenaPtrs] }) => {
+      const inPtr = resident ? options.residentPtr! : inBlock;
+      if (!resident) cpu.heap.bytes(inPtr, bytes.length).set(bytes);
+      const table = new Uint32Array(cpu.heap.buffer, jobsPtr, jobs * JOB_WORDS);
+      for (let i = 0; i < jobs; i++) {
+        const w = i * JOB_WORDS;
+        table[w + EncodeJob.InPtr] = inPtr + i * chunkBytes;
+        table[w + EncodeJob.Count] = Math.min(chunkLength, count - i * chunkLength);
+        table[w + EncodeJob.OutPtr] = outBlock + slots.at[i];
+      }
+      return {
+        elementSize: size,
+        jobsPtr,
+        jobs,
+        counterPtr,
+        arenaPtrs,
+        arenaBytes,
+        ...(pipeline !== undefined ? { pipeline } : {}),
+        ...(options.level !== undefined ? { level: options.level } : {}),
+        ...(errorBound !== undefined ? { errorBound } : {}),
+        ...(options.explain === true ? { explain: true } : {}),
+      };
+    },
+    (results, { jobsPtr, blocks: [, outBlock] }) => {
+      const reasons = new Map<number, string>();
+      for (const r of results) for (const [i, why] of r.reasons) reasons.set(i, why);
+      const table = new Uint32Array(cpu.heap.buffer, jobsPtr, jobs * JOB_WORDS);
+      const chunks: EncodedChunk[] = new Array(jobs);
+      for (let i = 0; i < jobs; i++) {
+        const words = table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS);
+        const entry = encodedEntry(words);
+        const payload =
+          (words[EncodeJob.Flags] & JobFlags.Stored) !== 0
+            ? bytes.subarray(i * chunkBytes, i * chunkBytes + entry.payloadBytes)
+            : cpu.heap.bytes(outBlock + slots.at[i], entry.payloadBytes);
+        chunks[i] = { entry, payload, ...(options.explain === true ? { reason: reasons.get(i) ?? '' } : {}) };
+      }
+      return read(chunks);
+    },
+    options.signal,
+  );
+}
+
+/** A chunk to decode: its entry (passed readEntry), index, and payload (host bytes, or where it lies in the CPU path's memory). */
+export interface ChunkToDecode {
+  entry: ChunkEntry;
+  index: number;
+  payload: Uint8Array;
+  /** The payload's place in the CPU path's memory (with 16 readable bytes after it), when it lies there. */
+  payloadPtr?: number;
+}
+
+/**
+ * Decodes consecutive chunks of a version-2 or version-3 container into `out`, their elements
+ * side by side: host bytes (a view of the chunks' elements), or a pointer into the CPU path's
+ * memory (written in place, nothing past the elements). One batch (ts/codec/cpu/batch.ts),
+ * spread over every worker for outputs of 256 KiB or more. Checks every payload's and
+ * element's tree hash. Payloads and `out` must not overlap.
+ * @throws ParleError CHECKSUM_MISMATCH, CORRUPT, ABORTED, TOO_LARGE (memory)
+ */
+export function decodeChunkRun(
+  cpu: CpuPath,
+  type: ElementType,
+  chunks: readonly ChunkToDecode[],
+  out: Uint8Array | number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const size = elementSize(type);
+  const inPlace = typeof out === 'number';
+  let arenaBytes = 0;
+  let outBytes = 0;
+  for (const c of chunks) {
+    const raw = c.entry.elementCount * size;
+    const need = decodeArenaBytesFor(c.payload, c.entry, size, c.index) + (inPlace ? raw + DECODE_SLACK_BYTES + 64 : 0);
+    if (need > arenaBytes) arenaBytes = need;
+    outBytes += raw;
+  }
+  const payloadSlots = slotOffsets(chunks.length, (i) => (chunks[i].payloadPtr !== undefined ? 0 : chunks[i].payload.length + 16));
+  const outSlots = slotOffsets(chunks.length, (i) => (inPlace ? 0 : chunks[i].entry.elementCount * size + DECODE_SLACK_BYTES));
+  return cpu.runChunks(
+    'decodeChunks',
+    outBytes,
+    chunks.length,
+    (participants) => [payloadSlots.total, outSlots.total, ...new Array<number>(participants).fill(arenaBytes)],
+    ({ counterPtr, jobsPtr, blocks: [payloadBlock, outBlock, ...arenaPtrs] }) => {
+      const table = new Uint32Array(cpu.heap.buffer, jobsPtr, chunks.length * JOB_WORDS);
+      let outAt = 0;
+      for (let i = 0; i < chunks.length; i++) {
+        const c = chunks[i];
+        let payloadPtr = c.payloadPtr;
+        if (payloadPtr === undefined) {
+          payloadPtr = payloadBlock + payloadSlots.at[i];
+          cpu.heap.bytes(payloadPtr, c.payload.length).set(c.payload);
+        }
+        const outPtr = inPlace ? out + outAt : outBlock + outSlots.at[i];
+        writeDecodeJob(table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS), c.entry, c.index, payloadPtr, outPtr);
+        outAt += c.entry.elementCount * size;
+      }
+      return { elementSize: size, jobsPtr, jobs: chunks.length, counterPtr, arenaPtrs, arenaBytes, exactOut: inPlace };
+    },
+    (_results, { blocks: [, outBlock] }) => {
+      if (inPlace) return;
+      let at = 0;
+      for (let i = 0; i < chunks.length; i++) {
+        const raw = chunks[i].entry.elementCount * size;
+        out.set(cpu.heap.bytes(outBlock + outSlots.at[i], raw), at);
+        at += raw;
+      }
+    },
     signal,
   );
 }

@@ -3,7 +3,7 @@
  * that `inspect` and the decoders share. The streaming twins are in ts/format/stream.ts.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
-import { debug } from '../platform/node.js';
+import { debug, debugEnabled } from '../platform/node.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
@@ -11,7 +11,9 @@ import {
   chunkReport,
   decodeChunk,
   decodeChunk2,
+  decodeChunkRun,
   encodeChunk2,
+  encodeChunkRun,
   type ChunkCodec,
   type ChunkReport,
   type EncodedChunk,
@@ -20,6 +22,7 @@ import { pipelineName } from '../codec/stages.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
+  DEFAULT_LEVEL,
   chunkLengthFor,
   makeHeader,
   readEntry,
@@ -54,8 +57,9 @@ export async function mapLimited<R>(count: number, concurrency: number, fn: (ind
 }
 
 /**
- * Compresses a whole array into one version-2 .parle container, chunks in parallel; `codec`
- * fixes every chunk's pipeline (undefined: the chooser picks per chunk).
+ * Compresses a whole array into one .parle container (the current version), chunks in
+ * parallel; `codec` fixes every chunk's pipeline (undefined: the chooser picks per chunk at
+ * `level`, 1..9).
  */
 export async function compressArray(
   cpu: CpuPath,
@@ -64,11 +68,12 @@ export async function compressArray(
   signal?: AbortSignal,
   codec?: ChunkCodec,
   target?: Uint8Array,
+  level = DEFAULT_LEVEL,
 ): Promise<Uint8Array> {
-  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec, target)).bytes;
+  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec, target, level)).bytes;
 }
 
-/** {@link compressArray}, with what each chunk was coded with and why. */
+/** {@link compressArray}, with what each chunk was coded with and why (`explain`: the chooser's reasons too). */
 export async function compressArrayReport(
   cpu: CpuPath,
   input: ParleArray,
@@ -76,12 +81,31 @@ export async function compressArrayReport(
   signal?: AbortSignal,
   codec?: ChunkCodec,
   target?: Uint8Array,
+  level = DEFAULT_LEVEL,
+  explain = debugEnabled(),
 ): Promise<{ bytes: Uint8Array; reports: ChunkReport[] }> {
   const type = elementTypeOf(input) as ElementType;
-  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
+  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
   const bytes = bytesOf(input);
   const chunkByteLength = header.chunkLength * elementSize(type);
   const resident = cpu.isResident(input);
+  if (cpu.shared || cpu.pool === undefined) {
+    // one batch: every worker takes chunks from one job table, the container is assembled from
+    // the payloads where the workers left them (one copy)
+    return encodeChunkRun(
+      cpu,
+      type,
+      bytes,
+      header.chunkLength,
+      { codec, level, signal, explain, ...(resident ? { residentPtr: input.byteOffset } : {}) },
+      (chunks) => {
+        const reports = chunks.map((c, i) => chunkReport(i, c));
+        if (explain) debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
+        return { bytes: assembleContainer(header, chunks, target), reports };
+      },
+    );
+  }
+  // workers that own their memories (no SharedArrayBuffer): a task a chunk, its bytes sent along
   const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
     encodeChunk2(
       cpu,
@@ -91,6 +115,8 @@ export async function compressArrayReport(
       signal,
       // a resident input is read in place by the workers: no copy in
       resident ? input.byteOffset + i * chunkByteLength : undefined,
+      level,
+      explain,
     ),
   );
   const reports = chunks.map((c, i) => chunkReport(i, c));
@@ -182,6 +208,22 @@ export async function decompressBytes(
       : new (arrayConstructor(header.type))(header.elementCount));
   const inPlace = cpu.isResident(result);
   const resultBytes = bytesOf(result);
+  if (header.version !== 1 && (cpu.shared || cpu.pool === undefined)) {
+    // one batch over every chunk (see compressArrayReport)
+    await decodeChunkRun(
+      cpu,
+      header.type,
+      chunks.map((c) => ({
+        entry: c,
+        index: c.index,
+        payload: bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes),
+        ...(options.bytesResident ? { payloadPtr: bytes.byteOffset + c.payloadOffset } : {}),
+      })),
+      inPlace ? result.byteOffset : resultBytes,
+      signal,
+    );
+    return result;
+  }
   await mapLimited(chunks.length, cpu.chunkConcurrency, (i) => {
     const chunk = chunks[i];
     const start = chunk.elementOffset * size;
@@ -236,6 +278,8 @@ export function checkOut(
 /** What `parle inspect` prints: the header and the chunk table, JSON-friendly. */
 export interface ContainerReport {
   version: number;
+  /** Version 3: the level the writer used (1..9). */
+  level?: number;
   type: ElementType;
   elementCount: number;
   chunkLength: number;
@@ -266,6 +310,7 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
   const decodedBytes = header.elementCount * elementSize(header.type);
   return {
     version: header.version ?? 1,
+    ...(header.level !== undefined ? { level: header.level } : {}),
     type: header.type,
     elementCount: header.elementCount,
     chunkLength: header.chunkLength,

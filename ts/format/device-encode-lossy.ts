@@ -55,10 +55,11 @@ export async function compressLossyOnDevice(
   signal?: AbortSignal,
   codec?: number[],
   target?: Uint8Array,
+  level?: number,
 ): Promise<Uint8Array> {
   const n = input.length;
   const q = quantizeParams(abs);
-  if (q === undefined || n === 0) return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target)).container;
+  if (q === undefined || n === 0) return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level)).container;
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
   const reconBuf = gpu.acquireStorage(n * 4, 'lossy reconstructions');
   const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');
@@ -84,7 +85,7 @@ export async function compressLossyOnDevice(
       );
       encodeScan(gpu, s, flags, posBuf, n, 'u32', false, totalBuf);
     });
-    const { header, encoded: codeChunks } = await encodeChunksV2OnDevice(gpu, codes, chunkBytes, signal, codec);
+    const { header, encoded: codeChunks } = await encodeChunksV2OnDevice(gpu, codes, chunkBytes, signal, codec, undefined, level);
     const C = header.chunkLength;
     const chunkCount = header.chunkCount;
     const starts = await readRanges(gpu, [

@@ -34,13 +34,14 @@ export async function compressFromDevice(
   signal?: AbortSignal,
   codec?: Exclude<ChunkCodec, LossyCodec>,
   target?: Uint8Array,
+  level?: number,
 ): Promise<Uint8Array> {
   if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
-    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target);
+    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level);
   }
   const type = input.type;
   const size = elementSize(type);
-  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
+  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
   const runs = await gpu.rleEncode(input);
   let valueBytes: Uint8Array;
   let lengths: Uint32Array;
@@ -72,7 +73,7 @@ export async function compressFromDevice(
     chunkLengths[0] -= skip[chunk];
     chunkLengths[chunkLengths.length - 1] -= covered - count;
     const values = valueBytes.subarray(r0 * size, (r + 1) * size);
-    return encodeChunk2(cpu, type, { count, values, lengths: chunkLengths }, codec, signal);
+    return encodeChunk2(cpu, type, { count, values, lengths: chunkLengths }, codec, signal, undefined, level);
   });
   return assembleContainer(header, chunks, target);
 }

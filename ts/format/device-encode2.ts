@@ -178,8 +178,9 @@ export async function compressV2OnDevice(
   signal?: AbortSignal,
   codec?: number[],
   target?: Uint8Array,
+  level?: number,
 ): Promise<Uint8Array> {
-  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target)).container;
+  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level)).container;
 }
 
 /**
@@ -196,11 +197,13 @@ export async function encodeChunksV2OnDevice(
   signal?: AbortSignal,
   codec?: number[],
   target?: Uint8Array,
+  level?: number,
 ): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[] }> {
   const t0 = performance.now();
   const type = input.type;
   const w = elementSize(type);
-  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes));
+  // the level is recorded; the GPU's chooser does not depend on it (its candidates are fixed)
+  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
   const C = header.chunkLength;
   const chunks = Array.from({ length: header.chunkCount }, (_, i) => ({
     index: i,

@@ -122,7 +122,7 @@ export async function saveStored(key: string, value: unknown): Promise<void> {
 
 
 /** Whether `localStorage.parleDebug` was set when parle loaded. */
-const debugEnabled = (() => {
+const debugOn = (() => {
   try {
     return globalThis.localStorage?.getItem('parleDebug') != null;
   } catch {
@@ -136,5 +136,10 @@ const debugEnabled = (() => {
  * enabled.
  */
 export function debug(message: () => string): void {
-  if (debugEnabled) console.debug(`parle ${message()}`);
+  if (debugOn) console.debug(`parle ${message()}`);
+}
+
+/** Whether {@link debug} prints (so callers can skip building what only it would print). */
+export function debugEnabled(): boolean {
+  return debugOn;
 }

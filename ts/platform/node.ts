@@ -156,3 +156,8 @@ const debugLog = debuglog('parle');
 export function debug(message: () => string): void {
   if (debugLog.enabled) debugLog('%s', message());
 }
+
+/** Whether {@link debug} prints (so callers can skip building what only it would print). */
+export function debugEnabled(): boolean {
+  return debugLog.enabled;
+}

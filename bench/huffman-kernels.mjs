@@ -1,0 +1,361 @@
+// The Huffman kernels of assembly/codec.ts on one thread, raw: histogram8, huffmanEncode and
+// huffmanDecode of build/parle.wasm (the SIMD build) called directly on 4 MiB streams that are
+// already in wasm memory, in GB/s of input (histogram, encode) and of output (decode).
+//
+//   node build/build.mjs --quiet --no-types && node bench/huffman-kernels.mjs [--quick]
+//        [--runs N] [--wasm FILE] [--baseline FILE] [--out DIR]
+//
+// Streams: camera.u8's deltas (tiled to 4 MiB), the low byte plane of t1-mri.u16 (tiled), a
+// skewed stream of 90% zeros (the rest uniform over 1..255), the exponential stream of
+// bench/codec.mjs (mean 6, about 4 bits a symbol) and uniform random bytes (8-bit codes).
+// Code lengths come from ts/codec/huffman.ts (codeLengths, bundled with esbuild as
+// bench/codec.mjs does), as the library calls it.
+//
+// Each figure is the median of --runs timed calls (default 25; --quick: 7) after a warm-up
+// (V8 tiers wasm up from Liftoff to TurboFan in the background). "hist+enc" is the time of one
+// histogram8 and one huffmanEncode of the same bytes: what the writer pays per stream.
+// Checks: the histogram against a JS count, the encoded size against the code lengths, the last
+// offset against the bytes written, decode == input (before and after the timed calls). With
+// --baseline FILE (another build of the same kernels, e.g. before a change) the same figures
+// are taken for it, interleaved stream by stream on the same memory contents, and its
+// bitstreams and offsets must equal those of --wasm byte for byte (the format must not move).
+//
+// Prints a table and writes bench/results/huffman-kernels.json (machine, figures).
+import { outArg, outputDir } from './out-dir.mjs';
+import { readFile, mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import os from 'node:os';
+import { rng } from './suite/data.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const argValue = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const RUNS = Number(argValue('--runs') ?? (quick ? 7 : 25));
+const WASM = resolve(root, argValue('--wasm') ?? 'build/parle.wasm');
+const BASELINE = argValue('--baseline') !== undefined ? resolve(root, argValue('--baseline')) : undefined;
+const STREAM_BYTES = 4 << 20;
+
+// ---------------------------------------------------------------------------------------------
+// code lengths: ts/codec/huffman.ts bundled for this script (esbuild is a dev dependency; where it
+// is missing, a bundle built before is used)
+
+const bundleDir = join(root, 'bench/.build');
+await mkdir(bundleDir, { recursive: true });
+const bundlePath = join(bundleDir, 'huffman.mjs');
+let esbuild;
+try {
+  esbuild = await import('esbuild');
+} catch {
+  esbuild = undefined;
+}
+if (esbuild) {
+  const built = await esbuild.build({
+    entryPoints: [join(root, 'ts/codec/huffman.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    write: false,
+    logLevel: 'silent',
+  });
+  await writeFile(bundlePath, built.outputFiles[0].contents);
+}
+const { codeLengths, codedBits, DEFAULT_SEGMENT_LOG2 } = await import(pathToFileURL(bundlePath).href);
+
+// ---------------------------------------------------------------------------------------------
+// a kernel instance: its own shared memory and bump allocator
+
+async function instance(file) {
+  const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
+  const module = await WebAssembly.compile(await readFile(file));
+  const { exports: k } = await WebAssembly.instantiate(module, { env: { memory } });
+  if (!k.simdEnabled()) throw new Error(`${file} is not the SIMD build`);
+  const heapBase = (k.heapBase() + 63) & ~63;
+  let top = heapBase;
+  return {
+    file,
+    k,
+    reset() {
+      top = heapBase;
+    },
+    alloc(bytes) {
+      const ptr = Math.ceil(top / 64) * 64;
+      top = ptr + bytes;
+      const have = memory.buffer.byteLength;
+      if (top > have) memory.grow(Math.ceil((top - have) / 65536));
+      return ptr;
+    },
+    view: (Ctor, ptr, length) => new Ctor(memory.buffer, ptr, length),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// streams
+
+const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+const sameBytes = (a, b) =>
+  a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
+
+function tile(src, bytes) {
+  const out = new Uint8Array(bytes);
+  for (let at = 0; at < bytes; at += src.length) out.set(src.subarray(0, Math.min(src.length, bytes - at)), at);
+  return out;
+}
+
+const camera = new Uint8Array(await readFile(join(root, 'data/samples/camera.u8')));
+const mri = new Uint8Array(await readFile(join(root, 'data/samples/t1-mri.u16')));
+
+const STREAMS = [
+  {
+    name: 'camera deltas',
+    note: 'camera.u8 tiled to 4 MiB, then byte deltas (x[i] - x[i-1] mod 256, as deltaEncode8)',
+    make: () => {
+      const t = tile(camera, STREAM_BYTES);
+      const out = new Uint8Array(t.length);
+      let prev = 0;
+      for (let i = 0; i < t.length; i++) {
+        out[i] = (t[i] - prev) & 0xff;
+        prev = t[i];
+      }
+      return out;
+    },
+  },
+  {
+    name: 'mri low plane',
+    note: 'byte 0 of each u16 of t1-mri.u16 (its values), tiled to 4 MiB',
+    make: () => {
+      const plane = new Uint8Array(mri.length >> 1);
+      for (let i = 0; i < plane.length; i++) plane[i] = mri[2 * i];
+      return tile(plane, STREAM_BYTES);
+    },
+  },
+  {
+    name: '90% zeros',
+    note: 'rng(11): 0 with probability 0.9, else uniform over 1..255',
+    make: () => {
+      const next = rng(11);
+      const out = new Uint8Array(STREAM_BYTES);
+      for (let i = 0; i < out.length; i++) {
+        const r = next();
+        out[i] = r % 10 === 0 ? 1 + ((r >>> 8) % 255) : 0;
+      }
+      return out;
+    },
+  },
+  {
+    name: 'exponential',
+    note: 'floor(exponential, mean 6) clamped to 255, rng(7): about 4 bits a symbol (bench/codec.mjs)',
+    make: () => {
+      const next = rng(7);
+      const out = new Uint8Array(STREAM_BYTES);
+      for (let i = 0; i < out.length; i++) out[i] = Math.min(255, Math.floor(-Math.log(1 - next() / 4294967296) * 6));
+      return out;
+    },
+  },
+  {
+    name: 'uniform random',
+    note: 'rng(3) bytes: 8-bit codes, no pair fits 11 bits',
+    make: () => {
+      const next = rng(3);
+      const out = new Uint8Array(STREAM_BYTES);
+      for (let i = 0; i < out.length; i++) out[i] = next() & 0xff;
+      return out;
+    },
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
+// timing
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** Times `runs` calls of each fn, round-robin (so drift hits all alike); ms per call of each. */
+function timeAll(fns, runs) {
+  const times = fns.map(() => []);
+  for (let r = 0; r < runs; r++) {
+    for (let f = 0; f < fns.length; f++) {
+      const t0 = performance.now();
+      fns[f]();
+      times[f].push(performance.now() - t0);
+    }
+  }
+  return times;
+}
+
+async function warmUp(fns) {
+  for (let round = 0; round < 5; round++) for (const fn of fns) fn();
+  await new Promise((r) => setTimeout(r, 300));
+  for (const fn of fns) fn();
+}
+
+// ---------------------------------------------------------------------------------------------
+// one stream on one instance: set up, check, and return the calls to time
+
+const problems = [];
+
+function prepare(inst, stream, input) {
+  const { k, alloc, view } = inst;
+  const n = input.length;
+  const segLog2 = DEFAULT_SEGMENT_LOG2;
+  const segments = Math.ceil(n / 2 ** segLog2);
+  inst.reset();
+  const srcPtr = alloc(n);
+  const histPtr = alloc(1024);
+  const scratchPtr = alloc(4096);
+  const lengthsPtr = alloc(256);
+  const codesPtr = alloc(1024);
+  const tablePtr = alloc(12 << 10);
+  const offsetsPtr = alloc(segments * 4);
+  const encCap = Math.ceil((n * 11) / 8) + segments + 8;
+  const encPtr = alloc(encCap);
+  const outPtr = alloc(n + 64);
+  view(Uint8Array, srcPtr, n).set(input);
+  const where = `${stream.name} (${inst.file === WASM ? 'wasm' : 'baseline'})`;
+
+  k.histogram8(srcPtr, n, histPtr, scratchPtr);
+  const hist = view(Uint32Array, histPtr, 256).slice();
+  const jsHist = new Uint32Array(256);
+  for (let i = 0; i < n; i++) jsHist[input[i]]++;
+  if (hist.some((x, i) => x !== jsHist[i])) problems.push(`${where}: histogram8 differs from a JS count`);
+  const lengths = codeLengths(jsHist);
+  view(Uint8Array, lengthsPtr, 256).set(lengths);
+  if (k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0) problems.push(`${where}: huffmanBuildTable failed`);
+  if (k.huffmanBuildCodes(lengthsPtr, codesPtr) !== 2048) problems.push(`${where}: huffmanBuildCodes is not complete`);
+  const encBytes = k.huffmanEncode(srcPtr, n, codesPtr, segLog2, encPtr, offsetsPtr);
+  const offsets = view(Uint32Array, offsetsPtr, segments).slice();
+  if (offsets[segments - 1] !== encBytes) problems.push(`${where}: last offset ${offsets[segments - 1]} != ${encBytes} bytes written`);
+  const predicted = codedBits(jsHist, lengths) / 8;
+  if (encBytes < predicted || encBytes > Math.ceil(predicted) + segments)
+    problems.push(`${where}: encoded ${encBytes} bytes, the code lengths predict ${predicted.toFixed(0)}`);
+  const output = view(Uint8Array, outPtr, n);
+  output.fill(0xa5);
+  const status = k.huffmanDecode(encPtr, encBytes, offsetsPtr, segLog2, n, tablePtr, outPtr);
+  if (status !== 0) problems.push(`${where}: huffmanDecode returned ${status}`);
+  else if (!sameBytes(view(Uint8Array, outPtr, n), input)) problems.push(`${where}: decode differs from the input`);
+
+  let entropy = 0;
+  for (const c of jsHist) if (c) entropy -= (c / n) * Math.log2(c / n);
+  return {
+    n,
+    encBytes,
+    entropy,
+    symbols: jsHist.filter((c) => c > 0).length,
+    longest: Math.max(...lengths),
+    bits: () => view(Uint8Array, encPtr, encBytes).slice(),
+    offsets,
+    verify: () => {
+      if (!sameBytes(view(Uint8Array, outPtr, n), input)) problems.push(`${where}: decode differs from the input after the timed calls`);
+    },
+    histogram: () => k.histogram8(srcPtr, n, histPtr, scratchPtr),
+    encode: () => k.huffmanEncode(srcPtr, n, codesPtr, segLog2, encPtr, offsetsPtr),
+    decode: () => k.huffmanDecode(encPtr, encBytes, offsetsPtr, segLog2, n, tablePtr, outPtr),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+const main = await instance(WASM);
+const base = BASELINE ? await instance(BASELINE) : undefined;
+const rows = [];
+
+for (const stream of STREAMS) {
+  const input = stream.make();
+  const a = prepare(main, stream, input);
+  const b = base ? prepare(base, stream, input) : undefined;
+  if (b) {
+    if (b.encBytes !== a.encBytes || !sameBytes(a.bits(), b.bits()) || !sameBytes(bytesOf(a.offsets), bytesOf(b.offsets)))
+      problems.push(`${stream.name}: the bitstreams differ from the baseline's`);
+  }
+  const fns = [a.histogram, a.encode, a.decode, ...(b ? [b.histogram, b.encode, b.decode] : [])];
+  await warmUp(fns);
+  const t = timeAll(fns, RUNS);
+  a.verify();
+  b?.verify();
+  const gbps = (ms, n) => n / (ms * 1e6);
+  const figures = (p, off) => {
+    const [h, e, d] = [0, 1, 2].map((i) => median(t[off + i]));
+    return {
+      histogram8: gbps(h, p.n),
+      huffmanEncode: gbps(e, p.n),
+      histogramPlusEncode: gbps(h + e, p.n),
+      huffmanDecode: gbps(d, p.n),
+      ms: { histogram8: h, huffmanEncode: e, huffmanDecode: d },
+      spread: Object.fromEntries(
+        ['histogram8', 'huffmanEncode', 'huffmanDecode'].map((name, i) => [
+          name,
+          { min: gbps(Math.max(...t[off + i]), p.n), max: gbps(Math.min(...t[off + i]), p.n) },
+        ]),
+      ),
+    };
+  };
+  rows.push({
+    stream: stream.name,
+    note: stream.note,
+    bytes: a.n,
+    symbols: a.symbols,
+    longestCode: a.longest,
+    entropyBitsPerSymbol: a.entropy,
+    codedBitsPerSymbol: (a.encBytes * 8) / a.n,
+    after: figures(a, 0),
+    ...(b ? { before: figures(b, 3) } : {}),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+const f2 = (x) => x.toFixed(2);
+const header = ['stream', 'bits/sym', 'histogram8', 'encode', 'hist+enc', 'decode'];
+const table = rows.map((r) => {
+  const cell = (key) => (r.before ? `${f2(r.before[key])} -> ${f2(r.after[key])}` : f2(r.after[key]));
+  return [r.stream, `${f2(r.codedBitsPerSymbol)}`, cell('histogram8'), cell('huffmanEncode'), cell('histogramPlusEncode'), cell('huffmanDecode')];
+});
+const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join(' | ');
+console.log(`\nHuffman kernels, GB/s (median of ${RUNS} runs, one thread, ${STREAM_BYTES >> 20} MiB streams)${base ? ', baseline -> wasm' : ''}`);
+console.log(line(header));
+console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+for (const row of table) console.log(line(row));
+if (problems.length) {
+  console.log('\nPROBLEMS:');
+  for (const p of problems) console.log(`  ${p}`);
+} else console.log('\nchecks: histograms, sizes, offsets and decode == input all pass' + (base ? '; bitstreams equal the baseline' : ''));
+
+const cpus = os.cpus();
+const machine = {
+  cpu: cpus[0]?.model,
+  cores: cpus.length,
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+  node: process.version,
+  v8: process.versions.v8,
+};
+const dir = outputDir({ out: outArg(), quick, committed: 'bench/results' });
+const file = join(dir, 'huffman-kernels.json');
+await writeFile(
+  file,
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      machine,
+      wasm: WASM.replace(root + '/', ''),
+      baseline: BASELINE,
+      runs: RUNS,
+      unit: 'GB/s (1e9 bytes/s) of input for histogram8 and huffmanEncode, of output for huffmanDecode; median',
+      streams: rows,
+      problems,
+    },
+    null,
+    2,
+  ) + '\n',
+);
+console.log(`wrote ${file.replace(root + '/', '')}`);
+if (problems.length) process.exitCode = 1;

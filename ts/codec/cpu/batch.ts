@@ -1,0 +1,233 @@
+/**
+ * Many chunks in one task: the CPU path's unit of parallel work is the chunk (128 KiB by
+ * default in version 3, as Blosc2's blocks), but a task a chunk would cost a worker message
+ * (50-100 us through comlink) per 128 KiB. So a call posts one task per worker, and the workers
+ * take chunks from a shared job table through an atomic counter until none are left (dynamic
+ * scheduling: a worker that drew fast chunks takes more). The engine's thread runs the same
+ * procedure alone for small inputs.
+ *
+ * The job table lives in the kernels' memory: {@link JOB_WORDS} u32 a chunk, written by the
+ * engine's thread before the tasks start (inputs) and by the workers (results), so a task's
+ * message carries pointers only, not 32 bytes of entry a chunk through structured clone.
+ */
+import { ErrorCodes, ParleError } from '../../errors.js';
+import { Encoding, type ChunkEntry } from '../../format/layout.js';
+import { decodeChunk2At, encodeChunk2At, type CodecContext } from '../cpu-codec.js';
+
+/** u32 words a chunk takes in a job table. */
+export const JOB_WORDS = 12;
+/** Bytes of the counters a batch needs: the next job, the next arena, a failure flag. */
+export const COUNTER_BYTES = 16;
+
+/** Word offsets of an encode job. Inputs: 0..2; results: 3..8. */
+export const enum EncodeJob {
+  InPtr = 0,
+  Count = 1,
+  /** Room for the payload: Count x element size bytes (a payload is always smaller, or the chunk is stored). */
+  OutPtr = 2,
+  PayloadBytes = 3,
+  /** Stage ids, one a byte, the first in the low byte. */
+  Stages = 4,
+  StreamCount = 5,
+  PayloadHash = 6,
+  ElementsHash = 7,
+  /** {@link JobFlags}. */
+  Flags = 8,
+}
+
+/** Word offsets of a decode job (all inputs). */
+export const enum DecodeJob {
+  PayloadPtr = 0,
+  PayloadBytes = 1,
+  /** Room for Count x element size bytes, plus DECODE_SLACK_BYTES unless the batch is exactOut. */
+  OutPtr = 2,
+  Count = 3,
+  Stages = 4,
+  StreamCount = 5,
+  PayloadHash = 6,
+  ElementsHash = 7,
+  Flags = 8,
+  /** The chunk's index in its container (for error messages). */
+  Index = 9,
+}
+
+export const enum JobFlags {
+  Quantize = 1,
+  /** Encode result: the chunk is stored (its payload is its input). */
+  Stored = 2,
+}
+
+/** Parameters of `encodeChunks`. */
+export interface EncodeChunksParams {
+  elementSize: 1 | 2 | 4;
+  jobsPtr: number;
+  jobs: number;
+  counterPtr: number;
+  /** One arena a participant, each `arenaBytes` long (encodeArenaBytes of the longest chunk). */
+  arenaPtrs: number[];
+  arenaBytes: number;
+  pipeline?: number[];
+  level?: number;
+  errorBound?: number;
+  explain?: boolean;
+}
+
+/** Parameters of `decodeChunks`. */
+export interface DecodeChunksParams {
+  elementSize: 1 | 2 | 4;
+  jobsPtr: number;
+  jobs: number;
+  counterPtr: number;
+  arenaPtrs: number[];
+  arenaBytes: number;
+  /** Write nothing past a chunk's elements (they lie side by side in one array). */
+  exactOut: boolean;
+}
+
+/** What a participant of `encodeChunks` returns: the chooser's reasons (with `explain`), by job. */
+export interface EncodeChunksResult {
+  reasons: [number, string][];
+}
+
+/** Packs up to four stage ids into a u32, the first in the low byte. */
+export function packStages(stages: readonly number[]): number {
+  let v = 0;
+  for (let i = 0; i < stages.length; i++) v += stages[i] * 2 ** (8 * i);
+  return v;
+}
+
+/** The stage ids of a packed u32. */
+export function unpackStages(v: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const id = (v >>> (8 * i)) & 0xff;
+    if (id === 0) break;
+    out.push(id);
+  }
+  return out;
+}
+
+/**
+ * Runs `job(i, arenaPtr)` for the jobs this participant takes: an arena of its own first (a
+ * participant beyond the arenas takes none), then jobs until the counter passes the end or
+ * another participant failed. A failure sets the flag and is rethrown.
+ */
+function takeJobs(ctx: CodecContext, counterPtr: number, jobs: number, arenaPtrs: number[], job: (i: number, arenaPtr: number) => void): void {
+  const counters = new Int32Array(ctx.memory.buffer, counterPtr, COUNTER_BYTES / 4);
+  const arena = Atomics.add(counters, 1, 1);
+  if (arena >= arenaPtrs.length) return;
+  for (;;) {
+    if (Atomics.load(counters, 2) !== 0) return;
+    const i = Atomics.add(counters, 0, 1);
+    if (i >= jobs) return;
+    try {
+      job(i, arenaPtrs[arena]);
+    } catch (e) {
+      Atomics.store(counters, 2, 1);
+      throw e;
+    }
+  }
+}
+
+/**
+ * Encodes the chunks of a job table (ts/codec/cpu-codec.ts, one chunk at a time): each result's
+ * payload is copied to its job's OutPtr unless the chunk is stored.
+ * @throws Error (a bug: an arena too small); no ParleError (encoding never fails on data)
+ */
+export function encodeChunksAt(ctx: CodecContext, p: EncodeChunksParams): EncodeChunksResult {
+  const reasons: [number, string][] = [];
+  takeJobs(ctx, p.counterPtr, p.jobs, p.arenaPtrs, (i, arenaPtr) => {
+    const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
+    const count = words[EncodeJob.Count];
+    const r = encodeChunk2At(ctx, {
+      elementSize: p.elementSize,
+      count,
+      inPtr: words[EncodeJob.InPtr],
+      arenaPtr,
+      arenaBytes: p.arenaBytes,
+      pipeline: p.pipeline,
+      level: p.level,
+      explain: p.explain,
+      ...(p.errorBound !== undefined ? { errorBound: p.errorBound } : {}),
+    });
+    const stored = r.payloadOffset < 0;
+    if (!stored) ctx.kernels.copyBytes(words[EncodeJob.OutPtr], arenaPtr + r.payloadOffset, r.entry.payloadBytes);
+    words[EncodeJob.PayloadBytes] = r.entry.payloadBytes;
+    words[EncodeJob.Stages] = packStages(r.entry.stages ?? []);
+    words[EncodeJob.StreamCount] = r.entry.streamCount ?? 0;
+    words[EncodeJob.PayloadHash] = Number(r.entry.payloadChecksum);
+    words[EncodeJob.ElementsHash] = Number(r.entry.elementsChecksum);
+    words[EncodeJob.Flags] = (r.entry.quantize === true ? JobFlags.Quantize : 0) | (stored ? JobFlags.Stored : 0);
+    if (p.explain === true) reasons.push([i, r.reason]);
+  });
+  return { reasons };
+}
+
+/** The entry an encode job's results describe. */
+export function encodedEntry(words: Uint32Array): ChunkEntry {
+  const stages = unpackStages(words[EncodeJob.Stages]);
+  return {
+    elementCount: words[EncodeJob.Count],
+    encoding: stages.length === 0 ? Encoding.Stored : Encoding.Pipeline,
+    runCount: 0,
+    payloadBytes: words[EncodeJob.PayloadBytes],
+    payloadChecksum: BigInt(words[EncodeJob.PayloadHash]),
+    elementsChecksum: BigInt(words[EncodeJob.ElementsHash]),
+    stages,
+    streamCount: words[EncodeJob.StreamCount],
+    ...((words[EncodeJob.Flags] & JobFlags.Quantize) !== 0 ? { quantize: true } : {}),
+  };
+}
+
+/** Writes a decode job for chunk `index` (its entry passed readEntry). */
+export function writeDecodeJob(words: Uint32Array, entry: ChunkEntry, index: number, payloadPtr: number, outPtr: number): void {
+  words[DecodeJob.PayloadPtr] = payloadPtr;
+  words[DecodeJob.PayloadBytes] = entry.payloadBytes;
+  words[DecodeJob.OutPtr] = outPtr;
+  words[DecodeJob.Count] = entry.elementCount;
+  words[DecodeJob.Stages] = packStages(entry.stages ?? []);
+  words[DecodeJob.StreamCount] = entry.streamCount ?? 0;
+  words[DecodeJob.PayloadHash] = Number(entry.payloadChecksum);
+  words[DecodeJob.ElementsHash] = Number(entry.elementsChecksum);
+  words[DecodeJob.Flags] = entry.quantize === true ? JobFlags.Quantize : 0;
+  words[DecodeJob.Index] = index;
+}
+
+/**
+ * Decodes the chunks of a job table (version 2 or 3 entries that passed readEntry), each into
+ * its OutPtr, checking both tree hashes.
+ * @throws ParleError CHECKSUM_MISMATCH, CORRUPT (the first failing chunk of this participant)
+ */
+export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
+  takeJobs(ctx, p.counterPtr, p.jobs, p.arenaPtrs, (i, arenaPtr) => {
+    const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
+    const stages = unpackStages(words[DecodeJob.Stages]);
+    const entry: ChunkEntry = {
+      elementCount: words[DecodeJob.Count],
+      encoding: stages.length === 0 ? Encoding.Stored : Encoding.Pipeline,
+      runCount: 0,
+      payloadBytes: words[DecodeJob.PayloadBytes],
+      payloadChecksum: BigInt(words[DecodeJob.PayloadHash]),
+      elementsChecksum: BigInt(words[DecodeJob.ElementsHash]),
+      stages,
+      streamCount: words[DecodeJob.StreamCount],
+      ...((words[DecodeJob.Flags] & JobFlags.Quantize) !== 0 ? { quantize: true } : {}),
+    };
+    decodeChunk2At(ctx, {
+      elementSize: p.elementSize,
+      entry,
+      index: words[DecodeJob.Index],
+      payloadPtr: words[DecodeJob.PayloadPtr],
+      arenaPtr,
+      arenaBytes: p.arenaBytes,
+      outPtr: words[DecodeJob.OutPtr],
+      exactOut: p.exactOut,
+    });
+  });
+  return null;
+}
+
+/** A ParleError for a batch whose participants failed without an error of their own (a bug). */
+export function batchError(what: string): ParleError {
+  return new ParleError(ErrorCodes.WORKER_FAILED, `${what}: a participant failed`);
+}
