@@ -1314,8 +1314,9 @@ export class Engine {
 
   /**
    * A streaming compressor for `elementCount` elements of `type`, fed with their little-endian
-   * bytes in pieces of any size; memory stays bounded by a few chunks (see ts/format/stream.ts).
-   * Options: `chunkBytes`, `codec` (as {@link compress}), `signal` (aborts the chunks in flight
+   * bytes in pieces of any size; memory stays bounded by two batches of chunks of about 4 MiB
+   * (see ts/format/stream.ts). Options: `chunkBytes`, `codec`, `level` (as {@link compress}),
+   * `explain` (the chooser's reasons in the writer's reports), `signal` (aborts the chunks in flight
    * and later calls: ABORTED). Each `write` and `end` goes through the engine's queue
    * (QUEUE_FULL, DESTROYED).
    * @throws ParleError INVALID_OPTION, DESTROYED
@@ -1323,7 +1324,15 @@ export class Engine {
   createCompressor(
     type: ElementType,
     elementCount: number,
-    options: { chunkBytes?: number; codec?: string; errorBound?: { abs: number }; signal?: AbortSignal } = {},
+    options: {
+      chunkBytes?: number;
+      codec?: string;
+      errorBound?: { abs: number };
+      level?: number;
+      /** Keep the chooser's reasons in the writer's reports (as explainCodec). */
+      explain?: boolean;
+      signal?: AbortSignal;
+    } = {},
   ): ContainerWriter {
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
@@ -1342,6 +1351,8 @@ export class Engine {
       {
         signal: options.signal,
         admit: (work) => this.admit(options.signal, work),
+        level: checkLevel(options.level),
+        explain: options.explain === true,
       },
     );
   }

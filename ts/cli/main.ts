@@ -34,6 +34,9 @@ function positiveInteger(name: string, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
+/** The --level flag: 1..9. */
+const levelArgument = positiveInteger('--level', 9);
+
 /**
  * Engine options from the shared flags. Containers are built on the CPU, so only `sort` opens
  * the GPU (and only when --path allows it).
@@ -94,6 +97,9 @@ export function buildProgram(): Command {
     .addOption(pathOption())
     .addOption(workersOption())
     .addOption(new Option('--chunk-bytes <n>', 'bytes of elements per chunk').argParser(positiveInteger('--chunk-bytes', MAX_CHUNK_BYTES)))
+    .addOption(
+      new Option('--level <n>', 'compression level: 1 fastest, 9 smallest (default 5)').argParser(levelArgument),
+    )
     .option(
       '--codec <codec>',
       "codec pipeline of every chunk: 'auto' (the chooser picks per chunk), 'stored', or stages joined by '+' in the order delta, shuffle, rle, huffman (e.g. delta+shuffle+huffman)",
@@ -118,6 +124,8 @@ export function buildProgram(): Command {
             type: opts.type,
             chunkBytes: opts.chunkBytes,
             codec: opts.codec,
+            ...(opts.level !== undefined ? { level: opts.level as number } : {}),
+            explain: opts.explain === true,
             ...(opts.errorBoundAbs !== undefined ? { errorBound: { abs: opts.errorBoundAbs as number } } : {}),
             force: opts.force,
             onProgress,

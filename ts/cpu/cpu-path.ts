@@ -1084,8 +1084,9 @@ export class CpuPath {
 
   /**
    * Runs a batch procedure (ts/codec/cpu/batch.ts) over `jobs` chunks: on every worker at once
-   * when the input is at least {@link PARALLEL_BYTES} bytes, there are two or more chunks and
-   * the workers share the memory, else on the calling thread. Allocates the counters, the job
+   * when there are two or more chunks, the workers share the memory and the input is at least
+   * {@link PARALLEL_BYTES} bytes (two or more workers) or inlineBytes (one worker), else on the
+   * calling thread. Allocates the counters, the job
    * table (`jobs` x JOB_WORDS u32) and blocks of `sizes(participants)` (0: none), lets `build`
    * fill them and make the params, runs one task a participant and lets `read` take the results
    * before the blocks are released.
@@ -1100,7 +1101,11 @@ export class CpuPath {
     read: (results: Procedures[P]['result'][], at: { jobsPtr: number; blocks: number[] }) => R,
     signal?: AbortSignal,
   ): Promise<R> {
-    const parallel = this.pool !== undefined && this.shared && jobs > 1 && inputBytes >= PARALLEL_BYTES;
+    // two or more workers split the chunks from PARALLEL_BYTES on; one worker only takes the work
+    // off this thread (a round trip costs 0.1-0.5 ms on the 2-core VM), as other ops do from inlineBytes
+    const workers = this.pool?.concurrency ?? 0;
+    const parallel =
+      this.pool !== undefined && this.shared && jobs > 1 && inputBytes >= (workers >= 2 ? PARALLEL_BYTES : this.inlineBytes);
     const participants = parallel ? Math.min(this.pool!.concurrency, jobs) : 1;
     return this.withBlocks(
       [COUNTER_BYTES, Math.max(1, jobs) * JOB_WORDS * 4, ...sizes(participants)],

@@ -3,7 +3,9 @@
  * (file reads, HTTP bodies), encoded or decoded pieces come out chunk by chunk. Platform
  * neutral; ts/node/files.ts wraps them for Node files and streams.
  *
- * Memory held: one chunk of input (at most 64 MiB, 4 MiB by default) plus its payload.
+ * Chunks are coded in batches of about 4 MiB ({@link BATCH_BYTES}, at least one chunk), every
+ * worker taking chunks of a batch, two batches in flight. Memory held: two batches of input (or
+ * of decoded elements) plus their payloads; at most 2 x 64 MiB with the largest chunks.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import { ErrorCodes, ParleError } from '../errors.js';
@@ -14,9 +16,10 @@ import { checkOut } from './container.js';
 import {
   chunkReport,
   decodeChunk,
-  decodeChunk2,
-  encodeChunk2,
+  decodeChunkRun,
+  encodeChunkRun,
   type ChunkCodec,
+  type ChunkToDecode,
   type ChunkReport,
   type EncodedChunk,
 } from './chunk-codec.js';
@@ -34,6 +37,12 @@ import {
   type ChunkEntry,
   type Header,
 } from './layout.js';
+
+/**
+ * Input bytes a writer codes in one batch of chunks (all workers at once): large enough that
+ * every worker of a 16-core host gets two 128 KiB chunks, small enough to stream.
+ */
+const BATCH_BYTES = 4 << 20;
 
 /** The output pieces of an encoded chunk: its table entry, then its payload. */
 function serialize({ entry, payload }: EncodedChunk): Uint8Array[] {
@@ -94,8 +103,8 @@ export class ContainerWriter {
   private chunkIndex = 0;
   private started = false;
   private received = 0;
-  /** Chunks being encoded, oldest first (their output keeps this order). */
-  private readonly inflight: Promise<EncodedChunk>[] = [];
+  /** Batches of chunks being encoded, oldest first (their output keeps this order). */
+  private readonly inflight: Promise<EncodedChunk[]>[] = [];
   /** What each chunk written so far was coded with and why (the chooser's reasoning). */
   readonly reports: ChunkReport[] = [];
 
@@ -105,9 +114,16 @@ export class ContainerWriter {
     elementCount: number,
     chunkBytes: number,
     private readonly codec?: ChunkCodec,
-    private readonly options: { signal?: AbortSignal; admit?: <R>(work: () => Promise<R>) => Promise<R> } = {},
+    private readonly options: {
+      signal?: AbortSignal;
+      admit?: <R>(work: () => Promise<R>) => Promise<R>;
+      /** 1..9 (default 5). */
+      level?: number;
+      /** Keep the chooser's reasons in {@link reports}. */
+      explain?: boolean;
+    } = {},
   ) {
-    this.header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes));
+    this.header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes), options.level);
   }
 
   /** Bytes of input expected in all. */
@@ -133,21 +149,49 @@ export class ContainerWriter {
     }
     this.pending.push(bytes);
     const out = this.start();
-    while (this.chunkIndex < this.header.chunkCount) {
-      const need = chunkElementCount(this.header, this.chunkIndex) * elementSize(this.type);
-      if (this.pending.length < need) break;
-      const encoding = encodeChunk2(this.cpu, this.type, this.pending.take(need), this.codec, this.options.signal);
-      encoding.catch(() => undefined); // awaited below, in order
-      this.inflight.push(encoding);
-      this.chunkIndex++;
-      if (this.inflight.length >= this.cpu.chunkConcurrency) out.push(...this.emit(await this.inflight.shift()!));
-    }
+    this.launch(false);
+    // two batches in flight: one coded while the next one's input arrives
+    while (this.inflight.length > 1) out.push(...this.emit(await this.inflight.shift()!));
     return out;
   }
 
-  private emit(chunk: EncodedChunk): Uint8Array[] {
-    this.reports.push(chunkReport(this.reports.length, chunk));
-    return serialize(chunk);
+  /** The output pieces of a finished batch (entries and payloads), its reports noted in order. */
+  private emit(chunks: EncodedChunk[]): Uint8Array[] {
+    return chunks.flatMap((chunk) => {
+      this.reports.push(chunkReport(this.reports.length, chunk));
+      return serialize(chunk);
+    });
+  }
+
+  /**
+   * Starts batches of whole chunks (ts/format/chunk-codec.ts encodeChunkRun: every worker takes
+   * chunks of one batch) while the pending input holds a batch, or (`last`) whatever is left.
+   */
+  private launch(last: boolean): void {
+    const size = elementSize(this.type);
+    const chunkBytes = this.header.chunkLength * size;
+    const perBatch = Math.max(1, Math.floor(BATCH_BYTES / chunkBytes));
+    while (this.chunkIndex < this.header.chunkCount) {
+      const chunks = Math.min(perBatch, this.header.chunkCount - this.chunkIndex);
+      const lastChunk = this.chunkIndex + chunks - 1;
+      const need = (chunks - 1) * chunkBytes + chunkElementCount(this.header, lastChunk) * size;
+      if (this.pending.length < need) {
+        if (!last) break;
+        return;
+      }
+      const run = encodeChunkRun(
+        this.cpu,
+        this.type,
+        this.pending.take(need),
+        this.header.chunkLength,
+        { codec: this.codec, level: this.header.level, signal: this.options.signal, explain: this.options.explain === true },
+        // the payloads are views into the kernels' memory: copied before the batch's memory goes back
+        (encoded) => encoded.map((chunk) => ({ entry: chunk.entry, payload: chunk.payload.slice(), reason: chunk.reason })),
+      );
+      run.catch(() => undefined); // awaited in order
+      this.inflight.push(run);
+      this.chunkIndex += chunks;
+    }
   }
 
   /**
@@ -160,6 +204,7 @@ export class ContainerWriter {
 
   private async endNow(): Promise<Uint8Array[]> {
     const out = this.start();
+    this.launch(true);
     while (this.inflight.length > 0) out.push(...this.emit(await this.inflight.shift()!));
     if (this.received !== this.totalInputBytes) {
       const size = elementSize(this.type);
@@ -203,8 +248,11 @@ export class ContainerReader {
   private readonly pending = new ByteQueue();
   private entry: ChunkEntry | undefined;
   private chunkIndex = 0;
-  /** Chunks being decoded, oldest first. */
+  /** Chunks (or batches of chunks) being decoded, oldest first. */
   private readonly inflight: Promise<Uint8Array>[] = [];
+  /** Whole chunks read but not yet decoding, and their decoded bytes. */
+  private batch: ChunkToDecode[] = [];
+  private batchBytes = 0;
 
   constructor(
     private readonly cpu: CpuPath,
@@ -256,22 +304,21 @@ export class ContainerReader {
       const payload = this.pending.take(this.entry.payloadBytes);
       const size = elementSize(this.header.type);
       const chunkBytes = this.entry.elementCount * size;
+      if (this.header.version !== 1) {
+        // versions 2 and 3: chunks decode in batches, every worker taking chunks of one batch; a
+        // payload is copied (it is compressed, so small) as the caller may reuse its pieces
+        this.batch.push({ entry: this.entry, index: this.chunkIndex, payload: payload.slice() });
+        this.batchBytes += chunkBytes;
+        this.entry = undefined;
+        this.chunkIndex++;
+        if (this.batchBytes >= BATCH_BYTES || this.chunkIndex === this.header.chunkCount) this.launchBatch();
+        // two batches in flight: one decoded while the next one's bytes arrive
+        while (this.inflight.length > 1) out.push(await this.inflight.shift()!);
+        continue;
+      }
       const at = this.chunkIndex * this.header.chunkLength * size;
       const decoded = target !== undefined ? bytesOf(target).subarray(at, at + chunkBytes) : new Uint8Array(chunkBytes);
-      const inPlace = target !== undefined && this.cpu.isResident(target) && this.header.version !== 1;
-      const decoding = (
-        this.header.version === 1
-          ? decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal)
-          : decodeChunk2(
-              this.cpu,
-              this.header.type,
-              this.entry,
-              payload,
-              inPlace ? target.byteOffset + at : decoded,
-              this.chunkIndex,
-              signal,
-            )
-      ).then(() => decoded);
+      const decoding = decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal).then(() => decoded);
       decoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(decoding);
       this.entry = undefined;
@@ -279,6 +326,24 @@ export class ContainerReader {
       if (this.inflight.length >= this.cpu.chunkConcurrency) out.push(await this.inflight.shift()!);
     }
     return out;
+  }
+
+  /** Starts decoding the collected chunks (decodeChunkRun) into their place in the result, or a new array. */
+  private launchBatch(): void {
+    const chunks = this.batch;
+    const bytes = this.batchBytes;
+    this.batch = [];
+    this.batchBytes = 0;
+    if (chunks.length === 0 || !this.header) return;
+    const { out: target, signal } = this.options;
+    const at = chunks[0].index * this.header.chunkLength * elementSize(this.header.type);
+    const decoded = target !== undefined ? bytesOf(target).subarray(at, at + bytes) : new Uint8Array(bytes);
+    const inPlace = target !== undefined && this.cpu.isResident(target);
+    const decoding = decodeChunkRun(this.cpu, this.header.type, chunks, inPlace ? target.byteOffset + at : decoded, signal).then(
+      () => decoded,
+    );
+    decoding.catch(() => undefined); // awaited in order
+    this.inflight.push(decoding);
   }
 
   /**
@@ -291,6 +356,7 @@ export class ContainerReader {
 
   private async endNow(): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
+    this.launchBatch(); // the whole chunks of a short input are still handed out before TRUNCATED
     while (this.inflight.length > 0) out.push(await this.inflight.shift()!);
     if (!this.header) {
       if (this.pending.length === 0) throw new ParleError(ErrorCodes.NOT_PARLE, 'not a .parle container (empty)');

@@ -21,8 +21,12 @@ export type ProgressCallback = (doneBytes: number, totalBytes: number) => void;
 export interface CompressFileOptions {
   /** Element type of the raw little-endian input (default u8). */
   type?: ElementType;
-  /** Bytes of decoded elements per chunk (default 4 MiB). */
+  /** Bytes of decoded elements per chunk (default 128 KiB). */
   chunkBytes?: number;
+  /** Compression level 1..9 (default 5; see CompressOptions.level). */
+  level?: number;
+  /** Keep the chooser's reasons in the returned reports. */
+  explain?: boolean;
   /** The codec pipeline: 'auto' (default), 'stored' or stages joined by '+' (see CompressOptions.codec). */
   codec?: string;
   /** f32 only: lossy within this absolute bound (see CompressOptions.errorBound). */
@@ -97,6 +101,8 @@ export async function compressFile(
   const writer = engine.createCompressor(type, totalBytes / size, {
     chunkBytes: options.chunkBytes,
     codec: options.codec,
+    ...(options.level !== undefined ? { level: options.level } : {}),
+    explain: options.explain === true,
     ...(options.errorBound !== undefined ? { errorBound: options.errorBound } : {}),
   });
   await checkOutput(outPath, options.force);
