@@ -22,7 +22,7 @@ import { decompressToDevice } from './format/device-decode.js';
 import { compressFromDevice } from './format/device-encode.js';
 import { compressLossyOnDevice } from './format/device-encode-lossy.js';
 import { gpuCodablePipeline } from './format/device-encode2.js';
-import { compressBound, DEFAULT_CHUNK_BYTES, DEFAULT_LEVEL, HEADER_BYTES, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL, readHeader } from './format/layout.js';
+import { compressBound, DEFAULT_CHUNK_BYTES, DEFAULT_LEVEL, defaultChunkBytes, HEADER_BYTES, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
@@ -151,17 +151,20 @@ export interface SortOptions extends OpOptions {
 /** Options of {@link Engine.compress}. */
 export interface CompressOptions extends OpOptions {
   /**
-   * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 128 KiB). A chunk is the unit
-   * of parallel work: an input of at least 2 chunks and 256 KiB is spread over every worker.
+   * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 128 KiB; 512 KiB at level 8,
+   * 1 MiB at 9). A chunk is the unit of parallel work: an input of at least 2 chunks and 256 KiB
+   * is spread over every worker (of two or more).
    */
   chunkBytes?: number;
   /**
-   * Effort of the chooser, 1..9 as zstd's and Blosc2's levels (default 5). 1-6 encode each chunk
-   * once, with the pipeline its statistics estimate smallest (from a sample of 4 KiB at level 1
-   * to 32 KiB at 6), and store a chunk at copy speed when no estimate is below 97 % of its size;
-   * 7-8 encode the best two estimates and keep the smaller; 9 adds version 1's RLE as a third
-   * (the version-2 writer's choice, about half the speed of 5). Recorded in the header (`parle
-   * inspect`). No effect with a fixed `codec`.
+   * Effort of the chooser, 1..9 as zstd's and Blosc2's levels (default 5): level 1 encodes each
+   * chunk once, with the pipeline its statistics estimate smallest (from a 4 KiB sample); 2-6
+   * likewise (samples of 8-32 KiB), and encode the second-best estimate too where it promises a
+   * tenth less than the first came to; 7-8 encode the best two and keep the smaller; 9 adds version
+   * 1's RLE as a third (version 2's chooser). Below 9 a chunk whose best estimate is above 97 % of
+   * its size is stored at copy speed. Levels 8 and 9 default to larger chunks (512 KiB, 1 MiB).
+   * Recorded in the header (`parle inspect`); a fixed `codec` ignores it. See docs/format.md,
+   * "Version 3".
    */
   level?: number;
   /**
@@ -1224,9 +1227,9 @@ export class Engine {
     const opts = checkOptions(options, 'options');
     const codec = checkCodec(opts.codec, type);
     const errorBound = checkErrorBound(opts.errorBound, type);
-    const chunkBytes =
-      opts.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     const level = checkLevel(opts.level);
+    const chunkBytes =
+      opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     if (opts.to === 'device')
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
     const out = checkOutOption(opts, 'u8', undefined, [input]) as Uint8Array | undefined;
@@ -1338,7 +1341,7 @@ export class Engine {
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
     const chunkBytes =
       options.chunkBytes === undefined
-        ? DEFAULT_CHUNK_BYTES
+        ? defaultChunkBytes(checkLevel(options.level))
         : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     const codec = checkCodec(options.codec, type);
     const errorBound = checkErrorBound(options.errorBound, type);
@@ -1458,7 +1461,7 @@ export class Engine {
     const codec: ChunkCodec = errorBound === undefined ? pipeline : { pipeline, errorBound: { abs: errorBound } };
     const chunkBytes =
       options.chunkBytes === undefined
-        ? DEFAULT_CHUNK_BYTES
+        ? defaultChunkBytes(checkLevel(options.level))
         : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     const level = checkLevel(options.level);
     return this.admit(

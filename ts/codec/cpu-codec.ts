@@ -145,9 +145,10 @@ export interface EncodeChunk2Params {
   /** A fixed pipeline (stage ids), or undefined for the chooser. */
   pipeline?: number[];
   /**
-   * The chooser's effort, 1..9 (default 5): levels 1-6 encode the best estimate only (one pass),
-   * 7-8 the best two, 9 the best two and version 1's RLE guard (version 2's chooser); the sample
-   * of statistics grows with the level ({@link SAMPLE_BYTES}).
+   * The chooser's effort, 1..9 (default 5): level 1 encodes the best estimate only (one pass),
+   * 2-6 the second-best too where it promises a tenth less than the first came to, 7-8 the best
+   * two, 9 the best two and version 1's RLE guard (version 2's chooser); the sample of statistics
+   * grows with the level ({@link SAMPLE_BYTES}).
    */
   level?: number;
   /** Build the chooser's reason string (explainCodec, NODE_DEBUG); off, the hot path builds no strings. */
@@ -497,10 +498,10 @@ function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunk2Params,
 
 /**
  * The chooser's pipeline (or `fixed`) over `count` elements at `inPtr`, encoded: estimates of
- * every candidate from a sample's statistics, then by `effort.level`: 1-6 the best estimate
- * encoded once (a chunk whose best estimate is near its raw size is stored without an encode),
- * 7-8 the best two, 9 the best two and version 1's RLE guard; the smallest kept (`single`: the
- * best only). The payload lies at `ptr` in the arena after `prefix` bytes left free for the
+ * every candidate from a sample's statistics, then by `effort.level`: 1 the best estimate
+ * encoded once, 2-6 also the second where it promises a tenth less than the first came to, 7-8
+ * the best two, 9 the best two and version 1's RLE guard; the smallest kept (`single`: the best
+ * only). Below 9 a chunk whose best estimate is near its raw size is stored without an encode. The payload lies at `ptr` in the arena after `prefix` bytes left free for the
  * caller (a quantize header), and prefix + bytes is below the elements' raw size; `ptr` is -1
  * when no pipeline gets there.
  */

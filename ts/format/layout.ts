@@ -25,6 +25,16 @@ export const MAX_CHUNK_BYTES = 64 << 20;
  * (bench/corpus.mjs measured 64 KiB to 1 MiB on the corpus).
  */
 export const DEFAULT_CHUNK_BYTES = 128 << 10;
+/**
+ * The default chunk size at a level: {@link DEFAULT_CHUNK_BYTES} up to level 7, then larger, as
+ * Blosc2 grows its blocks with the level: 512 KiB at 8 and 1 MiB at 9, where a chunk's fixed
+ * bytes (entry, directory, Huffman tables: about 100 bytes) cost a highly compressible volume
+ * 4-7 % of its size at 128 KiB (bench/corpus.mjs, t1-brain-labels.u8).
+ */
+export function defaultChunkBytes(level: number): number {
+  return level <= 7 ? DEFAULT_CHUNK_BYTES : level === 8 ? 512 << 10 : 1 << 20;
+}
+
 /** Compression levels (as zstd's and Blosc2's): 1 fastest, 9 smallest. */
 export const MIN_LEVEL = 1;
 export const MAX_LEVEL = 9;
