@@ -12,6 +12,7 @@ import { compressBound, Encoding, makeHeader, writeEntry, writeHeader } from '..
 import * as ref from './support/codec-reference.js';
 import type { ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
+import { FUZZ_FAILURES, makeSamples, mutate } from './support/fuzz.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
 
 function same(a: ParleArray, b: ParleArray): boolean {
@@ -281,6 +282,51 @@ describeGpu('engine with a GPU', () => {
     const odd = new Uint8Array(5000).map((_, i) => i >> 4);
     const oddPacked = await engine.compress(odd, { chunkBytes: 1025 });
     expect(same(await engine.download(await engine.decompress(oddPacked, { to: 'device', path: 'gpu' })), odd)).toBe(true);
+  });
+
+  gpuIt('version-2 fixtures decode on the GPU path; mutated version-3 containers (a fuzz sample) fail with a code or decode exactly', async () => {
+    const dir = new URL('./fixtures/v2/', import.meta.url);
+    for (const [name, Ctor] of [
+      ['u8-camera', Uint8Array],
+      ['u16-mri', Uint16Array],
+      ['i32-steps', Int32Array],
+      ['f32-nan', Float32Array],
+      ['f32-lossy', Float32Array],
+    ] as const) {
+      const packed = new Uint8Array(await readFile(new URL(`${name}.parle`, dir)));
+      const raw = new Uint8Array(await readFile(new URL(`${name}.raw`, dir)));
+      const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
+      expect(same(await engine.download(back), new Ctor(raw.buffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT)), name).toBe(
+        true,
+      );
+      back.destroy();
+    }
+    const seed = caseSeed('engine gpu fuzz v3');
+    const rng = new Rng(seed);
+    const samples = await makeSamples(engine);
+    const cases = Number(process.env.PARLE_GPU_FUZZ_CASES ?? 300);
+    for (let i = 0; i < cases; i++) {
+      const s = samples[i % samples.length];
+      const { bytes, what } = mutate(rng, s);
+      const context = `case ${i}, ${s.name}: ${what}, ${describeSeed(seed)}`;
+      const outcome = await engine.decompress(bytes, { to: 'device', path: 'gpu', maxElements: s.input.length }).then(
+        (d) => d,
+        (e: unknown) => e,
+      );
+      if (outcome instanceof DeviceArray) {
+        const back = await engine.download(outcome);
+        outcome.destroy();
+        if (!s.name.includes('lossy')) expect(same(back, s.input), `${context}: decoded to other data`).toBe(true);
+      } else {
+        const code = (outcome as { code?: string }).code;
+        expect(FUZZ_FAILURES, `${context}: ${String(outcome)}`).toContain(code);
+      }
+    }
+    // the device still works
+    const check = new Uint8Array(1000).map((_, i) => i >> 3);
+    const round = await engine.decompress(await engine.compress(check), { to: 'device', path: 'gpu' });
+    expect(same(await engine.download(round), check)).toBe(true);
+    round.destroy();
   });
 
   gpuIt('version-1 fixtures decode on the GPU path', async () => {

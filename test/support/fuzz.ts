@@ -1,0 +1,180 @@
+/**
+ * Mutated version-3 containers for the fuzz tests (test/fuzz.test.ts on the CPU path,
+ * test/engine-gpu.test.ts on the GPU path): samples of every pipeline, and mutations as stored
+ * (bit flips, random bytes, cuts, inserted and deleted bytes) and as a liar would make them
+ * (fields changed, then every checksum recomputed).
+ */
+import { expect } from 'vitest';
+import type { Engine } from '../../ts/engine.js';
+import { ErrorCodes, type ErrorCode } from '../../ts/errors.js';
+import { xxh64 } from '../../ts/format/checksum.js';
+import { ENTRY_BYTES, HEADER_BYTES } from '../../ts/format/layout.js';
+import type { ParleArray } from '../../ts/types.js';
+import { treeHash } from './codec-reference.js';
+import { Rng, caseSeed, fillRuns, randomF32Bits } from './random.js';
+
+/** The codes a reader may fail a mutated container with. */
+export const FUZZ_FAILURES: readonly ErrorCode[] = [
+  ErrorCodes.CORRUPT,
+  ErrorCodes.CHECKSUM_MISMATCH,
+  ErrorCodes.NOT_PARLE,
+  ErrorCodes.UNSUPPORTED_VERSION,
+  ErrorCodes.TRUNCATED,
+  ErrorCodes.LIMIT_EXCEEDED,
+];
+
+export interface Sample {
+  name: string;
+  input: ParleArray;
+  packed: Uint8Array;
+  /** Byte offsets of each chunk's entry. */
+  entries: number[];
+}
+
+/** The entries' offsets, walking the interleaved table. */
+function entryOffsets(packed: Uint8Array): number[] {
+  const view = new DataView(packed.buffer, packed.byteOffset, packed.length);
+  const chunks = view.getUint32(24, true);
+  const out: number[] = [];
+  let at = HEADER_BYTES;
+  for (let i = 0; i < chunks; i++) {
+    out.push(at);
+    at += ENTRY_BYTES + view.getUint32(at + 12, true);
+  }
+  return out;
+}
+
+/** Recomputes a chunk's payload tree hash and its entry checksum (a liar's container passes both). */
+function reseal(bytes: Uint8Array, entryAt: number): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const P = view.getUint32(entryAt + 12, true);
+  const end = Math.min(bytes.length, entryAt + ENTRY_BYTES + P);
+  if (entryAt + ENTRY_BYTES <= end) view.setUint32(entryAt + 16, treeHash(bytes.subarray(entryAt + ENTRY_BYTES, end)), true);
+  view.setUint32(entryAt + 28, Number(xxh64(bytes.subarray(entryAt, entryAt + 28)) & 0xffffffffn), true);
+}
+
+/** Recomputes the header checksum. */
+function resealHeader(bytes: Uint8Array): void {
+  new DataView(bytes.buffer, bytes.byteOffset).setUint32(28, Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn), true);
+}
+
+export async function makeSamples(engine: Engine): Promise<Sample[]> {
+  const rng = new Rng(caseSeed('fuzz v3 samples'));
+  const u8 = fillRuns(rng, new Uint8Array(6000), { kind: 'uniform', maxRun: 6 }) as Uint8Array;
+  for (let i = 0; i < u8.length; i++) u8[i] %= 40; // a small alphabet: Huffman codes it
+  const u16 = fillRuns(rng, new Uint16Array(5000), { kind: 'uniform', maxRun: 12 }) as Uint16Array;
+  for (let i = 0; i < u16.length; i++) u16[i] %= 300;
+  const i32 = new Int32Array(3000).map((_, i) => 1000 * Math.floor(i / 37) - 70_000 + (i % 5));
+  const f32 = new Float32Array(randomF32Bits(rng, 2500, 0.05).buffer);
+  const smooth = new Float32Array(4000).map((_, i) => Math.sin(i / 40) * 100);
+  const specs: [string, ParleArray, Record<string, unknown>][] = [
+    ['u8 auto', u8, { chunkBytes: 2048 }],
+    ['u8 delta+huffman', u8, { codec: 'delta+huffman', chunkBytes: 2048 }],
+    ['u8 rle+huffman', u8, { codec: 'rle+huffman', chunkBytes: 2048 }],
+    ['u16 shuffle+rle+huffman', u16, { codec: 'shuffle+rle+huffman', chunkBytes: 4096 }],
+    ['u16 delta+shuffle+huffman', u16, { codec: 'delta+shuffle+huffman', chunkBytes: 4096 }],
+    ['i32 delta+rle', i32, { codec: 'delta+rle', chunkBytes: 4096 }],
+    ['i32 level 9', i32, { level: 9, chunkBytes: 4096 }],
+    ['f32 stored', f32, { codec: 'stored', chunkBytes: 4096 }],
+    ['f32 huffman', f32, { codec: 'huffman', chunkBytes: 4096 }],
+    ['f32 lossy', smooth, { errorBound: { abs: 0.01 }, chunkBytes: 4096 }],
+  ];
+  const out: Sample[] = [];
+  for (const [name, input, options] of specs) {
+    const packed = await engine.compress(input, options);
+    expect(packed[8], name).toBe(3);
+    out.push({ name, input, packed, entries: entryOffsets(packed) });
+  }
+  return out;
+}
+
+/** One mutation of `s.packed`, by kind; returns the mutated copy and what was done. */
+export function mutate(rng: Rng, s: Sample): { bytes: Uint8Array; what: string } {
+  const src = s.packed;
+  const pick = rng.nextU32() % 12;
+  const at = rng.intBetween(0, src.length - 1);
+  const entryAt = s.entries[rng.nextU32() % s.entries.length];
+  const payloadAt = entryAt + ENTRY_BYTES;
+  const P = new DataView(src.buffer, src.byteOffset).getUint32(entryAt + 12, true);
+  const copy = () => src.slice();
+  switch (pick) {
+    case 0: {
+      const b = copy();
+      const flips = rng.intBetween(1, 4);
+      for (let i = 0; i < flips; i++) {
+        const bit = rng.intBetween(0, b.length * 8 - 1);
+        b[bit >> 3] ^= 1 << (bit & 7);
+      }
+      return { bytes: b, what: `${flips} bit flips` };
+    }
+    case 1: {
+      const b = copy();
+      b[at] = rng.nextU32() & 255;
+      return { bytes: b, what: `byte ${at} set` };
+    }
+    case 2:
+      return { bytes: src.slice(0, at), what: `cut at ${at}` };
+    case 3: {
+      const b = new Uint8Array(src.length + 1);
+      b.set(src.subarray(0, at));
+      b[at] = rng.nextU32() & 255;
+      b.set(src.subarray(at), at + 1);
+      return { bytes: b, what: `byte inserted at ${at}` };
+    }
+    case 4: {
+      const b = new Uint8Array(src.length - 1);
+      b.set(src.subarray(0, at));
+      b.set(src.subarray(at + 1), at);
+      return { bytes: b, what: `byte ${at} deleted` };
+    }
+    case 5: {
+      // a lying entry: any of its fields (count, stages, streams, payload length, quantize byte)
+      const b = copy();
+      const field = [0, 4, 5, 6, 7, 8, 12, 13, 24, 25][rng.nextU32() % 10];
+      b[entryAt + field] = rng.nextU32() % 4 === 0 ? 0 : rng.nextU32() & 255;
+      reseal(b, entryAt);
+      return { bytes: b, what: `entry at ${entryAt} byte ${field}, resealed` };
+    }
+    case 6: {
+      // a lying payload length: off by a little, checksums recomputed
+      const b = copy();
+      const view = new DataView(b.buffer);
+      view.setUint32(entryAt + 12, Math.max(0, P + rng.intBetween(-40, 40)), true);
+      reseal(b, entryAt);
+      return { bytes: b, what: `payload length of entry ${entryAt} changed, resealed` };
+    }
+    case 7:
+    case 8:
+    case 9: {
+      // a lie in the first 96 bytes of a payload (stream directory, quantize header, Huffman
+      // mode, segment size, code lengths, segment offsets), the hashes recomputed
+      const b = copy();
+      if (P === 0) return { bytes: b, what: 'unchanged' };
+      const where = payloadAt + rng.intBetween(0, Math.min(P, 96) - 1);
+      const how = rng.nextU32() % 3;
+      if (how === 0) b[where] = rng.nextU32() & 255;
+      else if (how === 1) b[where] ^= 1 << rng.intBetween(0, 7);
+      else b[where] = rng.nextU32() % 2 === 0 ? 0 : 255;
+      reseal(b, entryAt);
+      return { bytes: b, what: `payload byte ${where - payloadAt} of entry ${entryAt}, resealed` };
+    }
+    case 10: {
+      // anywhere in a payload (bitstreams, run lengths, exceptions), hashes recomputed
+      const b = copy();
+      if (P === 0) return { bytes: b, what: 'unchanged' };
+      const where = payloadAt + rng.intBetween(0, P - 1);
+      b[where] = rng.nextU32() & 255;
+      reseal(b, entryAt);
+      return { bytes: b, what: `payload byte ${where - payloadAt} of entry ${entryAt}, resealed` };
+    }
+    default: {
+      // a lying header: element count, chunk length, chunk count, level, type
+      const b = copy();
+      const field = [9, 10, 12, 13, 14, 16, 17, 18, 24][rng.nextU32() % 9];
+      b[field] = rng.nextU32() & 255;
+      resealHeader(b);
+      return { bytes: b, what: `header byte ${field}, resealed` };
+    }
+  }
+}
+
