@@ -1088,8 +1088,9 @@ export class CpuPath {
    * {@link PARALLEL_BYTES} bytes (two or more workers) or inlineBytes (one worker), else on the
    * calling thread. Allocates the counters, the job
    * table (`jobs` x JOB_WORDS u32) and blocks of `sizes(participants)` (0: none), lets `build`
-   * fill them and make the params, runs one task a participant and lets `read` take the results
-   * before the blocks are released.
+   * fill them and make the params (`staged`: on workers, where it may leave the rest of the
+   * input to its `feed`, called once the tasks are posted), runs one task a participant and lets
+   * `read` take the results before the blocks are released.
    * @throws ParleError the first participant's error, ABORTED, TOO_LARGE (memory)
    */
   async runChunks<P extends 'encodeChunks' | 'decodeChunks', R>(
@@ -1097,7 +1098,11 @@ export class CpuPath {
     inputBytes: number,
     jobs: number,
     sizes: (participants: number) => readonly number[],
-    build: (at: { counterPtr: number; jobsPtr: number; blocks: number[] }, participants: number) => Procedures[P]['params'],
+    build: (
+      at: { counterPtr: number; jobsPtr: number; blocks: number[] },
+      participants: number,
+      staged: boolean,
+    ) => { params: Procedures[P]['params']; feed?: () => void },
     read: (results: Procedures[P]['result'][], at: { jobsPtr: number; blocks: number[] }) => R,
     signal?: AbortSignal,
   ): Promise<R> {
@@ -1112,15 +1117,21 @@ export class CpuPath {
       async (held) => {
         const [counterPtr, jobsPtr, ...blocks] = held.map((b) => b?.ptr ?? 0);
         this.heap.bytes(counterPtr, COUNTER_BYTES).fill(0);
-        const params = build({ counterPtr, jobsPtr, blocks }, participants);
+        // staged (workers): `feed` fills the rest of the input after the tasks are posted, while
+        // the workers start on what is there (they wait for it: ts/codec/cpu/batch.ts)
+        const { params, feed } = build({ counterPtr, jobsPtr, blocks }, participants, parallel);
         const task = { proc, params, regions: [] } as unknown as Task<P>;
         let results: Procedures[P]['result'][];
         if (!parallel) {
           results = [(await this.inline.run(task, signal)) as Procedures[P]['result']];
         } else {
-          const settled = await Promise.allSettled(
-            Array.from({ length: participants }, () => this.pool!.run(task, signal) as Promise<Procedures[P]['result']>),
-          );
+          const running = Array.from({ length: participants }, () => this.pool!.run(task, signal) as Promise<Procedures[P]['result']>);
+          if (feed) {
+            // the pool posts a task a microtask after run() (slot.ready.then): let it, then copy
+            for (let tick = 0; tick < 3; tick++) await Promise.resolve();
+            feed();
+          }
+          const settled = await Promise.allSettled(running);
           const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
           if (failed) throw failed.reason;
           results = settled.map((r) => (r as PromiseFulfilledResult<Procedures[P]['result']>).value);

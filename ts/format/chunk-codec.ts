@@ -10,7 +10,7 @@ import { elementSize } from '../types.js';
 import { Encoding, type ChunkEntry } from './layout.js';
 import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, readDirectory } from '../codec/cpu-codec.js';
 import { pipelineName, type Pipeline } from '../codec/stages.js';
-import { EncodeJob, JOB_WORDS, JobFlags, encodedEntry, writeDecodeJob } from '../codec/cpu/batch.js';
+import { EncodeJob, JOB_WORDS, JobFlags, encodedEntry, markReady, writeDecodeJob } from '../codec/cpu/batch.js';
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
@@ -360,9 +360,17 @@ export function encodeChunkRun<R>(
     bytes.length,
     jobs,
     (participants) => [resident ? 0 : bytes.length + DECODE_SLACK_BYTES, slots.total, ...new Array<number>(participants).fill(arenaBytes)],
-    ({ counterPtr, jobsPtr, blocks: [inBlock, outBlock, ...arenaPtrs] }) => {
+    ({ counterPtr, jobsPtr, blocks: [inBlock, outBlock, ...arenaPtrs] }, participants, staged) => {
       const inPtr = resident ? options.residentPtr! : inBlock;
-      if (!resident) cpu.heap.bytes(inPtr, bytes.length).set(bytes);
+      // the input is copied in by this thread; on workers, chunk by chunk after the tasks are
+      // posted, so the workers start on the first chunks while the rest is copied (the copy of
+      // a 7 MB photograph took 1.9 ms on the 2-core VM, a tenth of the call)
+      const stage = staged && !resident && jobs > 1;
+      const copyIn = (from: number, to: number) =>
+        cpu.heap.bytes(inPtr + from * chunkBytes, Math.min(bytes.length, to * chunkBytes) - from * chunkBytes).set(
+          bytes.subarray(from * chunkBytes, Math.min(bytes.length, to * chunkBytes)),
+        );
+      if (!resident && !stage) cpu.heap.bytes(inPtr, bytes.length).set(bytes);
       const table = new Uint32Array(cpu.heap.buffer, jobsPtr, jobs * JOB_WORDS);
       for (let i = 0; i < jobs; i++) {
         const w = i * JOB_WORDS;
@@ -370,7 +378,7 @@ export function encodeChunkRun<R>(
         table[w + EncodeJob.Count] = Math.min(chunkLength, count - i * chunkLength);
         table[w + EncodeJob.OutPtr] = outBlock + slots.at[i];
       }
-      return {
+      const params = {
         elementSize: size,
         jobsPtr,
         jobs,
@@ -381,7 +389,25 @@ export function encodeChunkRun<R>(
         ...(options.level !== undefined ? { level: options.level } : {}),
         ...(errorBound !== undefined ? { errorBound } : {}),
         ...(options.explain === true ? { explain: true } : {}),
+        ...(stage ? { staged: true } : {}),
       };
+      if (!stage) {
+        markReady(cpu.heap.buffer, counterPtr, jobs);
+        return { params };
+      }
+      // the first chunk of each participant before the tasks go out, then the rest in groups
+      const first = Math.min(jobs, participants);
+      copyIn(0, first);
+      markReady(cpu.heap.buffer, counterPtr, first);
+      const group = Math.max(1, Math.floor((1 << 20) / chunkBytes));
+      const feed = () => {
+        for (let from = first; from < jobs; from += group) {
+          const to = Math.min(jobs, from + group);
+          copyIn(from, to);
+          markReady(cpu.heap.buffer, counterPtr, to);
+        }
+      };
+      return { params, feed };
     },
     (results, { jobsPtr, blocks: [, outBlock] }) => {
       const reasons = new Map<number, string>();
@@ -458,7 +484,7 @@ export function decodeChunkRun(
         writeDecodeJob(table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS), c.entry, c.index, payloadPtr, outPtr);
         outAt += c.entry.elementCount * size;
       }
-      return { elementSize: size, jobsPtr, jobs: chunks.length, counterPtr, arenaPtrs, arenaBytes, exactOut: inPlace };
+      return { params: { elementSize: size, jobsPtr, jobs: chunks.length, counterPtr, arenaPtrs, arenaBytes, exactOut: inPlace } };
     },
     (_results, { blocks: [, outBlock] }) => {
       if (inPlace) return;

@@ -16,8 +16,20 @@ import { decodeChunk2At, encodeChunk2At, type CodecContext } from '../cpu-codec.
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
-/** Bytes of the counters a batch needs: the next job, the next arena, a failure flag. */
+/** Bytes of the counters a batch needs: i32 each, by {@link Counter}. */
 export const COUNTER_BYTES = 16;
+
+/** The i32 counters of a batch. */
+export const enum Counter {
+  /** The next job to take. */
+  NextJob = 0,
+  /** The next arena to take (one a participant). */
+  NextArena = 1,
+  /** Set by a participant that failed: the others stop. */
+  Failed = 2,
+  /** Jobs whose input is in place (encode with `staged`: the engine's thread copies input while the workers start). */
+  Ready = 3,
+}
 
 /** Word offsets of an encode job. Inputs: 0..2; results: 3..8. */
 export const enum EncodeJob {
@@ -70,6 +82,8 @@ export interface EncodeChunksParams {
   level?: number;
   errorBound?: number;
   explain?: boolean;
+  /** Wait for each job's input (Counter.Ready): the engine's thread is still copying it in. */
+  staged?: boolean;
 }
 
 /** Parameters of `decodeChunks`. */
@@ -112,21 +126,46 @@ export function unpackStages(v: number): number[] {
  * participant beyond the arenas takes none), then jobs until the counter passes the end or
  * another participant failed. A failure sets the flag and is rethrown.
  */
-function takeJobs(ctx: CodecContext, counterPtr: number, jobs: number, arenaPtrs: number[], job: (i: number, arenaPtr: number) => void): void {
+function takeJobs(
+  ctx: CodecContext,
+  counterPtr: number,
+  jobs: number,
+  arenaPtrs: number[],
+  job: (i: number, arenaPtr: number) => void,
+  waitReady = false,
+): void {
   const counters = new Int32Array(ctx.memory.buffer, counterPtr, COUNTER_BYTES / 4);
-  const arena = Atomics.add(counters, 1, 1);
+  const arena = Atomics.add(counters, Counter.NextArena, 1);
   if (arena >= arenaPtrs.length) return;
   for (;;) {
-    if (Atomics.load(counters, 2) !== 0) return;
-    const i = Atomics.add(counters, 0, 1);
+    if (Atomics.load(counters, Counter.Failed) !== 0) return;
+    const i = Atomics.add(counters, Counter.NextJob, 1);
     if (i >= jobs) return;
+    if (waitReady) {
+      // a worker (never the engine's thread: it fills everything before it runs a batch itself)
+      // waits until the engine's thread has copied this job's input in
+      for (let ready = Atomics.load(counters, Counter.Ready); ready <= i; ready = Atomics.load(counters, Counter.Ready)) {
+        if (Atomics.load(counters, Counter.Failed) !== 0) return;
+        Atomics.wait(counters, Counter.Ready, ready, 50);
+      }
+    }
     try {
       job(i, arenaPtrs[arena]);
     } catch (e) {
-      Atomics.store(counters, 2, 1);
+      Atomics.store(counters, Counter.Failed, 1);
       throw e;
     }
   }
+}
+
+/**
+ * The engine's thread: marks jobs [0, ready) as having their input in place and wakes the
+ * workers waiting for them.
+ */
+export function markReady(memory: ArrayBufferLike, counterPtr: number, ready: number): void {
+  const counters = new Int32Array(memory, counterPtr, COUNTER_BYTES / 4);
+  Atomics.store(counters, Counter.Ready, ready);
+  Atomics.notify(counters, Counter.Ready);
 }
 
 /**
@@ -159,7 +198,7 @@ export function encodeChunksAt(ctx: CodecContext, p: EncodeChunksParams): Encode
     words[EncodeJob.ElementsHash] = Number(r.entry.elementsChecksum);
     words[EncodeJob.Flags] = (r.entry.quantize === true ? JobFlags.Quantize : 0) | (stored ? JobFlags.Stored : 0);
     if (p.explain === true) reasons.push([i, r.reason]);
-  });
+  }, p.staged === true);
   return { reasons };
 }
 
