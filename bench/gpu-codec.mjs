@@ -6,7 +6,7 @@
  * Figures (medians of REPS runs after warm-up runs, wall clock from the call to the resolved
  * promise):
  *   Huffman decode on the GPU ........ GB/s of output: the streams of a `codec: 'huffman'`
- *                                       container decoded by ts/gpu/codec.ts (one dispatch for
+ *                                       container decoded by ts/codec/gpu/stages.ts (one dispatch for
  *                                       all streams, one invocation a segment), status read back
  *                                       (`huffman`, on the engine's context); then the same
  *                                       decode on two fresh contexts, the direct kernel (default)
@@ -42,7 +42,7 @@ const root = join(here, '..');
 const layerPath = join(here, '.build', 'gpu-codec-layer.mjs');
 const entry = join(here, '.build', 'gpu-codec-entry.ts');
 const entryText =
-  "export { createGpuContext } from '../../ts/gpu/context.ts';\nexport { huffmanDecode, huffmanDecodeStageWords, parseHuffmanStream } from '../../ts/gpu/codec.ts';\n";
+  "export { createGpuContext } from '../../ts/gpu/context.ts';\nexport { huffmanDecode, huffmanDecodeStageWords, parseHuffmanStream } from '../../ts/codec/gpu/stages.ts';\n";
 // rebuilt when missing or built from an older entry (one without huffmanDecodeStageWords)
 if (!existsSync(layerPath) || !existsSync(entry) || readFileSync(entry, 'utf8') !== entryText) {
   mkdirSync(dirname(layerPath), { recursive: true });

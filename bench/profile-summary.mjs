@@ -255,7 +255,7 @@ export const CATEGORIES = [
     'copies',
     (f) =>
       (f.kind === 'wasm' && /^copyBytes/.test(f.name)) ||
-      // the batch callbacks of encodeChunkRun / decodeChunkRun (ts/format/chunk-codec.ts): their
+      // the batch callbacks of encodeChunkRun / decodeChunkRun (ts/codec/cpu/chunks.ts): their
       // self time is mostly the TypedArray set() of the input (compress) or the payloads
       // (decompress) into the kernels' memory and of the elements out of it (decompress)
       (f.kind === 'js' && /^(encodeChunkRun|decodeChunkRun)$/.test(f.outer ?? '') && f.name !== f.outer),
@@ -268,13 +268,13 @@ export const CATEGORIES = [
     'chooser JS',
     (f) =>
       f.kind === 'js' &&
-      (f.source === 'ts/codec/chooser.ts' || (f.source === 'ts/codec/cpu-codec.ts' && /^(gatherStats|encodeBest|effortOf)$/.test(f.name))),
+      (f.source === 'ts/codec/chooser.ts' || (f.source === 'ts/codec/cpu/pipeline.ts' && /^(gatherStats|encodeBest|effortOf)$/.test(f.name))),
   ],
   [
     'codec driver JS',
     (f) =>
       f.kind === 'js' &&
-      /^ts\/(codec\/cpu-codec\.ts|codec\/cpu\/|codec\/stages\.ts|codec\/quantize\.ts|cpu\/procedures\.ts)/.test(f.source ?? ''),
+      /^ts\/(codec\/cpu\/pipeline\.ts|codec\/cpu\/|codec\/stages\.ts|codec\/quantize\.ts|cpu\/procedures\.ts)/.test(f.source ?? ''),
   ],
   ['container JS', (f) => f.kind === 'js' && /^ts\/format\//.test(f.source ?? '')],
   [

@@ -16,12 +16,12 @@ import { CostModel, defaultRates, type CallShape, type CostOp, type Location } f
 import { parseCodec } from './codec/stages.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArray, compressArrayReport, decompressBytes } from './format/container.js';
-import type { ChunkCodec, ChunkReport } from './format/chunk-codec.js';
+import type { ChunkCodec, ChunkReport } from './codec/cpu/chunks.js';
 import { checkErrorBound } from './codec/quantize.js';
-import { decompressToDevice } from './format/device-decode.js';
-import { compressFromDevice } from './format/device-encode.js';
-import { compressLossyOnDevice } from './format/device-encode-lossy.js';
-import { gpuCodablePipeline } from './format/device-encode2.js';
+import { decompressToDevice } from './codec/gpu/decompress.js';
+import { compressFromDevice } from './codec/gpu/compress.js';
+import { compressLossyOnDevice } from './codec/gpu/encode-lossy.js';
+import { gpuCodablePipeline } from './codec/gpu/encode.js';
 import { compressBound, DEFAULT_CHUNK_BYTES, DEFAULT_LEVEL, defaultChunkBytes, HEADER_BYTES, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './format/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
@@ -180,7 +180,7 @@ export interface CompressOptions extends OpOptions {
    * exactly. Each chunk is quantized (Haugen's dead-zone quantizer, step just under 2 abs) and
    * its integer codes coded by the pipeline (`codec`, or the chooser); a chunk that would not
    * shrink is coded losslessly. On the GPU path the GPU quantizes and codes the codes
-   * (ts/format/device-encode-lossy.ts; a codes pipeline it does not code goes through the CPU
+   * (ts/codec/gpu/encode-lossy.ts; a codes pipeline it does not code goes through the CPU
    * path), and decompress to the device dequantizes on the GPU. See docs/format.md, "Stage 5:
    * quantize".
    */
@@ -254,7 +254,7 @@ interface ModelSizes {
 
 /**
  * Ops with a GPU path: the kernels, and compress / decompress with their RLE on the GPU and the
- * container's checks on the CPU (ts/format/device-encode.ts, device-decode.ts).
+ * container's checks on the CPU (ts/codec/gpu/compress.ts, ts/codec/gpu/decompress.ts).
  */
 const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress']);
 const OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
@@ -1211,10 +1211,10 @@ export class Engine {
    * input is read back first; a resident input is read in place), or the GPU (Rutter's case: data
    * on the GPU, the container wanted on the host): checksums, deltas, byte planes, histograms,
    * rle streams, Huffman streams and the payloads' layout and checksums on the GPU, and the
-   * container read back once (ts/format/device-encode2.ts). Its candidates are huffman, delta+huffman,
+   * container read back once (ts/codec/gpu/encode.ts). Its candidates are huffman, delta+huffman,
    * shuffle+huffman, delta+shuffle+huffman, rle and rle+huffman, so `auto` may pick another
    * pipeline than the CPU path; a fixed one of them writes the CPU path's bytes (other pipelines:
-   * the runs are read back and coded on the workers, ts/format/device-encode.ts).
+   * the runs are read back and coded on the workers, ts/codec/gpu/compress.ts).
    *
    * @returns a new Uint8Array on the host, or a view of `options.out`.
    * @throws ParleError INVALID_ARGUMENT (also `out` overlapping the input), LENGTH_MISMATCH
@@ -1270,7 +1270,7 @@ export class Engine {
    * result is wanted on the GPU; the GPU path (Haugen's case: a file on the host, its elements
    * wanted on the GPU) checks each payload's checksum and decodes the run lengths on the CPU,
    * uploads the runs (about the compressed size) and expands them on the GPU, so it does not
-   * check the decoded elements' checksums (see ts/format/device-decode.ts). `auto` picks by the
+   * check the decoded elements' checksums (see ts/codec/gpu/decompress.ts). `auto` picks by the
    * cost model; `path: 'cpu'` checks everything. Nothing of the claimed size is allocated
    * before the whole chunk table was found in `bytes`.
    *

@@ -37,5 +37,5 @@ export { ContainerReader, ContainerWriter } from './format/stream.js';
 export type { ReaderOptions } from './format/stream.js';
 export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';
-export type { ChunkReport } from './format/chunk-codec.js';
+export type { ChunkReport } from './codec/cpu/chunks.js';
 export { compressBound, DEFAULT_CHUNK_BYTES, DEFAULT_LEVEL, defaultChunkBytes, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL } from './format/layout.js';

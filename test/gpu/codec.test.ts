@@ -1,6 +1,6 @@
 /// <reference types="@webgpu/types" />
 /**
- * The v2 codec's GPU kernels (ts/gpu/codec.ts) against the plain reference of docs/format.md
+ * The v2 codec's GPU kernels (ts/codec/gpu/stages.ts) against the plain reference of docs/format.md
  * (test/support/codec-reference.ts): tree hash, Huffman decode, delta, shuffle, byte histograms,
  * Huffman encode (against the CPU kernel of build/parle.wasm too). Outputs land in
  * buffers pre-filled with a sentinel, so bytes written past an output's words show.
@@ -28,7 +28,7 @@ import {
   huffmanEncodeOnDevice,
   type GatherJob,
   type HuffmanEncodeJob,
-} from '../../ts/gpu/codec.js';
+} from '../../ts/codec/gpu/stages.js';
 import { canonicalCodeTable, codedBits, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
 import { KernelHarness } from '../support/kernels.js';
 import { ParleError } from '../../ts/errors.js';

@@ -1,6 +1,6 @@
 /// <reference types="@webgpu/types" />
 /**
- * The quantize stage's WGSL kernels (shaders/codec-quantize.wgsl, ts/gpu/quantize.ts) against
+ * The quantize stage's WGSL kernels (shaders/codec-quantize.wgsl, ts/codec/gpu/quantize.ts) against
  * the CPU kernels of build/parle.wasm and the plain reference: the same codes, the same
  * reconstructions and the same decoded bytes, on inputs with NaN (payloads too), +-Infinity,
  * -0, subnormals and huge magnitudes, for bounds from 1e-6 to 1e3 of the data's range; and
@@ -8,7 +8,7 @@
  */
 import { expect } from 'vitest';
 import { quantizeParams } from '../../ts/codec/quantize.js';
-import { dequantizeOnGpu, quantizeOnGpu } from '../../ts/gpu/quantize.js';
+import { dequantizeOnGpu, quantizeOnGpu } from '../../ts/codec/gpu/quantize.js';
 import { KernelHarness } from '../support/kernels.js';
 import { refQuantize } from '../support/quantize-reference.js';
 import { describeGpu, gpuTest, type Rng } from './support.js';

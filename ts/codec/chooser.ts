@@ -4,7 +4,7 @@
  * runs of each plane; assembly/codec.ts `codecStats*`). Each candidate's size is estimated from
  * them: Huffman sizes from the histograms' entropies, RLE sizes from the run counts
  * (run values assumed distributed as the elements, run lengths geometric). The encoder then
- * encodes the best few and keeps the smallest (ts/codec/cpu-codec.ts), so an estimate only
+ * encodes the best few and keeps the smallest (ts/codec/cpu/pipeline.ts), so an estimate only
  * ranks; it never decides the bytes.
  */
 import { DEFAULT_SEGMENT_LOG2, segmentCount } from './huffman.js';

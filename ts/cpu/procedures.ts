@@ -2,7 +2,7 @@
  * The procedures a thread runs on the kernels' memory: one kernel call, the decoding of one
  * version-1 .parle chunk (the kernels, then XXH64 of the payload and of the elements, so
  * checksums are computed in parallel too), or the encoding and decoding of a version-2 chunk
- * (ts/codec/cpu-codec.ts). The engine's thread runs them for small inputs;
+ * (ts/codec/cpu/pipeline.ts). The engine's thread runs them for small inputs;
  * workers run them otherwise (ts/cpu/worker-entry.ts). Plain functions of pointers: they
  * allocate nothing in the kernels' memory.
  */
@@ -11,7 +11,7 @@ import { xxh64 } from '../format/checksum.js';
 import { Encoding } from '../format/layout.js';
 import type { DecodeChunkParams, KernelParams, Outcome, ProcName, Procedures } from './protocol.js';
 import type { Kernels } from './wasm.js';
-import { decodeChunk2At, decodeRuns2At, encodeChunk2At } from '../codec/cpu-codec.js';
+import { decodeChunk2At, decodeRuns2At, encodeChunk2At } from '../codec/cpu/pipeline.js';
 import { decodeChunksAt, encodeChunksAt } from '../codec/cpu/batch.js';
 
 /** The kernels and the memory they work on. */

@@ -13,7 +13,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { ChunkEntry } from '../format/layout.js';
 import type { KernelName, KernelVariant } from './wasm.js';
-import type { DecodeChunk2Params, DecodeRuns2Params, EncodeChunk2Params, EncodeChunk2Result } from '../codec/cpu-codec.js';
+import type { DecodeChunk2Params, DecodeRuns2Params, EncodeChunk2Params, EncodeChunk2Result } from '../codec/cpu/pipeline.js';
 import type { DecodeChunksParams, EncodeChunksParams, EncodeChunksResult } from '../codec/cpu/batch.js';
 
 /** What a worker is started with. */
@@ -61,7 +61,7 @@ export interface DecodeChunkParams {
 export interface Procedures {
   kernel: { params: KernelParams; result: number };
   decodeChunk: { params: DecodeChunkParams; result: null };
-  /** Version 2 (ts/codec/cpu-codec.ts). */
+  /** Version 2 (ts/codec/cpu/pipeline.ts). */
   encodeChunk2: { params: EncodeChunk2Params; result: EncodeChunk2Result };
   decodeChunk2: { params: DecodeChunk2Params; result: null };
   decodeRuns2: { params: DecodeRuns2Params; result: null };

@@ -17,7 +17,7 @@ import {
   type ChunkCodec,
   type ChunkReport,
   type EncodedChunk,
-} from './chunk-codec.js';
+} from '../codec/cpu/chunks.js';
 import { pipelineName } from '../codec/stages.js';
 import {
   ENTRY_BYTES,

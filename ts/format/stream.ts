@@ -22,7 +22,7 @@ import {
   type ChunkToDecode,
   type ChunkReport,
   type EncodedChunk,
-} from './chunk-codec.js';
+} from '../codec/cpu/chunks.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -164,7 +164,7 @@ export class ContainerWriter {
   }
 
   /**
-   * Starts batches of whole chunks (ts/format/chunk-codec.ts encodeChunkRun: every worker takes
+   * Starts batches of whole chunks (ts/codec/cpu/chunks.ts encodeChunkRun: every worker takes
    * chunks of one batch) while the pending input holds a batch, or (`last`) whatever is left.
    */
   private launch(last: boolean): void {

@@ -114,7 +114,7 @@ export interface GpuTuning {
    */
   uploadPieceBytes: number;
   /**
-   * Huffman decode (ts/gpu/codec.ts encodeHuffmanDecode) through the staged kernel
+   * Huffman decode (ts/codec/gpu/stages.ts encodeHuffmanDecode) through the staged kernel
    * (shaders/codec-huffman-staged.wgsl): each invocation still decodes one segment, but in
    * rounds of 32 words (16 where the device's workgroup storage cannot hold 32 KiB of rows plus
    * the kernel's 2 KiB of row bookkeeping) into workgroup memory, which the workgroup then writes

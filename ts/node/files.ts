@@ -7,7 +7,7 @@
 import { createReadStream, createWriteStream, readSync } from 'node:fs';
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import type { ChunkReport } from '../format/chunk-codec.js';
+import type { ChunkReport } from '../codec/cpu/chunks.js';
 import type { Engine } from '../engine.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { inspectContainer, type ContainerReport } from '../format/container.js';

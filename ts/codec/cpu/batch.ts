@@ -12,7 +12,7 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
-import { decodeChunk2At, encodeChunk2At, type CodecContext } from '../cpu-codec.js';
+import { decodeChunk2At, encodeChunk2At, type CodecContext } from './pipeline.js';
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
@@ -169,7 +169,7 @@ export function markReady(memory: ArrayBufferLike, counterPtr: number, ready: nu
 }
 
 /**
- * Encodes the chunks of a job table (ts/codec/cpu-codec.ts, one chunk at a time): each result's
+ * Encodes the chunks of a job table (ts/codec/cpu/pipeline.ts, one chunk at a time): each result's
  * payload is copied to its job's OutPtr unless the chunk is stored.
  * @throws Error (a bug: an arena too small); no ParleError (encoding never fails on data)
  */

@@ -21,7 +21,7 @@
  *   readback in between); the async functions of the same name without `encode` run one
  *   submission each.
  */
-import { ErrorCodes, ParleError } from '../errors.js';
+import { ErrorCodes, ParleError } from '../../errors.js';
 import {
   canonicalCodeTable,
   headerBytes,
@@ -31,23 +31,23 @@ import {
   readHeader,
   segmentCount,
   writeHeader,
-} from '../codec/huffman.js';
-import hashSource from '../../shaders/codec-hash.wgsl';
-import huffmanSource from '../../shaders/codec-huffman.wgsl';
-import huffmanStagedSource from '../../shaders/codec-huffman-staged.wgsl';
-import deltaSource from '../../shaders/codec-delta.wgsl';
-import shuffleSource from '../../shaders/codec-shuffle.wgsl';
-import gatherSource from '../../shaders/codec-gather.wgsl';
-import histogramSource from '../../shaders/codec-histogram.wgsl';
-import codeLengthsSource from '../../shaders/codec-code-lengths.wgsl';
-import huffmanEncodeSource from '../../shaders/codec-huffman-encode.wgsl';
-import rleStreamsSource from '../../shaders/codec-rle-streams.wgsl';
-import { composeKernel, WORKGROUP_SIZE } from './compose.js';
-import type { DeviceArray } from './device-array.js';
-import { rleEncodeThen } from './rle.js';
-import { encodeScan } from './scan.js';
-import type { GpuContext, Submission } from './context.js';
-import { getPipeline } from './pipelines.js';
+} from '../huffman.js';
+import hashSource from '../../../shaders/codec-hash.wgsl';
+import huffmanSource from '../../../shaders/codec-huffman.wgsl';
+import huffmanStagedSource from '../../../shaders/codec-huffman-staged.wgsl';
+import deltaSource from '../../../shaders/codec-delta.wgsl';
+import shuffleSource from '../../../shaders/codec-shuffle.wgsl';
+import gatherSource from '../../../shaders/codec-gather.wgsl';
+import histogramSource from '../../../shaders/codec-histogram.wgsl';
+import codeLengthsSource from '../../../shaders/codec-code-lengths.wgsl';
+import huffmanEncodeSource from '../../../shaders/codec-huffman-encode.wgsl';
+import rleStreamsSource from '../../../shaders/codec-rle-streams.wgsl';
+import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
+import type { DeviceArray } from '../../gpu/device-array.js';
+import { rleEncodeThen } from '../../gpu/rle.js';
+import { encodeScan } from '../../gpu/scan.js';
+import type { GpuContext, Submission } from '../../gpu/context.js';
+import { getPipeline } from '../../gpu/pipelines.js';
 
 /** Bytes of a tree hash block (docs/format.md, "Tree hash"). */
 export const TREE_HASH_BLOCK = 4096;
@@ -1300,7 +1300,7 @@ export interface DeviceHuffmanStream {
 
 /**
  * {@link huffmanEncodeStreams} without the readback of the streams: the same bytes, left in GPU
- * buffers for the caller to gather (the container's payloads, ts/format/device-encode2.ts). One
+ * buffers for the caller to gather (the container's payloads, ts/codec/gpu/encode.ts). One
  * submission and one small readback (the status and 4 bytes per job). The buffers stay valid
  * until `release()`; the caller must call it once.
  * @returns per job (in job order) its stream, as a header and a GPU range.

@@ -5,10 +5,10 @@
  * (docs/format.md, "Version 2") and both tree hashes. Plain functions of pointers: all scratch
  * comes from one arena the caller allocates ({@link encodeArenaBytes}, {@link decodeArenaBytes}).
  */
-import { ErrorCodes, ParleError } from '../errors.js';
-import { DEFAULT_LEVEL, Encoding, type ChunkEntry } from '../format/layout.js';
-import type { Kernels } from '../cpu/wasm.js';
-import { describeEstimates, estimateCandidates, type ChunkStats } from './chooser.js';
+import { ErrorCodes, ParleError } from '../../errors.js';
+import { DEFAULT_LEVEL, Encoding, type ChunkEntry } from '../../format/layout.js';
+import type { Kernels } from '../../cpu/wasm.js';
+import { describeEstimates, estimateCandidates, type ChunkStats } from '../chooser.js';
 import {
   codeLengths,
   codedBits,
@@ -19,9 +19,9 @@ import {
   readHeader,
   segmentCount,
   writeHeader,
-} from './huffman.js';
-import { pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from './stages.js';
-import { QUANTIZE_HEADER_BYTES, quantizeParams, readQuantizeHeader, writeQuantizeHeader } from './quantize.js';
+} from '../huffman.js';
+import { pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from '../stages.js';
+import { QUANTIZE_HEADER_BYTES, quantizeParams, readQuantizeHeader, writeQuantizeHeader } from '../quantize.js';
 
 /** The kernels and the memory they work on (as ts/cpu/procedures.ts's KernelContext). */
 export interface CodecContext {

@@ -6,7 +6,7 @@
  *   2. the container is uploaded as it is (the compressed size crosses the bus) and the GPU
  *      checks every payload's tree hash;
  *   3. every Huffman (or raw) stream of every chunk is decoded on the GPU, one invocation per
- *      segment (ts/gpu/codec.ts): straight to its place for chunks without an rle stage; for
+ *      segment (ts/codec/gpu/stages.ts): straight to its place for chunks without an rle stage; for
  *      chunks with one, run values into one buffer per value width and LEB128 lengths into
  *      another, then the lengths are decoded and checked on the GPU (shaders/codec-leb-decode.wgsl),
  *      and the GPU's RLE decode expands each width's runs in one dispatch after checking that they
@@ -19,11 +19,11 @@
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
  * multiple of 4, true of the default chunk size); {@link canDecodeV2OnDevice} says.
  */
-import { readDirectory, runsLayout } from '../codec/cpu-codec.js';
-import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../codec/quantize.js';
-import { StageId, streamCount, type Pipeline } from '../codec/stages.js';
-import { abortError } from '../cpu/pool.js';
-import { ErrorCodes, ParleError } from '../errors.js';
+import { readDirectory, runsLayout } from '../cpu/pipeline.js';
+import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../quantize.js';
+import { StageId, streamCount, type Pipeline } from '../stages.js';
+import { abortError } from '../../cpu/pool.js';
+import { ErrorCodes, ParleError } from '../../errors.js';
 import {
   encodeDelta,
   encodeShuffle,
@@ -32,18 +32,18 @@ import {
   treeHashes,
   type HuffmanDecodeJob,
   type HuffmanStreamInfo,
-} from '../gpu/codec.js';
-import { composeKernel, WORKGROUP_SIZE } from '../gpu/compose.js';
-import type { GpuContext } from '../gpu/context.js';
-import type { DeviceArray } from '../gpu/device-array.js';
-import { getPipeline } from '../gpu/pipelines.js';
-import { DEQUANTIZE_STATUS_BYTES, encodeDequantize } from '../gpu/quantize.js';
-import { rleDecodeOp } from '../gpu/rle.js';
-import { encodeScan } from '../gpu/scan.js';
-import lebDecodeSource from '../../shaders/codec-leb-decode.wgsl';
-import { debug } from '../platform/node.js';
-import { elementSize } from '../types.js';
-import type { Header, LocatedChunk } from './layout.js';
+} from './stages.js';
+import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
+import type { GpuContext } from '../../gpu/context.js';
+import type { DeviceArray } from '../../gpu/device-array.js';
+import { getPipeline } from '../../gpu/pipelines.js';
+import { DEQUANTIZE_STATUS_BYTES, encodeDequantize } from './quantize.js';
+import { rleDecodeOp } from '../../gpu/rle.js';
+import { encodeScan } from '../../gpu/scan.js';
+import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
+import { debug } from '../../platform/node.js';
+import { elementSize } from '../../types.js';
+import type { Header, LocatedChunk } from '../../format/layout.js';
 
 /** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31, past 32-bit bitwise operators). */
 const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;

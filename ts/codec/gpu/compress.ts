@@ -4,23 +4,23 @@
  * whole array over the bus. Two ways:
  *   - with the chooser or a pipeline the GPU codes by itself (huffman, delta+huffman,
  *     shuffle+huffman, delta+shuffle+huffman, rle, rle+huffman), and chunks that start on 4-byte
- *     boundaries: ts/format/device-encode2.ts, where the elements never come to the host;
+ *     boundaries: ts/codec/gpu/encode.ts, where the elements never come to the host;
  *   - otherwise, the runs way below, whose container is byte for byte the CPU path's:
  *
  *   1. the GPU encodes the whole array (PARLE) and the runs are read back;
  *   2. the runs are cut at chunk boundaries (a run across one becomes two);
  *   3. chunks in parallel on the worker pool: each chunk's runs are expanded into the CPU path's
  *      memory, and the chunk is coded there as version 2 (the chooser's pipeline and both tree
- *      hashes, ts/codec/cpu-codec.ts).
+ *      hashes, ts/codec/cpu/pipeline.ts).
  */
-import type { CpuPath } from '../cpu/cpu-path.js';
-import type { DeviceArray } from '../gpu/device-array.js';
-import type { GpuContext } from '../gpu/context.js';
-import { bytesOf, elementSize } from '../types.js';
-import { encodeChunk2, type ChunkCodec, type LossyCodec } from './chunk-codec.js';
-import { canCompressV2OnDevice, compressV2OnDevice, gpuCodablePipeline } from './device-encode2.js';
-import { assembleContainer, mapLimited } from './container.js';
-import { chunkLengthFor, makeHeader } from './layout.js';
+import type { CpuPath } from '../../cpu/cpu-path.js';
+import type { DeviceArray } from '../../gpu/device-array.js';
+import type { GpuContext } from '../../gpu/context.js';
+import { bytesOf, elementSize } from '../../types.js';
+import { encodeChunk2, type ChunkCodec, type LossyCodec } from '../cpu/chunks.js';
+import { canCompressV2OnDevice, compressV2OnDevice, gpuCodablePipeline } from './encode.js';
+import { assembleContainer, mapLimited } from '../../format/container.js';
+import { chunkLengthFor, makeHeader } from '../../format/layout.js';
 
 /**
  * Compresses `input` (on `gpu`) into a container on the host; see above.

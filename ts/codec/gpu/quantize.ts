@@ -6,10 +6,10 @@
  * arrays (tests compare them with the CPU kernels on every input); encodeDequantize records the
  * decode of a quantized chunk whose codes are already on the GPU (decompress to the device).
  */
-import type { QuantizeParams } from '../codec/quantize.js';
-import quantizeSource from '../../shaders/codec-quantize.wgsl';
-import type { GpuContext, Submission } from './context.js';
-import { getPipeline } from './pipelines.js';
+import type { QuantizeParams } from '../quantize.js';
+import quantizeSource from '../../../shaders/codec-quantize.wgsl';
+import type { GpuContext, Submission } from '../../gpu/context.js';
+import { getPipeline } from '../../gpu/pipelines.js';
 
 const WG = 256;
 /** Workgroups per grid row (WebGPU's per-dimension limit is 65535). */

@@ -11,7 +11,7 @@
  *      lower bound on them comes from the deltas' zero bytes) the rle stage's streams of every
  *      chunk are built on the GPU (runs cut at the chunks, lengths as LEB128: rleChunkStreams)
  *      and their histograms size rle and rle+huffman;
- *   3. per chunk the smallest: Huffman streams encoded on the GPU (PAVLE, ts/gpu/codec.ts) and
+ *   3. per chunk the smallest: Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/stages.ts) and
  *      left there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
  *      shrinks is stored;
  *   4. the container laid out on the host from those sizes, then built on the GPU in one
@@ -24,10 +24,10 @@
  * among them (compress on the CPU path to have it), so the chosen pipeline may differ from the
  * CPU path's, and the bytes with it; the format is the same.
  */
-import { abortError } from '../cpu/pool.js';
-import { storedEntry } from '../codec/cpu-codec.js';
-import { DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, presentSymbols, segmentCount } from '../codec/huffman.js';
-import { pipelineName, StageId, streamCount, type Pipeline } from '../codec/stages.js';
+import { abortError } from '../../cpu/pool.js';
+import { storedEntry } from '../cpu/pipeline.js';
+import { DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, presentSymbols, segmentCount } from '../huffman.js';
+import { pipelineName, StageId, streamCount, type Pipeline } from '../stages.js';
 import {
   encodeDelta,
   encodeGather,
@@ -40,13 +40,13 @@ import {
   type HistogramCode,
   type HuffmanEncodeJob,
   type RleChunkStreams,
-} from '../gpu/codec.js';
-import type { GpuContext } from '../gpu/context.js';
-import type { DeviceArray } from '../gpu/device-array.js';
-import { debug } from '../platform/node.js';
-import { elementSize } from '../types.js';
-import type { EncodedChunk } from './chunk-codec.js';
-import { ErrorCodes, ParleError } from '../errors.js';
+} from './stages.js';
+import type { GpuContext } from '../../gpu/context.js';
+import type { DeviceArray } from '../../gpu/device-array.js';
+import { debug } from '../../platform/node.js';
+import { elementSize } from '../../types.js';
+import type { EncodedChunk } from '../cpu/chunks.js';
+import { ErrorCodes, ParleError } from '../../errors.js';
 import {
   ENTRY_BYTES,
   Encoding,
@@ -57,12 +57,12 @@ import {
   writeHeader,
   type ChunkEntry,
   type Header,
-} from './layout.js';
+} from '../../format/layout.js';
 
 /** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31). */
 const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
 
-/** The pipelines this path codes on the GPU; others go through the runs path (device-encode.ts). */
+/** The pipelines this path codes on the GPU; others go through the runs path (ts/codec/gpu/compress.ts). */
 export function gpuCodablePipeline(pipeline: readonly number[]): boolean {
   const names = pipelineName(pipeline as Pipeline);
   return ['huffman', 'delta+huffman', 'shuffle+huffman', 'delta+shuffle+huffman', 'rle', 'rle+huffman'].includes(names);

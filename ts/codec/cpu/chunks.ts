@@ -3,14 +3,14 @@
  * other, so chunks run in parallel, one a worker (the procedures are in ts/cpu/procedures.ts;
  * checksums are computed there too).
  */
-import type { CpuPath } from '../cpu/cpu-path.js';
-import { DECODE_SLACK_BYTES } from '../cpu/wasm.js';
-import type { ElementType } from '../types.js';
-import { elementSize } from '../types.js';
-import { Encoding, type ChunkEntry } from './layout.js';
-import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, readDirectory } from '../codec/cpu-codec.js';
-import { pipelineName, type Pipeline } from '../codec/stages.js';
-import { EncodeJob, JOB_WORDS, JobFlags, encodedEntry, markReady, writeDecodeJob } from '../codec/cpu/batch.js';
+import type { CpuPath } from '../../cpu/cpu-path.js';
+import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
+import type { ElementType } from '../../types.js';
+import { elementSize } from '../../types.js';
+import { Encoding, type ChunkEntry } from '../../format/layout.js';
+import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, readDirectory } from './pipeline.js';
+import { pipelineName, type Pipeline } from '../stages.js';
+import { EncodeJob, JOB_WORDS, JobFlags, encodedEntry, markReady, writeDecodeJob } from './batch.js';
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
@@ -56,7 +56,7 @@ export interface LossyCodec {
 }
 
 /**
- * Encodes one chunk as version 2 (ts/codec/cpu-codec.ts): the chooser's pipeline, or `codec`.
+ * Encodes one chunk as version 2 (ts/codec/cpu/pipeline.ts): the chooser's pipeline, or `codec`.
  * `elementBytes` (the elements' little-endian bytes) is not modified. When `runs` are given (a
  * GPU encode), the elements are expanded from them instead (`elementBytes` is then unused).
  */
@@ -230,7 +230,7 @@ export function decodeChunk(
  * into the CPU path's memory at `lengthsPtr` (room for entry.runCount u32, allocated by the
  * caller from `cpu.heap`) and checks that they sum to the chunk's element count. A stored chunk's
  * payload is its elements; nothing is decoded. The decoded elements' checksum is not checked here
- * (the elements are expanded elsewhere: see ts/format/device-decode.ts).
+ * (the elements are expanded elsewhere: see ts/codec/gpu/decompress.ts).
  * @throws ParleError CHECKSUM_MISMATCH (payload), CORRUPT
  */
 export function decodeChunkRuns(
@@ -266,7 +266,7 @@ export function decodeChunkRuns(
 /**
  * Decodes a version-2 rle chunk down to its runs into the CPU path's memory at `valuesPtr` and
  * `lengthsPtr` (blocks the caller allocated from `cpu.heap`, laid out by `runsLayout`), for an
- * expand on the GPU (ts/format/device-decode2.ts). Checks the run lengths; no hash.
+ * expand on the GPU (ts/codec/gpu/decode.ts). Checks the run lengths; no hash.
  * @throws ParleError CORRUPT
  */
 export function decodeChunk2Runs(

@@ -16,17 +16,17 @@
  * host, which is what this path avoids). The payload checksums cover the bytes that were read;
  * decode on the CPU (`path: 'cpu'`) to check the elements' checksums as well.
  */
-import type { CpuPath } from '../cpu/cpu-path.js';
-import { abortError } from '../cpu/pool.js';
-import type { DeviceArray } from '../gpu/device-array.js';
-import type { GpuContext } from '../gpu/context.js';
-import { rleDecodeOp } from '../gpu/rle.js';
-import { debug } from '../platform/node.js';
-import { arrayConstructor, elementSize } from '../types.js';
-import { decodeChunkRuns } from './chunk-codec.js';
-import { canDecodeV2OnDevice, decompressV2ToDevice } from './device-decode2.js';
-import { decompressBytes, mapLimited, readAtBytes, walkChunks } from './container.js';
-import { Encoding } from './layout.js';
+import type { CpuPath } from '../../cpu/cpu-path.js';
+import { abortError } from '../../cpu/pool.js';
+import type { DeviceArray } from '../../gpu/device-array.js';
+import type { GpuContext } from '../../gpu/context.js';
+import { rleDecodeOp } from '../../gpu/rle.js';
+import { debug } from '../../platform/node.js';
+import { arrayConstructor, elementSize } from '../../types.js';
+import { decodeChunkRuns } from '../cpu/chunks.js';
+import { canDecodeV2OnDevice, decompressV2ToDevice } from './decode.js';
+import { decompressBytes, mapLimited, readAtBytes, walkChunks } from '../../format/container.js';
+import { Encoding } from '../../format/layout.js';
 
 /**
  * Decodes `bytes` (a whole container) into a new DeviceArray on `gpu` as described above.

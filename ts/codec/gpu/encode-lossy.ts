@@ -8,29 +8,29 @@
  *   2. the GPU lists the exceptions (index and bits, shaders/codec-exceptions.wgsl) and hashes
  *      each chunk's reconstructions (the elements' checksum of a quantized chunk); the lists and
  *      hashes come back;
- *   3. the codes are compressed as u32 by the GPU path of version 2 (device-encode2.ts: the
+ *   3. the codes are compressed as u32 by the GPU path of version 2 (ts/codec/gpu/encode.ts: the
  *      chooser's or the given pipeline, Huffman and rle streams on the GPU);
  *   4. each chunk becomes the quantize header, its exceptions and its codes' payload, unless, as
- *      on the CPU path (ts/codec/cpu-codec.ts encodeQuantized), it has more exceptions than half
+ *      on the CPU path (ts/codec/cpu/pipeline.ts encodeQuantized), it has more exceptions than half
  *      its elements, its codes were stored, or the result is not smaller than the elements: such
  *      chunks are coded losslessly (the GPU path of version 2 on the elements).
  * The pipeline of the codes may differ from the CPU path's (the GPU's chooser sizes candidates
  * exactly, the CPU's encodes its best estimate): the bytes may differ, the decoded elements are
  * the same.
  */
-import { QUANTIZE_HEADER_BYTES, quantizeParams, writeQuantizeHeader } from '../codec/quantize.js';
-import type { CpuPath } from '../cpu/cpu-path.js';
-import { treeHashes } from '../gpu/codec.js';
-import { composeKernel, WORKGROUP_SIZE } from '../gpu/compose.js';
-import type { GpuContext } from '../gpu/context.js';
-import type { DeviceArray } from '../gpu/device-array.js';
-import { getPipeline } from '../gpu/pipelines.js';
-import { encodeQuantize } from '../gpu/quantize.js';
-import { encodeScan } from '../gpu/scan.js';
-import exceptionsSource from '../../shaders/codec-exceptions.wgsl';
-import type { EncodedChunk } from './chunk-codec.js';
-import { assembleContainer } from './container.js';
-import { encodeChunksV2OnDevice, readRanges } from './device-encode2.js';
+import { QUANTIZE_HEADER_BYTES, quantizeParams, writeQuantizeHeader } from '../quantize.js';
+import type { CpuPath } from '../../cpu/cpu-path.js';
+import { treeHashes } from './stages.js';
+import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
+import type { GpuContext } from '../../gpu/context.js';
+import type { DeviceArray } from '../../gpu/device-array.js';
+import { getPipeline } from '../../gpu/pipelines.js';
+import { encodeQuantize } from './quantize.js';
+import { encodeScan } from '../../gpu/scan.js';
+import exceptionsSource from '../../../shaders/codec-exceptions.wgsl';
+import type { EncodedChunk } from '../cpu/chunks.js';
+import { assembleContainer } from '../../format/container.js';
+import { encodeChunksV2OnDevice, readRanges } from './encode.js';
 
 function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exceptionList'): GPUComputePipeline {
   return getPipeline(gpu.device, `codec-exceptions:${entryPoint}`, () => ({
@@ -42,7 +42,7 @@ function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exc
 /**
  * Compresses the f32 `input` (on `gpu`) within `abs` into a version-2 container on the host, as
  * described above. A bound below 2^-120 codes every chunk losslessly (as the CPU path does).
- * `codec`: the codes' pipeline (one the GPU path codes: ts/format/device-encode2.ts
+ * `codec`: the codes' pipeline (one the GPU path codes: ts/codec/gpu/encode.ts
  * gpuCodablePipeline), or undefined for the chooser.
  * @throws ParleError TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED, WORKER_FAILED
  */
