@@ -1102,7 +1102,7 @@ export class CpuPath {
       at: { counterPtr: number; jobsPtr: number; blocks: number[] },
       participants: number,
       staged: boolean,
-    ) => { params: Procedures[P]['params']; feed?: () => void },
+    ) => { params: Procedures[P]['params']; feed?: () => void; drain?: (settled: Promise<unknown>) => Promise<void> },
     read: (results: Procedures[P]['result'][], at: { jobsPtr: number; blocks: number[] }) => R,
     signal?: AbortSignal,
   ): Promise<R> {
@@ -1119,7 +1119,7 @@ export class CpuPath {
         this.heap.bytes(counterPtr, COUNTER_BYTES).fill(0);
         // staged (workers): `feed` fills the rest of the input after the tasks are posted, while
         // the workers start on what is there (they wait for it: ts/codec/cpu/batch.ts)
-        const { params, feed } = build({ counterPtr, jobsPtr, blocks }, participants, parallel);
+        const { params, feed, drain } = build({ counterPtr, jobsPtr, blocks }, participants, parallel);
         const task = { proc, params, regions: [] } as unknown as Task<P>;
         let results: Procedures[P]['result'][];
         if (!parallel) {
@@ -1131,7 +1131,10 @@ export class CpuPath {
             for (let tick = 0; tick < 3; tick++) await Promise.resolve();
             feed();
           }
-          const settled = await Promise.allSettled(running);
+          const all = Promise.allSettled(running);
+          // results copied out by this thread while the workers go on
+          if (drain) await drain(all);
+          const settled = await all;
           const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
           if (failed) throw failed.reason;
           results = settled.map((r) => (r as PromiseFulfilledResult<Procedures[P]['result']>).value);

@@ -17,7 +17,7 @@ import { decodeChunk2At, encodeChunk2At, type CodecContext } from './pipeline.js
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
 /** Bytes of the counters a batch needs: i32 each, by {@link Counter}. */
-export const COUNTER_BYTES = 16;
+export const COUNTER_BYTES = 32;
 
 /** The i32 counters of a batch. */
 export const enum Counter {
@@ -29,6 +29,8 @@ export const enum Counter {
   Failed = 2,
   /** Jobs whose input is in place (encode with `staged`: the engine's thread copies input while the workers start). */
   Ready = 3,
+  /** Jobs finished (decode with `notifyEvery`: the engine's thread copies results out while the workers go on). */
+  Done = 4,
 }
 
 /** Word offsets of an encode job. Inputs: 0..2; results: 3..8. */
@@ -61,6 +63,8 @@ export const enum DecodeJob {
   Flags = 8,
   /** The chunk's index in its container (for error messages). */
   Index = 9,
+  /** Result: 1 once the chunk is decoded (with `notifyEvery`). */
+  Done = 10,
 }
 
 export const enum JobFlags {
@@ -96,6 +100,11 @@ export interface DecodeChunksParams {
   arenaBytes: number;
   /** Write nothing past a chunk's elements (they lie side by side in one array). */
   exactOut: boolean;
+  /**
+   * Mark each decoded job (DecodeJob.Done), count it (Counter.Done) and wake the engine's thread
+   * every this many jobs (and at the last), so it copies results out while the workers go on.
+   */
+  notifyEvery?: number;
 }
 
 /** What a participant of `encodeChunks` returns: the chooser's reasons (with `explain`), by job. */
@@ -230,6 +239,7 @@ export function writeDecodeJob(words: Uint32Array, entry: ChunkEntry, index: num
   words[DecodeJob.ElementsHash] = Number(entry.elementsChecksum);
   words[DecodeJob.Flags] = entry.quantize === true ? JobFlags.Quantize : 0;
   words[DecodeJob.Index] = index;
+  words[DecodeJob.Done] = 0; // the table's memory is reused: no stale mark from an earlier batch
 }
 
 /**
@@ -262,8 +272,52 @@ export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
       outPtr: words[DecodeJob.OutPtr],
       exactOut: p.exactOut,
     });
+    if (p.notifyEvery !== undefined) {
+      Atomics.store(words, DecodeJob.Done, 1);
+      const counters = new Int32Array(ctx.memory.buffer, p.counterPtr, COUNTER_BYTES / 4);
+      const done = Atomics.add(counters, Counter.Done, 1) + 1;
+      if (done % p.notifyEvery === 0 || done === p.jobs) Atomics.notify(counters, Counter.Done);
+    }
   });
   return null;
+}
+
+/**
+ * The engine's thread, while workers decode a batch with `notifyEvery`: calls `take(i)` for each
+ * job as it is marked decoded (in any order, each once), waking when the workers notify, until
+ * every job is taken or `settled` resolves (the tasks ended: a failure, or all done). Without
+ * Atomics.waitAsync (some browsers) it only waits for `settled`. Jobs not taken are left to the caller.
+ */
+export async function drainDecoded(
+  memory: ArrayBufferLike,
+  counterPtr: number,
+  jobsPtr: number,
+  jobs: number,
+  taken: Uint8Array,
+  take: (i: number) => void,
+  settled: Promise<unknown>,
+): Promise<void> {
+  const waitAsync = (Atomics as unknown as { waitAsync?: (a: Int32Array, i: number, v: number, t?: number) => { async: boolean; value: unknown } })
+    .waitAsync;
+  if (typeof waitAsync !== 'function') return;
+  const counters = new Int32Array(memory, counterPtr, COUNTER_BYTES / 4);
+  const table = new Uint32Array(memory, jobsPtr, jobs * JOB_WORDS);
+  let over = false;
+  void settled.then(() => (over = true));
+  let seen = 0;
+  let count = 0;
+  while (count < jobs && !over) {
+    const wait = waitAsync.call(Atomics, counters, Counter.Done, seen, 1000);
+    if (wait.async) await Promise.race([wait.value, settled]);
+    seen = Atomics.load(counters, Counter.Done);
+    for (let i = 0; i < jobs; i++) {
+      if (taken[i] === 0 && Atomics.load(table, i * JOB_WORDS + DecodeJob.Done) === 1) {
+        taken[i] = 1;
+        count++;
+        take(i);
+      }
+    }
+  }
 }
 
 /** A ParleError for a batch whose participants failed without an error of their own (a bug). */

@@ -10,7 +10,7 @@ import { elementSize } from '../../types.js';
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
 import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, readDirectory } from './pipeline.js';
 import { pipelineName, type Pipeline } from '../stages.js';
-import { EncodeJob, JOB_WORDS, JobFlags, encodedEntry, markReady, writeDecodeJob } from './batch.js';
+import { EncodeJob, JOB_WORDS, JobFlags, drainDecoded, encodedEntry, markReady, writeDecodeJob } from './batch.js';
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
@@ -465,12 +465,22 @@ export function decodeChunkRun(
   }
   const payloadSlots = slotOffsets(chunks.length, (i) => (chunks[i].payloadPtr !== undefined ? 0 : chunks[i].payload.length + 16));
   const outSlots = slotOffsets(chunks.length, (i) => (inPlace ? 0 : chunks[i].entry.elementCount * size + DECODE_SLACK_BYTES));
+  // each chunk's place in `out` (host bytes), and whether it was copied there yet
+  const outAt: number[] = [];
+  for (let i = 0, at = 0; i < chunks.length; at += chunks[i].entry.elementCount * size, i++) outAt.push(at);
+  const copied = new Uint8Array(chunks.length);
+  let outBlockPtr = 0;
+  const copyOut = (i: number) => {
+    const raw = chunks[i].entry.elementCount * size;
+    (out as Uint8Array).set(cpu.heap.bytes(outBlockPtr + outSlots.at[i], raw), outAt[i]);
+  };
   return cpu.runChunks(
     'decodeChunks',
     outBytes,
     chunks.length,
     (participants) => [payloadSlots.total, outSlots.total, ...new Array<number>(participants).fill(arenaBytes)],
-    ({ counterPtr, jobsPtr, blocks: [payloadBlock, outBlock, ...arenaPtrs] }) => {
+    ({ counterPtr, jobsPtr, blocks: [payloadBlock, outBlock, ...arenaPtrs] }, _participants, staged) => {
+      outBlockPtr = outBlock;
       const table = new Uint32Array(cpu.heap.buffer, jobsPtr, chunks.length * JOB_WORDS);
       let outAt = 0;
       for (let i = 0; i < chunks.length; i++) {
@@ -484,16 +494,18 @@ export function decodeChunkRun(
         writeDecodeJob(table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS), c.entry, c.index, payloadPtr, outPtr);
         outAt += c.entry.elementCount * size;
       }
-      return { params: { elementSize: size, jobsPtr, jobs: chunks.length, counterPtr, arenaPtrs, arenaBytes, exactOut: inPlace } };
+      const params = { elementSize: size, jobsPtr, jobs: chunks.length, counterPtr, arenaPtrs, arenaBytes, exactOut: inPlace };
+      if (inPlace || !staged) return { params };
+      // on workers, into a host array: this thread copies each chunk out as it is decoded (woken
+      // about 16 times a batch), instead of all of them after the last
+      const notifyEvery = Math.max(1, Math.ceil(chunks.length / 16));
+      const drain = (settled: Promise<unknown>) =>
+        drainDecoded(cpu.heap.buffer, counterPtr, jobsPtr, chunks.length, copied, copyOut, settled);
+      return { params: { ...params, notifyEvery }, drain };
     },
-    (_results, { blocks: [, outBlock] }) => {
+    () => {
       if (inPlace) return;
-      let at = 0;
-      for (let i = 0; i < chunks.length; i++) {
-        const raw = chunks[i].entry.elementCount * size;
-        out.set(cpu.heap.bytes(outBlock + outSlots.at[i], raw), at);
-        at += raw;
-      }
+      for (let i = 0; i < chunks.length; i++) if (copied[i] === 0) copyOut(i);
     },
     signal,
   );
