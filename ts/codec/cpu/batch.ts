@@ -37,7 +37,7 @@ export const enum Counter {
 export const enum EncodeJob {
   InPtr = 0,
   Count = 1,
-  /** Room for the payload: Count x element size bytes (a payload is always smaller, or the chunk is stored). */
+  /** Room for the payload: payloadRoomBytes(Count x element size) (the encoder writes its first candidate there). */
   OutPtr = 2,
   PayloadBytes = 3,
   /** Stage ids, one a byte, the first in the low byte. */
@@ -196,10 +196,11 @@ export function encodeChunksAt(ctx: CodecContext, p: EncodeChunksParams): Encode
       pipeline: p.pipeline,
       level: p.level,
       explain: p.explain,
+      payloadPtr: words[EncodeJob.OutPtr],
       ...(p.errorBound !== undefined ? { errorBound: p.errorBound } : {}),
     });
-    const stored = r.payloadOffset < 0;
-    if (!stored) ctx.kernels.copyBytes(words[EncodeJob.OutPtr], arenaPtr + r.payloadOffset, r.entry.payloadBytes);
+    const stored = r.entry.encoding === Encoding.Stored;
+    if (!stored && r.inPlace !== true) ctx.kernels.copyBytes(words[EncodeJob.OutPtr], arenaPtr + r.payloadOffset, r.entry.payloadBytes);
     words[EncodeJob.PayloadBytes] = r.entry.payloadBytes;
     words[EncodeJob.Stages] = packStages(r.entry.stages ?? []);
     words[EncodeJob.StreamCount] = r.entry.streamCount ?? 0;

@@ -8,7 +8,7 @@ import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
 import type { ElementType } from '../../types.js';
 import { elementSize } from '../../types.js';
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
-import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, readDirectory } from './pipeline.js';
+import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, payloadRoomBytes, readDirectory } from './pipeline.js';
 import { pipelineName, type Pipeline } from '../stages.js';
 import { EncodeJob, JOB_WORDS, JobFlags, drainDecoded, encodedEntry, markReady, writeDecodeJob } from './batch.js';
 
@@ -354,7 +354,7 @@ export function encodeChunkRun<R>(
   const pipeline = lossy !== undefined ? lossy.pipeline : (options.codec as number[] | undefined);
   const arenaBytes = encodeArenaBytes(Math.min(count, chunkLength), size, errorBound !== undefined);
   const resident = options.residentPtr !== undefined;
-  const slots = slotOffsets(jobs, (i) => Math.min(chunkBytes, bytes.length - i * chunkBytes));
+  const slots = slotOffsets(jobs, (i) => payloadRoomBytes(Math.min(chunkBytes, bytes.length - i * chunkBytes)));
   return cpu.runChunks(
     'encodeChunks',
     bytes.length,

@@ -153,6 +153,12 @@ export interface EncodeChunk2Params {
   level?: number;
   /** Build the chooser's reason string (explainCodec, NODE_DEBUG); off, the hot path builds no strings. */
   explain?: boolean;
+  /**
+   * Where the first candidate is encoded (the caller's place for the payload: {@link
+   * payloadRoomBytes} of the chunk), instead of the arena: a payload that lands there is not
+   * copied again (EncodeChunk2Result.inPlace).
+   */
+  payloadPtr?: number;
   /** The chunk's runs, when known (a GPU encode): expanded into inPtr first. */
   runCount?: number;
   runValuesPtr?: number;
@@ -180,6 +186,16 @@ export interface EncodeChunk2Result {
   payloadOffset: number;
   /** The chooser's reasoning, for `explain` and `inspect`. */
   reason: string;
+  /**
+   * The payload lies at the params' payloadPtr (payloadOffset is then payloadPtr - arenaPtr, which
+   * may be negative: tell a stored chunk by its entry's encoding).
+   */
+  inPlace?: boolean;
+}
+
+/** Bytes a caller's place for a payload (EncodeChunk2Params.payloadPtr) needs for `raw` bytes of elements. */
+export function payloadRoomBytes(raw: number): number {
+  return raw + 4096 + SLACK;
 }
 
 /** Gathers the chooser's statistics over at most `sampleBytes`, sampling ranges spread over a large chunk. */
@@ -411,7 +427,7 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     reason,
   });
   if (p.count === 0) return stored('empty chunk');
-  const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, p.pipeline, 0, effortOf(p));
+  const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, p.pipeline, 0, effortOf(p), p.payloadPtr);
   if (coded.ptr < 0) return stored(p.explain === true ? `${lossless}${coded.why}: stored` : '');
   return {
     entry: {
@@ -426,6 +442,7 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     },
     payloadOffset: coded.ptr - p.arenaPtr,
     reason: p.explain === true ? `${lossless}${coded.why}: ${pipelineName(coded.pipeline)}` : '',
+    ...(coded.ptr === p.payloadPtr ? { inPlace: true } : {}),
   };
 }
 
@@ -471,7 +488,7 @@ function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunk2Params,
   }
   // the codes' estimates rank their pipelines well: only the best is encoded, which halves the
   // time for a few tenths of a percent of size (bench/lossy.mjs)
-  const coded = encodeBest(ctx, arena, codes, count, 4, p.pipeline, prefix, { ...effortOf(p), single: true });
+  const coded = encodeBest(ctx, arena, codes, count, 4, p.pipeline, prefix, { ...effortOf(p), single: true }, p.payloadPtr);
   if (coded.ptr < 0) {
     arena.reset(mark);
     return `${why}: not smaller (${coded.why})`;
@@ -493,6 +510,7 @@ function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunk2Params,
     },
     payloadOffset: coded.ptr - p.arenaPtr,
     reason: `${why}; ${coded.why}: ${pipelineName(coded.pipeline, true)}`,
+    ...(coded.ptr === p.payloadPtr ? { inPlace: true } : {}),
   };
 }
 
@@ -514,6 +532,7 @@ function encodeBest(
   fixed: number[] | undefined,
   prefix: number,
   effort: Effort,
+  payloadPtr?: number,
 ): { ptr: number; bytes: number; pipeline: Pipeline; why: string } {
   const raw = count * width;
   const { level, explain } = effort;
@@ -545,7 +564,9 @@ function encodeBest(
     candidates = tried.map((e) => e.pipeline);
     estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
   }
-  const payloads = [arena.alloc(raw + 4096 + SLACK), arena.alloc(raw + 4096 + SLACK)];
+  // the first candidate goes to the caller's place when there is one; a second one that wins
+  // lies in the arena (and is copied by the caller)
+  const payloads = [payloadPtr ?? arena.alloc(payloadRoomBytes(raw)), arena.alloc(payloadRoomBytes(raw))];
   let best = -1;
   let bestBytes = raw - prefix;
   let bestPipeline: Pipeline = [];
