@@ -40,7 +40,7 @@ export interface Estimate {
  * entropy (Huffman is within 1 bit of it and never below 1 bit a symbol; 0 for one symbol).
  * The entropy, not the code itself, keeps the estimate cheap: a few candidates x planes each chunk.
  */
-function bitsPerSymbol(hist: ArrayLike<number>, total: number): number {
+function bitsPerSymbol(hist: ArrayLike<number>, total: number, sampled = false): number {
   if (total === 0) return 0;
   // sum of -c log2(c / total) = total log2(total) - sum of c log2(c): one table lookup a symbol
   let present = 0;
@@ -52,7 +52,10 @@ function bitsPerSymbol(hist: ArrayLike<number>, total: number): number {
       sum += nLog2n(c);
     }
   }
-  if (present < 2) return 0;
+  // one symbol in a sample: the rest of the chunk may hold rare others, and then every symbol
+  // costs a bit (a volume's chunk of 64 Ki voxels with 28 nonzero ones: a sample of zeros
+  // estimated 2 bytes, Huffman took 17 KB where rle+huffman took 100 bytes)
+  if (present < 2) return sampled ? 1 : 0;
   // Huffman's redundancy is largest for skewed sources: add a little of it back
   return Math.max(1, (nLog2n(total) - sum) / total + 0.03);
 }
@@ -146,9 +149,10 @@ export function estimateCandidates(stats: ChunkStats): Estimate[] {
     const delta: StageId[] = t === 1 ? [StageId.Delta] : [];
     const planes = stats.hist[t];
     // each histogram's cost a symbol, computed once
-    const planeBits = planes.map((p) => bitsPerSymbol(p, sampled));
+    const partial = sampled < n;
+    const planeBits = planes.map((p) => bitsPerSymbol(p, sampled, partial));
     const whole = w === 1 ? planes[0] : sumHist(planes);
-    const wholeBits = w === 1 ? planeBits[0] : bitsPerSymbol(whole, sampled * w);
+    const wholeBits = w === 1 ? planeBits[0] : bitsPerSymbol(whole, sampled * w, partial);
     const sampleRuns = Math.max(1, stats.runs[t]);
     const R = Math.max(1, sampleRuns * scale);
     out.push({ pipeline: [...delta, StageId.Huffman], bytes: 8 + huffmanBytes(wholeBits, n * w, segments) });

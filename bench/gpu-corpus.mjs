@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+/**
+ * Container version 3 on a real GPU, on real data (issues #31 and #32): each array of the corpus
+ * (bench/corpus/), as it is and repeated to 64 MiB, through the public API:
+ *   - compress from the device (`path: 'gpu'`, the container read back to the host) beside
+ *     readback + the CPU path (16 workers or as many as there are);
+ *   - decompress to the device (`path: 'gpu'`) beside the CPU decode + upload;
+ *   - checks: every GPU decode equals the input; a fixed pipeline the GPU codes writes the CPU
+ *     path's bytes (byte-identical containers); the GPU decodes the CPU path's default container.
+ * Medians of REPS calls after a warm-up, wall clock, GB/s of input (compress) or output
+ * (decompress). Writes gpu-corpus.json to --out (default bench/results/).
+ *   node bench/gpu-corpus.mjs [--quick] [--files a,b] [--workers 16] [--out DIR]
+ */
+import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { createEngine } from '../dist/node/index.js';
+import { outArg, outputDir } from './out-dir.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean' }, files: { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' } },
+});
+const quick = args.quick === true;
+const REPS = quick ? 3 : 7;
+const CTORS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array };
+/** A pipeline the GPU path codes itself, per element width (its container must equal the CPU path's). */
+const FIXED = { 1: 'delta+huffman', 2: 'shuffle+huffman', 4: 'delta+shuffle+huffman' };
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+async function timeMs(fn) {
+  await fn();
+  const t = [];
+  for (let i = 0; i < REPS; i++) {
+    const t0 = performance.now();
+    await fn();
+    t.push(performance.now() - t0);
+  }
+  return median(t);
+}
+const same = (a, b) =>
+  a.byteLength === b.byteLength &&
+  Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+
+const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
+const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
+const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
+const rows = [];
+const problems = [];
+for (const entry of index) {
+  if (args.files !== undefined && !args.files.split(',').some((f) => entry.file.startsWith(f))) continue;
+  const path = join(root, 'bench/corpus/data', entry.file);
+  if (!existsSync(path)) {
+    console.warn(`missing ${path} (skipped)`);
+    continue;
+  }
+  const type = entry.file.split('.').pop();
+  const Ctor = CTORS[type];
+  const raw = readFileSync(path);
+  for (const mib of quick ? [0] : [0, 64]) {
+    const bytes = mib === 0 ? new Uint8Array(raw) : new Uint8Array(Math.floor(Math.ceil((mib << 20) / raw.length) * raw.length));
+    if (mib > 0) for (let at = 0; at < bytes.length; at += raw.length) bytes.set(raw, at);
+    const host = new Ctor(bytes.buffer, 0, bytes.length / Ctor.BYTES_PER_ELEMENT);
+    const B = bytes.length;
+    const name = `${entry.file}${mib > 0 ? ` x${Math.round(B / raw.length)}` : ''}`;
+    const device = await engine.upload(host);
+    // checks
+    const fixed = FIXED[Ctor.BYTES_PER_ELEMENT];
+    const cpuFixed = await engine.compress(host, { codec: fixed, path: 'cpu' });
+    const gpuFixed = await engine.compress(device, { codec: fixed, path: 'gpu' });
+    if (!same(cpuFixed, gpuFixed)) problems.push(`${name}: ${fixed} containers differ between the paths`);
+    const cpuAuto = await engine.compress(host, { path: 'cpu' });
+    const gpuAuto = await engine.compress(device, { path: 'gpu' });
+    for (const [what, container] of [
+      ['cpu auto', cpuAuto],
+      ['gpu auto', gpuAuto],
+    ]) {
+      const back = await engine.decompress(container, { path: 'gpu', to: 'device' });
+      if (!same(await engine.download(back), host)) problems.push(`${name}: the GPU decode of the ${what} container differs`);
+      back.destroy();
+      const cpuBack = await engine.decompress(container, { path: 'cpu' });
+      if (!same(cpuBack, host)) problems.push(`${name}: the CPU decode of the ${what} container differs`);
+    }
+    // timings
+    const cGpu = await timeMs(() => engine.compress(device, { path: 'gpu' }));
+    const cCpu = await timeMs(async () => engine.compress(await engine.download(device), { path: 'cpu' }));
+    const dGpu = await timeMs(async () => (await engine.decompress(cpuAuto, { path: 'gpu', to: 'device' })).destroy());
+    const dCpu = await timeMs(async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
+    device.destroy();
+    const row = {
+      file: name,
+      bytes: B,
+      ratioCpu: B / cpuAuto.length,
+      ratioGpu: B / gpuAuto.length,
+      compress: { gpu: B / cGpu / 1e6, readbackCpu: B / cCpu / 1e6 },
+      decompress: { gpu: B / dGpu / 1e6, cpuUpload: B / dCpu / 1e6 },
+    };
+    rows.push(row);
+    console.log(
+      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(2)} gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
+    );
+  }
+}
+await engine.destroy();
+for (const p of problems) console.log(`PROBLEM ${p}`);
+console.log(problems.length === 0 ? 'all checks passed' : `${problems.length} problems`);
+const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
+writeFileSync(
+  join(dir, 'gpu-corpus.json'),
+  JSON.stringify({ machine: { cpu: os.cpus()[0].model, cores: os.cpus().length, node: process.version, date: new Date().toISOString() }, workers, rows, problems }, null, 2) + '\n',
+);
+if (problems.length > 0) process.exitCode = 1;
