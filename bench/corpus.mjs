@@ -114,7 +114,8 @@ async function loadBaseline() {
         maxBuffer: 1 << 28,
       });
       execFileSync('tar', ['-x', '-C', dir], { input: tar });
-      symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+      // relative, so the folder still works where the repository is copied (the device machine)
+      symlinkSync('../../node_modules', join(dir, 'node_modules'));
       execFileSync('node', ['build/build.mjs', '--quiet', '--no-types'], { cwd: dir, stdio: 'inherit' });
     } catch (e) {
       console.warn(`no version-2 baseline (${e.message.split('\n')[0]})`);
