@@ -6,7 +6,8 @@
  *     readback + the CPU path (16 workers or as many as there are);
  *   - decompress to the device (`path: 'gpu'`) beside the CPU decode + upload;
  *   - checks: every GPU decode equals the input; a fixed pipeline the GPU codes writes the CPU
- *     path's bytes (byte-identical containers); the GPU decodes the CPU path's default container.
+ *     path's bytes at the same chunk size (byte-identical containers); the GPU decodes the CPU
+ *     path's default container (128 KiB chunks) and the CPU the GPU path's (4 MiB chunks).
  * Medians of REPS calls after a warm-up, wall clock, GB/s of input (compress) or output
  * (decompress). Writes gpu-corpus.json to --out (default bench/results/).
  *   node bench/gpu-corpus.mjs [--quick] [--files a,b] [--workers 16] [--out DIR]
@@ -67,8 +68,9 @@ for (const entry of index) {
     const device = await engine.upload(host);
     // checks
     const fixed = FIXED[Ctor.BYTES_PER_ELEMENT];
-    const cpuFixed = await engine.compress(host, { codec: fixed, path: 'cpu' });
-    const gpuFixed = await engine.compress(device, { codec: fixed, path: 'gpu' });
+    // the same chunk size on both paths (their defaults differ: 128 KiB and 4 MiB)
+    const cpuFixed = await engine.compress(host, { codec: fixed, path: 'cpu', chunkBytes: 1 << 17 });
+    const gpuFixed = await engine.compress(device, { codec: fixed, path: 'gpu', chunkBytes: 1 << 17 });
     if (!same(cpuFixed, gpuFixed)) problems.push(`${name}: ${fixed} containers differ between the paths`);
     const cpuAuto = await engine.compress(host, { path: 'cpu' });
     const gpuAuto = await engine.compress(device, { path: 'gpu' });

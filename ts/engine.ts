@@ -32,6 +32,9 @@ import { bytesOf, checkArray, elementSize, elementTypeOf, isElementType } from '
 export type { Runs } from './cpu/cpu-path.js';
 export { DeviceArray } from './gpu/index.js';
 
+/** Default chunk size of compress on the GPU path (see compress). */
+const GPU_DEFAULT_CHUNK_BYTES = 4 << 20;
+
 /** The package version, part of the calibration key. */
 export const VERSION = '0.1.0';
 
@@ -152,8 +155,9 @@ export interface SortOptions extends OpOptions {
 export interface CompressOptions extends OpOptions {
   /**
    * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 128 KiB; 512 KiB at level 8,
-   * 1 MiB at 9). A chunk is the unit of parallel work: an input of at least 2 chunks and 256 KiB
-   * is spread over every worker (of two or more).
+   * 1 MiB at 9; 4 MiB on the GPU path, which dispatches per chunk). A chunk is the unit of
+   * parallel work: an input of at least 2 chunks and 256 KiB is spread over every worker (of two
+   * or more). Both paths write the same bytes for the same chunkBytes and pipeline.
    */
   chunkBytes?: number;
   /**
@@ -1230,6 +1234,10 @@ export class Engine {
     const level = checkLevel(opts.level);
     const chunkBytes =
       opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+    // the GPU path lays out and dispatches per chunk: by default it keeps version 2's 4 MiB chunks
+    // (with 128 KiB ones it ran 2-5x slower on an H200: bench/results/gpu-corpus-*.json); the
+    // same chunkBytes on both paths writes the same bytes
+    const gpuChunkBytes = opts.chunkBytes === undefined ? Math.max(chunkBytes, GPU_DEFAULT_CHUNK_BYTES) : chunkBytes;
     if (opts.to === 'device')
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
     const out = checkOutOption(opts, 'u8', undefined, [input]) as Uint8Array | undefined;
@@ -1251,8 +1259,8 @@ export class Engine {
           const device = await this.toDevice(input);
           try {
             return await (errorBound === undefined
-              ? compressFromDevice(this.cpu, this.gpu, device, chunkBytes, signal, codec, out, level)
-              : compressLossyOnDevice(this.cpu, this.gpu, device, chunkBytes, errorBound, signal, codec, out, level));
+              ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level)
+              : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level));
           } finally {
             if (device !== input) device.destroy();
           }
