@@ -154,10 +154,9 @@ export interface SortOptions extends OpOptions {
 /** Options of {@link Engine.compress}. */
 export interface CompressOptions extends OpOptions {
   /**
-   * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 128 KiB; 512 KiB at level 8,
+   * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 256 KiB; 512 KiB at level 8,
    * 1 MiB at 9; 4 MiB on the GPU path, which dispatches per chunk). A chunk is the unit of
-   * parallel work: an input of at least 2 chunks and 256 KiB is spread over every worker (of two
-   * or more). Both paths write the same bytes for the same chunkBytes and pipeline.
+   * parallel work: an input of at least 2 chunks is spread over every worker (of two or more). Both paths write the same bytes for the same chunkBytes and pipeline.
    */
   chunkBytes?: number;
   /**

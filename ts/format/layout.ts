@@ -20,16 +20,17 @@ export const ENTRY_BYTES = 32;
 export const MAX_CHUNK_BYTES = 64 << 20;
 /**
  * Default chunk size in bytes of decoded elements (version 3): a chunk is the unit of parallel
- * work, as Blosc2's blocks, so an input of 2 x 128 KiB already keeps two workers busy; the
- * per-chunk costs (a 32-byte entry, Huffman tables, the chooser's statistics) stay near 1 %
- * (bench/corpus.mjs measured 64 KiB to 1 MiB on the corpus).
+ * work, as Blosc2's blocks, so an input of 2 x 256 KiB already keeps two workers busy. 128 KiB
+ * was tried first: the per-chunk costs (entry, Huffman tables and their decode tables, the
+ * chooser's statistics and JavaScript) made compress and decompress 10-60 % slower on the corpus
+ * and a label volume's ratio 3 % lower (33.2 against 34.3).
  */
-export const DEFAULT_CHUNK_BYTES = 128 << 10;
+export const DEFAULT_CHUNK_BYTES = 256 << 10;
 /**
  * The default chunk size at a level: {@link DEFAULT_CHUNK_BYTES} up to level 7, then larger, as
  * Blosc2 grows its blocks with the level: 512 KiB at 8 and 1 MiB at 9, where a chunk's fixed
  * bytes (entry, directory, Huffman tables: about 100 bytes) cost a highly compressible volume
- * 4-7 % of its size at 128 KiB (bench/corpus.mjs, t1-brain-labels.u8).
+ * 4-7 % of its size at 128 KiB, 2-4 % at 256 KiB (bench/corpus.mjs, t1-brain-labels.u8).
  */
 export function defaultChunkBytes(level: number): number {
   return level <= 7 ? DEFAULT_CHUNK_BYTES : level === 8 ? 512 << 10 : 1 << 20;

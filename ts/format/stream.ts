@@ -40,7 +40,7 @@ import {
 
 /**
  * Input bytes a writer codes in one batch of chunks (all workers at once): large enough that
- * every worker of a 16-core host gets two 128 KiB chunks, small enough to stream.
+ * every worker of a 16-core host gets a 256 KiB chunk, small enough to stream.
  */
 const BATCH_BYTES = 4 << 20;
 

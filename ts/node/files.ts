@@ -21,7 +21,7 @@ export type ProgressCallback = (doneBytes: number, totalBytes: number) => void;
 export interface CompressFileOptions {
   /** Element type of the raw little-endian input (default u8). */
   type?: ElementType;
-  /** Bytes of decoded elements per chunk (default 128 KiB). */
+  /** Bytes of decoded elements per chunk (default 256 KiB). */
   chunkBytes?: number;
   /** Compression level 1..9 (default 5; see CompressOptions.level). */
   level?: number;

@@ -1,7 +1,7 @@
 /**
- * Many chunks in one task: the CPU path's unit of parallel work is the chunk (128 KiB by
+ * Many chunks in one task: the CPU path's unit of parallel work is the chunk (256 KiB by
  * default in version 3, as Blosc2's blocks), but a task a chunk would cost a worker message
- * (50-100 us through comlink) per 128 KiB. So a call posts one task per worker, and the workers
+ * (50-500 us through comlink on the 2-core VM) per 256 KiB. So a call posts one task per worker, and the workers
  * take chunks from a shared job table through an atomic counter until none are left (dynamic
  * scheduling: a worker that drew fast chunks takes more). The engine's thread runs the same
  * procedure alone for small inputs.
