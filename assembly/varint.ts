@@ -17,15 +17,37 @@ const MAX_VARINT_BYTES: u32 = 5;
  */
 export function varintEncodeLengths(lengthsPtr: usize, runCount: usize, outPtr: usize): f64 {
   let out = outPtr;
-  for (let r: usize = 0; r < runCount; r++) {
-    let v = load<u32>(lengthsPtr + (r << 2)) - 1;
-    while (v >= 0x80) {
-      store<u8>(out, (v & 0x7f) | 0x80);
-      out++;
-      v >>= 7;
+  let r: usize = 0;
+  while (r < runCount) {
+    if (ASC_FEATURE_SIMD && r + 16 <= runCount) {
+      // 16 lengths of 1..128 (one byte each, the common case of short runs): (length - 1)
+      // narrowed to bytes in one store; else these 16 one at a time
+      const p = lengthsPtr + (r << 2);
+      const one = i32x4.splat(1);
+      const a = i32x4.sub(v128.load(p), one);
+      const b = i32x4.sub(v128.load(p, 16), one);
+      const c = i32x4.sub(v128.load(p, 32), one);
+      const d = i32x4.sub(v128.load(p, 48), one);
+      const limit = i32x4.splat(0x80);
+      const small = v128.and(v128.and(i32x4.lt_u(a, limit), i32x4.lt_u(b, limit)), v128.and(i32x4.lt_u(c, limit), i32x4.lt_u(d, limit)));
+      if (i32x4.all_true(small)) {
+        v128.store(out, i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_u(a, b), i16x8.narrow_i32x4_u(c, d)));
+        out += 16;
+        r += 16;
+        continue;
+      }
     }
-    store<u8>(out, v);
-    out++;
+    const end = min<usize>(runCount, r + 16);
+    for (; r < end; r++) {
+      let v = load<u32>(lengthsPtr + (r << 2)) - 1;
+      while (v >= 0x80) {
+        store<u8>(out, (v & 0x7f) | 0x80);
+        out++;
+        v >>= 7;
+      }
+      store<u8>(out, v);
+      out++;
+    }
   }
   return <f64>(out - outPtr);
 }
@@ -45,27 +67,50 @@ export function varintEncodeLengths(lengthsPtr: usize, runCount: usize, outPtr: 
  */
 export function varintDecodeLengths(inPtr: usize, inBytes: usize, lengthsPtr: usize, runCount: usize): f64 {
   let pos: usize = 0;
-  for (let r: usize = 0; r < runCount; r++) {
-    if (pos >= inBytes) return -1;
-    let b = <u32>load<u8>(inPtr + pos);
-    pos++;
-    if (b < 0x80) {
-      store<u32>(lengthsPtr + (r << 2), b + 1);
-      continue;
+  let r: usize = 0;
+  while (r < runCount) {
+    if (ASC_FEATURE_SIMD) {
+      // 16 one-byte values at a time (no continuation bit among the next 16 bytes, all inside
+      // the input), widened to u32 + 1 in four stores; a long value among them: 16 values one at
+      // a time below, then back here
+      const one = i32x4.splat(1);
+      while (r + 16 <= runCount && pos + 16 <= inBytes) {
+        const v = v128.load(inPtr + pos);
+        if (i8x16.bitmask(v) != 0) break;
+        const lo = i16x8.extend_low_i8x16_u(v);
+        const hi = i16x8.extend_high_i8x16_u(v);
+        const q = lengthsPtr + (r << 2);
+        v128.store(q, i32x4.add(i32x4.extend_low_i16x8_u(lo), one));
+        v128.store(q, i32x4.add(i32x4.extend_high_i16x8_u(lo), one), 16);
+        v128.store(q, i32x4.add(i32x4.extend_low_i16x8_u(hi), one), 32);
+        v128.store(q, i32x4.add(i32x4.extend_high_i16x8_u(hi), one), 48);
+        pos += 16;
+        r += 16;
+      }
     }
-    let value = <u64>(b & 0x7f);
-    let shift: u32 = 7;
-    while (true) {
+    const end = min<usize>(runCount, r + 16);
+    for (; r < end; r++) {
       if (pos >= inBytes) return -1;
-      b = <u32>load<u8>(inPtr + pos);
+      let b = <u32>load<u8>(inPtr + pos);
       pos++;
-      value |= <u64>(b & 0x7f) << shift;
-      if (b < 0x80) break;
-      shift += 7;
-      if (shift >= 7 * MAX_VARINT_BYTES) return -1;
+      if (b < 0x80) {
+        store<u32>(lengthsPtr + (r << 2), b + 1);
+        continue;
+      }
+      let value = <u64>(b & 0x7f);
+      let shift: u32 = 7;
+      while (true) {
+        if (pos >= inBytes) return -1;
+        b = <u32>load<u8>(inPtr + pos);
+        pos++;
+        value |= <u64>(b & 0x7f) << shift;
+        if (b < 0x80) break;
+        shift += 7;
+        if (shift >= 7 * MAX_VARINT_BYTES) return -1;
+      }
+      if (value >= 0xffffffff) return -1;
+      store<u32>(lengthsPtr + (r << 2), <u32>value + 1);
     }
-    if (value >= 0xffffffff) return -1;
-    store<u32>(lengthsPtr + (r << 2), <u32>value + 1);
   }
   return <f64>pos;
 }

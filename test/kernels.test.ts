@@ -559,6 +559,34 @@ describe.each(VARIANTS)('varint lengths (%s)', (variant) => {
     });
   }
 
+  // the SIMD paths take 16 one-byte values at a time: short runs with a long one now and then,
+  // on both sides of every multiple of 16, and every cut of such a stream
+  for (const runCount of [15, 16, 17, 31, 32, 33, 48, 1000]) {
+    test(`mostly short runs (16 at a time), runs=${runCount}`, () => {
+      const h = builds[variant];
+      h.reset();
+      const seed = caseSeed(`varint short ${runCount}`);
+      const rng = new Rng(seed);
+      const lengths = Uint32Array.from({ length: runCount }, () =>
+        rng.nextU32() % 23 === 0 ? rng.intBetween(129, 1_000_000) : rng.intBetween(1, 128),
+      );
+      const expectedBytes = reference.varintEncodeLengths(lengths);
+      const lengthsPtr = h.copyIn(lengths);
+      const outPtr = h.allocFilled(runCount * 5 + GUARD_BYTES, SENTINEL);
+      const written = h.kernels.varintEncodeLengths(lengthsPtr, runCount, outPtr);
+      expectSameElements(h.copyOut(Uint8Array, outPtr, written), expectedBytes, `${variant} ${describeSeed(seed)}`);
+      expectUntouched(h, outPtr + written, GUARD_BYTES, SENTINEL, variant);
+      const back = decodeAtEnd(h, expectedBytes, runCount);
+      expect(back.consumed).toBe(expectedBytes.length);
+      expectSameElements(back.lengths, lengths, `${variant} ${describeSeed(seed)}`);
+      if (runCount <= 48) {
+        for (let cut = 0; cut < expectedBytes.length; cut++) {
+          expect(decodeAtEnd(h, expectedBytes.subarray(0, cut), runCount).consumed, `cut at ${cut} ${describeSeed(seed)}`).toBe(-1);
+        }
+      }
+    });
+  }
+
   test('documented example', () => {
     const bytes = Uint8Array.from([0x00, 0x7f, 0x80, 0x01, 0x80, 0x80, 0x01]);
     const got = decodeAtEnd(builds[variant], bytes, 4);
