@@ -331,33 +331,67 @@ export function unshuffle32(inPtr: usize, outPtr: usize, n: usize): void {
 // ---------------------------------------------------------------------------------------------
 // Histograms and the chooser's statistics
 
+/** Bytes counted into the u16 sub-histograms before they are added up: each counter then holds at most 65534. */
+const HIST_BLOCK: usize = 16 * 32767;
+
 /**
- * Byte histogram of `n` bytes at `ptr` into 256 u32 at `histPtr` (overwritten). Counts go to four
- * sub-histograms in `scratchPtr` (4096 bytes) by position, so a run of equal bytes does not
- * serialise on one counter's store-to-load forwarding, then are summed.
+ * Byte histogram of `n` bytes at `ptr` into 256 u32 at `histPtr` (overwritten). Byte i is counted
+ * in the u16 sub-histogram i mod 8 of `scratchPtr` (8 x 256 u16, 4096 bytes), so that a run of
+ * equal bytes spreads over eight counters instead of serialising on one counter's
+ * store-to-load forwarding; the sub-histograms are added into `histPtr` after every
+ * {@link HIST_BLOCK} bytes (a counter sees at most an eighth of them) and at the end.
  */
 export function histogram8(ptr: usize, n: usize, histPtr: usize, scratchPtr: usize): void {
-  memory.fill(scratchPtr, 0, 4096);
+  memory.fill(histPtr, 0, 1024);
+  const whole = n & ~(<usize>15);
   let i: usize = 0;
-  for (; i + 4 <= n; i += 4) {
-    const w = load<u32>(ptr + i);
-    const a = scratchPtr + ((w & 0xff) << 2);
-    store<u32>(a, load<u32>(a) + 1);
-    const b = scratchPtr + 1024 + (((w >> 8) & 0xff) << 2);
-    store<u32>(b, load<u32>(b) + 1);
-    const c = scratchPtr + 2048 + (((w >> 16) & 0xff) << 2);
-    store<u32>(c, load<u32>(c) + 1);
-    const d = scratchPtr + 3072 + ((w >> 24) << 2);
-    store<u32>(d, load<u32>(d) + 1);
+  if (whole > 0) memory.fill(scratchPtr, 0, 4096);
+  while (i < whole) {
+    const blockEnd = min<usize>(whole, i + HIST_BLOCK);
+    for (; i < blockEnd; i += 16) {
+      const p = ptr + i;
+      count16(scratchPtr, <usize>load<u8>(p));
+      count16(scratchPtr + 512, <usize>load<u8>(p, 1));
+      count16(scratchPtr + 1024, <usize>load<u8>(p, 2));
+      count16(scratchPtr + 1536, <usize>load<u8>(p, 3));
+      count16(scratchPtr + 2048, <usize>load<u8>(p, 4));
+      count16(scratchPtr + 2560, <usize>load<u8>(p, 5));
+      count16(scratchPtr + 3072, <usize>load<u8>(p, 6));
+      count16(scratchPtr + 3584, <usize>load<u8>(p, 7));
+      count16(scratchPtr, <usize>load<u8>(p, 8));
+      count16(scratchPtr + 512, <usize>load<u8>(p, 9));
+      count16(scratchPtr + 1024, <usize>load<u8>(p, 10));
+      count16(scratchPtr + 1536, <usize>load<u8>(p, 11));
+      count16(scratchPtr + 2048, <usize>load<u8>(p, 12));
+      count16(scratchPtr + 2560, <usize>load<u8>(p, 13));
+      count16(scratchPtr + 3072, <usize>load<u8>(p, 14));
+      count16(scratchPtr + 3584, <usize>load<u8>(p, 15));
+    }
+    addSubHistograms(histPtr, scratchPtr);
   }
   for (; i < n; i++) {
-    const a = scratchPtr + (<usize>load<u8>(ptr + i) << 2);
+    const a = histPtr + (<usize>load<u8>(ptr + i) << 2);
     store<u32>(a, load<u32>(a) + 1);
   }
+}
+
+// @ts-ignore: decorator
+@inline function count16(sub: usize, byte: usize): void {
+  const a = sub + (byte << 1);
+  store<u16>(a, load<u16>(a) + 1);
+}
+
+/** Adds the eight u16 sub-histograms at `scratchPtr` into the u32 histogram at `histPtr` and zeroes them. */
+function addSubHistograms(histPtr: usize, scratchPtr: usize): void {
   for (let s: usize = 0; s < 256; s++) {
-    const q = scratchPtr + (s << 2);
-    store<u32>(histPtr + (s << 2), load<u32>(q) + load<u32>(q, 1024) + load<u32>(q, 2048) + load<u32>(q, 3072));
+    const q = scratchPtr + (s << 1);
+    const sum =
+      <u32>load<u16>(q) + <u32>load<u16>(q, 512) + <u32>load<u16>(q, 1024) + <u32>load<u16>(q, 1536) +
+      <u32>load<u16>(q, 2048) + <u32>load<u16>(q, 2560) + <u32>load<u16>(q, 3072) + <u32>load<u16>(q, 3584);
+    const h = histPtr + (s << 2);
+    store<u32>(h, load<u32>(h) + sum);
   }
+  memory.fill(scratchPtr, 0, 4096);
 }
 
 /**
@@ -440,7 +474,7 @@ export function codecStats32(inPtr: usize, n: usize, histPtr: usize, runsPtr: us
 // ---------------------------------------------------------------------------------------------
 // Canonical Huffman coding of bytes
 
-/** Longest code, in bits: the decode table has 2^11 entries (4 KiB of u16). */
+/** Longest code, in bits: the decode tables have 2^11 entries. */
 const MAX_CODE_BITS: u32 = 11;
 const TABLE_SIZE: u32 = 1 << MAX_CODE_BITS;
 
@@ -473,22 +507,28 @@ export function huffmanBuildCodes(lengthsPtr: usize, codesPtr: usize): i32 {
   return <i32>kraft;
 }
 
-/** Bytes of the decode tables at `tablePtr`: 2048 u16 single-symbol entries, then 2048 u32 pair entries. */
-const TABLES_BYTES: usize = 4096 + 8192;
+/** Bytes of the decode tables at `tablePtr` (what callers allocate): 2048 u32 of symbols, then 2048 u16 of lengths. */
+const TABLES_BYTES: usize = 8192 + 4096;
+/** Offset of the u16 half of the decode tables (lengths and counts of each entry). */
+const TABLE_INFO: usize = 8192;
 
 /**
  * The decode tables of a complete code given as 256 lengths at `lengthsPtr` (`codesPtr`: 1 KiB of
- * scratch), at `tablePtr` ({@link TABLES_BYTES} = 12 KiB):
- *   - 2048 u16, indexed by the next 11 bits: symbol | length << 8;
- *   - 2048 u32, indexed the same way: up to two symbols whose codes both lie in those 11 bits,
- *     sym0 | sym1 << 8 | count << 16 | bits << 24 (Huff0's double-symbol table, HUF_decompress4X2,
- *     built here from the single table: the second code is valid when it fits the bits left).
+ * scratch), at `tablePtr` ({@link TABLES_BYTES} = 12 KiB). Both halves are indexed by the next
+ * 11 bits of a segment and describe the codes that lie wholly in those bits, greedily, up to four
+ * (Huff0's double-symbol table, HUF_decompress4X2, taken to four symbols: short codes decode
+ * several symbols a lookup):
+ *   - 2048 u32 at tablePtr: their symbols, the first in the low byte (bytes past the last are 0);
+ *   - 2048 u16 at tablePtr + 8192: bits 0..3 the sum of their lengths (1..11), bits 6..7 their
+ *     count - 1, bits 8..11 the length of the first code (the entry of the first symbol alone).
+ * Built from the single-symbol table (symbol | length << 8), which the u16 half holds meanwhile.
  * Returns 0, or -1 when a length exceeds 11, fewer than two symbols are present or the code is
  * not complete.
  */
 export function huffmanBuildTable(lengthsPtr: usize, codesPtr: usize, tablePtr: usize): i32 {
   const kraft = huffmanBuildCodes(lengthsPtr, codesPtr);
   if (kraft != <i32>TABLE_SIZE) return -1;
+  const info = tablePtr + TABLE_INFO;
   let present = 0;
   for (let s: usize = 0; s < 256; s++) {
     const c = load<u32>(codesPtr + (s << 2));
@@ -496,16 +536,28 @@ export function huffmanBuildTable(lengthsPtr: usize, codesPtr: usize, tablePtr: 
     if (len == 0) continue;
     present++;
     const entry = <u16>(<u32>s | (len << 8));
-    for (let j: u32 = c & 0xffff; j < TABLE_SIZE; j += 1 << len) store<u16>(tablePtr + (j << 1), entry);
+    for (let j: u32 = c & 0xffff; j < TABLE_SIZE; j += 1 << len) store<u16>(info + (j << 1), entry);
   }
   if (present < 2) return -1;
-  const pairs = tablePtr + 4096;
-  for (let j: u32 = 0; j < TABLE_SIZE; j++) {
-    const e0 = <u32>load<u16>(tablePtr + (j << 1));
-    const l0 = e0 >> 8;
-    const e1 = <u32>load<u16>(tablePtr + ((j >> l0) << 1));
-    const l1 = e1 >> 8;
-    store<u32>(pairs + (j << 2), l0 + l1 <= MAX_CODE_BITS ? (e0 & 0xff) | ((e1 & 0xff) << 8) | (2 << 16) | ((l0 + l1) << 24) : (e0 & 0xff) | (1 << 16) | (l0 << 24));
+  // entry j reads the single entries j, j >> l0, j >> (l0 + l1), ..., none above j: top down, each
+  // is read before its own entry replaces it
+  for (let j = <i32>TABLE_SIZE - 1; j >= 0; j--) {
+    const first = <u32>load<u16>(info + (<usize>j << 1));
+    const len0 = first >> 8;
+    let symbols = first & 0xff;
+    let bits = len0;
+    let count: u32 = 1;
+    while (count < 4) {
+      const next = <u32>load<u16>(info + (<usize>(<u32>j >> bits) << 1));
+      const len = next >> 8;
+      // the code at bit `bits` is whole when it ends within the 11 bits of the index
+      if (bits + len > MAX_CODE_BITS) break;
+      symbols |= (next & 0xff) << (count << 3);
+      bits += len;
+      count++;
+    }
+    store<u32>(tablePtr + (<usize>j << 2), symbols);
+    store<u16>(info + (<usize>j << 1), <u16>(bits | ((count - 1) << 6) | (len0 << 8)));
   }
   return 0;
 }
@@ -526,178 +578,427 @@ export function huffmanEncode(srcPtr: usize, n: usize, codesPtr: usize, segLog2:
   let out = outPtr;
   let k: usize = 0;
   for (let start: usize = 0; start < n; start += seg, k++) {
-    const end = min<usize>(n, start + seg);
-    let buf: u64 = 0;
-    let bits: u64 = 0;
-    let i = start;
-    // after a flush at most 7 bits remain, so 4 codes (44 bits) fit before the next one
-    for (; i + 4 <= end; i += 4) {
-      const w = load<u32>(srcPtr + i);
-      const c0 = load<u32>(codesPtr + ((w & 0xff) << 2));
-      const c1 = load<u32>(codesPtr + (((w >> 8) & 0xff) << 2));
-      const c2 = load<u32>(codesPtr + (((w >> 16) & 0xff) << 2));
-      const c3 = load<u32>(codesPtr + ((w >> 24) << 2));
-      buf |= <u64>(c0 & 0xffff) << bits;
-      bits += c0 >> 16;
-      buf |= <u64>(c1 & 0xffff) << bits;
-      bits += c1 >> 16;
-      buf |= <u64>(c2 & 0xffff) << bits;
-      bits += c2 >> 16;
-      buf |= <u64>(c3 & 0xffff) << bits;
-      bits += c3 >> 16;
-      store<u64>(out, buf);
-      out += <usize>(bits >> 3);
-      buf = (bits & ~7) == 64 ? 0 : buf >> (bits & ~7);
-      bits &= 7;
-    }
-    for (; i < end; i++) {
-      const c = load<u32>(codesPtr + (<usize>load<u8>(srcPtr + i) << 2));
-      buf |= <u64>(c & 0xffff) << bits;
-      bits += c >> 16;
-      store<u64>(out, buf);
-      out += <usize>(bits >> 3);
-      buf = (bits & ~7) == 64 ? 0 : buf >> (bits & ~7);
-      bits &= 7;
-    }
-    if (bits > 0) {
-      store<u8>(out, <u8>buf);
-      out++;
-    }
+    out = encodeSegment(srcPtr + start, srcPtr + min<usize>(n, start + seg), codesPtr, out);
     store<u32>(offsetsPtr + (k << 2), <u32>(out - outPtr));
   }
   return <f64>(out - outPtr);
 }
 
 /**
- * Decodes the symbols of one segment into [out, outEnd) from its bits at [p, limit): pair
- * lookups (two symbols when both codes fit in 11 bits) while more than 10 symbols remain, 8 bytes
- * refilled after every 5 lookups (5 x 11 bits <= 57), then one symbol a lookup. Returns true when
- * the segment's symbols fit in its bytes. Reads at most 8 bytes past `limit`.
+ * The codes of the bytes [p, end) written from `out` on, the last byte zero-padded; returns where
+ * they end. A code is read as two loads (u16 code, u8 length) of its u32 in `codesPtr`. The bit
+ * buffer holds at most 7 bits after a flush, so 5 codes of up to 11 bits fit before the next one
+ * (7 + 55 <= 64); a flush stores 8 bytes and keeps the bits of the last, partial byte. The main
+ * loop codes 20 bytes (4 flushes) an iteration, written out.
  */
-function decodeSegment(p: usize, limit: usize, out: usize, outEnd: usize, tablePtr: usize): bool {
-  return finishSegment(p, 0, p, limit, out, outEnd, tablePtr);
+function encodeSegment(p: usize, end: usize, codesPtr: usize, out: usize): usize {
+  let buf: u64 = 0;
+  let bits: u64 = 0;
+  let c: usize;
+  for (; p + 20 <= end; p += 20) {
+    c = codesPtr + (<usize>load<u8>(p) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 1) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 2) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 3) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 4) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    store<u64>(out, buf);
+    out += <usize>(bits >> 3);
+    buf >>= bits & 56;
+    bits &= 7;
+    c = codesPtr + (<usize>load<u8>(p, 5) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 6) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 7) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 8) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 9) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    store<u64>(out, buf);
+    out += <usize>(bits >> 3);
+    buf >>= bits & 56;
+    bits &= 7;
+    c = codesPtr + (<usize>load<u8>(p, 10) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 11) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 12) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 13) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 14) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    store<u64>(out, buf);
+    out += <usize>(bits >> 3);
+    buf >>= bits & 56;
+    bits &= 7;
+    c = codesPtr + (<usize>load<u8>(p, 15) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 16) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 17) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 18) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 19) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    store<u64>(out, buf);
+    out += <usize>(bits >> 3);
+    buf >>= bits & 56;
+    bits &= 7;
+  }
+  for (; p + 5 <= end; p += 5) {
+    c = codesPtr + (<usize>load<u8>(p) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 1) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 2) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 3) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    c = codesPtr + (<usize>load<u8>(p, 4) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    store<u64>(out, buf);
+    out += <usize>(bits >> 3);
+    buf >>= bits & 56;
+    bits &= 7;
+  }
+  for (; p < end; p++) {
+    c = codesPtr + (<usize>load<u8>(p) << 2);
+    buf |= <u64>load<u16>(c) << bits;
+    bits += <u64>load<u8>(c, 2);
+    store<u64>(out, buf);
+    out += <usize>(bits >> 3);
+    buf >>= bits & 56;
+    bits &= 7;
+  }
+  if (bits > 0) {
+    store<u8>(out, <u8>buf);
+    out++;
+  }
+  return out;
 }
 
 /**
+ * A bit buffer is refilled as the 8 bytes at p with bit 63 set (this sentinel) and shifted right
+ * by the bits already used of the first byte: it then holds 56 or more bits below the sentinel,
+ * enough for a round of 5 lookups (5 x 11), and the sentinel's leading zeros afterwards count the
+ * bits used from p on (Huff0 keeps the same mark). A round uses at most 7 + 55 bits: p moves on by
+ * at most 7 bytes.
+ */
+const SENTINEL: u64 = 0x8000000000000000;
+/** Output bytes a round may touch: 5 lookups of up to 4 symbols, each stored as a u32. */
+const ROUND_OUT: usize = 20;
+
+/**
  * Decodes `n` symbols from segments of 2^segLog2 symbols at `srcPtr` (the bitstreams, `srcBytes`
- * long, segment k ending at offsetsPtr[k] bytes: validated by the caller as non-decreasing and
- * ending at srcBytes) with the tables at `tablePtr` ({@link huffmanBuildTable}, 12 KiB) into
- * `outPtr` (n bytes). The memory must hold 8 readable bytes past srcPtr + srcBytes. Segments are
- * independent (Haugen's offset table; Huff0 decodes its four streams the same way); here four
- * are decoded in one loop so that their table lookups overlap.
- * Returns 0, or -1 when a segment needs bits past its end (corrupt input).
+ * long, segment k ending at offsetsPtr[k] bytes) with the tables at `tablePtr`
+ * ({@link huffmanBuildTable}, 12 KiB) into `outPtr` (n bytes; nothing past them is written). The
+ * memory must hold 8 readable bytes past srcPtr + srcBytes, and nothing further is read.
+ * Segments are independent (Haugen's offset table; Huff0 decodes its four streams the same way):
+ * whole segments go through three lanes decoded in one loop, so that their table lookups overlap
+ * ({@link decodeLanes}); the last, partial one is decoded alone.
+ * Returns 0, or -1 when a segment needs bits past its end, or the offsets decrease or point past
+ * the bitstreams (corrupt input).
  */
 export function huffmanDecode(srcPtr: usize, srcBytes: usize, offsetsPtr: usize, segLog2: u32, n: usize, tablePtr: usize, outPtr: usize): i32 {
   const seg: usize = <usize>1 << segLog2;
   const segments = (n + seg - 1) >> segLog2;
+  // offsets in order and within the bitstreams: then every segment starts at or below srcEnd
+  let last: usize = 0;
+  for (let k: usize = 0; k < segments; k++) {
+    const end = <usize>load<u32>(offsetsPtr + (k << 2));
+    if (end < last || end > srcBytes) return -1;
+    last = end;
+  }
+  const whole = n >> segLog2;
   let k: usize = 0;
-  // four whole segments at a time, interleaved
-  for (; k + 4 <= segments && (k + 4) * seg <= n; k += 4) {
-    const s0 = k == 0 ? srcPtr : srcPtr + <usize>load<u32>(offsetsPtr + ((k - 1) << 2));
-    const e0 = srcPtr + <usize>load<u32>(offsetsPtr + (k << 2));
-    const e1 = srcPtr + <usize>load<u32>(offsetsPtr + ((k + 1) << 2));
-    const e2 = srcPtr + <usize>load<u32>(offsetsPtr + ((k + 2) << 2));
-    const e3 = srcPtr + <usize>load<u32>(offsetsPtr + ((k + 3) << 2));
-    if (!decode4(s0, e0, e1, e2, e3, seg, tablePtr, outPtr + k * seg)) return -1;
+  if (whole >= 3 && seg > ROUND_OUT) {
+    if (!decodeLanes(srcPtr, srcPtr + srcBytes, offsetsPtr, whole, seg, tablePtr, outPtr)) return -1;
+    k = whole;
   }
   for (; k < segments; k++) {
-    const s = k == 0 ? srcPtr : srcPtr + <usize>load<u32>(offsetsPtr + ((k - 1) << 2));
-    const e = srcPtr + <usize>load<u32>(offsetsPtr + (k << 2));
-    const end = outPtr + min<usize>(n, (k + 1) * seg);
-    if (!decodeSegment(s, e, outPtr + k * seg, end, tablePtr)) return -1;
+    const start = k == 0 ? srcPtr : srcPtr + <usize>load<u32>(offsetsPtr + ((k - 1) << 2));
+    const end = srcPtr + <usize>load<u32>(offsetsPtr + (k << 2));
+    if (!finishSegment(start, 0, end, outPtr + k * seg, outPtr + min<usize>(n, (k + 1) * seg), tablePtr)) return -1;
   }
   return 0;
 }
 
+/** The symbols of the table entry of the next 11 bits of `b`. */
 // @ts-ignore: decorator
-@inline function lookup(tablePtr: usize, buf: u64): u64 {
-  return <u64>load<u16>(tablePtr + ((<usize>buf & 0x7ff) << 1));
+@inline function symbolsAt(tablePtr: usize, b: u64): u32 {
+  return load<u32>(tablePtr + ((<usize>b & 0x7ff) << 2));
 }
 
 /**
- * Four consecutive segments of `seg` symbols each (bits [s0, e0), [e0, e1), [e1, e2), [e2, e3)),
- * interleaved lookup by lookup while each has more than 10 symbols to go; then each finishes
- * alone. See {@link decodeSegment}.
+ * The low byte of the entry's info: a shift by it (taken mod 64 by i64.shr_u) drops the entry's
+ * bits; its bits 6..7 are the count of symbols - 1.
  */
-function decode4(s0: usize, e0: usize, e1: usize, e2: usize, e3: usize, seg: usize, tablePtr: usize, out: usize): bool {
-  const pairs = tablePtr + 4096;
-  let p0 = s0, p1 = e0, p2 = e1, p3 = e2;
-  let u0: u64 = 0, u1: u64 = 0, u2: u64 = 0, u3: u64 = 0;
-  let o0 = out, o1 = out + seg, o2 = out + 2 * seg, o3 = out + 3 * seg;
-  const m0 = o1 - 10, m1 = o2 - 10, m2 = o3 - 10, m3 = out + 4 * seg - 10;
-  while (o0 <= m0 && o1 <= m1 && o2 <= m2 && o3 <= m3) {
-    // 57 or more valid bits in each buffer; u counts the bits used since the refill
-    const b0 = load<u64>(p0);
-    const b1 = load<u64>(p1);
-    const b2 = load<u64>(p2);
-    const b3 = load<u64>(p3);
-    for (let j = 0; j < 5; j++) {
-      const x0 = load<u32>(pairs + ((<usize>(b0 >> u0) & 0x7ff) << 2));
-      const x1 = load<u32>(pairs + ((<usize>(b1 >> u1) & 0x7ff) << 2));
-      const x2 = load<u32>(pairs + ((<usize>(b2 >> u2) & 0x7ff) << 2));
-      const x3 = load<u32>(pairs + ((<usize>(b3 >> u3) & 0x7ff) << 2));
-      store<u16>(o0, <u16>x0);
-      store<u16>(o1, <u16>x1);
-      store<u16>(o2, <u16>x2);
-      store<u16>(o3, <u16>x3);
-      o0 += (x0 >> 16) & 3;
-      o1 += (x1 >> 16) & 3;
-      o2 += (x2 >> 16) & 3;
-      o3 += (x3 >> 16) & 3;
-      u0 += <u64>(x0 >> 24);
-      u1 += <u64>(x1 >> 24);
-      u2 += <u64>(x2 >> 24);
-      u3 += <u64>(x3 >> 24);
+// @ts-ignore: decorator
+@inline function infoAt(tablePtr: usize, b: u64): u64 {
+  return <u64>load<u8>(tablePtr + TABLE_INFO + ((<usize>b & 0x7ff) << 1));
+}
+
+/**
+ * Segments 0 .. segments-1 (each of `seg` symbols) in three lanes: each lane decodes one segment
+ * (bits from byte p, bit u on, ending at byte l; output from o up to e) and takes the next segment
+ * when it is done, so the lanes stay busy whatever their segments' code lengths. A round refills
+ * each lane's buffer and makes 5 lookups in each, interleaved. Rounds run while every lane has
+ * ROUND_OUT bytes of its segment's output left (o <= m) and its next refill reads below
+ * srcEnd + 8 (p <= srcEnd), with no other check: bits read past a segment's end only make it fail
+ * at its end (p only grows). A lane that stops them finishes its segment alone
+ * ({@link finishSegment}: near its end, or corrupt) and takes the next one; once none is left,
+ * every lane finishes its own.
+ */
+function decodeLanes(src: usize, srcEnd: usize, offsetsPtr: usize, segments: usize, seg: usize, tablePtr: usize, out: usize): bool {
+  let p0 = src, l0 = src + <usize>load<u32>(offsetsPtr), o0 = out, e0 = out + seg, m0 = e0 - ROUND_OUT, u0: u64 = 0;
+  let p1 = l0, l1 = src + <usize>load<u32>(offsetsPtr, 4), o1 = e0, e1 = e0 + seg, m1 = e1 - ROUND_OUT, u1: u64 = 0;
+  let p2 = l1, l2 = src + <usize>load<u32>(offsetsPtr, 8), o2 = e1, e2 = e1 + seg, m2 = e2 - ROUND_OUT, u2: u64 = 0;
+  let next: usize = 3;
+  while (true) {
+    while (
+      <i32>(o0 <= m0) & <i32>(p0 <= srcEnd) & <i32>(o1 <= m1) & <i32>(p1 <= srcEnd) & <i32>(o2 <= m2) & <i32>(p2 <= srcEnd)
+    ) {
+      let b0 = (load<u64>(p0) | SENTINEL) >> u0;
+      let b1 = (load<u64>(p1) | SENTINEL) >> u1;
+      let b2 = (load<u64>(p2) | SENTINEL) >> u2;
+      // 5 lookups a lane, written out (Binaryen does not unroll the loop)
+      let x: u32;
+      let m: u64;
+      x = symbolsAt(tablePtr, b0);
+      m = infoAt(tablePtr, b0);
+      store<u32>(o0, x);
+      o0 += <usize>(m >> 6) + 1;
+      b0 >>= m;
+      x = symbolsAt(tablePtr, b1);
+      m = infoAt(tablePtr, b1);
+      store<u32>(o1, x);
+      o1 += <usize>(m >> 6) + 1;
+      b1 >>= m;
+      x = symbolsAt(tablePtr, b2);
+      m = infoAt(tablePtr, b2);
+      store<u32>(o2, x);
+      o2 += <usize>(m >> 6) + 1;
+      b2 >>= m;
+      x = symbolsAt(tablePtr, b0);
+      m = infoAt(tablePtr, b0);
+      store<u32>(o0, x);
+      o0 += <usize>(m >> 6) + 1;
+      b0 >>= m;
+      x = symbolsAt(tablePtr, b1);
+      m = infoAt(tablePtr, b1);
+      store<u32>(o1, x);
+      o1 += <usize>(m >> 6) + 1;
+      b1 >>= m;
+      x = symbolsAt(tablePtr, b2);
+      m = infoAt(tablePtr, b2);
+      store<u32>(o2, x);
+      o2 += <usize>(m >> 6) + 1;
+      b2 >>= m;
+      x = symbolsAt(tablePtr, b0);
+      m = infoAt(tablePtr, b0);
+      store<u32>(o0, x);
+      o0 += <usize>(m >> 6) + 1;
+      b0 >>= m;
+      x = symbolsAt(tablePtr, b1);
+      m = infoAt(tablePtr, b1);
+      store<u32>(o1, x);
+      o1 += <usize>(m >> 6) + 1;
+      b1 >>= m;
+      x = symbolsAt(tablePtr, b2);
+      m = infoAt(tablePtr, b2);
+      store<u32>(o2, x);
+      o2 += <usize>(m >> 6) + 1;
+      b2 >>= m;
+      x = symbolsAt(tablePtr, b0);
+      m = infoAt(tablePtr, b0);
+      store<u32>(o0, x);
+      o0 += <usize>(m >> 6) + 1;
+      b0 >>= m;
+      x = symbolsAt(tablePtr, b1);
+      m = infoAt(tablePtr, b1);
+      store<u32>(o1, x);
+      o1 += <usize>(m >> 6) + 1;
+      b1 >>= m;
+      x = symbolsAt(tablePtr, b2);
+      m = infoAt(tablePtr, b2);
+      store<u32>(o2, x);
+      o2 += <usize>(m >> 6) + 1;
+      b2 >>= m;
+      x = symbolsAt(tablePtr, b0);
+      m = infoAt(tablePtr, b0);
+      store<u32>(o0, x);
+      o0 += <usize>(m >> 6) + 1;
+      b0 >>= m;
+      x = symbolsAt(tablePtr, b1);
+      m = infoAt(tablePtr, b1);
+      store<u32>(o1, x);
+      o1 += <usize>(m >> 6) + 1;
+      b1 >>= m;
+      x = symbolsAt(tablePtr, b2);
+      m = infoAt(tablePtr, b2);
+      store<u32>(o2, x);
+      o2 += <usize>(m >> 6) + 1;
+      b2 >>= m;
+      let c = clz(b0);
+      p0 += <usize>(c >> 3);
+      u0 = c & 7;
+      c = clz(b1);
+      p1 += <usize>(c >> 3);
+      u1 = c & 7;
+      c = clz(b2);
+      p2 += <usize>(c >> 3);
+      u2 = c & 7;
     }
-    p0 += <usize>(u0 >> 3); u0 &= 7;
-    p1 += <usize>(u1 >> 3); u1 &= 7;
-    p2 += <usize>(u2 >> 3); u2 &= 7;
-    p3 += <usize>(u3 >> 3); u3 &= 7;
-    if (p0 > e0 || p1 > e1 || p2 > e2 || p3 > e3) return false;
+    let drained = false;
+    if (o0 > m0 || p0 > srcEnd) {
+      if (!finishSegment(p0, u0, l0, o0, e0, tablePtr)) return false;
+      if (next < segments) {
+        p0 = src + <usize>load<u32>(offsetsPtr + ((next - 1) << 2));
+        l0 = src + <usize>load<u32>(offsetsPtr + (next << 2));
+        o0 = out + next * seg;
+        e0 = o0 + seg;
+        m0 = e0 - ROUND_OUT;
+        u0 = 0;
+        next++;
+      } else {
+        // none left: the lane stays at its segment's end
+        drained = true;
+        p0 = l0;
+        u0 = 0;
+        o0 = e0;
+      }
+    }
+    if (o1 > m1 || p1 > srcEnd) {
+      if (!finishSegment(p1, u1, l1, o1, e1, tablePtr)) return false;
+      if (next < segments) {
+        p1 = src + <usize>load<u32>(offsetsPtr + ((next - 1) << 2));
+        l1 = src + <usize>load<u32>(offsetsPtr + (next << 2));
+        o1 = out + next * seg;
+        e1 = o1 + seg;
+        m1 = e1 - ROUND_OUT;
+        u1 = 0;
+        next++;
+      } else {
+        // none left: the lane stays at its segment's end
+        drained = true;
+        p1 = l1;
+        u1 = 0;
+        o1 = e1;
+      }
+    }
+    if (o2 > m2 || p2 > srcEnd) {
+      if (!finishSegment(p2, u2, l2, o2, e2, tablePtr)) return false;
+      if (next < segments) {
+        p2 = src + <usize>load<u32>(offsetsPtr + ((next - 1) << 2));
+        l2 = src + <usize>load<u32>(offsetsPtr + (next << 2));
+        o2 = out + next * seg;
+        e2 = o2 + seg;
+        m2 = e2 - ROUND_OUT;
+        u2 = 0;
+        next++;
+      } else {
+        // none left: the lane stays at its segment's end
+        drained = true;
+        p2 = l2;
+        u2 = 0;
+        o2 = e2;
+      }
+    }
+    if (drained) break;
   }
-  // each segment's remaining symbols alone (pairs, then singles), from where it stopped
+  // a drained lane sits at its segment's end; the others finish theirs
   return (
-    finishSegment(p0, u0, s0, e0, o0, out + seg, tablePtr) &&
-    finishSegment(p1, u1, e0, e1, o1, out + 2 * seg, tablePtr) &&
-    finishSegment(p2, u2, e1, e2, o2, out + 3 * seg, tablePtr) &&
-    finishSegment(p3, u3, e2, e3, o3, out + 4 * seg, tablePtr)
+    finishSegment(p0, u0, l0, o0, e0, tablePtr) &&
+    finishSegment(p1, u1, l1, o1, e1, tablePtr) &&
+    finishSegment(p2, u2, l2, o2, e2, tablePtr)
   );
 }
 
-/** {@link decodeSegment} resumed at byte p, bit `used`, output o; `start` is the segment's first byte. */
-function finishSegment(p: usize, used: u64, start: usize, limit: usize, o: usize, outEnd: usize, tablePtr: usize): bool {
-  const pairs = tablePtr + 4096;
-  while (o + 10 <= outEnd) {
-    let buf = load<u64>(p) >> used;
-    for (let j = 0; j < 5; j++) {
-      const e = load<u32>(pairs + ((<usize>buf & 0x7ff) << 2));
-      store<u16>(o, <u16>e);
-      o += (e >> 16) & 3;
-      buf >>= <u64>(e >> 24);
-      used += <u64>(e >> 24);
-    }
-    p += <usize>(used >> 3);
-    used &= 7;
+/**
+ * The rest of a segment, alone: its output from o to outEnd, its bits from byte p, bit u on, to
+ * `limit` (its end). Rounds of 5 lookups while 20 or more symbols remain, then one lookup a
+ * refill: whole entries while 4 or more remain, then the first symbol of an entry alone. Every
+ * refill first checks that p has not passed `limit` (so reads stay below limit + 8). Returns true
+ * when the symbols ended within the segment's bits.
+ */
+function finishSegment(p: usize, u: u64, limit: usize, o: usize, outEnd: usize, tablePtr: usize): bool {
+  while (outEnd - o >= ROUND_OUT) {
     if (p > limit) return false;
+    let b = (load<u64>(p) | SENTINEL) >> u;
+    let m: u64;
+    m = infoAt(tablePtr, b);
+    store<u32>(o, symbolsAt(tablePtr, b));
+    o += <usize>(m >> 6) + 1;
+    b >>= m;
+    m = infoAt(tablePtr, b);
+    store<u32>(o, symbolsAt(tablePtr, b));
+    o += <usize>(m >> 6) + 1;
+    b >>= m;
+    m = infoAt(tablePtr, b);
+    store<u32>(o, symbolsAt(tablePtr, b));
+    o += <usize>(m >> 6) + 1;
+    b >>= m;
+    m = infoAt(tablePtr, b);
+    store<u32>(o, symbolsAt(tablePtr, b));
+    o += <usize>(m >> 6) + 1;
+    b >>= m;
+    m = infoAt(tablePtr, b);
+    store<u32>(o, symbolsAt(tablePtr, b));
+    o += <usize>(m >> 6) + 1;
+    b >>= m;
+    const c = clz(b);
+    p += <usize>(c >> 3);
+    u = c & 7;
   }
-  return decodeTail(p, used, start, limit, outEnd - o, tablePtr, o);
-}
-
-/** The last `count` (< 10) symbols of a segment from byte p, bit `used`; checks the segment's end. */
-function decodeTail(p: usize, used: u64, start: usize, limit: usize, count: usize, tablePtr: usize, out: usize): bool {
-  let buf = load<u64>(p) >> used;
-  for (let i: usize = 0; i < count; i++) {
-    if (i == 5) {
-      // 5 codes of up to 11 bits used at most 55 of the 57 or more bits: refill once
-      p += <usize>(used >> 3);
-      used &= 7;
-      if (p > limit) return false;
-      buf = load<u64>(p) >> used;
+  while (o < outEnd) {
+    if (p > limit) return false;
+    const b = load<u64>(p) >> u;
+    const info = <u32>load<u16>(tablePtr + ((<usize>b & 0x7ff) << 1), TABLE_INFO);
+    if (outEnd - o >= 4) {
+      store<u32>(o, symbolsAt(tablePtr, b));
+      o += <usize>((info >> 6) & 3) + 1;
+      u += <u64>(info & 63);
+    } else {
+      store<u8>(o, <u8>symbolsAt(tablePtr, b));
+      o++;
+      u += <u64>(info >> 8);
     }
-    const e = lookup(tablePtr, buf);
-    store<u8>(out + i, <u8>e);
-    buf >>= e >> 8;
-    used += e >> 8;
+    p += <usize>(u >> 3);
+    u &= 7;
   }
-  return (<u64>(p - start) << 3) + used <= (<u64>(limit - start) << 3);
+  // bit position p * 8 + u at most the segment's end, limit * 8
+  return p < limit || (p == limit && u == 0);
 }

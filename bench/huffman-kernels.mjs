@@ -1,30 +1,35 @@
 // The Huffman kernels of assembly/codec.ts on one thread, raw: histogram8, huffmanEncode and
-// huffmanDecode of build/parle.wasm (the SIMD build) called directly on 4 MiB streams that are
-// already in wasm memory, in GB/s of input (histogram, encode) and of output (decode).
+// huffmanDecode of build/parle.wasm (the SIMD build) called directly on streams that are already
+// in wasm memory, in GB/s of input (histogram, encode) and of output (decode).
 //
 //   node build/build.mjs --quiet --no-types && node bench/huffman-kernels.mjs [--quick]
-//        [--runs N] [--wasm FILE] [--baseline FILE] [--out DIR]
+//        [--runs N] [--wasm FILE] [--baseline FILE | --baseline-rev GITREV] [--out DIR]
 //
-// Streams: camera.u8's deltas (tiled to 4 MiB), the low byte plane of t1-mri.u16 (tiled), a
+// Streams (4 MiB each): camera.u8's deltas (tiled), the low byte plane of t1-mri.u16 (tiled), a
 // skewed stream of 90% zeros (the rest uniform over 1..255), the exponential stream of
-// bench/codec.mjs (mean 6, about 4 bits a symbol) and uniform random bytes (8-bit codes).
-// Code lengths come from ts/codec/huffman.ts (codeLengths, bundled with esbuild as
-// bench/codec.mjs does), as the library calls it.
+// bench/codec.mjs (mean 6, about 4 bits a symbol) and uniform random bytes (8-bit codes); then
+// the first 256 KiB of each (the codec's default chunk), where per-call costs show. Code lengths
+// come from ts/codec/huffman.ts (codeLengths, bundled with esbuild as bench/codec.mjs does), as
+// the library calls it; segments of 2^10 symbols (DEFAULT_SEGMENT_LOG2).
 //
-// Each figure is the median of --runs timed calls (default 25; --quick: 7) after a warm-up
-// (V8 tiers wasm up from Liftoff to TurboFan in the background). "hist+enc" is the time of one
-// histogram8 and one huffmanEncode of the same bytes: what the writer pays per stream.
-// Checks: the histogram against a JS count, the encoded size against the code lengths, the last
-// offset against the bytes written, decode == input (before and after the timed calls). With
-// --baseline FILE (another build of the same kernels, e.g. before a change) the same figures
-// are taken for it, interleaved stream by stream on the same memory contents, and its
-// bitstreams and offsets must equal those of --wasm byte for byte (the format must not move).
+// Each figure is the median of --runs samples (default 21; --quick: 7) after a warm-up (V8 tiers
+// wasm up from Liftoff to TurboFan in the background); a sample times one call on 4 MiB, 8 on
+// 256 KiB. Samples of the kernels (and of the baseline's) are taken round-robin, so load from
+// other processes hits them alike; the JSON keeps min and max too, and the load average.
+// "hist+enc" is the time of one histogram8 and one huffmanEncode of the same bytes: what the
+// writer pays per stream. Checks: the histogram against a JS count, the encoded size against the
+// code lengths, the last offset against the bytes written, decode == input (before and after the
+// timed calls). With --baseline FILE (another SIMD build of the kernels), or --baseline-rev REV
+// (assembly/ at that git revision, compiled here with build/wasm.mjs's flags), the same figures
+// are taken for it on the same bytes, and its bitstreams and offsets must equal those of --wasm
+// byte for byte (the format must not move).
 //
 // Prints a table and writes bench/results/huffman-kernels.json (machine, figures).
 import { outArg, outputDir } from './out-dir.mjs';
-import { readFile, mkdir, writeFile } from 'node:fs/promises';
+import { readFile, mkdir, writeFile, mkdtemp } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { rng } from './suite/data.mjs';
 
@@ -35,9 +40,24 @@ const argValue = (name) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const RUNS = Number(argValue('--runs') ?? (quick ? 7 : 25));
+const RUNS = Number(argValue('--runs') ?? (quick ? 7 : 21));
 const WASM = resolve(root, argValue('--wasm') ?? 'build/parle.wasm');
-const BASELINE = argValue('--baseline') !== undefined ? resolve(root, argValue('--baseline')) : undefined;
+const BASELINE_REV = argValue('--baseline-rev');
+let BASELINE = argValue('--baseline') !== undefined ? resolve(root, argValue('--baseline')) : undefined;
+if (BASELINE_REV !== undefined) {
+  // assembly/ at that revision, compiled as build/wasm.mjs compiles build/parle.wasm
+  const { commonFlags } = await import(pathToFileURL(join(root, 'build/wasm.mjs')).href);
+  const { default: asc } = await import('assemblyscript/asc');
+  const dir = await mkdtemp(join(os.tmpdir(), 'parle-huffman-baseline-'));
+  execFileSync('sh', ['-c', `git -C "${root}" archive "${BASELINE_REV}" assembly | tar -x -C "${dir}"`]);
+  BASELINE = join(dir, 'parle.wasm');
+  const flags = commonFlags.map((f) => (f === 'assembly/index.ts' ? join(dir, 'assembly/index.ts') : f));
+  const { error, stderr } = await asc.main(
+    [...flags, '--enable', 'simd', '--sharedMemory', '--enable', 'threads', '--outFile', BASELINE],
+    {},
+  );
+  if (error) throw new Error(`asc failed for the baseline at ${BASELINE_REV}: ${error.message}\n${stderr.toString()}`);
+}
 const STREAM_BYTES = 4 << 20;
 
 // ---------------------------------------------------------------------------------------------
@@ -98,7 +118,8 @@ async function instance(file) {
 
 const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 const sameBytes = (a, b) =>
-  a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
+  a.length === b.length &&
+  Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
 
 function tile(src, bytes) {
   const out = new Uint8Array(bytes);
@@ -176,14 +197,15 @@ function median(xs) {
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-/** Times `runs` calls of each fn, round-robin (so drift hits all alike); ms per call of each. */
-function timeAll(fns, runs) {
+/** Takes `runs` samples of each fn (each `reps` calls), round-robin so that drift hits all alike; ms per call. */
+function timeAll(fns, runs, reps) {
   const times = fns.map(() => []);
   for (let r = 0; r < runs; r++) {
     for (let f = 0; f < fns.length; f++) {
+      const fn = fns[f];
       const t0 = performance.now();
-      fns[f]();
-      times[f].push(performance.now() - t0);
+      for (let i = 0; i < reps; i++) fn();
+      times[f].push((performance.now() - t0) / reps);
     }
   }
   return times;
@@ -217,7 +239,7 @@ function prepare(inst, stream, input) {
   const encPtr = alloc(encCap);
   const outPtr = alloc(n + 64);
   view(Uint8Array, srcPtr, n).set(input);
-  const where = `${stream.name} (${inst.file === WASM ? 'wasm' : 'baseline'})`;
+  const where = `${stream.name}, ${n} bytes (${inst.file === WASM ? 'wasm' : 'baseline'})`;
 
   k.histogram8(srcPtr, n, histPtr, scratchPtr);
   const hist = view(Uint32Array, histPtr, 256).slice();
@@ -264,70 +286,93 @@ function prepare(inst, stream, input) {
 
 const main = await instance(WASM);
 const base = BASELINE ? await instance(BASELINE) : undefined;
+/** Stream sizes: the 4 MiB streams, then their first 256 KiB (the codec's default chunk; 8 calls a sample). */
+const SIZES = [
+  { bytes: STREAM_BYTES, reps: 1 },
+  { bytes: 256 << 10, reps: 8 },
+];
 const rows = [];
+const loadBefore = os.loadavg();
 
 for (const stream of STREAMS) {
-  const input = stream.make();
-  const a = prepare(main, stream, input);
-  const b = base ? prepare(base, stream, input) : undefined;
-  if (b) {
-    if (b.encBytes !== a.encBytes || !sameBytes(a.bits(), b.bits()) || !sameBytes(bytesOf(a.offsets), bytesOf(b.offsets)))
-      problems.push(`${stream.name}: the bitstreams differ from the baseline's`);
-  }
-  const fns = [a.histogram, a.encode, a.decode, ...(b ? [b.histogram, b.encode, b.decode] : [])];
-  await warmUp(fns);
-  const t = timeAll(fns, RUNS);
-  a.verify();
-  b?.verify();
-  const gbps = (ms, n) => n / (ms * 1e6);
-  const figures = (p, off) => {
-    const [h, e, d] = [0, 1, 2].map((i) => median(t[off + i]));
-    return {
-      histogram8: gbps(h, p.n),
-      huffmanEncode: gbps(e, p.n),
-      histogramPlusEncode: gbps(h + e, p.n),
-      huffmanDecode: gbps(d, p.n),
-      ms: { histogram8: h, huffmanEncode: e, huffmanDecode: d },
-      spread: Object.fromEntries(
-        ['histogram8', 'huffmanEncode', 'huffmanDecode'].map((name, i) => [
-          name,
-          { min: gbps(Math.max(...t[off + i]), p.n), max: gbps(Math.min(...t[off + i]), p.n) },
-        ]),
-      ),
+  const full = stream.make();
+  for (const { bytes, reps } of SIZES) {
+    const input = full.subarray(0, bytes);
+    const a = prepare(main, stream, input);
+    const b = base ? prepare(base, stream, input) : undefined;
+    if (b) {
+      if (b.encBytes !== a.encBytes || !sameBytes(a.bits(), b.bits()) || !sameBytes(bytesOf(a.offsets), bytesOf(b.offsets)))
+        problems.push(`${stream.name}, ${bytes} bytes: the bitstreams differ from the baseline's`);
+    }
+    const fns = [a.histogram, a.encode, a.decode, ...(b ? [b.histogram, b.encode, b.decode] : [])];
+    await warmUp(fns);
+    const t = timeAll(fns, RUNS, reps);
+    a.verify();
+    b?.verify();
+    const gbps = (ms, n) => n / (ms * 1e6);
+    const figures = (p, off) => {
+      const [h, e, d] = [0, 1, 2].map((i) => median(t[off + i]));
+      return {
+        histogram8: gbps(h, p.n),
+        huffmanEncode: gbps(e, p.n),
+        histogramPlusEncode: gbps(h + e, p.n),
+        huffmanDecode: gbps(d, p.n),
+        msPerCall: { histogram8: h, huffmanEncode: e, huffmanDecode: d },
+        spread: Object.fromEntries(
+          ['histogram8', 'huffmanEncode', 'huffmanDecode'].map((name, i) => [
+            name,
+            { min: gbps(Math.max(...t[off + i]), p.n), max: gbps(Math.min(...t[off + i]), p.n) },
+          ]),
+        ),
+      };
     };
-  };
-  rows.push({
-    stream: stream.name,
-    note: stream.note,
-    bytes: a.n,
-    symbols: a.symbols,
-    longestCode: a.longest,
-    entropyBitsPerSymbol: a.entropy,
-    codedBitsPerSymbol: (a.encBytes * 8) / a.n,
-    after: figures(a, 0),
-    ...(b ? { before: figures(b, 3) } : {}),
-  });
+    rows.push({
+      stream: stream.name,
+      note: stream.note,
+      bytes: a.n,
+      symbols: a.symbols,
+      longestCode: a.longest,
+      entropyBitsPerSymbol: a.entropy,
+      codedBitsPerSymbol: (a.encBytes * 8) / a.n,
+      after: figures(a, 0),
+      ...(b ? { before: figures(b, 3) } : {}),
+    });
+  }
 }
+const loadAfter = os.loadavg();
 
 // ---------------------------------------------------------------------------------------------
 // report
 
 const f2 = (x) => x.toFixed(2);
 const header = ['stream', 'bits/sym', 'histogram8', 'encode', 'hist+enc', 'decode'];
-const table = rows.map((r) => {
-  const cell = (key) => (r.before ? `${f2(r.before[key])} -> ${f2(r.after[key])}` : f2(r.after[key]));
-  return [r.stream, `${f2(r.codedBitsPerSymbol)}`, cell('histogram8'), cell('huffmanEncode'), cell('histogramPlusEncode'), cell('huffmanDecode')];
-});
-const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
-const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join(' | ');
-console.log(`\nHuffman kernels, GB/s (median of ${RUNS} runs, one thread, ${STREAM_BYTES >> 20} MiB streams)${base ? ', baseline -> wasm' : ''}`);
-console.log(line(header));
-console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
-for (const row of table) console.log(line(row));
+for (const { bytes } of SIZES) {
+  const table = rows
+    .filter((r) => r.bytes === bytes)
+    .map((r) => {
+      const cell = (key) => (r.before ? `${f2(r.before[key])} -> ${f2(r.after[key])}` : f2(r.after[key]));
+      return [
+        r.stream,
+        `${f2(r.codedBitsPerSymbol)}`,
+        cell('histogram8'),
+        cell('huffmanEncode'),
+        cell('histogramPlusEncode'),
+        cell('huffmanDecode'),
+      ];
+    });
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join(' | ');
+  const size = bytes >= 1 << 20 ? `${bytes >> 20} MiB` : `${bytes >> 10} KiB`;
+  console.log(`\nHuffman kernels, GB/s (median of ${RUNS} samples, one thread, ${size} streams)${base ? ', baseline -> wasm' : ''}`);
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const row of table) console.log(line(row));
+}
+console.log(`\nload average (1 min) ${f2(loadBefore[0])} before, ${f2(loadAfter[0])} after, on ${os.cpus().length} cores`);
 if (problems.length) {
   console.log('\nPROBLEMS:');
   for (const p of problems) console.log(`  ${p}`);
-} else console.log('\nchecks: histograms, sizes, offsets and decode == input all pass' + (base ? '; bitstreams equal the baseline' : ''));
+} else console.log('checks: histograms, sizes, offsets and decode == input all pass' + (base ? '; bitstreams equal the baseline' : ''));
 
 const cpus = os.cpus();
 const machine = {
@@ -337,6 +382,7 @@ const machine = {
   platform: `${os.platform()} ${os.release()} ${os.arch()}`,
   node: process.version,
   v8: process.versions.v8,
+  loadAverage: { before: loadBefore, after: loadAfter },
 };
 const dir = outputDir({ out: outArg(), quick, committed: 'bench/results' });
 const file = join(dir, 'huffman-kernels.json');
@@ -347,9 +393,13 @@ await writeFile(
       date: new Date().toISOString(),
       machine,
       wasm: WASM.replace(root + '/', ''),
-      baseline: BASELINE,
+      baseline:
+        BASELINE_REV !== undefined
+          ? `assembly/ at ${BASELINE_REV} (${execFileSync('git', ['-C', root, 'rev-parse', BASELINE_REV]).toString().trim()})`
+          : BASELINE,
       runs: RUNS,
-      unit: 'GB/s (1e9 bytes/s) of input for histogram8 and huffmanEncode, of output for huffmanDecode; median',
+      segmentLog2: DEFAULT_SEGMENT_LOG2,
+      unit: 'GB/s (1e9 bytes/s) of input for histogram8 and huffmanEncode, of output for huffmanDecode; median of the samples (spread: min, max)',
       streams: rows,
       problems,
     },

@@ -350,11 +350,38 @@ describe.each(VARIANTS)('%s build', (variant) => {
     it('histogram8 overwrites the histogram with the byte counts', () => {
       const seed = caseSeed('kernels histogram8');
       const rng = new Rng(seed);
-      for (const n of [0, 1, 3, 4, 5, 1000, 65_537]) {
+      // both sides of the 16-byte loop and of a few of its iterations
+      for (const n of [0, 1, 3, 4, 5, 15, 16, 17, 31, 32, 33, 1000, 65_537]) {
         for (const [shape, input] of [
           ['random', randomBytes(rng, n)],
           ['one byte value', new Uint8Array(n).fill(255)],
           ['skewed', skewedBytes(rng, n, 5)],
+        ] as const) {
+          const context = `${shape} n=${n} ${describeSeed(seed)}`;
+          h.reset();
+          const ptr = h.copyIn(input, 0, 1);
+          const histPtr = h.allocFilled(1024 + GUARD, SENTINEL);
+          const scratch = h.allocFilled(4096 + GUARD, SENTINEL);
+          k.histogram8(ptr, n, histPtr, scratch);
+          expect(Array.from(h.view(Uint32Array, histPtr, 256)), context).toEqual(histogramOf(input));
+          expectUntouched(h, histPtr + 1024, GUARD, context);
+          expectUntouched(h, scratch + 4096, GUARD, `scratch, ${context}`);
+        }
+      }
+    });
+
+    it('histogram8 adds its u16 sub-histograms up before they overflow: one value, or one value every 8th byte, past 8 x 65535 bytes', () => {
+      const seed = caseSeed('kernels histogram8 blocks');
+      const rng = new Rng(seed);
+      // the sub-histograms are added up every 16 x 32767 bytes; a sub-histogram counts every 8th byte
+      const block = 16 * 32767;
+      for (const n of [block - 1, block, block + 1, block + 16, 8 * 65536 + 3, 2 * block + 21]) {
+        const oneValue = new Uint8Array(n).fill(200);
+        const everyEighth = randomBytes(rng, n).map((b, i) => (i % 8 === 3 ? 9 : b === 9 ? 10 : b));
+        for (const [shape, input] of [
+          ['one value', oneValue],
+          ['9 at every 8th byte', everyEighth],
+          ['skewed', skewedBytes(rng, n, 3)],
         ] as const) {
           const context = `${shape} n=${n} ${describeSeed(seed)}`;
           h.reset();
@@ -522,7 +549,7 @@ describe.each(VARIANTS)('%s build', (variant) => {
       return found;
     }
 
-    it('huffmanBuildTable: every single and pair entry decodes the 11 bits it is indexed by', () => {
+    it('huffmanBuildTable: every entry holds the first (up to four) codes that lie in the 11 bits it is indexed by', () => {
       const seed = caseSeed('kernels huffmanBuildTable');
       const rng = new Rng(seed);
       const cases: [string, Uint8Array][] = [
@@ -530,29 +557,40 @@ describe.each(VARIANTS)('%s build', (variant) => {
         ['skewed', ref.huffmanCodeLengths(histogramOf(skewedBytes(rng, 3000, 40)))],
         ['Fibonacci (11-bit limit)', ref.huffmanCodeLengths(fibonacciHistogram())],
         ['all 256 of 8 bits', new Uint8Array(256).fill(8)],
+        [
+          '90% zeros (a 1-bit code: up to eleven fit)',
+          codeLengths(histogramOf(Uint8Array.from({ length: 5000 }, (_, i) => (i % 10 === 0 ? 1 + (i % 255) : 0)))),
+        ],
+        ['codes of 1 to 5 bits, then 64 of 11', Uint8Array.from({ length: 256 }, (_, s) => (s < 5 ? s + 1 : s < 69 ? 11 : 0))],
       ];
       for (const [name, lengths] of cases) {
+        expect(
+          lengths.reduce((a, l) => a + (l ? 2 ** (11 - l) : 0), 0),
+          `${name}: a complete code`,
+        ).toBe(2048);
         h.reset();
         const lengthsPtr = h.copyIn(lengths);
         const codesPtr = h.alloc(1024);
         const tablePtr = h.allocFilled((12 << 10) + GUARD, SENTINEL);
         expect(k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr), name).toBe(0);
         expectUntouched(h, tablePtr + (12 << 10), GUARD, name);
-        const single = h.copyOut(Uint16Array, tablePtr, 2048);
-        const pairs = h.copyOut(Uint32Array, tablePtr + 4096, 2048);
+        const symbols = h.copyOut(Uint32Array, tablePtr, 2048);
+        const info = h.copyOut(Uint16Array, tablePtr + 8192, 2048);
+        let counts = 0;
         for (let j = 0; j < 2048; j++) {
-          const [first, second] = decodeIndex(lengths, j);
-          expect(single[j], `${name}: single entry ${j}`).toBe(first.symbol | (first.length << 8));
-          const expectedPair =
-            second !== undefined
-              ? first.symbol | (second.symbol << 8) | (2 << 16) | ((first.length + second.length) << 24)
-              : first.symbol | (1 << 16) | (first.length << 24);
-          if (pairs[j] >>> 0 !== expectedPair >>> 0) {
+          const found = decodeIndex(lengths, j).slice(0, 4);
+          const bits = found.reduce((a, f) => a + f.length, 0);
+          const expectedSymbols = found.reduce((a, f, i) => a + f.symbol * 2 ** (8 * i), 0);
+          const expectedInfo = bits | ((found.length - 1) << 6) | (found[0].length << 8);
+          counts += found.length;
+          if (symbols[j] >>> 0 !== expectedSymbols || info[j] !== expectedInfo) {
             expect.fail(
-              `${name}: pair entry ${j} is 0x${pairs[j].toString(16)}, expected 0x${(expectedPair >>> 0).toString(16)} ${describeSeed(seed)}`,
+              `${name}: entry ${j} is 0x${symbols[j].toString(16)} / 0x${info[j].toString(16)}, expected 0x${expectedSymbols.toString(16)} / 0x${expectedInfo.toString(16)} ${describeSeed(seed)}`,
             );
           }
         }
+        // the table does hold several symbols an entry where codes are short
+        if (Math.min(...Array.from(lengths).filter((l) => l > 0)) <= 2) expect(counts / 2048, name).toBeGreaterThan(2);
       }
     });
 
@@ -595,10 +633,23 @@ describe.each(VARIANTS)('%s build', (variant) => {
       { n: 3, g: 10 },
       { n: 4, g: 10 },
       { n: 5, g: 10 },
+      // both sides of the 5- and 20-symbol loops
+      { n: 6, g: 10 },
+      { n: 9, g: 10 },
+      { n: 10, g: 10 },
+      { n: 11, g: 10 },
+      { n: 19, g: 10 },
+      { n: 20, g: 10 },
+      { n: 21, g: 10 },
+      { n: 24, g: 10 },
+      { n: 25, g: 10 },
       { n: 1000, g: 10 },
+      { n: 1023, g: 10 },
       { n: 1024, g: 10 },
+      { n: 1025, g: 10 },
       { n: 5000, g: 10 },
       { n: 4 * 1024 + 1, g: 10 },
+      { n: 2 * 1024 + 19, g: 10 },
       { n: 70_000, g: 14 },
       { n: 3000, g: 20 },
     ];
@@ -674,22 +725,38 @@ describe.each(VARIANTS)('%s build', (variant) => {
   });
 
   describe('huffmanDecode', () => {
-    /** Segment sizes 2^10: 1..9 segments (whole groups of four, a partial last one, remainders) and one segment at 2^14 and 2^20. */
+    /**
+     * Segment sizes 2^10: 1..64 segments (fewer than the three lanes, exactly three, a partial last
+     * one, segments that lanes take in turn, and those near the bitstreams' end decoded alone), the
+     * thresholds of the per-segment decode (rounds of 20 symbols, whole entries of up to 4, single
+     * symbols), and segments of 2^12, 2^14 and 2^20.
+     */
     const CASES: { n: number; g: number }[] = [
+      { n: 1, g: 10 },
       { n: 2, g: 10 },
+      { n: 3, g: 10 },
+      { n: 4, g: 10 },
+      { n: 5, g: 10 },
       { n: 9, g: 10 },
       { n: 10, g: 10 },
       { n: 11, g: 10 },
+      { n: 19, g: 10 },
       { n: 20, g: 10 },
+      { n: 21, g: 10 },
       { n: 1023, g: 10 },
       { n: 1024, g: 10 },
       { n: 1025, g: 10 },
+      { n: 3 * 1024 - 1, g: 10 },
+      { n: 3 * 1024, g: 10 },
       { n: 3 * 1024 + 5, g: 10 },
       { n: 4 * 1024, g: 10 },
       { n: 4 * 1024 + 1, g: 10 },
       { n: 5000, g: 10 },
       { n: 7 * 1024 + 3, g: 10 },
       { n: 9 * 1024, g: 10 },
+      { n: 40 * 1024 + 7, g: 10 },
+      { n: 64 * 1024, g: 10 },
+      { n: 20 * 4096 + 5, g: 12 },
       { n: 100_000, g: 14 },
       { n: 50_000, g: 20 },
     ];
@@ -720,6 +787,8 @@ describe.each(VARIANTS)('%s build', (variant) => {
           ['random', randomBytes(rng, n)],
           ['two symbols', Uint8Array.from({ length: n }, (_, i) => (i === 0 ? 1 : rng.nextFloat() < 0.8 ? 0 : 1))],
           ['uneven segments', unevenBytes(rng, n, g)],
+          // a 1-bit code: up to four symbols a table entry
+          ['90% zeros', Uint8Array.from({ length: n }, () => (rng.nextFloat() < 0.9 ? 0 : rng.nextU32() & 0xff))],
         ];
         if (n >= 2000) {
           const hist = fibonacciHistogram();
@@ -757,10 +826,10 @@ describe.each(VARIANTS)('%s build', (variant) => {
       expectSameBytes(out, data, describeSeed(seed));
     });
 
-    it('a segment cut short by one byte returns -1, in every position of a 5- and a 9-segment stream', () => {
+    it('a segment cut short by one byte returns -1, in every position of a 5-, a 9- and a 40-segment stream', () => {
       const seed = caseSeed('kernels huffmanDecode truncated');
       const rng = new Rng(seed);
-      for (const n of [5000, 9 * 1024]) {
+      for (const n of [5000, 9 * 1024, 40 * 1024 - 3]) {
         const data = skewedBytes(rng, n);
         const { lengths, ends, bits } = parseModeTwo(ref.huffmanEncodeStream(data, 10), n);
         for (let cut = 0; cut < ends.length; cut++) {
@@ -783,6 +852,91 @@ describe.each(VARIANTS)('%s build', (variant) => {
       }
     });
 
+    it('n = 0 returns 0 and writes nothing', () => {
+      const { result } = kernelDecode(h, lengthsOfCode(), 10, [], new Uint8Array(0), 0);
+      expect(result).toBe(0);
+    });
+
+    it('offsets that decrease or point past the bitstreams return -1, reading nothing past the 8 bytes after them', () => {
+      const seed = caseSeed('kernels huffmanDecode offsets');
+      const rng = new Rng(seed);
+      for (const n of [1000, 5000, 40 * 1024 + 9]) {
+        const data = skewedBytes(rng, n);
+        const { lengths, ends, bits } = parseModeTwo(ref.huffmanEncodeStream(data, 10), n);
+        expect(kernelDecode(h, lengths, 10, ends, bits, n).result, `n=${n} as encoded`).toBe(0);
+        for (let k = 0; k < ends.length; k++) {
+          const context = `n=${n} segment ${k} of ${ends.length} ${describeSeed(seed)}`;
+          // segment k and every later one end past the bitstreams (still in order)
+          const past = Array.from(ends, (e, j) => (j >= k ? bits.length + 1 + (j - k) * 1000 : e));
+          expect(kernelDecode(h, lengths, 10, past, bits, n).result, `past the end, ${context}`).toBe(-1);
+          // far past: 2^31
+          const far = Array.from(ends, (e, j) => (j >= k ? 2 ** 31 + j : e));
+          expect(kernelDecode(h, lengths, 10, far, bits, n).result, `far past the end, ${context}`).toBe(-1);
+          if (k > 0) {
+            // segment k ends before segment k - 1
+            const back = Array.from(ends, (e, j) => (j === k ? ends[k - 1] - 1 : e));
+            if (back[k] >= 0) expect(kernelDecode(h, lengths, 10, back, bits, n).result, `decreasing, ${context}`).toBe(-1);
+          }
+        }
+        // every segment empty but the last, which holds all the bits
+        const lastOnly = Array.from(ends, (_, j) => (j === ends.length - 1 ? bits.length : 0));
+        expect(kernelDecode(h, lengths, 10, lastOnly, bits, n).result, `n=${n} all bits in the last segment`).toBe(
+          referenceDecode(modeTwoStream(lengths, 10, lastOnly, bits), n) instanceof Error ? -1 : 0,
+        );
+      }
+    });
+
+    it('bitstreams of all ones (the longest codes) under short segments: the lanes read nothing past the 8 bytes after them', () => {
+      // every segment claims `spacing` bytes but its 1024 codes need far more: each lane runs through
+      // the segments after its own, up to 7 bytes a round, unchecked while far enough from the end
+      for (const lengths of [
+        ref.huffmanCodeLengths(fibonacciHistogram()),
+        new Uint8Array(256).fill(8),
+        codeLengths(fibonacciHistogram()),
+      ]) {
+        for (const spacing of [10, 50, 100, 300, 700]) {
+          const segments = 40;
+          const bits = new Uint8Array(segments * spacing).fill(0xff);
+          const ends = Array.from({ length: segments }, (_, k) => (k + 1) * spacing);
+          const n = segments * 1024;
+          const context = `longest code ${Math.max(...lengths)} bits, segments of ${spacing} bytes`;
+          expect(referenceDecode(modeTwoStream(lengths, 10, ends, bits), n), context).toBeInstanceOf(Error);
+          for (const slackFill of [0x00, 0xff]) expect(kernelDecode(h, lengths, 10, ends, bits, n, slackFill).result, context).toBe(-1);
+        }
+      }
+    });
+
+    it('a corrupt segment near the end behind faster segments: no lane reads past the 8 bytes after the bitstreams, whichever lane takes it', () => {
+      // of segments 0..2 one decodes 20 symbols a round (1-bit codes), the two others five (11-bit
+      // codes): the lane that finishes the fast one first takes segment 3, all ones (11-bit codes
+      // again) but only `claimed` bytes long, and runs on through its end while the others finish
+      // theirs (150 rounds of up to 7 bytes): it must stop at the end of the bitstreams
+      // symbols 0..11 of 1, 2, ..., 10, 11 and 11 bits: all ones is the last code of 11 bits
+      const lengths = Uint8Array.from({ length: 256 }, (_, s) => (s < 11 ? s + 1 : s === 11 ? 11 : 0));
+      const longest = [10, 11];
+      const seed = caseSeed('kernels huffmanDecode corrupt near the end');
+      const rng = new Rng(seed);
+      const slow = () => Uint8Array.from({ length: 1024 }, () => longest[rng.nextU32() % longest.length]);
+      for (const fast of [0, 1, 2]) {
+        const valid = concat([0, 1, 2].map((k) => (k === fast ? new Uint8Array(1024) : slow())));
+        const { bits, ends } = expectedSegments(valid, lengths, 10);
+        for (const claimed of [1, 20, 300, 700, 1000, 1030, 1300, 1407]) {
+          const all = concat([bits, new Uint8Array(claimed).fill(0xff)]);
+          const allEnds = [...ends, all.length];
+          const context = `fast segment ${fast}, segment 3 of ${claimed} bytes ${describeSeed(seed)}`;
+          expect(referenceDecode(modeTwoStream(lengths, 10, allEnds, all), 4096), context).toBeInstanceOf(Error);
+          for (const slackFill of [0x00, 0xff])
+            expect(kernelDecode(h, lengths, 10, allEnds, all, 4096, slackFill).result, context).toBe(-1);
+        }
+        // and the same segments valid
+        const whole = concat([valid, slow()]);
+        const good = expectedSegments(whole, lengths, 10);
+        const { result, out } = kernelDecode(h, lengths, 10, good.ends, good.bits, 4096);
+        expect(result, `fast segment ${fast}`).toBe(0);
+        expectSameBytes(out, whole, `fast segment ${fast} ${describeSeed(seed)}`);
+      }
+    });
+
     function lengthsOfCode(): Uint8Array {
       const lengths = new Uint8Array(256);
       lengths[0] = 1;
@@ -801,6 +955,7 @@ describe.each(VARIANTS)('%s build', (variant) => {
         { n: 40, g: 10 },
         { n: 5000, g: 10 },
         { n: 9 * 1024 + 7, g: 10 },
+        { n: 30 * 1024 + 7, g: 10 },
       ]) {
         for (const data of [skewedBytes(rng, n), skewedBytes(rng, n, 3)]) {
           const { lengths, ends, bits } = parseModeTwo(ref.huffmanEncodeStream(data, g), n);
@@ -833,9 +988,10 @@ describe.each(VARIANTS)('%s build', (variant) => {
       const seed = caseSeed('kernels huffmanDecode garbage');
       const rng = new Rng(seed);
       const codes = [lengthsOfCode(), ref.huffmanCodeLengths(fibonacciHistogram()), new Uint8Array(256).fill(8)];
-      for (let t = 0; t < 60; t++) {
+      for (let t = 0; t < 90; t++) {
         const lengths = codes[t % codes.length];
-        const n = rng.intBetween(1, 6000);
+        // a third of the trials with enough segments for the lanes
+        const n = t % 3 === 2 ? rng.intBetween(6000, 60_000) : rng.intBetween(1, 6000);
         const segments = Math.ceil(n / 1024);
         const ends: number[] = [];
         let end = 0;

@@ -8,8 +8,8 @@ import { Rng, caseSeed, fillRuns } from './support/random.js';
 
 const MiB = 1 << 20;
 
-function input(seed: number): Uint8Array {
-  const a = new Uint8Array(4 * MiB);
+function input(seed: number, bytes = 4 * MiB): Uint8Array {
+  const a = new Uint8Array(bytes);
   fillRuns(new Rng(seed), a, { kind: 'uniform', maxRun: 8 });
   return a;
 }
@@ -24,7 +24,7 @@ async function errorOf(promise: Promise<unknown>): Promise<ParleError> {
 }
 
 describe('memory-aware queue', () => {
-  it('16 concurrent compress calls, each about 44 MiB of scratch, in 96 MiB: all succeed', async () => {
+  it('16 concurrent compress calls, each about 12 MiB (input, payloads, two workers\' arenas), in 96 MiB: all succeed', async () => {
     const engine = await createEngine({ workers: 2, gpu: 'off', calibration: 'skip', maxMemoryBytes: 96 * MiB, inlineBytes: 0 });
     try {
       const inputs = Array.from({ length: 16 }, (_, i) => input(caseSeed(`queue ${i}`)));
@@ -39,7 +39,8 @@ describe('memory-aware queue', () => {
   it('an operation that can never fit rejects at once with TOO_LARGE and its size', async () => {
     const engine = await createEngine({ workers: 1, gpu: 'off', calibration: 'skip', maxMemoryBytes: 16 * MiB });
     try {
-      const e = await errorOf(engine.compress(input(1)));
+      // 12 MiB of input and 12 MiB of room for its payloads: never in 16 MiB
+      const e = await errorOf(engine.compress(input(1, 12 * MiB)));
       expect(e.code).toBe(ErrorCodes.TOO_LARGE);
       expect(e.message).toMatch(/needs \d+(\.\d)? MiB .* at once/);
     } finally {
@@ -51,11 +52,12 @@ describe('memory-aware queue', () => {
     const engine = await createEngine({ workers: 1, gpu: 'off', calibration: 'skip', maxMemoryBytes: 64 * MiB });
     try {
       const held = engine.alloc('u8', 40 * MiB);
-      const e = await errorOf(engine.compress(input(2)));
+      // 16 MiB of input and 16 of payload room: more than the 24 MiB the held array leaves
+      const e = await errorOf(engine.compress(input(2, 16 * MiB)));
       expect(e.code).toBe(ErrorCodes.TOO_LARGE);
       expect(e.message).toMatch(/engine\.free/);
       engine.free(held);
-      const a = input(2);
+      const a = input(2, 16 * MiB);
       expect(Buffer.compare(bytesOf(await engine.decompress(await engine.compress(a))), a)).toBe(0);
     } finally {
       await engine.destroy();

@@ -288,8 +288,9 @@ describe('bad input: a status, a JSON body with the code, and the next request u
     });
 
     it('a failure after the response started cuts the response short (Content-Length not reached)', async () => {
-      // The status goes out after 1 MiB of output; the flipped bit is in the last of 40 chunks.
-      const input = fillRuns(new Rng(caseSeed('late failure')), new Uint8Array(40 * 65536), { kind: 'uniform', maxRun: 3 });
+      // The status goes out with the first output (a batch of 4 MiB: 64 chunks); the flipped bit
+      // is in the last of 160 chunks, in the third batch.
+      const input = fillRuns(new Rng(caseSeed('late failure')), new Uint8Array(160 * 65536), { kind: 'uniform', maxRun: 3 });
       const many = await engine.compress(input, { chunkBytes: 65536 });
       many[many.length - 2] ^= 0x01;
       const r = open(base, 'POST', '/v1/decompress', { ...PARLE, 'content-length': many.length });

@@ -159,8 +159,9 @@ export interface Kernels extends QuantizeKernels {
    */
   huffmanBuildCodes(lengthsPtr: number, codesPtr: number): number;
   /**
-   * The decode tables at `tablePtr` (12 KiB: 2048 u16 symbol | length << 8, then 2048 u32 pair
-   * entries sym0 | sym1 << 8 | count << 16 | bits << 24); codesPtr is 1 KiB of scratch. 0, or -1 if invalid.
+   * The decode table at `tablePtr` (12 KiB, indexed by the next 11 bits: 2048 u32 of up to four
+   * symbols, then 2048 u16 of total bits | (count - 1) << 6 | the first code's length << 8; read
+   * only by huffmanDecode); codesPtr is 1 KiB of scratch. 0, or -1 if invalid.
    */
   huffmanBuildTable(lengthsPtr: number, codesPtr: number, tablePtr: number): number;
   /**
