@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { createEngine, compressBound } from '../dist/node/index.js';
 import { outArg, outputDir } from './out-dir.mjs';
+import { CTORS, timeCalls } from './browser/measure.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -37,19 +38,10 @@ const cores = os.cpus().length;
 const workerCounts = (args.workers ?? [1, 4, 16].join(',')).split(',').map(Number).filter((w) => w <= cores);
 const MIN_BYTES = Number(args.mib ?? (quick ? 8 : 64)) << 20;
 const REPS = quick ? 3 : 7;
-const CTORS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array };
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-async function timeMs(fn) {
-  await fn();
-  const t = [];
-  for (let i = 0; i < REPS; i++) {
-    const t0 = performance.now();
-    await fn();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-}
+/** Median ms of REPS calls of `fn` after one warm-up (the timing module bench/browser.mjs shares with its page). */
+const timeMs = async (fn) => (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 1 })).medianMs;
 
 const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
 const files = index

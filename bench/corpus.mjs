@@ -28,6 +28,7 @@ import * as zstd from '@bokuweb/zstd-wasm';
 import * as lz4 from 'lz4-wasm-nodejs';
 import { createEngine } from '../dist/node/index.js';
 import { outArg, outputDir } from './out-dir.mjs';
+import { CTORS, timeCalls } from './browser/measure.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -48,7 +49,6 @@ const MIN_RUNS = quick ? 3 : 7;
 const MIN_MS = quick ? 100 : 700;
 const BASELINE_COMMIT = '00ae53d';
 
-const CTORS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array };
 
 /** The arrays: the corpus (when fetched) and the samples. */
 function loadFiles() {
@@ -78,21 +78,8 @@ function loadFiles() {
     });
 }
 
-/** Median ms of `fn` (awaited), after two warm-up calls, over at least MIN_RUNS calls and MIN_MS. */
-async function timeMs(fn) {
-  await fn();
-  await fn();
-  const times = [];
-  const start = performance.now();
-  while (times.length < MIN_RUNS || performance.now() - start < MIN_MS) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-    if (times.length >= 200) break;
-  }
-  times.sort((a, b) => a - b);
-  return times[times.length >> 1];
-}
+/** Median ms of `fn` (awaited) after two warm-up calls, over at least MIN_RUNS calls and MIN_MS (bench/browser/measure.mjs). */
+const timeMs = async (fn) => (await timeCalls(fn, { minRuns: MIN_RUNS, minMs: MIN_MS })).medianMs;
 
 const mbps = (bytes, ms) => bytes / ms / 1e3;
 

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../dist/node/index.js';
 import { outArg, outputDir } from './out-dir.mjs';
+import { CTORS, timeCalls } from './browser/measure.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -26,20 +27,11 @@ const { values: args } = parseArgs({
 });
 const quick = args.quick === true;
 const REPS = quick ? 3 : 7;
-const CTORS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array };
 /** A pipeline the GPU path codes itself, per element width (its container must equal the CPU path's). */
 const FIXED = { 1: 'delta+huffman', 2: 'shuffle+huffman', 4: 'delta+shuffle+huffman' };
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-async function timeMs(fn) {
-  await fn();
-  const t = [];
-  for (let i = 0; i < REPS; i++) {
-    const t0 = performance.now();
-    await fn();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-}
+/** Median ms of REPS calls of `fn` after one warm-up (the timing module bench/browser.mjs shares with its page). */
+const timeMs = async (fn) => (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 1 })).medianMs;
 const same = (a, b) =>
   a.byteLength === b.byteLength &&
   Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
