@@ -10,7 +10,6 @@
  * engine's thread before the tasks start (inputs) and by the workers (results), so a task's
  * message carries pointers only, not 32 bytes of entry a chunk through structured clone.
  */
-import { ErrorCodes, ParleError } from '../../errors.js';
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
 import { decodeChunk2At, encodeChunk2At, type CodecContext } from './pipeline.js';
 
@@ -319,9 +318,4 @@ export async function drainDecoded(
       }
     }
   }
-}
-
-/** A ParleError for a batch whose participants failed without an error of their own (a bug). */
-export function batchError(what: string): ParleError {
-  return new ParleError(ErrorCodes.WORKER_FAILED, `${what}: a participant failed`);
 }
