@@ -242,7 +242,7 @@ export const CATEGORIES = [
     'entropy coding',
     (f) =>
       (f.kind === 'wasm' &&
-        /^(huffman|histogram|addSubHistograms|decode4|finishSegment|decodeTail|encodeSegment|decodeSegment)/.test(f.name)) ||
+        /^(huffman|histogram|addSubHistograms|decode4|decodeLanes|finishSegment|decodeTail|encodeSegment|decodeSegment)/.test(f.name)) ||
       (f.kind === 'js' && (f.source === 'ts/codec/huffman.ts' || /^(encodeHuffmanStream|decodeHuffmanStream)$/.test(f.name))),
   ],
   [
