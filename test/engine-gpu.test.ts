@@ -290,15 +290,13 @@ describeGpu('engine with a GPU', () => {
     expect(same(await engine.download(await engine.decompress(oddPacked, { to: 'device', path: 'gpu' })), odd)).toBe(true);
   });
 
-  gpuIt('version-2 fixtures decode on the GPU path; mutated version-3 containers (a fuzz sample) fail with a code or decode exactly', async () => {
-    const dir = new URL('./fixtures/v2/', import.meta.url);
-    for (const [name, Ctor] of [
-      ['u8-camera', Uint8Array],
-      ['u16-mri', Uint16Array],
-      ['i32-steps', Int32Array],
-      ['f32-nan', Float32Array],
-      ['f32-lossy', Float32Array],
-    ] as const) {
+  /** Each fixture of test/fixtures/<version>/ decodes on the GPU path to its .raw. */
+  async function decodeFixturesOnGpu(
+    version: 'v1' | 'v2',
+    fixtures: readonly (readonly [string, Uint8ArrayConstructor | Uint16ArrayConstructor | Int32ArrayConstructor | Float32ArrayConstructor])[],
+  ): Promise<void> {
+    const dir = new URL(`./fixtures/${version}/`, import.meta.url);
+    for (const [name, Ctor] of fixtures) {
       const packed = new Uint8Array(await readFile(new URL(`${name}.parle`, dir)));
       const raw = new Uint8Array(await readFile(new URL(`${name}.raw`, dir)));
       const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
@@ -307,6 +305,16 @@ describeGpu('engine with a GPU', () => {
       );
       back.destroy();
     }
+  }
+
+  gpuIt('version-2 fixtures decode on the GPU path; mutated version-3 containers (a fuzz sample) fail with a code or decode exactly', async () => {
+    await decodeFixturesOnGpu('v2', [
+      ['u8-camera', Uint8Array],
+      ['u16-mri', Uint16Array],
+      ['i32-steps', Int32Array],
+      ['f32-nan', Float32Array],
+      ['f32-lossy', Float32Array],
+    ]);
     const seed = caseSeed('engine gpu fuzz v3');
     const rng = new Rng(seed);
     const samples = await makeSamples(engine);
@@ -336,21 +344,12 @@ describeGpu('engine with a GPU', () => {
   });
 
   gpuIt('version-1 fixtures decode on the GPU path', async () => {
-    const dir = new URL('./fixtures/v1/', import.meta.url);
-    for (const [name, Ctor] of [
+    await decodeFixturesOnGpu('v1', [
       ['u8-runs', Uint8Array],
       ['u16-noisy', Uint16Array],
       ['f32-nan', Float32Array],
       ['i32-steps', Int32Array],
-    ] as const) {
-      const packed = new Uint8Array(await readFile(new URL(`${name}.parle`, dir)));
-      const raw = new Uint8Array(await readFile(new URL(`${name}.raw`, dir)));
-      const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
-      expect(same(await engine.download(back), new Ctor(raw.buffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT)), name).toBe(
-        true,
-      );
-      back.destroy();
-    }
+    ]);
   });
 
   gpuIt('decompress on the GPU path checks payload checksums and the table like the CPU path', async () => {
