@@ -89,6 +89,12 @@ export async function compressArrayReport(
   const bytes = bytesOf(input);
   const chunkByteLength = header.chunkLength * elementSize(type);
   const resident = cpu.isResident(input);
+  /** The container and the reports, from every chunk's entry and payload. */
+  const finish = (chunks: readonly EncodedChunk[]) => {
+    const reports = chunks.map((c, i) => chunkReport(i, c));
+    if (explain) debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
+    return { bytes: assembleContainer(header, chunks, target), reports };
+  };
   if (cpu.shared || cpu.pool === undefined) {
     // one batch: every worker takes chunks from one job table, the container is assembled from
     // the payloads where the workers left them (one copy)
@@ -98,11 +104,7 @@ export async function compressArrayReport(
       bytes,
       header.chunkLength,
       { codec, level, signal, explain, ...(resident ? { residentPtr: input.byteOffset } : {}) },
-      (chunks) => {
-        const reports = chunks.map((c, i) => chunkReport(i, c));
-        if (explain) debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
-        return { bytes: assembleContainer(header, chunks, target), reports };
-      },
+      finish,
     );
   }
   // workers that own their memories (no SharedArrayBuffer): a task a chunk, its bytes sent along
@@ -119,9 +121,7 @@ export async function compressArrayReport(
       explain,
     ),
   );
-  const reports = chunks.map((c, i) => chunkReport(i, c));
-  debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
-  return { bytes: assembleContainer(header, chunks, target), reports };
+  return finish(chunks);
 }
 
 /**

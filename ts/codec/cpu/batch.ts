@@ -32,7 +32,10 @@ export const enum Counter {
   Done = 4,
 }
 
-/** Word offsets of an encode job. Inputs: 0..2; results: 3..8. */
+/**
+ * Word offsets of an encode job. Inputs: 0..2; results: 3..8. Words 1 and 3..8 hold a chunk
+ * entry, as in a decode job ({@link writeJobEntry}, {@link jobEntry}).
+ */
 export const enum EncodeJob {
   InPtr = 0,
   Count = 1,
@@ -48,13 +51,13 @@ export const enum EncodeJob {
   Flags = 8,
 }
 
-/** Word offsets of a decode job (all inputs). */
+/** Word offsets of a decode job (all inputs but Done); words 1 and 3..8 hold the chunk's entry, as in an encode job. */
 export const enum DecodeJob {
   PayloadPtr = 0,
-  PayloadBytes = 1,
+  Count = 1,
   /** Room for Count x element size bytes, plus DECODE_SLACK_BYTES unless the batch is exactOut. */
   OutPtr = 2,
-  Count = 3,
+  PayloadBytes = 3,
   Stages = 4,
   StreamCount = 5,
   PayloadHash = 6,
@@ -200,19 +203,26 @@ export function encodeChunksAt(ctx: CodecContext, p: EncodeChunksParams): Encode
     });
     const stored = r.entry.encoding === Encoding.Stored;
     if (!stored && r.inPlace !== true) ctx.kernels.copyBytes(words[EncodeJob.OutPtr], arenaPtr + r.payloadOffset, r.entry.payloadBytes);
-    words[EncodeJob.PayloadBytes] = r.entry.payloadBytes;
-    words[EncodeJob.Stages] = packStages(r.entry.stages ?? []);
-    words[EncodeJob.StreamCount] = r.entry.streamCount ?? 0;
-    words[EncodeJob.PayloadHash] = Number(r.entry.payloadChecksum);
-    words[EncodeJob.ElementsHash] = Number(r.entry.elementsChecksum);
-    words[EncodeJob.Flags] = (r.entry.quantize === true ? JobFlags.Quantize : 0) | (stored ? JobFlags.Stored : 0);
+    writeJobEntry(words, r.entry);
+    if (stored) words[EncodeJob.Flags] |= JobFlags.Stored;
     if (p.explain === true) reasons.push([i, r.reason]);
   }, p.staged === true);
   return { reasons };
 }
 
-/** The entry an encode job's results describe. */
-export function encodedEntry(words: Uint32Array): ChunkEntry {
+/** Writes a chunk's entry into a job's words 1 and 3..8 (the same places in encode and decode jobs). */
+function writeJobEntry(words: Uint32Array, entry: ChunkEntry): void {
+  words[EncodeJob.Count] = entry.elementCount;
+  words[EncodeJob.PayloadBytes] = entry.payloadBytes;
+  words[EncodeJob.Stages] = packStages(entry.stages ?? []);
+  words[EncodeJob.StreamCount] = entry.streamCount ?? 0;
+  words[EncodeJob.PayloadHash] = Number(entry.payloadChecksum);
+  words[EncodeJob.ElementsHash] = Number(entry.elementsChecksum);
+  words[EncodeJob.Flags] = entry.quantize === true ? JobFlags.Quantize : 0;
+}
+
+/** The entry in a job's words 1 and 3..8: an encode job's results, or a decode job's chunk. */
+export function jobEntry(words: Uint32Array): ChunkEntry {
   const stages = unpackStages(words[EncodeJob.Stages]);
   return {
     elementCount: words[EncodeJob.Count],
@@ -230,14 +240,8 @@ export function encodedEntry(words: Uint32Array): ChunkEntry {
 /** Writes a decode job for chunk `index` (its entry passed readEntry). */
 export function writeDecodeJob(words: Uint32Array, entry: ChunkEntry, index: number, payloadPtr: number, outPtr: number): void {
   words[DecodeJob.PayloadPtr] = payloadPtr;
-  words[DecodeJob.PayloadBytes] = entry.payloadBytes;
   words[DecodeJob.OutPtr] = outPtr;
-  words[DecodeJob.Count] = entry.elementCount;
-  words[DecodeJob.Stages] = packStages(entry.stages ?? []);
-  words[DecodeJob.StreamCount] = entry.streamCount ?? 0;
-  words[DecodeJob.PayloadHash] = Number(entry.payloadChecksum);
-  words[DecodeJob.ElementsHash] = Number(entry.elementsChecksum);
-  words[DecodeJob.Flags] = entry.quantize === true ? JobFlags.Quantize : 0;
+  writeJobEntry(words, entry);
   words[DecodeJob.Index] = index;
   words[DecodeJob.Done] = 0; // the table's memory is reused: no stale mark from an earlier batch
 }
@@ -250,18 +254,7 @@ export function writeDecodeJob(words: Uint32Array, entry: ChunkEntry, index: num
 export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
   takeJobs(ctx, p.counterPtr, p.jobs, p.arenaPtrs, (i, arenaPtr) => {
     const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
-    const stages = unpackStages(words[DecodeJob.Stages]);
-    const entry: ChunkEntry = {
-      elementCount: words[DecodeJob.Count],
-      encoding: stages.length === 0 ? Encoding.Stored : Encoding.Pipeline,
-      runCount: 0,
-      payloadBytes: words[DecodeJob.PayloadBytes],
-      payloadChecksum: BigInt(words[DecodeJob.PayloadHash]),
-      elementsChecksum: BigInt(words[DecodeJob.ElementsHash]),
-      stages,
-      streamCount: words[DecodeJob.StreamCount],
-      ...((words[DecodeJob.Flags] & JobFlags.Quantize) !== 0 ? { quantize: true } : {}),
-    };
+    const entry = jobEntry(words);
     decodeChunk2At(ctx, {
       elementSize: p.elementSize,
       entry,

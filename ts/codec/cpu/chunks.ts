@@ -10,7 +10,7 @@ import { elementSize } from '../../types.js';
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
 import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, payloadRoomBytes, readDirectory } from './pipeline.js';
 import { pipelineName, type Pipeline } from '../stages.js';
-import { EncodeJob, JOB_WORDS, JobFlags, drainDecoded, encodedEntry, markReady, writeDecodeJob } from './batch.js';
+import { EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
@@ -416,7 +416,7 @@ export function encodeChunkRun<R>(
       const chunks: EncodedChunk[] = new Array(jobs);
       for (let i = 0; i < jobs; i++) {
         const words = table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS);
-        const entry = encodedEntry(words);
+        const entry = jobEntry(words);
         const payload =
           (words[EncodeJob.Flags] & JobFlags.Stored) !== 0
             ? bytes.subarray(i * chunkBytes, i * chunkBytes + entry.payloadBytes)
