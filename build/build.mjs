@@ -1,6 +1,6 @@
 // The build: AssemblyScript kernels -> build/*.wasm, then esbuild bundles of ts/ as ESM:
 //   dist/node/index.js     the library for Node (package.json "exports" node condition)
-//   dist/node/index.cjs    require('parle'): an async bridge to index.js (ts/cjs/index.cjs)
+//   dist/node/index.cjs    require('parle-codec'): an async bridge to index.js (ts/cjs/index.cjs)
 //   dist/node/service.js   the HTTP service (`parle/service`; fastify, prom-client optional peers)
 //   dist/node/cli.js       the `parle` command (bin/parle.mjs loads it)
 //   dist/node/chunk-*.js   code the Node entries share (one copy of the library, one ParleError)

@@ -2,7 +2,7 @@
  * parle: run-length encoding, LSD radix sort and prefix scan for JavaScript runtimes, on
  * WebAssembly SIMD workers and WebGPU, with the .parle container format.
  *
- *     import { createEngine } from 'parle';
+ *     import { createEngine } from 'parle-codec';
  *     const engine = await createEngine();
  *     const runs = await engine.rleEncode(bytes);   // { values, lengths }
  *     const packed = await engine.compress(bytes);  // .parle container

@@ -6,7 +6,7 @@
 //    package there would light up a fixture's GPU path).
 // 1. `npm pack` of the built package (run `npm run build` first) -> .pack/parle.tgz there
 // 2. `npm install` in each fixture folder (no lockfile, no audit): its package.json names
-//    "parle": "file:../.pack/parle.tgz" and its own tools, so each is a fresh consumer project
+//    "parle-codec": "file:../.pack/parle.tgz" and its own tools, so each is a fresh consumer project
 // 3. node-esm, node-cjs, node-full: `node check.*` (see each file for what it checks);
 //    vite, webpack: the fixture's own build, then its dist/ served with COOP/COEP and opened in
 //    Debian's Chromium through playwright-core (WebGPU on SwiftShader), where the page

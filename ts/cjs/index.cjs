@@ -1,13 +1,13 @@
 'use strict';
 /**
- * require('parle'): the package's CommonJS entry (package.json "exports" "require" condition).
+ * require('parle-codec'): the package's CommonJS entry (package.json "exports" "require" condition).
  *
  * parle is an ES module that awaits at top level (it instantiates xxHash's WebAssembly as it
  * loads), and require() cannot load such a module, not even on the Node versions that require()
  * other ES modules (ERR_REQUIRE_ASYNC_MODULE). So this entry bridges through import(): the engine
  * is asynchronous anyway, and every value comes from the one ES module (one ParleError class).
  *
- *     const parle = require('parle');
+ *     const parle = require('parle-codec');
  *     const engine = await parle.createEngine({ workers: 2 });
  *     const { ContainerReader, ErrorCodes } = await parle.load();   // everything else
  */
@@ -20,7 +20,7 @@ function load() {
   return loading;
 }
 
-/** The ES module's createEngine: `await require('parle').createEngine(options)`. */
+/** The ES module's createEngine: `await require('parle-codec').createEngine(options)`. */
 async function createEngine(options) {
   return (await load()).createEngine(options);
 }

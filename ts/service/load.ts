@@ -1,7 +1,7 @@
 /**
  * Loads the HTTP service (ts/service/index.ts) on demand. Its dependencies, fastify and
  * prom-client (about 4 MB installed), are optional peer dependencies of the package: a library
- * user never installs them, and `parle serve` or `import 'parle/service'` without them fails with
+ * user never installs them, and `parle serve` or `import 'parle-codec/service'` without them fails with
  * PATH_UNAVAILABLE naming the command that installs them, not with a bare module-not-found.
  */
 import { ErrorCodes, ParleError } from '../errors.js';

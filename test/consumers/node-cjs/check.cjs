@@ -1,6 +1,6 @@
-// A CommonJS consumer: require('parle') gives load(), createEngine() and isParleError() (the
+// A CommonJS consumer: require('parle-codec') gives load(), createEngine() and isParleError() (the
 // library is an ES module with top-level await; see the README, "CommonJS").
-const parle = require('parle');
+const parle = require('parle-codec');
 const assert = require('node:assert/strict');
 
 function check(condition, what) {
@@ -9,8 +9,8 @@ function check(condition, what) {
 }
 
 async function main() {
-  check(typeof parle.createEngine === 'function' && typeof parle.load === 'function', "require('parle') exports createEngine and load");
-  check(require('parle/package.json').name === 'parle', "require('parle/package.json') works");
+  check(typeof parle.createEngine === 'function' && typeof parle.load === 'function', "require('parle-codec') exports createEngine and load");
+  check(require('parle-codec/package.json').name === 'parle-codec', "require('parle-codec/package.json') works");
   const engine = await parle.createEngine({ workers: 2, inlineBytes: 0, calibration: 'skip' });
   try {
     const data = new Uint32Array(200_000).map((_, i) => (i >> 4) * 3);

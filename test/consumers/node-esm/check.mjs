@@ -1,7 +1,7 @@
 // A Node ESM consumer of the packed parle with none of its optional parts: the install stays
 // under 5 MB, the library round-trips on its workers, the GPU path and the HTTP service say
 // which package they miss, and the `parle` command works from node_modules/.bin.
-import { createEngine, isParleError, ErrorCodes, ParleError } from 'parle';
+import { createEngine, isParleError, ErrorCodes, ParleError } from 'parle-codec';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ const modules = join(here, 'node_modules');
 
 const size = treeSize(modules);
 console.log(`node_modules: ${fmt(size.disk)} on disk, ${fmt(size.apparent)} apparent`);
-check(size.disk < 5 * MB, `npm install parle without optional parts is under 5 MB on disk (${fmt(size.disk)})`);
+check(size.disk < 5 * MB, `npm install parle-codec without optional parts is under 5 MB on disk (${fmt(size.disk)})`);
 for (const name of ['webgpu', 'fastify', 'prom-client', 'commander', 'cli-progress', 'fflate']) {
   check(!existsSync(join(modules, name)), `${name} is not installed`);
 }
@@ -38,10 +38,10 @@ try {
 const required = await rejection(createEngine({ workers: 0, gpu: 'require' }));
 check(required instanceof ParleError && required.code === 'PATH_UNAVAILABLE' && required.message.includes('webgpu'), `gpu 'require': ${required.message}`);
 
-const service = await rejection(import('parle/service'));
+const service = await rejection(import('parle-codec/service'));
 check(
   isParleError(service, 'PATH_UNAVAILABLE') && service.message.includes('npm install fastify prom-client'),
-  `import('parle/service') without fastify: ${service.message}`,
+  `import('parle-codec/service') without fastify: ${service.message}`,
 );
 
 // The command line: its own packages (commander, cli-progress) are bundled into dist/node/cli.js.

@@ -2,7 +2,7 @@
 // an application that imports parle as any would, through its bundler, and round-trips the file
 // the test puts in <input type=file> on the CPU workers and on WebGPU, writing what it saw as JSON
 // into #result for test/consumers/run.mjs.
-import { createEngine, isParleError } from 'parle';
+import { createEngine, isParleError } from 'parle-codec';
 
 function equal(a, b) {
   if (a.length !== b.length) return false;

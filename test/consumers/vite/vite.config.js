@@ -8,7 +8,7 @@ const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-E
 export default defineConfig({
   build: { target: 'es2022' },
   worker: { format: 'es' },
-  optimizeDeps: { exclude: ['parle'] },
+  optimizeDeps: { exclude: ['parle-codec'] },
   server: { headers: isolation },
   preview: { headers: isolation },
 });
