@@ -1,8 +1,8 @@
 // The `parle` command as a user runs it (bin/parle.mjs over the built bundle): round trips,
 // exit statuses 0 / 1 / 2, one-line errors, and no partial output left behind.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { createReadStream, existsSync, lstatSync, statSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,19 +23,28 @@ interface Result {
   status: number | null;
   stdout: string;
   stderr: string;
+  /** stdout's bytes. */
+  out: Buffer;
 }
 
-function parle(...args: string[]): Promise<Result> {
+/** Runs `parle ...args` with `input` (bytes) on its standard input (default: none, /dev/null). */
+function parleWith(input: Uint8Array | undefined, ...args: string[]): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
+    child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.on('close', (status) => {
+      const bytes = Buffer.concat(out);
+      resolve({ status, stdout: bytes.toString(), stderr, out: bytes });
+    });
+    if (input) child.stdin!.end(input);
   });
 }
+
+const parle = (...args: string[]) => parleWith(undefined, ...args);
 
 const at = (name: string) => join(dir, name);
 
@@ -140,7 +149,9 @@ describe('bad input: exit 1, one line, nothing left behind', () => {
 describe('bad usage: exit 2', () => {
   for (const args of [
     ['frobnicate'],
-    ['compress'],
+    ['compress', 'a', 'b', 'c'],
+    ['compress', 'x', '--chunk-bytes', '0'],
+    ['compress', 'x', '--level', '10'],
     ['compress', 'x', '--type', 'u64'],
     ['compress', 'x', '--workers', '-3'],
     ['compress', 'x', '--workers', 'NaN'],
@@ -169,5 +180,135 @@ describe('parle demo', () => {
       expect(r.stdout).toContain(word);
     }
     expect(r.stdout).toMatch(/round trips: all equal/);
+  });
+});
+
+describe('standard input and output, and outputs that are not regular files', () => {
+  const data = new Uint16Array(100_000);
+  fillRuns(new Rng(caseSeed('cli pipes')), data, { kind: 'uniform', maxRun: 20 });
+  const raw = new Uint8Array(data.buffer);
+
+  it('pipes both ways: - or no file name is standard input / output', async () => {
+    const c = await parleWith(raw, 'compress', '--type', 'u16');
+    expect(c.status, c.stderr).toBe(0);
+    const d = await parleWith(c.out, 'decompress', '-', '-');
+    expect(d.status, d.stderr).toBe(0);
+    expect(Buffer.compare(d.out, Buffer.from(raw))).toBe(0);
+    const i = await parleWith(c.out, 'inspect');
+    expect(i.status, i.stderr).toBe(0);
+    expect(JSON.parse(i.stdout)).toMatchObject({ type: 'u16', elementCount: 100_000, fileBytes: c.out.length });
+    // a file to standard output, standard input to a file
+    await writeFile(at('p.u16'), raw);
+    const toStdout = await parle('compress', at('p.u16'), '-');
+    expect(Buffer.compare(toStdout.out, c.out)).toBe(0);
+    const fromStdin = await parleWith(c.out, 'decompress', '-', at('p.back'));
+    expect(fromStdin.status, fromStdin.stderr).toBe(0);
+    expect(Buffer.compare(await readFile(at('p.back')), Buffer.from(raw))).toBe(0);
+  });
+
+  it("takes the element type from the input's extension when --type is not given", async () => {
+    await writeFile(at('ext.u16'), raw);
+    expect((await parle('compress', at('ext.u16'))).status).toBe(0);
+    expect(JSON.parse((await parle('inspect', at('ext.u16.parle'))).stdout)).toMatchObject({ type: 'u16', version: 3, level: 5 });
+    await writeFile(at('noext'), raw);
+    expect((await parle('compress', at('noext'))).status).toBe(0);
+    const report = JSON.parse((await parle('inspect', at('noext.parle'))).stdout);
+    expect(report.type).toBe('u8');
+    // checksums at their width: 32 bits since version 2
+    expect(report.chunks[0].payloadChecksum).toMatch(/^[0-9a-f]{8}$/);
+  });
+
+  for (const viaLink of [false, true]) {
+    it(`writes into a FIFO${viaLink ? ' named by a symbolic link' : ''} in place: it stays a FIFO and receives the data`, async () => {
+      const fifo = at(`out${viaLink ? '-l' : ''}.fifo`);
+      execFileSync('mkfifo', [fifo]);
+      const target = viaLink ? at('fifo.link') : fifo;
+      if (viaLink) await symlink(fifo, target);
+      const received = new Promise<Buffer>((resolve, reject) => {
+        const parts: Buffer[] = [];
+        createReadStream(fifo)
+          .on('data', (d) => parts.push(d as Buffer))
+          .on('end', () => resolve(Buffer.concat(parts)))
+          .on('error', reject);
+      });
+      await writeFile(at('f.u16'), raw);
+      const r = await parle('compress', at('f.u16'), target);
+      expect(r.status, r.stderr).toBe(0);
+      const bytes = await received;
+      expect(statSync(fifo).isFIFO()).toBe(true);
+      if (viaLink) expect(lstatSync(target).isSymbolicLink()).toBe(true);
+      const back = await parleWith(bytes, 'decompress');
+      expect(Buffer.compare(back.out, Buffer.from(raw))).toBe(0);
+    });
+  }
+
+  it('writes to /dev/null without --force and leaves it a device', async () => {
+    await writeFile(at('n.u16'), raw);
+    const r = await parle('compress', at('n.u16'), '/dev/null');
+    expect(r.status, r.stderr).toBe(0);
+    expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
+  });
+
+  it('replaces the file a symbolic link names with --force, keeping the link', async () => {
+    await writeFile(at('s.u16'), raw);
+    await writeFile(at('real.parle'), 'old');
+    await symlink(at('real.parle'), at('s.link'));
+    expect((await parle('compress', at('s.u16'), at('s.link'))).status).toBe(1);
+    const r = await parle('compress', at('s.u16'), at('s.link'), '--force');
+    expect(r.status, r.stderr).toBe(0);
+    expect(lstatSync(at('s.link')).isSymbolicLink()).toBe(true);
+    expect((await parle('decompress', at('real.parle'), '-')).out.length).toBe(raw.length);
+  });
+
+  it('refuses a directory as output', async () => {
+    await writeFile(at('dir.u16'), raw);
+    const r = await parle('compress', at('dir.u16'), dir);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/is a directory.*IO_ERROR/);
+  });
+});
+
+describe('bad input and options name what the user typed', () => {
+  it('--codec bogus names --codec', async () => {
+    await writeFile(at('o.u8'), new Uint8Array(1000));
+    const r = await parle('compress', at('o.u8'), '--codec', 'bogus');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/--codec.*bogus.*\[INVALID_OPTION\]/);
+    expect(r.stderr).not.toContain('options.');
+    expect(existsSync(at('o.u8.parle'))).toBe(false);
+  });
+
+  it('--error-bound-abs that is not a number names the flag', async () => {
+    await writeFile(at('o.f32'), new Uint8Array(4000));
+    const r = await parle('compress', at('o.f32'), '--error-bound-abs', 'x');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/--error-bound-abs.*\[INVALID_OPTION\]/);
+  });
+
+  for (const [label, make, code] of [
+    ['missing', undefined, 'IO_ERROR'],
+    ['not .parle', () => new TextEncoder().encode('hello'), 'NOT_PARLE'],
+    ['truncated', () => new Uint8Array([0x50, 0x41, 0x52, 0x4c]), ''],
+  ] as const) {
+    it(`inspect of a ${label} file: exit 1, one line`, async () => {
+      const path = at(`inspect-${label.replace(/\W/g, '')}.parle`);
+      if (make) await writeFile(path, make());
+      const r = await parle('inspect', path);
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(new RegExp(`\\[${code || '[A-Z_]+'}\\]`));
+      expect(r.stdout).toBe('');
+    });
+  }
+
+  it('sort of a missing file and of a file that is not whole keys', async () => {
+    const missing = await parle('sort', at('nokeys'), at('nokeys.out'), '--type', 'u32', '--path', 'cpu');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('IO_ERROR');
+    await writeFile(at('k.odd'), new Uint8Array(6));
+    const odd = await parle('sort', at('k.odd'), at('k.odd.out'), '--type', 'u32', '--path', 'cpu');
+    expect(odd.status).toBe(1);
+    expect(odd.stderr).toContain('UNALIGNED_LENGTH');
+    expect(existsSync(at('k.odd.out'))).toBe(false);
   });
 });

@@ -1,28 +1,86 @@
 /**
  * The `parle` command. Exit status: 0 on success, 1 on bad input (one line on stderr, no stack
- * trace), 2 on bad usage. Progress goes to stderr for inputs over 64 MiB when stderr is a
- * terminal.
+ * trace), 2 on bad usage. Progress goes to stderr for work over 64 MiB when stderr is a
+ * terminal. `-` (or no file name) is standard input / output; see ts/node/files.ts for how
+ * outputs are written.
  *
  *   parle demo
- *   parle compress IN [OUT] [--type u8|u16|u32|i32|f32] [--path auto|cpu|gpu] [--workers N]
- *   parle decompress IN.parle [OUT] [--max-elements N]
- *   parle inspect FILE.parle
+ *   parle compress [IN|-] [OUT|-] [--type u8|u16|u32|i32|f32] [--level N] [--codec C] [--path auto|cpu|gpu] [--workers N] [-f]
+ *   parle decompress [IN.parle|-] [OUT|-] [--max-elements N] [-f]
+ *   parle inspect [FILE.parle|-]
  *   parle sort IN OUT --type u32|i32|f32
  *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--queue N] [--timeout-ms N] [--gpu MODE]
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { createEngine, type Engine, type EngineOptions } from '../engine.js';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createEngine, VERSION, type Engine, type EngineOptions } from '../engine.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { MAX_CHUNK_BYTES } from '../format/layout.js';
-import { compressFile, decompressFile, inspectFile } from '../node/files.js';
-import { arrayConstructor, ELEMENT_TYPES, elementSize, type SortKeys } from '../types.js';
+import { compressFile, decompressFile, inspectFile, STDIO, type ProgressCallback } from '../node/files.js';
+import { arrayConstructor, ELEMENT_TYPES, elementSize, isElementType, type ElementType, type SortKeys } from '../types.js';
 import { integerFlag } from '../service/flags.js';
 import { loadService } from '../service/load.js';
 import { runDemo } from './demo.js';
 import { startProgress } from './progress.js';
 
-const VERSION = '0.1.0';
+/** Files beside the package that only a clone of the repository has (ts/cli and dist/node are both two levels below its root). */
+const CLONE_ONLY = {
+  demo: new URL('../../data/samples/', import.meta.url),
+  bench: new URL('../../bench/suite/index.mjs', import.meta.url),
+};
+
+/** Exits 2 with one line when `parle <command>` needs a file the npm package does not ship. */
+function needClone(command: keyof typeof CLONE_ONLY): void {
+  const path = fileURLToPath(CLONE_ONLY[command]);
+  if (!existsSync(path)) {
+    throw new CommanderError(
+      2,
+      'parle.usage',
+      `error: parle ${command} needs a clone of the repository (${path} is not in the npm package): git clone the project and run it there`,
+    );
+  }
+}
+
+/**
+ * The CLI flag of a library option, for errors: the engine names `options.chunkBytes`, the user
+ * typed `--chunk-bytes`.
+ */
+const FLAGS: Record<string, string> = {
+  chunkBytes: '--chunk-bytes',
+  level: '--level',
+  codec: '--codec',
+  errorBound: '--error-bound-abs',
+  'errorBound.abs': '--error-bound-abs',
+  maxElements: '--max-elements',
+  workers: '--workers',
+  type: '--type',
+  path: '--path',
+};
+
+/** An engine message with `options.x` replaced by the flag that set x. */
+export function flagMessage(message: string): string {
+  return message.replace(/\boptions\.([A-Za-z]+(?:\.[A-Za-z]+)*)/g, (whole, path: string) => FLAGS[path] ?? whole);
+}
+
+/**
+ * The element type of a compress input: --type, else the input's extension when it names one
+ * (camera.u8, grid.f32), else u8.
+ */
+function inputType(flag: string | undefined, input: string): ElementType {
+  if (flag !== undefined) return flag as ElementType;
+  const ext = extname(input).slice(1);
+  return input !== STDIO && isElementType(ext) ? ext : 'u8';
+}
+
+/** Standard input as an input: refused when it is a terminal (nothing would be piped in). */
+function checkStdin(input: string): void {
+  if (input === STDIO && process.stdin.isTTY) {
+    throw new CommanderError(2, 'parle.usage', 'error: no input: give a file, or pipe data to standard input');
+  }
+}
 
 function positiveInteger(name: string, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -55,13 +113,8 @@ async function withEngine<R>(options: EngineOptions, fn: (engine: Engine) => Pro
   }
 }
 
-async function withProgress<R>(
-  label: string,
-  path: string,
-  fn: (onProgress?: (done: number, total: number) => void) => Promise<R>,
-): Promise<R> {
-  const { size } = await stat(path).catch(() => ({ size: 0 }));
-  const progress = startProgress(label, size);
+async function withProgress<R>(label: string, fn: (onProgress?: ProgressCallback) => Promise<R>): Promise<R> {
+  const progress = startProgress(label);
   try {
     return await fn(progress.onProgress);
   } finally {
@@ -75,7 +128,10 @@ const workersOption = () =>
 
 export function buildProgram(): Command {
   const program = new Command('parle')
-    .description('Run-length encoding, radix sort and prefix scan on WebAssembly SIMD and WebGPU; the .parle container')
+    .description(
+      'Typed-array compression (the .parle codec: delta, byte shuffle, run-length and Huffman coding per chunk; a lossy mode for f32) ' +
+        'and radix sort, on WebAssembly SIMD workers and WebGPU. "-" or no file name means standard input / output.',
+    )
     .version(VERSION)
     .exitOverride()
     .configureOutput({ outputError: (message, write) => write(message) })
@@ -83,17 +139,20 @@ export function buildProgram(): Command {
 
   program
     .command('demo')
-    .description('compress and decompress the real sample data shipped with parle and compare with plain JS and fflate')
+    .description('compress and decompress the real sample data in the repository and compare with plain JS and fflate (needs a clone)')
     .action(async () => {
+      needClone('demo');
       await withEngine({ gpu: 'off' }, (engine) => runDemo(engine));
     });
 
   program
     .command('compress')
-    .description('compress raw little-endian elements into a .parle file (OUT defaults to IN.parle)')
-    .argument('<in>', 'input file of raw little-endian elements')
-    .argument('[out]', 'output .parle file')
-    .addOption(new Option('--type <type>', 'element type').choices(ELEMENT_TYPES).default('u8'))
+    .description('compress raw little-endian elements into a .parle file (OUT defaults to IN.parle; standard output when IN is -)')
+    .argument('[in]', 'input file of raw little-endian elements; - or none: standard input', STDIO)
+    .argument('[out]', 'output .parle file; -: standard output')
+    .addOption(
+      new Option('--type <type>', "element type (default: IN's extension when it is one of these, else u8)").choices(ELEMENT_TYPES),
+    )
     .addOption(pathOption())
     .addOption(workersOption())
     .addOption(new Option('--chunk-bytes <n>', 'bytes of elements per chunk').argParser(positiveInteger('--chunk-bytes', MAX_CHUNK_BYTES)))
@@ -110,18 +169,19 @@ export function buildProgram(): Command {
       'f32 only: lossy, every finite element within x of its original (NaN, Infinity, -0 exact); see docs/format.md "Stage 5: quantize"',
       (value: string) => Number(value),
     )
-    .option('-f, --force', 'replace an existing output file')
+    .option('-f, --force', 'replace an existing output file; write to a terminal')
     .option('--explain', "print the path the engine picks and why, then each chunk's pipeline and why")
     .action(async (input: string, output: string | undefined, opts) => {
-      const out = output ?? `${input}.parle`;
+      checkStdin(input);
+      const out = output ?? (input === STDIO ? STDIO : `${input}.parle`);
       await withEngine(engineOptions(opts), async (engine) => {
         if (opts.explain) {
-          const { size } = await stat(input).catch(() => ({ size: 0 }));
+          const { size } = input === STDIO ? { size: 0 } : await stat(input).catch(() => ({ size: 0 }));
           console.error(JSON.stringify(engine.explain('compress', { byteLength: size, location: 'host' }), null, 2));
         }
-        const reports = await withProgress('compress', input, (onProgress) =>
+        const reports = await withProgress('compress', (onProgress) =>
           compressFile(engine, input, out, {
-            type: opts.type,
+            type: inputType(opts.type, input),
             chunkBytes: opts.chunkBytes,
             codec: opts.codec,
             ...(opts.level !== undefined ? { level: opts.level as number } : {}),
@@ -137,15 +197,16 @@ export function buildProgram(): Command {
 
   program
     .command('decompress')
-    .description('decompress a .parle file into raw little-endian elements (OUT defaults to IN without .parle)')
-    .argument('<in>', 'input .parle file')
-    .argument('[out]', 'output file')
+    .description('decompress a .parle file into raw little-endian elements (OUT defaults to IN without .parle; standard output when IN is -)')
+    .argument('[in]', 'input .parle file; - or none: standard input', STDIO)
+    .argument('[out]', 'output file; -: standard output')
     .addOption(pathOption())
     .addOption(workersOption())
     .addOption(new Option('--max-elements <n>', 'refuse files that claim more elements').argParser(positiveInteger('--max-elements')))
-    .option('-f, --force', 'replace an existing output file')
+    .option('-f, --force', 'replace an existing output file; write to a terminal')
     .action(async (input: string, output: string | undefined, opts) => {
-      let out = output;
+      checkStdin(input);
+      let out = output ?? (input === STDIO ? STDIO : undefined);
       if (out === undefined) {
         if (!input.endsWith('.parle')) {
           throw new CommanderError(2, 'parle.usage', 'error: give OUT when IN does not end in .parle');
@@ -153,7 +214,7 @@ export function buildProgram(): Command {
         out = input.slice(0, -'.parle'.length);
       }
       await withEngine(engineOptions(opts), (engine) =>
-        withProgress('decompress', input, (onProgress) =>
+        withProgress('decompress', (onProgress) =>
           decompressFile(engine, input, out, { maxElements: opts.maxElements, force: opts.force, onProgress }),
         ),
       );
@@ -178,8 +239,9 @@ export function buildProgram(): Command {
   program
     .command('inspect')
     .description('print the header and chunk table of a .parle file as JSON')
-    .argument('<file>', '.parle file')
+    .argument('[file]', '.parle file; - or none: standard input', STDIO)
     .action(async (file: string) => {
+      checkStdin(file);
       console.log(JSON.stringify(await inspectFile(file), null, 2));
     });
 
@@ -257,7 +319,7 @@ export function buildProgram(): Command {
 
   program
     .command('bench')
-    .description("run the comparison benchmarks (peers, the papers' tables, charts) into bench/report/ (bench/suite/)")
+    .description("run the comparison benchmarks (peers, the papers' tables, charts) into bench/report/ (needs a clone)")
     .option('--quick', 'small sizes, about 90 s on 2 cores; GPU cases above 256 KiB skipped')
     .option('--json <file>', 'also write the results JSON to FILE')
     .option('--gpu-machine', 'full sizes with a real GPU required, no GPU cap; output to $OUT when set')
@@ -266,9 +328,9 @@ export function buildProgram(): Command {
       'directory for report.md, results.json and the charts (default bench/report/; with --quick bench/.quick/report/)',
     )
     .action(async (opts: { quick?: boolean; json?: string; gpuMachine?: boolean; out?: string }) => {
-      // The suite is plain .mjs beside the package (not bundled): dist/node/cli.js and
-      // ts/cli/main.ts are both two levels below the package root.
-      const suite = (await import(new URL('../../bench/suite/index.mjs', import.meta.url).href)) as {
+      // The suite is plain .mjs beside the package (not bundled, not in the npm package).
+      needClone('bench');
+      const suite = (await import(CLONE_ONLY.bench.href)) as {
         runSuite(options: { quick?: boolean; json?: string; gpuMachine?: boolean; out?: string }): Promise<unknown>;
       };
       await suite.runSuite({ quick: opts.quick, json: opts.json, gpuMachine: opts.gpuMachine, out: opts.out });
@@ -289,7 +351,8 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (e instanceof ParleError) {
-      process.stderr.write(`parle: ${e.message} [${e.code}]\n`);
+      const message = e.code === ErrorCodes.INVALID_OPTION ? flagMessage(e.message) : e.message;
+      process.stderr.write(`parle: ${message} [${e.code}]\n`);
       return 1;
     }
     throw e;

@@ -305,7 +305,9 @@ export interface ContainerReport {
     streamCount?: number;
     payloadOffset: number;
     payloadBytes: number;
+    /** Hex, at the checksum's width: 16 digits (XXH64) in version 1, 8 (its low 32 bits) since version 2. */
     payloadChecksum: string;
+    /** Hex, as payloadChecksum. */
     elementsChecksum: string;
   }[];
 }
@@ -314,6 +316,8 @@ export interface ContainerReport {
 export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerReport {
   const { header, chunks } = walkChunks(readAt, totalBytes);
   const decodedBytes = header.elementCount * elementSize(header.type);
+  // hex digits of a checksum: XXH64 in version 1, its low 32 bits since version 2
+  const digits = (header.version ?? 1) === 1 ? 16 : 8;
   return {
     version: header.version ?? 1,
     ...(header.level !== undefined ? { level: header.level } : {}),
@@ -333,8 +337,8 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
       ...(c.streamCount !== undefined ? { streamCount: c.streamCount } : {}),
       payloadOffset: c.payloadOffset,
       payloadBytes: c.payloadBytes,
-      payloadChecksum: c.payloadChecksum.toString(16).padStart(16, '0'),
-      elementsChecksum: c.elementsChecksum.toString(16).padStart(16, '0'),
+      payloadChecksum: c.payloadChecksum.toString(16).padStart(digits, '0'),
+      elementsChecksum: c.elementsChecksum.toString(16).padStart(digits, '0'),
     })),
   };
 }

@@ -54,4 +54,14 @@ execFileSync(bin, ['decompress', join(dir, 'in.parle'), join(dir, 'out.u16'), '-
 check(Buffer.compare(readFileSync(join(dir, 'in.u16')), readFileSync(join(dir, 'out.u16'))) === 0, 'npx parle compress / decompress round-trips a file');
 const serve = spawnSync(bin, ['serve', '--port', '0', '--workers', '1'], { encoding: 'utf8' });
 check(serve.status === 1 && serve.stderr.includes('npm install fastify prom-client'), `parle serve without fastify exits 1: ${serve.stderr.trim()}`);
+// Pipes both ways, as with gzip: standard input to standard output.
+const piped = execFileSync(bin, ['compress', '--type', 'u16', '--workers', '1'], { input: raw });
+const back = execFileSync(bin, ['decompress', '--workers', '1'], { input: piped });
+check(Buffer.compare(back, readFileSync(join(dir, 'in.u16'))) === 0, 'parle compress | parle decompress round-trips through pipes');
+// Commands that need a clone of the repository say so in one line and exit 2.
+for (const command of ['demo', 'bench']) {
+  const r = spawnSync(bin, [command], { encoding: 'utf8' });
+  const lines = r.stderr.trim().split('\n');
+  check(r.status === 2 && lines.length === 1 && lines[0].includes('needs a clone'), `parle ${command} in the installed package exits 2: ${r.stderr.trim()}`);
+}
 console.log('node-esm: pass');
