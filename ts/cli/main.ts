@@ -303,8 +303,14 @@ export function buildProgram(): Command {
           `error: --workers (${opts.workers}) must be at least --processes (${opts.processes}): each process needs a worker thread`,
         );
       }
-      // fastify and prom-client are optional: loaded only here (PATH_UNAVAILABLE, exit 1, without them)
-      const { runServe } = await loadService();
+      // fastify and prom-client are optional: loaded only here; without them this command cannot
+      // run in this install, which is bad usage (exit 2, one line naming what to install)
+      const { runServe } = await loadService().catch((e: unknown) => {
+        if (e instanceof ParleError && e.code === ErrorCodes.PATH_UNAVAILABLE) {
+          throw new CommanderError(2, 'parle.usage', `error: parle serve: ${e.message} [${e.code}]`);
+        }
+        throw e;
+      });
       await runServe({
         gpu: opts.gpu,
         port: opts.port,

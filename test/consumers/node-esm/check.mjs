@@ -53,7 +53,7 @@ execFileSync(bin, ['compress', join(dir, 'in.u16'), join(dir, 'in.parle'), '--ty
 execFileSync(bin, ['decompress', join(dir, 'in.parle'), join(dir, 'out.u16'), '--workers', '1'], { stdio: 'inherit' });
 check(Buffer.compare(readFileSync(join(dir, 'in.u16')), readFileSync(join(dir, 'out.u16'))) === 0, 'npx parle compress / decompress round-trips a file');
 const serve = spawnSync(bin, ['serve', '--port', '0', '--workers', '1'], { encoding: 'utf8' });
-check(serve.status === 1 && serve.stderr.includes('npm install fastify prom-client'), `parle serve without fastify exits 1: ${serve.stderr.trim()}`);
+check(serve.status === 2 && serve.stderr.trim().split('\n').length === 1 && serve.stderr.includes('npm install fastify prom-client'), `parle serve without fastify exits 2 with one line: ${serve.stderr.trim()}`);
 // Pipes both ways, as with gzip: standard input to standard output.
 const piped = execFileSync(bin, ['compress', '--type', 'u16', '--workers', '1'], { input: raw });
 const back = execFileSync(bin, ['decompress', '--workers', '1'], { input: piped });
