@@ -5,12 +5,16 @@
 // full queue, a worker killed, a failure after the response started, and SIGTERM on the real
 // command (bin/parle.mjs, built by `npm test`'s pretest); `parle serve --processes 2`: both
 // processes serving one port, metrics summed over them, a killed process restarted, SIGTERM. Synchronised with events and
-// promises (the gate's events, response events, child output), never with sleeps.
+// promises (the gate's events, response events, child output), never with sleeps. Every test
+// stands alone (they pass in any order, `--sequence.shuffle`): metrics are read before and after
+// the requests under test and compared (deltas), servers listen on port 0, and no test assumes
+// which process of a cluster takes a connection. The strict query parameters and options, and
+// the same bytes as the library and the command: test/service-options.test.ts.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CpuPath } from '../ts/cpu/cpu-path.js';
 import { Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
@@ -188,21 +192,39 @@ describe('routes', () => {
   });
 
   it('GET /metrics: requests by route and status, bytes, latency, queue depth, paths, worker restarts', async () => {
-    await send(base, 'POST', '/v1/sort?type=u8', OCTETS, new Uint8Array(4));
-    const reply = await send(base, 'GET', '/metrics');
-    expect(reply.status).toBe(200);
-    expect(reply.headers['content-type']).toMatch(/^text\/plain/);
-    const text = reply.body.toString();
-    expect(text).toMatch(/parle_http_requests_total\{route="\/v1\/compress",method="POST",status="200"\} \d+/);
-    expect(text).toMatch(/parle_http_requests_total\{route="\/v1\/sort",method="POST",status="400"\} 1/);
-    expect(text).toMatch(/parle_http_request_bytes_total\{route="\/v1\/compress"\} [1-9]/);
-    expect(text).toMatch(/parle_http_response_bytes_total\{route="\/v1\/decompress"\} [1-9]/);
-    expect(text).toMatch(/parle_http_request_duration_seconds_bucket\{le="0.25",route="\/v1\/compress"\}/);
-    expect(text).toMatch(/parle_engine_pending 0/);
-    expect(text).toMatch(/parle_service_waiting_requests 0/);
-    expect(text).toMatch(/parle_engine_path_total\{op="sort",path="cpu"\} [1-9]/);
-    expect(text).toMatch(/parle_engine_worker_restarts_total \d+/);
-    expect(text).toMatch(/parle_process_resident_memory_bytes \d+/);
+    // Deltas over this test's own requests: the counters also hold every other test's.
+    const scrape = async () => {
+      const reply = await send(base, 'GET', '/metrics');
+      expect(reply.status).toBe(200);
+      expect(reply.headers['content-type']).toMatch(/^text\/plain/);
+      return reply.body.toString();
+    };
+    const before = await scrape();
+    const input = new Uint8Array(10_000).fill(3);
+    const packed = await send(base, 'POST', '/v1/compress?type=u8', OCTETS, input);
+    expect(packed.status).toBe(200);
+    expect((await send(base, 'POST', '/v1/decompress', PARLE, packed.body)).status).toBe(200);
+    expect((await send(base, 'POST', '/v1/sort?type=u32', OCTETS, new Uint8Array(16))).status).toBe(200);
+    expect((await send(base, 'POST', '/v1/sort?type=u8', OCTETS, new Uint8Array(4))).status).toBe(400);
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string> = {}) => metricSum(after, name, labels) - metricSum(before, name, labels);
+    const requests = (route: string, status: string) => delta('parle_http_requests_total', { route, method: 'POST', status });
+    expect(requests('/v1/compress', '200')).toBe(1);
+    expect(requests('/v1/decompress', '200')).toBe(1);
+    expect(requests('/v1/sort', '200')).toBe(1);
+    expect(requests('/v1/sort', '400')).toBe(1);
+    expect(delta('parle_http_request_bytes_total', { route: '/v1/compress' })).toBe(input.length);
+    expect(delta('parle_http_response_bytes_total', { route: '/v1/compress' })).toBe(packed.body.length);
+    expect(delta('parle_http_request_bytes_total', { route: '/v1/decompress' })).toBe(packed.body.length);
+    expect(delta('parle_http_response_bytes_total', { route: '/v1/decompress' })).toBe(input.length);
+    expect(delta('parle_http_request_duration_seconds_count', { route: '/v1/compress' })).toBe(1);
+    expect(after).toMatch(/parle_http_request_duration_seconds_bucket\{le="0.25",route="\/v1\/compress"\}/);
+    expect(delta('parle_engine_path_total', { op: 'sort', path: 'cpu' })).toBe(1);
+    expect(delta('parle_engine_path_total', { op: 'compress', path: 'cpu' })).toBe(1);
+    expect(after).toMatch(/^parle_engine_pending 0$/m);
+    expect(after).toMatch(/^parle_service_waiting_requests 0$/m);
+    expect(after).toMatch(/^parle_engine_worker_restarts_total \d+$/m);
+    expect(after).toMatch(/^parle_process_resident_memory_bytes [1-9]\d*$/m);
   });
 
   it('an unknown route answers 404 NOT_FOUND as JSON', async () => {
@@ -227,10 +249,11 @@ describe('bad input: a status, a JSON body with the code, and the next request u
     expectError(await r.reply, 411, 'LENGTH_REQUIRED');
   });
 
-  it('400 UNSUPPORTED_TYPE for an unknown type, or one sort does not take', async () => {
+  it('400 UNSUPPORTED_TYPE for an unknown or missing type, or one sort does not take', async () => {
     expectError(await send(base, 'POST', '/v1/compress?type=u64', OCTETS, u8), 400, ErrorCodes.UNSUPPORTED_TYPE);
     expectError(await send(base, 'POST', '/v1/sort?type=u8', OCTETS, u8), 400, ErrorCodes.UNSUPPORTED_TYPE);
-    expectError(await send(base, 'POST', '/v1/sort', OCTETS, u8), 400, ErrorCodes.INVALID_ARGUMENT);
+    expectError(await send(base, 'POST', '/v1/sort', OCTETS, u8), 400, ErrorCodes.UNSUPPORTED_TYPE);
+    expectError(await send(base, 'POST', '/v1/compress', OCTETS, u8), 400, ErrorCodes.UNSUPPORTED_TYPE);
   });
 
   it('400 UNALIGNED_LENGTH for a body that is not a whole number of elements', async () => {
@@ -338,6 +361,10 @@ describe('limits', () => {
   });
 
   it('a client that goes away mid-body stops its work: the turn is given back, 499 in the metrics, the next request served', async () => {
+    const gone499 = metricSum((await send(base, 'GET', '/metrics')).body.toString(), 'parle_http_requests_total', {
+      route: '/v1/compress',
+      status: '499',
+    });
     const r = open(base, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': 4 << 20 });
     await write(r.req, new Uint8Array(1 << 20).fill(1));
     const res = await r.response; // the container header went out: the request is streaming
@@ -346,7 +373,7 @@ describe('limits', () => {
     await main.gate.whenIdle();
     expect(engine.pending).toBe(0);
     const metrics = (await send(base, 'GET', '/metrics')).body.toString();
-    expect(metrics).toMatch(/parle_http_requests_total\{route="\/v1\/compress",method="POST",status="499"\} 1/);
+    expect(metricSum(metrics, 'parle_http_requests_total', { route: '/v1/compress', status: '499' }) - gone499).toBe(1);
     const after = await send(base, 'POST', '/v1/compress?type=u8', OCTETS, new Uint8Array(1000));
     expect(after.status).toBe(200);
   });
@@ -491,11 +518,35 @@ function metricSum(text: string, name: string, labels: Record<string, string> = 
   return sum;
 }
 
+/**
+ * Sends GET /healthz on new connections until `done(pids seen)` holds, at most `tries` times;
+ * returns the pids seen. Which process takes a connection is node:cluster's business (round
+ * robin on Linux, not a promise): tests wait for a process to show up, never expect one.
+ */
+async function healthPids(url: string, done: (pids: Set<number>) => boolean, tries = 100): Promise<Set<number>> {
+  const pids = new Set<number>();
+  for (let i = 0; i < tries && !done(pids); i++) {
+    const reply = await send(url, 'GET', '/healthz');
+    expect(reply.status).toBe(200);
+    const health = JSON.parse(reply.body.toString());
+    expect(health).toMatchObject({ status: 'ok', workers: 1 });
+    pids.add(health.pid);
+  }
+  return pids;
+}
+
 describe('parle serve --processes 2 (node:cluster, one engine a process)', () => {
   let serve: ReturnType<typeof startServe>;
   let url: string;
-  /** Requests the test sent to /v1/compress and /v1/decompress (each on a new connection). */
-  let sent = 0;
+  const scrape = async () => {
+    const reply = await send(url, 'GET', '/metrics');
+    expect(reply.status).toBe(200);
+    return reply.body.toString();
+  };
+  /** 200s of POST /v1/compress and /v1/decompress in a scrape, summed over the processes. */
+  const answered = (text: string) =>
+    metricSum(text, 'parle_http_requests_total', { route: '/v1/compress', status: '200' }) +
+    metricSum(text, 'parle_http_requests_total', { route: '/v1/decompress', status: '200' });
 
   beforeAll(async () => {
     serve = startServe(['--port', '0', '--processes', '2', '--workers', '2']);
@@ -507,17 +558,12 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
   });
 
   it('every process listens on the one port the primary printed, each with its share of the workers', async () => {
-    // Round robin over new connections: consecutive requests reach both processes.
-    const pids = new Set<number>();
-    for (let i = 0; i < 6; i++) {
-      const reply = await send(url, 'GET', '/healthz');
-      expect(reply.status).toBe(200);
-      const health = JSON.parse(reply.body.toString());
-      expect(health).toMatchObject({ status: 'ok', workers: 1 });
-      pids.add(health.pid);
-    }
+    // Both answer on the port, sooner or later (each with its share: 1 worker); the primary
+    // answers nothing. The pids are the children's the primary named (forked or restarted).
+    const pids = await healthPids(url, (seen) => seen.size === 2);
     expect(pids.size).toBe(2);
-    expect(pids.has(serve.child.pid!)).toBe(false); // the primary answers nothing
+    for (const pid of pids) await serve.waitFor(new RegExp(`process \\d \\(pid ${pid}\\)`));
+    expect(pids.has(serve.child.pid!)).toBe(false);
   });
 
   it('concurrent compress and decompress round trips, spread over both processes, are all equal to their inputs', async () => {
@@ -535,7 +581,6 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
       inputs.map((input) => send(url, 'POST', `/v1/compress?type=${typeOf(input)}`, OCTETS, bytesOf(input))),
     );
     const back = await Promise.all(packed.map((p) => send(url, 'POST', '/v1/decompress', PARLE, p.body)));
-    sent += inputs.length * 2;
     inputs.forEach((input, i) => {
       expect(packed[i].status, describeSeed(seed)).toBe(200);
       expect(back[i].status, describeSeed(seed)).toBe(200);
@@ -545,17 +590,27 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
   });
 
   it('GET /metrics sums both processes: every request counted once, the processes and their restarts', async () => {
-    const text = (await send(url, 'GET', '/metrics')).body.toString();
-    const answered = (route: string) => metricSum(text, 'parle_http_requests_total', { route, status: '200' });
-    // Each process saw about half: only the sum over both reaches the number sent.
-    expect(answered('/v1/compress') + answered('/v1/decompress')).toBe(sent);
-    expect(metricSum(text, 'parle_http_request_duration_seconds_count', { route: '/v1/compress' })).toBe(sent / 2);
-    expect(metricSum(text, 'parle_service_processes')).toBe(2);
-    expect(metricSum(text, 'parle_service_process_restarts_total')).toBe(0);
-    expect(metricSum(text, 'parle_process_resident_memory_bytes')).toBeGreaterThan(0);
+    const before = await scrape();
+    // New connections, spread over the processes by the primary (how, is not ours to know):
+    // whichever process answers the scrape, the sum counts every request once.
+    const input = new Uint8Array(20_000).fill(6);
+    const packed = await Promise.all(Array.from({ length: 8 }, () => send(url, 'POST', '/v1/compress?type=u8', OCTETS, input)));
+    const back = await Promise.all(packed.map((p) => send(url, 'POST', '/v1/decompress', PARLE, p.body)));
+    expect([...packed, ...back].map((r) => r.status)).toEqual(new Array(16).fill(200));
+    const after = await scrape();
+    expect(answered(after) - answered(before)).toBe(16);
+    const durations = (text: string) => metricSum(text, 'parle_http_request_duration_seconds_count', { route: '/v1/compress' });
+    expect(durations(after) - durations(before)).toBe(8);
+    expect(metricSum(after, 'parle_service_processes')).toBe(2);
+    expect(after).toMatch(/^parle_service_process_restarts_total \d+$/m);
+    expect(metricSum(after, 'parle_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('a process that dies is restarted on the same port (logged), the service keeps serving, the summed counters do not drop', async () => {
+    // The counters as last scraped from every process: a dead process's counts stay in the sum
+    // as of the last scrape (ts/service/cluster.ts), so scrape just before the kill.
+    const before = await scrape();
+    const restartsBefore = metricSum(before, 'parle_service_process_restarts_total');
     const victim = JSON.parse((await send(url, 'GET', '/healthz')).body.toString()).pid as number;
     process.kill(victim, 'SIGKILL');
     const [, index, newPid] = await serve.waitFor(
@@ -565,19 +620,22 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
     );
     expect(Number(newPid)).not.toBe(victim);
     expect(Number(index)).toBeLessThan(2);
-    const pids = new Set<number>();
-    for (let i = 0; i < 4; i++) pids.add(JSON.parse((await send(url, 'GET', '/healthz')).body.toString()).pid);
+    const pids = await healthPids(url, (seen) => seen.has(Number(newPid)));
     expect(pids.has(Number(newPid))).toBe(true);
     expect(pids.has(victim)).toBe(false);
-    const text = (await send(url, 'GET', '/metrics')).body.toString();
-    expect(metricSum(text, 'parle_service_processes')).toBe(2);
-    expect(metricSum(text, 'parle_service_process_restarts_total')).toBe(1);
-    // The dead process's counts, as last scraped (the test before), stay in the sum: it never drops.
-    const answered = (route: string) => metricSum(text, 'parle_http_requests_total', { route, status: '200' });
-    expect(answered('/v1/compress') + answered('/v1/decompress')).toBe(sent);
+    const after = await scrape();
+    expect(metricSum(after, 'parle_service_processes')).toBe(2);
+    expect(metricSum(after, 'parle_service_process_restarts_total') - restartsBefore).toBe(1);
+    // No compress or decompress since `before`: the sum is the same, the dead process's part included.
+    expect(answered(after)).toBe(answered(before));
   });
+});
 
+describe('parle serve --processes 2: SIGTERM (a cluster of its own, which the test stops)', () => {
   it('SIGTERM to the primary: every process finishes its request in flight and exits 0, then the primary exits 0', async () => {
+    const serve = startServe(['--port', '0', '--processes', '2', '--workers', '2']);
+    onTestFinished(() => void serve.child.kill('SIGKILL'));
+    const url = (await serve.waitFor(/listening on (http:\/\/\S+) \(processes 2, workers 2/))[1];
     const body = new Uint8Array(2 << 20).fill(7);
     // Requests in flight, on new connections (which the primary hands to the processes in turn).
     const inFlight = [0, 1, 2].map(() => open(url, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length }));
@@ -614,7 +672,7 @@ describe('parle serve --processes: usage', () => {
   it('more processes than workers is a usage error (exit 2) naming both flags', async () => {
     const serve = startServe(['--port', '0', '--processes', '3', '--workers', '2']);
     const [code] = await serve.exited;
-    expect(code).toBe(2);
+    expect(code, serve.output().stderr).toBe(2);
     expect(serve.output().stderr).toMatch(/--workers \(2\) must be at least --processes \(3\)/);
   });
 });

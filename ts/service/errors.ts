@@ -37,9 +37,14 @@ export class ServiceError extends Error {
   }
 }
 
-/** The JSON body of every error response. */
+/**
+ * The JSON body of every error response. `parameter`, on 400s about a query parameter (an
+ * unknown, repeated or bad one, a missing or unknown `type`), names it as the request wrote it
+ * (percent-decoded): `{ "error": { "code": "INVALID_OPTION", "message": "unknown query
+ * parameter 'levle' (did you mean 'level'?); ...", "parameter": "levle" } }`.
+ */
 export interface ErrorBody {
-  error: { code: ErrorCode | ServiceErrorCode; message: string };
+  error: { code: ErrorCode | ServiceErrorCode; message: string; parameter?: string };
 }
 
 /** Seconds a client should wait before retrying a 503 (the Retry-After header). */
@@ -74,10 +79,18 @@ const PARLE_STATUS: Record<ErrorCode, number> = {
   GPU_ERROR: 500,
 };
 
-/** The status, code and message an error answers with. */
-export function describeError(error: unknown): { status: number; code: ErrorCode | ServiceErrorCode; message: string } {
+/** The status, code, message and (for a query parameter's error) parameter an error answers with. */
+export function describeError(error: unknown): { status: number; code: ErrorCode | ServiceErrorCode; message: string; parameter?: string } {
   if (error instanceof ServiceError) return { status: error.status, code: error.code, message: error.message };
-  if (error instanceof ParleError) return { status: PARLE_STATUS[error.code] ?? 500, code: error.code, message: error.message };
+  if (error instanceof ParleError) {
+    const parameter = (error as { parameter?: unknown }).parameter;
+    return {
+      status: PARLE_STATUS[error.code] ?? 500,
+      code: error.code,
+      message: error.message,
+      ...(typeof parameter === 'string' ? { parameter } : {}),
+    };
+  }
   return { status: 500, code: ServiceErrorCodes.INTERNAL, message: 'internal error' };
 }
 

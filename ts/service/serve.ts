@@ -9,10 +9,13 @@ import { availableParallelism } from 'node:os';
 import { createEngine } from '../engine.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { childAssignment, connectChildMetrics, defaultProcesses, runPrimary } from './cluster.js';
-import { createService, type ServiceOptions } from './server.js';
+import { checkOptionsObject, checkServiceOptions, createService, SERVICE_OPTION_KEYS, type ServiceOptions } from './server.js';
 export { integerFlag } from './flags.js';
 
-/** Options of {@link runServe} (the flags of `parle serve`). */
+/**
+ * Options of {@link runServe} (the flags of `parle serve`) and those of createService; any other
+ * key is refused with INVALID_OPTION before anything starts.
+ */
 export interface ServeOptions extends ServiceOptions {
   /** TCP port (default 8080; 0 picks a free one, printed on stdout). */
   port?: number;
@@ -41,6 +44,44 @@ export interface ServeOptions extends ServiceOptions {
   stopSignal?: Promise<unknown>;
 }
 
+/** The keys of {@link ServeOptions}: any other is refused (INVALID_OPTION). */
+const SERVE_OPTION_KEYS: readonly (keyof ServeOptions)[] = [
+  'port',
+  'host',
+  'workers',
+  'processes',
+  'gpu',
+  'log',
+  'stopSignal',
+  ...SERVICE_OPTION_KEYS,
+];
+
+/**
+ * Checks every option of {@link runServe}, the service's included, so that a bad one fails here
+ * and not in each forked child.
+ * @throws ParleError INVALID_OPTION (the message starts `options.<name>`)
+ */
+function checkServeOptions(options: unknown): void {
+  const o = checkOptionsObject(options, SERVE_OPTION_KEYS, 'runServe');
+  const fail = (name: string, what: string, value: unknown) => {
+    const got = typeof value === 'string' ? `'${value}'` : typeof value === 'number' || value === null ? String(value) : typeof value;
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.${name} must be ${what}; got ${got}`);
+  };
+  const isInteger = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+  if (o.port !== undefined && !isInteger(o.port, 0, 65535)) fail('port', 'an integer from 0 to 65535', o.port);
+  if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) fail('host', 'a non-empty string', o.host);
+  if (o.workers !== undefined && !isInteger(o.workers, 1, Number.MAX_SAFE_INTEGER)) fail('workers', 'a positive integer', o.workers);
+  if (o.processes !== undefined && !isInteger(o.processes, 1, Number.MAX_SAFE_INTEGER))
+    fail('processes', 'a positive integer', o.processes);
+  if (o.gpu !== undefined && !['auto', 'off', 'require'].includes(o.gpu as string)) fail('gpu', "'auto', 'off' or 'require'", o.gpu);
+  if (o.log !== undefined && typeof o.log !== 'function') fail('log', 'a function', o.log);
+  if (o.stopSignal !== undefined && typeof (o.stopSignal as { then?: unknown } | null)?.then !== 'function') {
+    fail('stopSignal', 'a promise', o.stopSignal);
+  }
+  const serviceOptions = Object.fromEntries(Object.entries(o).filter(([key]) => (SERVICE_OPTION_KEYS as readonly string[]).includes(key)));
+  checkServiceOptions(serviceOptions, 'runServe');
+}
+
 /** Resolves at the first SIGTERM or SIGINT. */
 function terminationSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -61,10 +102,14 @@ function terminationSignal(): Promise<NodeJS.Signals> {
  * With `processes` > 1 this process becomes the cluster's primary (`runPrimary` in ts/service/cluster.ts); run
  * in one of its children (the environment says so), it serves that child's share.
  *   runServe({ port: 0, processes: 2, workers: 4 })  ->  two processes of 2 workers on one free port
- * @throws ParleError INVALID_OPTION (processes not a positive integer, workers < processes); WORKER_FAILED (a child exited before it
- *   listened, or did not stop cleanly); the listen error (e.g. EADDRINUSE) with one process
+ * @throws ParleError INVALID_OPTION (before anything starts: `options` not an object, a key that
+ *   is neither a {@link ServeOptions} nor a ServiceOptions key, a value out of range or of the
+ *   wrong type, workers < processes; the message starts `options.<name>`); WORKER_FAILED (a
+ *   child exited before it listened, or did not stop cleanly); the listen error (e.g.
+ *   EADDRINUSE) with one process
  */
 export async function runServe(options: ServeOptions = {}): Promise<void> {
+  checkServeOptions(options);
   const {
     port = 8080,
     host = '127.0.0.1',
@@ -89,9 +134,6 @@ export async function runServe(options: ServeOptions = {}): Promise<void> {
       cluster.worker?.disconnect();
     }
     return;
-  }
-  if (processes !== undefined && (!Number.isInteger(processes) || processes < 1)) {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.processes must be a positive integer; got ${String(processes)}`);
   }
   // Listen for the signal before anything can be slow, so an early SIGTERM is not fatal.
   const stop = options.stopSignal ?? terminationSignal();

@@ -1,12 +1,17 @@
 /**
  * The HTTP service over one {@link Engine} (and its worker pool), shared by all requests:
  *
- *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...]   raw little-endian elements -> application/x-parle
+ *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...][&level=1..9]   raw little-endian elements -> application/x-parle
  *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream)
  *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
  *   GET  /healthz                                200 {"status":"ok", "pid", ...} (503 while shutting down)
  *   GET  /metrics                                Prometheus text (ts/service/metrics.ts; option readMetrics)
  *
+ * Query parameters are strict (ts/service/query.ts): `type` is required where listed (400
+ * UNSUPPORTED_TYPE without it), and a parameter a route does not take, a repeated one or a bad
+ * value is 400 INVALID_OPTION naming the parameter, all before any body byte is read. Compress
+ * writes the bytes the library writes for the same elements and options (`engine.compress`,
+ * `parle compress`): the same chunk size by default (defaultChunkBytes(level)).
  * Request bodies must be `application/octet-stream` or `application/x-parle` (else 415); they
  * are never buffered by the framework: a content-type parser hands the raw stream over.
  * Compress and decompress stream chunk by chunk (ts/service/streams.ts); sort buffers its keys
@@ -17,17 +22,18 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Engine } from '../engine.js';
-import { ErrorCodes, ParleError } from '../errors.js';
+import { checkKeys, ErrorCodes, ParleError } from '../errors.js';
 import { MAX_CHUNK_BYTES } from '../format/layout.js';
-import type { ElementType, SortKeys } from '../types.js';
-import { arrayConstructor, elementSize, isElementType } from '../types.js';
+import type { SortKeys } from '../types.js';
+import { arrayConstructor, elementSize } from '../types.js';
 import { AdmissionGate } from './admission.js';
 import { readBody, readWholeBody, type RequestWork } from './body.js';
 import { RETRY_AFTER_SECONDS, ServiceError, ServiceErrorCodes, bodyTooLarge, describeError, type ErrorBody } from './errors.js';
 import { ServiceMetrics } from './metrics.js';
+import { compressParameters, readQuery, sortParameters, type CompressParameters } from './query.js';
 import { compressBody, decompressBody, toReadable, type StreamContext } from './streams.js';
 
-/** Options of {@link createService}. */
+/** Options of {@link createService}; any other key is refused with INVALID_OPTION (`options.<key> is not an option ...`). */
 export interface ServiceOptions {
   /**
    * Largest request body, in bytes (default 1 GiB). Refused with 413 TOO_LARGE before the body
@@ -49,9 +55,12 @@ export interface ServiceOptions {
    */
   timeoutMs?: number;
   /**
-   * Bytes of elements per .parle chunk that compress writes (default 1 MiB). Smaller chunks
-   * hold less memory per request (u8 needs ~11x the chunk's bytes of wasm memory in flight);
-   * larger ones cost fewer worker round trips. 1 KiB to 64 MiB.
+   * Bytes of elements per .parle chunk that compress writes, 1 KiB to 64 MiB, for every request
+   * whatever its `level`. Default: the library's, `defaultChunkBytes(level)` (256 KiB up to level
+   * 7, 512 KiB at 8, 1 MiB at 9), so the service writes the same bytes as `engine.compress` and
+   * `parle compress` for the same elements, codec and level. Smaller chunks hold less memory per
+   * request (u8 needs ~11x the chunk's bytes of wasm memory in flight, for up to workers + 1
+   * chunks); larger ones cost fewer worker round trips.
    */
   chunkBytes?: number;
   /** fastify's logger option (default false: no request logs). */
@@ -82,19 +91,85 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Element types of POST /v1/sort. */
-const SORT_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32'];
 const BODY_TYPES = ['application/octet-stream', 'application/x-parle'];
 /** Decompressed bytes held back before the status is sent (see the decompress route). */
 const HOLD_BYTES = 1 << 20;
-const DEFAULTS = { maxBody: 2 ** 30, queue: 128, timeoutMs: 120_000, chunkBytes: 1 << 20 };
+const DEFAULTS = { maxBody: 2 ** 30, queue: 128, timeoutMs: 120_000 };
 
-function checkOption(value: number | undefined, name: string, min: number, max: number, fallback: number): number {
+/** The keys of {@link ServiceOptions}: any other is refused (INVALID_OPTION). */
+export const SERVICE_OPTION_KEYS: readonly (keyof ServiceOptions)[] = [
+  'maxBody',
+  'queue',
+  'maxActive',
+  'timeoutMs',
+  'chunkBytes',
+  'logger',
+  'readMetrics',
+];
+
+/**
+ * Checks that `options` is undefined or an object whose keys are all in `known` (ts/errors.ts
+ * checkKeys: a misspelt key gets a "did you mean"), and returns it.
+ *   checkOptionsObject({ maxbody: 5 }, SERVICE_OPTION_KEYS, 'createService')
+ *     ->  INVALID_OPTION "options.maxbody is not an option of createService (did you mean maxBody?)", option 'maxbody'
+ * @throws ParleError INVALID_OPTION (not an object; an unknown key, named as written)
+ */
+export function checkOptionsObject(options: unknown, known: readonly string[], fn: string): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new ParleError(
+      ErrorCodes.INVALID_OPTION,
+      `options of ${fn} must be an object; got ${options === null ? 'null' : typeof options}`,
+    );
+  }
+  checkKeys(options, known, fn);
+  return options as Record<string, unknown>;
+}
+
+function checkOption(value: unknown, name: string, min: number, max: number): number | undefined;
+function checkOption(value: unknown, name: string, min: number, max: number, fallback: number): number;
+function checkOption(value: unknown, name: string, min: number, max: number, fallback?: number): number | undefined {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.${name} must be an integer from ${min} to ${max}; got ${String(value)}`);
   }
   return value;
+}
+
+/** The checked options of {@link createService}, defaults applied except where they depend on the engine. */
+interface CheckedServiceOptions {
+  maxBody: number;
+  queue: number;
+  maxActive: number | undefined;
+  timeoutMs: number;
+  /** undefined: the library's default for the request's level. */
+  chunkBytes: number | undefined;
+  logger: boolean;
+  readMetrics: (() => Promise<string>) | undefined;
+}
+
+/**
+ * Checks the options of {@link createService} (runServe checks them too, before it forks).
+ * @throws ParleError INVALID_OPTION: not an object, an unknown key, a value out of range or of
+ *   the wrong type (the message starts `options.<name>`)
+ */
+export function checkServiceOptions(options: unknown, fn = 'createService'): CheckedServiceOptions {
+  const o = checkOptionsObject(options, SERVICE_OPTION_KEYS, fn);
+  if (o.logger !== undefined && typeof o.logger !== 'boolean') {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.logger must be a boolean; got ${typeof o.logger}`);
+  }
+  if (o.readMetrics !== undefined && typeof o.readMetrics !== 'function') {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.readMetrics must be a function; got ${typeof o.readMetrics}`);
+  }
+  return {
+    maxBody: checkOption(o.maxBody, 'maxBody', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.maxBody),
+    queue: checkOption(o.queue, 'queue', 0, 2 ** 31, DEFAULTS.queue),
+    maxActive: checkOption(o.maxActive, 'maxActive', 1, 2 ** 16),
+    timeoutMs: checkOption(o.timeoutMs, 'timeoutMs', 1, 2 ** 31 - 1, DEFAULTS.timeoutMs),
+    chunkBytes: checkOption(o.chunkBytes, 'chunkBytes', 1024, MAX_CHUNK_BYTES),
+    logger: (o.logger as boolean | undefined) ?? false,
+    readMetrics: o.readMetrics as (() => Promise<string>) | undefined,
+  };
 }
 
 /** Milliseconds a refused upload is still read (and discarded) after the answer; see {@link closeAfterAnswer}. */
@@ -136,29 +211,18 @@ function contentLength(request: FastifyRequest): number | undefined {
   return n;
 }
 
-/** The `type` query parameter, checked against `allowed`. */
-function queryType(request: FastifyRequest, allowed: readonly ElementType[], fallback?: ElementType): ElementType {
-  const raw = (request.query as Record<string, unknown>).type ?? fallback;
-  if (raw === undefined) {
-    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `the type query parameter is required: one of ${allowed.join(', ')}`);
-  }
-  if (typeof raw !== 'string' || !isElementType(raw) || !allowed.includes(raw)) {
-    throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `type must be one of ${allowed.join(', ')}; got ${String(raw)}`);
-  }
-  return raw;
-}
-
 /**
  * Creates the service over `engine` (which it shares between all requests and does not
- * destroy). Routes and statuses: see this module's header and ts/service/errors.ts.
- * @throws ParleError INVALID_OPTION (names the option)
+ * destroy). Routes, their query parameters and statuses: this module's header,
+ * ts/service/query.ts and ts/service/errors.ts.
+ *   await createService(engine, { maxBody: 64 << 20 })  ->  a Service; `await service.listen({ port: 0, host: '127.0.0.1' })`
+ * @throws ParleError INVALID_OPTION: `options` not an object, a key that is not one of
+ *   {@link ServiceOptions}, a value out of range (the message starts `options.<name>`)
  */
 export async function createService(engine: Engine, options: ServiceOptions = {}): Promise<Service> {
-  const maxBody = checkOption(options.maxBody, 'maxBody', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.maxBody);
-  const queue = checkOption(options.queue, 'queue', 0, 2 ** 31, DEFAULTS.queue);
-  const maxActive = checkOption(options.maxActive, 'maxActive', 1, 2 ** 16, Math.max(2, engine.workers + 1));
-  const timeoutMs = checkOption(options.timeoutMs, 'timeoutMs', 1, 2 ** 31 - 1, DEFAULTS.timeoutMs);
-  const chunkBytes = checkOption(options.chunkBytes, 'chunkBytes', 1024, MAX_CHUNK_BYTES, DEFAULTS.chunkBytes);
+  const checked = checkServiceOptions(options);
+  const { maxBody, queue, timeoutMs, chunkBytes } = checked;
+  const maxActive = checked.maxActive ?? Math.max(2, engine.workers + 1);
 
   const gate = new AdmissionGate(maxActive, queue);
   const metrics = new ServiceMetrics(engine, gate);
@@ -169,7 +233,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
   let onIdle: (() => void) | undefined;
 
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: checked.logger,
     // Requests on open keep-alive connections during shutdown get our own JSON 503 (onRequest).
     return503OnClosing: false,
     // The per-request timeout is ours (timeoutMs); Node's would cut uploads without an answer.
@@ -177,6 +241,8 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
   });
 
   const workOf = (request: FastifyRequest): RequestWork => works.get(request)!;
+  /** Compress parameters, checked in the route's onRequest hook. */
+  const compressParams = new WeakMap<FastifyRequest, CompressParameters>();
 
   // ---- bodies: the raw stream, never buffered by fastify ----------------------------------
   app.removeAllContentTypeParsers();
@@ -240,7 +306,9 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     // An op that failed because the request timed out reports the timeout, not ABORTED.
     const cause =
       work?.controller.signal.aborted && work.controller.signal.reason instanceof ServiceError ? work.controller.signal.reason : error;
-    let { status, code, message } = describeError(cause);
+    const described = describeError(cause);
+    let { status, code, message } = described;
+    const parameter = described.parameter;
     // (GPU_ERROR, IO_ERROR: a bug or the machine, not the request)
     if (cause instanceof ParleError && status >= 500 && status !== 503) request.log.error({ err: cause }, 'internal error');
     if (!(cause instanceof ServiceError) && !(cause instanceof ParleError)) {
@@ -263,7 +331,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     }
     if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
     if (!request.raw.complete) closeAfterAnswer(request, reply);
-    const body: ErrorBody = { error: { code, message } };
+    const body: ErrorBody = { error: { code, message, ...(parameter !== undefined ? { parameter } : {}) } };
     return reply.code(status).type('application/json').send(body);
   });
 
@@ -306,7 +374,9 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     '/v1/compress',
     {
       onRequest: async (request) => {
-        const type = queryType(request, ['u8', 'u16', 'u32', 'i32', 'f32'], 'u8');
+        const params = compressParameters(request.raw.url ?? request.url);
+        compressParams.set(request, params);
+        const { type } = params;
         checkContentType(request);
         const length = refuseLargeBody(request);
         if (length === undefined) {
@@ -325,12 +395,16 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       },
     },
     async (request, reply) => {
-      const type = queryType(request, ['u8', 'u16', 'u32', 'i32', 'f32'], 'u8');
+      const { type, codec, level } = compressParams.get(request)!;
       const length = contentLength(request)!;
       const work = workOf(request);
-      const codec = (request.query as Record<string, unknown>).codec;
-      if (codec !== undefined && typeof codec !== 'string') throw new ParleError(ErrorCodes.INVALID_OPTION, 'codec must be given once');
-      const writer = engine.createCompressor(type, length / elementSize(type), { chunkBytes, codec });
+      // The options `parle compress` passes for the same flags (ts/node/files.ts compressFile):
+      // the same container bytes.
+      const writer = engine.createCompressor(type, length / elementSize(type), {
+        ...(chunkBytes !== undefined ? { chunkBytes } : {}),
+        ...(codec !== undefined ? { codec } : {}),
+        ...(level !== undefined ? { level } : {}),
+      });
       // Streams always run on the CPU path (the ContainerWriter takes chunks to the workers).
       metrics.paths.inc({ op: 'compress', path: 'cpu' });
       const ctx: StreamContext = { gate, work, maxInFlight };
@@ -346,6 +420,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     '/v1/decompress',
     {
       onRequest: async (request) => {
+        readQuery(request.raw.url ?? request.url, 'POST /v1/decompress');
         checkContentType(request);
         refuseLargeBody(request);
       },
@@ -380,7 +455,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     '/v1/sort',
     {
       onRequest: async (request) => {
-        const type = queryType(request, SORT_TYPES);
+        const { type } = sortParameters(request.raw.url ?? request.url);
         checkContentType(request);
         const length = refuseLargeBody(request);
         if (length !== undefined && length % elementSize(type) !== 0) {
@@ -389,7 +464,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       },
     },
     async (request, reply) => {
-      const type = queryType(request, SORT_TYPES);
+      const { type } = sortParameters(request.raw.url ?? request.url);
       const work = workOf(request);
       const signal = work.controller.signal;
       const release = await gate.acquire(signal);
@@ -411,7 +486,12 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     },
   );
 
-  app.get('/healthz', async (_request, reply) => {
+  // GET routes take no query parameters either: a misspelt probe or scrape is told so.
+  const noParameters = (route: string) => ({
+    onRequest: async (request: FastifyRequest) => void readQuery(request.raw.url ?? request.url, route),
+  });
+
+  app.get('/healthz', noParameters('GET /healthz'), async (_request, reply) => {
     if (closing) reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
     return {
       status: closing ? 'closing' : 'ok',
@@ -425,8 +505,8 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     };
   });
 
-  const readMetrics = options.readMetrics ?? (() => metrics.registry.metrics());
-  app.get('/metrics', async (_request, reply) => {
+  const readMetrics = checked.readMetrics ?? (() => metrics.registry.metrics());
+  app.get('/metrics', noParameters('GET /metrics'), async (_request, reply) => {
     const text = await readMetrics();
     return reply.type(metrics.registry.contentType).send(text);
   });
