@@ -90,8 +90,7 @@ async function place(input, where) {
  * passed, in whole cycles of the six orders (120 at most), one round if a call is slow. A path
  * that is not available gives null.
  * Sub-millisecond calls vary by tens of microseconds from call to call, and a cell is judged by
- * 10 % of its medians: the cap was 36 rounds before (bench/auto-overhead.mjs measures how far
- * two halves of one path's calls are apart). The orders and the pause: bench/interleave.mjs.
+ * 10 % of its medians, hence the many rounds. The orders and the pause: bench/interleave.mjs.
  */
 async function timeCell(call, input, to) {
   const times = { cpu: [], gpu: [], auto: [] };

@@ -1,4 +1,4 @@
-// Plumbing of the GPU benchmarks (bench/gpu.mjs, bench/gpu-clocks.mjs): the GPU layer and Dawn,
+// Plumbing of the GPU layer's benchmark (bench/gpu.mjs): the GPU layer and Dawn,
 // timestamp queries (an op's GPU time from empty timestamped passes around each of its command
 // buffers, and per-pass times), a warm-up that waits for the GPU's clocks, and an SM clock
 // sampler. Timestamps need the adapter's 'timestamp-query' feature.
@@ -99,7 +99,7 @@ export function timestampHooks(ctx, capacity = 512) {
  * ms) until the last 5 runs are within 3 % of the best seen (at least 8 runs, at most `maxMs`,
  * default 5000). Why: an H200's SM clock idles at 345 MHz; its driver raises it to 630 MHz and
  * then 1980 MHz only after sustained load, and scan and RLE run 3-4x slower at 345 MHz
- * (bench/results/gpu-clocks-nvidia-h200.json). Runs with a readback between them kept the clock
+ * (the SM clock beside each figure: `smMhz` in bench/results/gpu-nvidia-h200.json). Runs with a readback between them kept the clock
  * at a plateau where the times looked steady (a 2^28 scan steady at 2.6 ms at 630 MHz, 1.16 ms
  * at 1980). Returns the second phase's run times.
  */
@@ -153,115 +153,4 @@ export async function startClockSampler(everyMs = 100) {
     },
     stop() { proc?.kill(); },
   };
-}
-
-/**
- * Edits the WGSL of every shader module of `ctx` whose label contains `labelPart`, as the context
- * builds it: each edit is [from, to] (the first occurrence of `from` becomes `to`) or [from, to,
- * 'to end of function'] (from `from` to the module's next "\n}\n" becomes `to`). An edit whose
- * `from` is missing throws, naming `what`. Returns () => how many modules were edited.
- */
-export function editShaderModules(ctx, labelPart, edits, what) {
-  const create = ctx.device.createShaderModule.bind(ctx.device);
-  let edited = 0;
-  ctx.device.createShaderModule = (desc) => {
-    if (!String(desc.label).includes(labelPart)) return create(desc);
-    let code = desc.code;
-    for (const [from, to, toEnd] of edits) {
-      const at = code.indexOf(from);
-      if (at < 0) throw new Error(`${what}: "${from.trim().split('\n')[0]}" is not in the kernel`);
-      const end = toEnd ? code.indexOf('\n}\n', at) + 3 : at + from.length;
-      code = code.slice(0, at) + to + (toEnd ? '\n' : '') + code.slice(end);
-    }
-    edited++;
-    return create({ ...desc, code });
-  };
-  return () => edited;
-}
-
-/**
- * Times the op `once` (an async function that runs it once and releases its result) on `ctx`
- * after warmUntilSteady: `runs` runs with timestamp queries, each followed by a run timed by
- * wall clock. Returns the medians in ms: `passes` (a pass label's GPU time: the sum over its
- * passes in one run), the op's whole GPU time `gpuMs`, and `wallMs`.
- */
-export async function timePasses(ctx, once, runs = 7) {
-  const ts = timestampHooks(ctx);
-  const timed = async () => {
-    const t0 = performance.now();
-    await once();
-    return performance.now() - t0;
-  };
-  await warmUntilSteady(timed, { sustain: once });
-  const perLabel = {};
-  const gpu = [];
-  const wall = [];
-  for (let r = 0; r < runs; r++) {
-    ctx.encoderHooks = ts.hooks;
-    await once();
-    ctx.encoderHooks = null;
-    const t = await ts.read();
-    for (const [label, ms] of Object.entries(t.passes)) (perLabel[label] ??= []).push(ms);
-    gpu.push(t.ms);
-    wall.push(await timed());
-  }
-  const passes = Object.fromEntries(Object.entries(perLabel).map(([label, ms]) => [label, median(ms)]));
-  return { passes, gpuMs: median(gpu), wallMs: median(wall) };
-}
-
-/**
- * timePasses of `ctx.sort(keys)` (keys: a DeviceArray): the onesweep passes together
- * (`passesMs`), the histogram pass, the whole GPU time, the wall clock (medians, ms).
- */
-export async function timeSort(ctx, keys, runs = 7) {
-  const t = await timePasses(ctx, async () => (await ctx.sort(keys)).keys.destroy(), runs);
-  return { passesMs: t.passes['parle:sort-onesweep'], histogramMs: t.passes['parle:sort-histogram'], gpuMs: t.gpuMs, wallMs: t.wallMs };
-}
-
-/**
- * Watches V8's garbage collections (perf_hooks 'gc' entries) so that a timed loop can say how
- * much of its wall clock they took: `msDuring(t0, t1)` sums the collections' time inside
- * [t0, t1] (performance.now() ms), `countDuring` counts them. Call `stop()` when done.
- * `collect()` runs a full collection first where node runs with --expose-gc (else does nothing
- * and returns false): a harness's own garbage (the host arrays of earlier checks, GiBs) is
- * then not collected inside the next timed loop.
- */
-export async function gcWatch() {
-  const { PerformanceObserver } = await import('node:perf_hooks');
-  const entries = [];
-  const obs = new PerformanceObserver((list) => { for (const e of list.getEntries()) entries.push({ start: e.startTime, end: e.startTime + e.duration }); });
-  obs.observe({ entryTypes: ['gc'] });
-  const inside = (t0, t1) => entries.filter((e) => e.end > t0 && e.start < t1);
-  return {
-    /** Lets the observer's queued entries arrive (they are delivered asynchronously). */
-    flush: () => new Promise((resolve) => setTimeout(resolve, 0)),
-    msDuring: (t0, t1) => inside(t0, t1).reduce((s, e) => s + Math.min(e.end, t1) - Math.max(e.start, t0), 0),
-    countDuring: (t0, t1) => inside(t0, t1).length,
-    collect: () => { if (typeof globalThis.gc !== 'function') return false; globalThis.gc(); return true; },
-    stop: () => obs.disconnect(),
-  };
-}
-
-/**
- * The setup of the 2^28 wall-clock benchmarks (wall-2-28.mjs, scan-state.mjs): the GPU layer, a
- * context, and n = 2^log2 (`--log2 N` on the command line, default 28) u32 keys from an LCG,
- * uploaded. Returns { layer, ctx, log2, n, keys (host), d (the DeviceArray) }.
- */
-export async function contextWithKeys() {
-  const layer = await loadGpuLayer();
-  const ctx = await layer.createGpuContext();
-  const log2 = process.argv.includes('--log2') ? Number(process.argv[process.argv.indexOf('--log2') + 1]) : 28;
-  const n = 2 ** log2;
-  const keys = lcgKeys(n);
-  return { layer, ctx, log2, n, keys, d: await ctx.upload(keys) };
-}
-
-/**
- * `n` u32 keys from the LCG s -> 1664525 s + 1013904223 (mod 2^32) started at `seed`, each
- * masked with `mask`: the GPU benchmarks' keys (the same keys in every one for one seed).
- */
-export function lcgKeys(n, seed = 1, mask = 0xffffffff) {
-  const a = new Uint32Array(n);
-  for (let i = 0, s = seed; i < n; i++) a[i] = (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) & mask;
-  return a;
 }

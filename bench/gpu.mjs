@@ -20,8 +20,8 @@
  * shapes, each on its own context) and "probes" (default context at the start and the end).
  * Seen on an H200: the SM clock idles at 345 MHz and reaches 1980 MHz only after a few hundred
  * ms of sustained load; at 345 MHz scan and RLE run 3-4x slower. That was the "slow main
- * context" of earlier runs: bench/gpu-clocks.mjs ran the same kernels on two contexts and their
- * GPU times followed the clock, not the context. So every op is warmed until its times settle
+ * context" of earlier runs: the same kernels on two contexts had GPU times that followed the
+ * clock, not the context. So every op is warmed until its times settle
  * (warmUntilSteady), and each figure records the median SM clock of its runs (`smMhz`, from
  * nvidia-smi where present); the probes (fresh contexts at the start and the end) stay to show
  * that every context runs at the same speed. Also: upload piece sizes and

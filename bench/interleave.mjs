@@ -1,4 +1,4 @@
-// How the cost model's benchmarks (cost-model.mjs, auto-overhead.mjs) time one cell's paths:
+// How the cost model's benchmark (cost-model.mjs) times one cell's paths:
 // interleaved in rounds, a short pause after each call, each result released.
 import { DeviceArray } from '../dist/node/index.js';
 

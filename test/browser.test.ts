@@ -233,6 +233,29 @@ describe('the demo page in Chromium', () => {
     }
   });
 
+  it('the sample button fetches a repository sample, sets its type and round-trips it', async () => {
+    const page = await openPage(isolated.url);
+    try {
+      // the first page of an origin calibrates on SwiftShader: slow on a loaded machine
+      await page.waitForSelector('body[data-ready="true"]', { state: 'attached', timeout: 100_000 });
+      await page.selectOption('#sample', 't1-mri.u16');
+      await page.click('#try-sample');
+      await page.waitForSelector('body[data-state="decompressed"]', { state: 'attached', timeout: 60_000 });
+      expect(await page.isVisible('#error')).toBe(false);
+      expect(await page.getAttribute('body', 'data-sample')).toBe('t1-mri.u16');
+      expect(await page.inputValue('#type')).toBe('u16');
+      expect(await page.textContent('#file-info')).toMatch(/^t1-mri\.u16: .*1015808 u16 elements/);
+      expect(await page.getAttribute('#verdict', 'data-round-trip')).toBe('ok');
+      const stats = await page.$$eval('#stats tbody tr', (rows) => rows.map((r) => r.textContent ?? ''));
+      expect(stats.map((r) => r.split(' (')[0])).toEqual(['compress', 'decompress']);
+      // the server's /samples/ mount: that folder's data files only
+      expect((await fetch(`${isolated.url}samples/..%2fpackage.json`)).status).toBe(404);
+      expect((await fetch(`${isolated.url}samples/regenerate.js`)).status).toBe(404);
+    } finally {
+      await page.close();
+    }
+  }, 200_000);
+
   it('a .parle file made by Node, dropped on the page, decompresses there, not isolated', async () => {
     const original = runsOfU32(new Rng(seed ^ 0x5bd1e995), 50_000);
     const node = await createEngine({ workers: 0, gpu: 'off' });

@@ -97,6 +97,7 @@ function updateButtons() {
   $('compress').disabled = busy || !source || source.isContainer || !aligned;
   $('decompress').disabled = busy || !source || !(source.isContainer || packed);
   $('type').disabled = busy || source?.isContainer === true;
+  $('try-sample').disabled = busy || !engine;
   if (source && !aligned) {
     $('file-info').textContent =
       `${source.file.name}: ${source.bytes.length} bytes is not a whole number of ${type} elements (${elementSize(type)} bytes each); choose another type`;
@@ -129,6 +130,12 @@ function showEnvironment() {
 
 async function chooseFile(file) {
   if (!file || busy) return;
+  delete document.body.dataset.sample;
+  await setSource(file);
+}
+
+/** Makes `file` the page's input (a .parle container when it starts with the magic). */
+async function setSource(file) {
   clearError();
   packed = undefined;
   $('download').hidden = true;
@@ -141,6 +148,20 @@ async function chooseFile(file) {
   $('drop-text').textContent = `${file.name} (${formatBytes(file.size)}); drop or choose another`;
   setProgress(0, 'ready');
   updateButtons();
+}
+
+/**
+ * Fetches a sample of the repository (data/samples/, served at /samples/ by web/serve.mjs), sets
+ * the element type to the sample's and makes it the input, as a chosen file would be.
+ */
+async function loadSample(name, type) {
+  setProgress(0, `fetching ${name}…`);
+  const response = await fetch(`/samples/${encodeURIComponent(name)}`);
+  if (!response.ok) throw new Error(`sample ${name}: HTTP ${response.status} ${(await response.text()).trim()}`);
+  const file = new File([await response.blob()], name, { type: 'application/octet-stream' });
+  $('type').value = type;
+  await setSource(file);
+  document.body.dataset.sample = name;
 }
 
 // ---- compress, decompress ---------------------------------------------------------------------
@@ -348,18 +369,26 @@ function wireUi() {
     $('download').hidden = true;
     updateButtons();
   });
-  $('compress').addEventListener('click', () =>
+  const compressAndCompare = async () => {
+    await compress();
+    if (typeof CompressionStream === 'function') await compareWithGzip(source.bytes);
+    await comparePaths(packed.type, source.bytes);
+    document.body.dataset.state = 'compressed';
+  };
+  const decompressAndCheck = async () => {
+    await decompress();
+    document.body.dataset.state = 'decompressed';
+  };
+  $('compress').addEventListener('click', () => act(compressAndCompare));
+  $('decompress').addEventListener('click', () => act(decompressAndCheck));
+  // A sample: fetched from the server, then the same two steps as a chosen file's two buttons.
+  $('try-sample').addEventListener('click', () =>
     act(async () => {
-      await compress();
-      if (typeof CompressionStream === 'function') await compareWithGzip(source.bytes);
-      await comparePaths(packed.type, source.bytes);
-      document.body.dataset.state = 'compressed';
-    }),
-  );
-  $('decompress').addEventListener('click', () =>
-    act(async () => {
-      await decompress();
-      document.body.dataset.state = 'decompressed';
+      const option = $('sample').selectedOptions[0];
+      delete document.body.dataset.state;
+      await loadSample(option.value, option.dataset.type);
+      await compressAndCompare();
+      await decompressAndCheck();
     }),
   );
 }

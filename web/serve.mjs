@@ -2,7 +2,9 @@
 //
 // Serves web/ at / and the browser build beside it (/dist/browser/*.js, /build/*.wasm), the same
 // layout the package ships, so the page imports '/dist/browser/index.js' as any site would and the
-// bundle finds its worker (./worker.js) and kernels (../../build/*.wasm) by URL.
+// bundle finds its worker (./worker.js) and kernels (../../build/*.wasm) by URL. The repository's
+// sample arrays (data/samples/*.u8, *.u16, their .json descriptions, SOURCE.md and the licences)
+// are served read-only at /samples/, for the page's "try a sample" button.
 //
 // By default every response carries the two headers that make the page cross-origin isolated
 // (SharedArrayBuffer, so the engine's workers share one WebAssembly.Memory: zero copy):
@@ -20,10 +22,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** URL prefix -> folder under the package root, and the file names it may serve. */
+/**
+ * URL prefix -> folder under the package root, and the file names it may serve. `flat`: files
+ * directly in the folder only (no subfolder).
+ */
 const MOUNTS = [
   { prefix: '/dist/browser/', dir: 'dist/browser', allow: /\.(js|js\.map)$/ },
   { prefix: '/build/', dir: 'build', allow: /\.wasm$/ },
+  { prefix: '/samples/', dir: 'data/samples', allow: /\.(u8|u16|u32|i32|f32|json|md|txt)$/, flat: true },
   { prefix: '/', dir: 'web', allow: /\.(html|js|css|svg)$/ },
 ];
 
@@ -34,6 +40,9 @@ const TYPES = {
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
   '.wasm': 'application/wasm',
+  '.json': 'application/json; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 /** The headers that make a page cross-origin isolated (and let it use SharedArrayBuffer). */
@@ -52,10 +61,12 @@ function resolvePath(urlPath) {
   }
   if (path === '/') path = '/index.html';
   if (path.includes('\0')) return null;
-  for (const { prefix, dir, allow } of MOUNTS) {
+  for (const { prefix, dir, allow, flat } of MOUNTS) {
     if (!path.startsWith(prefix)) continue;
+    const rest = path.slice(prefix.length);
+    if (flat && /[/\\]/.test(rest)) return null;
     const base = join(root, dir);
-    const file = normalize(join(base, path.slice(prefix.length)));
+    const file = normalize(join(base, rest));
     if (!file.startsWith(base + sep) || !allow.test(file)) return null;
     return file;
   }
