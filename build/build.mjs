@@ -6,7 +6,8 @@
 //   dist/node/chunk-*.js   code the Node entries share (one copy of the library, one ParleError)
 //   dist/*/worker.js       the CPU worker pool's worker script
 //   dist/browser/index.js  the library for browsers (ts/platform/browser.ts swapped in)
-//   dist/types/            .d.ts from tsc, and index.d.cts (skipped with --no-types)
+//   dist/types/            .d.ts from tsc, and index.d.cts, checked as a consumer compiles them
+//                          (skipped with --no-types)
 //
 // What a library user installs: comlink and xxhash-wasm (dependencies) stay imports; webgpu,
 // fastify and prom-client are optional peer dependencies, loaded by import() where used
@@ -87,8 +88,19 @@ await esbuild.build({
 log('built dist/browser');
 
 if (!process.argv.includes('--no-types')) {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '--emitDeclarationOnly', '--outDir', 'dist/types'], { stdio: 'inherit' });
-  mkdirSync('dist/types', { recursive: true });
+  const tsc = (args) => execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { stdio: 'inherit' });
+  // declarations of a previous build's files that no longer exist would ship in the package
+  rmSync('dist/types', { recursive: true, force: true });
+  tsc(['--emitDeclarationOnly', '--outDir', 'dist/types']);
   copyFileSync('ts/cjs/index.d.cts', 'dist/types/index.d.cts');
-  log('built dist/types');
+  // The declarations as a strict application compiles them, with skipLibCheck off: a Node one
+  // without the DOM lib and without @webgpu/types (the global types the declarations mention
+  // are declared in ts/types.ts; a name missing there fails here, not in a user's build).
+  // test/consumers/typescript checks the same from the packed tarball, and with those present.
+  tsc([
+    '--noEmit', '--strict', '--skipLibCheck', 'false', '--types', 'node', '--lib', 'es2022',
+    '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+    'dist/types/index.d.ts', 'dist/types/index.d.cts', 'dist/types/service/index.d.ts',
+  ]);
+  log('built dist/types (checked as a strict application without the DOM lib and @webgpu/types compiles them)');
 }

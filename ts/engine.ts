@@ -14,7 +14,7 @@ import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { parseCodec } from './codec/stages.js';
-import { ErrorCodes, ParleError, isParleError } from './errors.js';
+import { checkKeys, ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArray, compressArrayReport, decompressBytes } from './format/container.js';
 import type { ChunkCodec, ChunkReport } from './codec/cpu/chunks.js';
 import { checkErrorBound } from './codec/quantize.js';
@@ -187,7 +187,7 @@ export interface CompressOptions extends OpOptions {
    * path), and decompress to the device dequantizes on the GPU. See docs/format.md, "Stage 5:
    * quantize".
    */
-  errorBound?: { abs: number };
+  errorBound?: ErrorBound;
   /**
    * A caller-owned Uint8Array to write the container into, from its start, instead of a new
    * array: at least `compressBound(input.length, type, chunkBytes)` bytes (LENGTH_MISMATCH
@@ -210,6 +210,82 @@ export interface DecompressOptions extends OpOptions {
    * the workers. The promise resolves to it. Not with `to: 'device'`.
    */
   out?: ParleArray;
+}
+
+/**
+ * A pointwise error bound of the lossy mode (f32 only; see {@link CompressOptions.errorBound}).
+ * Only absolute bounds exist: `{ rel }` is refused (INVALID_OPTION).
+ */
+export interface ErrorBound {
+  /** Largest difference, in the data's units, between a finite element and its decompressed value: a finite number > 0. */
+  abs: number;
+}
+
+/** Options of {@link Engine.createCompressor}. */
+export interface CompressorOptions {
+  /** Bytes of decoded elements per chunk, 1 KiB to 64 MiB, as {@link CompressOptions.chunkBytes} (default: by level, 256 KiB at 5). */
+  chunkBytes?: number;
+  /** The codec pipeline, as {@link CompressOptions.codec} (default `'auto'`). */
+  codec?: string;
+  /** f32 only: lossy within a pointwise bound, as {@link CompressOptions.errorBound}. */
+  errorBound?: ErrorBound;
+  /** Effort of the chooser, 1..9, as {@link CompressOptions.level} (default 5). */
+  level?: number;
+  /** Keep the chooser's reasons in the writer's `reports` (as {@link Engine.explainCodec}); default false. */
+  explain?: boolean;
+  /** Aborts the chunks in flight and later calls (ABORTED). */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link Engine.createDecompressor}. */
+export interface DecompressorOptions {
+  /** Refuse containers whose header claims more elements than this (default 2^53 - 1). */
+  maxElements?: number;
+  /**
+   * A caller-owned array for the whole result: the container's type and element count, checked
+   * when the header arrives; the pieces handed out are then views of it (decoded in place when it
+   * lives in the engine's memory).
+   */
+  out?: ParleArray;
+  /** Aborts the chunks in flight and later calls (ABORTED). */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link Engine.explain}. */
+export interface ExplainOptions {
+  /** Where the result would be wanted (default: where the input is; `host` for compress). */
+  to?: Location;
+}
+
+/** Options of {@link Engine.explainCodec}. */
+export interface ExplainCodecOptions {
+  /** As {@link CompressOptions.chunkBytes}. */
+  chunkBytes?: number;
+  /** As {@link CompressOptions.codec}. */
+  codec?: string;
+  /** As {@link CompressOptions.errorBound}. */
+  errorBound?: ErrorBound;
+  /** As {@link CompressOptions.level}. */
+  level?: number;
+  /** Aborts the call (ABORTED). */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link Engine.calibrate}. */
+export interface CalibrateOptions {
+  /** Measure again even when rates are stored for this machine (default false). */
+  force?: boolean;
+  /** Called as measurements finish: `done` of `total` steps. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Options of {@link Engine.download}. */
+export interface DownloadOptions<T extends ParleArray = ParleArray> {
+  /**
+   * A caller-owned array to read into: the DeviceArray's element type, at least its length; it
+   * is what the call resolves to (its first `array.length` elements written).
+   */
+  into?: T;
 }
 
 /** The operations {@link Engine.explain} can explain. */
@@ -263,12 +339,65 @@ const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 
 const OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
-function checkOptions(options: unknown, name: string): Record<string, unknown> {
+/**
+ * The keys of an options type, listed once: the compiler checks the list against the type (a
+ * key added to the interface and not here, or the reverse, fails the typecheck).
+ */
+function keysOf<T>(keys: { readonly [K in keyof Required<T>]: true }): readonly string[] {
+  return Object.keys(keys);
+}
+
+const OP_KEYS = { path: true, to: true, signal: true } as const;
+
+/** The options each public call takes; {@link checkOptions} refuses any other key. */
+const OPTION_KEYS = {
+  createEngine: keysOf<EngineOptions>({
+    workers: true,
+    gpu: true,
+    calibration: true,
+    kernels: true,
+    maxElements: true,
+    inlineBytes: true,
+    maxQueue: true,
+    maxMemoryBytes: true,
+    sharedMemory: true,
+    gpuPoolBytes: true,
+  }),
+  rleEncode: keysOf<OpOptions>(OP_KEYS),
+  rleDecode: keysOf<RleDecodeOptions>({ ...OP_KEYS, out: true }),
+  sort: keysOf<SortOptions>({ ...OP_KEYS, values: true, out: true, outValues: true }),
+  scan: keysOf<ScanOptions>({ ...OP_KEYS, inclusive: true, out: true }),
+  compress: keysOf<CompressOptions>({ ...OP_KEYS, chunkBytes: true, level: true, codec: true, errorBound: true, out: true }),
+  decompress: keysOf<DecompressOptions>({ ...OP_KEYS, maxElements: true, out: true }),
+  createCompressor: keysOf<CompressorOptions>({ chunkBytes: true, codec: true, errorBound: true, level: true, explain: true, signal: true }),
+  createDecompressor: keysOf<DecompressorOptions>({ maxElements: true, out: true, signal: true }),
+  explain: keysOf<ExplainOptions>({ to: true }),
+  explainCodec: keysOf<ExplainCodecOptions>({ chunkBytes: true, codec: true, errorBound: true, level: true, signal: true }),
+  calibrate: keysOf<CalibrateOptions>({ force: true, onProgress: true }),
+  download: keysOf<DownloadOptions>({ into: true }),
+};
+
+/**
+ * The options object of public call `call`: undefined reads as `{}`; anything but an object, or
+ * an object with a key the call does not take, is refused.
+ * @throws ParleError INVALID_OPTION (for a key: "options.levle is not an option of compress (did
+ *   you mean level?)", `option` the key)
+ */
+function checkOptions(options: unknown, call: keyof typeof OPTION_KEYS): Record<string, unknown> {
   if (options === undefined) return {};
-  if (options === null || typeof options !== 'object') {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be an object`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options of ${call} must be an object; got ${options === null ? 'null' : typeof options}`);
   }
+  checkKeys(options, OPTION_KEYS[call], call);
   return options as Record<string, unknown>;
+}
+
+/** A signal option: undefined or an AbortSignal. @throws ParleError INVALID_OPTION */
+function checkSignal(value: unknown, name = 'options.signal'): AbortSignal | undefined {
+  if (value !== undefined && !(value instanceof AbortSignal)) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be an AbortSignal`);
+  }
+  return value;
 }
 
 function checkInteger(value: unknown, name: string, min: number, max: number): number {
@@ -359,10 +488,18 @@ function checkData(value: unknown, name: string, allowed?: readonly ElementType[
 
 /**
  * Creates an engine: compiles the kernels, starts the workers and opens the GPU.
- * @throws ParleError INVALID_OPTION (names the option), PATH_UNAVAILABLE (`gpu: 'require'` without an adapter)
+ *
+ *     const engine = await createEngine({ workers: 4, gpu: 'off' });
+ *
+ * Every options object of the engine's calls is checked strictly: a key the call does not take
+ * (`{ levle: 9 }`) is INVALID_OPTION ("options.levle is not an option of compress (did you mean
+ * level?)"), with {@link ParleError.option} naming it as written; a key set to undefined means
+ * its default.
+ * @throws ParleError INVALID_OPTION (an unknown key or a bad value; `option` names it),
+ *   PATH_UNAVAILABLE (`gpu: 'require'` without an adapter)
  */
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
-  const opts = checkOptions(options, 'options');
+  const opts = checkOptions(options, 'createEngine');
   const workers = opts.workers === undefined ? hardwareConcurrency() : checkInteger(opts.workers, 'options.workers', 0, 1024);
   const gpu = checkChoice(opts.gpu, 'options.gpu', ['auto', 'off', 'require'] as const, 'auto');
   const calibration = checkChoice(opts.calibration, 'options.calibration', ['auto', 'skip', 'force'] as const, 'auto');
@@ -417,12 +554,12 @@ export class Engine {
   private noGpuReason = gpuUnavailableReason();
   /** Milliseconds of the last calibration this engine ran (measurements; GPU warm-up), or null. */
   lastCalibration: { tookMs: number; warmUpMs: number } | null = null;
-  /** The cost model; its rates are the defaults until {@link calibrate} ran. */
+  /** @internal The cost model; its rates are the defaults until {@link calibrate} ran. */
   readonly model: CostModel;
   /** Observed output / input ratio of RLE encode (the size of a result not known in advance). */
   private rleRatio = 0.25;
 
-  /** Use {@link createEngine}. */
+  /** @internal Use {@link createEngine}. */
   constructor(
     cpu: CpuPath,
     gpu: GpuContext | null,
@@ -546,12 +683,17 @@ export class Engine {
    * elements), into that array, which is returned (its first `array.length` elements written).
    * A reused `into` skips the page faults of a fresh allocation, the largest cost of a large
    * readback in Node (H200 host, 256 MiB: 1.9 GB/s into a new array, 7.3 GB/s into a reused one).
+   * @returns `options.into` when given (typed as it), else a new array typed as the union {@link ParleArray}.
    * @throws ParleError INVALID_ARGUMENT (a destroyed array, `into` of another type or too short),
-   *   PATH_UNAVAILABLE, DEVICE_LOST
+   *   INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST
    */
-  async download(array: DeviceArray, options: { into?: ParleArray } = {}): Promise<ParleArray> {
+  async download<T extends ParleArray>(array: DeviceArray, options: DownloadOptions<T> & { into: T }): Promise<T>;
+  async download(array: DeviceArray, options?: DownloadOptions & { into?: undefined }): Promise<ParleArray>;
+  async download(array: DeviceArray, options?: DownloadOptions): Promise<ParleArray>;
+  async download(array: DeviceArray, options?: DownloadOptions): Promise<ParleArray> {
+    const opts = checkOptions(options, 'download') as DownloadOptions;
     checkData(array, 'array');
-    return this.gpu.download(array, options);
+    return this.gpu.download(array, opts);
   }
 
   /**
@@ -624,8 +766,17 @@ export class Engine {
    * for this machine, adapter and parle version. Runs by itself at the first call that has a
    * choice to make; call it to do that earlier (the CLI shows progress). Without a GPU there is
    * nothing to choose and nothing is measured.
+   * @throws ParleError INVALID_OPTION (as a rejection), DESTROYED
    */
-  calibrate(options: { force?: boolean; onProgress?: (done: number, total: number) => void } = {}): Promise<void> {
+  calibrate(options?: CalibrateOptions): Promise<void> {
+    try {
+      options = checkOptions(options, 'calibrate') as CalibrateOptions;
+      if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
+        throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.onProgress must be a function');
+      }
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (options.force) {
       this.calibrating = undefined;
       this.calibrated = false;
@@ -911,10 +1062,7 @@ export class Engine {
     const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
     const from: Location = input instanceof DeviceArray ? 'device' : 'host';
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
-    const signal = opts.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.signal must be an AbortSignal');
-    }
+    const signal = checkSignal(opts.signal);
     if (from === 'device' || to === 'device') void this.gpu; // transfers need the GPU
     if (requested === 'gpu') {
       void this.gpu;
@@ -998,7 +1146,7 @@ export class Engine {
   async rleEncode(input: Data, options?: OpOptions): Promise<Runs | DeviceRuns>;
   async rleEncode(input: Data, options?: OpOptions): Promise<Runs | DeviceRuns> {
     checkData(input, 'input');
-    const route = await this.route('rleEncode', input, checkOptions(options, 'options'));
+    const route = await this.route('rleEncode', input, checkOptions(options, 'rleEncode'));
     const { to, signal } = route;
     const bytes = input.byteLength;
     return this.admit(signal, () =>
@@ -1033,8 +1181,9 @@ export class Engine {
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, LENGTH_MISMATCH, TOO_LARGE (sum over
    *   2^32 - 1 elements), INVALID_OPTION, PATH_UNAVAILABLE, DEVICE_LOST, ABORTED, DESTROYED
    */
-  async rleDecode<T extends ParleArray>(runs: Runs<T>, options?: RleDecodeOptions & { to?: 'host' }): Promise<T>;
-  async rleDecode(runs: DeviceRuns, options?: RleDecodeOptions & { to?: 'device' }): Promise<DeviceArray>;
+  async rleDecode<O extends ParleArray>(runs: Runs, options: RleDecodeOptions & { out: O; to?: 'host' }): Promise<O>;
+  async rleDecode<T extends ParleArray>(runs: Runs<T>, options?: RleDecodeOptions & { out?: undefined; to?: 'host' }): Promise<T>;
+  async rleDecode(runs: DeviceRuns, options?: RleDecodeOptions & { out?: undefined; to?: 'device' }): Promise<DeviceArray>;
   async rleDecode(runs: Runs | DeviceRuns, options?: RleDecodeOptions): Promise<Data>;
   async rleDecode(runs: Runs | DeviceRuns, options?: RleDecodeOptions): Promise<Data> {
     if (runs === null || typeof runs !== 'object') {
@@ -1051,7 +1200,7 @@ export class Engine {
         `runs.values has ${runs.values.length} elements but runs.lengths has ${runs.lengths.length}`,
       );
     }
-    const opts = checkOptions(options, 'options');
+    const opts = checkOptions(options, 'rleDecode');
     const out = checkOutOption(opts, elementTypeOfData(runs.values), undefined, [runs.values, runs.lengths]);
     const sizes = this.rleDecodeSizes(runs.values, runs.lengths);
     const route = await this.route('rleDecode', runs.values, opts, sizes);
@@ -1106,20 +1255,24 @@ export class Engine {
    * one OneSweep pass per 8-bit digit after one histogram of all four (Adinets and Merrill 2022;
    * ts/gpu/radix-sort.ts).
    */
-  async sort<K extends SortKeys>(keys: K, options?: SortOptions & { values?: undefined; to?: 'host' }): Promise<K>;
+  async sort<O extends SortKeys>(keys: SortKeys, options: SortOptions & { values?: undefined; out: O; to?: 'host' }): Promise<O>;
+  async sort<K extends SortKeys>(keys: K, options?: SortOptions & { values?: undefined; out?: undefined; to?: 'host' }): Promise<K>;
   async sort<K extends SortKeys>(
     keys: K,
     options: SortOptions & { values: Uint32Array; to?: 'host' },
   ): Promise<{ keys: K; values: Uint32Array }>;
-  async sort(keys: DeviceArray, options?: SortOptions & { values?: undefined; to?: 'device' }): Promise<DeviceArray>;
   async sort(
     keys: DeviceArray,
-    options: SortOptions & { values: DeviceArray; to?: 'device' },
+    options?: SortOptions & { values?: undefined; out?: undefined; outValues?: undefined; to?: 'device' },
+  ): Promise<DeviceArray>;
+  async sort(
+    keys: DeviceArray,
+    options: SortOptions & { values: DeviceArray; out?: undefined; outValues?: undefined; to?: 'device' },
   ): Promise<{ keys: DeviceArray; values: DeviceArray }>;
   async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }>;
   async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }> {
     checkData(keys, 'keys', ['u32', 'i32', 'f32']);
-    const opts = checkOptions(options, 'options');
+    const opts = checkOptions(options, 'sort');
     const values = opts.values as Uint32Array | DeviceArray | undefined;
     if (values !== undefined) {
       checkData(values, 'options.values', ['u32']);
@@ -1171,12 +1324,16 @@ export class Engine {
    * CPU: reduce each segment, scan the segment sums, scan each segment from its carry. GPU:
    * single-pass chained scan with decoupled look-back and fallback (Smith, Levien, Owens 2025).
    */
-  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, options?: ScanOptions & { to?: 'host' }): Promise<T>;
-  async scan(input: DeviceArray, options?: ScanOptions & { to?: 'device' }): Promise<DeviceArray>;
+  async scan<O extends Uint32Array | Int32Array | Float32Array>(
+    input: Uint32Array | Int32Array | Float32Array,
+    options: ScanOptions & { out: O; to?: 'host' },
+  ): Promise<O>;
+  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, options?: ScanOptions & { out?: undefined; to?: 'host' }): Promise<T>;
+  async scan(input: DeviceArray, options?: ScanOptions & { out?: undefined; to?: 'device' }): Promise<DeviceArray>;
   async scan(input: Data, options?: ScanOptions): Promise<Data>;
   async scan(input: Data, options?: ScanOptions): Promise<Data> {
     checkData(input, 'input', ['u32', 'i32', 'f32']);
-    const opts = checkOptions(options, 'options');
+    const opts = checkOptions(options, 'scan');
     if (opts.inclusive !== undefined && typeof opts.inclusive !== 'boolean') {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.inclusive must be a boolean; got ${String(opts.inclusive)}`);
     }
@@ -1227,7 +1384,7 @@ export class Engine {
    */
   async compress(input: Data, options?: CompressOptions): Promise<Uint8Array> {
     const type = checkData(input, 'input');
-    const opts = checkOptions(options, 'options');
+    const opts = checkOptions(options, 'compress');
     const codec = checkCodec(opts.codec, type);
     const errorBound = checkErrorBound(opts.errorBound, type);
     const level = checkLevel(opts.level);
@@ -1282,17 +1439,22 @@ export class Engine {
    * before the whole chunk table was found in `bytes`.
    *
    * @param bytes the container (a Uint8Array; other views are read as their bytes).
-   * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, CHECKSUM_MISMATCH,
-   *   LIMIT_EXCEEDED (more elements than `maxElements`), INVALID_ARGUMENT, DETACHED_BUFFER,
+   * @returns `options.out` when given (typed as it: `decompress(c, { out: f32 })` is a
+   *   Float32Array); else a new array typed as the union {@link ParleArray}, whose element type
+   *   the container's header holds (check it with `instanceof`), or a DeviceArray with `to: 'device'`.
+   * @throws ParleError INVALID_OPTION (an unknown key, a bad value: `option` names it), NOT_PARLE,
+   *   UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, CHECKSUM_MISMATCH, LIMIT_EXCEEDED (more elements
+   *   than `maxElements`), INVALID_ARGUMENT, DETACHED_BUFFER,
    *   PATH_UNAVAILABLE, TOO_LARGE (path gpu: runs beyond one storage binding), DEVICE_LOST, ABORTED,
    *   QUEUE_FULL, DESTROYED
    */
-  async decompress(bytes: Uint8Array, options?: DecompressOptions & { to?: 'host' }): Promise<ParleArray>;
-  async decompress(bytes: Uint8Array, options: DecompressOptions & { to: 'device' }): Promise<DeviceArray>;
+  async decompress<O extends ParleArray>(bytes: Uint8Array, options: DecompressOptions & { out: O; to?: 'host' }): Promise<O>;
+  async decompress(bytes: Uint8Array, options?: DecompressOptions & { out?: undefined; to?: 'host' }): Promise<ParleArray>;
+  async decompress(bytes: Uint8Array, options: DecompressOptions & { out?: undefined; to: 'device' }): Promise<DeviceArray>;
   async decompress(bytes: Uint8Array, options?: DecompressOptions): Promise<Data>;
   async decompress(bytes: Uint8Array, options?: DecompressOptions): Promise<Data> {
     checkArray(bytes, 'bytes');
-    const opts = checkOptions(options, 'options');
+    const opts = checkOptions(options, 'decompress');
     const maxElements =
       opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
     const out = opts.out as ParleArray | undefined;
@@ -1325,33 +1487,28 @@ export class Engine {
   /**
    * A streaming compressor for `elementCount` elements of `type`, fed with their little-endian
    * bytes in pieces of any size; memory stays bounded by two batches of chunks of about 4 MiB
-   * (see ts/format/stream.ts). Options: `chunkBytes`, `codec`, `level` (as {@link compress}),
-   * `explain` (the chooser's reasons in the writer's reports), `signal` (aborts the chunks in flight
-   * and later calls: ABORTED). Each `write` and `end` goes through the engine's queue
-   * (QUEUE_FULL, DESTROYED).
-   * @throws ParleError INVALID_OPTION, DESTROYED
+   * (see ts/format/stream.ts). Options ({@link CompressorOptions}): `chunkBytes`, `codec`,
+   * `level`, `errorBound` (as {@link compress}), `explain` (the chooser's reasons in the writer's
+   * reports), `signal` (aborts the chunks in flight and later calls: ABORTED). Each `write` and
+   * `end` goes through the engine's queue (QUEUE_FULL, DESTROYED).
+   * @param type the elements' type, `'u8'` to `'f32'`.
+   * @param elementCount elements in all (the header records it), 0 to 2^53 - 1.
+   * @throws ParleError INVALID_OPTION (an unknown key or a bad value, `option` naming it; also a
+   *   bad `type` or `elementCount`), DESTROYED
    */
-  createCompressor(
-    type: ElementType,
-    elementCount: number,
-    options: {
-      chunkBytes?: number;
-      codec?: string;
-      errorBound?: { abs: number };
-      level?: number;
-      /** Keep the chooser's reasons in the writer's reports (as explainCodec). */
-      explain?: boolean;
-      signal?: AbortSignal;
-    } = {},
-  ): ContainerWriter {
+  createCompressor(type: ElementType, elementCount: number, options?: CompressorOptions): ContainerWriter {
+    const opts = checkOptions(options, 'createCompressor') as CompressorOptions;
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
+    const level = checkLevel(opts.level);
     const chunkBytes =
-      options.chunkBytes === undefined
-        ? defaultChunkBytes(checkLevel(options.level))
-        : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    const codec = checkCodec(options.codec, type);
-    const errorBound = checkErrorBound(options.errorBound, type);
+      opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+    const codec = checkCodec(opts.codec, type);
+    const errorBound = checkErrorBound(opts.errorBound, type);
+    if (opts.explain !== undefined && typeof opts.explain !== 'boolean') {
+      throw new ParleError(ErrorCodes.INVALID_OPTION, `options.explain must be a boolean; got ${String(opts.explain)}`);
+    }
+    const signal = checkSignal(opts.signal);
     return new ContainerWriter(
       this.cpu,
       type,
@@ -1359,33 +1516,33 @@ export class Engine {
       chunkBytes,
       errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } },
       {
-        signal: options.signal,
-        admit: (work) => this.admit(options.signal, work),
-        level: checkLevel(options.level),
-        explain: options.explain === true,
+        signal,
+        admit: (work) => this.admit(signal, work),
+        level,
+        explain: opts.explain === true,
       },
     );
   }
 
   /**
    * A streaming decompressor: container bytes in, checked element bytes out, chunk by chunk.
-   * Options: `maxElements`; `out`, a caller-owned array for the whole result (the container's
+   * Options ({@link DecompressorOptions}): `maxElements`; `out`, a caller-owned array for the whole result (the container's
    * type and element count, checked when the header arrives: the pieces handed out are then views
    * of it, decoded in place when it lives in the engine's memory); `signal` (ABORTED). Each
    * `write` and `end` goes through the engine's queue (QUEUE_FULL, DESTROYED).
    * @throws ParleError INVALID_ARGUMENT, INVALID_OPTION, DESTROYED
    */
-  createDecompressor(options: { maxElements?: number; out?: ParleArray; signal?: AbortSignal } = {}): ContainerReader {
+  createDecompressor(options?: DecompressorOptions): ContainerReader {
+    const opts = checkOptions(options, 'createDecompressor') as DecompressorOptions;
     const maxElements =
-      options.maxElements === undefined
-        ? Number.MAX_SAFE_INTEGER
-        : checkInteger(options.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
-    if (options.out !== undefined) checkArray(options.out, 'options.out');
+      opts.maxElements === undefined ? Number.MAX_SAFE_INTEGER : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
+    if (opts.out !== undefined) checkArray(opts.out, 'options.out');
+    const signal = checkSignal(opts.signal);
     return new ContainerReader(this.cpu, {
       maxElements,
-      out: options.out,
-      signal: options.signal,
-      admit: (work) => this.admit(options.signal, work),
+      out: opts.out,
+      signal,
+      admit: (work) => this.admit(signal, work),
     });
   }
 
@@ -1404,8 +1561,9 @@ export class Engine {
   explain(
     op: OpName,
     input: Data | Runs | DeviceRuns | { byteLength: number; location?: Location },
-    options: { to?: Location } = {},
+    options?: ExplainOptions,
   ): Explanation {
+    const opts = checkOptions(options, 'explain') as ExplainOptions;
     if (!OPS.includes(op)) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `op must be one of ${OPS.join(', ')}; got ${String(op)}`);
     }
@@ -1416,7 +1574,7 @@ export class Engine {
       checkData(input.values, 'input.values');
       checkData(input.lengths, 'input.lengths', ['u32']);
       const from: Location = input.values instanceof DeviceArray ? 'device' : 'host';
-      const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, from);
+      const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
       const sizes = this.rleDecodeSizes(input.values, input.lengths);
       return this.predictFor(op, sizes.bytes, from, to, true, sizes);
     }
@@ -1432,7 +1590,7 @@ export class Engine {
     } else {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'input must be a typed array, a DeviceArray or { byteLength, location }');
     }
-    const to = checkChoice(options.to, 'options.to', ['host', 'device'] as const, op === 'compress' ? 'host' : from);
+    const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, op === 'compress' ? 'host' : from);
     if (op === 'rleDecode') {
       const sizes =
         input instanceof DeviceArray || ArrayBuffer.isView(input)
@@ -1458,22 +1616,19 @@ export class Engine {
    * @returns one report a chunk, in order.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, ABORTED, DESTROYED
    */
-  async explainCodec(
-    input: ParleArray,
-    options: { chunkBytes?: number; codec?: string; errorBound?: { abs: number }; level?: number; signal?: AbortSignal } = {},
-  ): Promise<ChunkReport[]> {
+  async explainCodec(input: ParleArray, options?: ExplainCodecOptions): Promise<ChunkReport[]> {
+    const opts = checkOptions(options, 'explainCodec') as ExplainCodecOptions;
     const type = checkArray(input, 'input');
-    const pipeline = checkCodec(options.codec, type);
-    const errorBound = checkErrorBound(options.errorBound, type);
+    const pipeline = checkCodec(opts.codec, type);
+    const errorBound = checkErrorBound(opts.errorBound, type);
     const codec: ChunkCodec = errorBound === undefined ? pipeline : { pipeline, errorBound: { abs: errorBound } };
+    const level = checkLevel(opts.level);
     const chunkBytes =
-      options.chunkBytes === undefined
-        ? defaultChunkBytes(checkLevel(options.level))
-        : checkInteger(options.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    const level = checkLevel(options.level);
+      opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+    const signal = checkSignal(opts.signal);
     return this.admit(
-      options.signal,
-      async () => (await compressArrayReport(this.cpu, input, chunkBytes, options.signal, codec, undefined, level, true)).reports,
+      signal,
+      async () => (await compressArrayReport(this.cpu, input, chunkBytes, signal, codec, undefined, level, true)).reports,
     );
   }
 

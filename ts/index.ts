@@ -14,18 +14,25 @@
  */
 export { createEngine, DeviceArray, Engine, VERSION } from './engine.js';
 export type {
+  CalibrateOptions,
   CompressOptions,
+  CompressorOptions,
   Data,
-  DeviceRuns,
   DecompressOptions,
+  DecompressorOptions,
+  DeviceRuns,
+  DownloadOptions,
   EngineOptions,
+  ErrorBound,
+  ExplainCodecOptions,
+  ExplainOptions,
   Explanation,
   OpName,
   OpOptions,
   PathChoice,
+  RleDecodeOptions,
   Runs,
   ScanOptions,
-  RleDecodeOptions,
   SortOptions,
 } from './engine.js';
 export { ErrorCodes, ParleError, isParleError } from './errors.js';

@@ -3,6 +3,29 @@
  */
 import { ErrorCodes, ParleError } from './errors.js';
 
+// Global types that parle's published declarations (dist/types) mention, declared empty so that
+// they compile in a strict application (skipLibCheck off) without the libraries that define them:
+// WebGPU's from @webgpu/types (absent in a CPU-only application, or on Node without the `webgpu`
+// package), WebAssembly's from TypeScript's DOM lib (absent in a Node application with `lib:
+// ["es2022"]`). Where those are present, these merge with their full interfaces. Only interfaces
+// merge: a type alias of theirs (GPUPowerPreference, GPUFeatureName) must not appear in a public
+// declaration. build/build.mjs compiles dist/types without either library to catch a name
+// missing here.
+declare global {
+  interface GPUBuffer {}
+  interface GPUDevice {}
+  interface GPUCommandEncoder {}
+  interface GPUComputePipeline {}
+  interface GPUComputePassTimestampWrites {}
+  interface GPUBindGroupEntry {}
+  interface GPUBindGroupLayout {}
+  interface GPUBufferDescriptor {}
+  namespace WebAssembly {
+    interface Memory {}
+    interface Module {}
+  }
+}
+
 /** Element type names, as in the CLI's `--type`. */
 export type ElementType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32';
 

@@ -8,6 +8,8 @@
 // 2. `npm install` in each fixture folder (no lockfile, no audit): its package.json names
 //    "parle-codec": "file:../.pack/parle.tgz" and its own tools, so each is a fresh consumer project
 // 3. node-esm, node-cjs, node-full: `node check.*` (see each file for what it checks);
+//    typescript: `npm run check`, tsc over an application of the published declarations (strict,
+//    skipLibCheck off; once without the DOM lib and @webgpu/types, once with them);
 //    vite, webpack: the fixture's own build, then its dist/ served with COOP/COEP and opened in
 //    Debian's Chromium through playwright-core (WebGPU on SwiftShader), where the page
 //    round-trips data/samples/camera.u8 on two workers and on WebGPU.
@@ -23,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 const source = fileURLToPath(new URL('./', import.meta.url));
 const root = join(source, '..', '..');
 const here = process.env.PARLE_CONSUMERS_DIR ?? join(tmpdir(), 'parle-consumers');
-const FIXTURES = ['node-esm', 'node-cjs', 'node-full', 'vite', 'webpack'];
+const FIXTURES = ['node-esm', 'node-cjs', 'node-full', 'typescript', 'vite', 'webpack'];
 const BROWSER = new Set(['vite', 'webpack']);
 const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const CHROMIUM = '/usr/bin/chromium';
@@ -87,6 +89,10 @@ let browser;
 
 async function runFixture(name) {
   const dir = join(here, name);
+  if (name === 'typescript') {
+    await sh('npm', ['run', 'check', '--silent'], dir);
+    return '';
+  }
   if (!BROWSER.has(name)) {
     const script = existsSync(join(dir, 'check.cjs')) ? 'check.cjs' : 'check.mjs';
     await sh(process.execPath, [script], dir);

@@ -11,7 +11,7 @@
  * header of a payload, and declares the kernels' contract (assembly/quantize.ts; WGSL twin in
  * shaders/codec-quantize.wgsl).
  */
-import { ErrorCodes, ParleError } from '../errors.js';
+import { checkKeys, ErrorCodes, ParleError } from '../errors.js';
 
 /** Reserved codes (assembly/quantize.ts). A quantized element's code is zigzag(q) <= {@link CODE_MAX}. */
 export const enum Code {
@@ -91,14 +91,19 @@ export function quantizeParams(abs: number): QuantizeParams | undefined {
 
 /**
  * Checks `options.errorBound` for elements of `type`: `{ abs }` with abs a finite number > 0,
- * and only for f32. Returns the bound, or undefined when absent.
- * @throws ParleError INVALID_OPTION naming the problem
+ * and only for f32. Returns the bound, or undefined when absent. Other keys (`{ rel }`, a
+ * relative bound, is not a mode of this codec) are refused by name.
+ * @param path where the bound sits in the caller's options (messages say `options.<path>`).
+ * @throws ParleError INVALID_OPTION naming the problem, with `option` the path (`errorBound`,
+ *   `errorBound.abs`, `errorBound.rel`)
  */
-export function checkErrorBound(value: unknown, type: string, name = 'options.errorBound'): number | undefined {
+export function checkErrorBound(value: unknown, type: string, path = 'errorBound'): number | undefined {
   if (value === undefined) return undefined;
+  const name = `options.${path}`;
   if (typeof value !== 'object' || value === null) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be an object { abs }; got ${value === null ? 'null' : typeof value}`);
   }
+  checkKeys(value, ['abs'], 'compress', path);
   if (type !== 'f32') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} applies to f32 data only; got ${type} (integers are compressed losslessly)`);
   }

@@ -5,7 +5,7 @@
  * Acquisition: `navigator.gpu` in browsers; in Node the `webgpu` package (Dawn), whose `globals`
  * (GPUBufferUsage, GPUMapMode, ...) are copied onto globalThis only where missing.
  */
-import { ErrorCodes, ParleError } from '../errors.js';
+import { checkKeys, ErrorCodes, ParleError } from '../errors.js';
 import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, type ParleArray } from '../types.js';
 import { DeviceArray, paddedSize } from './device-array.js';
 import { StagingRing, fillAndSubmit } from './transfer.js';
@@ -18,8 +18,8 @@ import { sortOp } from './radix-sort.js';
 
 /** Options of {@link createGpuContext}. */
 export interface GpuContextOptions {
-  /** Adapter preference; default: the platform's choice. */
-  powerPreference?: GPUPowerPreference;
+  /** Adapter preference (WebGPU's GPUPowerPreference); default: the platform's choice. */
+  powerPreference?: 'low-power' | 'high-performance';
   /**
    * 'auto' (default): use subgroup operations when the adapter has the `subgroups` feature;
    * 'off': always use the shared-memory variants (tests run both).
@@ -50,7 +50,19 @@ export interface GpuContextOptions {
   maxStorageBindingBytes?: number;
 }
 
-/** Measured best on an H200 (bench/results/gpu-nvidia-h200.json). */
+/** The keys of {@link GpuContextOptions}, which createGpuContext checks (a typo is INVALID_OPTION, not ignored). */
+const CONTEXT_OPTION_KEYS = Object.keys({
+  powerPreference: true,
+  subgroups: true,
+  lookbackSpin: true,
+  stagingChunkBytes: true,
+  stagingSlots: true,
+  tuning: true,
+  poolBytes: true,
+  maxStorageBindingBytes: true,
+} satisfies Record<keyof GpuContextOptions, true>);
+
+/** Measured best on an H200 (bench/results/gpu-nvidia-h200.json); its keys are the tuning's keys. */
 const DEFAULT_TUNING: GpuTuning = {
   decodeWordsPerInvocation: 16,
   sortItemsPerInvocation: 8,
@@ -231,6 +243,11 @@ async function findGpu(): Promise<GPU | undefined> {
  * @throws ParleError INVALID_OPTION for a bad option.
  */
 export async function createGpuContext(opts: GpuContextOptions = {}): Promise<GpuContext | null> {
+  if (opts === null || typeof opts !== 'object') throw new ParleError(ErrorCodes.INVALID_OPTION, 'options of createGpuContext must be an object');
+  checkKeys(opts, CONTEXT_OPTION_KEYS, 'createGpuContext');
+  if (opts.powerPreference !== undefined && opts.powerPreference !== 'low-power' && opts.powerPreference !== 'high-performance') {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.powerPreference must be 'low-power' or 'high-performance'`);
+  }
   if (opts.subgroups !== undefined && opts.subgroups !== 'auto' && opts.subgroups !== 'off') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.subgroups must be 'auto' or 'off'`);
   }
@@ -242,7 +259,13 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   if (!Number.isInteger(chunk) || chunk < 4096 || chunk % 4 !== 0) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.stagingChunkBytes must be a multiple of 4, at least 4096');
   }
-  const tuning: GpuTuning = { ...DEFAULT_TUNING, ...opts.tuning };
+  if (opts.tuning !== undefined && (opts.tuning === null || typeof opts.tuning !== 'object')) {
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning must be an object');
+  }
+  checkKeys(opts.tuning ?? {}, Object.keys(DEFAULT_TUNING), 'createGpuContext', 'tuning');
+  // (a key set to undefined keeps its default)
+  const given = Object.fromEntries(Object.entries(opts.tuning ?? {}).filter(([, value]) => value !== undefined)) as Partial<GpuTuning>;
+  const tuning: GpuTuning = { ...DEFAULT_TUNING, ...given };
   if (![4, 8, 16].includes(tuning.decodeWordsPerInvocation)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.decodeWordsPerInvocation must be 4, 8 or 16');
   }

@@ -43,7 +43,10 @@ export class DeviceArray {
   #destroyed = false;
   readonly #release: ((buffer: GPUBuffer) => void) | undefined;
 
-  /** `release`, for owned arrays: what destroy() does with the buffer (default: destroy it). */
+  /**
+   * @internal DeviceArrays come from the engine (`upload`, `wrap`, results of ops on the GPU).
+   * `release`, for owned arrays: what destroy() does with the buffer (default: destroy it).
+   */
   constructor(buffer: GPUBuffer, type: ElementType, length: number, owned: boolean, release?: (buffer: GPUBuffer) => void) {
     this.buffer = buffer;
     this.type = type;
@@ -74,7 +77,7 @@ export class DeviceArray {
     else this.buffer.destroy();
   }
 
-  /** @throws ParleError INVALID_ARGUMENT when destroyed. */
+  /** @internal @throws ParleError INVALID_ARGUMENT when destroyed. */
   assertLive(name: string): void {
     if (this.#destroyed) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} was destroyed`);
   }
