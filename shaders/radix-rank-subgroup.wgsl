@@ -6,13 +6,13 @@
 // Subgroups of up to 32 lanes (NVIDIA's warps, SwiftShader's 4): every item's ballots first (no
 // item waits on another's), then one pass over the items in order: each lane reads its digit's
 // count, and the digit's highest lane stores the count plus the digit's lanes. On the H200 this
-// took a OneSweep pass from 4.52 to 3.81 ms at 2^28 keys (bench/results/sort-rank-nvidia-h200.log),
+// took a OneSweep pass from 4.52 to 3.81 ms at 2^28 keys (sort-rank-nvidia-h200.log in git history),
 // against 4.03 for the ballots first with the lowest lane's atomicAdd and a shuffle per item.
 // Item k + 1's reads must see item k's store of another lane: this relies on a subgroup's lanes
 // running the counter loop in lockstep (no subgroup operation in it, the store a single
 // predicated instruction), as on NVIDIA, AMD, Intel and Apple GPUs and SwiftShader; the sort
-// tests (SwiftShader) and bench/sort-rank.mjs (a stable key-value sort checked element by
-// element) check it.
+// tests (SwiftShader) and bench/sort-rank.mjs (in git history: a stable key-value sort checked
+// element by element) check it.
 // Wider subgroups (up to 128 lanes, vec4 ballots): per item, the lowest lane of each digit adds
 // to the count with atomicAdd and a shuffle hands the old count to the digit's other lanes.
 // Also the tile's exclusive scan over digits (scanDigits), with subgroup scans.

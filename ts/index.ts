@@ -41,7 +41,6 @@ export type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 export type { Location } from './cost/model.js';
 export { ELEMENT_TYPES, elementSize } from './types.js';
 export { ContainerReader, ContainerWriter } from './format/stream.js';
-export type { ReaderOptions } from './format/stream.js';
 export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';
 export type { ChunkReport } from './codec/cpu/chunks.js';

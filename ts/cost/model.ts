@@ -434,10 +434,10 @@ export class CostModel {
    * prediction keeps the path the same byte counts ran on unless the other is predicted
    * SWITCH_GAIN faster: history corrects a choice without making two close paths take turns
    * (on the H200, a 16 MiB scan and sort of host data flipped between paths whose times spread
-   * over 2x, bench/results/cost-model-nvidia-h200-trace.log). New rates forget every remembered
+   * over 2x; cost-model-nvidia-h200-trace.log in git history). New rates forget every remembered
    * choice. Why: `auto` used to predict on every call, mostly after a pause or another op, when
    * the code runs with cold caches: on the H200's host its route took 15-19 us more than the
-   * fixed path's for 4 KiB calls of 120-290 us (bench/results/auto-overhead-nvidia-h200-before.log);
+   * fixed path's for 4 KiB calls of 120-290 us (auto-overhead-nvidia-h200-before.log in git history);
    * with this, 7-13 us more, of which choose() 3-12 us (auto-overhead-nvidia-h200.log).
    */
   choose(call: CallShape): 'cpu' | 'gpu' {

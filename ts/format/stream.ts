@@ -108,6 +108,7 @@ export class ContainerWriter {
   /** What each chunk written so far was coded with and why (the chooser's reasoning). */
   readonly reports: ChunkReport[] = [];
 
+  /** @internal `engine.createCompressor` makes writers. */
   constructor(
     private readonly cpu: CpuPath,
     readonly type: ElementType,
@@ -235,7 +236,7 @@ export interface ReaderOptions {
   out?: ParleArray;
   /** Aborts the chunks in flight and later calls (ABORTED). */
   signal?: AbortSignal;
-  /** Runs each call through the engine's queue (QUEUE_FULL, DESTROYED). */
+  /** Runs each call through the engine's queue (QUEUE_FULL, DESTROYED). @internal */
   admit?: <R>(work: () => Promise<R>) => Promise<R>;
 }
 
@@ -254,6 +255,7 @@ export class ContainerReader {
   private batch: ChunkToDecode[] = [];
   private batchBytes = 0;
 
+  /** @internal `engine.createDecompressor` makes readers. */
   constructor(
     private readonly cpu: CpuPath,
     private readonly options: ReaderOptions = {},

@@ -107,7 +107,7 @@ export interface GpuTuning {
    * Invocations per scan workgroup where the adapter has subgroups and allows it (else 256):
    * 256, 512 or 1024 (tile = this x 4 x scanVecsPerInvocation elements). Default 1024: on the
    * H200 at 2^28 u32 the scan took 0.95 ms of GPU time with 1024, 0.99 with 512 and 1.02 with
-   * 256 (bench/results/gpu-variants-nvidia-h200.json): a quarter of the tiles, so a quarter of
+   * 256 (measured by a benchmark since removed; git history has bench/results/gpu-variants-nvidia-h200.json): a quarter of the tiles, so a quarter of
    * the look-backs, with the same registers per invocation.
    */
   scanWorkgroupSize: 256 | 512 | 1024;

@@ -15,7 +15,7 @@
  *     take the commands' errors from the log). Scopes are not used on every call: with every
  *     submission and transfer in scopes, awaited, a 4 KiB scan of device data took 0.236 ms
  *     against 0.148, a 64 MiB one 0.301 against 0.238, a 16 KiB download 0.100 against 0.056 on
- *     an H100 host (bench/results/gpu-error-checks-nvidia-h100-scopes.log, both builds in one
+ *     an H100 host (gpu-error-checks-nvidia-h100-scopes.log in git history, both builds in one
  *     process); the count costs nothing measurable there (0.92-1.05x the build without checks:
  *     gpu-error-checks-nvidia-h100.log, -2.log), and a buffer is made only when the pool has
  *     none to hand out.

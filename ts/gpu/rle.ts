@@ -165,7 +165,7 @@ export async function rleEncodeThen<T>(
  * writes stay inside its output, and whose run search stays inside the runs). Otherwise two: the
  * scan and check, whose total is read back to size the output, then the expand. On the H200 a
  * 2^28 u8 decode of rleEncode's runs took 0.80-0.88 ms of wall clock in one submission, 1.19 in
- * two (bench/wall-2-28.mjs).
+ * two (measured by bench/wall-2-28.mjs, in git history).
  *
  * With `expectTotal` (elements), runs whose lengths do not sum to it (or wrap past 2^32) fail
  * with CORRUPT, after an output of `expectTotal` elements (the caller's own figure) was

@@ -25,6 +25,7 @@ interface Waiter {
 /**
  * Events: `admitted` (a request got a turn), `queued` (a request waits), `released` (a turn
  * was given back), `refused` (QUEUE_FULL). Tests and metrics synchronise on them.
+ * @internal
  */
 export class AdmissionGate extends EventEmitter {
   private activeCount = 0;
@@ -33,6 +34,7 @@ export class AdmissionGate extends EventEmitter {
   /**
    * @param maxActive requests served at once (>= 1).
    * @param maxWaiting requests that may wait for a turn (>= 0).
+   * @internal the service makes its gate
    */
   constructor(
     readonly maxActive: number,

@@ -8,17 +8,4 @@ import { loadService } from './load.js';
 
 const service = await loadService();
 
-export const {
-  createService,
-  runServe,
-  integerFlag,
-  defaultProcesses,
-  shareWorkers,
-  AdmissionGate,
-  ServiceMetrics,
-  ServiceError,
-  ServiceErrorCodes,
-  RETRY_AFTER_SECONDS,
-  describeError,
-  statusOf,
-} = service;
+export const { createService, runServe, ServiceError, ServiceErrorCodes, RETRY_AFTER_SECONDS } = service;

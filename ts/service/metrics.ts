@@ -27,6 +27,7 @@ export class ServiceMetrics {
   readonly duration: Histogram<'route'>;
   readonly paths: Counter<'op' | 'path'>;
 
+  /** @internal the service makes its metrics */
   constructor(engine: Engine, gate: AdmissionGate) {
     const registers = [this.registry];
     this.requests = new Counter({

@@ -28,7 +28,7 @@ export interface ServeOptions extends ServiceOptions {
   workers?: number;
   /**
    * Processes serving the port, each with an engine and its share of `workers` (default
-   * {@link defaultProcesses}: one per two cores, 1 to 8, at most `workers`). 1 serves in this
+   * the default: one per two cores, 1 to 8, at most `workers`). 1 serves in this
    * process; more fork children with node:cluster (ts/service/cluster.ts): the children re-run
    * this program (`process.argv`), which must call runServe with the same options.
    */

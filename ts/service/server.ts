@@ -78,6 +78,7 @@ export interface Service {
   readonly app: FastifyInstance;
   readonly engine: Engine;
   readonly metrics: ServiceMetrics;
+  /** @internal the admission gate (tests synchronise on its events) */
   readonly gate: AdmissionGate;
   /** Requests received and not yet answered. */
   readonly inFlight: number;
