@@ -21,6 +21,10 @@ export default defineConfig({
   test: {
     env,
     include: ['test/**/*.test.ts'],
+    // a fresh temporary calibration cache for each test file and its child processes
+    // (PARLE_CACHE_DIR), removed after the run: test/support/global-setup.ts, setup-file.ts
+    globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/setup-file.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     maxWorkers: 2,

@@ -9,6 +9,8 @@ import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
 import { ENTRY_BYTES, HEADER_BYTES } from '../ts/format/layout.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
+import type { WorkerPool } from '../ts/cpu/pool.js';
+import { holdNextTask } from './support/pool.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
 
 let workers: Engine;
@@ -112,15 +114,19 @@ describe('chunks spread over the workers', () => {
 
   it('an abort while the workers run fails with ABORTED and leaves the engine usable', async () => {
     const input = mixed(3_000_000, caseSeed('batch abort'));
-    const controller = new AbortController();
-    const call = workers.compress(input, { signal: controller.signal, level: 9 });
-    setTimeout(() => controller.abort(), 1);
-    const outcome = await call.then(
-      (c: Uint8Array) => c,
-      (e: unknown) => e,
-    );
-    if (outcome instanceof ParleError) expect(outcome.code).toBe(ErrorCodes.ABORTED);
-    else expect(same(bytesOf(await workers.decompress(outcome as Uint8Array)), bytesOf(input))).toBe(true);
+    // the call's first task on a worker is held running until released (test/support/pool.ts):
+    // the abort lands while it runs, however fast the worker, never after the call is done
+    const pool = (workers as unknown as { cpu: { pool: WorkerPool } }).cpu.pool;
+    const held = holdNextTask(pool);
+    try {
+      const controller = new AbortController();
+      const call = workers.compress(input, { signal: controller.signal, level: 9 });
+      await held.started();
+      controller.abort();
+      await expect(call).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+    } finally {
+      held.release();
+    }
     const again = await workers.compress(input.subarray(0, 300_000));
     expect(same(bytesOf((await workers.decompress(again)) as ParleArray), bytesOf(input.subarray(0, 300_000)))).toBe(true);
   });

@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
+import { CALIBRATION_FORMAT, type CalibrationProbe, type CalibrationRecord } from '../ts/cost/calibration.js';
 import { ErrorCodes } from '../ts/errors.js';
 import { compressBound, Encoding, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
 import * as ref from './support/codec-reference.js';
-import type { ParleArray } from '../ts/types.js';
+import { bytesOf, type ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
 import { FUZZ_FAILURES, makeSamples, mutate } from './support/fuzz.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
@@ -22,15 +23,20 @@ function same(a: ParleArray, b: ParleArray): boolean {
 
 describeGpu('engine with a GPU', () => {
   let engine: Engine;
+  // this suite's own calibration cache (the calibration test counts its records), inside the
+  // file's (test/support/setup-file.ts), which is put back after
   let cacheDir: string;
+  let fileCacheDir: string | undefined;
   beforeAll(async () => {
-    cacheDir = await mkdtemp(join(tmpdir(), 'parle-cache-'));
+    fileCacheDir = process.env.PARLE_CACHE_DIR;
+    cacheDir = await mkdtemp(join(fileCacheDir ?? tmpdir(), 'parle-cache-'));
     process.env.PARLE_CACHE_DIR = cacheDir;
     engine = await createEngine({ workers: 1, gpu: 'require', calibration: 'skip' });
   });
   afterAll(async () => {
     await engine?.destroy();
-    delete process.env.PARLE_CACHE_DIR;
+    if (fileCacheDir === undefined) delete process.env.PARLE_CACHE_DIR;
+    else process.env.PARLE_CACHE_DIR = fileCacheDir;
     await rm(cacheDir, { recursive: true, force: true });
   });
 
@@ -92,9 +98,11 @@ describeGpu('engine with a GPU', () => {
     back.destroy();
   });
 
-  gpuIt("compress on the GPU path: every type, runs across chunks, stored chunks; fixed pipelines write the CPU path's bytes", async () => {
+  // compress on the GPU path: one test per input (each compiles the GPU pipelines of its type's
+  // codecs, seconds apiece on SwiftShader: all of them in one test took 120 s on a loaded host)
+  const compressInputs: [string, ParleArray, number][] = [];
+  {
     const rng = new Rng(caseSeed('engine gpu compress path'));
-    const inputs: [string, ParleArray, number][] = [];
     for (const [Ctor, n, maxRun] of [
       [Uint8Array, 70_003, 3000],
       [Uint16Array, 33_001, 25],
@@ -104,17 +112,19 @@ describeGpu('engine with a GPU', () => {
     ] as const) {
       const a = new Ctor(n);
       fillRuns(rng, a, { kind: 'uniform', maxRun });
-      inputs.push([`${Ctor.name} runs <= ${maxRun}`, a, 1024]);
+      compressInputs.push([`${Ctor.name} runs <= ${maxRun}`, a, 1024]);
     }
     const noise = new Uint8Array(9000).map(() => rng.nextU32() & 0xff); // stored chunks
-    inputs.push(['u8 noise', noise, 1024]);
+    compressInputs.push(['u8 noise', noise, 1024]);
     const walk = new Uint8Array(20_000);
     for (let i = 1, v = 100; i < walk.length; i++) walk[i] = v = (v + (rng.nextU32() % 7) - 3) & 0xff; // delta pays
-    inputs.push(['u8 random walk', walk, 4096]);
-    inputs.push(['one run over many chunks', new Uint16Array(40_000).fill(7), 2048]);
-    inputs.push(['empty', new Uint8Array(0), 1024]);
-    inputs.push(['odd chunks (the runs way)', new Uint8Array(5000).map((_, i) => i >> 5), 1025]);
-    for (const [what, input, chunkBytes] of inputs) {
+    compressInputs.push(['u8 random walk', walk, 4096]);
+    compressInputs.push(['one run over many chunks', new Uint16Array(40_000).fill(7), 2048]);
+    compressInputs.push(['empty', new Uint8Array(0), 1024]);
+    compressInputs.push(['odd chunks (the runs way)', new Uint8Array(5000).map((_, i) => i >> 5), 1025]);
+  }
+  for (const [what, input, chunkBytes] of compressInputs) {
+    gpuIt(`compress on the GPU path, ${what}, chunks of ${chunkBytes} B: every codec; fixed pipelines write the CPU path's bytes`, async () => {
       const device = await engine.upload(input);
       const wide = input.BYTES_PER_ELEMENT > 1;
       const codecs = [
@@ -144,8 +154,8 @@ describeGpu('engine with a GPU', () => {
       const fromHost = await engine.compress(input, { path: 'gpu', chunkBytes });
       expect(same(await engine.decompress(fromHost, { path: 'cpu' }), input), `${what} from the host`).toBe(true);
       device.destroy();
-    }
-  });
+    });
+  }
 
   gpuIt('GPU-path compress and decompress with workers that do not share memory (regions copied)', async () => {
     const e = await createEngine({ workers: 2, gpu: 'require', calibration: 'skip', sharedMemory: false });
@@ -330,7 +340,9 @@ describeGpu('engine with a GPU', () => {
       if (outcome instanceof DeviceArray) {
         const back = await engine.download(outcome);
         outcome.destroy();
-        if (!s.name.includes('lossy')) expect(same(back, s.input), `${context}: decoded to other data`).toBe(true);
+        // exactly the untouched container's element bytes (the lossy sample's reconstruction;
+        // the type is the header's, which a resealed lie may change between types of one width)
+        expect(Buffer.compare(bytesOf(back), bytesOf(s.decoded)), `${context}: decoded to other data`).toBe(0);
       } else {
         const code = (outcome as { code?: string }).code;
         expect(FUZZ_FAILURES, `${context}: ${String(outcome)}`).toContain(code);
@@ -519,23 +531,26 @@ describeGpu('engine with a GPU', () => {
 
   gpuIt('a device lost under an op auto sent to the GPU: host data falls back to the CPU', async () => {
     const lossy = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip' });
-    // Make the model prefer the GPU even for host data.
-    const fast = { fixedMs: 0, msPerByte: 1e-12 };
-    lossy.model.rates = {
-      ...lossy.model.rates,
-      upload: fast,
-      readback: fast,
-      gpu: { rleEncode: fast, rleDecode: fast, scan: fast, sort: fast },
-    };
-    const input = new Uint32Array(5000).map((_, i) => i >> 3);
-    expect(lossy.explain('scan', input).path).toBe('gpu');
-    const pending = lossy.scan(input, { inclusive: true });
-    (lossy as unknown as { gpuContext: { device: GPUDevice } }).gpuContext.device.destroy();
-    const result = await pending;
-    expect(same(result, await engine.scan(input, { inclusive: true, path: 'cpu' }))).toBe(true);
-    // An explicit GPU path fails with DEVICE_LOST; device data cannot fall back.
-    await expect(lossy.scan(input, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.DEVICE_LOST });
-    await lossy.destroy();
+    try {
+      // Make the model prefer the GPU even for host data.
+      const fast = { fixedMs: 0, msPerByte: 1e-12 };
+      lossy.model.rates = {
+        ...lossy.model.rates,
+        upload: fast,
+        readback: fast,
+        gpu: { rleEncode: fast, rleDecode: fast, scan: fast, sort: fast },
+      };
+      const input = new Uint32Array(5000).map((_, i) => i >> 3);
+      expect(lossy.explain('scan', input).path).toBe('gpu');
+      const pending = lossy.scan(input, { inclusive: true });
+      (lossy as unknown as { gpuContext: { device: GPUDevice } }).gpuContext.device.destroy();
+      const result = await pending;
+      expect(same(result, await engine.scan(input, { inclusive: true, path: 'cpu' }))).toBe(true);
+      // An explicit GPU path fails with DEVICE_LOST; device data cannot fall back.
+      await expect(lossy.scan(input, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.DEVICE_LOST });
+    } finally {
+      await lossy.destroy();
+    }
   });
 
   gpuIt('out of GPU memory: an op auto sent to the GPU runs on the CPU; path gpu fails with OUT_OF_MEMORY', async () => {
@@ -568,39 +583,81 @@ describeGpu('engine with a GPU', () => {
     }
   });
 
-  gpuIt('calibration measures once, is stored, and a second engine reuses it', async () => {
-    const first = await createEngine({ workers: 1, gpu: 'require' });
-    const started = performance.now();
-    await first.calibrate();
-    const took = performance.now() - started;
-    const stored = JSON.parse(await readFile(join(cacheDir, 'calibration.json'), 'utf8'));
-    const records = Object.values(stored) as { key: string; rates: { gpu: object | null } }[];
-    expect(records).toHaveLength(1);
-    expect(records[0].rates.gpu).not.toBeNull();
-    const second = await createEngine({ workers: 1, gpu: 'require' });
-    const t0 = performance.now();
-    await second.calibrate();
-    expect(performance.now() - t0).toBeLessThan(took); // loaded, not measured
-    expect(second.model.rates).toEqual(first.model.rates);
-    // once calibrated, auto no longer waits on calibration; a forced one is waited for again
-    const forced = second.calibrate({ force: true });
-    let measured = false;
-    void forced.then(() => (measured = true));
-    await second.scan(new Uint32Array(1000).fill(1));
-    expect(measured).toBe(true);
-    // a record of an older format (6: the transfers' small points from their first calls, before
-    // the host's code was compiled) is measured again, not used
+  // One real calibration (this machine's probes on the GPU; on SwiftShader its warm-up alone
+  // takes seconds), then stand-in probes where the test is about what the engine does with a
+  // calibration (load, force, redo an old record), not about measuring: no timing is asserted.
+  gpuIt('calibration: measured once and stored; loaded by a second engine; a forced one and a record of an older format are measured again', async () => {
     const file = join(cacheDir, 'calibration.json');
-    const before = JSON.parse(await readFile(file, 'utf8')) as Record<string, { format: number; measuredAt: string }>;
-    const [id] = Object.keys(before);
-    await writeFile(file, JSON.stringify({ [id]: { ...before[id], format: 6, measuredAt: 'old' } }));
-    const third = await createEngine({ workers: 1, gpu: 'require' });
-    await third.calibrate();
-    const after = JSON.parse(await readFile(file, 'utf8')) as Record<string, { format: number; measuredAt: string }>;
-    expect(after[id]).toMatchObject({ format: 7 });
-    expect(after[id].measuredAt).not.toBe('old');
-    await first.destroy();
-    await second.destroy();
-    await third.destroy();
+    const engines: Engine[] = [];
+    const make = async () => {
+      const e = await createEngine({ workers: 1, gpu: 'require' });
+      engines.push(e);
+      return e;
+    };
+    try {
+      const first = await make();
+      await first.calibrate();
+      expect(first.lastCalibration, 'measured').not.toBeNull();
+      const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>;
+      const records = Object.values(stored);
+      expect(records).toHaveLength(1);
+      expect(records[0].format).toBe(CALIBRATION_FORMAT);
+      expect(records[0].rates.gpu).not.toBeNull();
+      const [id] = Object.keys(stored);
+
+      // a second engine of the same key loads the record: nothing measured
+      const second = await make();
+      await second.calibrate();
+      expect(second.lastCalibration, 'loaded, not measured').toBeNull();
+      expect(second.model.rates).toEqual(first.model.rates);
+
+      // a forced calibration measures again, and an op with a choice to make waits for it
+      useProbe(second, fakeProbe(1));
+      const order: string[] = [];
+      const forced = second.calibrate({ force: true }).then(() => order.push('calibrated'));
+      await second.scan(new Uint32Array(1000).fill(1)).then(() => order.push('scan'));
+      await forced;
+      expect(order).toEqual(['calibrated', 'scan']);
+      expect(second.lastCalibration, 'measured').not.toBeNull();
+      const forcedRecord = (JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>)[id];
+      expect(forcedRecord.measuredAt).not.toBe(stored[id].measuredAt);
+      expect(forcedRecord.rates).toEqual(JSON.parse(JSON.stringify(second.model.rates)));
+      expect(second.model.rates).not.toEqual(first.model.rates);
+
+      // a record of an older format (6: the transfers' small points from their first calls,
+      // before the host's code was compiled) is measured again, not used
+      await writeFile(file, JSON.stringify({ [id]: { ...forcedRecord, format: 6, measuredAt: 'old' } }));
+      const third = await make();
+      useProbe(third, fakeProbe(2));
+      await third.calibrate();
+      expect(third.lastCalibration, 'measured, not loaded').not.toBeNull();
+      expect(third.model.rates).not.toEqual(second.model.rates);
+      const after = (JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>)[id];
+      expect(after.format).toBe(CALIBRATION_FORMAT);
+      expect(after.measuredAt).not.toBe('old');
+    } finally {
+      for (const e of engines) await e.destroy();
+    }
   });
 });
+
+/**
+ * A stand-in for the engine's measurements (ts/cost/calibration.ts's CalibrationProbe): times
+ * on fixed lines, `scale` times (so two probes give two sets of rates), each answered a turn of
+ * the event loop later, as a real measurement is.
+ */
+function fakeProbe(scale: number): CalibrationProbe {
+  const turn = <T>(value: T) => new Promise<T>((resolve) => setImmediate(() => resolve(value)));
+  return {
+    cpu: (_op, bytes) => turn(scale * (0.05 + bytes * 1e-6)),
+    gpu: (_op, bytes) => turn(scale * (0.5 + bytes * 1e-7)),
+    upload: (bytes) => turn(scale * (0.1 + bytes * 3e-7)),
+    readback: (bytes) => turn(scale * (0.1 + bytes * 3e-7)),
+    warmUp: () => turn(undefined),
+  };
+}
+
+/** Makes `engine`'s calibrations use `probe` instead of its own measurements. */
+function useProbe(engine: Engine, probe: CalibrationProbe): void {
+  (engine as unknown as { probe: () => CalibrationProbe }).probe = () => probe;
+}

@@ -1,12 +1,15 @@
 // The worker pool: every op on 1, 2, 3 and 7 workers (more than the 2 cores here) equals the
 // one-thread path, with segments so small that runs cross every boundary; abort while queued and
 // while running; a worker killed mid-task; queue overflow; memory growth during a run; and the
-// fallback without SharedArrayBuffer. Synchronised with promises, never with sleeps.
+// fallback without SharedArrayBuffer. Synchronised with promises, never with sleeps or polling:
+// the faults' tests hold their op's task running until they release it (test/support/pool.ts),
+// so an abort or a kill always lands on a running task, however fast the worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuPath, type CpuPathOptions } from '../ts/cpu/cpu-path.js';
 import { Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
 import type { ParleArray } from '../ts/types.js';
+import { holdNextTask, nextRun } from './support/pool.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
 
 async function engineWith(options: CpuPathOptions, maxQueue = 1024): Promise<Engine> {
@@ -19,11 +22,6 @@ function bytes(a: ParleArray): Uint8Array {
 }
 function same(a: ParleArray, b: ParleArray): boolean {
   return a.length === b.length && a.constructor === b.constructor && Buffer.compare(bytes(a), bytes(b)) === 0;
-}
-
-/** Waits (by yielding to the event loop, not by time) until `condition` holds. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 }
 
 let single: Engine;
@@ -165,25 +163,42 @@ describe('scheduling and faults', () => {
   const bigKeys = () => new Uint32Array(1 << 22).map((_, i) => Math.imul(i, 2654435761) >>> 0);
 
   it('abort while queued: the queued op fails with ABORTED, the running one completes', async () => {
-    const first = engine.sort(bigKeys());
-    await until(() => cpu.pool!.busy === 1);
-    const controller = new AbortController();
-    const second = engine.scan(new Uint32Array(1000), { signal: controller.signal });
-    controller.abort();
-    await expect(second).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
-    const sorted = await first;
-    expect(sorted[0]).toBeLessThanOrEqual(sorted[1]);
+    const held = holdNextTask(cpu.pool!);
+    try {
+      const first = engine.sort(bigKeys());
+      await held.started();
+      expect(cpu.pool!.busy).toBe(1);
+      const controller = new AbortController();
+      const queued = nextRun(cpu.pool!);
+      const second = engine.scan(new Uint32Array(1000), { signal: controller.signal });
+      await queued;
+      expect(cpu.pool!.queued).toBe(1); // waiting for the one worker, which the sort holds
+      controller.abort();
+      await expect(second).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+      expect(cpu.pool!.queued).toBe(0);
+      held.release();
+      const sorted = await first;
+      expect(sorted[0]).toBeLessThanOrEqual(sorted[1]);
+    } finally {
+      held.release();
+    }
   });
 
   it('abort while running: the worker is replaced and the pool keeps serving', async () => {
     const restarts = cpu.pool!.restarts;
-    const controller = new AbortController();
-    const running = engine.sort(bigKeys(), { signal: controller.signal });
-    await until(() => cpu.pool!.busy === 1);
-    controller.abort();
-    await expect(running).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
-    expect(cpu.pool!.restarts).toBe(restarts + 1);
-    expect(Array.from(await engine.scan(new Uint32Array([1, 2, 3])))).toEqual([0, 1, 3]);
+    const held = holdNextTask(cpu.pool!);
+    try {
+      const controller = new AbortController();
+      const running = engine.sort(bigKeys(), { signal: controller.signal });
+      await held.started();
+      expect(cpu.pool!.busy).toBe(1);
+      controller.abort();
+      await expect(running).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+      expect(cpu.pool!.restarts).toBe(restarts + 1);
+      expect(Array.from(await engine.scan(new Uint32Array([1, 2, 3])))).toEqual([0, 1, 3]);
+    } finally {
+      held.release();
+    }
   });
 
   it('an already aborted signal rejects at once', async () => {
@@ -191,12 +206,18 @@ describe('scheduling and faults', () => {
   });
 
   it('a worker killed mid-task fails only that op, with WORKER_FAILED; the pool recovers', async () => {
-    const running = engine.sort(bigKeys());
-    await until(() => cpu.pool!.busy === 1);
-    await cpu.pool!.killWorker(0);
-    await expect(running).rejects.toMatchObject({ code: ErrorCodes.WORKER_FAILED });
-    const after = await engine.rleEncode(new Uint8Array([1, 1, 2]));
-    expect(Array.from(after.lengths)).toEqual([2, 1]);
+    const held = holdNextTask(cpu.pool!);
+    try {
+      const running = engine.sort(bigKeys());
+      await held.started();
+      expect(cpu.pool!.busy).toBe(1);
+      await cpu.pool!.killWorker(0);
+      await expect(running).rejects.toMatchObject({ code: ErrorCodes.WORKER_FAILED });
+      const after = await engine.rleEncode(new Uint8Array([1, 1, 2]));
+      expect(Array.from(after.lengths)).toEqual([2, 1]);
+    } finally {
+      held.release();
+    }
   });
 
   it('a full queue rejects with QUEUE_FULL', async () => {
@@ -208,15 +229,23 @@ describe('scheduling and faults', () => {
 
   it('memory grows while an op runs on a worker', async () => {
     const keys = bigKeys();
-    const running = engine.sort(keys);
-    await until(() => cpu.pool!.busy === 1);
-    const before = cpu.heap.buffer.byteLength;
-    const big = engine.alloc('u8', before + (64 << 20)); // forces memory.grow
-    expect(cpu.heap.buffer.byteLength).toBeGreaterThan(before);
-    const sorted = await running;
-    const expected = keys.slice().sort();
-    expect(same(sorted, expected)).toBe(true);
-    engine.free(big);
+    // (the task is held running from the pool's side; its worker is, in practice, still sorting
+    // 16 MiB when the memory grows)
+    const held = holdNextTask(cpu.pool!);
+    try {
+      const running = engine.sort(keys);
+      await held.started();
+      const before = cpu.heap.buffer.byteLength;
+      const big = engine.alloc('u8', before + (64 << 20)); // forces memory.grow
+      expect(cpu.heap.buffer.byteLength).toBeGreaterThan(before);
+      held.release();
+      const sorted = await running;
+      const expected = keys.slice().sort();
+      expect(same(sorted, expected)).toBe(true);
+      engine.free(big);
+    } finally {
+      held.release();
+    }
   });
 });
 

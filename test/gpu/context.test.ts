@@ -16,6 +16,7 @@ import {
   runsArray,
   tracked,
 } from './support.js';
+import { within } from '../support/wait.js';
 
 const TYPES: ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
 
@@ -196,23 +197,35 @@ describeGpu('GPU context', () => {
     await expect(createGpuContext({ tuning: { scanWorkgroupSize: 384 as 512 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
   });
 
+  // The waits below are on the events themselves (the op's promise, device.lost), each bounded
+  // by a generous limit so that a missing event fails with its name instead of the test's
+  // timeout: on SwiftShader device.lost resolves seconds after destroy(), once the work queued
+  // before it (the sort's pipelines) is done.
   gpuIt('device loss: pending and later ops fail with DEVICE_LOST; a new context works', async () => {
     const ctx = (await createGpuContext())!;
-    const d = await ctx.upload(new Uint32Array(100_000).fill(7));
-    const pending = ctx.sort(d);
-    ctx.device.destroy(); // what a driver reset looks like to the API: device.lost resolves
-    await expect(pending).rejects.toMatchObject({ code: 'DEVICE_LOST' });
-    const info = await ctx.lost;
-    expect(typeof info.reason).toBe('string');
-    expect(ctx.isLost).toBe(true);
-    await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'DEVICE_LOST' });
-    await expect(ctx.upload(new Uint8Array(4))).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+    try {
+      const d = await ctx.upload(new Uint32Array(100_000).fill(7));
+      const pending = ctx.sort(d);
+      pending.catch(() => undefined); // (awaited below, after the loss)
+      ctx.device.destroy(); // what a driver reset looks like to the API: device.lost resolves
+      const info = await within(ctx.lost, 60_000, 'ctx.lost did not resolve after device.destroy()');
+      expect(typeof info.reason).toBe('string');
+      expect(ctx.isLost).toBe(true);
+      await expect(within(pending, 60_000, 'the sort pending at the loss did not settle')).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+      await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+      await expect(ctx.upload(new Uint8Array(4))).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+    } finally {
+      ctx.destroy();
+    }
     const again = (await createGpuContext())!;
-    await tracked(again, async () => {
-      const out = await again.download(await again.scan(await again.upload(new Uint32Array([1, 2, 3])), { inclusive: false }));
-      expect(Array.from(out)).toEqual([0, 1, 3]);
-    });
-    again.destroy();
+    try {
+      await tracked(again, async () => {
+        const out = await again.download(await again.scan(await again.upload(new Uint32Array([1, 2, 3])), { inclusive: false }));
+        expect(Array.from(out)).toEqual([0, 1, 3]);
+      });
+    } finally {
+      again.destroy();
+    }
   });
 
   // WebGPU reports a buffer it cannot make, and every command that uses it, as errors, not by

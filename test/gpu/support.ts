@@ -8,11 +8,16 @@ import { afterAll, describe, it } from 'vitest';
 import { createGpuContext, type GpuContext, type GpuContextOptions } from '../../ts/gpu/index.js';
 import type { ElementType, ParleArray } from '../../ts/types.js';
 import { arrayConstructor } from '../../ts/types.js';
+import { seedFromEnv } from '../support/random.js';
 
 const requireGpu = process.env.PARLE_REQUIRE_GPU === '1';
 
-/** Base seed of every PRNG in the GPU tests: PARLE_TEST_SEED, else random; printed on failure. */
-export const baseSeed = process.env.PARLE_TEST_SEED !== undefined ? Number(process.env.PARLE_TEST_SEED) >>> 0 : (Math.random() * 2 ** 32) >>> 0;
+/**
+ * Base seed of every PRNG in the GPU tests, named in every failure: fixed by default, so a
+ * data-dependent GPU bug fails every run instead of one run in many; PARLE_TEST_SEED=<n> picks
+ * another, PARLE_TEST_SEED=random draws one and prints it (a fuzz run; see seedFromEnv).
+ */
+export const baseSeed = seedFromEnv('PARLE_TEST_SEED', 0x5eed6a11);
 
 const contexts = new Map<string, Promise<GpuContext | null>>();
 

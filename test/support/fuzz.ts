@@ -27,6 +27,12 @@ export interface Sample {
   name: string;
   input: ParleArray;
   packed: Uint8Array;
+  /**
+   * What `packed` decodes to: `input` itself, or for a lossy sample its reconstruction. A
+   * mutated container that decodes must decode to exactly this (the entries hash the decoded
+   * elements: docs/format.md).
+   */
+  decoded: ParleArray;
   /** Byte offsets of each chunk's entry. */
   entries: number[];
 }
@@ -83,7 +89,11 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
   for (const [name, input, options] of specs) {
     const packed = await engine.compress(input, options);
     expect(packed[8], name).toBe(3);
-    out.push({ name, input, packed, entries: entryOffsets(packed) });
+    const decoded = await engine.decompress(packed, { path: 'cpu' });
+    const bytes = (a: ParleArray) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+    expect(decoded.constructor, name).toBe(input.constructor);
+    if (!('errorBound' in options)) expect(bytes(decoded).equals(bytes(input)), `${name}: lossless`).toBe(true);
+    out.push({ name, input, packed, decoded, entries: entryOffsets(packed) });
   }
   return out;
 }

@@ -4,8 +4,29 @@
  * the whole suite from another base seed.
  */
 
-/** Base seed of the suite: `PARLE_SEED` from the environment, or a fixed default. */
-export const BASE_SEED = process.env.PARLE_SEED !== undefined ? Number(process.env.PARLE_SEED) >>> 0 : 0x9e3779b9;
+/**
+ * A base seed from the environment variable `name`: unset (or empty), `fallback`, so that every
+ * run sees the same data and a failure reproduces; an integer (decimal or 0x hex, below 2^32),
+ * that seed; `random`, a seed drawn now and printed (a fuzz run: rerun a failure with the
+ * printed value). Anything else throws, rather than quietly running with seed 0.
+ */
+export function seedFromEnv(name: string, fallback: number): number {
+  const text = process.env[name]?.trim();
+  if (text === undefined || text === '') return fallback >>> 0;
+  if (text.toLowerCase() === 'random') {
+    const seed = crypto.getRandomValues(new Uint32Array(1))[0];
+    console.info(`${name}=random drew seed ${seed} (0x${seed.toString(16)}): rerun with ${name}=${seed}`);
+    return seed;
+  }
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value >= 2 ** 32) {
+    throw new Error(`${name}=${JSON.stringify(text)}: expected an integer in [0, 2^32) or 'random'`);
+  }
+  return value;
+}
+
+/** Base seed of the suite: `PARLE_SEED` (see {@link seedFromEnv}), by default a fixed one. */
+export const BASE_SEED = seedFromEnv('PARLE_SEED', 0x9e3779b9);
 
 /** A mulberry32 generator: 32-bit state, period 2^32, good enough for test data. */
 export class Rng {
