@@ -16,6 +16,9 @@ import { scanOp } from './scan.js';
 import { rleDecodeOp, rleEncodeOp } from './rle.js';
 import { sortOp } from './radix-sort.js';
 
+/** How long a rejected GPU wait waits for device.lost before it counts as a failure of its own (ms). */
+const LOSS_WAIT_MS = 5000;
+
 /** Options of {@link createGpuContext}. */
 export interface GpuContextOptions {
   /** Adapter preference (WebGPU's GPUPowerPreference); default: the platform's choice. */
@@ -596,8 +599,15 @@ export class GpuContext {
     } catch (e) {
       if (e instanceof ParleError) throw e;
       if (this.isLost) throw this.#lossError(e);
-      // mapAsync rejects when the device is lost a moment before device.lost resolves
-      await Promise.race([this.lost, new Promise((r) => setTimeout(r, 50))]);
+      // mapAsync and onSubmittedWorkDone reject (OperationError, AbortError) when the device is
+      // lost, in an order against device.lost that Dawn does not fix (on SwiftShader seconds
+      // apart): such a rejection waits for the loss, bounded; a TypeError or RangeError is a bug
+      // in the call and is thrown at once
+      if (!(e instanceof TypeError) && !(e instanceof RangeError)) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([this.lost, new Promise((r) => (timer = setTimeout(r, LOSS_WAIT_MS)))]);
+        clearTimeout(timer);
+      }
       if (this.isLost) throw this.#lossError(e);
       throw e;
     }
