@@ -163,7 +163,8 @@ export interface Kernels extends QuantizeKernels {
    * symbols, then 2048 u16 of total bits | (count - 1) << 6 | the first code's length << 8; read
    * only by huffmanDecode); codesPtr is 1 KiB of scratch. 0, or -1 if invalid.
    */
-  huffmanBuildTable(lengthsPtr: number, codesPtr: number, tablePtr: number): number;
+  /** `symbols`: the stream's length, which picks single- or multi-symbol entries. */
+  huffmanBuildTable(lengthsPtr: number, codesPtr: number, tablePtr: number, symbols: number): number;
   /**
    * Huffman-encodes `n` bytes in segments of 2^segLog2 symbols (each from a byte boundary) to
    * `outPtr` (exact size plus 8 bytes of slack); segment end offsets (u32, bytes) to `offsetsPtr`.

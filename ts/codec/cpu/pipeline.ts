@@ -953,7 +953,7 @@ function decodeHuffmanStream(
     const codesPtr = arena.alloc(1024);
     const tablePtr = arena.alloc(12 << 10);
     u8(ctx, lengthsPtr, 256).set(header.lengths);
-    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0)
+    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr, D) !== 0)
       throw corrupt('code lengths do not form a complete code of two or more symbols');
     const bitsBytes = stream.length - header.bitsAt;
     if (
