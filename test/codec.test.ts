@@ -24,7 +24,8 @@ const SHAPES = ['runs', 'noisy'] as const;
 type Shape = (typeof SHAPES)[number];
 type Width = 1 | 2 | 4;
 const STAGE_NAMES = ['delta', 'shuffle', 'rle', 'huffman'] as const;
-const STAGE_IDS: Record<string, number> = { delta: 1, shuffle: 2, rle: 3, huffman: 4 };
+const STAGE_IDS: Record<string, number> = { delta: 1, shuffle: 2, rle: 3, huffman: 4, pack: 6 };
+const ID_NAMES: Record<number, string> = Object.fromEntries(Object.entries(STAGE_IDS).map(([name, id]) => [id, name]));
 
 let engine: Engine;
 let engine2: Engine;
@@ -96,9 +97,16 @@ function pipelinesFor(type: ElementType): string[] {
   return out;
 }
 
+/** The pipelines that end in pack for `type`: every valid pipeline without huffman, pack appended. */
+function packPipelinesFor(type: ElementType): string[] {
+  return pipelinesFor(type)
+    .filter((p) => !p.includes('huffman'))
+    .map((p) => (p === 'stored' ? 'pack' : `${p}+pack`));
+}
+
 /** Whether a pipeline can make a payload smaller than its elements: delta and shuffle alone only add a directory. */
 function canShrink(pipeline: string): boolean {
-  return pipeline.includes('rle') || pipeline.includes('huffman');
+  return pipeline.includes('rle') || pipeline.includes('huffman') || pipeline.includes('pack');
 }
 
 function idsOf(pipeline: string): number[] {
@@ -179,7 +187,7 @@ function walk(bytes: Uint8Array): { version: number; level: number; type: Elemen
 }
 
 function nameOf(stages: readonly number[]): string {
-  return stages.length === 0 ? 'stored' : stages.map((id) => STAGE_NAMES[id - 1]).join('+');
+  return stages.length === 0 ? 'stored' : stages.map((id) => ID_NAMES[id]).join('+');
 }
 
 /** Recomputes the entry checksum at entry + 28: low 32 bits of XXH64(entry bytes 0..27). */
@@ -296,7 +304,7 @@ function checkAgainstReference(packed: Uint8Array, input: ParleArray, requested:
 
 describe('round trips of every pipeline and auto', () => {
   for (const type of TYPES) {
-    for (const codec of [...pipelinesFor(type), 'auto']) {
+    for (const codec of [...pipelinesFor(type), ...packPipelinesFor(type), 'auto']) {
       it(`${type} ${codec}: sizes ${SIZES.join(', ')}, runs and noisy, chunks of 1 KiB and the default`, async () => {
         const coded = new Set<string>();
         for (const n of SIZES) {
@@ -791,7 +799,7 @@ function smallInput(n: number, seed: number): Uint16Array {
   return out;
 }
 
-const HOSTILE_PIPELINES = ['rle', 'huffman', 'delta+shuffle+rle+huffman', 'shuffle+huffman', 'delta+rle', 'stored'];
+const HOSTILE_PIPELINES = ['rle', 'huffman', 'delta+shuffle+rle+huffman', 'shuffle+huffman', 'delta+rle', 'stored', 'delta+pack', 'delta+shuffle+rle+pack'];
 
 describe('hostile version-2 input: a ParleError, never a crash or a hang', () => {
   for (const codec of HOSTILE_PIPELINES) {

@@ -10,6 +10,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PACK_SCRATCH_BYTES } from '../ts/cpu/wasm.js';
 import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
+import * as ref from './support/codec-reference.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 
 const VARIANTS: readonly TestedVariant[] = ['simd', 'scalar'];
@@ -24,71 +25,14 @@ beforeAll(async () => {
   builds = await loadBothBuilds();
 });
 
-/** The reference decoder, from docs/format.md alone: elements as u32 (low 8w bits), or a string saying why not. */
+/** The reference decoder: elements as u32 (low 8w bits), or a string saying why not. */
 function referenceDecode(s: Uint8Array, n: number, w: Width): Uint32Array | string {
-  const out = new Uint32Array(n);
-  const bitsMax = 8 * w;
-  let p = 0;
-  for (let start = 0; start < n; start += 256) {
-    const c = Math.min(256, n - start);
-    if (p + 2 + w > s.length) return 'truncated header';
-    const b = s[p] & 0x3f;
-    const zz = (s[p] & 0x80) !== 0;
-    if ((s[p] & 0x40) !== 0 || b > bitsMax) return 'bad first byte';
-    const e = s[p + 1];
-    if (e > c) return 'too many exceptions';
-    p += 2;
-    let h = 0;
-    if (e > 0) {
-      if (b >= bitsMax || p + 1 + w > s.length) return 'bad exceptions';
-      h = s[p++];
-      if (h === 0 || b + h > bitsMax) return 'bad h';
-    }
-    let ref = 0;
-    for (let k = 0; k < w; k++) ref += s[p + k] * 2 ** (8 * k);
-    p += w;
-    const m = Math.ceil(c / 4);
-    const words = Math.ceil((m * b) / 32);
-    if (p + 16 * words > s.length) return 'truncated values';
-    const vals: bigint[] = [];
-    for (let i = 0; i < c; i++) {
-      const lane = i % 4;
-      const slot = Math.floor(i / 4);
-      let u = 0n;
-      for (let t = 0; t < b; t++) {
-        const bit = slot * b + t;
-        const word = Math.floor(bit / 32);
-        const byte = s[p + 16 * word + 4 * lane + ((bit % 32) >> 3)];
-        if ((byte >> (bit % 8)) & 1) u |= 1n << BigInt(t);
-      }
-      vals.push(u);
-    }
-    p += 16 * words;
-    if (e > 0) {
-      if (p + e + Math.ceil((e * h) / 8) > s.length) return 'truncated exceptions';
-      let last = -1;
-      for (let x = 0; x < e; x++) {
-        const pos = s[p + x];
-        if (pos <= last || pos >= c) return 'bad position';
-        last = pos;
-        let high = 0n;
-        for (let t = 0; t < h; t++) {
-          const bit = x * h + t;
-          if ((s[p + e + (bit >> 3)] >> (bit % 8)) & 1) high |= 1n << BigInt(t);
-        }
-        vals[pos] |= high << BigInt(b);
-      }
-      p += e + Math.ceil((e * h) / 8);
-    }
-    const mod = 1n << BigInt(bitsMax);
-    for (let i = 0; i < c; i++) {
-      let v = (vals[i] + BigInt(ref)) % mod;
-      if (zz) v = (v >> 1n) ^ (v & 1n ? mod - 1n : 0n);
-      out[start + i] = Number(v);
-    }
+  try {
+    const bytes = ref.packDecodeStream(s, n * w, w);
+    return asU32(bytes, w);
+  } catch (e) {
+    return (e as Error).message;
   }
-  if (p !== s.length) return `stream ends ${s.length - p} bytes after its blocks`;
-  return out;
 }
 
 type Shape = 'zeros' | 'max' | 'outlier' | 'small-negative' | 'random' | 'ramp' | 'narrow';

@@ -3,7 +3,10 @@
  * histograms of each byte plane of the elements and of their deltas, element runs and byte
  * runs of each plane; assembly/codec.ts `codecStats*`). Each candidate's size is estimated from
  * them: Huffman sizes from the histograms' entropies, RLE sizes from the run counts
- * (run values assumed distributed as the elements, run lengths geometric). The encoder then
+ * (run values assumed distributed as the elements, run lengths geometric), pack sizes exactly
+ * from the sample's blocks (assembly/pack.ts `packStats`). A pack candidate is preferred to a
+ * smaller one when it comes within {@link packTolerance} of it: it decodes several times faster
+ * than Huffman. The encoder then
  * encodes the best few and keeps the smallest (ts/codec/cpu/pipeline.ts), so an estimate only
  * ranks; it never decides the bytes.
  */
@@ -24,6 +27,34 @@ export interface ChunkStats {
   runs: [number, number];
   /** planeRuns[t][k]: byte runs of plane k. */
   planeRuns: number[][];
+  /**
+   * Exact pack bytes of the sample (assembly/pack.ts `packStats`): [elements, deltas, planes of
+   * the elements (width > 1), planes of the deltas]; absent: no pack candidates.
+   */
+  pack?: ArrayLike<number>;
+}
+
+/**
+ * How much larger than the best other candidate a pack candidate may be and still be taken, by
+ * level: 10 % at levels 1-4 (they favour speed), 3 % above. Pack decodes at several GB/s where
+ * Huffman decodes at a few hundred MB/s a worker, so a few per cent of size buys several times
+ * the decode speed.
+ */
+export function packTolerance(level: number): number {
+  return level <= 4 ? 0.1 : 0.03;
+}
+
+/**
+ * The size `bytes` of `pipeline` competes with against a candidate of pipeline `other`: only
+ * pack against huffman is weighed, pack's size divided by 1 + tolerance (huffman's multiplied);
+ * every other pair compares sizes (so no chunk is larger than rle makes it, where rle is tried).
+ */
+export function competingBytes(pipeline: Pipeline, bytes: number, other: Pipeline, tolerance: number): number {
+  const mine = pipeline[pipeline.length - 1];
+  const theirs = other[other.length - 1];
+  if (mine === StageId.Pack && theirs === StageId.Huffman) return bytes / (1 + tolerance);
+  if (mine === StageId.Huffman && theirs === StageId.Pack) return bytes * (1 + tolerance);
+  return bytes;
 }
 
 /** Working arrays (the chooser runs once a chunk, synchronously: one set serves every call). */
@@ -135,10 +166,14 @@ function sumHist(planes: ArrayLike<number>[]): Float64Array {
 
 /**
  * Estimates every candidate pipeline's payload size for a chunk with these statistics, smallest
- * first. Candidates: with or without delta, with or without shuffle (2- and 4-byte elements),
- * with or without RLE, with or without Huffman; stored is not listed (the encoder always has it).
+ * first, except that the best pack candidate goes first where only huffman candidates within
+ * 1 + `tolerance` of it are ahead ({@link competingBytes}).
+ * Candidates: with or without delta, with or without shuffle (2- and 4-byte elements), with or
+ * without RLE, with or without Huffman; with pack statistics, also pack after delta and / or
+ * shuffle (not rle+pack: its run streams are not in the sample); stored is not listed (the
+ * encoder always has it).
  */
-export function estimateCandidates(stats: ChunkStats): Estimate[] {
+export function estimateCandidates(stats: ChunkStats, tolerance = 0): Estimate[] {
   const { count: n, width: w, sampled } = stats;
   // histograms and runs are of the sample: entropies are ratios, sizes scale to the chunk
   const scale = n / Math.max(1, sampled);
@@ -178,8 +213,24 @@ export function estimateCandidates(stats: ChunkStats): Estimate[] {
       out.push({ pipeline: [...delta, StageId.Shuffle, StageId.Rle, StageId.Huffman], bytes: shufRleHuff });
       out.push({ pipeline: [...delta, StageId.Shuffle, StageId.Rle], bytes: shufRle });
     }
+    if (stats.pack !== undefined) {
+      // exact sizes of the sample's blocks, scaled to the chunk
+      out.push({ pipeline: [...delta, StageId.Pack], bytes: 8 + stats.pack[t] * scale });
+      if (w > 1) {
+        let planes = 8 * w;
+        for (let k = 0; k < w; k++) planes += stats.pack[2 + t * w + k] * scale;
+        out.push({ pipeline: [...delta, StageId.Shuffle, StageId.Pack], bytes: planes });
+      }
+    }
   }
-  return out.sort((a, b) => a.bytes - b.bytes);
+  out.sort((a, b) => a.bytes - b.bytes);
+  // the best pack candidate goes first when only huffman candidates are ahead of it, each less
+  // than 1 + tolerance times smaller
+  const p = out.findIndex((e) => e.pipeline[e.pipeline.length - 1] === StageId.Pack);
+  if (p > 0 && out.slice(0, p).every((e) => competingBytes(out[p].pipeline, out[p].bytes, e.pipeline, tolerance) < e.bytes)) {
+    out.unshift(...out.splice(p, 1));
+  }
+  return out;
 }
 
 /** A readable summary of the best estimates: `delta+huffman ~153 KiB, huffman ~201 KiB, ...`. */

@@ -7,8 +7,8 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { DEFAULT_LEVEL, Encoding, type ChunkEntry } from '../../format/layout.js';
-import type { Kernels } from '../../cpu/wasm.js';
-import { describeEstimates, estimateCandidates, type ChunkStats } from '../chooser.js';
+import { PACK_SCRATCH_BYTES, type Kernels } from '../../cpu/wasm.js';
+import { competingBytes, describeEstimates, estimateCandidates, packTolerance, type ChunkStats } from '../chooser.js';
 import {
   codeLengths,
   codedBits,
@@ -20,7 +20,7 @@ import {
   segmentCount,
   writeHeader,
 } from '../huffman.js';
-import { pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from '../stages.js';
+import { entropyStage, pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from '../stages.js';
 import { QUANTIZE_HEADER_BYTES, quantizeParams, readQuantizeHeader, writeQuantizeHeader } from '../quantize.js';
 
 /** The kernels and the memory they work on (as ts/cpu/procedures.ts's KernelContext). */
@@ -203,20 +203,27 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   const { kernels } = ctx;
   const histPtr = arena.alloc(2 * width * 1024);
   const runsPtr = arena.alloc(4 * (2 + 2 * width));
+  const packPtr = arena.alloc(8 * (2 + 2 * width));
+  const packScratch = arena.alloc(PACK_SCRATCH_BYTES);
   u8(ctx, histPtr, 2 * width * 1024).fill(0);
   u8(ctx, runsPtr, 4 * (2 + 2 * width)).fill(0);
-  const stats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
+  u8(ctx, packPtr, 8 * (2 + 2 * width)).fill(0);
+  const codecStats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
+  const stats = (ptr: number, n: number) => {
+    codecStats(ptr, n, histPtr, runsPtr);
+    kernels.packStats(ptr, n, width, packPtr, packScratch);
+  };
   const raw = count * width;
   let sampled = count;
   if (raw <= sampleBytes) {
-    stats(inPtr, count, histPtr, runsPtr);
+    stats(inPtr, count);
   } else {
     const ranges = Math.max(SAMPLE_RANGES, Math.ceil(sampleBytes / SAMPLE_RANGE_BYTES));
     const rangeElems = Math.floor(sampleBytes / ranges / width);
     const stride = Math.floor((count - rangeElems) / (ranges - 1));
     sampled = 0;
     for (let r = 0; r < ranges; r++) {
-      stats(inPtr + r * stride * width, rangeElems, histPtr, runsPtr);
+      stats(inPtr + r * stride * width, rangeElems);
       sampled += rangeElems;
     }
   }
@@ -226,7 +233,8 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   );
   const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
   const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k]));
-  return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns };
+  const pack = new Float64Array(ctx.memory.buffer, packPtr, 2 + 2 * width);
+  return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns, pack };
 }
 
 /**
@@ -340,19 +348,23 @@ function encodePipeline(
       streams = next;
     }
     const S = streams.length;
-    if (exactSizes !== undefined && pipeline.includes(StageId.Huffman)) {
-      // the same pipeline without huffman would store these streams raw: its exact size, for free
-      exactSizes.set(pipelineName(pipeline.filter((id) => id !== StageId.Huffman)), 8 * S + streams.reduce((a, x) => a + x.bytes, 0));
+    const entropy = entropyStage(pipeline);
+    if (exactSizes !== undefined && entropy !== undefined) {
+      // the same pipeline without huffman / pack would store these streams raw: its exact size, for free
+      exactSizes.set(pipelineName(pipeline.filter((id) => id !== entropy)), 8 * S + streams.reduce((a, x) => a + x.bytes, 0));
     }
     const dir = new DataView(ctx.memory.buffer, out, 8 * S);
     let at = 8 * S;
     if (at >= room) return -1;
-    const huffman = pipeline.includes(StageId.Huffman);
+    const packScratch = entropy === StageId.Pack ? arena.alloc(PACK_SCRATCH_BYTES) : 0;
     for (let j = 0; j < S; j++) {
       const s = streams[j];
       let written: number;
-      if (huffman) {
+      if (entropy === StageId.Huffman) {
         written = encodeHuffmanStream(ctx, arena, s, out + at, room - at);
+      } else if (entropy === StageId.Pack) {
+        // each stream alone, at its own element width (planes and run lengths: 1)
+        written = kernels.packEncode(s.ptr, s.bytes / s.width, s.width, out + at, room - at, packScratch);
       } else {
         written = at + s.bytes <= room ? s.bytes : -1;
         if (written >= 0) kernels.copyBytes(out + at, s.ptr, s.bytes);
@@ -541,6 +553,8 @@ function encodeBest(
   // came to (estimates from a sample run 5-20 % low, and RLE's from run counts alone can be off
   // either way: a volume's long background runs); 7-9 whenever it promises less
   const margin = level <= 6 ? 0.9 : 1;
+  // pack competes at its size / (1 + tolerance): within a few per cent of Huffman it wins
+  const tolerance = packTolerance(level);
   let candidates: Pipeline[];
   /** Each candidate's estimated payload bytes (undefined: always try it). */
   let estimated: (number | undefined)[] = [];
@@ -550,7 +564,7 @@ function encodeBest(
     reason = `codec ${pipelineName(fixed as Pipeline)} requested`;
   } else {
     const mark = arena.mark();
-    const estimates = estimateCandidates(gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]));
+    const estimates = estimateCandidates(gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]), tolerance);
     arena.reset(mark);
     reason = explain ? `level ${level}, estimates: ${describeEstimates(estimates)}` : '';
     if (level < 9 && prefix + estimates[0].bytes > STORE_ABOVE * raw) {
@@ -570,6 +584,8 @@ function encodeBest(
   let best = -1;
   let bestBytes = raw - prefix;
   let bestPipeline: Pipeline = [];
+  /** A candidate's bytes as they compete with the best so far (pack against huffman: {@link competingBytes}). */
+  const against = (pipeline: Pipeline, bytes: number) => competingBytes(pipeline, bytes, bestPipeline, tolerance);
   const tried: string[] = [];
   /** Exact payload sizes learnt while encoding other candidates (x+huffman gives x's). */
   const exactSizes = new Map<string, number>();
@@ -585,14 +601,16 @@ function encodeBest(
     // and it is what keeps a chunk no larger than version 1 would have made it)
     const estimate = estimated[i];
     const guard = pipeline.length === 1 && pipeline[0] === StageId.Rle;
-    if (estimate !== undefined && best >= 0 && (guard ? 2 * bestBytes <= estimate : margin * bestBytes <= estimate)) {
+    if (estimate !== undefined && best >= 0 && (guard ? 2 * bestBytes <= estimate : margin * bestBytes <= against(pipeline, estimate))) {
       if (explain) tried.push(`${pipelineName(pipeline)} skipped (estimate ${Math.round(estimate)} B)`);
       continue;
     }
     const slot = best === 0 ? 1 : 0;
-    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, bestBytes, undefined, exactSizes);
+    // room: what would still win (pack against huffman: up to 1 + tolerance times it), never the raw size
+    const room = Math.min(raw - prefix, Math.ceil(bestBytes / against(pipeline, 1)));
+    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, room, undefined, exactSizes);
     if (explain) tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
-    if (bytes >= 0 && bytes < bestBytes) {
+    if (bytes >= 0 && against(pipeline, bytes) < bestBytes) {
       best = slot;
       bestBytes = bytes;
       bestPipeline = pipeline;
@@ -634,7 +652,7 @@ export function readDirectory(
   const view = new DataView(dir.buffer, dir.byteOffset, 8 * S);
   const shuffle = stages.includes(StageId.Shuffle);
   const rle = stages.includes(StageId.Rle);
-  const huffman = stages.includes(StageId.Huffman);
+  const entropy = entropyStage(stages);
   const streamWidth = shuffle ? 1 : width;
   const streamElems = count; // a plane holds count bytes; an unshuffled stream count elements
   const decoded: number[] = [];
@@ -652,8 +670,8 @@ export function readDirectory(
     } else if (D > 5 * (decoded[j - 1] / streamWidth) || D < decoded[j - 1] / streamWidth) {
       throw corrupt(`rle stream ${j} holds ${D} bytes of run lengths for ${decoded[j - 1] / streamWidth} runs`);
     }
-    if (!huffman && E !== D) throw corrupt(`stream ${j}: ${E} bytes stored for ${D}`);
-    if (huffman && E < 1) throw corrupt(`stream ${j} is empty`);
+    if (entropy === undefined && E !== D) throw corrupt(`stream ${j}: ${E} bytes stored for ${D}`);
+    if (entropy === StageId.Huffman && E < 1) throw corrupt(`stream ${j} is empty`);
     decoded.push(D);
     encoded.push(E);
     at.push(offset);
@@ -783,12 +801,11 @@ function decodePipelineTo(
   const problem = pipelineProblem(stages, width);
   if (problem) throw corrupt(problem);
   const dir = readDirectory(u8(ctx, payloadPtr, payloadBytes), payloadBytes, stages, width, count, index);
-  const huffman = stages.includes(StageId.Huffman);
   const shuffle = stages.includes(StageId.Shuffle);
   const rle = stages.includes(StageId.Rle);
   const delta = stages.includes(StageId.Delta);
   // 1. the streams, decoded one after another into the arena (planes end up contiguous)
-  const ptrs = decodeStreams(ctx, arena, payloadPtr, dir, huffman, index);
+  const ptrs = decodeStreams(ctx, arena, payloadPtr, dir, stages, width, index);
   // 2. runs back to streams: into out, or into a temp when planes still need unshuffling
   const planes = shuffle ? width : 1;
   const streamWidth = shuffle ? 1 : width;
@@ -821,17 +838,43 @@ function decodePipelineTo(
     (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(outPtr, outPtr, count);
 }
 
-/** Decodes every stream of a payload into the arena, one after another; returns their pointers. */
-function decodeStreams(ctx: CodecContext, arena: Arena, payloadPtr: number, dir: Directory, huffman: boolean, index: number): number[] {
+/**
+ * Decodes every stream of a payload (pipeline `stages` over elements of `width` bytes) into the
+ * arena, one after another; returns their pointers.
+ * @throws ParleError CORRUPT
+ */
+function decodeStreams(
+  ctx: CodecContext,
+  arena: Arena,
+  payloadPtr: number,
+  dir: Directory,
+  stages: Pipeline,
+  width: 1 | 2 | 4,
+  index: number,
+): number[] {
+  const entropy = entropyStage(stages);
   const streamsPtr = arena.alloc(dir.decoded.reduce((a, d) => a + d, 0) + SLACK);
+  const packScratch = entropy === StageId.Pack ? arena.alloc(PACK_SCRATCH_BYTES) : 0;
+  const streamWidth = stages.includes(StageId.Shuffle) ? 1 : width;
+  const rle = stages.includes(StageId.Rle);
   const ptrs: number[] = [];
   let cursor = streamsPtr;
   for (let j = 0; j < dir.decoded.length; j++) {
     const D = dir.decoded[j];
     const src = payloadPtr + dir.at[j];
     ptrs.push(cursor);
-    if (!huffman) ctx.kernels.copyBytes(cursor, src, D);
-    else decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
+    if (entropy === undefined) {
+      ctx.kernels.copyBytes(cursor, src, D);
+    } else if (entropy === StageId.Huffman) {
+      decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
+    } else {
+      // run lengths (the odd streams of an rle pipeline) are bytes; the rest at the stream's width
+      const w = rle && j % 2 === 1 ? 1 : streamWidth;
+      const E = dir.encoded[j];
+      if (ctx.kernels.packDecode(src, E, D / w, w, cursor, packScratch) !== E) {
+        throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}, stream ${j}: pack stream does not decode to ${D} bytes in its ${E}`);
+      }
+    }
     cursor += D;
   }
   return ptrs;
@@ -901,7 +944,7 @@ export function decodeRuns2At(ctx: CodecContext, p: DecodeRuns2Params): null {
   if (!stages.includes(StageId.Rle)) throw corrupt('no rle stage');
   const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
   const dir = readDirectory(u8(ctx, p.payloadPtr, entry.payloadBytes), entry.payloadBytes, stages, width, count, index);
-  const ptrs = decodeStreams(ctx, arena, p.payloadPtr, dir, stages.includes(StageId.Huffman), index);
+  const ptrs = decodeStreams(ctx, arena, p.payloadPtr, dir, stages, width, index);
   const { slots } = runsLayout(dir, stages, width, count);
   for (let k = 0; k < slots.length; k++) {
     const slot = slots[k];
