@@ -1107,6 +1107,8 @@ describe('hostile version-2 input: a ParleError, never a crash or a hang', () =>
       ['stream count + 1', u16, (e) => (e[8] += 1)],
       ['stream count 0', u16, (e) => (e[8] = 0)],
       ['reserved bytes', u16, (e) => (e[25] = 1)],
+      ['huffman then pack', u16, (e) => (e[7] = 6)],
+      ['pack then huffman', u16, (e) => ([e[6], e[7]] = [6, 4])],
     ];
     for (const [what, good, mutate] of cases) {
       const bad = good.slice();
@@ -1115,6 +1117,18 @@ describe('hostile version-2 input: a ParleError, never a crash or a hang', () =>
       const error = await parleErrorOf(engine.decompress(bad));
       expect(error.code, `${what}: ${error.message}`).toBe(ErrorCodes.CORRUPT);
     }
+  });
+
+  it('a pack chunk in a version-2 container (pack came with version 3)', async () => {
+    const good = await engine.compress(smallInput(500, caseSeed('codec pack v2')), { codec: 'delta+pack' });
+    expect(walk(good).chunks.map((c) => nameOf(c.stages))).toEqual(['delta+pack']);
+    const bad = good.slice();
+    bad[8] = 2;
+    bad[10] = 0; // version 2's flags: 0
+    new DataView(bad.buffer).setUint32(28, Number(xxh64(bad.subarray(0, 28)) & 0xffffffffn), true);
+    const error = await parleErrorOf(engine.decompress(bad));
+    expect(error.code, error.message).toBe(ErrorCodes.CORRUPT);
+    expect(error.message).toMatch(/pack stage in a version-2 container/);
   });
 
   it('a piped payload not smaller than its elements, a stored payload of the wrong size (hashes recomputed)', async () => {
