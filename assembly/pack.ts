@@ -18,7 +18,7 @@
 // so a decoder unpacks 4 elements with one v128 load, shift, mask and add (elements 4i..4i+3
 // are slot i of the four lanes), patches the exceptions, and narrows to w bytes. The encoder
 // picks, per block, the zigzag flag and b that make the block smallest (exceptions included).
-// Kernels allocate nothing: `scratchPtr` is PACK_SCRATCH_BYTES (4096) of scratch.
+// Kernels allocate nothing: `scratchPtr` is PACK_SCRATCH_BYTES (8192) of scratch.
 
 /** Elements a block holds (the last block of a stream may hold fewer). */
 const BLOCK: u32 = 256;
@@ -57,27 +57,51 @@ let planBytes: u32 = 0;
   return 2 + width + packed + (e > 0 ? 1 + e + ((e * h + 7) >> 3) : 0);
 }
 
+/** Bytes of scratch {@link planBlock} needs for its histograms: 4 interleaved copies of 2 x 33 u32. */
+const HIST_BYTES: usize = 4 * 2 * 33 * 4;
+
 /**
  * Plans the block of `c` values (u32, low 8w bits, at `vals`): the domain (plain or zigzag),
- * reference, b, exceptions and bytes, into the plan globals. `hist`: 2 x 33 u32 of scratch.
+ * reference, b, exceptions and bytes, into the plan globals. `hist`: {@link HIST_BYTES} of
+ * scratch (four copies of the bit-length histograms, element i counted in copy i mod 4, so that
+ * equal lengths in a row do not wait on one counter's store).
  */
 function planBlock(vals: usize, c: u32, width: u32, hist: usize): void {
   let min0: u32 = 0xffffffff;
   let min1: u32 = 0xffffffff;
-  for (let i: u32 = 0; i < c; i++) {
+  let i: u32 = 0;
+  if (ASC_FEATURE_SIMD) {
+    const shift = 32 - 8 * width;
+    let m0 = i32x4.splat(-1);
+    let m1 = i32x4.splat(-1);
+    for (; i + 4 <= c; i += 4) {
+      const v = v128.load(vals + 4 * i);
+      const s = i32x4.shr_s(i32x4.shl(v, shift), shift);
+      m0 = i32x4.min_u(m0, v);
+      m1 = i32x4.min_u(m1, v128.xor(i32x4.shl(s, 1), i32x4.shr_s(s, 31)));
+    }
+    min0 = min<u32>(min<u32>(i32x4.extract_lane(m0, 0), i32x4.extract_lane(m0, 1)), min<u32>(i32x4.extract_lane(m0, 2), i32x4.extract_lane(m0, 3)));
+    min1 = min<u32>(min<u32>(i32x4.extract_lane(m1, 0), i32x4.extract_lane(m1, 1)), min<u32>(i32x4.extract_lane(m1, 2), i32x4.extract_lane(m1, 3)));
+  }
+  for (; i < c; i++) {
     const v = load<u32>(vals + 4 * i);
     const z = zigzag(v, width);
     min0 = v < min0 ? v : min0;
     min1 = z < min1 ? z : min1;
   }
-  memory.fill(hist, 0, 2 * 33 * 4);
-  for (let i: u32 = 0; i < c; i++) {
+  memory.fill(hist, 0, HIST_BYTES);
+  for (i = 0; i < c; i++) {
     const v = load<u32>(vals + 4 * i);
     const z = zigzag(v, width);
-    const k0 = bitLength(v - min0);
-    const k1 = bitLength(z - min1);
-    store<u32>(hist + 4 * k0, load<u32>(hist + 4 * k0) + 1);
-    store<u32>(hist + 132 + 4 * k1, load<u32>(hist + 132 + 4 * k1) + 1);
+    const h = hist + 264 * (i & 3);
+    const k0 = h + 4 * bitLength(v - min0);
+    const k1 = h + 132 + 4 * bitLength(z - min1);
+    store<u32>(k0, load<u32>(k0) + 1);
+    store<u32>(k1, load<u32>(k1) + 1);
+  }
+  for (let k: usize = 0; k < 66; k++) {
+    const at = hist + 4 * k;
+    store<u32>(at, load<u32>(at) + load<u32>(at + 264) + load<u32>(at + 528) + load<u32>(at + 792));
   }
   planBytes = 0xffffffff;
   for (let d: u32 = 0; d < 2; d++) {
@@ -209,7 +233,7 @@ export function packStats(inPtr: usize, n: u32, width: u32, outPtr: usize, scrat
   const vals = scratchPtr;
   const deltas = scratchPtr + 1024;
   const plane = scratchPtr + 2048;
-  const hist = scratchPtr + 3072;
+  const hist = scratchPtr + 3072; // .. 3072 + HIST_BYTES
   const wmask = lowMask(8 * width);
   let prev: u32 = 0;
   for (let start: u32 = 0; start < n; start += BLOCK) {

@@ -20,7 +20,7 @@ export const enum KeyKind {
 export const SORT_SCRATCH_BYTES = 4096;
 
 /** Bytes of scratch the pack kernels need at `scratchPtr`. */
-export const PACK_SCRATCH_BYTES = 4096;
+export const PACK_SCRATCH_BYTES = 8192;
 
 /** Bytes a decode kernel may write past the end of its output (splatted v128 stores). */
 export const DECODE_SLACK_BYTES = 32;
