@@ -168,23 +168,46 @@ export function packEncode(inPtr: usize, n: u32, width: u32, outPtr: usize, capa
     const m = (c + 3) >> 2;
     const words = (m * b + 31) >> 5;
     if (b > 0) {
-      for (let j: u32 = 0; j < 4; j++) {
-        let acc: u64 = 0;
+      if (ASC_FEATURE_SIMD) {
+        // slots past c hold the reference: they pack as 0
+        for (let i: u32 = c; i < 4 * m; i++) store<u32>(vals + 4 * i, ref);
+        const mv = i32x4.splat(mask);
+        const rv = i32x4.splat(ref);
+        let acc = i32x4.splat(0);
         let bits: u32 = 0;
         let k: u32 = 0;
         for (let i: u32 = 0; i < m; i++) {
-          const idx: u32 = 4 * i + j;
-          const u = idx < c ? (load<u32>(vals + 4 * idx) - ref) & mask : 0;
-          acc |= <u64>u << bits;
+          const u = v128.and(i32x4.sub(v128.load(vals + 16 * i), rv), mv);
+          acc = v128.or(acc, i32x4.shl(u, bits));
           bits += b;
           if (bits >= 32) {
-            store<u32>(p + 16 * k + 4 * j, <u32>acc);
-            acc >>= 32;
-            bits -= 32;
+            v128.store(p + 16 * k, acc);
             k++;
+            bits -= 32;
+            // the high bits of u that did not fit (b - bits of them went into the word)
+            acc = bits > 0 ? i32x4.shr_u(u, b - bits) : i32x4.splat(0);
           }
         }
-        if (bits > 0) store<u32>(p + 16 * k + 4 * j, <u32>acc);
+        if (bits > 0) v128.store(p + 16 * k, acc);
+      } else {
+        for (let j: u32 = 0; j < 4; j++) {
+          let acc: u64 = 0;
+          let bits: u32 = 0;
+          let k: u32 = 0;
+          for (let i: u32 = 0; i < m; i++) {
+            const idx: u32 = 4 * i + j;
+            const u = idx < c ? (load<u32>(vals + 4 * idx) - ref) & mask : 0;
+            acc |= <u64>u << bits;
+            bits += b;
+            if (bits >= 32) {
+              store<u32>(p + 16 * k + 4 * j, <u32>acc);
+              acc >>= 32;
+              bits -= 32;
+              k++;
+            }
+          }
+          if (bits > 0) store<u32>(p + 16 * k + 4 * j, <u32>acc);
+        }
       }
     }
     p += 16 * words;
@@ -225,15 +248,15 @@ export function packBytes(inPtr: usize, n: u32, width: u32, scratchPtr: usize): 
 }
 
 /**
- * The chooser's pack sizes of `n` elements of `width` bytes, added to `outPtr` (2 + 2 width f64):
- * exact pack bytes of the elements, of their deltas (d[0] = x[0] within this call), then of each
- * byte plane of the elements and of the deltas (width > 1 only). Blocks are of 256 elements.
+ * The chooser's pack sizes of `n` elements of `width` bytes, added to `outPtr` (2 f64): exact
+ * pack bytes of the elements, then of their deltas (d[0] = x[0] within this call). (Byte planes
+ * are not sized: shuffle+pack is a fixed codec only, which the chooser's sample would cost w
+ * times as much to size and which rarely beat both.)
  */
 export function packStats(inPtr: usize, n: u32, width: u32, outPtr: usize, scratchPtr: usize): void {
   const vals = scratchPtr;
   const deltas = scratchPtr + 1024;
-  const plane = scratchPtr + 2048;
-  const hist = scratchPtr + 3072; // .. 3072 + HIST_BYTES
+  const hist = scratchPtr + 2048; // .. 2048 + HIST_BYTES
   const wmask = lowMask(8 * width);
   let prev: u32 = 0;
   for (let start: u32 = 0; start < n; start += BLOCK) {
@@ -248,16 +271,6 @@ export function packStats(inPtr: usize, n: u32, width: u32, outPtr: usize, scrat
     store<f64>(outPtr, load<f64>(outPtr) + <f64>planBytes);
     planBlock(deltas, c, width, hist);
     store<f64>(outPtr + 8, load<f64>(outPtr + 8) + <f64>planBytes);
-    if (width == 1) continue;
-    for (let t: u32 = 0; t < 2; t++) {
-      const src = t == 0 ? vals : deltas;
-      for (let k: u32 = 0; k < width; k++) {
-        for (let i: u32 = 0; i < c; i++) store<u32>(plane + 4 * i, (load<u32>(src + 4 * i) >>> (8 * k)) & 0xff);
-        planBlock(plane, c, 1, hist);
-        const slot = outPtr + 16 + 8 * (t * width + k);
-        store<f64>(slot, load<f64>(slot) + <f64>planBytes);
-      }
-    }
   }
 }
 

@@ -27,10 +27,7 @@ export interface ChunkStats {
   runs: [number, number];
   /** planeRuns[t][k]: byte runs of plane k. */
   planeRuns: number[][];
-  /**
-   * Exact pack bytes of the sample (assembly/pack.ts `packStats`): [elements, deltas, planes of
-   * the elements (width > 1), planes of the deltas]; absent: no pack candidates.
-   */
+  /** Exact pack bytes of the sample (assembly/pack.ts `packStats`): [elements, deltas]; absent: no pack candidates. */
   pack?: ArrayLike<number>;
 }
 
@@ -169,9 +166,9 @@ function sumHist(planes: ArrayLike<number>[]): Float64Array {
  * first, except that the best pack candidate goes first where only huffman candidates within
  * 1 + `tolerance` of it are ahead ({@link competingBytes}).
  * Candidates: with or without delta, with or without shuffle (2- and 4-byte elements), with or
- * without RLE, with or without Huffman; with pack statistics, also pack after delta and / or
- * shuffle (not rle+pack: its run streams are not in the sample); stored is not listed (the
- * encoder always has it).
+ * without RLE, with or without Huffman; with pack statistics, also pack and delta+pack (not
+ * shuffle+pack or rle+pack: sizing planes costs w times as much a sample, and run streams are not
+ * in it; both stay fixed codecs); stored is not listed (the encoder always has it).
  */
 export function estimateCandidates(stats: ChunkStats, tolerance = 0): Estimate[] {
   const { count: n, width: w, sampled } = stats;
@@ -216,11 +213,6 @@ export function estimateCandidates(stats: ChunkStats, tolerance = 0): Estimate[]
     if (stats.pack !== undefined) {
       // exact sizes of the sample's blocks, scaled to the chunk
       out.push({ pipeline: [...delta, StageId.Pack], bytes: 8 + stats.pack[t] * scale });
-      if (w > 1) {
-        let planes = 8 * w;
-        for (let k = 0; k < w; k++) planes += stats.pack[2 + t * w + k] * scale;
-        out.push({ pipeline: [...delta, StageId.Shuffle, StageId.Pack], bytes: planes });
-      }
     }
   }
   out.sort((a, b) => a.bytes - b.bytes);

@@ -192,8 +192,7 @@ export interface Kernels extends QuantizeKernels {
   packBytes(inPtr: number, n: number, width: number, scratchPtr: number): number;
   /**
    * The chooser's exact pack sizes of `n` elements (d[0] = x[0] for the deltas), added to
-   * 2 + 2 width f64 at `outPtr`: the elements, their deltas, each byte plane of the elements,
-   * each byte plane of the deltas (planes for width > 1 only).
+   * 2 f64 at `outPtr`: the elements', then their deltas'.
    */
   packStats(inPtr: number, n: number, width: number, outPtr: number, scratchPtr: number): void;
   /**

@@ -203,11 +203,11 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   const { kernels } = ctx;
   const histPtr = arena.alloc(2 * width * 1024);
   const runsPtr = arena.alloc(4 * (2 + 2 * width));
-  const packPtr = arena.alloc(8 * (2 + 2 * width));
+  const packPtr = arena.alloc(16);
   const packScratch = arena.alloc(PACK_SCRATCH_BYTES);
   u8(ctx, histPtr, 2 * width * 1024).fill(0);
   u8(ctx, runsPtr, 4 * (2 + 2 * width)).fill(0);
-  u8(ctx, packPtr, 8 * (2 + 2 * width)).fill(0);
+  u8(ctx, packPtr, 16).fill(0);
   const codecStats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
   const stats = (ptr: number, n: number) => {
     codecStats(ptr, n, histPtr, runsPtr);
@@ -233,7 +233,7 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   );
   const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
   const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k]));
-  const pack = new Float64Array(ctx.memory.buffer, packPtr, 2 + 2 * width);
+  const pack = new Float64Array(ctx.memory.buffer, packPtr, 2);
   return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns, pack };
 }
 
