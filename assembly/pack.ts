@@ -248,8 +248,11 @@ export function packBytes(inPtr: usize, n: u32, width: u32, scratchPtr: usize): 
 }
 
 /**
- * The chooser's pack sizes of `n` elements of `width` bytes, added to `outPtr` (2 f64): exact
- * pack bytes of the elements, then of their deltas (d[0] = x[0] within this call). (Byte planes
+ * The chooser's pack sizes of `n` elements of `width` bytes, added to `outPtr` (2 f64): pack
+ * bytes of the elements, then of their deltas (d[0] = x[0] within this call), exact but for a
+ * floor: a block of one value (b = 0) counts as if b were 1, as the Huffman estimate counts a
+ * sample of one symbol at 1 bit a symbol (the sample is of ranges: a label volume's chunk whose
+ * ranges held only background estimated 2 KiB and packed to 30-78 KB). (Byte planes
  * are not sized: shuffle+pack is a fixed codec only, which the chooser's sample would cost w
  * times as much to size and which rarely beat both.)
  */
@@ -267,10 +270,11 @@ export function packStats(inPtr: usize, n: u32, width: u32, outPtr: usize, scrat
       store<u32>(deltas + 4 * i, (v - prev) & wmask);
       prev = v;
     }
+    const floor = blockBytes(c, width, 1, 0, 0);
     planBlock(vals, c, width, hist);
-    store<f64>(outPtr, load<f64>(outPtr) + <f64>planBytes);
+    store<f64>(outPtr, load<f64>(outPtr) + <f64>max<u32>(planBytes, floor));
     planBlock(deltas, c, width, hist);
-    store<f64>(outPtr + 8, load<f64>(outPtr + 8) + <f64>planBytes);
+    store<f64>(outPtr + 8, load<f64>(outPtr + 8) + <f64>max<u32>(planBytes, floor));
   }
 }
 

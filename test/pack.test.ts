@@ -156,6 +156,22 @@ describe.each(VARIANTS)('pack kernels (%s build)', (variant) => {
     expect(encode(h, data, 2, full.length)).toEqual(full);
   });
 
+  it('packStats counts a block of one value as 1 bit an element (the sample may miss the rest)', () => {
+    const h = builds[variant];
+    for (const w of WIDTHS) {
+      h.reset();
+      const n = 300; // a full block and one of 44
+      const inPtr = h.copyIn(new Uint8Array(n * w).fill(7), 16);
+      const outPtr = h.alloc(16);
+      h.view(Float64Array, outPtr, 2).fill(0);
+      h.kernels.packStats(inPtr, n, w, outPtr, h.alloc(PACK_SCRATCH_BYTES));
+      const floor = 2 + w + 32 + (2 + w + 16);
+      // the deltas: 7 then zeros, an exception in the first block at b = 1 when w = 1... at least the floor
+      expect(h.view(Float64Array, outPtr, 1)[0], `width ${w}`).toBe(floor);
+      expect(h.view(Float64Array, outPtr + 8, 1)[0], `width ${w}`).toBeGreaterThanOrEqual(floor);
+    }
+  });
+
   it('packStats sums exact block sizes of the elements and of their deltas', () => {
     const h = builds[variant];
     const rng = new Rng(caseSeed('pack stats'));

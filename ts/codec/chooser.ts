@@ -27,7 +27,11 @@ export interface ChunkStats {
   runs: [number, number];
   /** planeRuns[t][k]: byte runs of plane k. */
   planeRuns: number[][];
-  /** Exact pack bytes of the sample (assembly/pack.ts `packStats`): [elements, deltas]; absent: no pack candidates. */
+  /**
+   * Exact pack bytes of the sample (assembly/pack.ts `packStats`): [elements, deltas]; absent: no
+   * pack candidates (1-byte elements: Huffman decodes bytes about as fast, bench/corpus's photos
+   * and MRI decoded no faster packed, and the pack encoder is slowest there).
+   */
   pack?: ArrayLike<number>;
 }
 
@@ -216,10 +220,13 @@ export function estimateCandidates(stats: ChunkStats, tolerance = 0): Estimate[]
     }
   }
   out.sort((a, b) => a.bytes - b.bytes);
-  // the best pack candidate goes first when only huffman candidates are ahead of it, each less
-  // than 1 + tolerance times smaller
+  // the best pack candidate goes first when only huffman candidates without rle are ahead of it,
+  // each less than 1 + tolerance times smaller (rle's estimates from run counts can be far off:
+  // on a label volume rle+huffman came to a third of its estimate, and pack put first cost a
+  // quarter of the ratio)
   const p = out.findIndex((e) => e.pipeline[e.pipeline.length - 1] === StageId.Pack);
-  if (p > 0 && out.slice(0, p).every((e) => competingBytes(out[p].pipeline, out[p].bytes, e.pipeline, tolerance) < e.bytes)) {
+  const plainHuffman = (e: Estimate) => e.pipeline[e.pipeline.length - 1] === StageId.Huffman && !e.pipeline.includes(StageId.Rle);
+  if (p > 0 && out.slice(0, p).every((e) => plainHuffman(e) && competingBytes(out[p].pipeline, out[p].bytes, e.pipeline, tolerance) < e.bytes)) {
     out.unshift(...out.splice(p, 1));
   }
   return out;

@@ -191,8 +191,8 @@ export interface Kernels extends QuantizeKernels {
   /** The exact bytes {@link packEncode} writes for these elements. */
   packBytes(inPtr: number, n: number, width: number, scratchPtr: number): number;
   /**
-   * The chooser's exact pack sizes of `n` elements (d[0] = x[0] for the deltas), added to
-   * 2 f64 at `outPtr`: the elements', then their deltas'.
+   * The chooser's pack sizes of `n` elements (d[0] = x[0] for the deltas), added to 2 f64 at
+   * `outPtr`: the elements', then their deltas'; exact, but a block of one value counts as b = 1.
    */
   packStats(inPtr: number, n: number, width: number, outPtr: number, scratchPtr: number): void;
   /**

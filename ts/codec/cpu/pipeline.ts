@@ -216,7 +216,7 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   let packSampled = count;
   if (raw <= sampleBytes) {
     codecStats(inPtr, count, histPtr, runsPtr);
-    kernels.packStats(inPtr, count, width, packPtr, packScratch);
+    if (width > 1) kernels.packStats(inPtr, count, width, packPtr, packScratch);
   } else {
     const ranges = Math.max(SAMPLE_RANGES, Math.ceil(sampleBytes / SAMPLE_RANGE_BYTES));
     const rangeElems = Math.floor(sampleBytes / ranges / width);
@@ -229,7 +229,7 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
     for (let r = 0; r < ranges; r++) {
       codecStats(inPtr + r * stride * width, rangeElems, histPtr, runsPtr);
       sampled += rangeElems;
-      if (r % packEvery === 0) {
+      if (width > 1 && r % packEvery === 0) {
         kernels.packStats(inPtr + r * stride * width, rangeElems, width, packPtr, packScratch);
         packSampled += rangeElems;
       }
@@ -243,8 +243,8 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k]));
   const packed = new Float64Array(ctx.memory.buffer, packPtr, 2);
   // the pack sizes as of the whole sample
-  const pack = [(packed[0] * sampled) / packSampled, (packed[1] * sampled) / packSampled];
-  return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns, pack };
+  const pack = width > 1 ? [(packed[0] * sampled) / packSampled, (packed[1] * sampled) / packSampled] : undefined;
+  return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns, ...(pack ? { pack } : {}) };
 }
 
 /**
@@ -611,7 +611,16 @@ function encodeBest(
     // and it is what keeps a chunk no larger than version 1 would have made it)
     const estimate = estimated[i];
     const guard = pipeline.length === 1 && pipeline[0] === StageId.Rle;
-    if (estimate !== undefined && best >= 0 && (guard ? 2 * bestBytes <= estimate : margin * bestBytes <= against(pipeline, estimate))) {
+    // an rle candidate behind a pack payload is always encoded: pack's estimate is exact, rle's
+    // from run counts can be three times its size (a label volume's chunks lost a quarter of
+    // their ratio to pack where rle+huffman was never encoded)
+    const rleAfterPack = bestPipeline[bestPipeline.length - 1] === StageId.Pack && pipeline.includes(StageId.Rle);
+    if (
+      estimate !== undefined &&
+      best >= 0 &&
+      !rleAfterPack &&
+      (guard ? 2 * bestBytes <= estimate : margin * bestBytes <= against(pipeline, estimate))
+    ) {
       if (explain) tried.push(`${pipelineName(pipeline)} skipped (estimate ${Math.round(estimate)} B)`);
       continue;
     }
