@@ -5,8 +5,7 @@
  * them: Huffman sizes from the histograms' entropies, RLE sizes from the run counts
  * (run values assumed distributed as the elements, run lengths geometric), pack sizes exactly
  * from the sample's blocks (assembly/pack.ts `packStats`). A pack candidate is preferred to a
- * smaller one when it comes within {@link packTolerance} of it: it decodes several times faster
- * than Huffman. The encoder then
+ * smaller Huffman one when it comes within {@link packTolerance} of it: it decodes faster. The encoder then
  * encodes the best few and keeps the smallest (ts/codec/cpu/pipeline.ts), so an estimate only
  * ranks; it never decides the bytes.
  */
@@ -37,9 +36,9 @@ export interface ChunkStats {
 
 /**
  * How much larger than the best other candidate a pack candidate may be and still be taken, by
- * level: 10 % at levels 1-4 (they favour speed), 3 % above. Pack decodes at several GB/s where
- * Huffman decodes at a few hundred MB/s a worker, so a few per cent of size buys several times
- * the decode speed.
+ * level: 10 % at levels 1-4 (they favour speed), 3 % above. The pack kernel decodes 2-7 GB/s a
+ * worker on the corpus; a whole f32 decode (hashes, delta) ran 1.3-1.7x Huffman's (bench/corpus
+ * data: hst_acs_sci.f32 at ~830 MB/s against ~590), so a few per cent of size buys that.
  */
 export function packTolerance(level: number): number {
   return level <= 4 ? 0.1 : 0.03;

@@ -19,7 +19,7 @@ export const enum StageId {
   Quantize = 5,
   /**
    * Frame of reference with patched exceptions in blocks of 256 elements (docs/format.md, "Pack
-   * streams"): the alternative to huffman that decodes several times faster. Version 3 only.
+   * streams"): the alternative to huffman that decodes faster. Version 3 only.
    */
   Pack = 6,
 }
