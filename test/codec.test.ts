@@ -407,6 +407,23 @@ describe('round trips of every pipeline and auto', () => {
 // Sizes
 // ---------------------------------------------------------------------------------------------
 
+describe('the chooser and pack', () => {
+  it("'auto' packs noisy integers of a narrow range (u32 and f32 bit patterns), never u8; the result decodes", async () => {
+    const rng = new Rng(caseSeed('codec auto pack'));
+    const n = 200_000;
+    const u32 = new Uint32Array(n).map(() => 1000 + (rng.nextU32() % 200));
+    const u8 = new Uint8Array(n).map(() => rng.nextU32() % 200);
+    for (const level of [1, 5]) {
+      const packed = await engine.compress(u32, { level });
+      const names = walk(packed).chunks.map((c) => nameOf(c.stages));
+      expect(names.every((name) => name.endsWith('pack')), `level ${level}: ${names.join(', ')}`).toBe(true);
+      expectSameArray(await engine.decompress(packed), u32, `u32 level ${level}`);
+      const bytes = await engine.compress(u8, { level });
+      expect(walk(bytes).chunks.some((c) => nameOf(c.stages).endsWith('pack')), `u8 level ${level}`).toBe(false);
+    }
+  });
+});
+
 describe('sizes', () => {
   it('uniform noise: every pipeline falls back to stored, exactly 32 + 32 per chunk + the elements', async () => {
     const seed = caseSeed('codec noise sizes');

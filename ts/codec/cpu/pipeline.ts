@@ -200,40 +200,27 @@ export function payloadRoomBytes(raw: number): number {
   return raw + 4096 + SLACK;
 }
 
-/** Gathers the chooser's statistics over at most `sampleBytes`, sampling ranges spread over a large chunk. */
+/** The ranges a sample of at most `sampleBytes` reads: [first element, elements] each, spread over the chunk (all of it when small). */
+function sampleRanges(count: number, width: number, sampleBytes: number): [number, number][] {
+  if (count * width <= sampleBytes) return [[0, count]];
+  const ranges = Math.max(SAMPLE_RANGES, Math.ceil(sampleBytes / SAMPLE_RANGE_BYTES));
+  const rangeElems = Math.floor(sampleBytes / ranges / width);
+  const stride = Math.floor((count - rangeElems) / (ranges - 1));
+  return Array.from({ length: ranges }, (_, r) => [r * stride, rangeElems]);
+}
+
+/** Gathers the chooser's statistics (no pack sizes: {@link gatherPackStats}) over at most `sampleBytes`, sampling ranges spread over a large chunk. */
 function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, sampleBytes: number): ChunkStats {
   const { kernels } = ctx;
   const histPtr = arena.alloc(2 * width * 1024);
   const runsPtr = arena.alloc(4 * (2 + 2 * width));
-  const packPtr = arena.alloc(16);
-  const packScratch = arena.alloc(PACK_SCRATCH_BYTES);
   u8(ctx, histPtr, 2 * width * 1024).fill(0);
   u8(ctx, runsPtr, 4 * (2 + 2 * width)).fill(0);
-  u8(ctx, packPtr, 16).fill(0);
   const codecStats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
-  const raw = count * width;
-  let sampled = count;
-  let packSampled = count;
-  if (raw <= sampleBytes) {
-    codecStats(inPtr, count, histPtr, runsPtr);
-    if (width > 1) kernels.packStats(inPtr, count, width, packPtr, packScratch);
-  } else {
-    const ranges = Math.max(SAMPLE_RANGES, Math.ceil(sampleBytes / SAMPLE_RANGE_BYTES));
-    const rangeElems = Math.floor(sampleBytes / ranges / width);
-    const stride = Math.floor((count - rangeElems) / (ranges - 1));
-    // pack sizes from every packEvery-th range only: a block's plan costs more a byte than the
-    // histograms (on a chunk of labels that codes at 1.7 GB/s it doubled the chunk's time)
-    const packEvery = Math.ceil(ranges / PACK_SAMPLE_RANGES);
-    sampled = 0;
-    packSampled = 0;
-    for (let r = 0; r < ranges; r++) {
-      codecStats(inPtr + r * stride * width, rangeElems, histPtr, runsPtr);
-      sampled += rangeElems;
-      if (width > 1 && r % packEvery === 0) {
-        kernels.packStats(inPtr + r * stride * width, rangeElems, width, packPtr, packScratch);
-        packSampled += rangeElems;
-      }
-    }
+  let sampled = 0;
+  for (const [first, n] of sampleRanges(count, width, sampleBytes)) {
+    codecStats(inPtr + first * width, n, histPtr, runsPtr);
+    sampled += n;
   }
   // views of the counts in the arena: the caller estimates before it reuses the arena
   const hist: Uint32Array[][] = [0, 1].map((t) =>
@@ -241,10 +228,40 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   );
   const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
   const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k]));
-  const packed = new Float64Array(ctx.memory.buffer, packPtr, 2);
-  // the pack sizes as of the whole sample
-  const pack = width > 1 ? [(packed[0] * sampled) / packSampled, (packed[1] * sampled) / packSampled] : undefined;
-  return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns, ...(pack ? { pack } : {}) };
+  return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns };
+}
+
+/**
+ * The pack sizes of the elements and of their deltas over the same sample as {@link gatherStats},
+ * scaled to its element count: from every k-th of its ranges only, at most
+ * {@link PACK_SAMPLE_RANGES} (a block's plan costs more a byte than the histograms: on a chunk of
+ * labels that codes at 1.7 GB/s it doubled the chunk's time).
+ */
+function gatherPackStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, sampleBytes: number): number[] {
+  const packPtr = arena.alloc(16);
+  const scratch = arena.alloc(PACK_SCRATCH_BYTES);
+  const sizes = new Float64Array(ctx.memory.buffer, packPtr, 2);
+  sizes.fill(0);
+  const ranges = sampleRanges(count, width, sampleBytes);
+  const every = Math.ceil(ranges.length / PACK_SAMPLE_RANGES);
+  let sampled = 0;
+  let packSampled = 0;
+  for (let r = 0; r < ranges.length; r++) {
+    const [first, n] = ranges[r];
+    sampled += n;
+    if (r % every !== 0) continue;
+    ctx.kernels.packStats(inPtr + first * width, n, width, packPtr, scratch);
+    packSampled += n;
+  }
+  return [(sizes[0] * sampled) / packSampled, (sizes[1] * sampled) / packSampled];
+}
+
+/**
+ * Bytes below which no pack estimate of `count` elements of `width` bytes falls: packStats
+ * counts a block at 1 bit an element at least, 2 + w + 32 bytes a full block.
+ */
+function packFloorBytes(count: number, width: number): number {
+  return (count / 256) * (2 + width + 32);
 }
 
 /**
@@ -574,7 +591,14 @@ function encodeBest(
     reason = `codec ${pipelineName(fixed as Pipeline)} requested`;
   } else {
     const mark = arena.mark();
-    const estimates = estimateCandidates(gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]), tolerance);
+    const stats = gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]);
+    let estimates = estimateCandidates(stats, tolerance);
+    // pack candidates for 2- and 4-byte types (1-byte ones decoded no faster packed), sized only
+    // where pack could come first: its estimate is never below packFloorBytes (labels whose rle
+    // estimates are far below it skip the pack pass)
+    if (width > 1 && estimates[0].bytes * (1 + tolerance) > packFloorBytes(count, width)) {
+      estimates = estimateCandidates({ ...stats, pack: gatherPackStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]) }, tolerance);
+    }
     arena.reset(mark);
     reason = explain ? `level ${level}, estimates: ${describeEstimates(estimates)}` : '';
     if (level < 9 && prefix + estimates[0].bytes > STORE_ABOVE * raw) {
