@@ -418,6 +418,8 @@ describe('the chooser and pack', () => {
       const names = walk(packed).chunks.map((c) => nameOf(c.stages));
       expect(names.every((name) => name.endsWith('pack')), `level ${level}: ${names.join(', ')}`).toBe(true);
       expectSameArray(await engine.decompress(packed), u32, `u32 level ${level}`);
+      expect(sameBytes(await decodeStreaming(engine, packed, rng, 5000), bytesOf(u32)), `u32 level ${level}, streaming`).toBe(true);
+      expectSameArray(await engine2.decompress(packed), u32, `u32 level ${level}, two workers`);
       const bytes = await engine.compress(u8, { level });
       expect(walk(bytes).chunks.some((c) => nameOf(c.stages).endsWith('pack')), `u8 level ${level}`).toBe(false);
     }
