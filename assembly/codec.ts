@@ -507,6 +507,31 @@ export function huffmanBuildCodes(lengthsPtr: usize, codesPtr: usize): i32 {
   return <i32>kraft;
 }
 
+/** Streams shorter than this (symbols) get single-symbol decode tables (see {@link huffmanBuildTable}). */
+const MULTI_SYMBOL_MIN: u32 = 8192;
+
+/**
+ * The decode tables of {@link huffmanBuildTable} with one symbol an entry: symbol s's code fills
+ * the entries whose low `len` bits are its code, each with its symbol and info len | len << 8.
+ * Returns 0, or -1 with fewer than two symbols.
+ */
+function singleSymbolTable(codesPtr: usize, tablePtr: usize): i32 {
+  const info = tablePtr + TABLE_INFO;
+  let present = 0;
+  for (let s: usize = 0; s < 256; s++) {
+    const c = load<u32>(codesPtr + (s << 2));
+    const len = c >> 16;
+    if (len == 0) continue;
+    present++;
+    const entry = <u16>(len | (len << 8));
+    for (let j: u32 = c & 0xffff; j < TABLE_SIZE; j += 1 << len) {
+      store<u32>(tablePtr + (<usize>j << 2), <u32>s);
+      store<u16>(info + (<usize>j << 1), entry);
+    }
+  }
+  return present < 2 ? -1 : 0;
+}
+
 /** Bytes of the decode tables at `tablePtr` (what callers allocate): 2048 u32 of symbols, then 2048 u16 of lengths. */
 const TABLES_BYTES: usize = 8192 + 4096;
 /** Offset of the u16 half of the decode tables (lengths and counts of each entry). */
@@ -522,13 +547,16 @@ const TABLE_INFO: usize = 8192;
  *   - 2048 u16 at tablePtr + 8192: bits 0..3 the sum of their lengths (1..11), bits 6..7 their
  *     count - 1, bits 8..11 the length of the first code (the entry of the first symbol alone).
  * Built from the single-symbol table (symbol | length << 8), which the u16 half holds meanwhile.
+ * A stream of fewer than {@link MULTI_SYMBOL_MIN} symbols (`symbols`) gets one symbol an entry
+ * (count 1, same layout): the multi-symbol pass costs about as much as decoding 8K symbols.
  * Returns 0, or -1 when a length exceeds 11, fewer than two symbols are present or the code is
  * not complete.
  */
-export function huffmanBuildTable(lengthsPtr: usize, codesPtr: usize, tablePtr: usize): i32 {
+export function huffmanBuildTable(lengthsPtr: usize, codesPtr: usize, tablePtr: usize, symbols: u32): i32 {
   const kraft = huffmanBuildCodes(lengthsPtr, codesPtr);
   if (kraft != <i32>TABLE_SIZE) return -1;
   const info = tablePtr + TABLE_INFO;
+  if (symbols < MULTI_SYMBOL_MIN) return singleSymbolTable(codesPtr, tablePtr);
   let present = 0;
   for (let s: usize = 0; s < 256; s++) {
     const c = load<u32>(codesPtr + (s << 2));

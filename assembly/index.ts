@@ -19,3 +19,4 @@ export {
   huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode,
 } from './codec';
 export { quantizeF32, dequantizeF32, scatterExceptions } from './quantize';
+export { packEncode, packBytes, packStats, packDecode } from './pack';

@@ -439,7 +439,7 @@ for (const stream of STREAMS) {
   view(Uint8Array, lengthsPtr, 256).set(lengths);
   const kraft = k.huffmanBuildCodes(lengthsPtr, codesPtr);
   if (kraft !== 2048) problems.push(`${stream.name}: huffmanBuildCodes returned ${kraft}, not 2048 (a complete code)`);
-  const tableStatus = k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr);
+  const tableStatus = k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr, n);
   if (tableStatus !== 0) problems.push(`${stream.name}: huffmanBuildTable returned ${tableStatus}`);
   k.huffmanBuildCodes(lengthsPtr, codesPtr); // the table build used codesPtr as scratch: the codes again
 

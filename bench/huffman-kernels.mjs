@@ -248,7 +248,7 @@ function prepare(inst, stream, input) {
   if (hist.some((x, i) => x !== jsHist[i])) problems.push(`${where}: histogram8 differs from a JS count`);
   const lengths = codeLengths(jsHist);
   view(Uint8Array, lengthsPtr, 256).set(lengths);
-  if (k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0) problems.push(`${where}: huffmanBuildTable failed`);
+  if (k.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr, n) !== 0) problems.push(`${where}: huffmanBuildTable failed`);
   if (k.huffmanBuildCodes(lengthsPtr, codesPtr) !== 2048) problems.push(`${where}: huffmanBuildCodes is not complete`);
   const encBytes = k.huffmanEncode(srcPtr, n, codesPtr, segLog2, encPtr, offsetsPtr);
   const offsets = view(Uint32Array, offsetsPtr, segments).slice();

@@ -24,7 +24,8 @@ const SHAPES = ['runs', 'noisy'] as const;
 type Shape = (typeof SHAPES)[number];
 type Width = 1 | 2 | 4;
 const STAGE_NAMES = ['delta', 'shuffle', 'rle', 'huffman'] as const;
-const STAGE_IDS: Record<string, number> = { delta: 1, shuffle: 2, rle: 3, huffman: 4 };
+const STAGE_IDS: Record<string, number> = { delta: 1, shuffle: 2, rle: 3, huffman: 4, pack: 6 };
+const ID_NAMES: Record<number, string> = Object.fromEntries(Object.entries(STAGE_IDS).map(([name, id]) => [id, name]));
 
 let engine: Engine;
 let engine2: Engine;
@@ -96,9 +97,16 @@ function pipelinesFor(type: ElementType): string[] {
   return out;
 }
 
+/** The pipelines that end in pack for `type`: every valid pipeline without huffman, pack appended. */
+function packPipelinesFor(type: ElementType): string[] {
+  return pipelinesFor(type)
+    .filter((p) => !p.includes('huffman'))
+    .map((p) => (p === 'stored' ? 'pack' : `${p}+pack`));
+}
+
 /** Whether a pipeline can make a payload smaller than its elements: delta and shuffle alone only add a directory. */
 function canShrink(pipeline: string): boolean {
-  return pipeline.includes('rle') || pipeline.includes('huffman');
+  return pipeline.includes('rle') || pipeline.includes('huffman') || pipeline.includes('pack');
 }
 
 function idsOf(pipeline: string): number[] {
@@ -179,7 +187,7 @@ function walk(bytes: Uint8Array): { version: number; level: number; type: Elemen
 }
 
 function nameOf(stages: readonly number[]): string {
-  return stages.length === 0 ? 'stored' : stages.map((id) => STAGE_NAMES[id - 1]).join('+');
+  return stages.length === 0 ? 'stored' : stages.map((id) => ID_NAMES[id]).join('+');
 }
 
 /** Recomputes the entry checksum at entry + 28: low 32 bits of XXH64(entry bytes 0..27). */
@@ -296,7 +304,7 @@ function checkAgainstReference(packed: Uint8Array, input: ParleArray, requested:
 
 describe('round trips of every pipeline and auto', () => {
   for (const type of TYPES) {
-    for (const codec of [...pipelinesFor(type), 'auto']) {
+    for (const codec of [...pipelinesFor(type), ...packPipelinesFor(type), 'auto']) {
       it(`${type} ${codec}: sizes ${SIZES.join(', ')}, runs and noisy, chunks of 1 KiB and the default`, async () => {
         const coded = new Set<string>();
         for (const n of SIZES) {
@@ -398,6 +406,25 @@ describe('round trips of every pipeline and auto', () => {
 // ---------------------------------------------------------------------------------------------
 // Sizes
 // ---------------------------------------------------------------------------------------------
+
+describe('the chooser and pack', () => {
+  it("'auto' packs noisy integers of a narrow range (u32 and f32 bit patterns), never u8; the result decodes", async () => {
+    const rng = new Rng(caseSeed('codec auto pack'));
+    const n = 200_000;
+    const u32 = new Uint32Array(n).map(() => 1000 + (rng.nextU32() % 200));
+    const u8 = new Uint8Array(n).map(() => rng.nextU32() % 200);
+    for (const level of [1, 5]) {
+      const packed = await engine.compress(u32, { level });
+      const names = walk(packed).chunks.map((c) => nameOf(c.stages));
+      expect(names.every((name) => name.endsWith('pack')), `level ${level}: ${names.join(', ')}`).toBe(true);
+      expectSameArray(await engine.decompress(packed), u32, `u32 level ${level}`);
+      expect(sameBytes(await decodeStreaming(engine, packed, rng, 5000), bytesOf(u32)), `u32 level ${level}, streaming`).toBe(true);
+      expectSameArray(await engine2.decompress(packed), u32, `u32 level ${level}, two workers`);
+      const bytes = await engine.compress(u8, { level });
+      expect(walk(bytes).chunks.some((c) => nameOf(c.stages).endsWith('pack')), `u8 level ${level}`).toBe(false);
+    }
+  });
+});
 
 describe('sizes', () => {
   it('uniform noise: every pipeline falls back to stored, exactly 32 + 32 per chunk + the elements', async () => {
@@ -791,7 +818,7 @@ function smallInput(n: number, seed: number): Uint16Array {
   return out;
 }
 
-const HOSTILE_PIPELINES = ['rle', 'huffman', 'delta+shuffle+rle+huffman', 'shuffle+huffman', 'delta+rle', 'stored'];
+const HOSTILE_PIPELINES = ['rle', 'huffman', 'delta+shuffle+rle+huffman', 'shuffle+huffman', 'delta+rle', 'stored', 'delta+pack', 'delta+shuffle+rle+pack'];
 
 describe('hostile version-2 input: a ParleError, never a crash or a hang', () => {
   for (const codec of HOSTILE_PIPELINES) {
@@ -1099,6 +1126,8 @@ describe('hostile version-2 input: a ParleError, never a crash or a hang', () =>
       ['stream count + 1', u16, (e) => (e[8] += 1)],
       ['stream count 0', u16, (e) => (e[8] = 0)],
       ['reserved bytes', u16, (e) => (e[25] = 1)],
+      ['huffman then pack', u16, (e) => (e[7] = 6)],
+      ['pack then huffman', u16, (e) => ([e[6], e[7]] = [6, 4])],
     ];
     for (const [what, good, mutate] of cases) {
       const bad = good.slice();
@@ -1107,6 +1136,18 @@ describe('hostile version-2 input: a ParleError, never a crash or a hang', () =>
       const error = await parleErrorOf(engine.decompress(bad));
       expect(error.code, `${what}: ${error.message}`).toBe(ErrorCodes.CORRUPT);
     }
+  });
+
+  it('a pack chunk in a version-2 container (pack came with version 3)', async () => {
+    const good = await engine.compress(smallInput(500, caseSeed('codec pack v2')), { codec: 'delta+pack' });
+    expect(walk(good).chunks.map((c) => nameOf(c.stages))).toEqual(['delta+pack']);
+    const bad = good.slice();
+    bad[8] = 2;
+    bad[10] = 0; // version 2's flags: 0
+    new DataView(bad.buffer).setUint32(28, Number(xxh64(bad.subarray(0, 28)) & 0xffffffffn), true);
+    const error = await parleErrorOf(engine.decompress(bad));
+    expect(error.code, error.message).toBe(ErrorCodes.CORRUPT);
+    expect(error.message).toMatch(/pack stage in a version-2 container/);
   });
 
   it('a piped payload not smaller than its elements, a stored payload of the wrong size (hashes recomputed)', async () => {

@@ -679,10 +679,18 @@ describeGpu('quantized chunks decoded on the GPU (decompress to the device)', ()
         if (abs >= 1e-3) {
           expect(quantized, what).toBe(chunks.length - 1); // all but the chunk of huge magnitudes
           expect(chunks[5].encoding.startsWith('quantize'), what).toBe(false);
-          expect(viaGpu.length, what).toBeLessThan(1.1 * viaCpu.length);
+          // the CPU's chooser has the pack stage, which the GPU's lacks (its kernel is issue #32):
+          // where the CPU packed codes, its container is the smaller by more than a tenth
+          const cpuPacked = inspectContainer(readAtBytes(viaCpu), viaCpu.length).chunks.some((c) => c.encoding.endsWith('pack'));
+          expect(viaGpu.length, what).toBeLessThan((cpuPacked ? 1.6 : 1.1) * viaCpu.length);
         } else {
           expect(quantized, what).toBe(0); // below 2^-120: lossless, as on the CPU path
         }
+        // the CPU's container (pack chunks among them, read through the CPU) to the device too
+        expect(
+          Buffer.compare(new Uint8Array((await onGpu(viaCpu)).buffer), new Uint8Array(fromCpu.buffer, fromCpu.byteOffset, fromCpu.byteLength)),
+          `${what}: CPU container`,
+        ).toBe(0);
         // also decoded on the GPU path, to the device
         expect(
           Buffer.compare(

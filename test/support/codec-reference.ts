@@ -1,6 +1,6 @@
 /**
  * The plain reference of docs/format.md, "Version 2: the codec pipeline": XXH32 and the tree
- * hash, the four stages (delta, shuffle, rle, huffman), Huffman streams (modes 0, 1, 2) and a
+ * hash, the stages (delta, shuffle, rle, huffman, pack), Huffman streams (modes 0, 1, 2), pack streams (decode only) and a
  * chunk's payload (stream directory + streams). Tests use it as an oracle to check the
  * WebAssembly and WGSL kernels and the TypeScript codec.
  *
@@ -24,7 +24,7 @@
  */
 
 /** Stage ids, as stored in a chunk table entry (bytes 4..7). */
-export const STAGE = { delta: 1, shuffle: 2, rle: 3, huffman: 4 } as const;
+export const STAGE = { delta: 1, shuffle: 2, rle: 3, huffman: 4, pack: 6 } as const;
 
 function corrupt(what: string): never {
   throw new Error(`corrupt: ${what}`);
@@ -510,6 +510,84 @@ export function huffmanDecodeStream(stream: Uint8Array, decodedBytes: number): U
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stage 6: pack (decode only)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Decodes one pack stream to exactly `decodedBytes` bytes of `width`-byte elements (docs/format.md,
+ * "Pack streams"), bit by bit. Throws `corrupt` on every field the spec bounds, on a block past the
+ * stream's end, and on bytes after the last block.
+ */
+export function packDecodeStream(s: Uint8Array, decodedBytes: number, width: 1 | 2 | 4): Uint8Array {
+  if (decodedBytes % width !== 0) corrupt(`pack stream of ${decodedBytes} bytes of ${width}-byte elements`);
+  const n = decodedBytes / width;
+  const out = new Uint8Array(decodedBytes);
+  const bitsMax = 8 * width;
+  let p = 0;
+  for (let start = 0; start < n; start += 256) {
+    const c = Math.min(256, n - start);
+    if (p + 2 + width > s.length) corrupt('pack block header truncated');
+    const b = s[p] & 0x3f;
+    const zz = (s[p] & 0x80) !== 0;
+    if ((s[p] & 0x40) !== 0) corrupt('pack block: bit 6 set');
+    if (b > bitsMax) corrupt(`pack block: bit width ${b}`);
+    const e = s[p + 1];
+    if (e > c) corrupt(`pack block: ${e} exceptions in ${c} elements`);
+    p += 2;
+    let h = 0;
+    if (e > 0) {
+      if (b >= bitsMax) corrupt('pack block: exceptions at full width');
+      if (p + 1 + width > s.length) corrupt('pack block header truncated');
+      h = s[p++];
+      if (h === 0 || b + h > bitsMax) corrupt(`pack block: exception width ${h}`);
+    }
+    let reference = 0n;
+    for (let k = 0; k < width; k++) reference |= BigInt(s[p + k]) << BigInt(8 * k);
+    p += width;
+    const m = Math.ceil(c / 4);
+    const words = Math.ceil((m * b) / 32);
+    if (p + 16 * words > s.length) corrupt('pack block values truncated');
+    const vals: bigint[] = [];
+    for (let i = 0; i < c; i++) {
+      const lane = i % 4;
+      const slot = Math.floor(i / 4);
+      let u = 0n;
+      for (let t = 0; t < b; t++) {
+        const bit = slot * b + t;
+        const byte = s[p + 16 * Math.floor(bit / 32) + 4 * lane + ((bit % 32) >> 3)];
+        if ((byte >> (bit % 8)) & 1) u |= 1n << BigInt(t);
+      }
+      vals.push(u);
+    }
+    p += 16 * words;
+    if (e > 0) {
+      if (p + e + Math.ceil((e * h) / 8) > s.length) corrupt('pack block exceptions truncated');
+      let last = -1;
+      for (let x = 0; x < e; x++) {
+        const pos = s[p + x];
+        if (pos <= last || pos >= c) corrupt(`pack block: exception position ${pos} after ${last} in ${c} elements`);
+        last = pos;
+        let high = 0n;
+        for (let t = 0; t < h; t++) {
+          const bit = x * h + t;
+          if ((s[p + e + (bit >> 3)] >> (bit % 8)) & 1) high |= 1n << BigInt(t);
+        }
+        vals[pos] |= high << BigInt(b);
+      }
+      p += e + Math.ceil((e * h) / 8);
+    }
+    const mod = 1n << BigInt(bitsMax);
+    for (let i = 0; i < c; i++) {
+      let v = (vals[i] + reference) % mod;
+      if (zz) v = (v >> 1n) ^ (v & 1n ? mod - 1n : 0n);
+      for (let k = 0; k < width; k++) out[(start + i) * width + k] = Number((v >> BigInt(8 * k)) & 0xffn);
+    }
+  }
+  if (p !== s.length) corrupt(`pack stream: ${s.length - p} bytes after its last block`);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The payload of a version-2 chunk
 // ---------------------------------------------------------------------------------------------
 
@@ -517,8 +595,9 @@ export function huffmanDecodeStream(stream: Uint8Array, decodedBytes: number): U
 function checkPipeline(stages: readonly number[], width: number): void {
   let previous = 0;
   for (const stage of stages) {
-    if (stage < STAGE.delta || stage > STAGE.huffman || !Number.isInteger(stage)) corrupt(`unknown stage id ${stage}`);
+    if (stage < STAGE.delta || (stage > STAGE.huffman && stage !== STAGE.pack) || !Number.isInteger(stage)) corrupt(`unknown stage id ${stage}`);
     if (stage <= previous) corrupt(`stage ${stage} out of order or repeated`);
+    if (stage === STAGE.pack && previous === STAGE.huffman) corrupt('huffman and pack in one pipeline');
     if (stage === STAGE.shuffle && width === 1) corrupt('shuffle on a 1-byte type');
     previous = stage;
   }
@@ -580,6 +659,7 @@ export function decodePayloadV2(stages: readonly number[], payload: Uint8Array, 
   const hasShuffle = stages.includes(STAGE.shuffle);
   const hasRle = stages.includes(STAGE.rle);
   const hasHuffman = stages.includes(STAGE.huffman);
+  const hasPack = stages.includes(STAGE.pack);
   const streams = streamCount(stages, width);
   const streamWidth = hasShuffle ? 1 : width;
   if (payload.length < 8 * streams) corrupt(`payload of ${payload.length} bytes shorter than its ${streams}-stream directory`);
@@ -607,7 +687,7 @@ export function decodePayloadV2(stages: readonly number[], payload: Uint8Array, 
       const runs = decodedSizes[j - 1] / streamWidth;
       if (d > 5 * runs) corrupt(`rle lengths stream ${j} of ${d} bytes for ${runs} runs`);
     }
-    if (!hasHuffman && encodedSizes[j] !== d) corrupt(`raw stream ${j}: encoded ${encodedSizes[j]} bytes, decoded ${d}`);
+    if (!hasHuffman && !hasPack && encodedSizes[j] !== d) corrupt(`raw stream ${j}: encoded ${encodedSizes[j]} bytes, decoded ${d}`);
   }
 
   let decoded: Uint8Array[] = [];
@@ -615,7 +695,11 @@ export function decodePayloadV2(stages: readonly number[], payload: Uint8Array, 
   for (let j = 0; j < streams; j++) {
     const stored = payload.subarray(at, at + encodedSizes[j]);
     at += encodedSizes[j];
-    decoded.push(hasHuffman ? huffmanDecodeStream(stored, decodedSizes[j]) : stored.slice());
+    // pack: run lengths (odd streams with rle) are bytes, the rest at the stream's width
+    const packWidth = hasRle && j % 2 === 1 ? 1 : streamWidth;
+    decoded.push(
+      hasHuffman ? huffmanDecodeStream(stored, decodedSizes[j]) : hasPack ? packDecodeStream(stored, decodedSizes[j], packWidth) : stored.slice(),
+    );
   }
   if (hasRle) {
     const expanded: Uint8Array[] = [];

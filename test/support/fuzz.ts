@@ -84,6 +84,12 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
     ['f32 stored', f32, { codec: 'stored', chunkBytes: 4096 }],
     ['f32 huffman', f32, { codec: 'huffman', chunkBytes: 4096 }],
     ['f32 lossy', smooth, { errorBound: { abs: 0.01 }, chunkBytes: 4096 }],
+    // pack streams: the payload lies (cases 7-10) land in their block headers (bit width,
+    // exception count and width, reference), exception positions and packed lanes
+    ['u16 delta+pack', u16, { codec: 'delta+pack', chunkBytes: 4096 }],
+    ['i32 delta+shuffle+pack', i32, { codec: 'delta+shuffle+pack', chunkBytes: 4096 }],
+    ['f32 delta+shuffle+rle+pack', smooth, { codec: 'delta+shuffle+rle+pack', chunkBytes: 4096 }],
+    ['u8 rle+pack', u8, { codec: 'rle+pack', chunkBytes: 2048 }],
   ];
   const out: Sample[] = [];
   for (const [name, input, options] of specs) {
@@ -93,7 +99,10 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
     const bytes = (a: ParleArray) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
     expect(decoded.constructor, name).toBe(input.constructor);
     if (!('errorBound' in options)) expect(bytes(decoded).equals(bytes(input)), `${name}: lossless`).toBe(true);
-    out.push({ name, input, packed, decoded, entries: entryOffsets(packed) });
+    const entries = entryOffsets(packed);
+    // the pack samples hold pack chunks (stage id 6), not only stored fallbacks
+    if (name.includes('pack')) expect(entries.some((at) => packed.subarray(at + 4, at + 8).includes(6)), name).toBe(true);
+    out.push({ name, input, packed, decoded, entries });
   }
   return out;
 }

@@ -161,7 +161,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--codec <codec>',
-      "codec pipeline of every chunk: 'auto' (the chooser picks per chunk), 'stored', or stages joined by '+' in the order delta, shuffle, rle, huffman (e.g. delta+shuffle+huffman)",
+      "codec pipeline of every chunk: 'auto' (the chooser picks per chunk), 'stored', or stages joined by '+' in the order delta, shuffle, rle, then huffman or pack (e.g. delta+shuffle+huffman, delta+pack)",
       'auto',
     )
     .option(

@@ -3,7 +3,9 @@
  * histograms of each byte plane of the elements and of their deltas, element runs and byte
  * runs of each plane; assembly/codec.ts `codecStats*`). Each candidate's size is estimated from
  * them: Huffman sizes from the histograms' entropies, RLE sizes from the run counts
- * (run values assumed distributed as the elements, run lengths geometric). The encoder then
+ * (run values assumed distributed as the elements, run lengths geometric), pack sizes exactly
+ * from the sample's blocks (assembly/pack.ts `packStats`). A pack candidate is preferred to a
+ * smaller Huffman one when it comes within {@link packTolerance} of it: it decodes faster. The encoder then
  * encodes the best few and keeps the smallest (ts/codec/cpu/pipeline.ts), so an estimate only
  * ranks; it never decides the bytes.
  */
@@ -24,6 +26,35 @@ export interface ChunkStats {
   runs: [number, number];
   /** planeRuns[t][k]: byte runs of plane k. */
   planeRuns: number[][];
+  /**
+   * Exact pack bytes of the sample (assembly/pack.ts `packStats`): [elements, deltas]; absent: no
+   * pack candidates (1-byte elements: Huffman decodes bytes about as fast, bench/corpus's photos
+   * and MRI decoded no faster packed, and the pack encoder is slowest there).
+   */
+  pack?: ArrayLike<number>;
+}
+
+/**
+ * How much larger than the best other candidate a pack candidate may be and still be taken, by
+ * level: 10 % at levels 1-4 (they favour speed), 3 % above. The pack kernel decodes 2-7 GB/s a
+ * worker on the corpus; a whole f32 decode (hashes, delta) ran 1.3-1.7x Huffman's (bench/corpus
+ * data: hst_acs_sci.f32 at ~830 MB/s against ~590), so a few per cent of size buys that.
+ */
+export function packTolerance(level: number): number {
+  return level <= 4 ? 0.1 : 0.03;
+}
+
+/**
+ * The size `bytes` of `pipeline` competes with against a candidate of pipeline `other`: only
+ * pack against huffman is weighed, pack's size divided by 1 + tolerance (huffman's multiplied);
+ * every other pair compares sizes (so no chunk is larger than rle makes it, where rle is tried).
+ */
+export function competingBytes(pipeline: Pipeline, bytes: number, other: Pipeline, tolerance: number): number {
+  const mine = pipeline[pipeline.length - 1];
+  const theirs = other[other.length - 1];
+  if (mine === StageId.Pack && theirs === StageId.Huffman) return bytes / (1 + tolerance);
+  if (mine === StageId.Huffman && theirs === StageId.Pack) return bytes * (1 + tolerance);
+  return bytes;
 }
 
 /** Working arrays (the chooser runs once a chunk, synchronously: one set serves every call). */
@@ -135,10 +166,14 @@ function sumHist(planes: ArrayLike<number>[]): Float64Array {
 
 /**
  * Estimates every candidate pipeline's payload size for a chunk with these statistics, smallest
- * first. Candidates: with or without delta, with or without shuffle (2- and 4-byte elements),
- * with or without RLE, with or without Huffman; stored is not listed (the encoder always has it).
+ * first, except that the best pack candidate goes first where only huffman candidates within
+ * 1 + `tolerance` of it are ahead ({@link competingBytes}).
+ * Candidates: with or without delta, with or without shuffle (2- and 4-byte elements), with or
+ * without RLE, with or without Huffman; with pack statistics, also pack and delta+pack (not
+ * shuffle+pack or rle+pack: sizing planes costs w times as much a sample, and run streams are not
+ * in it; both stay fixed codecs); stored is not listed (the encoder always has it).
  */
-export function estimateCandidates(stats: ChunkStats): Estimate[] {
+export function estimateCandidates(stats: ChunkStats, tolerance = 0): Estimate[] {
   const { count: n, width: w, sampled } = stats;
   // histograms and runs are of the sample: entropies are ratios, sizes scale to the chunk
   const scale = n / Math.max(1, sampled);
@@ -178,8 +213,22 @@ export function estimateCandidates(stats: ChunkStats): Estimate[] {
       out.push({ pipeline: [...delta, StageId.Shuffle, StageId.Rle, StageId.Huffman], bytes: shufRleHuff });
       out.push({ pipeline: [...delta, StageId.Shuffle, StageId.Rle], bytes: shufRle });
     }
+    if (stats.pack !== undefined) {
+      // exact sizes of the sample's blocks, scaled to the chunk
+      out.push({ pipeline: [...delta, StageId.Pack], bytes: 8 + stats.pack[t] * scale });
+    }
   }
-  return out.sort((a, b) => a.bytes - b.bytes);
+  out.sort((a, b) => a.bytes - b.bytes);
+  // the best pack candidate goes first when only huffman candidates without rle are ahead of it,
+  // each less than 1 + tolerance times smaller (rle's estimates from run counts can be far off:
+  // on a label volume rle+huffman came to a third of its estimate, and pack put first cost a
+  // quarter of the ratio)
+  const p = out.findIndex((e) => e.pipeline[e.pipeline.length - 1] === StageId.Pack);
+  const plainHuffman = (e: Estimate) => e.pipeline[e.pipeline.length - 1] === StageId.Huffman && !e.pipeline.includes(StageId.Rle);
+  if (p > 0 && out.slice(0, p).every((e) => plainHuffman(e) && competingBytes(out[p].pipeline, out[p].bytes, e.pipeline, tolerance) < e.bytes)) {
+    out.unshift(...out.splice(p, 1));
+  }
+  return out;
 }
 
 /** A readable summary of the best estimates: `delta+huffman ~153 KiB, huffman ~201 KiB, ...`. */

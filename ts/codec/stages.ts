@@ -17,6 +17,11 @@ export const enum StageId {
    * slots: an entry records it in its byte 24, and the pipeline then codes the quantizer's codes.
    */
   Quantize = 5,
+  /**
+   * Frame of reference with patched exceptions in blocks of 256 elements (docs/format.md, "Pack
+   * streams"): the alternative to huffman that decodes faster. Version 3 only.
+   */
+  Pack = 6,
 }
 
 /** Stage names, as `compress({ codec })`, `parle compress --codec` and `parle inspect` write them. */
@@ -26,15 +31,16 @@ export const STAGE_NAMES: Record<StageId, string> = {
   [StageId.Rle]: 'rle',
   [StageId.Huffman]: 'huffman',
   [StageId.Quantize]: 'quantize',
+  [StageId.Pack]: 'pack',
 };
 
 /** A pipeline: stage ids in the order the encoder applies them; empty = stored. */
 export type Pipeline = readonly StageId[];
 
-/** The order stages must appear in. */
-const ORDER: readonly StageId[] = [StageId.Delta, StageId.Shuffle, StageId.Rle, StageId.Huffman];
+/** The order stages must appear in (huffman and pack: at most one of them, last). */
+const ORDER: readonly StageId[] = [StageId.Delta, StageId.Shuffle, StageId.Rle, StageId.Huffman, StageId.Pack];
 
-/** Most stages a pipeline holds (one of each). */
+/** Most stages a pipeline holds (one of each of delta, shuffle, rle and an entropy stage). */
 export const MAX_STAGES = 4;
 
 /** `delta+shuffle+rle+huffman`, or `stored` for the empty pipeline; `quantize+...` for a quantized chunk. */
@@ -45,8 +51,8 @@ export function pipelineName(pipeline: Pipeline, quantize = false): string {
 
 /**
  * Why `pipeline` is not valid for elements of `width` bytes, or undefined when it is: stages
- * must be a subsequence of delta, shuffle, rle, huffman (each at most once, in that order), and
- * shuffle needs 2- or 4-byte elements.
+ * must be a subsequence of delta, shuffle, rle, then huffman or pack (each at most once, in that
+ * order; not both huffman and pack), and shuffle needs 2- or 4-byte elements.
  */
 export function pipelineProblem(pipeline: readonly number[], width: number): string | undefined {
   let last = -1;
@@ -55,9 +61,16 @@ export function pipelineProblem(pipeline: readonly number[], width: number): str
     if (at < 0) return `unknown stage id ${id}`;
     if (at <= last) return `stage ${STAGE_NAMES[id as StageId]} out of order or repeated`;
     if (id === StageId.Shuffle && width === 1) return 'shuffle on 1-byte elements';
+    if (id === StageId.Pack && last === ORDER.indexOf(StageId.Huffman)) return 'huffman and pack in one pipeline';
     last = at;
   }
   return undefined;
+}
+
+/** The pipeline's entropy stage: huffman, pack, or undefined (streams stored raw). */
+export function entropyStage(pipeline: readonly number[]): StageId.Huffman | StageId.Pack | undefined {
+  const last = pipeline[pipeline.length - 1];
+  return last === StageId.Huffman || last === StageId.Pack ? last : undefined;
 }
 
 /** Streams a pipeline produces for elements of `width` bytes: (shuffle ? width : 1) x (rle ? 2 : 1); 0 when stored. */
@@ -85,7 +98,7 @@ export function parseCodec(codec: string, width: number): Pipeline | undefined {
     if (!entry) {
       throw new ParleError(
         ErrorCodes.INVALID_OPTION,
-        `options.codec: unknown stage '${name}' (stages: delta, shuffle, rle, huffman; or 'auto', 'stored')`,
+        `options.codec: unknown stage '${name}' (stages: delta, shuffle, rle, huffman, pack; or 'auto', 'stored')`,
       );
     }
     return Number(entry[0]) as StageId;

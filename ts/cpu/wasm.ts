@@ -19,6 +19,9 @@ export const enum KeyKind {
 /** Bytes of scratch {@link Kernels.radixSort32} needs at `scratchPtr` (4 histograms of 256 u32). */
 export const SORT_SCRATCH_BYTES = 4096;
 
+/** Bytes of scratch the pack kernels need at `scratchPtr`. */
+export const PACK_SCRATCH_BYTES = 8192;
+
 /** Bytes a decode kernel may write past the end of its output (splatted v128 stores). */
 export const DECODE_SLACK_BYTES = 32;
 
@@ -163,7 +166,8 @@ export interface Kernels extends QuantizeKernels {
    * symbols, then 2048 u16 of total bits | (count - 1) << 6 | the first code's length << 8; read
    * only by huffmanDecode); codesPtr is 1 KiB of scratch. 0, or -1 if invalid.
    */
-  huffmanBuildTable(lengthsPtr: number, codesPtr: number, tablePtr: number): number;
+  /** `symbols`: the stream's length, which picks single- or multi-symbol entries. */
+  huffmanBuildTable(lengthsPtr: number, codesPtr: number, tablePtr: number, symbols: number): number;
   /**
    * Huffman-encodes `n` bytes in segments of 2^segLog2 symbols (each from a byte boundary) to
    * `outPtr` (exact size plus 8 bytes of slack); segment end offsets (u32, bytes) to `offsetsPtr`.
@@ -176,6 +180,28 @@ export interface Kernels extends QuantizeKernels {
    * past its end.
    */
   huffmanDecode(srcPtr: number, srcBytes: number, offsetsPtr: number, segLog2: number, n: number, tablePtr: number, outPtr: number): number;
+
+  // ---- the pack stage (assembly/pack.ts; docs/format.md "Pack streams") ----
+  /**
+   * Packs `n` elements of `width` (1, 2, 4) bytes into a pack stream at `outPtr`, writing at most
+   * `capacity` bytes; `scratchPtr`: {@link PACK_SCRATCH_BYTES}. Returns the stream's bytes, or -1
+   * when it would not fit. No overlap.
+   */
+  packEncode(inPtr: number, n: number, width: number, outPtr: number, capacity: number, scratchPtr: number): number;
+  /** The exact bytes {@link packEncode} writes for these elements. */
+  packBytes(inPtr: number, n: number, width: number, scratchPtr: number): number;
+  /**
+   * The chooser's pack sizes of `n` elements (d[0] = x[0] for the deltas), added to 2 f64 at
+   * `outPtr`: the elements', then their deltas'; exact, but a block of one value counts as b = 1.
+   */
+  packStats(inPtr: number, n: number, width: number, outPtr: number, scratchPtr: number): void;
+  /**
+   * Decodes a pack stream of `srcBytes` at `srcPtr` into exactly `n` elements of `width` bytes at
+   * `outPtr` (nothing written past them). Returns the bytes its blocks took (a valid stream:
+   * srcBytes), or -1 for a header field out of range or a block past the stream's end; never
+   * reads past the stream.
+   */
+  packDecode(srcPtr: number, srcBytes: number, n: number, width: number, outPtr: number, scratchPtr: number): number;
 
   /** Counts the four 8-bit digits of `n` keys' order keys into 4 x 256 u32 at `histPtr` (digit 0 first). */
   radixHistograms32(keysPtr: number, n: number, keyKind: number, histPtr: number): void;

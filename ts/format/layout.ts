@@ -293,6 +293,8 @@ function readEntry2(bytes: Uint8Array, header: Header, index: number): ChunkEntr
   const size = elementSize(header.type);
   const problem = pipelineProblem(stages, size);
   if (problem) throw corrupt(problem);
+  // the pack stage came with version 3: a version-2 container that names it is not one a writer made
+  if ((header.version ?? VERSION) < 3 && stages.includes(StageId.Pack)) throw corrupt('pack stage in a version-2 container');
   const entry: ChunkEntry = {
     elementCount: view.getUint32(0, true),
     encoding: stages.length === 0 ? Encoding.Stored : Encoding.Pipeline,

@@ -7,8 +7,8 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { DEFAULT_LEVEL, Encoding, type ChunkEntry } from '../../format/layout.js';
-import type { Kernels } from '../../cpu/wasm.js';
-import { describeEstimates, estimateCandidates, type ChunkStats } from '../chooser.js';
+import { PACK_SCRATCH_BYTES, type Kernels } from '../../cpu/wasm.js';
+import { competingBytes, describeEstimates, estimateCandidates, packTolerance, type ChunkStats } from '../chooser.js';
 import {
   codeLengths,
   codedBits,
@@ -20,7 +20,7 @@ import {
   segmentCount,
   writeHeader,
 } from '../huffman.js';
-import { pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from '../stages.js';
+import { entropyStage, pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from '../stages.js';
 import { QUANTIZE_HEADER_BYTES, quantizeParams, readQuantizeHeader, writeQuantizeHeader } from '../quantize.js';
 
 /** The kernels and the memory they work on (as ts/cpu/procedures.ts's KernelContext). */
@@ -42,6 +42,8 @@ const SAMPLE_BYTES = [0, 4 << 10, 8 << 10, 12 << 10, 16 << 10, 16 << 10, 32 << 1
 const SAMPLE_RANGE_BYTES = 1 << 10;
 /** Ranges a sample is cut into, at least (so a small sample still sees the chunk's start, middle and end). */
 const SAMPLE_RANGES = 4;
+/** Ranges of a sample that pack sizes are taken from, at most (spread over the sample's ranges). */
+const PACK_SAMPLE_RANGES = 4;
 /**
  * A chunk whose best estimate is above this share of its raw size is stored without encoding a
  * candidate (levels below 9; estimates run a few per cent low, so nothing smaller is lost that
@@ -198,27 +200,27 @@ export function payloadRoomBytes(raw: number): number {
   return raw + 4096 + SLACK;
 }
 
-/** Gathers the chooser's statistics over at most `sampleBytes`, sampling ranges spread over a large chunk. */
+/** The ranges a sample of at most `sampleBytes` reads: [first element, elements] each, spread over the chunk (all of it when small). */
+function sampleRanges(count: number, width: number, sampleBytes: number): [number, number][] {
+  if (count * width <= sampleBytes) return [[0, count]];
+  const ranges = Math.max(SAMPLE_RANGES, Math.ceil(sampleBytes / SAMPLE_RANGE_BYTES));
+  const rangeElems = Math.floor(sampleBytes / ranges / width);
+  const stride = Math.floor((count - rangeElems) / (ranges - 1));
+  return Array.from({ length: ranges }, (_, r) => [r * stride, rangeElems]);
+}
+
+/** Gathers the chooser's statistics (no pack sizes: {@link gatherPackStats}) over at most `sampleBytes`, sampling ranges spread over a large chunk. */
 function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, sampleBytes: number): ChunkStats {
   const { kernels } = ctx;
   const histPtr = arena.alloc(2 * width * 1024);
   const runsPtr = arena.alloc(4 * (2 + 2 * width));
   u8(ctx, histPtr, 2 * width * 1024).fill(0);
   u8(ctx, runsPtr, 4 * (2 + 2 * width)).fill(0);
-  const stats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
-  const raw = count * width;
-  let sampled = count;
-  if (raw <= sampleBytes) {
-    stats(inPtr, count, histPtr, runsPtr);
-  } else {
-    const ranges = Math.max(SAMPLE_RANGES, Math.ceil(sampleBytes / SAMPLE_RANGE_BYTES));
-    const rangeElems = Math.floor(sampleBytes / ranges / width);
-    const stride = Math.floor((count - rangeElems) / (ranges - 1));
-    sampled = 0;
-    for (let r = 0; r < ranges; r++) {
-      stats(inPtr + r * stride * width, rangeElems, histPtr, runsPtr);
-      sampled += rangeElems;
-    }
+  const codecStats = width === 1 ? kernels.codecStats8 : width === 2 ? kernels.codecStats16 : kernels.codecStats32;
+  let sampled = 0;
+  for (const [first, n] of sampleRanges(count, width, sampleBytes)) {
+    codecStats(inPtr + first * width, n, histPtr, runsPtr);
+    sampled += n;
   }
   // views of the counts in the arena: the caller estimates before it reuses the arena
   const hist: Uint32Array[][] = [0, 1].map((t) =>
@@ -227,6 +229,39 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
   const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
   const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k]));
   return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns };
+}
+
+/**
+ * The pack sizes of the elements and of their deltas over the same sample as {@link gatherStats},
+ * scaled to its element count: from every k-th of its ranges only, at most
+ * {@link PACK_SAMPLE_RANGES} (a block's plan costs more a byte than the histograms: on a chunk of
+ * labels that codes at 1.7 GB/s it doubled the chunk's time).
+ */
+function gatherPackStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, sampleBytes: number): number[] {
+  const packPtr = arena.alloc(16);
+  const scratch = arena.alloc(PACK_SCRATCH_BYTES);
+  const sizes = new Float64Array(ctx.memory.buffer, packPtr, 2);
+  sizes.fill(0);
+  const ranges = sampleRanges(count, width, sampleBytes);
+  const every = Math.ceil(ranges.length / PACK_SAMPLE_RANGES);
+  let sampled = 0;
+  let packSampled = 0;
+  for (let r = 0; r < ranges.length; r++) {
+    const [first, n] = ranges[r];
+    sampled += n;
+    if (r % every !== 0) continue;
+    ctx.kernels.packStats(inPtr + first * width, n, width, packPtr, scratch);
+    packSampled += n;
+  }
+  return [(sizes[0] * sampled) / packSampled, (sizes[1] * sampled) / packSampled];
+}
+
+/**
+ * Bytes below which no pack estimate of `count` elements of `width` bytes falls: packStats
+ * counts a block at 1 bit an element at least, 2 + w + 32 bytes a full block.
+ */
+function packFloorBytes(count: number, width: number): number {
+  return (count / 256) * (2 + width + 32);
 }
 
 /**
@@ -340,19 +375,23 @@ function encodePipeline(
       streams = next;
     }
     const S = streams.length;
-    if (exactSizes !== undefined && pipeline.includes(StageId.Huffman)) {
-      // the same pipeline without huffman would store these streams raw: its exact size, for free
-      exactSizes.set(pipelineName(pipeline.filter((id) => id !== StageId.Huffman)), 8 * S + streams.reduce((a, x) => a + x.bytes, 0));
+    const entropy = entropyStage(pipeline);
+    if (exactSizes !== undefined && entropy !== undefined) {
+      // the same pipeline without huffman / pack would store these streams raw: its exact size, for free
+      exactSizes.set(pipelineName(pipeline.filter((id) => id !== entropy)), 8 * S + streams.reduce((a, x) => a + x.bytes, 0));
     }
     const dir = new DataView(ctx.memory.buffer, out, 8 * S);
     let at = 8 * S;
     if (at >= room) return -1;
-    const huffman = pipeline.includes(StageId.Huffman);
+    const packScratch = entropy === StageId.Pack ? arena.alloc(PACK_SCRATCH_BYTES) : 0;
     for (let j = 0; j < S; j++) {
       const s = streams[j];
       let written: number;
-      if (huffman) {
+      if (entropy === StageId.Huffman) {
         written = encodeHuffmanStream(ctx, arena, s, out + at, room - at);
+      } else if (entropy === StageId.Pack) {
+        // each stream alone, at its own element width (planes and run lengths: 1)
+        written = kernels.packEncode(s.ptr, s.bytes / s.width, s.width, out + at, room - at, packScratch);
       } else {
         written = at + s.bytes <= room ? s.bytes : -1;
         if (written >= 0) kernels.copyBytes(out + at, s.ptr, s.bytes);
@@ -541,6 +580,8 @@ function encodeBest(
   // came to (estimates from a sample run 5-20 % low, and RLE's from run counts alone can be off
   // either way: a volume's long background runs); 7-9 whenever it promises less
   const margin = level <= 6 ? 0.9 : 1;
+  // pack competes at its size / (1 + tolerance): within a few per cent of Huffman it wins
+  const tolerance = packTolerance(level);
   let candidates: Pipeline[];
   /** Each candidate's estimated payload bytes (undefined: always try it). */
   let estimated: (number | undefined)[] = [];
@@ -550,7 +591,14 @@ function encodeBest(
     reason = `codec ${pipelineName(fixed as Pipeline)} requested`;
   } else {
     const mark = arena.mark();
-    const estimates = estimateCandidates(gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]));
+    const stats = gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]);
+    let estimates = estimateCandidates(stats, tolerance);
+    // pack candidates for 2- and 4-byte types (1-byte ones decoded no faster packed), sized only
+    // where pack could come first: its estimate is never below packFloorBytes (labels whose rle
+    // estimates are far below it skip the pack pass)
+    if (width > 1 && estimates[0].bytes * (1 + tolerance) > packFloorBytes(count, width)) {
+      estimates = estimateCandidates({ ...stats, pack: gatherPackStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]) }, tolerance);
+    }
     arena.reset(mark);
     reason = explain ? `level ${level}, estimates: ${describeEstimates(estimates)}` : '';
     if (level < 9 && prefix + estimates[0].bytes > STORE_ABOVE * raw) {
@@ -570,6 +618,8 @@ function encodeBest(
   let best = -1;
   let bestBytes = raw - prefix;
   let bestPipeline: Pipeline = [];
+  /** A candidate's bytes as they compete with the best so far (pack against huffman: {@link competingBytes}). */
+  const against = (pipeline: Pipeline, bytes: number) => competingBytes(pipeline, bytes, bestPipeline, tolerance);
   const tried: string[] = [];
   /** Exact payload sizes learnt while encoding other candidates (x+huffman gives x's). */
   const exactSizes = new Map<string, number>();
@@ -585,14 +635,25 @@ function encodeBest(
     // and it is what keeps a chunk no larger than version 1 would have made it)
     const estimate = estimated[i];
     const guard = pipeline.length === 1 && pipeline[0] === StageId.Rle;
-    if (estimate !== undefined && best >= 0 && (guard ? 2 * bestBytes <= estimate : margin * bestBytes <= estimate)) {
+    // an rle candidate behind a pack payload is always encoded: pack's estimate is exact, rle's
+    // from run counts can be three times its size (a label volume's chunks lost a quarter of
+    // their ratio to pack where rle+huffman was never encoded)
+    const rleAfterPack = bestPipeline[bestPipeline.length - 1] === StageId.Pack && pipeline.includes(StageId.Rle);
+    if (
+      estimate !== undefined &&
+      best >= 0 &&
+      !rleAfterPack &&
+      (guard ? 2 * bestBytes <= estimate : margin * bestBytes <= against(pipeline, estimate))
+    ) {
       if (explain) tried.push(`${pipelineName(pipeline)} skipped (estimate ${Math.round(estimate)} B)`);
       continue;
     }
     const slot = best === 0 ? 1 : 0;
-    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, bestBytes, undefined, exactSizes);
+    // room: what would still win (pack against huffman: up to 1 + tolerance times it), never the raw size
+    const room = Math.min(raw - prefix, Math.ceil(bestBytes / against(pipeline, 1)));
+    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, room, undefined, exactSizes);
     if (explain) tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
-    if (bytes >= 0 && bytes < bestBytes) {
+    if (bytes >= 0 && against(pipeline, bytes) < bestBytes) {
       best = slot;
       bestBytes = bytes;
       bestPipeline = pipeline;
@@ -634,7 +695,7 @@ export function readDirectory(
   const view = new DataView(dir.buffer, dir.byteOffset, 8 * S);
   const shuffle = stages.includes(StageId.Shuffle);
   const rle = stages.includes(StageId.Rle);
-  const huffman = stages.includes(StageId.Huffman);
+  const entropy = entropyStage(stages);
   const streamWidth = shuffle ? 1 : width;
   const streamElems = count; // a plane holds count bytes; an unshuffled stream count elements
   const decoded: number[] = [];
@@ -652,8 +713,8 @@ export function readDirectory(
     } else if (D > 5 * (decoded[j - 1] / streamWidth) || D < decoded[j - 1] / streamWidth) {
       throw corrupt(`rle stream ${j} holds ${D} bytes of run lengths for ${decoded[j - 1] / streamWidth} runs`);
     }
-    if (!huffman && E !== D) throw corrupt(`stream ${j}: ${E} bytes stored for ${D}`);
-    if (huffman && E < 1) throw corrupt(`stream ${j} is empty`);
+    if (entropy === undefined && E !== D) throw corrupt(`stream ${j}: ${E} bytes stored for ${D}`);
+    if (entropy === StageId.Huffman && E < 1) throw corrupt(`stream ${j} is empty`);
     decoded.push(D);
     encoded.push(E);
     at.push(offset);
@@ -783,12 +844,11 @@ function decodePipelineTo(
   const problem = pipelineProblem(stages, width);
   if (problem) throw corrupt(problem);
   const dir = readDirectory(u8(ctx, payloadPtr, payloadBytes), payloadBytes, stages, width, count, index);
-  const huffman = stages.includes(StageId.Huffman);
   const shuffle = stages.includes(StageId.Shuffle);
   const rle = stages.includes(StageId.Rle);
   const delta = stages.includes(StageId.Delta);
   // 1. the streams, decoded one after another into the arena (planes end up contiguous)
-  const ptrs = decodeStreams(ctx, arena, payloadPtr, dir, huffman, index);
+  const ptrs = decodeStreams(ctx, arena, payloadPtr, dir, stages, width, index);
   // 2. runs back to streams: into out, or into a temp when planes still need unshuffling
   const planes = shuffle ? width : 1;
   const streamWidth = shuffle ? 1 : width;
@@ -821,17 +881,43 @@ function decodePipelineTo(
     (width === 1 ? kernels.deltaDecode8 : width === 2 ? kernels.deltaDecode16 : kernels.deltaDecode32)(outPtr, outPtr, count);
 }
 
-/** Decodes every stream of a payload into the arena, one after another; returns their pointers. */
-function decodeStreams(ctx: CodecContext, arena: Arena, payloadPtr: number, dir: Directory, huffman: boolean, index: number): number[] {
+/**
+ * Decodes every stream of a payload (pipeline `stages` over elements of `width` bytes) into the
+ * arena, one after another; returns their pointers.
+ * @throws ParleError CORRUPT
+ */
+function decodeStreams(
+  ctx: CodecContext,
+  arena: Arena,
+  payloadPtr: number,
+  dir: Directory,
+  stages: Pipeline,
+  width: 1 | 2 | 4,
+  index: number,
+): number[] {
+  const entropy = entropyStage(stages);
   const streamsPtr = arena.alloc(dir.decoded.reduce((a, d) => a + d, 0) + SLACK);
+  const packScratch = entropy === StageId.Pack ? arena.alloc(PACK_SCRATCH_BYTES) : 0;
+  const streamWidth = stages.includes(StageId.Shuffle) ? 1 : width;
+  const rle = stages.includes(StageId.Rle);
   const ptrs: number[] = [];
   let cursor = streamsPtr;
   for (let j = 0; j < dir.decoded.length; j++) {
     const D = dir.decoded[j];
     const src = payloadPtr + dir.at[j];
     ptrs.push(cursor);
-    if (!huffman) ctx.kernels.copyBytes(cursor, src, D);
-    else decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
+    if (entropy === undefined) {
+      ctx.kernels.copyBytes(cursor, src, D);
+    } else if (entropy === StageId.Huffman) {
+      decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
+    } else {
+      // run lengths (the odd streams of an rle pipeline) are bytes; the rest at the stream's width
+      const w = rle && j % 2 === 1 ? 1 : streamWidth;
+      const E = dir.encoded[j];
+      if (ctx.kernels.packDecode(src, E, D / w, w, cursor, packScratch) !== E) {
+        throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}, stream ${j}: pack stream does not decode to ${D} bytes in its ${E}`);
+      }
+    }
     cursor += D;
   }
   return ptrs;
@@ -901,7 +987,7 @@ export function decodeRuns2At(ctx: CodecContext, p: DecodeRuns2Params): null {
   if (!stages.includes(StageId.Rle)) throw corrupt('no rle stage');
   const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
   const dir = readDirectory(u8(ctx, p.payloadPtr, entry.payloadBytes), entry.payloadBytes, stages, width, count, index);
-  const ptrs = decodeStreams(ctx, arena, p.payloadPtr, dir, stages.includes(StageId.Huffman), index);
+  const ptrs = decodeStreams(ctx, arena, p.payloadPtr, dir, stages, width, index);
   const { slots } = runsLayout(dir, stages, width, count);
   for (let k = 0; k < slots.length; k++) {
     const slot = slots[k];
@@ -953,7 +1039,7 @@ function decodeHuffmanStream(
     const codesPtr = arena.alloc(1024);
     const tablePtr = arena.alloc(12 << 10);
     u8(ctx, lengthsPtr, 256).set(header.lengths);
-    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr) !== 0)
+    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr, D) !== 0)
       throw corrupt('code lengths do not form a complete code of two or more symbols');
     const bitsBytes = stream.length - header.bitsAt;
     if (
