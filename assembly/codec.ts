@@ -511,11 +511,12 @@ export function huffmanBuildCodes(lengthsPtr: usize, codesPtr: usize): i32 {
 const MULTI_SYMBOL_MIN: u32 = 8192;
 
 /**
- * The decode tables of {@link huffmanBuildTable} with one symbol an entry: symbol s's code fills
- * the entries whose low `len` bits are its code, each with its symbol and info len | len << 8.
- * Returns 0, or -1 with fewer than two symbols.
+ * Fills the entries of every code (those whose low `len` bits are the code) and returns the count
+ * of symbols present. `final`: the decode tables with one symbol an entry (see
+ * {@link huffmanBuildTable}: the symbol in the u32 half, len | len << 8 in the u16 half); else the
+ * single-symbol table the multi-symbol pass reads (symbol | len << 8 in the u16 half only).
  */
-function singleSymbolTable(codesPtr: usize, tablePtr: usize): i32 {
+function fillEntries(codesPtr: usize, tablePtr: usize, final: bool): i32 {
   const info = tablePtr + TABLE_INFO;
   let present = 0;
   for (let s: usize = 0; s < 256; s++) {
@@ -523,13 +524,13 @@ function singleSymbolTable(codesPtr: usize, tablePtr: usize): i32 {
     const len = c >> 16;
     if (len == 0) continue;
     present++;
-    const entry = <u16>(len | (len << 8));
+    const entry = <u16>((final ? len : <u32>s) | (len << 8));
     for (let j: u32 = c & 0xffff; j < TABLE_SIZE; j += 1 << len) {
-      store<u32>(tablePtr + (<usize>j << 2), <u32>s);
+      if (final) store<u32>(tablePtr + (<usize>j << 2), <u32>s);
       store<u16>(info + (<usize>j << 1), entry);
     }
   }
-  return present < 2 ? -1 : 0;
+  return present;
 }
 
 /** Bytes of the decode tables at `tablePtr` (what callers allocate): 2048 u32 of symbols, then 2048 u16 of lengths. */
@@ -556,17 +557,9 @@ export function huffmanBuildTable(lengthsPtr: usize, codesPtr: usize, tablePtr: 
   const kraft = huffmanBuildCodes(lengthsPtr, codesPtr);
   if (kraft != <i32>TABLE_SIZE) return -1;
   const info = tablePtr + TABLE_INFO;
-  if (symbols < MULTI_SYMBOL_MIN) return singleSymbolTable(codesPtr, tablePtr);
-  let present = 0;
-  for (let s: usize = 0; s < 256; s++) {
-    const c = load<u32>(codesPtr + (s << 2));
-    const len = c >> 16;
-    if (len == 0) continue;
-    present++;
-    const entry = <u16>(<u32>s | (len << 8));
-    for (let j: u32 = c & 0xffff; j < TABLE_SIZE; j += 1 << len) store<u16>(info + (j << 1), entry);
-  }
-  if (present < 2) return -1;
+  const single = symbols < MULTI_SYMBOL_MIN;
+  if (fillEntries(codesPtr, tablePtr, single) < 2) return -1;
+  if (single) return 0;
   // entry j reads the single entries j, j >> l0, j >> (l0 + l1), ..., none above j: top down, each
   // is read before its own entry replaces it
   for (let j = <i32>TABLE_SIZE - 1; j >= 0; j--) {
