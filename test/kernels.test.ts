@@ -537,6 +537,25 @@ function decodeAtEnd(h: KernelHarness, bytes: Uint8Array, runCount: number) {
   return { consumed, lengths: h.copyOut(Uint32Array, lengthsPtr, runCount) };
 }
 
+/**
+ * Encodes `lengths` with the kernel (bytes equal to the reference's, nothing written past them),
+ * decodes them back from the end of the memory (every byte consumed, the same lengths); returns
+ * the encoded bytes.
+ */
+function roundTripLengths(h: KernelHarness, lengths: Uint32Array, context: string): Uint8Array {
+  const runCount = lengths.length;
+  const expectedBytes = reference.varintEncodeLengths(lengths);
+  const lengthsPtr = h.copyIn(lengths);
+  const outPtr = h.allocFilled(runCount * 5 + GUARD_BYTES, SENTINEL);
+  const written = h.kernels.varintEncodeLengths(lengthsPtr, runCount, outPtr);
+  expectSameElements(h.copyOut(Uint8Array, outPtr, written), expectedBytes, context);
+  expectUntouched(h, outPtr + written, GUARD_BYTES, SENTINEL, context);
+  const back = decodeAtEnd(h, expectedBytes, runCount);
+  expect(back.consumed, context).toBe(expectedBytes.length);
+  expectSameElements(back.lengths, lengths, context);
+  return expectedBytes;
+}
+
 describe.each(VARIANTS)('varint lengths (%s)', (variant) => {
   for (const runCount of [0, 1, 17, 1000, 100_000]) {
     test(`round trip, runs=${runCount}`, () => {
@@ -547,15 +566,7 @@ describe.each(VARIANTS)('varint lengths (%s)', (variant) => {
       const lengths = Uint32Array.from({ length: runCount }, (_, i) =>
         i < EDGE_LENGTHS.length ? EDGE_LENGTHS[i] : Math.max(1, rng.nextU32() >>> rng.intBetween(0, 31)),
       );
-      const expectedBytes = reference.varintEncodeLengths(lengths);
-      const lengthsPtr = h.copyIn(lengths);
-      const outPtr = h.allocFilled(runCount * 5 + GUARD_BYTES, SENTINEL);
-      const written = h.kernels.varintEncodeLengths(lengthsPtr, runCount, outPtr);
-      expectSameElements(h.copyOut(Uint8Array, outPtr, written), expectedBytes, `${variant} ${describeSeed(seed)}`);
-      expectUntouched(h, outPtr + written, GUARD_BYTES, SENTINEL, variant);
-      const back = decodeAtEnd(h, expectedBytes, runCount);
-      expect(back.consumed).toBe(expectedBytes.length);
-      expectSameElements(back.lengths, lengths, `${variant} ${describeSeed(seed)}`);
+      const expectedBytes = roundTripLengths(h, lengths, `${variant} ${describeSeed(seed)}`);
     });
   }
 
@@ -570,15 +581,7 @@ describe.each(VARIANTS)('varint lengths (%s)', (variant) => {
       const lengths = Uint32Array.from({ length: runCount }, () =>
         rng.nextU32() % 23 === 0 ? rng.intBetween(129, 1_000_000) : rng.intBetween(1, 128),
       );
-      const expectedBytes = reference.varintEncodeLengths(lengths);
-      const lengthsPtr = h.copyIn(lengths);
-      const outPtr = h.allocFilled(runCount * 5 + GUARD_BYTES, SENTINEL);
-      const written = h.kernels.varintEncodeLengths(lengthsPtr, runCount, outPtr);
-      expectSameElements(h.copyOut(Uint8Array, outPtr, written), expectedBytes, `${variant} ${describeSeed(seed)}`);
-      expectUntouched(h, outPtr + written, GUARD_BYTES, SENTINEL, variant);
-      const back = decodeAtEnd(h, expectedBytes, runCount);
-      expect(back.consumed).toBe(expectedBytes.length);
-      expectSameElements(back.lengths, lengths, `${variant} ${describeSeed(seed)}`);
+      const expectedBytes = roundTripLengths(h, lengths, `${variant} ${describeSeed(seed)}`);
       if (runCount <= 48) {
         for (let cut = 0; cut < expectedBytes.length; cut++) {
           expect(decodeAtEnd(h, expectedBytes.subarray(0, cut), runCount).consumed, `cut at ${cut} ${describeSeed(seed)}`).toBe(-1);
