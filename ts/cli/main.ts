@@ -60,9 +60,13 @@ const FLAGS: Record<string, string> = {
   path: '--path',
 };
 
-/** An engine message with `options.x` replaced by the flag that set x. */
-export function flagMessage(message: string): string {
-  return message.replace(/\boptions\.([A-Za-z]+(?:\.[A-Za-z]+)*)/g, (whole, path: string) => FLAGS[path] ?? whole);
+/**
+ * An engine error's message with `options.x` replaced by the flag that set x, where the error
+ * names an option (ParleError.option) that a flag sets.
+ */
+function flagMessage(e: ParleError): string {
+  const flag = e.option === undefined ? undefined : FLAGS[e.option];
+  return flag === undefined ? e.message : e.message.replaceAll(`options.${e.option}`, flag);
 }
 
 /**
@@ -357,7 +361,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (e instanceof ParleError) {
-      const message = e.code === ErrorCodes.INVALID_OPTION ? flagMessage(e.message) : e.message;
+      const message = flagMessage(e);
       process.stderr.write(`parle: ${message} [${e.code}]\n`);
       return 1;
     }
