@@ -561,7 +561,13 @@ describe.each(VARIANTS)('%s build', (variant) => {
         ['codes of 1 to 5 bits, then 64 of 11', Uint8Array.from({ length: 256 }, (_, s) => (s < 5 ? s + 1 : s < 69 ? 11 : 0))],
       ];
       // streams of 8192 symbols or more get up to four symbols an entry, shorter ones one
-      for (const [[name, lengths], multi] of cases.flatMap((c) => [[c, true], [c, false]] as const)) {
+      for (const [[name, lengths], multi] of cases.flatMap(
+        (c) =>
+          [
+            [c, true],
+            [c, false],
+          ] as const,
+      )) {
         expect(
           lengths.reduce((a, l) => a + (l ? 2 ** (11 - l) : 0), 0),
           `${name}: a complete code`,
