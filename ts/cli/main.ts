@@ -9,7 +9,8 @@
  *   parle decompress [IN.parle|-] [OUT|-] [--max-elements N] [-f]
  *   parle inspect [FILE.parle|-]
  *   parle sort IN OUT --type u32|i32|f32
- *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--queue N] [--timeout-ms N] [--gpu MODE]
+ *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--queue N] [--timeout-ms N]
+ *               [--max-wait-ms N] [--min-body-rate BYTES] [--gpu MODE]
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
@@ -298,6 +299,16 @@ export function buildProgram(): Command {
       new Option('--queue <n>', 'requests that may wait for the engine (503 above)').argParser(integerFlag('--queue', 0)).default(128),
     )
     .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
+    .addOption(
+      new Option('--max-wait-ms <n>', 'shed a request (503 OVERLOADED, before its body is read) when the work queued ahead would take longer')
+        .argParser(integerFlag('--max-wait-ms', 0, 2 ** 31 - 1))
+        .default(2000),
+    )
+    .addOption(
+      new Option('--min-body-rate <bytes>', 'slowest request body, bytes/s of waiting after 5 s (408 SLOW_BODY below; 0: none)')
+        .argParser(integerFlag('--min-body-rate', 0))
+        .default(16384),
+    )
     .addOption(new Option('--gpu <mode>', 'use a WebGPU adapter for sort').choices(['auto', 'off', 'require']).default('off'))
     .action(async (opts) => {
       if (opts.processes !== undefined && opts.workers !== undefined && opts.workers < opts.processes) {
@@ -324,6 +335,8 @@ export function buildProgram(): Command {
         maxBody: opts.maxBody,
         queue: opts.queue,
         timeoutMs: opts.timeoutMs,
+        maxWaitMs: opts.maxWaitMs,
+        minBodyRate: opts.minBodyRate,
       });
     });
 

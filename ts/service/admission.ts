@@ -1,54 +1,107 @@
 /**
  * Admission of requests to the engine: at most `maxActive` requests work on the engine at once,
- * at most `maxWaiting` more wait for a turn (FIFO), and one more is refused with QUEUE_FULL
- * (503 with Retry-After).
+ * the others wait for a turn (FIFO), and a newcomer is refused at once, before its body is read,
+ * when waiting would take too long:
  *
- * Why the service needs its own gate: the streaming compressor and decompressor keep up to
- * `workers + 1` chunks in flight each, and every chunk holds its blocks in the engine's wasm
- * memory (up to 11x the chunk's bytes for u8: input, values, lengths, varints). Without a cap,
- * 64 clients would ask for 64 x 3 chunks at once, beyond the 4 GiB wasm32 memory. A waiting
- * request has not read its body yet, so TCP holds the client back and costs the server about
- * one socket buffer (~64 KiB). The engine's own queue (Engine option maxQueue) counts only its
- * whole-array ops (sort here); streams go through this gate.
+ *   - shed (503 OVERLOADED with Retry-After): the work queued ahead of it (the bytes still to
+ *     code of the requests working and waiting) divided by the measured rate passes `maxWaitMs`;
+ *   - QUEUE_FULL (503 with Retry-After): `maxWaiting` requests already wait (a count, a backstop).
+ *
+ * A request that finds a free turn is always admitted, whatever the estimate.
+ *
+ * Why shed instead of queueing: a queued request's client waits, and one that waits longer than
+ * its own timeout has cost the service its whole body for nothing (issue 34: a third of 64
+ * clients gave up after 10 s). A 503 sent before the body is read costs a few hundred bytes,
+ * and the admitted requests finish within about `maxWaitMs` plus their own coding time.
+ *
+ * The rate is measured, not configured: the bytes the requests working on the engine read per
+ * second (an exponentially weighted mean of samples of at least {@link RATE_SAMPLE_MS}), counted
+ * only while every turn is taken, when the rate is the service's capacity rather than its load.
+ * Before the first sample it is `initialBytesPerS` (cautious: a low guess sheds a little more
+ * during the first half second, a high one would admit more than can finish in time).
+ *
+ * Why the service needs a bound on concurrent work at all: the streaming compressor and
+ * decompressor keep up to two batches of chunks (about 4 MiB each) in flight each, and every
+ * chunk holds its blocks in the engine's wasm memory. A waiting request has not read its body
+ * yet, so TCP holds the client back and costs the server about one socket buffer (~64 KiB). The
+ * engine's own queue (Engine option maxQueue) counts only its whole-array ops (sort here);
+ * streams go through this gate.
  */
 import { EventEmitter } from 'node:events';
 import { abortError } from '../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../errors.js';
+import { ServiceError, ServiceErrorCodes } from './errors.js';
+
+/** Milliseconds of saturated service one rate sample spans at least. */
+export const RATE_SAMPLE_MS = 250;
+/** Weight of a new rate sample in the running mean (0..1). */
+const RATE_WEIGHT = 0.3;
+
+/** A request's work as the gate sees it: bytes in all (its body), and how many it has read. */
+export interface Job {
+  /** Body bytes in all (Content-Length); undefined when unknown (a chunked body). */
+  readonly bytes: number | undefined;
+  /** Body bytes read so far. */
+  readonly done: () => number;
+}
 
 interface Waiter {
   resolve: (release: () => void) => void;
   reject: (error: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  job: Job;
+}
+
+/** Options of {@link AdmissionGate}. */
+export interface GateOptions {
+  /** Requests served at once (>= 1). */
+  maxActive: number;
+  /** Requests that may wait for a turn (>= 0). */
+  maxWaiting: number;
+  /** Milliseconds of queued work beyond which a newcomer is shed (Infinity: never). */
+  maxWaitMs: number;
+  /** Bytes per second assumed before the first measurement (> 0). */
+  initialBytesPerS: number;
 }
 
 /**
  * Events: `admitted` (a request got a turn), `queued` (a request waits), `released` (a turn
- * was given back), `refused` (QUEUE_FULL). Tests and metrics synchronise on them.
+ * was given back), `refused` (QUEUE_FULL), `shed` (OVERLOADED). Tests and metrics synchronise
+ * on them.
  * @internal
  */
 export class AdmissionGate extends EventEmitter {
-  private activeCount = 0;
+  readonly maxActive: number;
+  readonly maxWaiting: number;
+  readonly maxWaitMs: number;
+  private readonly activeJobs = new Set<Job>();
   private readonly waiters: Waiter[] = [];
+  /** Bytes read by requests that have given their turn back. */
+  private finishedBytes = 0;
+  /** Measured bytes per second (or the initial guess). */
+  private rate: number;
+  private measured = false;
+  /** Start of the current saturated interval: time (ms) and bytes read by then. */
+  private mark: { at: number; bytes: number } | undefined;
+  /** Mean size of the bodies seen, for requests without a Content-Length. */
+  private meanBytes = 1 << 20;
 
-  /**
-   * @param maxActive requests served at once (>= 1).
-   * @param maxWaiting requests that may wait for a turn (>= 0).
-   * @internal the service makes its gate
-   */
-  constructor(
-    readonly maxActive: number,
-    readonly maxWaiting: number,
-  ) {
+  /** @internal the service makes its gate */
+  constructor(options: GateOptions) {
     super();
+    this.maxActive = options.maxActive;
+    this.maxWaiting = options.maxWaiting;
+    this.maxWaitMs = options.maxWaitMs;
+    this.rate = options.initialBytesPerS;
   }
 
   /** Resolves once no request holds or waits for a turn (at once when none does). */
   whenIdle(): Promise<void> {
-    if (this.activeCount === 0 && this.waiters.length === 0) return Promise.resolve();
+    if (this.activeJobs.size === 0 && this.waiters.length === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const check = () => {
-        if (this.activeCount === 0 && this.waiters.length === 0) {
+        if (this.activeJobs.size === 0 && this.waiters.length === 0) {
           this.off('released', check);
           resolve();
         }
@@ -59,7 +112,7 @@ export class AdmissionGate extends EventEmitter {
 
   /** Requests holding a turn now. */
   get active(): number {
-    return this.activeCount;
+    return this.activeJobs.size;
   }
 
   /** Requests waiting for a turn now. */
@@ -67,29 +120,65 @@ export class AdmissionGate extends EventEmitter {
     return this.waiters.length;
   }
 
+  /** The rate the estimates use, bytes per second, and whether it was measured yet. */
+  get bytesPerS(): { value: number; measured: boolean } {
+    this.sample(performance.now());
+    return { value: this.rate, measured: this.measured };
+  }
+
+  /**
+   * Milliseconds a request arriving now would wait for a turn: 0 when a turn is free, else the
+   * bytes still to read of the requests working and waiting, over the rate.
+   */
+  expectedWaitMs(): number {
+    if (this.activeJobs.size < this.maxActive) return 0;
+    this.sample(performance.now());
+    let bytes = 0;
+    for (const job of this.activeJobs) bytes += Math.max(0, this.sizeOf(job) - job.done());
+    for (const waiter of this.waiters) bytes += this.sizeOf(waiter.job);
+    return (bytes / this.rate) * 1000;
+  }
+
   /**
    * Waits for a turn; resolves to the function that gives it back (call it exactly once).
-   * @throws ParleError QUEUE_FULL (at once, when `maxWaiting` requests already wait), ABORTED
-   *   (when `signal` aborts while waiting)
+   * `job` tells the gate the request's size and progress (for the estimates; default: unknown
+   * size, nothing read).
+   * @throws ServiceError OVERLOADED (at once, when the expected wait passes maxWaitMs; its
+   *   `retryAfterSeconds` says when the queue should have drained below it); ParleError
+   *   QUEUE_FULL (at once, when `maxWaiting` requests already wait), ABORTED (when `signal`
+   *   aborts while waiting)
    */
-  acquire(signal?: AbortSignal): Promise<() => void> {
+  acquire(signal?: AbortSignal, job: Job = { bytes: undefined, done: () => 0 }): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    if (this.activeCount < this.maxActive) {
-      this.activeCount++;
-      this.emit('admitted');
-      return Promise.resolve(this.releaser());
+    if (this.activeJobs.size < this.maxActive) {
+      this.start(job);
+      return Promise.resolve(this.releaser(job));
+    }
+    const waitMs = this.expectedWaitMs();
+    if (waitMs > this.maxWaitMs) {
+      this.emit('shed');
+      const retryAfterSeconds = Math.max(1, Math.ceil((waitMs - this.maxWaitMs) / 1000));
+      return Promise.reject(
+        new ServiceError(
+          ServiceErrorCodes.OVERLOADED,
+          503,
+          `the work queued ahead would take about ${Math.round(waitMs)} ms at ${(this.rate / 1e6).toFixed(0)} MB/s, ` +
+            `more than the bound (maxWaitMs) of ${this.maxWaitMs} ms; retry after ${retryAfterSeconds} s`,
+          retryAfterSeconds,
+        ),
+      );
     }
     if (this.waiters.length >= this.maxWaiting) {
       this.emit('refused');
       return Promise.reject(
         new ParleError(
           ErrorCodes.QUEUE_FULL,
-          `${this.activeCount} requests are being served and ${this.waiters.length} wait, the limit (queue) is ${this.maxWaiting}`,
+          `${this.activeJobs.size} requests are being served and ${this.waiters.length} wait, the limit (queue) is ${this.maxWaiting}`,
         ),
       );
     }
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, job };
       if (signal) {
         waiter.onAbort = () => {
           const at = this.waiters.indexOf(waiter);
@@ -104,19 +193,65 @@ export class AdmissionGate extends EventEmitter {
     });
   }
 
-  private releaser(): () => void {
+  /** The size a job counts for: its Content-Length, or the mean of the bodies seen. */
+  private sizeOf(job: Job): number {
+    return job.bytes ?? this.meanBytes;
+  }
+
+  /** Bytes read so far by every request that held a turn. */
+  private totalBytes(): number {
+    let bytes = this.finishedBytes;
+    for (const job of this.activeJobs) bytes += job.done();
+    return bytes;
+  }
+
+  /**
+   * Closes a rate sample when the current saturated interval is long enough, and starts or
+   * ends the interval as the gate fills or empties.
+   */
+  private sample(now: number): void {
+    const saturated = this.activeJobs.size >= this.maxActive;
+    if (this.mark && now - this.mark.at >= RATE_SAMPLE_MS) {
+      const bytes = this.totalBytes();
+      const rate = ((bytes - this.mark.bytes) * 1000) / (now - this.mark.at);
+      if (rate > 0) {
+        this.rate = this.measured ? this.rate * (1 - RATE_WEIGHT) + rate * RATE_WEIGHT : rate;
+        this.measured = true;
+      }
+      this.mark = saturated ? { at: now, bytes } : undefined;
+    } else if (!saturated) {
+      this.mark = undefined; // too short to tell
+    } else if (!this.mark) {
+      this.mark = { at: now, bytes: this.totalBytes() };
+    }
+  }
+
+  private start(job: Job): void {
+    this.sample(performance.now());
+    this.activeJobs.add(job);
+    this.sample(performance.now());
+    this.emit('admitted');
+  }
+
+  private releaser(job: Job): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      const now = performance.now();
+      this.sample(now);
+      this.activeJobs.delete(job);
+      const done = job.done();
+      this.finishedBytes += done;
+      if (done > 0) this.meanBytes = this.meanBytes * 0.9 + done * 0.1;
       const next = this.waiters.shift();
       if (next) {
-        // The turn passes straight to the next waiter; activeCount stays.
         if (next.onAbort) next.signal!.removeEventListener('abort', next.onAbort);
-        next.resolve(this.releaser());
+        this.activeJobs.add(next.job);
+        next.resolve(this.releaser(next.job));
         this.emit('admitted');
       } else {
-        this.activeCount--;
+        this.sample(now);
       }
       this.emit('released');
     };

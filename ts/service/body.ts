@@ -6,7 +6,21 @@
 import type { Readable } from 'node:stream';
 import { abortError } from '../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../errors.js';
-import { bodyTooLarge, ServiceError } from './errors.js';
+import { bodyTooLarge, ServiceError, ServiceErrorCodes } from './errors.js';
+
+/**
+ * The slowest body the service waits for: after `graceMs` of waiting for body bytes, at least
+ * `minBytesPerS` must have arrived per second of waiting. Only time spent waiting for the client
+ * counts (not time the codec holds the body back), so a busy server never fails a fast client.
+ *   { minBytesPerS: 16384, graceMs: 5000 }: a client sending 1 KiB/s fails after ~5.3 s of waiting,
+ *   one sending nothing after 5 s.
+ */
+export interface BodyFloor {
+  /** Bytes per second of waiting (0: no floor). */
+  minBytesPerS: number;
+  /** Milliseconds of waiting always allowed. */
+  graceMs: number;
+}
 
 /** What one request has read and written so far, and its abort signal. */
 export interface RequestWork {
@@ -16,6 +30,10 @@ export interface RequestWork {
   bytesIn: number;
   /** Body bytes written. */
   bytesOut: number;
+  /** Milliseconds spent waiting for body bytes from the client (see {@link BodyFloor}). */
+  bodyWaitMs: number;
+  /** The error the request failed with, once it failed (for the metrics and the log). */
+  error?: unknown;
 }
 
 /** The error an aborted request fails with: the timeout's own error, or ABORTED. */
@@ -43,21 +61,62 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> 
   }).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
+/** The SLOW_BODY error for `work`. */
+function slowBody(work: RequestWork, floor: BodyFloor): ServiceError {
+  return new ServiceError(
+    ServiceErrorCodes.SLOW_BODY,
+    408,
+    `the body arrived at ${Math.round((work.bytesIn * 1000) / Math.max(1, work.bodyWaitMs))} bytes/s over ${Math.round(work.bodyWaitMs)} ms of waiting, ` +
+      `below the floor (minBodyRate) of ${floor.minBytesPerS} bytes/s`,
+  );
+}
+
 /**
- * The pieces of `body` as they arrive, counted into `work.bytesIn`.
+ * The pieces of `body` as they arrive, counted into `work.bytesIn`, the time waited for them into
+ * `work.bodyWaitMs`.
  *
  * Never destroys `body` (a destroyed IncomingMessage takes its socket along, and then no
  * error response can be sent); the error response carries `Connection: close` instead.
- * @throws ParleError TOO_LARGE once more than `maxBody` bytes arrived; the abort's error
- *   (ServiceError TIMEOUT, or ParleError ABORTED) when the request's signal aborts while waiting
+ * @throws ParleError TOO_LARGE once more than `maxBody` bytes arrived; ServiceError SLOW_BODY when
+ *   the client falls below `floor`; the abort's error (ServiceError TIMEOUT, or ParleError
+ *   ABORTED) when the request's signal aborts while waiting
  */
-export async function* readBody(body: Readable, work: RequestWork, maxBody: number): AsyncGenerator<Uint8Array> {
+export async function* readBody(
+  body: Readable,
+  work: RequestWork,
+  maxBody: number,
+  floor: BodyFloor = { minBytesPerS: 0, graceMs: 0 },
+): AsyncGenerator<Uint8Array> {
   const signal = work.controller.signal;
   const pieces = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
   for (;;) {
     const next = pieces.next();
     next.catch(() => undefined); // a read that loses to an abort may still fail later
-    const { value, done } = await unlessAborted(next, signal);
+    const started = performance.now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let result: IteratorResult<Uint8Array>;
+    try {
+      let waiting = unlessAborted(next, signal);
+      if (floor.minBytesPerS > 0) {
+        // the waiting this request may still do: its grace plus the time its bytes so far earned
+        const allowanceMs = floor.graceMs + (work.bytesIn * 1000) / floor.minBytesPerS - work.bodyWaitMs;
+        if (allowanceMs <= 0) throw slowBody(work, floor);
+        waiting = Promise.race([
+          waiting,
+          new Promise<never>((_resolve, reject) => {
+            timer = setTimeout(() => {
+              work.bodyWaitMs += performance.now() - started;
+              reject(slowBody(work, floor));
+            }, allowanceMs);
+          }),
+        ]);
+      }
+      result = await waiting;
+    } finally {
+      clearTimeout(timer);
+    }
+    work.bodyWaitMs += performance.now() - started;
+    const { value, done } = result;
     if (done) return;
     work.bytesIn += value.length;
     if (work.bytesIn > maxBody) throw bodyTooLarge(maxBody, `at least ${work.bytesIn}`);
@@ -75,11 +134,12 @@ export async function readWholeBody(
   work: RequestWork,
   maxBody: number,
   expectedBytes: number | undefined,
+  floor?: BodyFloor,
 ): Promise<Uint8Array> {
   if (expectedBytes !== undefined) {
     const out = new Uint8Array(expectedBytes);
     let filled = 0;
-    for await (const piece of readBody(body, work, maxBody)) {
+    for await (const piece of readBody(body, work, maxBody, floor)) {
       if (filled + piece.length > expectedBytes) {
         throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `the body is longer than its Content-Length of ${expectedBytes}`);
       }
@@ -93,7 +153,7 @@ export async function readWholeBody(
   }
   const pieces: Uint8Array[] = [];
   let total = 0;
-  for await (const piece of readBody(body, work, maxBody)) {
+  for await (const piece of readBody(body, work, maxBody, floor)) {
     pieces.push(piece);
     total += piece.length;
   }

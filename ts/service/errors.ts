@@ -16,6 +16,17 @@ export const ServiceErrorCodes = {
   NOT_FOUND: 'NOT_FOUND',
   /** The request took longer than the per-request timeout (option timeoutMs). 503. */
   TIMEOUT: 'TIMEOUT',
+  /**
+   * The work queued ahead would take longer than the bound (option maxWaitMs) at the measured
+   * rate: the request is shed before its body is read. 503 with Retry-After (seconds until the
+   * queue should be under the bound).
+   */
+  OVERLOADED: 'OVERLOADED',
+  /**
+   * The body arrived slower than the floor (option minBodyRate, after bodyGraceMs of waiting for
+   * it): a slow or stalled client, or a Content-Length longer than the bytes sent. 408.
+   */
+  SLOW_BODY: 'SLOW_BODY',
   /** The service is shutting down (SIGTERM) and takes no new requests. 503. */
   SHUTTING_DOWN: 'SHUTTING_DOWN',
   /** A bug: anything that is not a ParleError. 500; the message is generic and the error is logged. */
@@ -32,6 +43,8 @@ export class ServiceError extends Error {
     readonly code: ServiceErrorCode,
     readonly status: number,
     message: string,
+    /** Seconds for the Retry-After header of a 503 (default {@link RETRY_AFTER_SECONDS}). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -80,8 +93,21 @@ const PARLE_STATUS: Record<ErrorCode, number> = {
 };
 
 /** The status, code, message and (for a query parameter's error) parameter an error answers with. */
-export function describeError(error: unknown): { status: number; code: ErrorCode | ServiceErrorCode; message: string; parameter?: string } {
-  if (error instanceof ServiceError) return { status: error.status, code: error.code, message: error.message };
+export function describeError(error: unknown): {
+  status: number;
+  code: ErrorCode | ServiceErrorCode;
+  message: string;
+  parameter?: string;
+  retryAfterSeconds?: number;
+} {
+  if (error instanceof ServiceError) {
+    return {
+      status: error.status,
+      code: error.code,
+      message: error.message,
+      ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+    };
+  }
   if (error instanceof ParleError) {
     const parameter = (error as { parameter?: unknown }).parameter;
     return {

@@ -8,6 +8,15 @@
  *   parle_http_request_duration_seconds{route}             histogram, first byte in to last byte out
  *   parle_engine_pending                                   gauge, engine ops running or waiting
  *   parle_service_active_requests / _waiting_requests      gauges, the admission gate
+ *   parle_service_admitted_requests_total{route}           counter, requests that got a turn on the engine
+ *   parle_service_shed_requests_total{route,code}          counter, refused before the body was read
+ *                                                          (503 OVERLOADED or QUEUE_FULL)
+ *   parle_service_timed_out_requests_total{route}          counter, past the per-request timeout
+ *   parle_service_failed_requests_total{route,code,status} counter, every request that ended in an
+ *                                                          error, by its code (ABORTED with status 499:
+ *                                                          the client went away; SLOW_BODY 408: too slow)
+ *   parle_service_expected_wait_seconds                    gauge, what a request arriving now would wait
+ *   parle_service_rate_bytes_per_second                    gauge, the measured rate the estimate uses
  *   parle_engine_path_total{op,path}                       counter, the path the engine chose
  *   parle_engine_worker_restarts_total                     counter, workers replaced
  * plus Node's process metrics (prefix parle_process_..., e.g. resident memory).
@@ -26,6 +35,10 @@ export class ServiceMetrics {
   readonly bytesOut: Counter<'route'>;
   readonly duration: Histogram<'route'>;
   readonly paths: Counter<'op' | 'path'>;
+  readonly admitted: Counter<'route'>;
+  readonly shed: Counter<'route' | 'code'>;
+  readonly timedOut: Counter<'route'>;
+  readonly failed: Counter<'route' | 'code' | 'status'>;
 
   /** @internal the service makes its metrics */
   constructor(engine: Engine, gate: AdmissionGate) {
@@ -61,6 +74,46 @@ export class ServiceMetrics {
       help: 'Engine operations by the path the engine chose (cpu or gpu)',
       labelNames: ['op', 'path'],
       registers,
+    });
+    this.admitted = new Counter({
+      name: 'parle_service_admitted_requests_total',
+      help: 'Requests that got a turn on the engine (admission gate)',
+      labelNames: ['route'],
+      registers,
+    });
+    this.shed = new Counter({
+      name: 'parle_service_shed_requests_total',
+      help: 'Requests refused with 503 before their body was read (OVERLOADED: the expected wait passed maxWaitMs; QUEUE_FULL)',
+      labelNames: ['route', 'code'],
+      registers,
+    });
+    this.timedOut = new Counter({
+      name: 'parle_service_timed_out_requests_total',
+      help: 'Requests that took longer than the per-request timeout (timeoutMs)',
+      labelNames: ['route'],
+      registers,
+    });
+    this.failed = new Counter({
+      name: 'parle_service_failed_requests_total',
+      help: 'Requests that ended in an error, by code and status (499: the client went away first)',
+      labelNames: ['route', 'code', 'status'],
+      registers,
+    });
+    new Gauge({
+      name: 'parle_service_expected_wait_seconds',
+      help: 'Seconds a request arriving now would wait for a turn (queued bytes over the measured rate)',
+      registers,
+      collect() {
+        this.set(gate.expectedWaitMs() / 1000);
+      },
+    });
+    new Gauge({
+      name: 'parle_service_rate_bytes_per_second',
+      help: 'Body bytes per second the requests on the engine read while every turn was taken (the estimate of capacity)',
+      registers,
+      collect() {
+        this.set(gate.bytesPerS.value);
+      },
     });
     new Gauge({
       name: 'parle_engine_pending',

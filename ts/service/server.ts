@@ -17,7 +17,9 @@
  * Compress and decompress stream chunk by chunk (ts/service/streams.ts); sort buffers its keys
  * (it needs them all), bounded by `maxBody`. Errors answer `{ "error": { "code", "message" } }`
  * with the statuses of ts/service/errors.ts. Requests that reach the engine pass an admission
- * gate (ts/service/admission.ts): 503 QUEUE_FULL with Retry-After when it is full.
+ * gate (ts/service/admission.ts): 503 OVERLOADED with Retry-After, before the body is read,
+ * when the work queued ahead would take longer than `maxWaitMs`; QUEUE_FULL when `queue`
+ * requests already wait. A body slower than `minBodyRate` is cut with 408 SLOW_BODY.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
@@ -27,7 +29,7 @@ import { MAX_CHUNK_BYTES } from '../format/layout.js';
 import type { SortKeys } from '../types.js';
 import { arrayConstructor, elementSize } from '../types.js';
 import { AdmissionGate } from './admission.js';
-import { readBody, readWholeBody, type RequestWork } from './body.js';
+import { abortReason, readBody, readWholeBody, type BodyFloor, type RequestWork } from './body.js';
 import { RETRY_AFTER_SECONDS, ServiceError, ServiceErrorCodes, bodyTooLarge, describeError, type ErrorBody } from './errors.js';
 import { ServiceMetrics } from './metrics.js';
 import { compressParameters, readQuery, sortParameters, type CompressParameters } from './query.js';
@@ -43,6 +45,24 @@ export interface ServiceOptions {
   maxBody?: number;
   /** Requests that may wait for a turn on the engine (default 128); one more gets 503 QUEUE_FULL. */
   queue?: number;
+  /**
+   * Milliseconds of queued work beyond which a request is shed (default 2000): when every turn
+   * is taken and the bytes still to code of the requests working and waiting, over the rate the
+   * service measured, would keep a newcomer waiting longer, it gets 503 OVERLOADED with
+   * Retry-After at once, before its body is read. Admitted requests then finish within about
+   * this plus their own coding time. 0 sheds whenever a request would wait.
+   */
+  maxWaitMs?: number;
+  /**
+   * The slowest body accepted, in bytes per second of waiting for it (default 16384; 0: no
+   * floor). After `bodyGraceMs` of waiting, a client whose body arrives slower (a slow or
+   * stalled client, a Content-Length longer than what is sent) is answered 408 SLOW_BODY (or cut,
+   * once the response has started) and its turn given back. Only time waiting for the client
+   * counts, not time the codec holds the body back.
+   */
+  minBodyRate?: number;
+  /** Milliseconds of waiting for body bytes always allowed before `minBodyRate` applies (default 5000). */
+  bodyGraceMs?: number;
   /**
    * Requests that work on the engine at once (default: the engine's workers + 1, at least 2).
    * Each active stream holds up to workers + 1 chunks in flight in the engine's wasm memory.
@@ -95,12 +115,21 @@ export interface Service {
 const BODY_TYPES = ['application/octet-stream', 'application/x-parle'];
 /** Decompressed bytes held back before the status is sent (see the decompress route). */
 const HOLD_BYTES = 1 << 20;
-const DEFAULTS = { maxBody: 2 ** 30, queue: 128, timeoutMs: 120_000 };
+const DEFAULTS = { maxBody: 2 ** 30, queue: 128, timeoutMs: 120_000, maxWaitMs: 2000, minBodyRate: 16384, bodyGraceMs: 5000 };
+/**
+ * Bytes per second per worker the admission gate assumes before it has measured the rate: about
+ * half what a worker compresses of real photographs (u8) on the 16-core host, so the first
+ * second of a burst sheds a little more rather than admitting work that cannot finish in time.
+ */
+const INITIAL_BYTES_PER_S_PER_WORKER = 32e6;
 
 /** The keys of {@link ServiceOptions}: any other is refused (INVALID_OPTION). */
 export const SERVICE_OPTION_KEYS: readonly (keyof ServiceOptions)[] = [
   'maxBody',
   'queue',
+  'maxWaitMs',
+  'minBodyRate',
+  'bodyGraceMs',
   'maxActive',
   'timeoutMs',
   'chunkBytes',
@@ -141,6 +170,9 @@ function checkOption(value: unknown, name: string, min: number, max: number, fal
 interface CheckedServiceOptions {
   maxBody: number;
   queue: number;
+  maxWaitMs: number;
+  minBodyRate: number;
+  bodyGraceMs: number;
   maxActive: number | undefined;
   timeoutMs: number;
   /** undefined: the library's default for the request's level. */
@@ -165,6 +197,9 @@ export function checkServiceOptions(options: unknown, fn = 'createService'): Che
   return {
     maxBody: checkOption(o.maxBody, 'maxBody', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.maxBody),
     queue: checkOption(o.queue, 'queue', 0, 2 ** 31, DEFAULTS.queue),
+    maxWaitMs: checkOption(o.maxWaitMs, 'maxWaitMs', 0, 2 ** 31 - 1, DEFAULTS.maxWaitMs),
+    minBodyRate: checkOption(o.minBodyRate, 'minBodyRate', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.minBodyRate),
+    bodyGraceMs: checkOption(o.bodyGraceMs, 'bodyGraceMs', 0, 2 ** 31 - 1, DEFAULTS.bodyGraceMs),
     maxActive: checkOption(o.maxActive, 'maxActive', 1, 2 ** 16),
     timeoutMs: checkOption(o.timeoutMs, 'timeoutMs', 1, 2 ** 31 - 1, DEFAULTS.timeoutMs),
     chunkBytes: checkOption(o.chunkBytes, 'chunkBytes', 1024, MAX_CHUNK_BYTES),
@@ -222,10 +257,16 @@ function contentLength(request: FastifyRequest): number | undefined {
  */
 export async function createService(engine: Engine, options: ServiceOptions = {}): Promise<Service> {
   const checked = checkServiceOptions(options);
-  const { maxBody, queue, timeoutMs, chunkBytes } = checked;
+  const { maxBody, queue, timeoutMs, chunkBytes, maxWaitMs } = checked;
   const maxActive = checked.maxActive ?? Math.max(2, engine.workers + 1);
+  const floor: BodyFloor = { minBytesPerS: checked.minBodyRate, graceMs: checked.bodyGraceMs };
 
-  const gate = new AdmissionGate(maxActive, queue);
+  const gate = new AdmissionGate({
+    maxActive,
+    maxWaiting: queue,
+    maxWaitMs,
+    initialBytesPerS: INITIAL_BYTES_PER_S_PER_WORKER * Math.max(1, engine.workers),
+  });
   const metrics = new ServiceMetrics(engine, gate);
   const works = new WeakMap<FastifyRequest, RequestWork>();
   const maxInFlight = Math.max(2, engine.workers + 1);
@@ -263,24 +304,32 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
   app.addHook('onRequest', (request, reply, done) => {
     const started = process.hrtime.bigint();
     const controller = new AbortController();
-    const work: RequestWork = { controller, bytesIn: 0, bytesOut: 0 };
+    const work: RequestWork = { controller, bytesIn: 0, bytesOut: 0, bodyWaitMs: 0 };
     works.set(request, work);
     inFlight++;
     const res = reply.raw;
     // A request that is torn down emits 'error' on its IncomingMessage; without a listener
     // that would be an uncaught exception. The failure is handled through `controller`.
     request.raw.on('error', () => undefined);
-    const timer = setTimeout(
-      () => controller.abort(new ServiceError(ServiceErrorCodes.TIMEOUT, 503, `the request took longer than ${timeoutMs} ms (timeoutMs)`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      metrics.timedOut.inc({ route: request.routeOptions.url ?? 'unmatched' });
+      controller.abort(new ServiceError(ServiceErrorCodes.TIMEOUT, 503, `the request took longer than ${timeoutMs} ms (timeoutMs)`));
+    }, timeoutMs);
     res.once('close', () => {
       clearTimeout(timer);
       const completed = res.writableFinished;
       if (!completed) controller.abort(new Error('the client closed the connection'));
       const route = request.routeOptions.url ?? 'unmatched';
       // 499: the client went away before the response was complete (nginx's convention).
-      metrics.requests.inc({ route, method: request.method, status: completed ? String(res.statusCode) : '499' });
+      const status = completed ? String(res.statusCode) : '499';
+      metrics.requests.inc({ route, method: request.method, status });
+      // Every request that failed, answered or cut, with its code: the metrics and (logger on) the log.
+      const error = work.error ?? (completed ? undefined : abortReason(controller.signal));
+      if (error !== undefined) {
+        const { code } = describeError(error);
+        metrics.failed.inc({ route, code, status });
+        request.log.info({ code, status, bytesIn: work.bytesIn, bytesOut: work.bytesOut }, 'request failed');
+      }
       metrics.bytesIn.inc({ route }, work.bytesIn);
       metrics.bytesOut.inc({ route }, work.bytesOut);
       metrics.duration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
@@ -310,6 +359,10 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     const described = describeError(cause);
     let { status, code, message } = described;
     const parameter = described.parameter;
+    if (work) work.error ??= cause;
+    if (code === ServiceErrorCodes.OVERLOADED || code === ErrorCodes.QUEUE_FULL) {
+      metrics.shed.inc({ route: request.routeOptions.url ?? 'unmatched', code });
+    }
     // (GPU_ERROR, IO_ERROR: a bug or the machine, not the request)
     if (cause instanceof ParleError && status >= 500 && status !== 503) request.log.error({ err: cause }, 'internal error');
     if (!(cause instanceof ServiceError) && !(cause instanceof ParleError)) {
@@ -330,7 +383,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         request.log.error({ err: error }, 'internal error');
       }
     }
-    if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+    if (status === 503) reply.header('retry-after', String(described.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
     if (!request.raw.complete) closeAfterAnswer(request, reply);
     const body: ErrorBody = { error: { code, message, ...(parameter !== undefined ? { parameter } : {}) } };
     return reply.code(status).type('application/json').send(body);
@@ -408,8 +461,14 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       });
       // Streams always run on the CPU path (the ContainerWriter takes chunks to the workers).
       metrics.paths.inc({ op: 'compress', path: 'cpu' });
-      const ctx: StreamContext = { gate, work, maxInFlight };
-      const output = compressBody(writer, () => readBody(bodyOf(request), work, maxBody), ctx);
+      const ctx: StreamContext = {
+        gate,
+        work,
+        maxInFlight,
+        bodyBytes: length,
+        onAdmitted: () => metrics.admitted.inc({ route: '/v1/compress' }),
+      };
+      const output = compressBody(writer, () => readBody(bodyOf(request), work, maxBody, floor), ctx);
       // Errors before the first piece (queue full, timeout while waiting) still get a status.
       const first = await output.next();
       reply.type('application/x-parle').header('parle-type', type);
@@ -429,8 +488,14 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     async (request, reply) => {
       const work = workOf(request);
       const reader = engine.createDecompressor();
-      const ctx: StreamContext = { gate, work, maxInFlight };
-      const output = decompressBody(reader, () => readBody(bodyOf(request), work, maxBody), ctx);
+      const ctx: StreamContext = {
+        gate,
+        work,
+        maxInFlight,
+        bodyBytes: contentLength(request),
+        onAdmitted: () => metrics.admitted.inc({ route: '/v1/decompress' }),
+      };
+      const output = decompressBody(reader, () => readBody(bodyOf(request), work, maxBody, floor), ctx);
       // The status goes out once HOLD_BYTES of output are ready, or the container ended: a
       // corrupt or truncated container whose output fits (and any bad header) gets its 400;
       // past that, a failure cuts the response short of its Content-Length.
@@ -468,9 +533,11 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       const { type } = sortParameters(request.raw.url ?? request.url);
       const work = workOf(request);
       const signal = work.controller.signal;
-      const release = await gate.acquire(signal);
+      const length = contentLength(request);
+      const release = await gate.acquire(signal, { bytes: length, done: () => work.bytesIn });
+      metrics.admitted.inc({ route: '/v1/sort' });
       try {
-        const bytes = await readWholeBody(bodyOf(request), work, maxBody, contentLength(request));
+        const bytes = await readWholeBody(bodyOf(request), work, maxBody, length, floor);
         if (bytes.length % 4 !== 0) {
           throw new ParleError(ErrorCodes.UNALIGNED_LENGTH, `the body has ${bytes.length} bytes, not a whole number of ${type} keys`);
         }

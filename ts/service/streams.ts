@@ -40,21 +40,33 @@ async function drain(codec: ContainerWriter | ContainerReader, maxInFlight: numb
 export interface StreamContext {
   gate: AdmissionGate;
   work: RequestWork;
+  /** Body bytes in all (Content-Length), for the gate's estimates; undefined when unknown. */
+  bodyBytes: number | undefined;
+  /** Called once the request got its turn. */
+  onAdmitted?: () => void;
   /** Chunks a codec keeps in flight at most (the CPU path's chunkConcurrency). */
   maxInFlight: number;
 }
 
 /**
  * Runs `body` through `codec` and yields its output pieces, holding a turn of `gate`.
- * @throws the codec's ParleError, the body's (TOO_LARGE, TIMEOUT, ABORTED), QUEUE_FULL
+ * @throws the codec's ParleError, the body's (TOO_LARGE, SLOW_BODY, TIMEOUT, ABORTED), the
+ *   gate's (OVERLOADED, QUEUE_FULL); the error is also kept in `work.error`
  */
 async function* runCodec(
   codec: ContainerWriter | ContainerReader,
   body: () => AsyncIterable<Uint8Array>,
-  { gate, work, maxInFlight }: StreamContext,
+  { gate, work, maxInFlight, bodyBytes, onAdmitted }: StreamContext,
 ): AsyncGenerator<Uint8Array> {
   const signal = work.controller.signal;
-  const release = await gate.acquire(signal);
+  let release: () => void;
+  try {
+    release = await gate.acquire(signal, { bytes: bodyBytes, done: () => work.bytesIn });
+  } catch (e) {
+    work.error ??= e;
+    throw e;
+  }
+  onAdmitted?.();
   let finished = false;
   try {
     for await (const piece of body()) {
@@ -71,6 +83,9 @@ async function* runCodec(
       work.bytesOut += bytes.length;
       yield bytes;
     }
+  } catch (e) {
+    work.error ??= e;
+    throw e;
   } finally {
     if (!finished) await drain(codec, maxInFlight);
     release();
