@@ -28,7 +28,7 @@
 //
 //   npm run build && node bench/service-load.mjs [--quick] [--workers N] [--connections N]
 //     [--seconds N] [--chunk-bytes N] [--max-active N] [--max-wait-ms N] [--rss-bytes N]
-//     [--body photos|mri|runs] [--client-timeout-s N]
+//     [--body photos|mri|runs] [--client-timeout-s N] [--expect-continue 0|1]
 //     [--rss-only | --load-only]   (one phase alone, printed as JSON, nothing written: for tuning;
 //                                  --load-only takes --route compress|decompress, default compress)
 //     [--processes N]   the load (3) goes to the real command, `parle serve --processes N
@@ -65,6 +65,12 @@ const text = (name, fallback) => {
 };
 const MiB = 1 << 20;
 const BODY_BYTES = 16 * MiB;
+/**
+ * Whether the load client sends `Expect: 100-continue` and its body only after the 100 (as curl
+ * does for bodies over 1 MiB), so a shed request costs no body bytes; --expect-continue 0: the
+ * body follows the headers at once, and a shed request's body is read and dropped by the server.
+ */
+const EXPECT_CONTINUE = value('--expect-continue', 1) !== 0;
 /** Concurrent calls the engine's own rate is measured with (the issue's reference). */
 const ENGINE_CONCURRENCY = 8;
 
@@ -72,7 +78,11 @@ const ENGINE_CONCURRENCY = 8;
 
 /** The bodies: element type, and where their bytes come from. */
 const BODIES = {
-  photos: { type: 'u8', file: 'bench/corpus/data/photos_rgb.u8', what: 'bench/corpus photos_rgb.u8 (six photographs, u8) repeated to 16 MiB' },
+  photos: {
+    type: 'u8',
+    file: 'bench/corpus/data/photos_rgb.u8',
+    what: 'bench/corpus photos_rgb.u8 (six photographs, u8) repeated to 16 MiB',
+  },
   mri: { type: 'u16', file: 'data/samples/t1-mri.u16', what: 'data/samples T1 MRI volume (u16) repeated to 16 MiB' },
   runs: { type: 'u8', file: undefined, what: 'synthetic u8 runs of mean length 16 (seeded), 16 MiB' },
 };
@@ -86,7 +96,7 @@ async function makeBody(kind, bytes) {
     // runs of 1..31 elements (mean 16) of random values; xorshift32, seed 34
     let s = 34;
     const next = () => ((s ^= s << 13), (s ^= s >>> 17), (s ^= s << 5), s >>> 0);
-    for (let at = 0; at < bytes; ) {
+    for (let at = 0; at < bytes;) {
       const length = 1 + (next() % 31);
       out.fill(next() & 255, at, Math.min(bytes, at + length));
       at += length;
@@ -187,8 +197,16 @@ async function engineRate(engine, kind, seconds, chunkBytes) {
   });
   return {
     ratio: body.length / container.length,
-    compress: { wholeBytesPerS: compressWhole, streamingBytesPerS: compressStreaming, referenceBytesPerS: Math.max(compressWhole, compressStreaming) },
-    decompress: { wholeBytesPerS: decompressWhole, streamingBytesPerS: decompressStreaming, referenceBytesPerS: Math.max(decompressWhole, decompressStreaming) },
+    compress: {
+      wholeBytesPerS: compressWhole,
+      streamingBytesPerS: compressStreaming,
+      referenceBytesPerS: Math.max(compressWhole, compressStreaming),
+    },
+    decompress: {
+      wholeBytesPerS: decompressWhole,
+      streamingBytesPerS: decompressStreaming,
+      referenceBytesPerS: Math.max(decompressWhole, decompressStreaming),
+    },
   };
 }
 
@@ -265,7 +283,19 @@ function startServer(bundle, workers) {
 
 /** `parle serve --processes N` (the built command), with the bench's queue and timeout. */
 async function startCommand(processes, workers) {
-  const args = ['serve', '--port', '0', '--processes', String(processes), '--workers', String(workers), '--queue', '1024', '--timeout-ms', '600000'];
+  const args = [
+    'serve',
+    '--port',
+    '0',
+    '--processes',
+    String(processes),
+    '--workers',
+    String(workers),
+    '--queue',
+    '1024',
+    '--timeout-ms',
+    '600000',
+  ];
   if (flag('--max-wait-ms')) args.push('--max-wait-ms', String(value('--max-wait-ms')));
   const child = spawn(process.execPath, [...profileFlags(), join(root, 'bin/parle.mjs'), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -303,7 +333,7 @@ function percentile(sorted, p) {
  * 'error' }. The body is written as one buffer; when the answer comes before the body went out
  * (a 503 before the body is read), the rest is not sent.
  */
-function request(agent, url, path, contentType, body, timeoutMs) {
+function request(agent, url, path, contentType, body, timeoutMs, expectContinue) {
   return new Promise((resolve) => {
     const t0 = performance.now();
     let settled = false;
@@ -316,7 +346,7 @@ function request(agent, url, path, contentType, body, timeoutMs) {
     const req = http.request(new URL(path, url), {
       method: 'POST',
       agent,
-      headers: { 'content-type': contentType, 'content-length': body.length },
+      headers: { 'content-type': contentType, 'content-length': body.length, ...(expectContinue ? { expect: '100-continue' } : {}) },
     });
     const timer = setTimeout(() => {
       finish({ status: 'timeout', ms: performance.now() - t0 });
@@ -329,12 +359,19 @@ function request(agent, url, path, contentType, body, timeoutMs) {
       res.on('data', (d) => (bytesOut += d.length));
       res.on('error', () => finish({ status: 'error', ms: performance.now() - t0 }));
       res.on('end', () => {
-        const done = { status: res.statusCode, ms: performance.now() - t0, headersMs, bytesOut, retryAfter: Number(res.headers['retry-after'] ?? 0) };
+        const done = {
+          status: res.statusCode,
+          ms: performance.now() - t0,
+          headersMs,
+          bytesOut,
+          retryAfter: Number(res.headers['retry-after'] ?? 0),
+        };
         finish(done);
         if (!req.writableFinished) req.destroy(); // answered before the body went out: stop sending
       });
     });
-    req.end(body);
+    if (expectContinue) req.once('continue', () => req.end(body));
+    else req.end(body);
   });
 }
 
@@ -342,7 +379,7 @@ function request(agent, url, path, contentType, body, timeoutMs) {
  * `connections` clients, each posting `body` to `path` back to back for `seconds` (and waiting
  * Retry-After after a 503). A request answered after `timeoutMs` counts as a timeout.
  */
-async function loadRun(url, { path, contentType, body, connections, seconds, timeoutMs }) {
+async function loadRun(url, { path, contentType, body, connections, seconds, timeoutMs, expectContinue = EXPECT_CONTINUE }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const until = performance.now() + seconds * 1000;
   const ok = [];
@@ -354,7 +391,7 @@ async function loadRun(url, { path, contentType, body, connections, seconds, tim
   const t0 = performance.now();
   const client = async () => {
     while (performance.now() < until) {
-      const r = await request(agent, url, path, contentType, body, timeoutMs);
+      const r = await request(agent, url, path, contentType, body, timeoutMs, expectContinue);
       if (r.status === 'timeout') timeouts++;
       else if (r.status === 'error') errors++;
       else if (r.status >= 200 && r.status < 300) {
@@ -392,7 +429,13 @@ async function loadRun(url, { path, contentType, body, connections, seconds, tim
 function judge(run, engineBytesPerS, minRatio) {
   const ratio = run.inputBytesPerS / engineBytesPerS;
   const otherCount = Object.values(run.otherStatuses).reduce((a, b) => a + b, 0);
-  const pass = ratio >= minRatio && run.timeouts === 0 && run.errors === 0 && otherCount === 0 && run.shedLatencyMs.max <= 100 && run.latencyMs.p99 <= 3000;
+  const pass =
+    ratio >= minRatio &&
+    run.timeouts === 0 &&
+    run.errors === 0 &&
+    otherCount === 0 &&
+    run.shedLatencyMs.max <= 100 &&
+    run.latencyMs.p99 <= 3000;
   return { ratioToEngine: ratio, targetRatio: minRatio, pass };
 }
 
@@ -550,6 +593,7 @@ function settingsOf() {
     kind: text('--body', 'photos'),
     chunkBytes: flag('--chunk-bytes') ? value('--chunk-bytes') : 'library default',
     maxWaitMs: flag('--max-wait-ms') ? value('--max-wait-ms') : 'service default',
+    expectContinue: EXPECT_CONTINUE,
     minRatio: os.availableParallelism() >= 16 ? 0.8 : 0.7,
   };
 }
@@ -584,7 +628,10 @@ async function runProcessesBench() {
   console.log(JSON.stringify(results));
   if (flag('--load-only')) return;
   // --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
-  const out = join(outputDir({ out: outArg(), quick: s.quick, committed: 'bench/results' }), `service-load-processes-${processes}${s.quick ? '-quick' : ''}.json`);
+  const out = join(
+    outputDir({ out: outArg(), quick: s.quick, committed: 'bench/results' }),
+    `service-load-processes-${processes}${s.quick ? '-quick' : ''}.json`,
+  );
   await writeFile(out, JSON.stringify(results, null, 2) + '\n');
   console.log(`wrote ${out}`);
 }
@@ -625,7 +672,7 @@ async function roundTrip(url, totalBytes) {
       let at = 0;
       let mismatch = -1;
       res.on('data', (d) => {
-        for (let i = 0; i < d.length && mismatch < 0; ) {
+        for (let i = 0; i < d.length && mismatch < 0;) {
           const offset = (at + i) % pattern.length;
           const n = Math.min(d.length - i, pattern.length - offset);
           if (Buffer.compare(d.subarray(i, i + n), pattern.subarray(offset, offset + n)) !== 0) mismatch = at + i;
@@ -643,7 +690,12 @@ async function roundTrip(url, totalBytes) {
   }
   compress.end();
   const [compressedBytes, output] = await Promise.all([compressed, checked]);
-  return { seconds: (performance.now() - t0) / 1000, compressedBytes, outputBytes: output.bytes, equal: output.bytes === totalBytes && output.mismatch < 0 };
+  return {
+    seconds: (performance.now() - t0) / 1000,
+    compressedBytes,
+    outputBytes: output.bytes,
+    equal: output.bytes === totalBytes && output.mismatch < 0,
+  };
 }
 
 async function runBench() {
@@ -655,7 +707,12 @@ async function runBench() {
   const bundle = await bundleService();
   const server = startServer(bundle, s.workers);
   const { url } = await server.ready;
-  console.log(`server ${url} (${s.workers} workers); load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `server ${url} (${s.workers} workers); load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   const results = {
     benchmark: 'service-load',
     date: new Date().toISOString(),
@@ -675,7 +732,13 @@ async function runBench() {
     const before = await server.ask('memory');
     const trip = await roundTrip(url, rssBytes);
     const after = await server.ask('memory');
-    results.bigBody = { bodyBytes: rssBytes, ...trip, serverRssBeforeMiB: before.rssMiB, serverPeakRssMiB: after.peakRssMiB, pass: trip.equal && after.peakRssMiB < 300 };
+    results.bigBody = {
+      bodyBytes: rssBytes,
+      ...trip,
+      serverRssBeforeMiB: before.rssMiB,
+      serverPeakRssMiB: after.peakRssMiB,
+      pass: trip.equal && after.peakRssMiB < 300,
+    };
     console.log(
       `1 GiB round trip: ${trip.equal ? 'equal' : 'DIFFERENT'}, ${trip.seconds.toFixed(1)} s, container ${(trip.compressedBytes / MiB).toFixed(0)} MiB; ` +
         `server RSS ${before.rssMiB.toFixed(0)} MiB before, peak ${after.peakRssMiB.toFixed(0)} MiB (target < 300)`,
@@ -695,7 +758,14 @@ async function runBench() {
     // 4. Bad clients beside the load (compress, --body).
     const body = await makeBody(s.kind, BODY_BYTES);
     const type = BODIES[s.kind].type;
-    const loadOptions = { path: `/v1/compress?type=${type}`, contentType: 'application/octet-stream', body, connections: s.connections, seconds: badSeconds, timeoutMs: s.timeoutMs };
+    const loadOptions = {
+      path: `/v1/compress?type=${type}`,
+      contentType: 'application/octet-stream',
+      body,
+      connections: s.connections,
+      seconds: badSeconds,
+      timeoutMs: s.timeoutMs,
+    };
     const alone = await loadRun(url, loadOptions);
     const [withBad, bad] = await Promise.all([loadRun(url, loadOptions), badClients(url, body, badSeconds)]);
     const slowdown = withBad.latencyMs.p99 / Math.max(1, alone.latencyMs.p99) - 1;
@@ -743,7 +813,10 @@ async function runBench() {
   } finally {
     await server.ask('stop').catch(() => undefined);
   }
-  const out = join(outputDir({ out: outArg(), quick: s.quick, committed: 'bench/results' }), s.quick ? 'service-load-quick.json' : 'service-load.json');
+  const out = join(
+    outputDir({ out: outArg(), quick: s.quick, committed: 'bench/results' }),
+    s.quick ? 'service-load-quick.json' : 'service-load.json',
+  );
   await writeFile(out, JSON.stringify(results, null, 2) + '\n');
   console.log(`wrote ${out}`);
 }

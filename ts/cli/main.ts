@@ -161,9 +161,7 @@ export function buildProgram(): Command {
     .addOption(pathOption())
     .addOption(workersOption())
     .addOption(new Option('--chunk-bytes <n>', 'bytes of elements per chunk').argParser(positiveInteger('--chunk-bytes', MAX_CHUNK_BYTES)))
-    .addOption(
-      new Option('--level <n>', 'compression level: 1 fastest, 9 smallest (default 5)').argParser(levelArgument),
-    )
+    .addOption(new Option('--level <n>', 'compression level: 1 fastest, 9 smallest (default 5)').argParser(levelArgument))
     .option(
       '--codec <codec>',
       "codec pipeline of every chunk: 'auto' (the chooser picks per chunk), 'stored', or stages joined by '+' in the order delta, shuffle, rle, then huffman or pack (e.g. delta+shuffle+huffman, delta+pack)",
@@ -202,7 +200,9 @@ export function buildProgram(): Command {
 
   program
     .command('decompress')
-    .description('decompress a .parle file into raw little-endian elements (OUT defaults to IN without .parle; standard output when IN is -)')
+    .description(
+      'decompress a .parle file into raw little-endian elements (OUT defaults to IN without .parle; standard output when IN is -)',
+    )
     .argument('[in]', 'input .parle file; - or none: standard input', STDIO)
     .argument('[out]', 'output file; -: standard output')
     .addOption(pathOption())
@@ -300,7 +300,10 @@ export function buildProgram(): Command {
     )
     .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
     .addOption(
-      new Option('--max-wait-ms <n>', 'shed a request (503 OVERLOADED, before its body is read) when the work queued ahead would take longer')
+      new Option(
+        '--max-wait-ms <n>',
+        'shed a request (503 OVERLOADED, before its body is read) when the work queued ahead would take longer',
+      )
         .argParser(integerFlag('--max-wait-ms', 0, 2 ** 31 - 1))
         .default(2000),
     )

@@ -4,7 +4,8 @@
  * when waiting would take too long:
  *
  *   - shed (503 OVERLOADED with Retry-After): the work queued ahead of it (the bytes still to
- *     code of the requests working and waiting) divided by the measured rate passes `maxWaitMs`;
+ *     code of the requests working and waiting) and its own, divided by the measured rate,
+ *     passes `maxWaitMs`: it would not be done within that time;
  *   - QUEUE_FULL (503 with Retry-After): `maxWaiting` requests already wait (a count, a backstop).
  *
  * A request that finds a free turn is always admitted, whatever the estimate.
@@ -127,13 +128,13 @@ export class AdmissionGate extends EventEmitter {
   }
 
   /**
-   * Milliseconds a request arriving now would wait for a turn: 0 when a turn is free, else the
-   * bytes still to read of the requests working and waiting, over the rate.
+   * Milliseconds a request of `ownBytes` arriving now would take to be done when it had to wait
+   * for a turn: the bytes still to read of the requests working and waiting, and its own, over
+   * the rate. (A request that finds a free turn is admitted whatever this says.)
    */
-  expectedWaitMs(): number {
-    if (this.activeJobs.size < this.maxActive) return 0;
+  expectedWaitMs(ownBytes = 0): number {
     this.sample(performance.now());
-    let bytes = 0;
+    let bytes = ownBytes;
     for (const job of this.activeJobs) bytes += Math.max(0, this.sizeOf(job) - job.done());
     for (const waiter of this.waiters) bytes += this.sizeOf(waiter.job);
     return (bytes / this.rate) * 1000;
@@ -154,7 +155,7 @@ export class AdmissionGate extends EventEmitter {
       this.start(job);
       return Promise.resolve(this.releaser(job));
     }
-    const waitMs = this.expectedWaitMs();
+    const waitMs = this.expectedWaitMs(this.sizeOf(job));
     if (waitMs > this.maxWaitMs) {
       this.emit('shed');
       const retryAfterSeconds = Math.max(1, Math.ceil((waitMs - this.maxWaitMs) / 1000));
@@ -162,7 +163,7 @@ export class AdmissionGate extends EventEmitter {
         new ServiceError(
           ServiceErrorCodes.OVERLOADED,
           503,
-          `the work queued ahead would take about ${Math.round(waitMs)} ms at ${(this.rate / 1e6).toFixed(0)} MB/s, ` +
+          `the work queued ahead and this request's would take about ${Math.round(waitMs)} ms at ${(this.rate / 1e6).toFixed(0)} MB/s, ` +
             `more than the bound (maxWaitMs) of ${this.maxWaitMs} ms; retry after ${retryAfterSeconds} s`,
           retryAfterSeconds,
         ),

@@ -34,6 +34,12 @@ export interface RequestWork {
   bodyWaitMs: number;
   /** The error the request failed with, once it failed (for the metrics and the log). */
   error?: unknown;
+  /**
+   * Tells a client that sent `Expect: 100-continue` to send its body (once; a no-op for other
+   * clients). readBody calls it before its first read, so a request refused before then (shed,
+   * a bad parameter) never had its body sent at all.
+   */
+  sendContinue?: () => void;
 }
 
 /** The error an aborted request fails with: the timeout's own error, or ABORTED. */
@@ -88,6 +94,7 @@ export async function* readBody(
   floor: BodyFloor = { minBytesPerS: 0, graceMs: 0 },
 ): AsyncGenerator<Uint8Array> {
   const signal = work.controller.signal;
+  work.sendContinue?.();
   const pieces = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
   for (;;) {
     const next = pieces.next();

@@ -101,10 +101,10 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'parle_service_expected_wait_seconds',
-      help: 'Seconds a request arriving now would wait for a turn (queued bytes over the measured rate)',
+      help: 'Seconds the work queued on the engine would take at the measured rate (queued bytes over the rate)',
       registers,
       collect() {
-        this.set(gate.expectedWaitMs() / 1000);
+        this.set(gate.active < gate.maxActive ? 0 : gate.expectedWaitMs() / 1000);
       },
     });
     new Gauge({

@@ -305,6 +305,12 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     const started = process.hrtime.bigint();
     const controller = new AbortController();
     const work: RequestWork = { controller, bytesIn: 0, bytesOut: 0, bodyWaitMs: 0 };
+    if (request.headers.expect?.toLowerCase() === '100-continue') {
+      work.sendContinue = () => {
+        work.sendContinue = undefined;
+        if (!reply.raw.headersSent && !reply.raw.destroyed) reply.raw.writeContinue();
+      };
+    }
     works.set(request, work);
     inFlight++;
     const res = reply.raw;
@@ -579,6 +585,11 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     return reply.type(metrics.registry.contentType).send(text);
   });
 
+  // `Expect: 100-continue` (curl sends it for bodies over 1 MiB): Node answers 100 Continue at
+  // once unless 'checkContinue' is listened for. Here the request is routed as any other and the
+  // 100 goes out only when its body is first read (RequestWork.sendContinue), after admission:
+  // a shed request's client never sends its body.
+  app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
   await app.ready();
 
   let closed: Promise<void> | undefined;

@@ -93,7 +93,11 @@ async function* runCodec(
 }
 
 /** Compresses `body` into .parle container bytes (see {@link runCodec}). */
-export function compressBody(writer: ContainerWriter, body: () => AsyncIterable<Uint8Array>, ctx: StreamContext): AsyncGenerator<Uint8Array> {
+export function compressBody(
+  writer: ContainerWriter,
+  body: () => AsyncIterable<Uint8Array>,
+  ctx: StreamContext,
+): AsyncGenerator<Uint8Array> {
   return runCodec(writer, body, ctx);
 }
 
@@ -101,7 +105,11 @@ export function compressBody(writer: ContainerWriter, body: () => AsyncIterable<
  * Decompresses the .parle container in `body` into its elements' bytes (see {@link runCodec});
  * `reader.header` is set by the time the first piece is yielded.
  */
-export function decompressBody(reader: ContainerReader, body: () => AsyncIterable<Uint8Array>, ctx: StreamContext): AsyncGenerator<Uint8Array> {
+export function decompressBody(
+  reader: ContainerReader,
+  body: () => AsyncIterable<Uint8Array>,
+  ctx: StreamContext,
+): AsyncGenerator<Uint8Array> {
   return runCodec(reader, body, ctx);
 }
 
