@@ -29,6 +29,8 @@
 //   npm run build && node bench/service-load.mjs [--quick] [--workers N] [--connections N]
 //     [--seconds N] [--chunk-bytes N] [--max-active N] [--max-wait-ms N] [--rss-bytes N]
 //     [--body photos|mri|runs] [--client-timeout-s N] [--expect-continue 0|1]
+//     [--loads ROUTE:BODY,...]   the load phases (default compress:BODY,compress:runs,decompress:BODY)
+//     [--clients N]     load client processes (default one per 8 cores)
 //     [--rss-only | --load-only]   (one phase alone, printed as JSON, nothing written: for tuning;
 //                                  --load-only takes --route compress|decompress, default compress)
 //     [--processes N]   the load (3) goes to the real command, `parle serve --processes N
@@ -36,6 +38,7 @@
 //                       command); phases 1, 4 and 5 need the in-process server and are skipped.
 //                       The engine's rate (2) is still one engine with W workers.
 //                       Writes bench/results/service-load-processes-N[-quick].json.
+//     [--bundle-only]   only bundle the server (bench/.build/service.mjs, for bench/device-34.sh)
 //     [--cpu-prof DIR]  V8 CPU profiles of the server process(es) into DIR (node --cpu-prof).
 //
 // Prints a table and writes bench/results/service-load.json (machine, figures, pass/fail).
@@ -45,7 +48,7 @@ import { outArg, outputDir } from './out-dir.mjs';
 import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -379,47 +382,89 @@ function request(agent, url, path, contentType, body, timeoutMs, expectContinue)
  * `connections` clients, each posting `body` to `path` back to back for `seconds` (and waiting
  * Retry-After after a 503). A request answered after `timeoutMs` counts as a timeout.
  */
-async function loadRun(url, { path, contentType, body, connections, seconds, timeoutMs, expectContinue = EXPECT_CONTINUE }) {
+async function loadRaw(url, { path, contentType, body, connections, seconds, timeoutMs, expectContinue }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const until = performance.now() + seconds * 1000;
-  const ok = [];
-  const shed = [];
-  const other = new Map();
-  let timeouts = 0;
-  let errors = 0;
-  let bytesOut = 0;
+  const raw = { ok: [], shed: [], other: {}, timeouts: 0, errors: 0, bytesOut: 0, seconds: 0 };
   const t0 = performance.now();
   const client = async () => {
     while (performance.now() < until) {
       const r = await request(agent, url, path, contentType, body, timeoutMs, expectContinue);
-      if (r.status === 'timeout') timeouts++;
-      else if (r.status === 'error') errors++;
+      if (r.status === 'timeout') raw.timeouts++;
+      else if (r.status === 'error') raw.errors++;
       else if (r.status >= 200 && r.status < 300) {
-        ok.push(r.ms);
-        bytesOut += r.bytesOut;
+        raw.ok.push(r.ms);
+        raw.bytesOut += r.bytesOut;
       } else if (r.status === 503) {
-        shed.push(r.headersMs);
+        raw.shed.push(r.headersMs);
         const wait = Math.min(Math.max(0, until - performance.now()), (r.retryAfter || 1) * 1000);
         await new Promise((resolve) => setTimeout(resolve, wait));
-      } else other.set(r.status, (other.get(r.status) ?? 0) + 1);
+      } else raw.other[r.status] = (raw.other[r.status] ?? 0) + 1;
     }
   };
   await Promise.all(Array.from({ length: connections }, client));
-  const elapsed = (performance.now() - t0) / 1000;
+  raw.seconds = (performance.now() - t0) / 1000;
   agent.destroy();
-  ok.sort((a, b) => a - b);
-  shed.sort((a, b) => a - b);
+  return raw;
+}
+
+/** Client processes the load is spread over (--clients; default one per 8 cores, so the client is never the limit). */
+const CLIENTS = value('--clients', Math.max(1, Math.floor(os.availableParallelism() / 8)));
+
+/** A load client process (this file with --client): runs loadRaw on the options it is sent, the body read from a file. */
+async function runClient() {
+  process.once('message', async ({ url, options, bodyFile }) => {
+    const body = new Uint8Array(await readFile(bodyFile));
+    process.send(await loadRaw(url, { ...options, body }));
+    process.disconnect();
+  });
+}
+
+/**
+ * `connections` clients, each posting `body` to `path` back to back for `seconds` (and waiting
+ * Retry-After after a 503), spread over CLIENTS processes. A request answered after `timeoutMs`
+ * counts as a timeout.
+ */
+async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINUE, ...options }) {
+  let parts;
+  if (CLIENTS <= 1) parts = [await loadRaw(url, { ...options, body, connections, expectContinue })];
+  else {
+    const bodyFile = join(os.tmpdir(), `parle-service-load-${process.pid}.body`);
+    await writeFile(bodyFile, body);
+    try {
+      parts = await Promise.all(
+        Array.from({ length: CLIENTS }, (_, i) => {
+          const share = Math.floor(connections / CLIENTS) + (i < connections % CLIENTS ? 1 : 0);
+          const child = fork(fileURLToPath(import.meta.url), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+          child.send({ url, options: { ...options, connections: share, expectContinue }, bodyFile });
+          return new Promise((resolve, reject) => {
+            child.once('message', resolve);
+            child.once('exit', (code) => (code !== 0 ? reject(new Error(`load client exited with ${code}`)) : undefined));
+          });
+        }),
+      );
+    } finally {
+      await unlink(bodyFile).catch(() => undefined);
+    }
+  }
+  const ok = parts.flatMap((p) => p.ok).sort((a, b) => a - b);
+  const shed = parts.flatMap((p) => p.shed).sort((a, b) => a - b);
+  const otherStatuses = {};
+  for (const p of parts) for (const [status, n] of Object.entries(p.other)) otherStatuses[status] = (otherStatuses[status] ?? 0) + n;
+  const elapsed = Math.max(...parts.map((p) => p.seconds));
+  const sum = (key) => parts.reduce((a, p) => a + p[key], 0);
   const ms = (x) => Math.round(x);
   return {
     seconds: elapsed,
+    clients: parts.length,
     ok2xx: ok.length,
     shed503: shed.length,
-    otherStatuses: Object.fromEntries(other),
-    errors,
-    timeouts,
+    otherStatuses,
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
     requestsPerS: ok.length / elapsed,
     inputBytesPerS: (ok.length * body.length) / elapsed,
-    outputBytesPerS: bytesOut / elapsed,
+    outputBytesPerS: sum('bytesOut') / elapsed,
     latencyMs: { p50: ms(percentile(ok, 50)), p99: ms(percentile(ok, 99)), max: ms(ok.at(-1) ?? 0) },
     shedLatencyMs: { p50: ms(percentile(shed, 50)), p99: ms(percentile(shed, 99)), max: ms(shed.at(-1) ?? 0) },
   };
@@ -471,28 +516,40 @@ async function compressOnce(url, type, body) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
-/** The load phases (3) against `url`: compress on --body and on synthetic runs, decompress on --body. */
-async function loadPhases(url, rates, { kind, connections, seconds, timeoutMs, minRatio, routes }) {
+/**
+ * The load phases (3): [route, body] pairs, from --loads (e.g. `compress:photos,decompress:photos`)
+ * or by default compress on --body and on synthetic runs, decompress on --body (--load-only: the
+ * --route on --body).
+ */
+function loadsOf(kind) {
+  if (flag('--loads'))
+    return text('--loads')
+      .split(',')
+      .map((pair) => pair.split(':'));
+  if (flag('--load-only')) return [[text('--route', 'compress'), kind]];
+  return [...new Set([kind, 'runs'])].map((k) => ['compress', k]).concat([['decompress', kind]]);
+}
+
+/** The load phases (3) against `url`, see {@link loadsOf}. */
+async function loadPhases(url, rates, { kind, connections, seconds, timeoutMs, minRatio }) {
   const out = {};
   const bodies = {};
-  for (const k of new Set([kind, 'runs'])) bodies[k] = await makeBody(k, BODY_BYTES);
-  for (const route of routes) {
-    for (const k of route === 'compress' && !flag('--load-only') ? [...new Set([kind, 'runs'])] : [kind]) {
-      const type = BODIES[k].type;
-      const body = route === 'compress' ? bodies[k] : await compressOnce(url, type, bodies[k]);
-      const run = await loadRun(url, {
-        path: route === 'compress' ? `/v1/compress?type=${type}` : '/v1/decompress',
-        contentType: route === 'compress' ? 'application/octet-stream' : 'application/x-parle',
-        body,
-        connections,
-        seconds,
-        timeoutMs,
-      });
-      const reference = rates[k][route].referenceBytesPerS;
-      const result = { route, body: k, bodyBytes: body.length, engineBytesPerS: reference, ...run, ...judge(run, reference, minRatio) };
-      out[`${route}-${k}`] = result;
-      console.log(describeRun(`load ${route} ${k}, ${connections} x ${(body.length / MiB).toFixed(1)} MiB, ${seconds} s`, result));
-    }
+  for (const [route, k] of loadsOf(kind)) {
+    bodies[k] ??= await makeBody(k, BODY_BYTES);
+    const type = BODIES[k].type;
+    const body = route === 'compress' ? bodies[k] : await compressOnce(url, type, bodies[k]);
+    const run = await loadRun(url, {
+      path: route === 'compress' ? `/v1/compress?type=${type}` : '/v1/decompress',
+      contentType: route === 'compress' ? 'application/octet-stream' : 'application/x-parle',
+      body,
+      connections,
+      seconds,
+      timeoutMs,
+    });
+    const reference = rates[k][route].referenceBytesPerS;
+    const result = { route, body: k, bodyBytes: body.length, engineBytesPerS: reference, ...run, ...judge(run, reference, minRatio) };
+    out[`${route}-${k}`] = result;
+    console.log(describeRun(`load ${route} ${k}, ${connections} x ${(body.length / MiB).toFixed(1)} MiB, ${seconds} s`, result));
   }
   return out;
 }
@@ -500,7 +557,7 @@ async function loadPhases(url, rates, { kind, connections, seconds, timeoutMs, m
 /** The engine's rates on each body the load phases use. */
 async function engineRates(server, kind, seconds) {
   const rates = {};
-  for (const k of flag('--load-only') ? [kind] : [...new Set([kind, 'runs'])]) {
+  for (const k of new Set(loadsOf(kind).map(([, body]) => body))) {
     rates[k] = await server.ask('engineRate', { body: k, seconds });
     const r = rates[k];
     console.log(
@@ -602,7 +659,6 @@ function settingsOf() {
 async function runProcessesBench() {
   const s = settingsOf();
   const processes = value('--processes', 1);
-  const routes = flag('--load-only') ? [text('--route', 'compress')] : ['compress', 'decompress'];
   const bundle = await bundleService();
   const server = startServer(bundle, s.workers);
   await server.ready;
@@ -612,7 +668,7 @@ async function runProcessesBench() {
   console.log(`parle serve ${command.url} (processes ${processes}, workers ${s.workers})`);
   let load;
   try {
-    load = await loadPhases(command.url, rates, { ...s, routes });
+    load = await loadPhases(command.url, rates, s);
   } finally {
     await command.stop();
   }
@@ -723,7 +779,7 @@ async function runBench() {
   try {
     if (flag('--load-only')) {
       const rates = await engineRates(server, s.kind, 4);
-      const load = await loadPhases(url, rates, { ...s, routes: [text('--route', 'compress')] });
+      const load = await loadPhases(url, rates, s);
       const metrics = requestCounters((await server.ask('metrics')).text);
       console.log(JSON.stringify({ settings: s, machine: machine(), rates, load, metrics }));
       return;
@@ -753,7 +809,7 @@ async function runBench() {
     results.engine = rates;
 
     // 3. The load.
-    results.load = await loadPhases(url, rates, { ...s, routes: ['compress', 'decompress'] });
+    results.load = await loadPhases(url, rates, s);
 
     // 4. Bad clients beside the load (compress, --body).
     const body = await makeBody(s.kind, BODY_BYTES);
@@ -821,6 +877,8 @@ async function runBench() {
   console.log(`wrote ${out}`);
 }
 
-if (flag('--server')) await runServer();
+if (flag('--bundle-only')) console.log(await bundleService());
+else if (flag('--server')) await runServer();
+else if (flag('--client')) await runClient();
 else if (argv.includes('--processes')) await runProcessesBench();
 else await runBench();
