@@ -210,6 +210,10 @@ describe('strict options of createService and runServe', () => {
       [{ chunkBytes: 0 }, /^options\.chunkBytes must be an integer from 1024/],
       [{ maxBody: -1 }, /^options\.maxBody /],
       [{ timeoutMs: 1.5 }, /^options\.timeoutMs /],
+      [{ maxWaitMs: -1 }, /^options\.maxWaitMs must be an integer from 0/],
+      [{ minBodyRate: 0.5 }, /^options\.minBodyRate must be an integer from 0/],
+      [{ bodyGraceMs: '5s' }, /^options\.bodyGraceMs must be an integer from 0/],
+      [{ maxwaitms: 5 }, /^options\.maxwaitms is not an option of createService \(did you mean maxWaitMs\?\)/],
       [{ logger: 'yes' }, /^options\.logger must be a boolean/],
       [{ readMetrics: 'text' }, /^options\.readMetrics must be a function/],
       [null, /must be an object/],
@@ -228,6 +232,7 @@ describe('strict options of createService and runServe', () => {
       [{ port: 0, processes: 0 }, /^options\.processes must be a positive integer/],
       [{ port: 0, gpu: 'on' }, /^options\.gpu must be 'auto', 'off' or 'require'/],
       [{ port: 0, host: '' }, /^options\.host /],
+      [{ port: 0, processes: 2, maxWaitMs: 1.5 }, /^options\.maxWaitMs must be an integer from 0/],
     ] as const) {
       // A stopSignal that never fires: were the options taken, the call would not settle.
       const e = await invalidOption(() =>

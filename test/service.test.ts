@@ -2,7 +2,9 @@
 // every route, round trips of every element type against the library, every bad input and
 // its status and code, a body over --max-body refused before it is all sent (from
 // Content-Length and while streaming), a client that goes away mid-body, a timeout, 503 on a
-// full queue, a worker killed, a failure after the response started, and SIGTERM on the real
+// full queue, shedding (503 OVERLOADED before the body is asked for), slow, silent, lying and
+// vanishing clients (408 SLOW_BODY, ABORTED) in the metrics, a worker killed, a failure after
+// the response started, and SIGTERM on the real
 // command (bin/parle.mjs, built by `npm test`'s pretest); `parle serve --processes 2`: both
 // processes serving one port, metrics summed over them, a killed process restarted, SIGTERM. Synchronised with events and
 // promises (the gate's events, response events, child output), never with sleeps. Every test
@@ -13,6 +15,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http, { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CpuPath } from '../ts/cpu/cpu-path.js';
@@ -429,6 +432,137 @@ describe('backpressure', () => {
     expectError(await r.reply, 503, 'TIMEOUT');
     r.req.destroy();
     await hasty.gate.whenIdle();
+  });
+});
+
+describe('shedding and bad clients', () => {
+  let shedder: Service;
+  let shedderBase: string;
+  let strict: Service;
+  let strictBase: string;
+  beforeAll(async () => {
+    // maxWaitMs 0: any request that would have to wait is shed.
+    shedder = await createService(engine, { maxActive: 1, maxWaitMs: 0, maxBody: MAX_BODY });
+    shedderBase = await shedder.listen({ port: 0, host: '127.0.0.1' });
+    // A floor no real client falls below (1 MiB/s after 50 ms of waiting), met only by bodies sent at once.
+    strict = await createService(engine, { minBodyRate: 1 << 20, bodyGraceMs: 50, maxBody: MAX_BODY });
+    strictBase = await strict.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await shedder?.close();
+    await strict?.close();
+  });
+
+  const metricsOf = async (at: string) => (await send(at, 'GET', '/metrics')).body.toString();
+
+  it('a request that would wait past maxWaitMs gets 503 OVERLOADED with Retry-After at once, its body never asked for; one finding a free turn is admitted', async () => {
+    const before = await metricsOf(shedderBase);
+    const body = new Uint8Array(1 << 20).fill(3);
+    const first = open(shedderBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
+    await write(first.req, body.subarray(0, 1000));
+    expect((await first.response).statusCode).toBe(200); // holds the one turn
+    // Expect: 100-continue: the body would only be sent after a 100, which a shed request never gets.
+    const second = open(shedderBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length, expect: '100-continue' });
+    let continued = false;
+    second.req.on('continue', () => (continued = true));
+    second.req.flushHeaders();
+    const shed = await second.reply;
+    expect({ status: shed.status, code: errorOf(shed).code }).toEqual({ status: 503, code: 'OVERLOADED' });
+    expect(Number(shed.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(continued).toBe(false);
+    second.req.destroy();
+    first.req.end(body.subarray(1000));
+    expect((await first.reply).status).toBe(200);
+    await shedder.gate.whenIdle();
+    // A free turn: admitted whatever the estimate; with Expect: 100-continue the 100 comes, then the answer.
+    const third = open(shedderBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length, expect: '100-continue' });
+    third.req.once('continue', () => third.req.end(body));
+    third.req.flushHeaders();
+    const admitted = await third.reply;
+    expect(admitted.status).toBe(200);
+    expect(Buffer.compare(bytesOf(await engine.decompress(new Uint8Array(admitted.body))), Buffer.from(body))).toBe(0);
+    const after = await metricsOf(shedderBase);
+    const delta = (name: string, labels: Record<string, string>) => metricSum(after, name, labels) - metricSum(before, name, labels);
+    expect(delta('parle_service_shed_requests_total', { route: '/v1/compress', code: 'OVERLOADED' })).toBe(1);
+    expect(delta('parle_service_admitted_requests_total', { route: '/v1/compress' })).toBe(2);
+    expect(delta('parle_service_failed_requests_total', { route: '/v1/compress', code: 'OVERLOADED', status: '503' })).toBe(1);
+    expect(metricSum(after, 'parle_service_rate_bytes_per_second')).toBeGreaterThan(0);
+  });
+
+  it('a body slower than minBodyRate: 408 SLOW_BODY (answered before the response started, cut after), counted with its code; the turn given back', async () => {
+    const before = await metricsOf(strictBase);
+    // sort reads its whole body before answering: a real 408.
+    const sort = open(strictBase, 'POST', '/v1/sort?type=u32', { ...OCTETS, 'content-length': 4096 });
+    await write(sort.req, new Uint8Array(16));
+    expectError(await sort.reply, 408, 'SLOW_BODY');
+    sort.req.destroy();
+    // compress has sent its 200 with the container header: the response is cut.
+    const compress = open(strictBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': 1 << 20 });
+    await write(compress.req, new Uint8Array(1000));
+    expect((await compress.response).statusCode).toBe(200);
+    await expect(compress.reply).rejects.toThrow();
+    compress.req.destroy();
+    await strict.gate.whenIdle();
+    const after = await metricsOf(strictBase);
+    const delta = (labels: Record<string, string>) =>
+      metricSum(after, 'parle_service_failed_requests_total', labels) - metricSum(before, 'parle_service_failed_requests_total', labels);
+    expect(delta({ route: '/v1/sort', code: 'SLOW_BODY', status: '408' })).toBe(1);
+    expect(delta({ route: '/v1/compress', code: 'SLOW_BODY' })).toBe(1);
+    // A whole body sent at once meets the floor.
+    expect((await send(strictBase, 'POST', '/v1/compress?type=u8', OCTETS, new Uint8Array(1 << 20))).status).toBe(200);
+  });
+
+  it('a lying Content-Length: fewer bytes then the client ends its side is closed (ABORTED, 499); fewer bytes then silence is 408 SLOW_BODY', async () => {
+    const before = await metricsOf(strictBase);
+    const { port } = new URL(strictBase);
+    const head = (length: number) =>
+      `POST /v1/compress?type=u8 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: ${length}\r\n\r\n`;
+    const answerOf = (socket: net.Socket) =>
+      new Promise<string>((resolve) => {
+        let got = '';
+        socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(got));
+      });
+    // Half-closes after 1000 of 1 MiB announced bytes.
+    const ended = net.connect(Number(port), '127.0.0.1');
+    const endedAnswer = answerOf(ended);
+    ended.end(Buffer.concat([Buffer.from(head(1 << 20)), Buffer.alloc(1000)]));
+    await endedAnswer;
+    // Sends 1000 of 4096 announced bytes to sort, then nothing: answered 408.
+    const silent = net.connect(Number(port), '127.0.0.1');
+    const silentAnswer = answerOf(silent);
+    silent.write(Buffer.concat([Buffer.from(head(4096).replace('compress?type=u8', 'sort?type=u32')), Buffer.alloc(1000)]));
+    expect(await silentAnswer).toMatch(/^HTTP\/1\.1 408 [\s\S]*"SLOW_BODY"/);
+    await strict.gate.whenIdle();
+    const after = await metricsOf(strictBase);
+    const delta = (labels: Record<string, string>) =>
+      metricSum(after, 'parle_service_failed_requests_total', labels) - metricSum(before, 'parle_service_failed_requests_total', labels);
+    expect(delta({ route: '/v1/compress', code: 'ABORTED', status: '499' })).toBe(1);
+    expect(delta({ route: '/v1/sort', code: 'SLOW_BODY', status: '408' })).toBe(1);
+  });
+
+  it('a client that disconnects mid-body is counted as ABORTED (499) and its turn given back', async () => {
+    const before = await metricsOf(base);
+    const admitted = once(main.gate, 'admitted');
+    const r = open(base, 'POST', '/v1/sort?type=u32', { ...OCTETS, 'content-length': 1 << 20 });
+    r.response.catch(() => undefined); // never answered: the client hangs up
+    await write(r.req, new Uint8Array(4096));
+    await admitted;
+    const closed = new Promise((resolve) => r.req.once('close', resolve)); // (once() would reject on the hang-up's error)
+    r.req.destroy();
+    await closed;
+    await main.gate.whenIdle();
+    // the server sees the close on its own time: wait for the count (the close is not a sleep)
+    let after = await metricsOf(base);
+    const count = (text: string) =>
+      metricSum(text, 'parle_service_failed_requests_total', { route: '/v1/sort', code: 'ABORTED', status: '499' }) -
+      metricSum(before, 'parle_service_failed_requests_total', { route: '/v1/sort', code: 'ABORTED', status: '499' });
+    for (let i = 0; i < 50 && count(after) === 0; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      after = await metricsOf(base);
+    }
+    expect(count(after)).toBe(1);
   });
 });
 

@@ -85,7 +85,8 @@ function slowBody(work: RequestWork, floor: BodyFloor): ServiceError {
  * error response can be sent); the error response carries `Connection: close` instead.
  * @throws ParleError TOO_LARGE once more than `maxBody` bytes arrived; ServiceError SLOW_BODY when
  *   the client falls below `floor`; the abort's error (ServiceError TIMEOUT, or ParleError
- *   ABORTED) when the request's signal aborts while waiting
+ *   ABORTED) when the request's signal aborts while waiting; ParleError ABORTED when the
+ *   connection closes before the body ended
  */
 export async function* readBody(
   body: Readable,
@@ -119,6 +120,11 @@ export async function* readBody(
         ]);
       }
       result = await waiting;
+    } catch (e) {
+      if (e instanceof ParleError || e instanceof ServiceError) throw e;
+      // the body stream's own error: the connection closed before the body ended (a client that
+      // went away, or one whose Content-Length promised more than it sent before closing)
+      throw new ParleError(ErrorCodes.ABORTED, `the body ended after ${work.bytesIn} bytes: the client closed the connection`, { cause: e });
     } finally {
       clearTimeout(timer);
     }
