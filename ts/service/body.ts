@@ -124,7 +124,9 @@ export async function* readBody(
       if (e instanceof ParleError || e instanceof ServiceError) throw e;
       // the body stream's own error: the connection closed before the body ended (a client that
       // went away, or one whose Content-Length promised more than it sent before closing)
-      throw new ParleError(ErrorCodes.ABORTED, `the body ended after ${work.bytesIn} bytes: the client closed the connection`, { cause: e });
+      throw new ParleError(ErrorCodes.ABORTED, `the body ended after ${work.bytesIn} bytes: the client closed the connection`, {
+        cause: e,
+      });
     } finally {
       clearTimeout(timer);
     }
