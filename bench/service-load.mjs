@@ -470,6 +470,42 @@ async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINU
   };
 }
 
+/** The sum of metric `name`'s samples whose labels include `labels`, in Prometheus text. */
+function metricSum(text, name, labels = {}) {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = line.match(/^(\w+)(?:\{(.*)\})? (\S+)$/);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+/**
+ * The service's own account of a load run, from GET /metrics before and after (summed over the
+ * processes): requests admitted, shed, timed out, failed by code, and the mean milliseconds an
+ * answered request spent in each phase (gate wait, body reading and the part of it waiting for
+ * the client, coding, sending).
+ */
+function serviceProfile(before, after, route) {
+  const delta = (name, labels) => metricSum(after, name, labels) - metricSum(before, name, labels);
+  const admitted = delta('parle_service_admitted_requests_total', { route });
+  const answered = delta('parle_http_requests_total', { route });
+  const phases = {};
+  for (const phase of ['wait', 'body', 'body_client', 'coding', 'send']) {
+    phases[phase] = Math.round((delta('parle_service_request_phase_seconds_total', { route, phase }) * 1000) / Math.max(1, answered));
+  }
+  return {
+    admitted,
+    shed: delta('parle_service_shed_requests_total', { route }),
+    timedOut: delta('parle_service_timed_out_requests_total', { route }),
+    failed: delta('parle_service_failed_requests_total', { route }) - delta('parle_service_shed_requests_total', { route }),
+    meanPhaseMsPerRequest: phases,
+    rateBytesPerS: metricSum(after, 'parle_service_rate_bytes_per_second'),
+  };
+}
+
 /** Whether a load run met the targets: `minRatio` of the engine, no timeouts or errors, 503s at once, p99 <= 3 s. */
 function judge(run, engineBytesPerS, minRatio) {
   const ratio = run.inputBytesPerS / engineBytesPerS;
@@ -538,6 +574,7 @@ async function loadPhases(url, rates, { kind, connections, seconds, timeoutMs, m
     bodies[k] ??= await makeBody(k, BODY_BYTES);
     const type = BODIES[k].type;
     const body = route === 'compress' ? bodies[k] : await compressOnce(url, type, bodies[k]);
+    const metricsBefore = await fetch(new URL('/metrics', url)).then((r) => r.text());
     const run = await loadRun(url, {
       path: route === 'compress' ? `/v1/compress?type=${type}` : '/v1/decompress',
       contentType: route === 'compress' ? 'application/octet-stream' : 'application/x-parle',
@@ -546,10 +583,26 @@ async function loadPhases(url, rates, { kind, connections, seconds, timeoutMs, m
       seconds,
       timeoutMs,
     });
+    const metricsAfter = await fetch(new URL('/metrics', url)).then((r) => r.text());
+    const profile = serviceProfile(metricsBefore, metricsAfter, `/v1/${route}`);
     const reference = rates[k][route].referenceBytesPerS;
-    const result = { route, body: k, bodyBytes: body.length, engineBytesPerS: reference, ...run, ...judge(run, reference, minRatio) };
+    const result = {
+      route,
+      body: k,
+      bodyBytes: body.length,
+      engineBytesPerS: reference,
+      ...run,
+      ...judge(run, reference, minRatio),
+      service: profile,
+    };
     out[`${route}-${k}`] = result;
     console.log(describeRun(`load ${route} ${k}, ${connections} x ${(body.length / MiB).toFixed(1)} MiB, ${seconds} s`, result));
+    const p = profile.meanPhaseMsPerRequest;
+    console.log(
+      `  service: admitted ${profile.admitted}, shed ${profile.shed}, timed out ${profile.timedOut}, failed ${profile.failed}; ` +
+        `mean ms a request: gate ${p.wait}, body ${p.body} (client ${p.body_client}), coding ${p.coding}, send ${p.send}; ` +
+        `rate estimate ${mb(profile.rateBytesPerS)} MB/s`,
+    );
   }
   return out;
 }

@@ -22,6 +22,19 @@ export interface BodyFloor {
   graceMs: number;
 }
 
+/**
+ * Where a streamed request's time went, in milliseconds (ts/service/streams.ts measures them):
+ * waiting for a turn at the admission gate, reading its body (between pieces, including the
+ * time waiting for the client, `bodyWaitMs`), awaiting the codec, and held at the response (the
+ * socket not taking more).
+ */
+export interface RequestPhases {
+  waitMs: number;
+  bodyMs: number;
+  codingMs: number;
+  sendMs: number;
+}
+
 /** What one request has read and written so far, and its abort signal. */
 export interface RequestWork {
   /** Aborts on the per-request timeout (reason: ServiceError TIMEOUT) or when the client goes. */
@@ -32,6 +45,8 @@ export interface RequestWork {
   bytesOut: number;
   /** Milliseconds spent waiting for body bytes from the client (see {@link BodyFloor}). */
   bodyWaitMs: number;
+  /** Where the request's time went (streamed routes). */
+  readonly phases: RequestPhases;
   /** The error the request failed with, once it failed (for the metrics and the log). */
   error?: unknown;
   /**

@@ -15,6 +15,11 @@
  *   parle_service_failed_requests_total{route,code,status} counter, every request that ended in an
  *                                                          error, by its code (ABORTED with status 499:
  *                                                          the client went away; SLOW_BODY 408: too slow)
+ *   parle_service_request_phase_seconds_total{route,phase} counter, where streamed requests' time went:
+ *                                                          wait (admission gate), body (reading it; of
+ *                                                          which body_client waiting for the client),
+ *                                                          coding (awaiting the codec), send (held by
+ *                                                          the socket); divide by the requests for means
  *   parle_service_expected_wait_seconds                    gauge, what a request arriving now would wait
  *   parle_service_rate_bytes_per_second                    gauge, the measured rate the estimate uses
  *   parle_engine_path_total{op,path}                       counter, the path the engine chose
@@ -39,6 +44,7 @@ export class ServiceMetrics {
   readonly shed: Counter<'route' | 'code'>;
   readonly timedOut: Counter<'route'>;
   readonly failed: Counter<'route' | 'code' | 'status'>;
+  readonly phases: Counter<'route' | 'phase'>;
 
   /** @internal the service makes its metrics */
   constructor(engine: Engine, gate: AdmissionGate) {
@@ -97,6 +103,12 @@ export class ServiceMetrics {
       name: 'parle_service_failed_requests_total',
       help: 'Requests that ended in an error, by code and status (499: the client went away first)',
       labelNames: ['route', 'code', 'status'],
+      registers,
+    });
+    this.phases = new Counter({
+      name: 'parle_service_request_phase_seconds_total',
+      help: 'Seconds streamed requests spent at the admission gate (wait), reading the body (body; body_client: waiting for the client), awaiting the codec (coding) and held by the socket (send)',
+      labelNames: ['route', 'phase'],
       registers,
     });
     new Gauge({

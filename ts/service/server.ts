@@ -304,7 +304,13 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
   app.addHook('onRequest', (request, reply, done) => {
     const started = process.hrtime.bigint();
     const controller = new AbortController();
-    const work: RequestWork = { controller, bytesIn: 0, bytesOut: 0, bodyWaitMs: 0 };
+    const work: RequestWork = {
+      controller,
+      bytesIn: 0,
+      bytesOut: 0,
+      bodyWaitMs: 0,
+      phases: { waitMs: 0, bodyMs: 0, codingMs: 0, sendMs: 0 },
+    };
     if (request.headers.expect?.toLowerCase() === '100-continue') {
       work.sendContinue = () => {
         work.sendContinue = undefined;
@@ -339,6 +345,14 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       metrics.bytesIn.inc({ route }, work.bytesIn);
       metrics.bytesOut.inc({ route }, work.bytesOut);
       metrics.duration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+      if (route === '/v1/compress' || route === '/v1/decompress') {
+        const { waitMs, bodyMs, codingMs, sendMs } = work.phases;
+        metrics.phases.inc({ route, phase: 'wait' }, waitMs / 1000);
+        metrics.phases.inc({ route, phase: 'body' }, bodyMs / 1000);
+        metrics.phases.inc({ route, phase: 'body_client' }, work.bodyWaitMs / 1000);
+        metrics.phases.inc({ route, phase: 'coding' }, codingMs / 1000);
+        metrics.phases.inc({ route, phase: 'send' }, sendMs / 1000);
+      }
       inFlight--;
       if (inFlight === 0) onIdle?.();
     });

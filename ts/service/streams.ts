@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import type { ContainerReader, ContainerWriter } from '../format/stream.js';
 import type { Header } from '../format/layout.js';
 import type { AdmissionGate } from './admission.js';
-import { throwIfAborted, type RequestWork } from './body.js';
+import { throwIfAborted, type RequestPhases, type RequestWork } from './body.js';
 
 /**
  * Waits until no chunk of `codec` is in flight any more. `end()` awaits the in-flight chunks
@@ -59,29 +59,48 @@ async function* runCodec(
   { gate, work, maxInFlight, bodyBytes, onAdmitted }: StreamContext,
 ): AsyncGenerator<Uint8Array> {
   const signal = work.controller.signal;
+  const phases = work.phases;
   let release: () => void;
+  let at = performance.now();
+  /** Adds the time since the last call to `phase`. */
+  const spent = (phase: keyof RequestPhases) => {
+    const now = performance.now();
+    phases[phase] += now - at;
+    at = now;
+  };
   try {
     release = await gate.acquire(signal, { bytes: bodyBytes, done: () => work.bytesIn });
   } catch (e) {
     work.error ??= e;
     throw e;
+  } finally {
+    spent('waitMs');
   }
   onAdmitted?.();
   let finished = false;
   try {
+    // Time between the body's pieces is body reading (readBody counts the part spent waiting for
+    // the client in work.bodyWaitMs); awaiting the codec is coding; a suspended yield is the
+    // response's consumer (the socket) not asking for more.
     for await (const piece of body()) {
+      spent('bodyMs');
       const out = await codec.write(piece);
+      spent('codingMs');
       throwIfAborted(signal);
       for (const bytes of out) {
         work.bytesOut += bytes.length;
         yield bytes;
+        spent('sendMs');
       }
     }
+    spent('bodyMs');
     const out = await codec.end();
+    spent('codingMs');
     finished = true;
     for (const bytes of out) {
       work.bytesOut += bytes.length;
       yield bytes;
+      spent('sendMs');
     }
   } catch (e) {
     work.error ??= e;
