@@ -485,16 +485,16 @@ function metricSum(text, name, labels = {}) {
 /**
  * The service's own account of a load run, from GET /metrics before and after (summed over the
  * processes): requests admitted, shed, timed out, failed by code, and the mean milliseconds an
- * answered request spent in each phase (gate wait, body reading and the part of it waiting for
+ * admitted request spent in each phase (gate wait, body reading and the part of it waiting for
  * the client, coding, sending).
  */
 function serviceProfile(before, after, route) {
   const delta = (name, labels) => metricSum(after, name, labels) - metricSum(before, name, labels);
   const admitted = delta('parle_service_admitted_requests_total', { route });
-  const answered = delta('parle_http_requests_total', { route });
+  // a shed request spends no time in these phases: the means are over the admitted ones
   const phases = {};
   for (const phase of ['wait', 'body', 'body_client', 'coding', 'send']) {
-    phases[phase] = Math.round((delta('parle_service_request_phase_seconds_total', { route, phase }) * 1000) / Math.max(1, answered));
+    phases[phase] = Math.round((delta('parle_service_request_phase_seconds_total', { route, phase }) * 1000) / Math.max(1, admitted));
   }
   return {
     admitted,
