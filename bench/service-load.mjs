@@ -385,8 +385,9 @@ function request(agent, url, path, contentType, body, timeoutMs, expectContinue)
 async function loadRaw(url, { path, contentType, body, connections, seconds, timeoutMs, expectContinue }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const until = performance.now() + seconds * 1000;
-  const raw = { ok: [], shed: [], other: {}, timeouts: 0, errors: 0, bytesOut: 0, seconds: 0 };
+  const raw = { ok: [], shed: [], other: {}, timeouts: 0, errors: 0, bytesOut: 0, seconds: 0, cpuSeconds: 0 };
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const client = async () => {
     while (performance.now() < until) {
       const r = await request(agent, url, path, contentType, body, timeoutMs, expectContinue);
@@ -404,6 +405,8 @@ async function loadRaw(url, { path, contentType, body, connections, seconds, tim
   };
   await Promise.all(Array.from({ length: connections }, client));
   raw.seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  raw.cpuSeconds = (cpu.user + cpu.system) / 1e6;
   agent.destroy();
   return raw;
 }
@@ -462,6 +465,8 @@ async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINU
     otherStatuses,
     errors: sum('errors'),
     timeouts: sum('timeouts'),
+    // CPU the load client(s) used, in cores (seconds of CPU per second)
+    clientCores: sum('cpuSeconds') / elapsed,
     requestsPerS: ok.length / elapsed,
     inputBytesPerS: (ok.length * body.length) / elapsed,
     outputBytesPerS: sum('bytesOut') / elapsed,
@@ -501,8 +506,16 @@ function serviceProfile(before, after, route) {
     shed: delta('parle_service_shed_requests_total', { route }),
     timedOut: delta('parle_service_timed_out_requests_total', { route }),
     failed: delta('parle_service_failed_requests_total', { route }) - delta('parle_service_shed_requests_total', { route }),
+    // CPU of the server process(es), workers included, over the run (both scrapes' times: the run's length)
+    serverCpuSeconds: delta('parle_process_cpu_seconds_total', {}),
     meanPhaseMsPerRequest: phases,
     rateBytesPerS: metricSum(after, 'parle_service_rate_bytes_per_second'),
+    // prom-client's event-loop delay since the last scrape (the one before the run); with several
+    // processes, summed over them
+    eventLoopDelayMs: {
+      p99: Math.round(metricSum(after, 'parle_nodejs_eventloop_lag_p99_seconds') * 1000),
+      max: Math.round(metricSum(after, 'parle_nodejs_eventloop_lag_max_seconds') * 1000),
+    },
   };
 }
 
@@ -598,10 +611,11 @@ async function loadPhases(url, rates, { kind, connections, seconds, timeoutMs, m
     out[`${route}-${k}`] = result;
     console.log(describeRun(`load ${route} ${k}, ${connections} x ${(body.length / MiB).toFixed(1)} MiB, ${seconds} s`, result));
     const p = profile.meanPhaseMsPerRequest;
+    result.service.serverCores = profile.serverCpuSeconds / run.seconds;
     console.log(
       `  service: admitted ${profile.admitted}, shed ${profile.shed}, timed out ${profile.timedOut}, failed ${profile.failed}; ` +
         `mean ms a request: gate ${p.wait}, body ${p.body} (client ${p.body_client}), coding ${p.coding}, send ${p.send}; ` +
-        `rate estimate ${mb(profile.rateBytesPerS)} MB/s`,
+        `rate estimate ${mb(profile.rateBytesPerS)} MB/s; CPU: server ${result.service.serverCores.toFixed(2)} cores (workers included), client ${run.clientCores.toFixed(2)}; event-loop delay p99 ${profile.eventLoopDelayMs.p99} ms, max ${profile.eventLoopDelayMs.max} ms`,
     );
   }
   return out;
