@@ -39,6 +39,7 @@
 //                       The engine's rate (2) is still one engine with W workers.
 //                       Writes bench/results/service-load-processes-N[-quick].json.
 //     [--bundle-only]   only bundle the server (bench/.build/service.mjs, for bench/device-34.sh)
+//     [--bad-only [--bad-seconds N]]   phase 4 alone (printed as JSON)
 //     [--cpu-prof DIR]  V8 CPU profiles of the server process(es) into DIR (node --cpu-prof).
 //
 // Prints a table and writes bench/results/service-load.json (machine, figures, pass/fail).
@@ -654,43 +655,77 @@ function answerOf(socket) {
 }
 
 /**
- * The three bad clients, each once, running beside the load: resolves to what each got.
- *   slow: 16 MiB announced, 1 KiB/s sent (for `seconds`), then the client gives up;
+ * The three bad clients, each once, running beside the load (each retries after a 503 until
+ * admitted): resolves to what each got.
+ *   slow: 16 MiB announced, 1 KiB/s sent until the server closes the connection (60 s at most);
  *   disconnect: 16 MiB announced, 4 MiB sent, socket destroyed;
  *   lying: 16 MiB announced, 1 MiB sent, then the client half-closes (its side ends early).
  */
 async function badClients(url, body, seconds) {
   const { hostname, port } = new URL(url);
-  const connect = () => net.connect(Number(port), hostname);
   const path = '/v1/compress?type=u8';
+  const until = performance.now() + seconds * 1000;
+  /**
+   * Connects and sends the head with `Expect: 100-continue` until the service admits the request
+   * (its 100 Continue), waiting Retry-After after each 503 as a client should; resolves to the
+   * socket, the 503s it got, and `answer`: the status lines the server sent after the 100 once
+   * the connection closes ('closed' when none).
+   */
+  const admitted = async () => {
+    for (let shed = 0; ; shed++) {
+      const socket = net.connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      let got = '';
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      const first = new Promise((resolve) => {
+        socket.on('data', (d) => {
+          got += d.toString('latin1', 0, Math.min(d.length, 512));
+          if (/\r\n\r\n/.test(got)) resolve(got);
+        });
+        socket.on('close', () => resolve(got));
+      });
+      socket.write(head(url, path, 'application/octet-stream', body.length).replace('\r\n\r\n', '\r\nExpect: 100-continue\r\n\r\n'));
+      const line = /^HTTP\/1\.1 (\d{3})/.exec(await first)?.[1];
+      if (line === '100' || performance.now() > until) {
+        const answer = closed.then(
+          () =>
+            [...got.matchAll(/HTTP\/1\.1 (\d{3})/g)]
+              .map((m) => m[1])
+              .filter((s) => s !== '100')
+              .join(',') || 'closed',
+        );
+        return { socket, shed, answer, admitted: line === '100' };
+      }
+      socket.destroy();
+      const retryAfter = Number(/retry-after: (\d+)/i.exec(got)?.[1] ?? 1);
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    }
+  };
   const results = {};
   const slow = (async () => {
-    const socket = connect();
-    const answer = answerOf(socket);
-    socket.write(head(url, path, 'application/octet-stream', body.length));
-    const until = performance.now() + seconds * 1000;
+    const { socket, shed, answer, admitted: ok } = await admitted();
+    const t0 = performance.now();
     let sent = 0;
-    while (performance.now() < until && !socket.destroyed) {
+    // until the server closes the connection (a minute at most: a server with no floor never would)
+    while (ok && performance.now() < t0 + 60_000 && !socket.destroyed && !socket.readableEnded) {
       socket.write(body.subarray(sent, sent + 1024));
       sent += 1024;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
+    const servedForS = (performance.now() - t0) / 1000;
     socket.destroy();
-    results.slow = { sentBytes: sent, answer: await answer };
+    results.slow = { shed503: shed, admitted: ok, sentBytes: sent, secondsUntilClosed: servedForS, answer: await answer };
   })();
   const disconnect = (async () => {
-    const socket = connect();
-    const answer = answerOf(socket);
-    socket.write(head(url, path, 'application/octet-stream', body.length));
-    socket.write(body.subarray(0, 4 * MiB), () => socket.destroy());
-    results.disconnect = { sentBytes: 4 * MiB, answer: await answer };
+    const { socket, shed, answer, admitted: ok } = await admitted();
+    if (ok) await new Promise((resolve) => socket.write(body.subarray(0, 4 * MiB), resolve));
+    socket.destroy();
+    results.disconnect = { shed503: shed, admitted: ok, sentBytes: 4 * MiB, answer: await answer };
   })();
   const lying = (async () => {
-    const socket = connect();
-    const answer = answerOf(socket);
-    socket.write(head(url, path, 'application/octet-stream', body.length));
-    socket.end(body.subarray(0, MiB));
-    results.lying = { sentBytes: MiB, announcedBytes: body.length, answer: await answer };
+    const { socket, shed, answer, admitted: ok } = await admitted();
+    socket.end(ok ? body.subarray(0, MiB) : undefined);
+    results.lying = { shed503: shed, admitted: ok, sentBytes: MiB, announcedBytes: body.length, answer: await answer };
   })();
   await Promise.all([slow, disconnect, lying]);
   return results;
@@ -700,7 +735,7 @@ async function badClients(url, body, seconds) {
 function requestCounters(metricsText) {
   return metricsText
     .split('\n')
-    .filter((line) => /^parle_(http_requests_total|service_(admitted|shed|timed_out|aborted)_requests_total)/.test(line))
+    .filter((line) => /^parle_(http_requests_total|service_(admitted|shed|timed_out|failed)_requests_total)/.test(line))
     .join('\n');
 }
 
@@ -719,6 +754,7 @@ function settingsOf() {
     maxWaitMs: flag('--max-wait-ms') ? value('--max-wait-ms') : 'service default',
     expectContinue: EXPECT_CONTINUE,
     minRatio: os.availableParallelism() >= 16 ? 0.8 : 0.7,
+    badSeconds: value('--bad-seconds', quick ? 10 : 30),
   };
 }
 
@@ -821,10 +857,46 @@ async function roundTrip(url, totalBytes) {
   };
 }
 
+/**
+ * Phase 4: the load on compress (--body) for --bad-seconds alone, then again beside the three bad
+ * clients ({@link badClients}); the others' p99 both ways, what the bad ones got, the counters.
+ */
+async function badPhase(url, s, results, server) {
+  const badSeconds = s.badSeconds;
+  const body = await makeBody(s.kind, BODY_BYTES);
+  const type = BODIES[s.kind].type;
+  const loadOptions = {
+    path: `/v1/compress?type=${type}`,
+    contentType: 'application/octet-stream',
+    body,
+    connections: s.connections,
+    seconds: badSeconds,
+    timeoutMs: s.timeoutMs,
+  };
+  const alone = await loadRun(url, loadOptions);
+  const [withBad, bad] = await Promise.all([loadRun(url, loadOptions), badClients(url, body, badSeconds)]);
+  const slowdown = withBad.latencyMs.p99 / Math.max(1, alone.latencyMs.p99) - 1;
+  const metricsText = requestCounters((await server.ask('metrics')).text);
+  results.badInput = {
+    seconds: badSeconds,
+    alone: { p99Ms: alone.latencyMs.p99, requestsPerS: alone.requestsPerS, timeouts: alone.timeouts },
+    withBadClients: { p99Ms: withBad.latencyMs.p99, requestsPerS: withBad.requestsPerS, timeouts: withBad.timeouts },
+    p99Slowdown: slowdown,
+    clients: bad,
+    metrics: metricsText,
+    pass: slowdown <= 0.1 && withBad.timeouts === 0,
+  };
+  console.log(
+    `bad clients beside the load (${badSeconds} s): p99 ${alone.latencyMs.p99} ms alone, ${withBad.latencyMs.p99} ms with them (${(slowdown * 100).toFixed(0)} %, allowed 10 %); ` +
+      `slow: ${bad.slow.answer} after ${bad.slow.secondsUntilClosed?.toFixed(1)} s, disconnect: ${bad.disconnect.answer}, lying Content-Length: ${bad.lying.answer} ` +
+      `(503s before admission: ${bad.slow.shed503}, ${bad.disconnect.shed503}, ${bad.lying.shed503}): ${results.badInput.pass ? 'pass' : 'FAIL'}`,
+  );
+  console.log(metricsText);
+}
+
 async function runBench() {
   const s = settingsOf();
   const killSeconds = s.quick ? 6 : 15;
-  const badSeconds = s.quick ? 10 : 30;
   const rssBytes = value('--rss-bytes', 2 ** 30);
 
   const bundle = await bundleService();
@@ -841,9 +913,14 @@ async function runBench() {
     date: new Date().toISOString(),
     machine: machine(),
     note: 'Rates are input bytes per second (decompress: container bytes). The server, the load client and the engine workers share this machine.',
-    settings: { ...s, killSeconds, badSeconds, bodies: Object.fromEntries(Object.entries(BODIES).map(([k, v]) => [k, v.what])) },
+    settings: { ...s, killSeconds, bodies: Object.fromEntries(Object.entries(BODIES).map(([k, v]) => [k, v.what])) },
   };
   try {
+    if (flag('--bad-only')) {
+      await badPhase(url, s, results, server);
+      console.log(JSON.stringify(results.badInput));
+      return;
+    }
     if (flag('--load-only')) {
       const rates = await engineRates(server, s.kind, 4);
       const load = await loadPhases(url, rates, s);
@@ -879,36 +956,17 @@ async function runBench() {
     results.load = await loadPhases(url, rates, s);
 
     // 4. Bad clients beside the load (compress, --body).
+    await badPhase(url, s, results, server);
+
+    // 5. The same load with a worker killed half way.
     const body = await makeBody(s.kind, BODY_BYTES);
-    const type = BODIES[s.kind].type;
     const loadOptions = {
-      path: `/v1/compress?type=${type}`,
+      path: `/v1/compress?type=${BODIES[s.kind].type}`,
       contentType: 'application/octet-stream',
       body,
       connections: s.connections,
-      seconds: badSeconds,
       timeoutMs: s.timeoutMs,
     };
-    const alone = await loadRun(url, loadOptions);
-    const [withBad, bad] = await Promise.all([loadRun(url, loadOptions), badClients(url, body, badSeconds)]);
-    const slowdown = withBad.latencyMs.p99 / Math.max(1, alone.latencyMs.p99) - 1;
-    const metricsText = requestCounters((await server.ask('metrics')).text);
-    results.badInput = {
-      seconds: badSeconds,
-      alone: { p99Ms: alone.latencyMs.p99, requestsPerS: alone.requestsPerS, timeouts: alone.timeouts },
-      withBadClients: { p99Ms: withBad.latencyMs.p99, requestsPerS: withBad.requestsPerS, timeouts: withBad.timeouts },
-      p99Slowdown: slowdown,
-      clients: bad,
-      metrics: metricsText,
-      pass: slowdown <= 0.1 && withBad.timeouts === 0,
-    };
-    console.log(
-      `bad clients beside the load (${badSeconds} s): p99 ${alone.latencyMs.p99} ms alone, ${withBad.latencyMs.p99} ms with them (${(slowdown * 100).toFixed(0)} %, allowed 10 %); ` +
-        `slow: ${bad.slow.answer}, disconnect: ${bad.disconnect.answer}, lying Content-Length: ${bad.lying.answer}: ${results.badInput.pass ? 'pass' : 'FAIL'}`,
-    );
-    console.log(metricsText);
-
-    // 5. The same load with a worker killed half way.
     const killed = loadRun(url, { ...loadOptions, seconds: killSeconds });
     await new Promise((resolve) => setTimeout(resolve, (killSeconds * 1000) / 2)); // half way: a point in the run, not a synchronisation
     const kill = await server.ask('kill', { index: 0 });

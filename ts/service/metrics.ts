@@ -2,7 +2,9 @@
  * Prometheus metrics of the service (GET /metrics, text format 0.0.4), in a registry of its own
  * so that several services in one process (tests) do not collide:
  *
- *   parle_http_requests_total{route,method,status}        counter
+ *   parle_http_requests_total{route,method,status}        counter (status 499: the client went away first;
+ *                                                          a response cut by an error after its status
+ *                                                          went out counts with the error's status)
  *   parle_http_request_bytes_total{route}                  counter, body bytes read
  *   parle_http_response_bytes_total{route}                 counter, body bytes written
  *   parle_http_request_duration_seconds{route}             histogram, first byte in to last byte out

@@ -332,13 +332,20 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       const completed = res.writableFinished;
       if (!completed) controller.abort(new Error('the client closed the connection'));
       const route = request.routeOptions.url ?? 'unmatched';
-      // 499: the client went away before the response was complete (nginx's convention).
-      const status = completed ? String(res.statusCode) : '499';
+      const error = work.error ?? (completed ? undefined : abortReason(controller.signal));
+      const described = error === undefined ? undefined : describeError(error);
+      // 499: the client went away before the response was complete (nginx's convention); a
+      // response the service cut (its error came after the status went out) counts with the
+      // error's status, e.g. 408 SLOW_BODY.
+      const status = completed
+        ? String(res.statusCode)
+        : described === undefined || described.code === ErrorCodes.ABORTED
+          ? '499'
+          : String(described.status);
       metrics.requests.inc({ route, method: request.method, status });
       // Every request that failed, answered or cut, with its code: the metrics and (logger on) the log.
-      const error = work.error ?? (completed ? undefined : abortReason(controller.signal));
-      if (error !== undefined) {
-        const { code } = describeError(error);
+      if (described !== undefined) {
+        const { code } = described;
         metrics.failed.inc({ route, code, status });
         request.log.info({ code, status, bytesIn: work.bytesIn, bytesOut: work.bytesOut }, 'request failed');
       }
