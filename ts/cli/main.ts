@@ -305,7 +305,7 @@ export function buildProgram(): Command {
         'shed a request (503 OVERLOADED, before its body is read) when the work queued ahead would take longer',
       )
         .argParser(integerFlag('--max-wait-ms', 0, 2 ** 31 - 1))
-        .default(2000),
+        .default(1500),
     )
     .addOption(
       new Option('--min-body-rate <bytes>', 'slowest request body, bytes/s of waiting after 5 s (408 SLOW_BODY below; 0: none)')

@@ -24,6 +24,7 @@
  *                                                          the socket); divide by the requests for means
  *   parle_service_expected_wait_seconds                    gauge, what a request arriving now would wait
  *   parle_service_rate_bytes_per_second                    gauge, the measured rate the estimate uses
+ *   parle_service_wait_correction_ratio                    gauge, actual over predicted waits (learnt)
  *   parle_engine_path_total{op,path}                       counter, the path the engine chose
  *   parle_engine_worker_restarts_total                     counter, workers replaced
  * plus Node's process metrics (prefix parle_process_..., e.g. resident memory).
@@ -127,6 +128,14 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.set(gate.bytesPerS.value);
+      },
+    });
+    new Gauge({
+      name: 'parle_service_wait_correction_ratio',
+      help: 'Actual over predicted gate waits, the factor the estimate of the work ahead is scaled by',
+      registers,
+      collect() {
+        this.set(gate.waitCorrection);
       },
     });
     new Gauge({
