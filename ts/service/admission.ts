@@ -21,6 +21,10 @@
  * Before the first sample it is `initialBytesPerS` (cautious: a low guess sheds a little more
  * during the first half second, a high one would admit more than can finish in time).
  *
+ * Each kind of work (the route) has its own rate, measured over the samples in which it read at
+ * least 90 % of the bytes; a kind not measured yet uses the rate of all the work. Without that, a
+ * burst of decompress after a compress load was admitted at the compress rate, 3.5x too high.
+ *
  * The bytes still to read undercount the work of a request whose body is in but whose last
  * chunks are still coding and sending (a decompress's output is larger than its body): the wait
  * ahead is therefore scaled by a correction learnt from the waits themselves, the mean ratio of
@@ -51,6 +55,11 @@ export interface Job {
   readonly bytes: number | undefined;
   /** Body bytes read so far. */
   readonly done: () => number;
+  /**
+   * What kind of work it is (e.g. the route): each kind has its own measured rate, as a byte of
+   * a container to decompress costs more than a byte of elements to compress. Default: ''.
+   */
+  readonly kind?: string;
 }
 
 interface Waiter {
@@ -88,13 +97,15 @@ export class AdmissionGate extends EventEmitter {
   readonly maxWaitMs: number;
   private readonly activeJobs = new Set<Job>();
   private readonly waiters: Waiter[] = [];
-  /** Bytes read by requests that have given their turn back. */
-  private finishedBytes = 0;
+  /** Bytes read by requests that have given their turn back, by kind. */
+  private readonly finishedBytes = new Map<string, number>();
+  /** Measured bytes per second of each kind (see the module comment). */
+  private readonly kindRates = new Map<string, number>();
   /** Measured bytes per second (or the initial guess). */
   private rate: number;
   private measured = false;
-  /** Start of the current saturated interval: time (ms) and bytes read by then. */
-  private mark: { at: number; bytes: number } | undefined;
+  /** Start of the current saturated interval: time (ms) and bytes read by then, by kind. */
+  private mark: { at: number; bytes: Map<string, number> } | undefined;
   /** Mean size of the bodies seen, for requests without a Content-Length. */
   private meanBytes = 1 << 20;
   /** Actual over predicted waits, a running mean (see the module comment). */
@@ -153,13 +164,23 @@ export class AdmissionGate extends EventEmitter {
     return this.aheadMs() * this.correction + (ownBytes / this.rate) * 1000;
   }
 
+  /** {@link expectedWaitMs} for `job`, its own bytes at its kind's rate. */
+  private expectedWaitFor(job: Job): number {
+    return this.aheadMs() * this.correction + (this.sizeOf(job) / this.rateOf(job)) * 1000;
+  }
+
   /** Milliseconds of the work queued (working and waiting) at the rate, before the correction. */
   private aheadMs(): number {
     this.sample(performance.now());
-    let bytes = 0;
-    for (const job of this.activeJobs) bytes += Math.max(0, this.sizeOf(job) - job.done());
-    for (const waiter of this.waiters) bytes += this.sizeOf(waiter.job);
-    return (bytes / this.rate) * 1000;
+    let seconds = 0;
+    for (const job of this.activeJobs) seconds += Math.max(0, this.sizeOf(job) - job.done()) / this.rateOf(job);
+    for (const waiter of this.waiters) seconds += this.sizeOf(waiter.job) / this.rateOf(waiter.job);
+    return seconds * 1000;
+  }
+
+  /** Bytes per second of `job`'s kind, or of all the work while its kind has no measurement. */
+  private rateOf(job: Job): number {
+    return this.kindRates.get(job.kind ?? '') ?? this.rate;
   }
 
   /**
@@ -177,7 +198,7 @@ export class AdmissionGate extends EventEmitter {
       this.start(job);
       return Promise.resolve(this.releaser(job));
     }
-    const waitMs = this.expectedWaitMs(this.sizeOf(job));
+    const waitMs = this.expectedWaitFor(job);
     if (waitMs > this.maxWaitMs) {
       this.emit('shed');
       const retryAfterSeconds = Math.max(1, Math.ceil((waitMs - this.maxWaitMs) / 1000));
@@ -185,7 +206,7 @@ export class AdmissionGate extends EventEmitter {
         new ServiceError(
           ServiceErrorCodes.OVERLOADED,
           503,
-          `the work queued ahead and this request's would take about ${Math.round(waitMs)} ms at ${(this.rate / 1e6).toFixed(0)} MB/s, ` +
+          `the work queued ahead and this request's would take about ${Math.round(waitMs)} ms at ${(this.rateOf(job) / 1e6).toFixed(0)} MB/s, ` +
             `more than the bound (maxWaitMs) of ${this.maxWaitMs} ms; retry after ${retryAfterSeconds} s`,
           retryAfterSeconds,
         ),
@@ -222,9 +243,9 @@ export class AdmissionGate extends EventEmitter {
   }
 
   /** Bytes read so far by every request that held a turn. */
-  private totalBytes(): number {
-    let bytes = this.finishedBytes;
-    for (const job of this.activeJobs) bytes += job.done();
+  private totalBytes(): Map<string, number> {
+    const bytes = new Map(this.finishedBytes);
+    for (const job of this.activeJobs) bytes.set(job.kind ?? '', (bytes.get(job.kind ?? '') ?? 0) + job.done());
     return bytes;
   }
 
@@ -236,10 +257,22 @@ export class AdmissionGate extends EventEmitter {
     const saturated = this.activeJobs.size >= this.maxActive;
     if (this.mark && now - this.mark.at >= RATE_SAMPLE_MS) {
       const bytes = this.totalBytes();
-      const rate = ((bytes - this.mark.bytes) * 1000) / (now - this.mark.at);
+      const read = new Map<string, number>();
+      let total = 0;
+      for (const [kind, n] of bytes) {
+        const delta = n - (this.mark.bytes.get(kind) ?? 0);
+        read.set(kind, delta);
+        total += delta;
+      }
+      const rate = (total * 1000) / (now - this.mark.at);
       if (rate > 0) {
         this.rate = this.measured ? this.rate * (1 - RATE_WEIGHT) + rate * RATE_WEIGHT : rate;
         this.measured = true;
+        for (const [kind, delta] of read) {
+          if (delta < 0.9 * total) continue;
+          const before = this.kindRates.get(kind);
+          this.kindRates.set(kind, before === undefined ? rate : before * (1 - RATE_WEIGHT) + rate * RATE_WEIGHT);
+        }
       }
       this.mark = saturated ? { at: now, bytes } : undefined;
     } else if (!saturated) {
@@ -265,7 +298,7 @@ export class AdmissionGate extends EventEmitter {
       this.sample(now);
       this.activeJobs.delete(job);
       const done = job.done();
-      this.finishedBytes += done;
+      this.finishedBytes.set(job.kind ?? '', (this.finishedBytes.get(job.kind ?? '') ?? 0) + done);
       if (done > 0) this.meanBytes = this.meanBytes * 0.9 + done * 0.1;
       const next = this.waiters.shift();
       if (next) {

@@ -563,7 +563,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       const work = workOf(request);
       const signal = work.controller.signal;
       const length = contentLength(request);
-      const release = await gate.acquire(signal, { bytes: length, done: () => work.bytesIn });
+      const release = await gate.acquire(signal, { bytes: length, done: () => work.bytesIn, kind: 'sort' });
       metrics.admitted.inc({ route: '/v1/sort' });
       try {
         const bytes = await readWholeBody(bodyOf(request), work, maxBody, length, floor);

@@ -15,7 +15,7 @@
  * gives the turn back, so the gate's bound on concurrent engine work holds.
  */
 import { Readable } from 'node:stream';
-import type { ContainerReader, ContainerWriter } from '../format/stream.js';
+import { ContainerWriter, type ContainerReader } from '../format/stream.js';
 import type { Header } from '../format/layout.js';
 import type { AdmissionGate } from './admission.js';
 import { throwIfAborted, type RequestPhases, type RequestWork } from './body.js';
@@ -69,7 +69,11 @@ async function* runCodec(
     at = now;
   };
   try {
-    release = await gate.acquire(signal, { bytes: bodyBytes, done: () => work.bytesIn });
+    release = await gate.acquire(signal, {
+      bytes: bodyBytes,
+      done: () => work.bytesIn,
+      kind: codec instanceof ContainerWriter ? 'compress' : 'decompress',
+    });
   } catch (e) {
     work.error ??= e;
     throw e;
