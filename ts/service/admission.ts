@@ -22,7 +22,8 @@
  * during the first half second, a high one would admit more than can finish in time).
  *
  * Each kind of work (the route) has its own rate, measured over the samples in which it read at
- * least 90 % of the bytes; a kind not measured yet uses the rate of all the work. Without that, a
+ * least 90 % of the bytes; a kind not measured yet uses the lower of the rate of all the work and
+ * the initial guess. Without that, a
  * burst of decompress after a compress load was admitted at the compress rate, 3.5x too high.
  *
  * The bytes still to read undercount the work of a request whose body is in but whose last
@@ -99,6 +100,7 @@ export class AdmissionGate extends EventEmitter {
   private readonly waiters: Waiter[] = [];
   /** Bytes read by requests that have given their turn back, by kind. */
   private readonly finishedBytes = new Map<string, number>();
+  private readonly initialRate: number;
   /** Measured bytes per second of each kind (see the module comment). */
   private readonly kindRates = new Map<string, number>();
   /** Measured bytes per second (or the initial guess). */
@@ -118,6 +120,7 @@ export class AdmissionGate extends EventEmitter {
     this.maxWaiting = options.maxWaiting;
     this.maxWaitMs = options.maxWaitMs;
     this.rate = options.initialBytesPerS;
+    this.initialRate = options.initialBytesPerS;
   }
 
   /** Resolves once no request holds or waits for a turn (at once when none does). */
@@ -178,9 +181,12 @@ export class AdmissionGate extends EventEmitter {
     return seconds * 1000;
   }
 
-  /** Bytes per second of `job`'s kind, or of all the work while its kind has no measurement. */
+  /**
+   * Bytes per second of `job`'s kind; while its kind has no measurement, the lower of the rate of
+   * all the work and the initial guess (a kind's first requests are admitted cautiously).
+   */
   private rateOf(job: Job): number {
-    return this.kindRates.get(job.kind ?? '') ?? this.rate;
+    return this.kindRates.get(job.kind ?? '') ?? Math.min(this.rate, this.initialRate);
   }
 
   /**
