@@ -90,14 +90,27 @@ export async function compressArrayReport(
   const chunkByteLength = header.chunkLength * elementSize(type);
   const resident = cpu.isResident(input);
   /** The container and the reports, from every chunk's entry and payload. */
-  const finish = (chunks: readonly EncodedChunk[]) => {
+  const residentTarget = target !== undefined && (cpu.isResident(target) || target.buffer === cpu.heap.buffer);
+  const finish = async (chunks: readonly EncodedChunk[]) => {
     const reports = chunks.map((c, i) => chunkReport(i, c));
     if (explain) debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
-    // payloads in the CPU path's memory go through readBytes (V8's copy out of shared memory
-    // is a byte at a time where the alignments differ, as a payload's place in a container does)
-    const copy = (chunk: EncodedChunk, out: Uint8Array, at: number) =>
-      chunk.payloadPtr === undefined ? out.set(chunk.payload, at) : cpu.readBytes(chunk.payloadPtr, chunk.payload.length, out, at);
-    return { bytes: assembleContainer(header, chunks, target, copy), reports };
+    // a resident target: the payloads in the CPU path's memory are copied by the workers, each
+    // a run of them, once the header and entries are written
+    const ranges: [number, number, number][] = [];
+    // else payloads in that memory go through readBytes (V8's copy out of shared memory is a
+    // byte at a time where the alignments differ, as a payload's place in a container does)
+    const copy = (chunk: EncodedChunk, out: Uint8Array, at: number) => {
+      const n = chunk.payload.length;
+      // (a stored chunk's payload is its elements: in that memory when the input is resident,
+      // and not scratch, so never through readBytes, which may move its source)
+      const inMemory = chunk.payloadPtr !== undefined || chunk.payload.buffer === cpu.heap.buffer;
+      if (residentTarget && inMemory) ranges.push([out.byteOffset + at, chunk.payloadPtr ?? chunk.payload.byteOffset, n]);
+      else if (chunk.payloadPtr !== undefined) cpu.readBytes(chunk.payloadPtr, n, out, at);
+      else out.set(chunk.payload, at);
+    };
+    const bytes = assembleContainer(header, chunks, target, copy);
+    await cpu.copyRanges(ranges, signal);
+    return { bytes, reports };
   };
   if (cpu.shared || cpu.pool === undefined) {
     // one batch: every worker takes chunks from one job table, the container is assembled from
