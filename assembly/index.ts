@@ -12,7 +12,7 @@ export { rleEncode8, rleEncode16, rleEncode32, rleDecode8, rleDecode16, rleDecod
 export { scanU32, scanF32 } from './scan';
 export { radixSort32 } from './radix-sort';
 export { varintEncodeLengths, varintDecodeLengths, sumLengths } from './varint';
-export { reduceU32, reduceF32, mergePathSplit32, mergeRuns32, copyBytes, radixHistograms32, radixScatter32, radixSortBuckets32 } from './parallel';
+export { reduceU32, reduceF32, mergePathSplit32, mergeRuns32, copyBytes, copyRanges, radixHistograms32, radixScatter32, radixSortBuckets32 } from './parallel';
 export {
   xxh32, treeHash, deltaEncode8, deltaEncode16, deltaEncode32, deltaDecode8, deltaDecode16, deltaDecode32,
   shuffle16, shuffle32, unshuffle16, unshuffle32, histogram8, codecStats8, codecStats16, codecStats32,

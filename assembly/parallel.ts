@@ -104,6 +104,14 @@ export function copyBytes(dstPtr: usize, srcPtr: usize, n: usize): void {
   memory.copy(dstPtr, srcPtr, n);
 }
 
+/** memmove of `n` ranges, in order, listed at `listPtr` as u32 triples (destination, source, bytes). */
+export function copyRanges(listPtr: usize, n: usize): void {
+  for (let i: usize = 0; i < n; i++) {
+    const e = listPtr + i * 12;
+    memory.copy(<usize>load<u32>(e), <usize>load<u32>(e, 4), <usize>load<u32>(e, 8));
+  }
+}
+
 // ---- parallel MSD split for the sort ------------------------------------------------------
 // The pool sorts many keys as: every worker counts the digits of its segment
 // (radixHistograms32), the engine picks the most significant digit that varies and turns the

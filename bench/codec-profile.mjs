@@ -7,12 +7,14 @@
 // (bench/profile-summary.mjs), per thread kind (main thread; workers summed).
 //
 //   node bench/codec-profile.mjs [--files a,b] [--workers 1] [--level 5] [--seconds 3] [--quick]
-//                                [--interval US] [--raw-deltas] [--out DIR] [--keep]
+//                                [--interval US] [--raw-deltas] [--min-mib N] [--out DIR] [--keep]
 //
 //   --files    names from bench/corpus/index.json or data/samples (with or without extension)
 //   --quick    only data/samples, 1 second each; results go to bench/.quick/ (not committed)
 //   --interval the profiler's sampling interval in µs (V8's default: 1000)
 //   --keep     keep the .cpuprofile files (their folder is printed)
+//   --min-mib  repeat each file to at least N MiB (the last copy cut at an element), as
+//              corpus-scaling.mjs does: enough chunks for every worker of a large pool
 //   --raw-deltas  each sample counts for the whole time to the next one (DevTools' rule); by
 //              default at most 2 intervals, the rest spread in proportion (profile-summary.mjs:
 //              the sampler runs late where the cores are busy; "sampler late" says how much)
@@ -59,14 +61,18 @@ async function child() {
       workers: { type: 'string' },
       level: { type: 'string' },
       seconds: { type: 'string' },
+      'min-mib': { type: 'string' },
     },
   });
   const { createEngine, compressBound } = await import('../dist/node/index.js');
   const Ctor = TYPES[a.type];
   const raw = readFileSync(a.file);
   if (raw.length % Ctor.BYTES_PER_ELEMENT !== 0) throw new Error(`${a.file}: ${raw.length} bytes is not a whole number of ${a.type}`);
-  const data = new Ctor(raw.length / Ctor.BYTES_PER_ELEMENT);
-  new Uint8Array(data.buffer).set(raw); // an aligned copy of its own
+  // an aligned copy of its own, repeated to --min-mib
+  const minBytes = Number(a['min-mib'] ?? 0) * 1048576;
+  const copies = Math.max(1, Math.ceil(minBytes / raw.length));
+  const data = new Ctor((raw.length / Ctor.BYTES_PER_ELEMENT) * copies);
+  for (let c = 0; c < copies; c++) new Uint8Array(data.buffer).set(raw, c * raw.length);
   const level = Number(a.level);
   const seconds = Number(a.seconds);
   const engine = await createEngine({ workers: Number(a.workers), gpu: 'off' });
@@ -135,6 +141,7 @@ async function main() {
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
       'raw-deltas': { type: 'boolean', default: false },
+      'min-mib': { type: 'string', default: '0' },
     },
   });
   const interval = args.interval ? Number(args.interval) : 1000;
@@ -270,6 +277,7 @@ async function main() {
             `--workers=${workers}`,
             `--level=${level}`,
             `--seconds=${seconds}`,
+            `--min-mib=${args['min-mib']}`,
           ],
           { encoding: 'utf8', timeout: (seconds * 3 + 120) * 1000, maxBuffer: 64 << 20, cwd: root },
         );
@@ -358,6 +366,7 @@ async function main() {
     files: args.files ?? (args.quick ? 'samples' : 'all'),
     interval,
     ...(args['raw-deltas'] ? { rawDeltas: true } : {}),
+    ...(Number(args['min-mib']) > 0 ? { minMiB: Number(args['min-mib']) } : {}),
   };
   const runs = stored.runs.filter((r) => JSON.stringify(r.key) !== JSON.stringify(key));
   machine.loadAverageAtEnd = os.loadavg().map((x) => Number(x.toFixed(2)));
@@ -568,7 +577,7 @@ function markdown(doc, CATEGORIES) {
   for (const run of doc.runs) {
     const k = run.key;
     lines.push(
-      `## workers ${k.workers}, level ${k.level}, ${k.seconds} s, files: ${k.files}${k.interval !== 1000 ? `, interval ${k.interval} µs` : ''}`,
+      `## workers ${k.workers}, level ${k.level}, ${k.seconds} s, files: ${k.files}${k.minMiB ? ` repeated to ${k.minMiB} MiB` : ''}${k.interval !== 1000 ? `, interval ${k.interval} µs` : ''}`,
       '',
       `${run.machine.cpu}, ${run.machine.cores} cores, Node ${run.machine.node}, ${run.machine.date}` +
         (run.machine.loadAverageAtStart

@@ -6,7 +6,10 @@
 //   - the version-2 writer (the code before container version 3, built from git into
 //     bench/.baseline-v2/ on first use: the ratio baseline of the issue), 1 worker;
 //   - zstd-wasm -1 (@bokuweb/zstd-wasm) and lz4-wasm (lz4-wasm-nodejs), one thread;
-//   - Blosc2 (python-blosc2: shuffle + zstd level 1, as many threads) where `python3 -c 'import blosc2'` works.
+//   - Blosc2 (python-blosc2: shuffle + zstd level 1, as many threads) where `python3 -c 'import blosc2'` works;
+//   - the issue's other targets, with 1 worker: 4 MiB of random bytes, the lossy mode on each f32
+//     file (a bound of a thousandth of its range), and the first 4 MiB of each file over 2
+//     workers against 1 (when --workers lists 1 and 2).
 // Speeds are input bytes (compress) or output bytes (decompress) per second, medians of repeated
 // calls; each call returns a new array, as a user's does ("fresh"), and decompress is also timed
 // into a reused `out` array ("reused"): on the 2-core VM a fresh array costs about 3 ms a MB in
@@ -26,7 +29,7 @@ import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as zstd from '@bokuweb/zstd-wasm';
 import * as lz4 from 'lz4-wasm-nodejs';
-import { createEngine } from '../dist/node/index.js';
+import { compressBound, createEngine } from '../dist/node/index.js';
 import { outArg, outputDir } from './out-dir.mjs';
 import { CTORS, timeCalls } from './browser/measure.mjs';
 
@@ -48,7 +51,6 @@ const levels = args.levels.split(',').map(Number);
 const MIN_RUNS = quick ? 3 : 7;
 const MIN_MS = quick ? 100 : 700;
 const BASELINE_COMMIT = '00ae53d';
-
 
 /** The arrays: the corpus (when fetched) and the samples. */
 function loadFiles() {
@@ -84,7 +86,10 @@ const timeMs = async (fn) => (await timeCalls(fn, { minRuns: MIN_RUNS, minMs: MI
 const mbps = (bytes, ms) => bytes / ms / 1e3;
 
 function sameBytes(a, b) {
-  return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
+  return (
+    a.length === b.length &&
+    Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0
+  );
 }
 
 const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
@@ -97,9 +102,13 @@ async function loadBaseline() {
     try {
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
-      const tar = execFileSync('git', ['-C', root, 'archive', BASELINE_COMMIT, 'assembly', 'build', 'shaders', 'ts', 'package.json', 'tsconfig.json'], {
-        maxBuffer: 1 << 28,
-      });
+      const tar = execFileSync(
+        'git',
+        ['-C', root, 'archive', BASELINE_COMMIT, 'assembly', 'build', 'shaders', 'ts', 'package.json', 'tsconfig.json'],
+        {
+          maxBuffer: 1 << 28,
+        },
+      );
       execFileSync('tar', ['-x', '-C', dir], { input: tar });
       // relative, so the folder still works where the repository is copied (the device machine)
       symlinkSync('../../node_modules', join(dir, 'node_modules'));
@@ -131,7 +140,9 @@ tc = med(lambda: blosc2.compress(data, typesize=size, clevel=1, filter=blosc2.Fi
 td = med(lambda: blosc2.decompress(c))
 print(json.dumps({'ratio': len(data)/len(c), 'compress': len(data)/tc/1e6, 'decompress': len(data)/td/1e6}))
 `;
-  const r = spawnSync('python3', ['-c', script, file.path, String(CTORS[file.type].BYTES_PER_ELEMENT), String(threads)], { encoding: 'utf8' });
+  const r = spawnSync('python3', ['-c', script, file.path, String(CTORS[file.type].BYTES_PER_ELEMENT), String(threads)], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) return undefined;
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
@@ -205,6 +216,72 @@ for (const file of files) {
   }
   rows.push(row);
 }
+// The issue's other targets: random bytes (stored at copy speed), the lossy mode, and a 4 MiB
+// input over 2 workers against 1
+const extra = { random: undefined, lossy: [], parallel4MiB: [] };
+const both = (m) => `${m.compress.toFixed(0)} MB/s (into a reused out ${m.compressReused.toFixed(0)})`;
+const one = engines.get(1);
+if (one) {
+  const noise = new Uint8Array(4 << 20);
+  for (let i = 0, x = 0x9e3779b9; i < noise.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    noise[i] = x & 0xff;
+  }
+  const packed = await one.compress(noise);
+  // into a reused out as well: a fresh 4 MiB result's page faults alone cap it near 0.35 GB/s on the 2-core VM
+  const out = new Uint8Array(compressBound(noise.length, 'u8'));
+  extra.random = {
+    bytes: noise.length,
+    ratio: noise.length / packed.length,
+    compress: mbps(noise.length, await timeMs(() => one.compress(noise))),
+    compressReused: mbps(noise.length, await timeMs(() => one.compress(noise, { out }))),
+  };
+  console.log(`random 4 MiB, 1 worker: ratio ${extra.random.ratio.toFixed(3)}, compress ${both(extra.random)}`);
+  for (const file of files.filter((f) => f.type === 'f32')) {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const v of file.data) if (Number.isFinite(v)) ((lo = Math.min(lo, v)), (hi = Math.max(hi, v)));
+    // a bound of a thousandth of the data's range
+    const abs = (hi - lo) / 1000 || 1e-6;
+    const B = file.bytes.length;
+    const packed = await one.compress(file.data, { errorBound: { abs } });
+    const out = new Uint8Array(compressBound(file.data.length, 'f32'));
+    const m = {
+      file: file.name,
+      abs,
+      ratio: B / packed.length,
+      compress: mbps(B, await timeMs(() => one.compress(file.data, { errorBound: { abs } }))),
+      compressReused: mbps(B, await timeMs(() => one.compress(file.data, { errorBound: { abs }, out }))),
+    };
+    extra.lossy.push(m);
+    console.log(`lossy ${file.name} abs ${abs.toPrecision(3)}, 1 worker: ratio ${m.ratio.toFixed(2)}, compress ${both(m)}`);
+  }
+}
+const two = engines.get(2);
+if (one && two) {
+  for (const file of files.filter((f) => f.bytes.length >= 4 << 20)) {
+    const data = file.data.subarray(0, (4 << 20) / file.data.BYTES_PER_ELEMENT);
+    const B = data.byteLength;
+    const packed = await one.compress(data);
+    const rate = async (engine) => ({
+      compress: mbps(B, await timeMs(() => engine.compress(data))),
+      decompress: mbps(B, await timeMs(() => engine.decompress(packed))),
+    });
+    const [r1, r2] = [await rate(one), await rate(two)];
+    const m = {
+      file: file.name,
+      bytes: B,
+      w1: r1,
+      w2: r2,
+      compressX: r2.compress / r1.compress,
+      decompressX: r2.decompress / r1.decompress,
+    };
+    extra.parallel4MiB.push(m);
+    console.log(`4 MiB of ${file.name}: 2 workers vs 1: compress ${m.compressX.toFixed(2)}x, decompress ${m.decompressX.toFixed(2)}x`);
+  }
+}
 for (const e of engines.values()) await e.destroy();
 await baseEngine?.destroy();
 
@@ -227,7 +304,8 @@ for (const row of rows) {
   check(`${row.file}: compress 1w >= 3x zstd-wasm -1`, p.compress >= 3 * z.compress, `${(p.compress / z.compress).toFixed(2)}x`);
   const v2 = m['v2 auto 1w (baseline)'];
   if (v2) check(`${row.file}: ratio L5 >= 0.98 x version 2's auto`, p.ratio >= 0.98 * v2.ratio, `${(p.ratio / v2.ratio).toFixed(3)}`);
-  if (row.source === 'samples') check(`${row.file}: ratio L5 >= zstd -1`, p.ratio >= z.ratio, `${p.ratio.toFixed(3)} vs ${z.ratio.toFixed(3)}`);
+  if (row.source === 'samples')
+    check(`${row.file}: ratio L5 >= zstd -1`, p.ratio >= z.ratio, `${p.ratio.toFixed(3)} vs ${z.ratio.toFixed(3)}`);
   if (p1)
     check(
       `${row.file}: L1 >= lz4-wasm both ways at >= its ratio`,
@@ -237,11 +315,25 @@ for (const row of rows) {
 }
 if (d5.length) check('median file: decompress 1w >= 1.5 GB/s', median(d5) >= 1500, `${median(d5).toFixed(0)} MB/s`);
 if (c5.length) check('median file: compress 1w >= 1 GB/s', median(c5) >= 1000, `${median(c5).toFixed(0)} MB/s`);
+if (extra.random) check('random bytes: compress 1w >= 3 GB/s', extra.random.compress >= 3000, both(extra.random));
+for (const m of extra.lossy) check(`${m.file}: lossy compress 1w >= 1 GB/s`, m.compress >= 1000, both(m));
+for (const m of extra.parallel4MiB)
+  check(
+    `${m.file}, 4 MiB: 2 workers vs 1 >= 1.8x both ways`,
+    m.compressX >= 1.8 && m.decompressX >= 1.8,
+    `c ${m.compressX.toFixed(2)}x d ${m.decompressX.toFixed(2)}x`,
+  );
 for (const c of checks) console.log(`${c.pass ? 'PASS' : 'MISS'} ${c.what}: ${c.detail}`);
 
 const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
-const machine = { cpu: os.cpus()[0].model, cores: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.release()}`, date: new Date().toISOString() };
-writeFileSync(join(dir, 'corpus.json'), JSON.stringify({ machine, workers: workerCounts, levels, rows, checks }, null, 2) + '\n');
+const machine = {
+  cpu: os.cpus()[0].model,
+  cores: os.cpus().length,
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+  date: new Date().toISOString(),
+};
+writeFileSync(join(dir, 'corpus.json'), JSON.stringify({ machine, workers: workerCounts, levels, rows, extra, checks }, null, 2) + '\n');
 const md = [
   `# The main job on real data (bench/corpus.mjs)`,
   '',

@@ -269,6 +269,21 @@ describe('compress into a caller-owned out', () => {
     expect(Buffer.compare(inEngine, await engine.compress(resident.slice(), { chunkBytes: 4096 }))).toBe(0);
     engine.free(resident);
     engine.free(residentOut);
+    // large enough for the workers to lay out the payloads (CpuPath.copyRanges): coded chunks,
+    // then stored ones (noise), from a resident input into a resident out and into a host one
+    const n = 400_000;
+    const mixed = sample(rng.nextU32(), n);
+    for (let i = n / 2; i < n; i++) mixed[i] = rng.nextU32() & 0xffff;
+    const residentMixed = engine.alloc('u16', n);
+    residentMixed.set(mixed);
+    const bigOut = engine.alloc('u8', compressBound(n, 'u16', 16384));
+    const onHost = await engine.compress(mixed, { chunkBytes: 16384 });
+    const viaWorkers = await engine.compress(residentMixed, { chunkBytes: 16384, out: bigOut });
+    expect(Buffer.compare(viaWorkers, onHost)).toBe(0);
+    expect(Buffer.compare(await engine.compress(residentMixed, { chunkBytes: 16384 }), onHost)).toBe(0);
+    expect(same(residentMixed, mixed)).toBe(true);
+    engine.free(residentMixed);
+    engine.free(bigOut);
     // incompressible bytes: every chunk stored, the bound exactly
     const noise = new Uint8Array(10_000);
     for (let i = 0; i < noise.length; i++) noise[i] = rng.nextU32() & 0xff;

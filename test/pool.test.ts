@@ -283,6 +283,68 @@ describe('sumLengths: the exact total of run lengths', () => {
   });
 });
 
+describe('copies between host arrays and the shared memory (writeBytes, readBytes)', () => {
+  it('every alignment of source and destination, below and above the aligned-copy size; nothing outside the room touched', async () => {
+    const cpu = await CpuPath.create({ workers: 0 });
+    try {
+      expect(cpu.heap.buffer).toBeInstanceOf(SharedArrayBuffer);
+      const rng = new Rng(caseSeed('writeBytes'));
+      const block = cpu.heap.alloc(80_000);
+      const guard = 0xa5;
+      try {
+        for (const n of [0, 5, 4095, 4096, 4101, 70_001]) {
+          for (let src = 0; src < 8; src++) {
+            for (let dst = 0; dst < 8; dst += 3) {
+              const host = new Uint8Array(n + 16).map(() => rng.nextU32() & 0xff);
+              const bytes = host.subarray(src, src + n);
+              const heap = cpu.heap.bytes(block.ptr, 80_000);
+              heap.fill(guard);
+              const ptr = block.ptr + 8 + dst;
+              cpu.writeBytes(ptr, bytes);
+              const label = `n=${n} src+${src} dst+${dst}`;
+              expect(Buffer.compare(cpu.heap.bytes(ptr, n), bytes), label).toBe(0);
+              // before the destination and past its 7 bytes of room: untouched
+              expect(
+                heap.subarray(0, 8 + dst).every((b) => b === guard),
+                label,
+              ).toBe(true);
+              expect(
+                heap.subarray(8 + dst + n + 7).every((b) => b === guard),
+                label,
+              ).toBe(true);
+
+              // and back out to a host array at every offset, from scratch bytes
+              const out = new Uint8Array(n + 16).fill(guard);
+              cpu.readBytes(ptr, n, out, src);
+              expect(Buffer.compare(out.subarray(src, src + n), bytes), label).toBe(0);
+              expect(out.subarray(0, src).every((b) => b === guard) && out.subarray(src + n).every((b) => b === guard), label).toBe(true);
+            }
+          }
+        }
+        // into a view of the kernels' memory (a resident target), and a fresh copy
+        const n = 9999;
+        const bytes = new Uint8Array(n).map(() => rng.nextU32() & 0xff);
+        cpu.writeBytes(block.ptr + 3, bytes);
+        const resident = cpu.alloc('u8', n + 8) as Uint8Array;
+        try {
+          cpu.readBytes(block.ptr + 3, n, resident, 5);
+          expect(Buffer.compare(resident.subarray(5, 5 + n), bytes)).toBe(0);
+        } finally {
+          cpu.free(resident);
+        }
+        cpu.writeBytes(block.ptr + 1, bytes);
+        const copy = cpu.copyOfBytes(block.ptr + 1, n);
+        expect(copy.buffer).toBeInstanceOf(ArrayBuffer);
+        expect(Buffer.compare(copy, bytes)).toBe(0);
+      } finally {
+        cpu.heap.release(block);
+      }
+    } finally {
+      await cpu.destroy();
+    }
+  });
+});
+
 describe('without SharedArrayBuffer: segments are transferred', () => {
   it.each([1, 2, 3])('%i workers give the same results', async (workers) => {
     const transfer = await engineWith({ workers, shareMemory: false, segmentBytes: 4096, inlineBytes: 0 });

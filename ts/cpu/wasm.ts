@@ -123,6 +123,8 @@ export interface Kernels extends QuantizeKernels {
   ): void;
   /** memmove of `n` bytes (overlap allowed). */
   copyBytes(dstPtr: number, srcPtr: number, n: number): void;
+  /** memmove of `n` ranges in order, listed at `listPtr` as u32 triples (destination, source, bytes). */
+  copyRanges(listPtr: number, n: number): void;
 
   // ---- the version-2 codec (assembly/codec.ts; docs/format.md "Version 2") ----
   /** XXH32 of `len` bytes at `ptr` with `seed`, as a u32 bit pattern (read back with `>>> 0`). */

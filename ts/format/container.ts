@@ -90,10 +90,27 @@ export async function compressArrayReport(
   const chunkByteLength = header.chunkLength * elementSize(type);
   const resident = cpu.isResident(input);
   /** The container and the reports, from every chunk's entry and payload. */
-  const finish = (chunks: readonly EncodedChunk[]) => {
+  const residentTarget = target !== undefined && (cpu.isResident(target) || target.buffer === cpu.heap.buffer);
+  const finish = async (chunks: readonly EncodedChunk[]) => {
     const reports = chunks.map((c, i) => chunkReport(i, c));
     if (explain) debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
-    return { bytes: assembleContainer(header, chunks, target), reports };
+    // a resident target: the payloads in the CPU path's memory are copied by the workers, each
+    // a run of them, once the header and entries are written
+    const ranges: [number, number, number][] = [];
+    // else payloads in that memory go through readBytes (V8's copy out of shared memory is a
+    // byte at a time where the alignments differ, as a payload's place in a container does)
+    const copy = (chunk: EncodedChunk, out: Uint8Array, at: number) => {
+      const n = chunk.payload.length;
+      // (a stored chunk's payload is its elements: in that memory when the input is resident,
+      // and not scratch, so never through readBytes, which may move its source)
+      const inMemory = chunk.payloadPtr !== undefined || chunk.payload.buffer === cpu.heap.buffer;
+      if (residentTarget && inMemory) ranges.push([out.byteOffset + at, chunk.payloadPtr ?? chunk.payload.byteOffset, n]);
+      else if (chunk.payloadPtr !== undefined) cpu.readBytes(chunk.payloadPtr, n, out, at);
+      else out.set(chunk.payload, at);
+    };
+    const bytes = assembleContainer(header, chunks, target, copy);
+    await cpu.copyRanges(ranges, signal);
+    return { bytes, reports };
   };
   if (cpu.shared || cpu.pool === undefined) {
     // one batch: every worker takes chunks from one job table, the container is assembled from
@@ -127,18 +144,25 @@ export async function compressArrayReport(
 /**
  * The container's bytes: the header, then each chunk's table entry and payload, in order. With
  * `target` (at least as long; no payload may lie in it) they are written at its start and a view
- * of them is returned, else a new array.
+ * of them is returned, else a new array. `copy` writes a chunk's payload to `out` at `at`
+ * (default: `out.set(chunk.payload, at)`; the CPU path copies payloads out of its memory with
+ * CpuPath.readBytes).
  */
-export function assembleContainer(header: Header, chunks: readonly EncodedChunk[], target?: Uint8Array): Uint8Array {
+export function assembleContainer(
+  header: Header,
+  chunks: readonly EncodedChunk[],
+  target?: Uint8Array,
+  copy: (chunk: EncodedChunk, out: Uint8Array, at: number) => void = (chunk, out, at) => out.set(chunk.payload, at),
+): Uint8Array {
   let total = HEADER_BYTES;
   for (const { payload } of chunks) total += ENTRY_BYTES + payload.length;
   const out = target === undefined ? new Uint8Array(total) : target.subarray(0, total);
   out.set(writeHeader(header), 0);
   let offset = HEADER_BYTES;
-  for (const { entry, payload } of chunks) {
-    writeEntry(entry, out, offset);
-    out.set(payload, offset + ENTRY_BYTES);
-    offset += ENTRY_BYTES + payload.length;
+  for (const chunk of chunks) {
+    writeEntry(chunk.entry, out, offset);
+    copy(chunk, out, offset + ENTRY_BYTES);
+    offset += ENTRY_BYTES + chunk.payload.length;
   }
   return out;
 }

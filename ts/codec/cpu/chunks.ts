@@ -16,6 +16,11 @@ import { EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writ
 export interface EncodedChunk {
   entry: ChunkEntry;
   payload: Uint8Array;
+  /**
+   * Where `payload` lies in the CPU path's memory, when it does and may be treated as scratch:
+   * copy it out with CpuPath.readBytes (which may move it; its slot has the room).
+   */
+  payloadPtr?: number;
   /** Version 2: why the chooser picked this pipeline. */
   reason?: string;
 }
@@ -115,7 +120,7 @@ export function encodeChunk2(
         ],
         fill: () => {
           if (!fromRuns) {
-            if (!inPlace) cpu.heap.bytes(inPtr, raw).set(elementBytes);
+            if (!inPlace) cpu.writeBytes(inPtr, elementBytes);
           } else {
             cpu.heap.bytes(runValuesPtr, runCount * size).set(elementBytes.values.subarray(0, runCount * size));
             const l = elementBytes.lengths;
@@ -129,9 +134,9 @@ export function encodeChunk2(
       payload:
         result.payloadOffset < 0
           ? fromRuns
-            ? cpu.heap.bytes(inPtr, raw).slice()
+            ? cpu.copyOfBytes(inPtr, raw)
             : elementBytes
-          : cpu.heap.bytes(arenaPtr + result.payloadOffset, result.entry.payloadBytes).slice(),
+          : cpu.copyOfBytes(arenaPtr + result.payloadOffset, result.entry.payloadBytes),
       reason: result.reason,
     }),
     signal,
@@ -177,12 +182,12 @@ export function decodeChunk2(
           { param: 'outPtr', bytes: outBytes + (inPlace ? 0 : DECODE_SLACK_BYTES), access: 'out' },
         ],
         fill: () => {
-          if (payloadPtr === undefined) cpu.heap.bytes(pPtr, payload.length).set(payload);
+          if (payloadPtr === undefined) cpu.writeBytes(pPtr, payload);
         },
       };
     },
     (_result, [, , outBlock]) => {
-      if (!inPlace) out.set(cpu.heap.bytes(outBlock, outBytes));
+      if (!inPlace) cpu.readBytes(outBlock, outBytes, out);
     },
     signal,
   );
@@ -208,7 +213,7 @@ export function decodeChunk(
   return cpu.runChunk(
     'decodeChunk',
     outBytes,
-    [payload.length, entry.runCount * 4, outBytes + DECODE_SLACK_BYTES],
+    [payload.length + 8, entry.runCount * 4, outBytes + DECODE_SLACK_BYTES],
     ([payloadPtr, lengthsPtr, outPtr]) => ({
       params: { elementSize: size, entry, index, payloadPtr, lengthsPtr, outPtr },
       regions: [
@@ -216,10 +221,10 @@ export function decodeChunk(
         { param: 'lengthsPtr', bytes: entry.runCount * 4, access: 'out' },
         { param: 'outPtr', bytes: outBytes + DECODE_SLACK_BYTES, access: 'out' },
       ],
-      fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
+      fill: () => cpu.writeBytes(payloadPtr, payload),
     }),
     (_result, [, , outPtr]) => {
-      out.set(cpu.heap.bytes(outPtr, outBytes));
+      cpu.readBytes(outPtr, outBytes, out);
     },
     signal,
   );
@@ -249,14 +254,14 @@ export function decodeChunkRuns(
   return cpu.runChunk(
     'decodeChunk',
     entry.elementCount * size,
-    [payload.length],
+    [payload.length + 8],
     ([payloadPtr]) => ({
       params: { elementSize: size, entry, index, payloadPtr, lengthsPtr, outPtr: 0, runsOnly: true },
       regions: [
         { param: 'payloadPtr', bytes: payload.length, access: 'in' },
         { param: 'lengthsPtr', bytes: lengthBytes, access: 'out' },
       ],
-      fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
+      fill: () => cpu.writeBytes(payloadPtr, payload),
     }),
     () => undefined,
     signal,
@@ -299,7 +304,7 @@ export function decodeChunk2Runs(
         { param: 'valuesPtr', bytes: valueBytes, access: 'out' },
         { param: 'lengthsPtr', bytes: runs * 4, access: 'out' },
       ],
-      fill: () => cpu.heap.bytes(payloadPtr, payload.length).set(payload),
+      fill: () => cpu.writeBytes(payloadPtr, payload),
     }),
     () => undefined,
     signal,
@@ -366,11 +371,11 @@ export function encodeChunkRun<R>(
       // posted, so the workers start on the first chunks while the rest is copied (the copy of
       // a 7 MB photograph took 1.9 ms on the 2-core VM, a tenth of the call)
       const stage = staged && !resident && jobs > 1;
+      // (writeBytes may write up to 7 bytes past a group: the next group's, not yet marked
+      // ready, or the block's slack)
       const copyIn = (from: number, to: number) =>
-        cpu.heap.bytes(inPtr + from * chunkBytes, Math.min(bytes.length, to * chunkBytes) - from * chunkBytes).set(
-          bytes.subarray(from * chunkBytes, Math.min(bytes.length, to * chunkBytes)),
-        );
-      if (!resident && !stage) cpu.heap.bytes(inPtr, bytes.length).set(bytes);
+        cpu.writeBytes(inPtr + from * chunkBytes, bytes.subarray(from * chunkBytes, Math.min(bytes.length, to * chunkBytes)));
+      if (!resident && !stage) cpu.writeBytes(inPtr, bytes);
       const table = new Uint32Array(cpu.heap.buffer, jobsPtr, jobs * JOB_WORDS);
       for (let i = 0; i < jobs; i++) {
         const w = i * JOB_WORDS;
@@ -417,11 +422,16 @@ export function encodeChunkRun<R>(
       for (let i = 0; i < jobs; i++) {
         const words = table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS);
         const entry = jobEntry(words);
-        const payload =
-          (words[EncodeJob.Flags] & JobFlags.Stored) !== 0
-            ? bytes.subarray(i * chunkBytes, i * chunkBytes + entry.payloadBytes)
-            : cpu.heap.bytes(outBlock + slots.at[i], entry.payloadBytes);
-        chunks[i] = { entry, payload, ...(options.explain === true ? { reason: reasons.get(i) ?? '' } : {}) };
+        const stored = (words[EncodeJob.Flags] & JobFlags.Stored) !== 0;
+        const payload = stored
+          ? bytes.subarray(i * chunkBytes, i * chunkBytes + entry.payloadBytes)
+          : cpu.heap.bytes(outBlock + slots.at[i], entry.payloadBytes);
+        chunks[i] = {
+          entry,
+          payload,
+          ...(stored ? {} : { payloadPtr: outBlock + slots.at[i] }),
+          ...(options.explain === true ? { reason: reasons.get(i) ?? '' } : {}),
+        };
       }
       return read(chunks);
     },
@@ -472,7 +482,7 @@ export function decodeChunkRun(
   let outBlockPtr = 0;
   const copyOut = (i: number) => {
     const raw = chunks[i].entry.elementCount * size;
-    (out as Uint8Array).set(cpu.heap.bytes(outBlockPtr + outSlots.at[i], raw), outAt[i]);
+    cpu.readBytes(outBlockPtr + outSlots.at[i], raw, out as Uint8Array, outAt[i]);
   };
   return cpu.runChunks(
     'decodeChunks',
@@ -488,7 +498,7 @@ export function decodeChunkRun(
         let payloadPtr = c.payloadPtr;
         if (payloadPtr === undefined) {
           payloadPtr = payloadBlock + payloadSlots.at[i];
-          cpu.heap.bytes(payloadPtr, c.payload.length).set(c.payload);
+          cpu.writeBytes(payloadPtr, c.payload);
         }
         const outPtr = inPlace ? out + outAt : outBlock + outSlots.at[i];
         writeDecodeJob(table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS), c.entry, c.index, payloadPtr, outPtr);
