@@ -46,14 +46,16 @@ import {
 const BATCH_BYTES = 4 << 20;
 
 /**
- * A copy of `bytes` in a new (not shared) array. Not `bytes.slice()`: V8 copies a view of a
- * SharedArrayBuffer (the kernels' memory) element by element there, 0.9 GB/s on the 2-core VM
- * against 3-5 GB/s for a new array and `set` (which copies in words); for the service's
- * payloads that was a quarter of its main thread.
+ * A host copy of an encoded chunk's payload: from the kernels' memory at word speed
+ * (CpuPath.copyOfBytes) where it lies there, else (a stored chunk: a view of the input) with a
+ * new array and `set`. Not `payload.slice()`: V8 copies a view of a SharedArrayBuffer element by
+ * element there, 0.9 GB/s on the 2-core VM against 3-5 GB/s; for the service's payloads that
+ * was a quarter of its main thread.
  */
-function copyOf(bytes: Uint8Array): Uint8Array {
-  const copy = new Uint8Array(bytes.length);
-  copy.set(bytes);
+function copyOfPayload(cpu: CpuPath, { payload, payloadPtr }: EncodedChunk): Uint8Array {
+  if (payloadPtr !== undefined) return cpu.copyOfBytes(payloadPtr, payload.length);
+  const copy = new Uint8Array(payload.length);
+  copy.set(payload);
   return copy;
 }
 
@@ -118,7 +120,7 @@ class ByteQueue {
 export class ContainerWriter {
   readonly header: Header;
   /** The batch being gathered: its bytes (exactly the batch's input) and how many have arrived. */
-  private gathering: { bytes: Uint8Array; filled: number } | undefined;
+  private gathering: { bytes: Uint8Array; filled: number; resident: boolean } | undefined;
   /** Chunks in the batches started or being gathered. */
   private chunkIndex = 0;
   private started = false;
@@ -173,7 +175,10 @@ export class ContainerWriter {
     for (let at = 0; at < bytes.length;) {
       const batch = (this.gathering ??= this.nextBatch());
       const count = Math.min(bytes.length - at, batch.bytes.length - batch.filled);
-      batch.bytes.set(bytes.subarray(at, at + count), batch.filled);
+      // at word speed whatever the alignment (CpuPath.writeBytes; it may write 7 bytes past the
+      // piece: the next piece's place, or the resident array's slack)
+      if (batch.resident) this.cpu.writeBytes(batch.bytes.byteOffset + batch.filled, bytes.subarray(at, at + count));
+      else batch.bytes.set(bytes.subarray(at, at + count), batch.filled);
       batch.filled += count;
       at += count;
       if (batch.filled === batch.bytes.length) this.launch();
@@ -195,7 +200,7 @@ export class ContainerWriter {
    * A new batch to gather: the next whole chunks, about {@link BATCH_BYTES} of input (at least
    * one chunk), in the CPU path's memory when it is shared (not cleared: every byte is written).
    */
-  private nextBatch(): { bytes: Uint8Array; filled: number } {
+  private nextBatch(): { bytes: Uint8Array; filled: number; resident: boolean } {
     const size = elementSize(this.type);
     const chunkBytes = this.header.chunkLength * size;
     const perBatch = Math.max(1, Math.floor(BATCH_BYTES / chunkBytes));
@@ -203,7 +208,8 @@ export class ContainerWriter {
     const lastChunk = this.chunkIndex + chunks - 1;
     const need = (chunks - 1) * chunkBytes + chunkElementCount(this.header, lastChunk) * size;
     this.chunkIndex += chunks;
-    return { bytes: this.cpu.residentResult('u8', need) as Uint8Array, filled: 0 };
+    const bytes = this.cpu.residentResult('u8', need) as Uint8Array;
+    return { bytes, filled: 0, resident: this.cpu.isResident(bytes) };
   }
 
   /**
@@ -228,7 +234,7 @@ export class ContainerWriter {
         ...(resident ? { residentPtr: bytes.byteOffset } : {}),
       },
       // the payloads are views into the kernels' memory (or the input): copied before it goes back
-      (encoded) => encoded.map((chunk) => ({ entry: chunk.entry, payload: copyOf(chunk.payload), reason: chunk.reason })),
+      (encoded) => encoded.map((chunk) => ({ entry: chunk.entry, payload: copyOfPayload(this.cpu, chunk), reason: chunk.reason })),
     ).finally(() => this.cpu.free(bytes));
     run.catch(() => undefined); // awaited in order
     this.inflight.push(run);
