@@ -241,7 +241,9 @@ describe('sort into a caller-owned out', () => {
     expect(same(copy, expected.keys)).toBe(true);
     expect(await codeOf(engine.sort(keys, { out: new Uint32Array(3) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
     expect(await codeOf(engine.sort(keys, { out: new Float32Array(keys.length) }))).toBe(ErrorCodes.INVALID_ARGUMENT);
-    expect(await codeOf(engine.sort(keys, { values, outValues: new Uint32Array(keys.buffer, 4, keys.length - 1) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    expect(await codeOf(engine.sort(keys, { values, outValues: new Uint32Array(keys.buffer, 4, keys.length - 1) }))).toBe(
+      ErrorCodes.LENGTH_MISMATCH,
+    );
     engine.free(resident);
     engine.free(residentOut);
   });
