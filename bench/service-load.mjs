@@ -55,6 +55,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { metricSum } from './metrics-text.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -474,18 +475,6 @@ async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINU
     latencyMs: { p50: ms(percentile(ok, 50)), p99: ms(percentile(ok, 99)), max: ms(ok.at(-1) ?? 0) },
     shedLatencyMs: { p50: ms(percentile(shed, 50)), p99: ms(percentile(shed, 99)), max: ms(shed.at(-1) ?? 0) },
   };
-}
-
-/** The sum of metric `name`'s samples whose labels include `labels`, in Prometheus text. */
-function metricSum(text, name, labels = {}) {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = line.match(/^(\w+)(?:\{(.*)\})? (\S+)$/);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
 }
 
 /**

@@ -24,6 +24,7 @@ import { ErrorCodes } from '../ts/errors.js';
 import { createService, type Service } from '../ts/service/index.js';
 import type { ParleArray } from '../ts/types.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
+import { metricSum } from '../bench/metrics-text.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/parle.mjs', import.meta.url));
 const MAX_BODY = 8 << 20;
@@ -638,18 +639,6 @@ function startServe(args: string[]) {
       exited.then(() => reject(new Error(`parle serve exited; stdout: ${stdout}; stderr: ${stderr}`)));
     });
   return { child, exited, waitFor, output: () => ({ stdout, stderr }) };
-}
-
-/** The sum of a metric's samples whose labels contain every `labels` pair. */
-function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = line.match(/^(\w+)(?:\{(.*)\})? (\S+)$/);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
 }
 
 /**
