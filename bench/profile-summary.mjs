@@ -245,6 +245,8 @@ export const CATEGORIES = [
         /^(huffman|histogram|addSubHistograms|decode4|decodeLanes|finishSegment|decodeTail|encodeSegment|decodeSegment)/.test(f.name)) ||
       (f.kind === 'js' && (f.source === 'ts/codec/huffman.ts' || /^(encodeHuffmanStream|decodeHuffmanStream)$/.test(f.name))),
   ],
+  // the bit-packing stage (assembly/pack.ts): its block plans, encode, decode and sizing
+  ['bit packing', (f) => f.kind === 'wasm' && /^(pack|planBlock|unpack)/.test(f.name)],
   [
     'hashing',
     (f) =>
@@ -254,7 +256,8 @@ export const CATEGORIES = [
   [
     'copies',
     (f) =>
-      (f.kind === 'wasm' && /^copyBytes/.test(f.name)) ||
+      (f.kind === 'wasm' && /^(copyBytes|copyRanges)/.test(f.name)) ||
+      (f.kind === 'js' && /^(writeBytes|readBytes|copyOfBytes)$/.test(f.name)) ||
       // the batch callbacks of encodeChunkRun / decodeChunkRun (ts/codec/cpu/chunks.ts): their
       // self time is mostly the TypedArray set() of the input (compress) or the payloads
       // (decompress) into the kernels' memory and of the elements out of it (decompress)
@@ -268,7 +271,8 @@ export const CATEGORIES = [
     'chooser JS',
     (f) =>
       f.kind === 'js' &&
-      (f.source === 'ts/codec/chooser.ts' || (f.source === 'ts/codec/cpu/pipeline.ts' && /^(gatherStats|encodeBest|effortOf)$/.test(f.name))),
+      (f.source === 'ts/codec/chooser.ts' ||
+        (f.source === 'ts/codec/cpu/pipeline.ts' && /^(gatherStats|encodeBest|effortOf)$/.test(f.name))),
   ],
   [
     'codec driver JS',
