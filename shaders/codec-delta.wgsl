@@ -130,3 +130,111 @@ fn tileScan(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
     dst[params.dst + i] = res & laneMask(i);
   }
 }
+
+// ---- decode of many chunks in place: one dispatch a pass for all of them --------------------
+// Each job is one chunk's delta stream at word `word` of `data` (n elements), decoded where it
+// lies (every invocation reads its words before it writes them, and no other reads them).
+// The tiles of all jobs are numbered one after another (job j's from firstTile); a workgroup
+// finds its job by a binary search over the jobs' first tiles (sorted, the first one 0).
+//   chunkSums    each tile's sum, as tileSums
+//   chunkCarries one invocation a job: its tiles' sums to exclusive prefixes (a chunk has tens of tiles)
+//   chunkScan    each tile scanned again from its carry, written in place
+
+struct ChunkParams {
+  jobs: u32,
+  tiles: u32, // tiles of all jobs
+  pad0: u32,
+  pad1: u32,
+}
+
+struct DeltaJob {
+  word: u32,      // word offset of the chunk's stream in `data`
+  n: u32,         // elements
+  firstTile: u32, // its first tile among all jobs' tiles
+  pad: u32,
+}
+
+@group(0) @binding(4) var<uniform> cparams: ChunkParams;
+@group(0) @binding(5) var<storage, read> jobs: array<DeltaJob>;
+@group(0) @binding(6) var<storage, read_write> data: array<u32>;
+
+// The job whose tiles hold `tile`: the last with firstTile <= tile.
+fn jobOf(tile: u32) -> DeltaJob {
+  var lo = 0u;
+  var hi = cparams.jobs;
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) / 2u;
+    if (jobs[mid].firstTile <= tile) { lo = mid; } else { hi = mid; }
+  }
+  return jobs[lo];
+}
+
+// Word i of a job of n elements (`words` words), lanes past n zeroed; 0 past its last word.
+fn jobWord(job: DeltaJob, words: u32, i: u32) -> u32 {
+  if (i >= words) { return 0u; }
+  let valid = job.n - i * EPW;
+  let mask = select((1u << (valid * BITS)) - 1u, 0xFFFFFFFFu, valid >= EPW);
+  return data[job.word + i] & mask;
+}
+
+fn jobWords(job: DeltaJob) -> u32 {
+  return job.n / EPW + select(0u, 1u, job.n % EPW != 0u);
+}
+
+@compute @workgroup_size(WG)
+fn chunkSums(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+  let tile = tileIndex(wid, nwg);
+  if (tile >= cparams.tiles) { return; }
+  let job = jobOf(tile);
+  let words = jobWords(job);
+  let base = (tile - job.firstTile) * TILE_WORDS + tid * WPI;
+  var s = 0u;
+  for (var k = 0u; k < WPI; k += 1u) { s += wordSum(jobWord(job, words, base + k)); }
+  var total = 0u;
+  _ = wgExclusiveScan(s, tid, tid, WG, &total);
+  if (tid == 0u) { sums[tile] = total; }
+}
+
+@compute @workgroup_size(WG)
+fn chunkCarries(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+  let j = tileIndex(wid, nwg) * WG + tid;
+  if (j >= cparams.jobs) { return; }
+  let job = jobs[j];
+  let tiles = (jobWords(job) + TILE_WORDS - 1u) / TILE_WORDS;
+  var acc = 0u;
+  for (var t = 0u; t < tiles; t += 1u) {
+    let v = sums[job.firstTile + t];
+    sums[job.firstTile + t] = acc;
+    acc += v;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn chunkScan(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+  let tile = tileIndex(wid, nwg);
+  if (tile >= cparams.tiles) { return; }
+  let job = jobOf(tile);
+  let words = jobWords(job);
+  let base = (tile - job.firstTile) * TILE_WORDS + tid * WPI;
+  var s = 0u;
+  for (var k = 0u; k < WPI; k += 1u) { s += wordSum(jobWord(job, words, base + k)); }
+  var total = 0u;
+  var acc = sums[tile] + wgExclusiveScan(s, tid, tid, WG, &total);
+  for (var k = 0u; k < WPI; k += 1u) {
+    let i = base + k;
+    if (i >= words) { break; }
+    let x = jobWord(job, words, i);
+    var res = 0u;
+    for (var j = 0u; j < EPW; j += 1u) {
+      acc += (x >> (j * BITS)) & EMASK;
+      res |= (acc & EMASK) << (j * BITS);
+    }
+    // lanes past n keep what the buffer held there (the next chunk's bytes never share a word)
+    let valid = job.n - i * EPW;
+    let mask = select((1u << (valid * BITS)) - 1u, 0xFFFFFFFFu, valid >= EPW);
+    data[job.word + i] = (res & mask) | (data[job.word + i] & ~mask);
+  }
+}

@@ -11,6 +11,7 @@ import {
   buildHuffmanDecodeTable,
   deltaDecode,
   deltaEncode,
+  encodeDeltaDecodeChunks,
   encodeGather,
   histograms8,
   histogramCodes8,
@@ -632,8 +633,55 @@ describeGpu('GPU delta encode and decode', () => {
     const a = bufferWith(ctx, 64);
     const b = bufferWith(ctx, 64);
     // chunks must start at whole words, and only an encode takes them
-    await expect(deltaEncode(ctx, { src: a, dst: b, width: 1, count: 16, chunkLength: 6 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    await expect(deltaDecode(ctx, { src: a, dst: b, width: 1, count: 16, chunkLength: 4 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(deltaEncode(ctx, { src: a, dst: b, width: 1, count: 16, chunkLength: 6 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    await expect(deltaDecode(ctx, { src: a, dst: b, width: 1, count: 16, chunkLength: 4 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+
+  gpuTest('many chunks decoded in place in one submission, in any order, gaps and neighbours kept', async (ctx, rng) => {
+    for (const width of [1, 2, 4] as const) {
+      // chunks of 0..3 tiles and odd sizes (the last word of a chunk partly its own), gaps between some
+      const counts = [1, 3, 4097, 16_385, 5, 0, 70_001 - (70_001 % (4 / width)), 8192, 7];
+      const chunks: { byteOffset: number; count: number; bytes: Uint8Array }[] = [];
+      let at = 0;
+      for (const count of counts) {
+        at += 4 * rng.below(3);
+        chunks.push({ byteOffset: at, count, bytes: randomBytes(count * width, rng) });
+        at += Math.ceil((count * width) / 4) * 4;
+      }
+      const data = bufferWith(
+        ctx,
+        at + 8,
+        chunks.map((c) => [c.byteOffset, ref.deltaEncode(c.bytes, width)] as [number, Uint8Array]),
+      );
+      const before = await readAll(ctx, data);
+      const shuffled = [...chunks].sort(() => rng.below(3) - 1);
+      await ctx.submit('test delta chunks', (s) => encodeDeltaDecodeChunks(ctx, s, data, width, shuffled));
+      const after = await readAll(ctx, data);
+      const want = before.slice();
+      for (const c of chunks) want.set(c.bytes, c.byteOffset);
+      expectBytes(after, want, `width ${width}`);
+      data.destroy();
+    }
+    const d = bufferWith(ctx, 64);
+    await expect(
+      ctx.submit('test', (s) =>
+        encodeDeltaDecodeChunks(ctx, s, d, 1, [
+          { byteOffset: 0, count: 8 },
+          { byteOffset: 4, count: 4 },
+        ]),
+      ),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(ctx.submit('test', (s) => encodeDeltaDecodeChunks(ctx, s, d, 1, [{ byteOffset: 2, count: 4 }]))).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    await expect(ctx.submit('test', (s) => encodeDeltaDecodeChunks(ctx, s, d, 4, [{ byteOffset: 0, count: 17 }]))).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    d.destroy();
   });
 
   gpuTest('bad arguments', async (ctx) => {
@@ -821,12 +869,30 @@ describeGpu('GPU Huffman code lengths of byte histograms', () => {
     for (let i = 0, a = 1, b = 1; i < 24; i++, [a, b] = [b, a + b]) fibonacci[i * 7] = a;
     const pieces: [string, Uint8Array][] = [
       ['Fibonacci counts (clamped to 11 bits)', bytesWithCounts(fibonacci, rng)],
-      ['all 256 values equally', bytesWithCounts(Array.from({ length: 256 }, () => 40), rng)],
-      ['two values', bytesWithCounts(Array.from({ length: 256 }, (_, v) => (v === 3 ? 1000 : v === 250 ? 1 : 0)), rng)],
+      [
+        'all 256 values equally',
+        bytesWithCounts(
+          Array.from({ length: 256 }, () => 40),
+          rng,
+        ),
+      ],
+      [
+        'two values',
+        bytesWithCounts(
+          Array.from({ length: 256 }, (_, v) => (v === 3 ? 1000 : v === 250 ? 1 : 0)),
+          rng,
+        ),
+      ],
       ['one value', new Uint8Array(5000).fill(9)],
       ['random', randomBytes(70_000, rng)],
       ['skewed', skewedBytes(100_000, rng)],
-      ['a few values, one dominant', bytesWithCounts(Array.from({ length: 256 }, (_, v) => (v === 0 ? 90_000 : v % 17 === 0 ? 1 + rng.below(30) : 0)), rng)],
+      [
+        'a few values, one dominant',
+        bytesWithCounts(
+          Array.from({ length: 256 }, (_, v) => (v === 0 ? 90_000 : v % 17 === 0 ? 1 + rng.below(30) : 0)),
+          rng,
+        ),
+      ],
     ];
     const bytes = new Uint8Array(pieces.reduce((a, [, p]) => a + p.length, 0));
     const ranges: { byteOffset: number; byteLength: number; what: string }[] = [];
@@ -1271,7 +1337,12 @@ describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)'
 
 describeGpu('GPU byte gather (payload layout)', () => {
   /** Runs the jobs on a cleared destination of `dstBytes` and returns it, with what the host would write. */
-  async function gather(ctx: GpuContext, src: Uint8Array, dstBytes: number, jobs: GatherJob[]): Promise<{ got: Uint8Array; want: Uint8Array }> {
+  async function gather(
+    ctx: GpuContext,
+    src: Uint8Array,
+    dstBytes: number,
+    jobs: GatherJob[],
+  ): Promise<{ got: Uint8Array; want: Uint8Array }> {
     const srcBuf = bufferWith(ctx, src.length, [[0, src]]);
     const dstBuf = bufferWith(ctx, dstBytes);
     try {
@@ -1331,7 +1402,7 @@ describeGpu('GPU byte gather (payload layout)', () => {
 });
 
 describeGpu('GPU Huffman encode left on the device', () => {
-  gpuTest('headers and bodies joined equal huffmanEncodeStreams\'s streams', async (ctx, rng) => {
+  gpuTest("headers and bodies joined equal huffmanEncodeStreams's streams", async (ctx, rng) => {
     const bytes = skewedBytes(300_000, rng);
     const lengths = lengthsFor(bytes);
     const buf = bufferWith(ctx, bytes.length + 8, [[5, bytes]]);

@@ -11,8 +11,9 @@
  *      another, then the lengths are decoded and checked on the GPU (shaders/codec-leb-decode.wgsl),
  *      and the GPU's RLE decode expands each width's runs in one dispatch after checking that they
  *      sum to what the chunks hold (nothing is allocated for what a corrupt stream claims);
- *   4. the GPU unshuffles planes and sums deltas into the output (a quantized chunk's codes into
- *      a codes buffer, then dequantized into the output with its exceptions written over them:
+ *   4. the GPU unshuffles planes into the output, and sums the deltas of every delta chunk in
+ *      place there in three dispatches for all of them (a quantized chunk's codes in a codes
+ *      buffer, then dequantized into the output with its exceptions written over them:
  *      shaders/codec-quantize.wgsl), then computes every chunk's elements' tree hash. Only
  *      hashes, status words and run totals come back.
  *
@@ -25,7 +26,7 @@ import { StageId, streamCount, type Pipeline } from '../stages.js';
 import { abortError } from '../../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import {
-  encodeDelta,
+  encodeDeltaDecodeChunks,
   encodeShuffle,
   huffmanDecode,
   parseHuffmanStream,
@@ -79,7 +80,7 @@ interface Target {
 interface StagePlan {
   chunk: LocatedChunk;
   stages: Pipeline;
-  /** Work-buffer offsets of the decoded streams (planes at roundUp4(count) each). */
+  /** Work-buffer offsets of the decoded byte planes of a shuffled chunk (roundUp4(count) each); none otherwise (its stream lies at `dest`). */
   streams: number[];
   /** Where the chunk's elements (a quantized chunk: its codes) go. */
   dest: Target;
@@ -279,7 +280,6 @@ export async function decompressV2ToDevice(
   let exceptionBytes = 0;
   let work = 0;
   let codesBytes = 0;
-  let tempBytes = 0;
   for (const c of chunks) {
     const stages = (c.stages ?? []) as Pipeline;
     const count = c.elementCount;
@@ -310,14 +310,13 @@ export async function decompressV2ToDevice(
     const payload = whole.subarray(codesAt);
     const dir = readDirectory(payload, payload.length, stages, size, count, c.index);
     const shuffle = stages.includes(StageId.Shuffle);
-    const delta = stages.includes(StageId.Delta);
-    const direct = !shuffle && !delta;
-    // where the decoded (or expanded) streams go: the output itself, or the work buffer
+    // where the decoded (or expanded) streams go: the output itself (a delta stream too: it is
+    // decoded there in place), or the work buffer (byte planes, unshuffled into the output)
     const targets: Target[] = [];
     const streams: number[] = [];
     const streamBytes = (shuffle ? 1 : size) * count;
     for (let k = 0; k < (shuffle ? size : 1); k++) {
-      if (direct) {
+      if (!shuffle) {
         targets.push(dest);
       } else {
         targets.push({ buf: 'work', at: work });
@@ -366,16 +365,13 @@ export async function decompressV2ToDevice(
     } else {
       for (let j = 0; j < dir.decoded.length; j++) jobs.push({ ...streamJob(j, 0), target: targets[j] });
     }
-    // one temp buffer serves every chunk in turn: the dispatches of a submission run in order
-    if (shuffle && delta) tempBytes = Math.max(tempBytes, roundUp4(raw));
-    if (!direct) stagePlans.push({ chunk: c, stages, streams, dest });
+    if (shuffle || stages.includes(StageId.Delta)) stagePlans.push({ chunk: c, stages, streams, dest });
   }
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
   gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
   const container = await gpu.upload(bytes);
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   const workBuf = gpu.acquireStorage(roundUp4(Math.max(work, 4)), 'decompress streams');
-  const tempBuf = tempBytes > 0 ? gpu.acquireStorage(tempBytes, 'decompress unshuffled') : undefined;
   const codesBuf = codesBytes > 0 ? gpu.acquireStorage(codesBytes, 'decompress codes') : undefined;
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
   const expanded: DeviceArray[] = [];
@@ -435,34 +431,25 @@ export async function decompressV2ToDevice(
       });
     }
     if (signal?.aborted) throw abortError(signal);
-    // planes and deltas
+    // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
     if (stagePlans.length > 0) {
       await gpu.submit('decompress stages', (s) => {
         for (const p of stagePlans) {
-          const count = p.chunk.elementCount;
-          const destBuf = buffers[p.dest.buf];
-          const shuffle = p.stages.includes(StageId.Shuffle);
-          const delta = p.stages.includes(StageId.Delta);
-          if (shuffle) {
-            encodeShuffle(gpu, s, 'unshuffle', {
-              elements: delta ? tempBuf! : destBuf,
-              elementsByteOffset: delta ? 0 : p.dest.at,
-              planes: workBuf,
-              planeByteOffsets: p.streams,
-              width: size as 2 | 4,
-              count,
-            });
-          }
-          if (delta) {
-            encodeDelta(gpu, s, 'decode', {
-              src: shuffle ? tempBuf! : workBuf,
-              srcByteOffset: shuffle ? 0 : p.streams[0],
-              dst: destBuf,
-              dstByteOffset: p.dest.at,
-              width: size,
-              count,
-            });
-          }
+          if (!p.stages.includes(StageId.Shuffle)) continue;
+          encodeShuffle(gpu, s, 'unshuffle', {
+            elements: buffers[p.dest.buf],
+            elementsByteOffset: p.dest.at,
+            planes: workBuf,
+            planeByteOffsets: p.streams,
+            width: size as 2 | 4,
+            count: p.chunk.elementCount,
+          });
+        }
+        for (const to of ['out', 'codes'] as const) {
+          const deltas = stagePlans
+            .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Delta))
+            .map((p) => ({ byteOffset: p.dest.at, count: p.chunk.elementCount }));
+          if (deltas.length > 0) encodeDeltaDecodeChunks(gpu, s, buffers[to], size, deltas);
         }
       });
     }
@@ -493,7 +480,6 @@ export async function decompressV2ToDevice(
     for (const b of scratch) gpu.releaseStorage(b);
     gpu.releaseStorage(workBuf);
     if (codesBuf) gpu.releaseStorage(codesBuf);
-    if (tempBuf) gpu.releaseStorage(tempBuf);
     out?.destroy();
   }
 }

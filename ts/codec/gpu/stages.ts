@@ -734,7 +734,12 @@ export function encodeDelta(ctx: GpuContext, s: Submission, direction: 'encode' 
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "direction must be 'encode' or 'decode'");
   const { srcOff, dstOff, bytes } = checkDeltaArgs(args);
   const chunkLength = args.chunkLength ?? 0;
-  if (!Number.isSafeInteger(chunkLength) || chunkLength < 0 || (chunkLength * args.width) % 4 !== 0 || (chunkLength > 0 && direction !== 'encode'))
+  if (
+    !Number.isSafeInteger(chunkLength) ||
+    chunkLength < 0 ||
+    (chunkLength * args.width) % 4 !== 0 ||
+    (chunkLength > 0 && direction !== 'encode')
+  )
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'chunkLength must be 0 or, for an encode, a count of elements of whole u32 words');
   if (args.count === 0) return;
   const srcWin = windowOf(ctx, srcOff, srcOff + bytes);
@@ -792,6 +797,66 @@ export function encodeDelta(ctx: GpuContext, s: Submission, direction: 'encode' 
     tiles,
     'parle:delta-tile-scan',
   );
+}
+
+/** One chunk of {@link encodeDeltaDecodeChunks}: `count` elements at `byteOffset` (a multiple of 4). */
+export interface DeltaChunk {
+  byteOffset: number;
+  count: number;
+}
+
+/**
+ * Records the delta decode (inclusive prefix sum, wrapping; see {@link encodeDelta}) of many
+ * chunks of `width`-byte elements in place in `data`, each chunk on its own (its sum starting
+ * again at its first element), in three dispatches for all of them: per-tile sums of every tile
+ * of every chunk (a workgroup finds its chunk by binary search over a table of the chunks' first
+ * tiles), one invocation per chunk turning its tiles' sums into carries, and each tile scanned
+ * again and written in place. Bytes of a chunk's last word past its elements keep their value.
+ * The chunks must not share words (they may come in any order); `data` is bound whole
+ * (TOO_LARGE beyond one storage binding). Replaces three dispatches per chunk, which cost a
+ * 64 MiB decode of 256 chunks 23 ms of GPU time on an H200 (the tiny passes, not the bytes).
+ * @throws ParleError INVALID_ARGUMENT (offsets, counts, overlapping chunks), TOO_LARGE
+ */
+export function encodeDeltaDecodeChunks(
+  ctx: GpuContext,
+  s: Submission,
+  data: GPUBuffer,
+  width: 1 | 2 | 4,
+  chunks: readonly DeltaChunk[],
+): void {
+  checkBuffer(data, 'data');
+  if (![1, 2, 4].includes(width)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'width must be 1, 2 or 4');
+  const live = chunks.filter((c) => checkCount(c.count, 'count') > 0);
+  if (live.length === 0) return;
+  const table = new Uint32Array(live.length * 4);
+  const spans = live
+    .map((c) => {
+      const at = checkWordOffset(c.byteOffset, 'byteOffset');
+      const bytes = roundUp4(c.count * width);
+      checkSpan(data, at, bytes, 'chunk');
+      return { at, bytes, count: c.count };
+    })
+    .sort((a, b) => a.at - b.at);
+  let tiles = 0;
+  spans.forEach((c, i) => {
+    if (i > 0 && spans[i - 1].at + spans[i - 1].bytes > c.at) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'delta chunks overlap');
+    table.set([c.at / 4, c.count, tiles, 0], i * 4);
+    tiles += Math.ceil(c.bytes / 4 / DELTA_TILE_WORDS);
+  });
+  const end = spans[spans.length - 1].at + spans[spans.length - 1].bytes;
+  ctx.checkBindable(end, 'delta decode data');
+  const params = s.uniform([live.length, tiles, 0, 0]);
+  const jobs = storageWords(ctx, s, table, 'delta chunks');
+  const sums = s.temp(tiles * 4, 'delta-tile-sums');
+  const pipe = (entry: string) => pipeline(ctx, 'codec-delta', deltaSource, entry, packingConsts(width));
+  const bind = (...which: number[]) =>
+    which.map((binding): GPUBindGroupEntry => ({
+      binding,
+      resource: binding === 6 ? { buffer: data, size: end } : { buffer: binding === 3 ? sums : binding === 4 ? params : jobs },
+    }));
+  s.dispatch(pipe('chunkSums'), bind(3, 4, 5, 6), tiles, 'parle:delta-chunk-sums');
+  s.dispatch(pipe('chunkCarries'), bind(3, 4, 5), Math.ceil(live.length / WORKGROUP_SIZE), 'parle:delta-chunk-carries');
+  s.dispatch(pipe('chunkScan'), bind(3, 4, 5, 6), tiles, 'parle:delta-chunk-scan');
 }
 
 /**

@@ -1,0 +1,389 @@
+#!/usr/bin/env node
+/**
+ * Where the time of the GPU codec goes (issue #32's first build item): compress from the device
+ * (`path: 'gpu'`, the container read back to the host) and decompress of the CPU path's default
+ * container to the device (`path: 'gpu'`, `to: 'device'`), on the real arrays of bench/corpus/,
+ * each repeated to each of --mib, through the public API. For every call:
+ *   - the wall clock;
+ *   - the GPU time of each submission (a timestamped empty pass before and after each command
+ *     buffer of parle's ops) and of each compute pass by its label (parle:huffman-decode, ...);
+ *   - what crossed the host <-> GPU boundary: submissions, readbacks (mapAsync), bytes written by
+ *     queue.writeBuffer, buffers and bind groups created;
+ *   - with --cpu-profile, the main thread's self time per function (V8's sampling profiler through
+ *     node:inspector; "(idle)" is waiting for the GPU or the workers).
+ * "host" = wall - GPU: time the GPU sat idle inside the call (JavaScript, the CPU path's workers,
+ * the waits between submissions). Medians over --reps calls after a warm-up of --warm-ms (an
+ * H200's SM clock rises only under sustained load: bench/gpu-timestamps.mjs).
+ *
+ *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
+ *                                    [--workers 16] [--cpu-profile] [--out DIR]
+ *
+ * Writes gpu-codec-profile-<gpu>.json and .md to --out (default bench/results/). Needs a GPU
+ * with 'timestamp-query' (else GPU times are null and only the counts and wall clock remain).
+ */
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { Session } from 'node:inspector/promises';
+import { compressBound, createEngine } from '../dist/node/index.js';
+import { outArg, outputDir } from './out-dir.mjs';
+import { CTORS } from './browser/measure.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    files: { type: 'string' },
+    mib: { type: 'string' },
+    reps: { type: 'string' },
+    'warm-ms': { type: 'string' },
+    workers: { type: 'string' },
+    'cpu-profile': { type: 'boolean' },
+    out: { type: 'string' },
+    quick: { type: 'boolean' },
+  },
+});
+const quick = args.quick === true;
+const MIBS = (args.mib ?? (quick ? '4' : '4,64,256')).split(',').map(Number);
+const REPS = Number(args.reps ?? (quick ? 2 : 5));
+const WARM_MS = Number(args['warm-ms'] ?? (quick ? 0 : 1500));
+const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
+/** The engine's GPU context (internal: a benchmark's view). */
+const ctx = engine.gpuContext;
+const device = ctx.device;
+
+// ---- time spent in WebGPU's calls on this thread (Dawn's bindings: the sync part of each) ----
+const native = {};
+const timeMethods = (proto, cls) => {
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    if (d === undefined || typeof d.value !== 'function' || name === 'constructor') continue;
+    const f = d.value;
+    const key = `${cls}.${name}`;
+    proto[name] = function (...a) {
+      const t = performance.now();
+      try {
+        return f.apply(this, a);
+      } finally {
+        native[key] = (native[key] ?? 0) + performance.now() - t;
+      }
+    };
+  }
+};
+{
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.end();
+  enc.finish();
+  const buf = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+  for (const [obj, cls] of [
+    [device, 'device'],
+    [device.queue, 'queue'],
+    [enc, 'encoder'],
+    [pass, 'pass'],
+    [buf, 'buffer'],
+  ])
+    timeMethods(Object.getPrototypeOf(obj), cls);
+  buf.destroy();
+}
+
+// ---- counters on the device's host-side calls ----------------------------------------------
+const counts = { submits: 0, readbacks: 0, writeBytes: 0, writes: 0, buffers: 0, bufferBytes: 0, bindGroups: 0 };
+const zero = () => Object.fromEntries(Object.keys(counts).map((k) => [k, 0]));
+const queue = device.queue;
+const wrap = (obj, name, before) => {
+  const f = obj[name].bind(obj);
+  obj[name] = (...a) => {
+    before(...a);
+    return f(...a);
+  };
+};
+wrap(queue, 'submit', () => counts.submits++);
+wrap(queue, 'writeBuffer', (_b, _o, data, _do, size) => {
+  counts.writes++;
+  counts.writeBytes += size !== undefined ? size * (data.BYTES_PER_ELEMENT ?? 1) : data.byteLength;
+});
+wrap(device, 'createBindGroup', () => counts.bindGroups++);
+const createBuffer = device.createBuffer.bind(device);
+device.createBuffer = (desc) => {
+  counts.buffers++;
+  counts.bufferBytes += desc.size;
+  const b = createBuffer(desc);
+  const map = b.mapAsync.bind(b);
+  b.mapAsync = (...a) => {
+    counts.readbacks++;
+    return map(...a);
+  };
+  return b;
+};
+
+// ---- timestamps: an empty pass before and after each command buffer, and around each pass ---
+const CAPACITY = 4096;
+const timed = ctx.hasTimestamps;
+let stamps = null;
+if (timed) {
+  const querySet = device.createQuerySet({ type: 'timestamp', count: CAPACITY });
+  const resolve = device.createBuffer({ size: 8 * CAPACITY, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 8 * CAPACITY, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  let next = 0;
+  let subs = [];
+  let passes = [];
+  let untimed = 0;
+  const open = []; // submissions being encoded (ops may encode concurrently)
+  stamps = {
+    hooks: {
+      begin(encoder) {
+        next = Math.ceil(next / 32) * 32; // resolve offsets are multiples of 256 bytes
+        if (next + 64 > CAPACITY) {
+          untimed++;
+          open.push(null);
+          return;
+        }
+        const sub = { start: next++, end: -1 };
+        open.push(sub);
+        encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: sub.start } }).end();
+      },
+      pass(label) {
+        if (open[open.length - 1] === null || next + 3 > CAPACITY) return undefined;
+        const i = next;
+        next += 2;
+        passes.push({ label, i });
+        return { querySet, beginningOfPassWriteIndex: i, endOfPassWriteIndex: i + 1 };
+      },
+      end(encoder) {
+        const sub = open.pop();
+        if (sub === null) return;
+        encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: next } }).end();
+        sub.end = next++;
+        encoder.resolveQuerySet(querySet, sub.start, sub.end + 1 - sub.start, resolve, sub.start * 8);
+        subs.push(sub);
+      },
+    },
+    /** { gpuMs, passes: { label: ms }, timedSubmits, untimed } of the calls since the last read. */
+    async read() {
+      const enc = device.createCommandEncoder();
+      enc.copyBufferToBuffer(resolve, 0, read, 0, 8 * CAPACITY);
+      queue.submit([enc.finish()]);
+      await read.mapAsync(GPUMapMode.READ);
+      const t = new BigUint64Array(read.getMappedRange().slice(0));
+      read.unmap();
+      let ns = 0n;
+      for (const s of subs) ns += t[s.end] - t[s.start];
+      const perPass = {};
+      for (const p of passes) perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
+      const out = { gpuMs: Number(ns) / 1e6, passes: perPass, timedSubmits: subs.length, untimed };
+      next = 0;
+      subs = [];
+      passes = [];
+      untimed = 0;
+      return out;
+    },
+  };
+  ctx.encoderHooks = stamps.hooks;
+}
+
+// ---- the main thread's CPU profile ------------------------------------------------------------
+const session = args['cpu-profile'] ? new Session() : null;
+if (session) {
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+}
+/** Self time (ms) per function name of a V8 profile, the top `top`. */
+function selfTimes(profile, top = 12) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const ms = new Map();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const n = byId.get(profile.samples[i]);
+    const f = n.callFrame;
+    const file = f.url ? f.url.split('/').pop() : '';
+    const name = `${f.functionName || '(anonymous)'}${file ? ` ${file}:${f.lineNumber + 1}` : ''}`;
+    ms.set(name, (ms.get(name) ?? 0) + profile.timeDeltas[i] / 1000);
+  }
+  return Object.fromEntries(
+    [...ms]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, v]) => [k, +v.toFixed(2)]),
+  );
+}
+
+/** Times `call` (REPS times after the warm-up), returning medians and per-call means of the profile. */
+async function profile(call) {
+  const w0 = performance.now();
+  do await call();
+  while (performance.now() - w0 < WARM_MS);
+  await call();
+  if (stamps) await stamps.read();
+  const walls = [];
+  const gpus = [];
+  const passes = {};
+  const sums = zero();
+  let untimed = 0;
+  const native0 = { ...native };
+  if (session) await session.post('Profiler.start');
+  for (let r = 0; r < REPS; r++) {
+    const before = { ...counts };
+    const t0 = performance.now();
+    await call();
+    walls.push(performance.now() - t0);
+    for (const k of Object.keys(counts)) sums[k] += counts[k] - before[k];
+    if (stamps) {
+      const s = await stamps.read();
+      gpus.push(s.gpuMs);
+      untimed += s.untimed;
+      for (const [k, v] of Object.entries(s.passes)) passes[k] = (passes[k] ?? 0) + v / REPS;
+    }
+  }
+  const nativeMs = Object.entries(native)
+    .map(([k, v]) => [k, (v - (native0[k] ?? 0)) / REPS])
+    .filter(([, v]) => v > 0.005)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 12)
+    .map(([k, v]) => [k, +v.toFixed(3)]);
+  const cpu = session ? selfTimes((await session.post('Profiler.stop')).profile) : undefined;
+  const wallMs = median(walls);
+  const gpuMs = stamps ? median(gpus) : null;
+  return {
+    wallMs,
+    gpuMs,
+    hostMs: gpuMs === null ? null : wallMs - gpuMs,
+    perCall: Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / REPS])),
+    untimedSubmits: untimed / REPS,
+    webgpuMs: Object.fromEntries(nativeMs),
+    passes: Object.fromEntries(
+      Object.entries(passes)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => [k, +v.toFixed(3)]),
+    ),
+    cpu,
+  };
+}
+
+/** Chunks per pipeline of `container` (through the CLI's inspect). */
+function pipelinesOf(container) {
+  const file = join(os.tmpdir(), `parle-profile-${process.pid}.parle`);
+  writeFileSync(file, container);
+  const report = JSON.parse(
+    execFileSync(process.execPath, [join(root, 'bin/parle.mjs'), 'inspect', file], { encoding: 'utf8', maxBuffer: 1 << 26 }),
+  );
+  rmSync(file);
+  const out = {};
+  for (const c of report.chunks) out[c.pipeline ?? c.encoding] = (out[c.pipeline ?? c.encoding] ?? 0) + 1;
+  return out;
+}
+
+const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
+const rows = [];
+for (const entry of index) {
+  if (args.files !== undefined && !args.files.split(',').some((f) => entry.file.startsWith(f))) continue;
+  const path = join(root, 'bench/corpus/data', entry.file);
+  if (!existsSync(path)) {
+    console.warn(`missing ${path} (skipped)`);
+    continue;
+  }
+  const Ctor = CTORS[entry.file.split('.').pop()];
+  const raw = readFileSync(path);
+  for (const mib of MIBS) {
+    // the file repeated (or cut) to `mib` MiB, a whole number of elements
+    const B = Math.floor((mib << 20) / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
+    const bytes = new Uint8Array(B);
+    for (let at = 0; at < B; at += raw.length) bytes.set(raw.subarray(0, Math.min(raw.length, B - at)), at);
+    const host = new Ctor(bytes.buffer, 0, B / Ctor.BYTES_PER_ELEMENT);
+    const input = await engine.upload(host);
+    const container = await engine.compress(host, { path: 'cpu' });
+    const pipelines = pipelinesOf(container);
+    const gpuContainer = await engine.compress(input, { path: 'gpu' });
+    const compress = await profile(() => engine.compress(input, { path: 'gpu' }));
+    // the same into an array the caller keeps (a fresh result costs its page faults: 1.3 GB/s
+    // for a new array on the H200 host)
+    const out = new Uint8Array(compressBound(host.length, entry.file.split('.').pop()));
+    out.fill(1);
+    const compressOut = await profile(() => engine.compress(input, { path: 'gpu', out }));
+    const decompress = await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy());
+    input.destroy();
+    const row = {
+      file: entry.file,
+      mib,
+      bytes: B,
+      ratioCpu: B / container.length,
+      ratioGpu: B / gpuContainer.length,
+      cpuContainer: pipelines,
+      compress: { gbps: B / compress.wallMs / 1e6, ...compress },
+      compressOut: { gbps: B / compressOut.wallMs / 1e6, ...compressOut },
+      decompress: { gbps: B / decompress.wallMs / 1e6, ...decompress },
+    };
+    rows.push(row);
+    const line = (what, r) =>
+      `  ${what.padEnd(10)} ${(B / r.wallMs / 1e6).toFixed(2).padStart(6)} GB/s  wall ${r.wallMs.toFixed(2)} ms  GPU ${r.gpuMs?.toFixed(2)} ms  ` +
+      `submits ${r.perCall.submits} readbacks ${r.perCall.readbacks} writeBuffer ${(r.perCall.writeBytes / 2 ** 20).toFixed(1)} MiB ` +
+      `buffers ${r.perCall.buffers} bindGroups ${r.perCall.bindGroups}\n    ` +
+      Object.entries(r.passes)
+        .slice(0, 8)
+        .map(([k, v]) => `${k.replace('parle:', '')} ${v.toFixed(2)}`)
+        .join(', ');
+    console.log(
+      `${entry.file} ${mib} MiB (ratio cpu ${row.ratioCpu.toFixed(2)} gpu ${row.ratioGpu.toFixed(2)}) ${JSON.stringify(pipelines)}`,
+    );
+    console.log(line('compress', compress));
+    console.log(line('c(out)', compressOut));
+    console.log(line('decompress', decompress));
+    for (const [what, r] of [
+      ['compress', compress],
+      ['compress into out', compressOut],
+      ['decompress', decompress],
+    ]) {
+      console.log(`    WebGPU calls (${what}, ms a call):`, JSON.stringify(r.webgpuMs));
+      if (session) console.log(`    main thread (${what}, ms in ${REPS} calls):`, JSON.stringify(r.cpu));
+    }
+  }
+}
+await engine.destroy();
+
+/** The card's name for the file names: nvidia-smi's where there is one (Dawn's description names the driver). */
+const cardName = () => {
+  try {
+    return execFileSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' }).split('\n')[0];
+  } catch {
+    return ctx.adapterInfo.description || ctx.adapterInfo.device || ctx.adapterInfo.vendor || 'gpu';
+  }
+};
+const gpuName = cardName()
+  .toLowerCase()
+  .replace(/[^a-z0-9]+/g, '-')
+  .replace(/^-|-$/g, '');
+const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
+const machine = {
+  cpu: os.cpus()[0].model,
+  cores: os.cpus().length,
+  gpu: ctx.adapterInfo,
+  node: process.version,
+  date: new Date().toISOString(),
+};
+writeFileSync(join(dir, `gpu-codec-profile-${gpuName}.json`), JSON.stringify({ machine, workers, reps: REPS, rows }, null, 2) + '\n');
+const md = [
+  `# GPU codec profile (${machine.date.slice(0, 10)}, ${ctx.adapterInfo.description || gpuName}, ${machine.cores}-core host, ${workers} workers)`,
+  '',
+  'Wall clock and GPU time (timestamps around every command buffer) per call, medians; host = wall - GPU.',
+  '',
+  '| file | MiB | direction | GB/s | wall ms | GPU ms | host ms | submits | readbacks | writeBuffer MiB | top passes (ms) |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ...rows.flatMap((r) =>
+    ['compress', 'compressOut', 'decompress'].map((d) => {
+      const x = r[d];
+      const top = Object.entries(x.passes)
+        .slice(0, 4)
+        .map(([k, v]) => `${k.replace('parle:', '')} ${v.toFixed(2)}`)
+        .join(', ');
+      return `| ${r.file} | ${r.mib} | ${d} | ${x.gbps.toFixed(2)} | ${x.wallMs.toFixed(2)} | ${x.gpuMs?.toFixed(2) ?? '-'} | ${x.hostMs?.toFixed(2) ?? '-'} | ${x.perCall.submits} | ${x.perCall.readbacks} | ${(x.perCall.writeBytes / 2 ** 20).toFixed(1)} | ${top} |`;
+    }),
+  ),
+  '',
+];
+writeFileSync(join(dir, `gpu-codec-profile-${gpuName}.md`), md.join('\n'));
+console.log(`wrote ${join(dir, `gpu-codec-profile-${gpuName}.json`)}`);
