@@ -16,7 +16,7 @@
  * H200's SM clock rises only under sustained load: bench/gpu-timestamps.mjs).
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
- *                                    [--workers 16] [--cpu-profile] [--out DIR]
+ *                                    [--workers 16] [--cpu-profile] [--out DIR] [--dist DIR --tag NAME]
  *
  * Writes gpu-codec-profile-<gpu>.json and .md to --out (default bench/results/). Needs a GPU
  * with 'timestamp-query' (else GPU times are null and only the counts and wall clock remain).
@@ -26,9 +26,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Session } from 'node:inspector/promises';
-import { compressBound, createEngine } from '../dist/node/index.js';
 import { outArg, outputDir } from './out-dir.mjs';
 import { CTORS } from './browser/measure.mjs';
 
@@ -43,8 +42,13 @@ const { values: args } = parseArgs({
     'cpu-profile': { type: 'boolean' },
     out: { type: 'string' },
     quick: { type: 'boolean' },
+    dist: { type: 'string' },
+    tag: { type: 'string' },
   },
 });
+// --dist: another build of parle (a before / after comparison in one run); --tag: its name in the file names
+const { compressBound, createEngine } = await import(pathToFileURL(join(args.dist ?? join(root, 'dist'), 'node/index.js')).href);
+const tag = args.tag === undefined ? '' : `-${args.tag}`;
 const quick = args.quick === true;
 const MIBS = (args.mib ?? (quick ? '4' : '4,64,256')).split(',').map(Number);
 const REPS = Number(args.reps ?? (quick ? 2 : 5));
@@ -365,7 +369,7 @@ const machine = {
   node: process.version,
   date: new Date().toISOString(),
 };
-writeFileSync(join(dir, `gpu-codec-profile-${gpuName}.json`), JSON.stringify({ machine, workers, reps: REPS, rows }, null, 2) + '\n');
+writeFileSync(join(dir, `gpu-codec-profile-${gpuName}${tag}.json`), JSON.stringify({ machine, workers, reps: REPS, rows }, null, 2) + '\n');
 const md = [
   `# GPU codec profile (${machine.date.slice(0, 10)}, ${ctx.adapterInfo.description || gpuName}, ${machine.cores}-core host, ${workers} workers)`,
   '',
@@ -385,5 +389,5 @@ const md = [
   ),
   '',
 ];
-writeFileSync(join(dir, `gpu-codec-profile-${gpuName}.md`), md.join('\n'));
-console.log(`wrote ${join(dir, `gpu-codec-profile-${gpuName}.json`)}`);
+writeFileSync(join(dir, `gpu-codec-profile-${gpuName}${tag}.md`), md.join('\n'));
+console.log(`wrote ${join(dir, `gpu-codec-profile-${gpuName}${tag}.json`)}`);
