@@ -64,3 +64,54 @@ fn unshuffle(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
   let words = (m * W + 3u) / 4u;                // words holding the group's elements
   for (var j = 0u; j < words; j += 1u) { dst[params.elements + q * W + j] = res[j]; }
 }
+
+// ---- unshuffle of many chunks in one dispatch --------------------------------------------------
+// Job j: a chunk of n elements whose planes lie at plane word offsets in `src` and whose elements
+// go to word `elements` of `dst`; its groups of 4 elements are numbered after those of the jobs
+// before it (from firstGroup). An invocation finds its job by binary search over firstGroup.
+
+struct ChunkParams {
+  jobs: u32,
+  groups: u32, // groups of all jobs
+  pad0: u32,
+  pad1: u32,
+}
+
+struct ShuffleJob {
+  elements: u32,
+  n: u32,
+  firstGroup: u32,
+  pad: u32,
+  planes: vec4<u32>,
+}
+
+@group(0) @binding(3) var<uniform> cparams: ChunkParams;
+@group(0) @binding(4) var<storage, read> jobs: array<ShuffleJob>;
+
+@compute @workgroup_size(WG)
+fn unshuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (g >= cparams.groups) { return; }
+  var lo = 0u;
+  var hi = cparams.jobs;
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) / 2u;
+    if (jobs[mid].firstGroup <= g) { lo = mid; } else { hi = mid; }
+  }
+  let job = jobs[lo];
+  let q = g - job.firstGroup;
+  let m = min(4u, job.n - q * 4u);
+  var planeWords = vec4<u32>(0u);
+  for (var k = 0u; k < W; k += 1u) { planeWords[k] = src[job.planes[k] + q]; }
+  var res = array<u32, 4>(0u, 0u, 0u, 0u);
+  for (var e = 0u; e < m; e += 1u) {
+    let b = e * W;
+    for (var k = 0u; k < W; k += 1u) {
+      let v8 = (planeWords[k] >> (e * 8u)) & 0xFFu;
+      res[(b + k) / 4u] |= v8 << (((b + k) % 4u) * 8u);
+    }
+  }
+  let words = (m * W + 3u) / 4u;
+  for (var j = 0u; j < words; j += 1u) { dst[job.elements + q * W + j] = res[j]; }
+}

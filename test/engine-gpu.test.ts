@@ -93,7 +93,9 @@ describeGpu('engine with a GPU', () => {
     expect(same(await engine.decompress(onGpu, { path: 'cpu' }), input)).toBe(true);
     expect(onGpu[10]).toBe(5); // the level, in both
     const fixed = { codec: 'rle+huffman', chunkBytes: 8192 };
-    expect(Buffer.compare(await engine.compress(device, { ...fixed, path: 'gpu' }), await engine.compress(input, { ...fixed, path: 'cpu' }))).toBe(0);
+    expect(
+      Buffer.compare(await engine.compress(device, { ...fixed, path: 'gpu' }), await engine.compress(input, { ...fixed, path: 'cpu' })),
+    ).toBe(0);
     device.destroy();
     back.destroy();
   });
@@ -124,37 +126,40 @@ describeGpu('engine with a GPU', () => {
     compressInputs.push(['odd chunks (the runs way)', new Uint8Array(5000).map((_, i) => i >> 5), 1025]);
   }
   for (const [what, input, chunkBytes] of compressInputs) {
-    gpuIt(`compress on the GPU path, ${what}, chunks of ${chunkBytes} B: every codec; fixed pipelines write the CPU path's bytes`, async () => {
-      const device = await engine.upload(input);
-      const wide = input.BYTES_PER_ELEMENT > 1;
-      const codecs = [
-        'auto',
-        'huffman',
-        'delta+huffman',
-        'rle',
-        'rle+huffman',
-        'delta+rle+huffman',
-        ...(wide ? ['shuffle+huffman', 'delta+shuffle+huffman'] : []),
-      ];
-      // a caller-owned out, reused by every codec: the same bytes, written into it
-      const out = new Uint8Array(compressBound(input.length, device.type, chunkBytes) + 3);
-      for (const codec of codecs) {
-        const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec });
-        expect(same(await engine.decompress(viaGpu, { path: 'cpu' }), input), `${what} ${codec}`).toBe(true);
-        out.fill(0xa5);
-        const into = await engine.compress(device, { path: 'gpu', chunkBytes, codec, out });
-        expect(into.buffer === out.buffer && into.byteOffset === 0, `${what} ${codec}: into out`).toBe(true);
-        expect(Buffer.compare(into, viaGpu), `${what} ${codec}: the same bytes into out`).toBe(0);
-        if (codec !== 'auto') {
-          const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec });
-          expect(Buffer.compare(viaGpu, viaCpu), `${what} ${codec}: same bytes as the CPU path`).toBe(0);
+    gpuIt(
+      `compress on the GPU path, ${what}, chunks of ${chunkBytes} B: every codec; fixed pipelines write the CPU path's bytes`,
+      async () => {
+        const device = await engine.upload(input);
+        const wide = input.BYTES_PER_ELEMENT > 1;
+        const codecs = [
+          'auto',
+          'huffman',
+          'delta+huffman',
+          'rle',
+          'rle+huffman',
+          'delta+rle+huffman',
+          ...(wide ? ['shuffle+huffman', 'delta+shuffle+huffman'] : []),
+        ];
+        // a caller-owned out, reused by every codec: the same bytes, written into it
+        const out = new Uint8Array(compressBound(input.length, device.type, chunkBytes) + 3);
+        for (const codec of codecs) {
+          const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec });
+          expect(same(await engine.decompress(viaGpu, { path: 'cpu' }), input), `${what} ${codec}`).toBe(true);
+          out.fill(0xa5);
+          const into = await engine.compress(device, { path: 'gpu', chunkBytes, codec, out });
+          expect(into.buffer === out.buffer && into.byteOffset === 0, `${what} ${codec}: into out`).toBe(true);
+          expect(Buffer.compare(into, viaGpu), `${what} ${codec}: the same bytes into out`).toBe(0);
+          if (codec !== 'auto') {
+            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec });
+            expect(Buffer.compare(viaGpu, viaCpu), `${what} ${codec}: same bytes as the CPU path`).toBe(0);
+          }
         }
-      }
-      // auto from host data, uploaded first: a container the CPU decodes
-      const fromHost = await engine.compress(input, { path: 'gpu', chunkBytes });
-      expect(same(await engine.decompress(fromHost, { path: 'cpu' }), input), `${what} from the host`).toBe(true);
-      device.destroy();
-    });
+        // auto from host data, uploaded first: a container the CPU decodes
+        const fromHost = await engine.compress(input, { path: 'gpu', chunkBytes });
+        expect(same(await engine.decompress(fromHost, { path: 'cpu' }), input), `${what} from the host`).toBe(true);
+        device.destroy();
+      },
+    );
   }
 
   gpuIt('GPU-path compress and decompress with workers that do not share memory (regions copied)', async () => {
@@ -300,10 +305,45 @@ describeGpu('engine with a GPU', () => {
     expect(same(await engine.download(await engine.decompress(oddPacked, { to: 'device', path: 'gpu' })), odd)).toBe(true);
   });
 
+  gpuIt('pack chunks decode on the GPU path: every pack pipeline of every type, exceptions, zigzag, partial blocks', async () => {
+    const rng = new Rng(caseSeed('engine gpu decompress pack'));
+    const pipelines = (width: number) => {
+      const names = width === 1 ? ['delta', 'rle'] : ['delta', 'shuffle', 'rle'];
+      const out = ['pack'];
+      for (let mask = 1; mask < 1 << names.length; mask++) out.push([...names.filter((_, i) => mask & (1 << i)), 'pack'].join('+'));
+      return out;
+    };
+    for (const [Ctor, n] of [
+      [Uint8Array, 30_003],
+      [Uint16Array, 12_001],
+      [Int32Array, 7_001],
+      [Float32Array, 5_001],
+    ] as const) {
+      const w = Ctor.BYTES_PER_ELEMENT;
+      // a slow walk up and down (small deltas of both signs: zigzag), with outliers (exceptions) and runs
+      const bytes = new Uint8Array(n * w);
+      let v = 1000;
+      for (let i = 0; i < bytes.length; i++) {
+        if (rng.intBetween(0, 7) !== 0) v += rng.intBetween(-3, 3);
+        bytes[i] = rng.intBetween(0, 49) === 0 ? rng.intBetween(0, 255) : v & (i % w === w - 1 ? 3 : 0xff);
+      }
+      const input = new Ctor(bytes.buffer);
+      for (const codec of pipelines(w)) {
+        const container = await engine.compress(input, { codec, chunkBytes: 8192 });
+        const back = await engine.decompress(container, { to: 'device', path: 'gpu' });
+        expect(same(await engine.download(back), input), `${Ctor.name} ${codec}`).toBe(true);
+        back.destroy();
+      }
+    }
+  });
+
   /** Each fixture of test/fixtures/<version>/ decodes on the GPU path to its .raw. */
   async function decodeFixturesOnGpu(
     version: 'v1' | 'v2',
-    fixtures: readonly (readonly [string, Uint8ArrayConstructor | Uint16ArrayConstructor | Int32ArrayConstructor | Float32ArrayConstructor])[],
+    fixtures: readonly (readonly [
+      string,
+      Uint8ArrayConstructor | Uint16ArrayConstructor | Int32ArrayConstructor | Float32ArrayConstructor,
+    ])[],
   ): Promise<void> {
     const dir = new URL(`./fixtures/${version}/`, import.meta.url);
     for (const [name, Ctor] of fixtures) {
@@ -317,43 +357,46 @@ describeGpu('engine with a GPU', () => {
     }
   }
 
-  gpuIt('version-2 fixtures decode on the GPU path; mutated version-3 containers (a fuzz sample) fail with a code or decode exactly', async () => {
-    await decodeFixturesOnGpu('v2', [
-      ['u8-camera', Uint8Array],
-      ['u16-mri', Uint16Array],
-      ['i32-steps', Int32Array],
-      ['f32-nan', Float32Array],
-      ['f32-lossy', Float32Array],
-    ]);
-    const seed = caseSeed('engine gpu fuzz v3');
-    const rng = new Rng(seed);
-    const samples = await makeSamples(engine);
-    const cases = Number(process.env.PARLE_GPU_FUZZ_CASES ?? 300);
-    for (let i = 0; i < cases; i++) {
-      const s = samples[i % samples.length];
-      const { bytes, what } = mutate(rng, s);
-      const context = `case ${i}, ${s.name}: ${what}, ${describeSeed(seed)}`;
-      const outcome = await engine.decompress(bytes, { to: 'device', path: 'gpu', maxElements: s.input.length }).then(
-        (d) => d,
-        (e: unknown) => e,
-      );
-      if (outcome instanceof DeviceArray) {
-        const back = await engine.download(outcome);
-        outcome.destroy();
-        // exactly the untouched container's element bytes (the lossy sample's reconstruction;
-        // the type is the header's, which a resealed lie may change between types of one width)
-        expect(Buffer.compare(bytesOf(back), bytesOf(s.decoded)), `${context}: decoded to other data`).toBe(0);
-      } else {
-        const code = (outcome as { code?: string }).code;
-        expect(FUZZ_FAILURES, `${context}: ${String(outcome)}`).toContain(code);
+  gpuIt(
+    'version-2 fixtures decode on the GPU path; mutated version-3 containers (a fuzz sample) fail with a code or decode exactly',
+    async () => {
+      await decodeFixturesOnGpu('v2', [
+        ['u8-camera', Uint8Array],
+        ['u16-mri', Uint16Array],
+        ['i32-steps', Int32Array],
+        ['f32-nan', Float32Array],
+        ['f32-lossy', Float32Array],
+      ]);
+      const seed = caseSeed('engine gpu fuzz v3');
+      const rng = new Rng(seed);
+      const samples = await makeSamples(engine);
+      const cases = Number(process.env.PARLE_GPU_FUZZ_CASES ?? 300);
+      for (let i = 0; i < cases; i++) {
+        const s = samples[i % samples.length];
+        const { bytes, what } = mutate(rng, s);
+        const context = `case ${i}, ${s.name}: ${what}, ${describeSeed(seed)}`;
+        const outcome = await engine.decompress(bytes, { to: 'device', path: 'gpu', maxElements: s.input.length }).then(
+          (d) => d,
+          (e: unknown) => e,
+        );
+        if (outcome instanceof DeviceArray) {
+          const back = await engine.download(outcome);
+          outcome.destroy();
+          // exactly the untouched container's element bytes (the lossy sample's reconstruction;
+          // the type is the header's, which a resealed lie may change between types of one width)
+          expect(Buffer.compare(bytesOf(back), bytesOf(s.decoded)), `${context}: decoded to other data`).toBe(0);
+        } else {
+          const code = (outcome as { code?: string }).code;
+          expect(FUZZ_FAILURES, `${context}: ${String(outcome)}`).toContain(code);
+        }
       }
-    }
-    // the device still works
-    const check = new Uint8Array(1000).map((_, i) => i >> 3);
-    const round = await engine.decompress(await engine.compress(check), { to: 'device', path: 'gpu' });
-    expect(same(await engine.download(round), check)).toBe(true);
-    round.destroy();
-  });
+      // the device still works
+      const check = new Uint8Array(1000).map((_, i) => i >> 3);
+      const round = await engine.decompress(await engine.compress(check), { to: 'device', path: 'gpu' });
+      expect(same(await engine.download(round), check)).toBe(true);
+      round.destroy();
+    },
+  );
 
   gpuIt('version-1 fixtures decode on the GPU path', async () => {
     await decodeFixturesOnGpu('v1', [
@@ -586,59 +629,62 @@ describeGpu('engine with a GPU', () => {
   // One real calibration (this machine's probes on the GPU; on SwiftShader its warm-up alone
   // takes seconds), then stand-in probes where the test is about what the engine does with a
   // calibration (load, force, redo an old record), not about measuring: no timing is asserted.
-  gpuIt('calibration: measured once and stored; loaded by a second engine; a forced one and a record of an older format are measured again', async () => {
-    const file = join(cacheDir, 'calibration.json');
-    const engines: Engine[] = [];
-    const make = async () => {
-      const e = await createEngine({ workers: 1, gpu: 'require' });
-      engines.push(e);
-      return e;
-    };
-    try {
-      const first = await make();
-      await first.calibrate();
-      expect(first.lastCalibration, 'measured').not.toBeNull();
-      const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>;
-      const records = Object.values(stored);
-      expect(records).toHaveLength(1);
-      expect(records[0].format).toBe(CALIBRATION_FORMAT);
-      expect(records[0].rates.gpu).not.toBeNull();
-      const [id] = Object.keys(stored);
+  gpuIt(
+    'calibration: measured once and stored; loaded by a second engine; a forced one and a record of an older format are measured again',
+    async () => {
+      const file = join(cacheDir, 'calibration.json');
+      const engines: Engine[] = [];
+      const make = async () => {
+        const e = await createEngine({ workers: 1, gpu: 'require' });
+        engines.push(e);
+        return e;
+      };
+      try {
+        const first = await make();
+        await first.calibrate();
+        expect(first.lastCalibration, 'measured').not.toBeNull();
+        const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>;
+        const records = Object.values(stored);
+        expect(records).toHaveLength(1);
+        expect(records[0].format).toBe(CALIBRATION_FORMAT);
+        expect(records[0].rates.gpu).not.toBeNull();
+        const [id] = Object.keys(stored);
 
-      // a second engine of the same key loads the record: nothing measured
-      const second = await make();
-      await second.calibrate();
-      expect(second.lastCalibration, 'loaded, not measured').toBeNull();
-      expect(second.model.rates).toEqual(first.model.rates);
+        // a second engine of the same key loads the record: nothing measured
+        const second = await make();
+        await second.calibrate();
+        expect(second.lastCalibration, 'loaded, not measured').toBeNull();
+        expect(second.model.rates).toEqual(first.model.rates);
 
-      // a forced calibration measures again, and an op with a choice to make waits for it
-      useProbe(second, fakeProbe(1));
-      const order: string[] = [];
-      const forced = second.calibrate({ force: true }).then(() => order.push('calibrated'));
-      await second.scan(new Uint32Array(1000).fill(1)).then(() => order.push('scan'));
-      await forced;
-      expect(order).toEqual(['calibrated', 'scan']);
-      expect(second.lastCalibration, 'measured').not.toBeNull();
-      const forcedRecord = (JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>)[id];
-      expect(forcedRecord.measuredAt).not.toBe(stored[id].measuredAt);
-      expect(forcedRecord.rates).toEqual(JSON.parse(JSON.stringify(second.model.rates)));
-      expect(second.model.rates).not.toEqual(first.model.rates);
+        // a forced calibration measures again, and an op with a choice to make waits for it
+        useProbe(second, fakeProbe(1));
+        const order: string[] = [];
+        const forced = second.calibrate({ force: true }).then(() => order.push('calibrated'));
+        await second.scan(new Uint32Array(1000).fill(1)).then(() => order.push('scan'));
+        await forced;
+        expect(order).toEqual(['calibrated', 'scan']);
+        expect(second.lastCalibration, 'measured').not.toBeNull();
+        const forcedRecord = (JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>)[id];
+        expect(forcedRecord.measuredAt).not.toBe(stored[id].measuredAt);
+        expect(forcedRecord.rates).toEqual(JSON.parse(JSON.stringify(second.model.rates)));
+        expect(second.model.rates).not.toEqual(first.model.rates);
 
-      // a record of an older format (6: the transfers' small points from their first calls,
-      // before the host's code was compiled) is measured again, not used
-      await writeFile(file, JSON.stringify({ [id]: { ...forcedRecord, format: 6, measuredAt: 'old' } }));
-      const third = await make();
-      useProbe(third, fakeProbe(2));
-      await third.calibrate();
-      expect(third.lastCalibration, 'measured, not loaded').not.toBeNull();
-      expect(third.model.rates).not.toEqual(second.model.rates);
-      const after = (JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>)[id];
-      expect(after.format).toBe(CALIBRATION_FORMAT);
-      expect(after.measuredAt).not.toBe('old');
-    } finally {
-      for (const e of engines) await e.destroy();
-    }
-  });
+        // a record of an older format (6: the transfers' small points from their first calls,
+        // before the host's code was compiled) is measured again, not used
+        await writeFile(file, JSON.stringify({ [id]: { ...forcedRecord, format: 6, measuredAt: 'old' } }));
+        const third = await make();
+        useProbe(third, fakeProbe(2));
+        await third.calibrate();
+        expect(third.lastCalibration, 'measured, not loaded').not.toBeNull();
+        expect(third.model.rates).not.toEqual(second.model.rates);
+        const after = (JSON.parse(await readFile(file, 'utf8')) as Record<string, CalibrationRecord>)[id];
+        expect(after.format).toBe(CALIBRATION_FORMAT);
+        expect(after.measuredAt).not.toBe('old');
+      } finally {
+        for (const e of engines) await e.destroy();
+      }
+    },
+  );
 });
 
 /**

@@ -13,6 +13,8 @@ import {
   deltaEncode,
   encodeDeltaDecodeChunks,
   encodeGather,
+  encodeHuffmanTables,
+  encodeUnshuffleChunks,
   histograms8,
   histogramCodes8,
   huffmanDecode,
@@ -263,6 +265,27 @@ describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
     lengths[2] = 1;
     expectCorruptSync(() => buildHuffmanDecodeTable(lengths), 'over-full code');
     expectCorruptSync(() => buildHuffmanDecodeTable(Uint8Array.of(1)), 'one symbol');
+  });
+
+  gpuTest('decode tables built on the GPU equal the host-built ones (random, skewed and two-symbol codes)', async (ctx, rng) => {
+    const codes: Uint8Array[] = [];
+    for (let t = 0; t < 40; t++) {
+      const n = t === 0 ? 2 : t === 1 ? 256 : 2 + rng.below(200);
+      const bytes = t % 3 === 2 ? skewedBytes(5000, rng, n) : randomBytes(5000, rng).map((b) => b % n);
+      const hist = new Uint32Array(256);
+      for (const b of bytes) hist[b]++;
+      codes.push(codeLengths(hist));
+    }
+    const out = bufferWith(ctx, codes.length * 2048 * 4);
+    await ctx.submit('test tables', (s) => {
+      s.encoder.copyBufferToBuffer(encodeHuffmanTables(ctx, s, codes), 0, out, 0, out.size);
+    });
+    const all = await readAll(ctx, out);
+    out.destroy();
+    codes.forEach((lengths, t) => {
+      const want = new Uint8Array(buildHuffmanDecodeTable(lengths).buffer);
+      expectBytes(all.subarray(t * 8192, (t + 1) * 8192), want, `table ${t}`);
+    });
   });
 
   gpuTest('header checks: mode, lengths, g, code lengths, Kraft sum, offsets', async (_ctx, rng) => {
@@ -752,6 +775,45 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
       }
     });
   }
+
+  gpuTest('many chunks unshuffled in one dispatch: planes anywhere, elements in any order, neighbours kept', async (ctx, rng) => {
+    for (const width of [2, 4] as const) {
+      const counts = [1, 3, 4, 5, 1023, 0, 70_001, 8, 7];
+      let planeAt = 0;
+      let elemAt = 0;
+      const chunks = counts.map((count) => {
+        const bytes = randomBytes(count * width, rng);
+        const planes = ref.shuffle(bytes, width);
+        const planeByteOffsets = planes.map(() => {
+          planeAt += 4 * rng.below(3);
+          const at = planeAt;
+          planeAt += Math.ceil(count / 4) * 4;
+          return at;
+        });
+        elemAt += 4 * rng.below(3);
+        const chunk = { bytes, planes, planeByteOffsets, elementsByteOffset: elemAt, count };
+        elemAt += Math.ceil((count * width) / 4) * 4;
+        return chunk;
+      });
+      const planesBuf = bufferWith(
+        ctx,
+        planeAt + 4,
+        chunks.flatMap((c) => c.planes.map((p, k) => [c.planeByteOffsets[k], p] as [number, Uint8Array])),
+      );
+      const elements = bufferWith(ctx, elemAt + 8);
+      const before = await readAll(ctx, elements);
+      await ctx.submit('test unshuffle chunks', (s) => encodeUnshuffleChunks(ctx, s, elements, planesBuf, width, [...chunks].reverse()));
+      const want = before.slice();
+      for (const c of chunks) {
+        const end = c.elementsByteOffset + Math.ceil((c.count * width) / 4) * 4;
+        want.fill(0, c.elementsByteOffset, end); // bytes past a chunk's end in its last word: zero
+        want.set(c.bytes, c.elementsByteOffset);
+      }
+      expectBytes(await readAll(ctx, elements), want, `width ${width}`);
+      planesBuf.destroy();
+      elements.destroy();
+    }
+  });
 
   gpuTest('bad arguments', async (ctx) => {
     const a = bufferWith(ctx, 64);

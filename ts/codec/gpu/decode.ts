@@ -27,11 +27,13 @@ import { abortError } from '../../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import {
   encodeDeltaDecodeChunks,
-  encodeShuffle,
-  huffmanDecode,
+  encodeUnshuffleChunks,
+  encodeHuffmanDecode,
+  encodePackDecode,
   parseHuffmanStream,
   treeHashes,
   type HuffmanDecodeJob,
+  type PackDecodeJob,
   type HuffmanStreamInfo,
 } from './stages.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
@@ -59,7 +61,6 @@ function rawStream(bytes: number): HuffmanStreamInfo {
     segments: 0,
     symbol: 0,
     lengths: new Uint8Array(256),
-    table: new Uint32Array(0),
     offsetsAt: 0,
     bitsAt: 1,
   };
@@ -122,8 +123,34 @@ interface RunsGroup {
   lebBytes: number;
   /** Expanded bytes: each slot's count x width rounded up to 4. */
   expandedBytes: number;
-  valueJobs: HuffmanDecodeJob[];
-  lebJobs: HuffmanDecodeJob[];
+  valueJobs: StreamJob[];
+  lebJobs: StreamJob[];
+}
+
+/** A stream to decode: Huffman (modes 0, 1, 2; a raw stream as mode 0) or pack. */
+type StreamJob = HuffmanDecodeJob | (PackDecodeJob & { pack: true });
+
+/**
+ * Decodes `jobs` (streams of the container `bytes`, uploaded as `src`) into `dst` in one
+ * submission: the Huffman streams and the pack streams each in one dispatch; reads back their
+ * status words.
+ * @throws ParleError CORRUPT, DEVICE_LOST
+ */
+async function decodeStreams(
+  gpu: GpuContext,
+  bytes: Uint8Array,
+  src: GPUBuffer,
+  dst: GPUBuffer,
+  jobs: readonly StreamJob[],
+): Promise<void> {
+  const huffman = jobs.filter((j): j is HuffmanDecodeJob => !('pack' in j));
+  const pack = jobs.filter((j): j is PackDecodeJob & { pack: true } => 'pack' in j);
+  const checks: (() => Promise<void>)[] = [];
+  await gpu.submit('decompress streams', (s) => {
+    if (huffman.length > 0) checks.push(encodeHuffmanDecode(gpu, s, src, dst, huffman));
+    if (pack.length > 0) checks.push(encodePackDecode(gpu, s, bytes, src, dst, pack));
+  });
+  for (const check of checks) await check();
 }
 
 /** Words per slot of the LEB128 decode's slot table (codec-leb-decode.wgsl SLOT_WORDS). */
@@ -271,7 +298,7 @@ export async function decompressV2ToDevice(
   const size = elementSize(header.type);
   const outBytes = header.elementCount * size;
   gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
-  const jobs: (HuffmanDecodeJob & { target: Target })[] = [];
+  const jobs: (StreamJob & { target: Target })[] = [];
   const stagePlans: StagePlan[] = [];
   const groups = new Map<number, RunsGroup>();
   let rleChunks = 0;
@@ -325,10 +352,16 @@ export async function decompressV2ToDevice(
       }
     }
     const huffman = stages.includes(StageId.Huffman);
+    const rle = stages.includes(StageId.Rle);
     /** The stream job of stream j of this chunk, to `dstByteOffset` of its buffer. */
-    const streamJob = (j: number, dstByteOffset: number): HuffmanDecodeJob => {
+    const streamJob = (j: number, dstByteOffset: number): StreamJob => {
       let stream: HuffmanStreamInfo;
       let src = payloadOffset + dir.at[j];
+      if (stages.includes(StageId.Pack)) {
+        // run lengths (the odd streams of an rle pipeline) are bytes; the rest at the stream's width
+        const width = rle && j % 2 === 1 ? 1 : shuffle ? 1 : size;
+        return { pack: true, srcByteOffset: src, encodedBytes: dir.encoded[j], decodedBytes: dir.decoded[j], width, dstByteOffset };
+      }
       if (huffman) {
         try {
           stream = parseHuffmanStream(payload.subarray(dir.at[j], dir.at[j] + dir.encoded[j]), dir.decoded[j]);
@@ -342,7 +375,7 @@ export async function decompressV2ToDevice(
       }
       return { stream, srcByteOffset: src, dstByteOffset };
     };
-    if (stages.includes(StageId.Rle)) {
+    if (rle) {
       rleChunks++;
       const layout = runsLayout(dir, stages, size, count);
       const width = layout.slots[0].width;
@@ -391,10 +424,8 @@ export async function decompressV2ToDevice(
     // streams of chunks without rle, on the GPU
     const buffers = { out: outBuf, work: workBuf, codes: codesBuf ?? workBuf };
     for (const to of ['out', 'work', 'codes'] as const) {
-      const some = jobs
-        .filter((j) => j.target.buf === to)
-        .map(({ stream, srcByteOffset, target }) => ({ stream, srcByteOffset, dstByteOffset: target.at }));
-      if (some.length > 0) await huffmanDecode(gpu, container.buffer, buffers[to], some);
+      const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
+      if (some.length > 0) await decodeStreams(gpu, bytes, container.buffer, buffers[to], some);
     }
     // chunks with rle: streams decoded and run lengths checked on the GPU, one expand a value width
     for (const group of groups.values()) {
@@ -414,8 +445,8 @@ export async function decompressV2ToDevice(
         s.encoder.clearBuffer(lengthsBuf);
         s.encoder.clearBuffer(lebBuf);
       });
-      await huffmanDecode(gpu, container.buffer, valuesBuf, group.valueJobs);
-      await huffmanDecode(gpu, container.buffer, lebBuf, group.lebJobs);
+      await decodeStreams(gpu, bytes, container.buffer, valuesBuf, group.valueJobs);
+      await decodeStreams(gpu, bytes, container.buffer, lebBuf, group.lebJobs);
       if (signal?.aborted) throw abortError(signal);
       await decodeLebLengths(gpu, group, lebBuf, lengthsBuf);
       const streamsOut = await rleDecodeOp(gpu, dValues, dLengths, group.expandedBytes / width);
@@ -434,16 +465,11 @@ export async function decompressV2ToDevice(
     // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
     if (stagePlans.length > 0) {
       await gpu.submit('decompress stages', (s) => {
-        for (const p of stagePlans) {
-          if (!p.stages.includes(StageId.Shuffle)) continue;
-          encodeShuffle(gpu, s, 'unshuffle', {
-            elements: buffers[p.dest.buf],
-            elementsByteOffset: p.dest.at,
-            planes: workBuf,
-            planeByteOffsets: p.streams,
-            width: size as 2 | 4,
-            count: p.chunk.elementCount,
-          });
+        for (const to of ['out', 'codes'] as const) {
+          const planes = stagePlans
+            .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
+            .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
+          if (planes.length > 0) encodeUnshuffleChunks(gpu, s, buffers[to], workBuf, size as 2 | 4, planes);
         }
         for (const to of ['out', 'codes'] as const) {
           const deltas = stagePlans

@@ -27,7 +27,6 @@ import { decodeChunkRuns } from '../cpu/chunks.js';
 import { canDecodeV2OnDevice, decompressV2ToDevice } from './decode.js';
 import { decompressBytes, mapLimited, readAtBytes, walkChunks } from '../../format/container.js';
 import { Encoding } from '../../format/layout.js';
-import { StageId } from '../stages.js';
 
 /**
  * Decodes `bytes` (a whole container) into a new DeviceArray on `gpu` as described above.
@@ -45,10 +44,8 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    // pack chunks have no GPU kernel yet (issue #32): a container with any goes the CPU way
-    const packed = chunks.some((c) => c.stages?.includes(StageId.Pack) === true);
-    if (canDecodeV2OnDevice(header) && !packed) return decompressV2ToDevice(gpu, bytes, header, chunks, signal);
-    // chunks that do not start on 4-byte boundaries, or pack chunks: decoded on the CPU (both hashes checked), then uploaded
+    if (canDecodeV2OnDevice(header)) return decompressV2ToDevice(gpu, bytes, header, chunks, signal);
+    // chunks that do not start on 4-byte boundaries: decoded on the CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);

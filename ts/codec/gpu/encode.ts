@@ -432,7 +432,13 @@ export async function encodeChunksV2OnDevice(
           const { header, body } = done.streams[i];
           // a coded stream no smaller than raw is stored raw, as the CPU encoder does
           if (header.length + (body?.byteLength ?? 0) >= 1 + j.plan.byteLength) pieces.set(j.plan, rawStream(j.plan));
-          else pieces.set(j.plan, body === null ? [{ host: header }] : [{ host: header }, { buffer: body.buffer, offset: body.byteOffset, length: body.byteLength }]);
+          else
+            pieces.set(
+              j.plan,
+              body === null
+                ? [{ host: header }]
+                : [{ host: header }, { buffer: body.buffer, offset: body.byteOffset, length: body.byteLength }],
+            );
         });
       }),
     );
@@ -496,7 +502,10 @@ export async function encodeChunksV2OnDevice(
     for (const chunk of laid) {
       let dst = chunk.entryAt + ENTRY_BYTES;
       for (const q of chunk.pieces) {
-        const job = 'host' in q ? { srcByteOffset: patchAt, dstByteOffset: dst, byteLength: q.host.length } : { srcByteOffset: q.offset, dstByteOffset: dst, byteLength: q.length };
+        const job =
+          'host' in q
+            ? { srcByteOffset: patchAt, dstByteOffset: dst, byteLength: q.host.length }
+            : { srcByteOffset: q.offset, dstByteOffset: dst, byteLength: q.length };
         if ('host' in q) {
           hostPatch.set(q.host, patchAt);
           patchAt += q.host.length;
@@ -522,10 +531,7 @@ export async function encodeChunksV2OnDevice(
       );
     });
     const container = target === undefined ? new Uint8Array(containerBytes) : target.subarray(0, containerBytes);
-    const [payloadHashes] = await Promise.all([
-      readHashes(),
-      gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container }),
-    ]);
+    const [payloadHashes] = await Promise.all([readHashes(), gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container })]);
     container.set(writeHeader(header), 0);
     let k = 0;
     const encoded = laid.map((chunk, i): EncodedChunk => {

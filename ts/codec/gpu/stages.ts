@@ -42,6 +42,8 @@ import histogramSource from '../../../shaders/codec-histogram.wgsl';
 import codeLengthsSource from '../../../shaders/codec-code-lengths.wgsl';
 import huffmanEncodeSource from '../../../shaders/codec-huffman-encode.wgsl';
 import rleStreamsSource from '../../../shaders/codec-rle-streams.wgsl';
+import huffmanTablesSource from '../../../shaders/codec-huffman-tables.wgsl';
+import packDecodeSource from '../../../shaders/codec-pack-decode.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { rleEncodeThen } from '../../gpu/rle.js';
@@ -54,7 +56,7 @@ export const TREE_HASH_BLOCK = 4096;
 /** Entries of a Huffman decode table: one per 11-bit window. */
 export const HUFFMAN_TABLE_ENTRIES = 1 << MAX_CODE_BITS;
 /** log2 of the bytes per invocation of raw (mode 0) and one-symbol (mode 1) streams. */
-const FLAT_SEGMENT_LOG2 = 14;
+const FLAT_SEGMENT_LOG2 = 9;
 /** Words per workgroup tile of the delta decode (WG x WPI in codec-delta.wgsl). */
 const DELTA_TILE_WORDS = WORKGROUP_SIZE * 16;
 
@@ -371,8 +373,6 @@ export interface HuffmanStreamInfo {
   symbol: number;
   /** Mode 2: code lengths of symbols 0..255 (0 = absent); empty otherwise. */
   lengths: Uint8Array;
-  /** Mode 2: the decode table ({@link buildHuffmanDecodeTable}); empty otherwise. */
-  table: Uint32Array;
   /** Mode 2: byte offset of the segment end table from the stream's start; 0 otherwise. */
   offsetsAt: number;
   /** Byte offset of the data from the stream's start: mode 2 the bitstreams, mode 0 the raw bytes (1); mode 1: 0. */
@@ -403,7 +403,6 @@ export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): Hu
     segments: 0,
     symbol: 0,
     lengths: new Uint8Array(0),
-    table: new Uint32Array(0),
     offsetsAt: 0,
     bitsAt: 0,
   };
@@ -420,14 +419,13 @@ export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): Hu
   if (mode !== 2) corrupt(`unknown Huffman mode ${mode}`);
   const header = readHeader(stream, decodedBytes);
   if (typeof header === 'string') corrupt(header);
-  const table = buildHuffmanDecodeTable(header.lengths);
+  checkCodeLengths(header.lengths);
   return {
     ...base,
     mode: 2,
     segmentLog2: header.segmentLog2,
     segments: header.segments,
     lengths: header.lengths,
-    table,
     offsetsAt: header.offsetsAt,
     bitsAt: header.bitsAt,
   };
@@ -445,18 +443,7 @@ export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): Hu
  *   over-full code)
  */
 export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
-  const order: number[] = [];
-  let kraft = 0;
-  for (let sym = 0; sym < lengths.length && sym < 256; sym++) {
-    const len = lengths[sym];
-    if (len === 0) continue;
-    if (len > MAX_CODE_BITS) corrupt(`code length ${len} of symbol ${sym} over ${MAX_CODE_BITS}`);
-    order.push(sym);
-    kraft += HUFFMAN_TABLE_ENTRIES >> len;
-  }
-  if (order.length < 2) corrupt(`${order.length} symbols in a Huffman code (at least 2)`);
-  if (kraft !== HUFFMAN_TABLE_ENTRIES)
-    corrupt(`Huffman code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
+  const order = checkCodeLengths(lengths);
   order.sort((a, b) => lengths[a] - lengths[b] || a - b);
   const table = new Uint32Array(HUFFMAN_TABLE_ENTRIES);
   let code = 0;
@@ -472,6 +459,28 @@ export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
     for (let w = reversed; w < HUFFMAN_TABLE_ENTRIES; w += 1 << len) table[w] = entry;
   }
   return table;
+}
+
+/**
+ * Checks code lengths as a reader must (each at most 11, at least two symbols, a complete code)
+ * and returns the present symbols in order. The table itself is built where it is used: on the
+ * GPU for the decode kernels (shaders/codec-huffman-tables.wgsl), by {@link buildHuffmanDecodeTable} in tests.
+ * @throws ParleError CORRUPT (as {@link buildHuffmanDecodeTable})
+ */
+export function checkCodeLengths(lengths: Uint8Array): number[] {
+  const order: number[] = [];
+  let kraft = 0;
+  for (let sym = 0; sym < lengths.length && sym < 256; sym++) {
+    const len = lengths[sym];
+    if (len === 0) continue;
+    if (len > MAX_CODE_BITS) corrupt(`code length ${len} of symbol ${sym} over ${MAX_CODE_BITS}`);
+    order.push(sym);
+    kraft += HUFFMAN_TABLE_ENTRIES >> len;
+  }
+  if (order.length < 2) corrupt(`${order.length} symbols in a Huffman code (at least 2)`);
+  if (kraft !== HUFFMAN_TABLE_ENTRIES)
+    corrupt(`Huffman code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
+  return order;
 }
 
 /**
@@ -504,6 +513,33 @@ function huffmanDecodePipeline(ctx: GpuContext): GPUComputePipeline {
   return pipeline(ctx, 'codec-huffman+staged', `${huffmanSource}\n${huffmanStagedSource}`, 'decodeStaged', {
     STAGE_WORDS: `${words}u`,
   });
+}
+
+/**
+ * @internal Records the build of the decode tables of `codes` (each the 256 code lengths of a stream,
+ * checked by {@link checkCodeLengths}) on the GPU (shaders/codec-huffman-tables.wgsl): one
+ * workgroup a table, 2048 entries a table as {@link buildHuffmanDecodeTable} lays them out.
+ * Returns the tables' buffer (a temporary of `s`; one empty table when `codes` is empty).
+ * Uploads 256 bytes a stream: the host-built tables had cost a 64 MiB f32 decode of 2048 streams
+ * 16 MiB of writeBuffer and about 40 ms of the main thread on the H200 host.
+ */
+export function encodeHuffmanTables(ctx: GpuContext, s: Submission, codes: readonly Uint8Array[]): GPUBuffer {
+  const tables = s.temp(Math.max(1, codes.length) * HUFFMAN_TABLE_ENTRIES * 4, 'huffman-tables');
+  if (codes.length === 0) return tables;
+  const lengths = new Uint8Array(codes.length * 256);
+  codes.forEach((c, t) => lengths.set(c.subarray(0, 256), t * 256));
+  const lengthsBuf = storageWords(ctx, s, new Uint32Array(lengths.buffer), 'huffman-code-lengths');
+  s.dispatch(
+    getPipeline(ctx.device, 'codec-huffman-tables:build', () => ({ code: huffmanTablesSource, entryPoint: 'build' })),
+    [
+      { binding: 0, resource: { buffer: s.uniform([codes.length, 0, 0, 0]) } },
+      { binding: 1, resource: { buffer: lengthsBuf } },
+      { binding: 2, resource: { buffer: tables } },
+    ],
+    codes.length,
+    'parle:huffman-tables',
+  );
+  return tables;
 }
 
 /** One stream of a {@link encodeHuffmanDecode} call. */
@@ -582,9 +618,11 @@ export function encodeHuffmanDecode(
   // tables of the mode-2 streams, uploaded once for every dispatch
   const tableIndex = new Map<number, number>();
   for (const i of live) if (jobs[i].stream.mode === 2) tableIndex.set(i, tableIndex.size);
-  const tables = new Uint32Array(Math.max(1, tableIndex.size) * HUFFMAN_TABLE_ENTRIES);
-  for (const [i, t] of tableIndex) tables.set(jobs[i].stream.table, t * HUFFMAN_TABLE_ENTRIES);
-  const tablesBuf = storageWords(ctx, s, tables, 'huffman-tables');
+  const tablesBuf = encodeHuffmanTables(
+    ctx,
+    s,
+    [...tableIndex.keys()].map((i) => jobs[i].stream.lengths),
+  );
   const status = s.temp(16, 'huffman-status');
   s.encoder.clearBuffer(status);
   const staged = huffmanDecodeStageWords(ctx) > 0;
@@ -670,6 +708,129 @@ export async function huffmanDecode(
     check = encodeHuffmanDecode(ctx, s, srcBuf, dstBuf, jobs);
   });
   await check();
+}
+
+// ---- pack ---------------------------------------------------------------------------------------
+
+/** Elements per block of a pack stream (docs/format.md, "Pack streams"). */
+const PACK_BLOCK = 256;
+
+/** One pack stream of {@link encodePackDecode}. */
+export interface PackDecodeJob {
+  /** Byte offset of its first block in the source buffer (and in `bytes`, the same bytes on the host). */
+  srcByteOffset: number;
+  /** Its bytes E (the blocks', nothing after the last). */
+  encodedBytes: number;
+  /** Decoded bytes D: D / width elements. */
+  decodedBytes: number;
+  /** Element width w of the stream. */
+  width: 1 | 2 | 4;
+  /** Byte offset of the decoded bytes in the destination: a multiple of 4; ceil(D / 4) words are written. */
+  dstByteOffset: number;
+}
+
+/**
+ * Walks the block headers of a pack stream on the host (`bytes` holds what the source buffer
+ * holds) with every check of the CPU decoder that the headers allow (b over 8 w, bit 6 set, more
+ * exceptions than elements, h of 0 or b + h over 8 w, exceptions with b = 8 w, a block past the
+ * stream's end, bytes left after the last block), appending one entry per block to `out`: its
+ * header's byte offset, its first output word and c | w << 16.
+ * @throws ParleError CORRUPT (with `what`)
+ */
+function packBlocks(bytes: Uint8Array, job: PackDecodeJob, out: number[], what: string): void {
+  const w = job.width;
+  const maxBits = 8 * w;
+  if (job.decodedBytes % w !== 0) corrupt(`${what}: pack stream of ${job.decodedBytes} bytes at width ${w}`);
+  const n = job.decodedBytes / w;
+  const end = job.srcByteOffset + job.encodedBytes;
+  const bad = () => corrupt(`${what}: pack stream does not decode to ${job.decodedBytes} bytes in its ${job.encodedBytes}`);
+  let p = job.srcByteOffset;
+  for (let start = 0; start < n; start += PACK_BLOCK) {
+    const c = Math.min(PACK_BLOCK, n - start);
+    if (end - p < 2 + w) bad();
+    const head = bytes[p];
+    const e = bytes[p + 1];
+    const b = head & 0x3f;
+    if ((head & 0x40) !== 0 || b > maxBits || e > c) bad();
+    let q = p + 2;
+    if (e > 0) {
+      if (b >= maxBits || end - q < 1 + w) bad();
+      const h = bytes[q++];
+      if (h === 0 || b + h > maxBits) bad();
+      q += w + 16 * ((((c + 3) >> 2) * b + 31) >> 5);
+      q += e + ((e * h + 7) >> 3);
+    } else {
+      q += w + 16 * ((((c + 3) >> 2) * b + 31) >> 5);
+    }
+    if (q > end) bad();
+    out.push(p, job.dstByteOffset / 4 + (start * w) / 4, c | (w << 16), 0);
+    p = q;
+  }
+  if (p !== end) bad();
+}
+
+/**
+ * Records the decode of pack streams (docs/format.md, "Pack streams") from `srcBuf` (whose bytes
+ * `bytes` holds on the host: the headers are walked there, {@link packBlocks}) into `dstBuf`, one
+ * dispatch of a workgroup per block of 256 elements for all of them
+ * (shaders/codec-pack-decode.wgsl). The source is bound whole (TOO_LARGE beyond one storage
+ * binding). Returns a function to call after the submission: it reads the status back and throws
+ * CORRUPT where exception positions were out of order or past their block (the output is then
+ * unspecified). Destination ranges must not overlap; the result equals the CPU decoder's
+ * (assembly/pack.ts packDecode) byte for byte.
+ * @throws ParleError CORRUPT (a header a reader rejects, a stream of the wrong length),
+ *   INVALID_ARGUMENT (offsets, widths, the same buffer twice), TOO_LARGE
+ */
+export function encodePackDecode(
+  ctx: GpuContext,
+  s: Submission,
+  bytes: Uint8Array,
+  srcBuf: GPUBuffer,
+  dstBuf: GPUBuffer,
+  jobs: readonly PackDecodeJob[],
+): () => Promise<void> {
+  checkBuffer(srcBuf, 'srcBuf');
+  checkBuffer(dstBuf, 'dstBuf');
+  if (srcBuf === dstBuf) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'srcBuf and dstBuf must be different buffers');
+  const table: number[] = [];
+  let dstEnd = 0;
+  let srcEnd = 0;
+  jobs.forEach((j, i) => {
+    if (![1, 2, 4].includes(j.width)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].width must be 1, 2 or 4`);
+    checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
+    checkCount(j.encodedBytes, `jobs[${i}].encodedBytes`);
+    checkWordOffset(j.dstByteOffset, `jobs[${i}].dstByteOffset`);
+    if (j.srcByteOffset + j.encodedBytes > bytes.length)
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}] lies past the source`);
+    checkSpan(srcBuf, j.srcByteOffset, j.encodedBytes, `jobs[${i}] source`);
+    checkSpan(dstBuf, j.dstByteOffset, roundUp4(j.decodedBytes), `jobs[${i}] destination`);
+    packBlocks(bytes, j, table, `pack stream ${i}`);
+    dstEnd = Math.max(dstEnd, j.dstByteOffset + roundUp4(j.decodedBytes));
+    srcEnd = Math.max(srcEnd, roundUp4(j.srcByteOffset + j.encodedBytes));
+  });
+  const blocks = table.length / 4;
+  if (blocks === 0) return async () => undefined;
+  ctx.checkBindable(srcEnd, 'pack decode source');
+  ctx.checkBindable(dstEnd, 'pack decode destination');
+  const status = s.temp(16, 'pack-status');
+  s.encoder.clearBuffer(status);
+  s.dispatch(
+    getPipeline(ctx.device, 'codec-pack-decode:decode', () => ({ code: packDecodeSource, entryPoint: 'decode' })),
+    [
+      { binding: 0, resource: { buffer: s.uniform([blocks, 0, 0, 0]) } },
+      { binding: 1, resource: { buffer: storageWords(ctx, s, Uint32Array.from(table), 'pack blocks') } },
+      { binding: 2, resource: { buffer: srcBuf, size: srcEnd } },
+      { binding: 3, resource: { buffer: dstBuf, size: dstEnd } },
+      { binding: 4, resource: { buffer: status, offset: 0, size: 8 } },
+    ],
+    blocks,
+    'parle:pack-decode',
+  );
+  const read = s.readAfter(status, 8);
+  return async () => {
+    const [bad] = await read();
+    if (bad !== 0) corrupt(`pack stream: ${bad} exception position${bad === 1 ? '' : 's'} out of order or past its block`);
+  };
 }
 
 // ---- delta -------------------------------------------------------------------------------------
@@ -944,6 +1105,72 @@ export function encodeShuffle(ctx: GpuContext, s: Submission, direction: 'shuffl
     ],
     Math.ceil(groups / WORKGROUP_SIZE),
     `parle:${direction}`,
+  );
+}
+
+/** One chunk of {@link encodeUnshuffleChunks}: `count` elements to `elementsByteOffset`, from its planes. */
+export interface UnshuffleChunk {
+  elementsByteOffset: number;
+  /** Byte offsets of its `width` planes in the planes buffer (multiples of 4). */
+  planeByteOffsets: readonly number[];
+  count: number;
+}
+
+/**
+ * Records the unshuffle (see {@link encodeShuffle}) of many chunks of `width`-byte elements from
+ * their planes in `planes` to their elements in `elements`, in one dispatch for all of them
+ * (shaders/codec-shuffle.wgsl unshuffleChunks: an invocation per 4 elements finds its chunk by
+ * binary search over a table of the chunks' first groups). Writes ceil(count x width / 4) words
+ * per chunk (bytes past its end zero). Both buffers are bound whole (TOO_LARGE beyond one storage
+ * binding). Replaces a dispatch per chunk: 7 ms of GPU time for a 64 MiB f32 decode of 256
+ * chunks on an H200 (28 ms at 256 MiB), mostly the passes' fixed cost.
+ * @throws ParleError INVALID_ARGUMENT (offsets, counts, the same buffer twice), TOO_LARGE
+ */
+export function encodeUnshuffleChunks(
+  ctx: GpuContext,
+  s: Submission,
+  elements: GPUBuffer,
+  planes: GPUBuffer,
+  width: 2 | 4,
+  chunks: readonly UnshuffleChunk[],
+): void {
+  checkBuffer(elements, 'elements');
+  checkBuffer(planes, 'planes');
+  if (elements === planes) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'elements and planes must be different buffers');
+  if (width !== 2 && width !== 4) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'width must be 2 or 4');
+  const live = chunks.filter((c) => checkCount(c.count, 'count') > 0);
+  if (live.length === 0) return;
+  const table = new Uint32Array(live.length * 8);
+  let groups = 0;
+  let elementsEnd = 0;
+  let planesEnd = 0;
+  live.forEach((c, i) => {
+    const at = checkWordOffset(c.elementsByteOffset, 'elementsByteOffset');
+    const bytes = roundUp4(c.count * width);
+    checkSpan(elements, at, bytes, 'elements');
+    if (!Array.isArray(c.planeByteOffsets) || c.planeByteOffsets.length !== width)
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `planeByteOffsets must hold ${width} offsets`);
+    const planeWords = c.planeByteOffsets.map((o, k) => {
+      checkSpan(planes, checkWordOffset(o, `planeByteOffsets[${k}]`), roundUp4(c.count), `plane ${k}`);
+      planesEnd = Math.max(planesEnd, o + roundUp4(c.count));
+      return o / 4;
+    });
+    table.set([at / 4, c.count, groups, 0, ...planeWords, ...[0, 0, 0, 0].slice(width)], i * 8);
+    groups += Math.ceil(c.count / 4);
+    elementsEnd = Math.max(elementsEnd, at + bytes);
+  });
+  ctx.checkBindable(elementsEnd, 'unshuffle elements');
+  ctx.checkBindable(planesEnd, 'unshuffle planes');
+  s.dispatch(
+    pipeline(ctx, 'codec-shuffle', shuffleSource, 'unshuffleChunks', { 'W: u32': `${width}u` }),
+    [
+      { binding: 1, resource: { buffer: planes, size: planesEnd } },
+      { binding: 2, resource: { buffer: elements, size: elementsEnd } },
+      { binding: 3, resource: { buffer: s.uniform([live.length, groups, 0, 0]) } },
+      { binding: 4, resource: { buffer: storageWords(ctx, s, table, 'unshuffle chunks') } },
+    ],
+    Math.ceil(groups / WORKGROUP_SIZE),
+    'parle:unshuffle-chunks',
   );
 }
 
