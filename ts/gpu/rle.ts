@@ -241,11 +241,72 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
 }
 
 /**
+ * @internal Records the decode of runs whose lengths must sum to `total` elements (the caller's
+ * own figure, at least 1 and below 2^32) into `s`: the lengths' scan, the wrap check and the
+ * expand into `dst` (at least `total` elements, bound in windows where larger than one binding),
+ * as the one-submission path of {@link rleDecodeOp}. Nothing is read back until the returned
+ * `check` runs after the submission: it throws CORRUPT when the lengths wrap past 2^32 or do not
+ * sum to `total` (the expand's writes stayed inside `dst`, its run search inside the runs).
+ * `values` and `lengths` have one entry per run (at least one). For a caller that records more
+ * after the decode in the same submission (the GPU codec's one-submission decode).
+ * @throws ParleError LENGTH_MISMATCH (runs), TOO_LARGE (the runs beyond one binding)
+ */
+export function encodeRleDecodeExpected(
+  ctx: GpuContext,
+  s: Submission,
+  values: DeviceArray,
+  lengths: DeviceArray,
+  total: number,
+  dst: GPUBuffer,
+): () => Promise<void> {
+  const v = ctx.checkInput(values, 'values', ALL_TYPES);
+  const l = ctx.checkInput(lengths, 'lengths', ['u32']);
+  const runs = l.length;
+  if (v.length !== runs || runs === 0) throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `values has ${v.length} runs, lengths ${runs}`);
+  if (!(total >= 1 && total < 2 ** 32)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `total ${total} out of range`);
+  const offsets = s.temp(runs * 4, 'rle-offsets');
+  const status = s.temp(16, 'rle-total');
+  const lengthsBuf = ctx.paddedBuffer(s, l);
+  s.encoder.clearBuffer(status);
+  encodeScan(ctx, s, lengthsBuf, offsets, runs, 'u32', false, status);
+  s.dispatch(
+    decodePipeline(ctx, v.type, 'checkOffsets'),
+    [
+      { binding: 4, resource: { buffer: s.uniform([0, runs, 0, 0]) } },
+      { binding: 5, resource: { buffer: offsets } },
+      { binding: 6, resource: { buffer: lengthsBuf } },
+      { binding: 7, resource: { buffer: status } },
+    ],
+    Math.ceil(runs / WORKGROUP_SIZE),
+    'parle:rle-check',
+  );
+  expand(ctx, s, v, runs, offsets, total, dst);
+  const read = s.readAfter(status, 8);
+  return async () => {
+    const [sum, wrapped] = await read();
+    if (wrapped !== 0 || sum !== total) {
+      throw new ParleError(
+        ErrorCodes.CORRUPT,
+        `the run lengths sum to ${wrapped !== 0 ? '2^32 or more' : sum} elements, expected ${total}`,
+      );
+    }
+  };
+}
+
+/**
  * Records the expand of `runs` runs (values `v`, exclusive-scanned lengths `offsets`) into the
  * first `total` elements of `dst`, in windows of whole 16 KiB blocks within one storage binding
  * (the output may exceed one). Returns `dst`.
  */
-function expand(ctx: GpuContext, s: Submission, v: DeviceArray, runs: number, offsets: GPUBuffer, total: number, dst: GPUBuffer): GPUBuffer {
+function expand(
+  ctx: GpuContext,
+  s: Submission,
+  v: DeviceArray,
+  runs: number,
+  offsets: GPUBuffer,
+  total: number,
+  dst: GPUBuffer,
+): GPUBuffer {
   const size = elementSize(v.type);
   const byteLength = total * size;
   const windowBytes = Math.floor(ctx.limits.maxStorageBufferBindingSize / (1 << 14)) * (1 << 14);

@@ -1,21 +1,29 @@
 /**
- * Decompression of a version-2 container in host memory into a DeviceArray, with the work on
- * the GPU (Haugen's case: a compressed file on the host, its elements wanted on the GPU):
+ * Decompression of a version-2 or -3 container in host memory into a DeviceArray, with the work
+ * on the GPU (Haugen's case: a compressed file on the host, its elements wanted on the GPU):
  *
- *   1. the CPU walks the chunk table, each chunk's stream directory and its Huffman headers;
- *   2. the container is uploaded as it is (the compressed size crosses the bus) and the GPU
- *      checks every payload's tree hash;
- *   3. every Huffman (or raw) stream of every chunk is decoded on the GPU, one invocation per
- *      segment (ts/codec/gpu/stages.ts): straight to its place for chunks without an rle stage; for
- *      chunks with one, run values into one buffer per value width and LEB128 lengths into
- *      another, then the lengths are decoded and checked on the GPU (shaders/codec-leb-decode.wgsl),
- *      and the GPU's RLE decode expands each width's runs in one dispatch after checking that they
- *      sum to what the chunks hold (nothing is allocated for what a corrupt stream claims);
- *   4. the GPU unshuffles planes into the output, and sums the deltas of every delta chunk in
- *      place there in three dispatches for all of them (a quantized chunk's codes in a codes
- *      buffer, then dequantized into the output with its exceptions written over them:
- *      shaders/codec-quantize.wgsl), then computes every chunk's elements' tree hash. Only
- *      hashes, status words and run totals come back.
+ *   1. the CPU walks the chunk table, each chunk's stream directory, its Huffman headers (code
+ *      lengths checked; the decode tables are built on the GPU) and its pack streams' block
+ *      headers (every check a reader makes there);
+ *   2. the container is uploaded as it is (the compressed size crosses the bus);
+ *   3. one submission holds the rest: every payload's tree hash; every Huffman (or raw) stream
+ *      of every chunk decoded, one invocation per segment, and every pack stream, a workgroup
+ *      per block (ts/codec/gpu/stages.ts): straight to its place for chunks without an rle
+ *      stage; for chunks with one, run values into one buffer per value width and LEB128
+ *      lengths into another, the lengths decoded and checked (shaders/codec-leb-decode.wgsl),
+ *      and each width's runs expanded in one dispatch into what the chunks hold (nothing is
+ *      allocated for what a corrupt stream claims); the planes of all shuffled chunks
+ *      unshuffled in one dispatch and the deltas of all delta chunks summed in place in three
+ *      (a quantized chunk's codes in a codes buffer, then dequantized into the output with its
+ *      exceptions written over them: shaders/codec-quantize.wgsl); every chunk's elements'
+ *      tree hash. Only hashes, status words and run totals come back, read after it and
+ *      checked in the order a stage-by-stage decode would meet them. Every kernel bounds its
+ *      reads and writes, so the stages after a corrupt one stay inside their buffers.
+ *
+ * The profile that shaped this (bench/gpu-codec-profile.mjs, H200, 64 MiB of real data): a
+ * submission and three dispatches per chunk for the deltas, one per chunk for the planes, host-
+ * built Huffman tables (8 KiB a stream through writeBuffer) and 5-19 submissions a call had made
+ * decompress run at 0.3-1.3 GB/s with the GPU busy a third of the time.
  *
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
  * multiple of 4, true of the default chunk size); {@link canDecodeV2OnDevice} says.
@@ -30,18 +38,18 @@ import {
   encodeUnshuffleChunks,
   encodeHuffmanDecode,
   encodePackDecode,
+  encodeTreeHashes,
   parseHuffmanStream,
-  treeHashes,
   type HuffmanDecodeJob,
   type PackDecodeJob,
   type HuffmanStreamInfo,
 } from './stages.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
-import type { GpuContext } from '../../gpu/context.js';
+import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 import { DEQUANTIZE_STATUS_BYTES, encodeDequantize } from './quantize.js';
-import { rleDecodeOp } from '../../gpu/rle.js';
+import { encodeRleDecodeExpected } from '../../gpu/rle.js';
 import { encodeScan } from '../../gpu/scan.js';
 import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../../platform/node.js';
@@ -131,26 +139,25 @@ interface RunsGroup {
 type StreamJob = HuffmanDecodeJob | (PackDecodeJob & { pack: true });
 
 /**
- * Decodes `jobs` (streams of the container `bytes`, uploaded as `src`) into `dst` in one
- * submission: the Huffman streams and the pack streams each in one dispatch; reads back their
- * status words.
- * @throws ParleError CORRUPT, DEVICE_LOST
+ * Records the decode of `jobs` (streams of the container `bytes`, uploaded as `src`) into `dst`
+ * in `s`: the Huffman streams and the pack streams each in one dispatch. Returns the functions
+ * that read their status back after the submission.
+ * @throws ParleError CORRUPT (a pack header), INVALID_ARGUMENT, TOO_LARGE
  */
-async function decodeStreams(
+function encodeStreams(
   gpu: GpuContext,
+  s: Submission,
   bytes: Uint8Array,
   src: GPUBuffer,
   dst: GPUBuffer,
   jobs: readonly StreamJob[],
-): Promise<void> {
+): (() => Promise<void>)[] {
   const huffman = jobs.filter((j): j is HuffmanDecodeJob => !('pack' in j));
   const pack = jobs.filter((j): j is PackDecodeJob & { pack: true } => 'pack' in j);
   const checks: (() => Promise<void>)[] = [];
-  await gpu.submit('decompress streams', (s) => {
-    if (huffman.length > 0) checks.push(encodeHuffmanDecode(gpu, s, src, dst, huffman));
-    if (pack.length > 0) checks.push(encodePackDecode(gpu, s, bytes, src, dst, pack));
-  });
-  for (const check of checks) await check();
+  if (huffman.length > 0) checks.push(encodeHuffmanDecode(gpu, s, src, dst, huffman));
+  if (pack.length > 0) checks.push(encodePackDecode(gpu, s, bytes, src, dst, pack));
+  return checks;
 }
 
 /** Words per slot of the LEB128 decode's slot table (codec-leb-decode.wgsl SLOT_WORDS). */
@@ -164,56 +171,50 @@ function lebPipeline(gpu: GpuContext, entryPoint: 'lebFlags' | 'lebValues' | 'le
 }
 
 /**
- * Decodes `group`'s LEB128 streams (in `leb`) into run lengths (in `lengths`, zeroed before, the
- * pad runs included) with the CPU decoder's checks (shaders/codec-leb-decode.wgsl).
- * @throws ParleError CORRUPT, DEVICE_LOST
+ * Records the decode of `group`'s LEB128 streams (in `leb`) into run lengths (in `lengths`,
+ * zeroed before, the pad runs included) with the CPU decoder's checks
+ * (shaders/codec-leb-decode.wgsl) into `s`; the returned function, called after the
+ * submission, reads the status back.
+ * @throws ParleError CORRUPT (from the returned function)
  */
-async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffer, lengths: GPUBuffer): Promise<void> {
+function encodeLebLengths(gpu: GpuContext, s: Submission, group: RunsGroup, leb: GPUBuffer, lengths: GPUBuffer): () => Promise<void> {
   const bytes = group.lebBytes;
   const table = new Uint32Array(group.slots.length * SLOT_WORDS);
   group.slots.forEach((slot, i) => {
     table.set([slot.lebAt, slot.lebBytes, slot.runs, slot.at, slot.pad, slot.chunk.elementCount, 0, 0], i * SLOT_WORDS);
   });
-  const slotsBuf = gpu.acquireStorage(table.byteLength, 'leb slots', GPUBufferUsage.COPY_DST);
+  const slotsBuf = s.temp(table.byteLength, 'leb slots');
   gpu.device.queue.writeBuffer(slotsBuf, 0, table);
-  let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(1);
-  try {
-    await gpu.submit('decompress run lengths', (s) => {
-      const params = s.uniform([bytes, group.slots.length, 0, 0]);
-      const flags = s.temp(Math.max(4, bytes * 4), 'leb flags');
-      const idx = s.temp(Math.max(4, bytes * 4), 'leb value index');
-      const total = s.temp(16, 'leb values');
-      const status = s.temp(16, 'leb status');
-      s.encoder.clearBuffer(total);
-      s.encoder.clearBuffer(status);
-      // codec-leb-decode.wgsl's bindings by number; each entry point takes the ones it uses
-      const bind = [params, slotsBuf, leb, flags, idx, lengths, status, total].map((buffer, binding): GPUBindGroupEntry => ({
-        binding,
-        resource: { buffer },
-      }));
-      if (bytes > 0) {
-        s.dispatch(
-          lebPipeline(gpu, 'lebFlags'),
-          [bind[0], bind[1], bind[2], bind[3]],
-          Math.ceil(bytes / WORKGROUP_SIZE),
-          'parle:leb-flags',
-        );
-        encodeScan(gpu, s, flags, idx, bytes, 'u32', false, total);
-        s.dispatch(
-          lebPipeline(gpu, 'lebValues'),
-          [bind[0], bind[1], bind[2], bind[3], bind[4], bind[5], bind[6]],
-          Math.ceil(bytes / WORKGROUP_SIZE),
-          'parle:leb-values',
-        );
-      }
-      s.dispatch(
-        lebPipeline(gpu, 'lebCheck'),
-        [bind[0], bind[1], bind[2], bind[4], bind[5], bind[6], bind[7]],
-        Math.ceil(group.slots.length / WORKGROUP_SIZE),
-        'parle:leb-check',
-      );
-      readStatus = s.readAfter(status, 4);
-    });
+  const params = s.uniform([bytes, group.slots.length, 0, 0]);
+  const flags = s.temp(Math.max(4, bytes * 4), 'leb flags');
+  const idx = s.temp(Math.max(4, bytes * 4), 'leb value index');
+  const total = s.temp(16, 'leb values');
+  const status = s.temp(16, 'leb status');
+  s.encoder.clearBuffer(total);
+  s.encoder.clearBuffer(status);
+  // codec-leb-decode.wgsl's bindings by number; each entry point takes the ones it uses
+  const bind = [params, slotsBuf, leb, flags, idx, lengths, status, total].map((buffer, binding): GPUBindGroupEntry => ({
+    binding,
+    resource: { buffer },
+  }));
+  if (bytes > 0) {
+    s.dispatch(lebPipeline(gpu, 'lebFlags'), [bind[0], bind[1], bind[2], bind[3]], Math.ceil(bytes / WORKGROUP_SIZE), 'parle:leb-flags');
+    encodeScan(gpu, s, flags, idx, bytes, 'u32', false, total);
+    s.dispatch(
+      lebPipeline(gpu, 'lebValues'),
+      [bind[0], bind[1], bind[2], bind[3], bind[4], bind[5], bind[6]],
+      Math.ceil(bytes / WORKGROUP_SIZE),
+      'parle:leb-values',
+    );
+  }
+  s.dispatch(
+    lebPipeline(gpu, 'lebCheck'),
+    [bind[0], bind[1], bind[2], bind[4], bind[5], bind[6], bind[7]],
+    Math.ceil(group.slots.length / WORKGROUP_SIZE),
+    'parle:leb-check',
+  );
+  const readStatus = s.readAfter(status, 4);
+  return async () => {
     const bits = (await readStatus())[0];
     if (bits !== 0) {
       const why = [
@@ -223,50 +224,47 @@ async function decodeLebLengths(gpu: GpuContext, group: RunsGroup, leb: GPUBuffe
       ].filter(Boolean);
       throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle rle chunk: ${why.join('; ')}`);
     }
-  } finally {
-    gpu.releaseStorage(slotsBuf);
-  }
+  };
 }
 
 /**
- * Dequantizes every quantized chunk's codes (in `workBuf`) into its elements (in `outBuf`) and
- * writes its exceptions over them (shaders/codec-quantize.wgsl), in one submission; reads back
- * the status and fails as the CPU decoder would.
- * @throws ParleError CORRUPT, DEVICE_LOST
+ * Records the dequantize of every quantized chunk's codes (in `workBuf`) into its elements (in
+ * `outBuf`) with its exceptions written over them (shaders/codec-quantize.wgsl) into `s`; the
+ * returned function, called after the submission, reads the status back and fails as the CPU
+ * decoder would.
+ * @throws ParleError CORRUPT (from the returned function)
  */
-async function dequantizeChunks(
+function encodeDequantizeChunks(
   gpu: GpuContext,
+  s: Submission,
   plans: readonly QuantizePlan[],
   exceptionWords: readonly Uint32Array<ArrayBuffer>[],
   exceptionBytes: number,
   workBuf: GPUBuffer,
   outBuf: GPUBuffer,
-): Promise<void> {
-  const exceptions = gpu.acquireStorage(Math.max(4, exceptionBytes), 'decompress exceptions', GPUBufferUsage.COPY_DST);
-  const status = gpu.acquireStorage(DEQUANTIZE_STATUS_BYTES, 'decompress dequantize status');
-  let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(DEQUANTIZE_STATUS_BYTES / 4);
-  try {
-    plans.forEach((p, i) => {
-      if (exceptionWords[i].byteLength > 0) gpu.device.queue.writeBuffer(exceptions, p.exceptionsAt, exceptionWords[i]);
+): () => Promise<void> {
+  const exceptions = s.temp(Math.max(4, exceptionBytes), 'decompress exceptions');
+  const status = s.temp(DEQUANTIZE_STATUS_BYTES, 'decompress dequantize status');
+  plans.forEach((p, i) => {
+    if (exceptionWords[i].byteLength > 0) gpu.device.queue.writeBuffer(exceptions, p.exceptionsAt, exceptionWords[i]);
+  });
+  s.encoder.clearBuffer(status);
+  for (const p of plans) {
+    encodeDequantize(gpu, s, {
+      codes: workBuf,
+      codesByteOffset: p.codesAt,
+      out: outBuf,
+      outByteOffset: p.chunk.elementOffset * 4,
+      count: p.chunk.elementCount,
+      step: p.step,
+      exceptions,
+      exceptionsByteOffset: p.exceptionsAt,
+      exceptionCount: p.exceptions,
+      status,
     });
-    await gpu.submit('decompress dequantize', (s) => {
-      s.encoder.clearBuffer(status);
-      for (const p of plans) {
-        encodeDequantize(gpu, s, {
-          codes: workBuf,
-          codesByteOffset: p.codesAt,
-          out: outBuf,
-          outByteOffset: p.chunk.elementOffset * 4,
-          count: p.chunk.elementCount,
-          step: p.step,
-          exceptions,
-          exceptionsByteOffset: p.exceptionsAt,
-          exceptionCount: p.exceptions,
-          status,
-        });
-      }
-      readStatus = s.readAfter(status, DEQUANTIZE_STATUS_BYTES);
-    });
+  }
+  const readStatus = s.readAfter(status, DEQUANTIZE_STATUS_BYTES);
+  return async () => {
     const words = await readStatus();
     const listed = plans.reduce((a, p) => a + p.exceptions, 0);
     const [invalid, found, refused] = [words[0], words[64], words[65]];
@@ -276,10 +274,7 @@ async function dequantizeChunks(
       refused === 0 && found !== listed ? `${found} exception codes, ${listed} exceptions listed` : '',
     ].filter(Boolean);
     if (why.length > 0) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle quantized chunk: ${why.join('; ')}`);
-  } finally {
-    gpu.releaseStorage(exceptions);
-    gpu.releaseStorage(status);
-  }
+  };
 }
 
 /**
@@ -403,109 +398,107 @@ export async function decompressV2ToDevice(
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
   gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
   const container = await gpu.upload(bytes);
+  const t1 = performance.now();
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
-  const workBuf = gpu.acquireStorage(roundUp4(Math.max(work, 4)), 'decompress streams');
-  const codesBuf = codesBytes > 0 ? gpu.acquireStorage(codesBytes, 'decompress codes') : undefined;
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
-  const expanded: DeviceArray[] = [];
-  const scratch: GPUBuffer[] = [];
+  const buffers = { out: outBuf, work: outBuf, codes: outBuf };
   try {
-    const payloadHashes = await treeHashes(
-      gpu,
-      container.buffer,
-      chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
-    );
-    for (const c of chunks) {
-      if (payloadHashes[c.index] !== Number(c.payloadChecksum)) {
-        throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: payload checksum mismatch`);
+    if (signal?.aborted) throw abortError(signal);
+    // Everything in one submission, every status read back after it, checked in the order a
+    // sequential decode meets them: payload hashes, streams, run lengths, run totals,
+    // dequantize, element hashes. The kernels bound every read and write, so a stage that
+    // works on what a corrupt earlier one left stays inside its buffers.
+    let payloadHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    let elementHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    const checks: (() => Promise<void>)[] = [];
+    await gpu.submit('decompress', (s) => {
+      payloadHashes = encodeTreeHashes(
+        gpu,
+        s,
+        container.buffer,
+        chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
+      );
+      buffers.work = s.temp(roundUp4(Math.max(work, 4)), 'decompress streams');
+      if (codesBytes > 0) buffers.codes = s.temp(codesBytes, 'decompress codes');
+      // streams of chunks without rle
+      for (const to of ['out', 'work', 'codes'] as const) {
+        const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
+        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, buffers[to], some));
       }
-    }
-    const t1 = performance.now();
-    // streams of chunks without rle, on the GPU
-    const buffers = { out: outBuf, work: workBuf, codes: codesBuf ?? workBuf };
-    for (const to of ['out', 'work', 'codes'] as const) {
-      const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
-      if (some.length > 0) await decodeStreams(gpu, bytes, container.buffer, buffers[to], some);
-    }
-    // chunks with rle: streams decoded and run lengths checked on the GPU, one expand a value width
-    for (const group of groups.values()) {
-      const { width } = group;
-      const valuesBuf = gpu.acquireStorage(Math.max(4, group.entries * width), 'decompress run values');
-      const lengthsBuf = gpu.acquireStorage(Math.max(4, group.entries * 4), 'decompress run lengths');
-      const lebBuf = gpu.acquireStorage(Math.max(4, group.lebBytes), 'decompress run lengths LEB128');
-      const Type = width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32';
-      const dValues = gpu.owned(valuesBuf, Type, group.entries);
-      expanded.push(dValues);
-      const dLengths = gpu.owned(lengthsBuf, 'u32', group.entries);
-      expanded.push(dLengths);
-      scratch.push(lebBuf);
-      // zeros: the pad and filler runs' values and lengths, and the bytes between LEB128 streams
-      await gpu.submit('decompress clear runs', (s) => {
+      // chunks with rle: streams decoded and run lengths checked, one expand a value width
+      for (const group of groups.values()) {
+        const { width } = group;
+        const valuesBuf = s.temp(Math.max(4, group.entries * width), 'decompress run values');
+        const lengthsBuf = s.temp(Math.max(4, group.entries * 4), 'decompress run lengths');
+        const lebBuf = s.temp(Math.max(4, group.lebBytes), 'decompress run lengths LEB128');
+        const Type = width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32';
+        // zeros: the pad and filler runs' values and lengths, and the bytes between LEB128 streams
         s.encoder.clearBuffer(valuesBuf);
         s.encoder.clearBuffer(lengthsBuf);
         s.encoder.clearBuffer(lebBuf);
-      });
-      await decodeStreams(gpu, bytes, container.buffer, valuesBuf, group.valueJobs);
-      await decodeStreams(gpu, bytes, container.buffer, lebBuf, group.lebJobs);
-      if (signal?.aborted) throw abortError(signal);
-      await decodeLebLengths(gpu, group, lebBuf, lengthsBuf);
-      const streamsOut = await rleDecodeOp(gpu, dValues, dLengths, group.expandedBytes / width);
-      expanded.push(streamsOut);
-      // each stream's expansion (padded to 4 bytes by its pad run) to its target
-      await gpu.submit('decompress runs to targets', (s) => {
+        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, valuesBuf, group.valueJobs));
+        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, lebBuf, group.lebJobs));
+        checks.push(encodeLebLengths(gpu, s, group, lebBuf, lengthsBuf));
+        const expandedBuf = s.temp(group.expandedBytes, 'decompress expanded runs');
+        const dValues = gpu.wrap(valuesBuf, Type, group.entries);
+        const dLengths = gpu.wrap(lengthsBuf, 'u32', group.entries);
+        checks.push(encodeRleDecodeExpected(gpu, s, dValues, dLengths, group.expandedBytes / width, expandedBuf));
+        // each stream's expansion (padded to 4 bytes by its pad run) to its target
         let from = 0;
         for (const slot of group.slots) {
           const streamBytes = roundUp4(slot.chunk.elementCount * width);
-          s.encoder.copyBufferToBuffer(streamsOut.buffer, from, buffers[slot.target.buf], slot.target.at, streamBytes);
+          s.encoder.copyBufferToBuffer(expandedBuf, from, buffers[slot.target.buf], slot.target.at, streamBytes);
           from += streamBytes;
         }
-      });
-    }
-    if (signal?.aborted) throw abortError(signal);
-    // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
-    if (stagePlans.length > 0) {
-      await gpu.submit('decompress stages', (s) => {
-        for (const to of ['out', 'codes'] as const) {
-          const planes = stagePlans
-            .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
-            .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
-          if (planes.length > 0) encodeUnshuffleChunks(gpu, s, buffers[to], workBuf, size as 2 | 4, planes);
-        }
-        for (const to of ['out', 'codes'] as const) {
-          const deltas = stagePlans
-            .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Delta))
-            .map((p) => ({ byteOffset: p.dest.at, count: p.chunk.elementCount }));
-          if (deltas.length > 0) encodeDeltaDecodeChunks(gpu, s, buffers[to], size, deltas);
-        }
-      });
-    }
-    // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
-    if (quantized.length > 0) await dequantizeChunks(gpu, quantized, exceptionWords, exceptionBytes, codesBuf!, outBuf);
+      }
+      // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
+      for (const to of ['out', 'codes'] as const) {
+        const planes = stagePlans
+          .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
+          .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
+        if (planes.length > 0) encodeUnshuffleChunks(gpu, s, buffers[to], buffers.work, size as 2 | 4, planes);
+      }
+      for (const to of ['out', 'codes'] as const) {
+        const deltas = stagePlans
+          .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Delta))
+          .map((p) => ({ byteOffset: p.dest.at, count: p.chunk.elementCount }));
+        if (deltas.length > 0) encodeDeltaDecodeChunks(gpu, s, buffers[to], size, deltas);
+      }
+      // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
+      if (quantized.length > 0) {
+        checks.push(encodeDequantizeChunks(gpu, s, quantized, exceptionWords, exceptionBytes, buffers.codes, outBuf));
+      }
+      elementHashes = encodeTreeHashes(
+        gpu,
+        s,
+        outBuf,
+        chunks.map((c) => ({ byteOffset: c.elementOffset * size, byteLength: c.elementCount * size })),
+      );
+    });
     const t2 = performance.now();
-    const elementHashes = await treeHashes(
-      gpu,
-      outBuf,
-      chunks.map((c) => ({ byteOffset: c.elementOffset * size, byteLength: c.elementCount * size })),
-    );
+    const payload = await payloadHashes();
     for (const c of chunks) {
-      if (elementHashes[c.index] !== Number(c.elementsChecksum)) {
+      if (payload[c.index] !== Number(c.payloadChecksum)) {
+        throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: payload checksum mismatch`);
+      }
+    }
+    for (const check of checks) await check();
+    const elements = await elementHashes();
+    for (const c of chunks) {
+      if (elements[c.index] !== Number(c.elementsChecksum)) {
         throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: decoded elements checksum mismatch`);
       }
     }
     debug(
       () =>
-        `decompress v2 to the GPU: ${chunks.length} chunks (${rleChunks} with rle); upload + payload hashes ${(t1 - t0).toFixed(2)} ms, ` +
-        `decode ${(t2 - t1).toFixed(2)} ms, element hashes ${(performance.now() - t2).toFixed(2)} ms`,
+        `decompress v2 to the GPU: ${chunks.length} chunks (${rleChunks} with rle); plan + upload ${(t1 - t0).toFixed(2)} ms, ` +
+        `one submission ${(t2 - t1).toFixed(2)} ms, checks ${(performance.now() - t2).toFixed(2)} ms`,
     );
     const result = out;
     out = undefined;
     return result;
   } finally {
     container.destroy();
-    for (const d of expanded) d.destroy();
-    for (const b of scratch) gpu.releaseStorage(b);
-    gpu.releaseStorage(workBuf);
-    if (codesBuf) gpu.releaseStorage(codesBuf);
     out?.destroy();
   }
 }
