@@ -379,6 +379,9 @@ export interface HuffmanStreamInfo {
   bitsAt: number;
 }
 
+/** The lengths of a stream of mode 0 or 1 (none). */
+const NO_LENGTHS = new Uint8Array(0);
+
 function corrupt(message: string): never {
   throw new ParleError(ErrorCodes.CORRUPT, message);
 }
@@ -396,39 +399,42 @@ function corrupt(message: string): never {
 export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): HuffmanStreamInfo {
   if (!(stream instanceof Uint8Array)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'stream must be a Uint8Array');
   checkCount(decodedBytes, 'decodedBytes');
-  const base = {
+  if (stream.length < 1) corrupt('empty Huffman stream');
+  const mode = stream[0];
+  // one object shape for every mode, no allocation but the lengths (thousands of streams a call)
+  const info: HuffmanStreamInfo = {
+    mode: 0,
     decodedBytes,
     encodedBytes: stream.length,
     segmentLog2: 0,
     segments: 0,
     symbol: 0,
-    lengths: new Uint8Array(0),
+    lengths: NO_LENGTHS,
     offsetsAt: 0,
     bitsAt: 0,
   };
-  if (stream.length < 1) corrupt('empty Huffman stream');
-  const mode = stream[0];
   if (mode === 0) {
     if (stream.length !== 1 + decodedBytes) corrupt(`raw Huffman stream of ${stream.length} bytes for ${decodedBytes} bytes`);
-    return { ...base, mode: 0, bitsAt: 1 };
+    info.bitsAt = 1;
+    return info;
   }
   if (mode === 1) {
     if (stream.length !== 2) corrupt(`one-symbol Huffman stream of ${stream.length} bytes`);
-    return { ...base, mode: 1, symbol: stream[1] };
+    info.mode = 1;
+    info.symbol = stream[1];
+    return info;
   }
   if (mode !== 2) corrupt(`unknown Huffman mode ${mode}`);
   const header = readHeader(stream, decodedBytes);
   if (typeof header === 'string') corrupt(header);
   checkCodeLengths(header.lengths);
-  return {
-    ...base,
-    mode: 2,
-    segmentLog2: header.segmentLog2,
-    segments: header.segments,
-    lengths: header.lengths,
-    offsetsAt: header.offsetsAt,
-    bitsAt: header.bitsAt,
-  };
+  info.mode = 2;
+  info.segmentLog2 = header.segmentLog2;
+  info.segments = header.segments;
+  info.lengths = header.lengths;
+  info.offsetsAt = header.offsetsAt;
+  info.bitsAt = header.bitsAt;
+  return info;
 }
 
 /**
@@ -443,7 +449,9 @@ export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): Hu
  *   over-full code)
  */
 export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
-  const order = checkCodeLengths(lengths);
+  checkCodeLengths(lengths);
+  const order: number[] = [];
+  for (let sym = 0; sym < lengths.length && sym < 256; sym++) if (lengths[sym] > 0) order.push(sym);
   order.sort((a, b) => lengths[a] - lengths[b] || a - b);
   const table = new Uint32Array(HUFFMAN_TABLE_ENTRIES);
   let code = 0;
@@ -462,25 +470,23 @@ export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
 }
 
 /**
- * Checks code lengths as a reader must (each at most 11, at least two symbols, a complete code)
- * and returns the present symbols in order. The table itself is built where it is used: on the
+ * Checks code lengths as a reader must (each at most 11, at least two symbols, a complete code). The table itself is built where it is used: on the
  * GPU for the decode kernels (shaders/codec-huffman-tables.wgsl), by {@link buildHuffmanDecodeTable} in tests.
  * @throws ParleError CORRUPT (as {@link buildHuffmanDecodeTable})
  */
-export function checkCodeLengths(lengths: Uint8Array): number[] {
-  const order: number[] = [];
+export function checkCodeLengths(lengths: Uint8Array): void {
+  let symbols = 0;
   let kraft = 0;
   for (let sym = 0; sym < lengths.length && sym < 256; sym++) {
     const len = lengths[sym];
     if (len === 0) continue;
     if (len > MAX_CODE_BITS) corrupt(`code length ${len} of symbol ${sym} over ${MAX_CODE_BITS}`);
-    order.push(sym);
+    symbols++;
     kraft += HUFFMAN_TABLE_ENTRIES >> len;
   }
-  if (order.length < 2) corrupt(`${order.length} symbols in a Huffman code (at least 2)`);
+  if (symbols < 2) corrupt(`${symbols} symbols in a Huffman code (at least 2)`);
   if (kraft !== HUFFMAN_TABLE_ENTRIES)
     corrupt(`Huffman code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
-  return order;
 }
 
 /**
@@ -734,10 +740,10 @@ export interface PackDecodeJob {
  * holds) with every check of the CPU decoder that the headers allow (b over 8 w, bit 6 set, more
  * exceptions than elements, h of 0 or b + h over 8 w, exceptions with b = 8 w, a block past the
  * stream's end, bytes left after the last block), appending one entry per block to `out`: its
- * header's byte offset, its first output word and c | w << 16.
+ * header's byte offset, its first output word and c | w << 16, at entry `first` on (4 words an entry).
  * @throws ParleError CORRUPT (with `what`)
  */
-function packBlocks(bytes: Uint8Array, job: PackDecodeJob, out: number[], what: string): void {
+function packBlocks(bytes: Uint8Array, job: PackDecodeJob, out: Uint32Array, first: number, what: string): void {
   const w = job.width;
   const maxBits = 8 * w;
   if (job.decodedBytes % w !== 0) corrupt(`${what}: pack stream of ${job.decodedBytes} bytes at width ${w}`);
@@ -763,7 +769,10 @@ function packBlocks(bytes: Uint8Array, job: PackDecodeJob, out: number[], what: 
       q += w + 16 * ((((c + 3) >> 2) * b + 31) >> 5);
     }
     if (q > end) bad();
-    out.push(p, job.dstByteOffset / 4 + (start * w) / 4, c | (w << 16), 0);
+    const at = 4 * (first + start / PACK_BLOCK);
+    out[at] = p;
+    out[at + 1] = job.dstByteOffset / 4 + (start * w) / 4;
+    out[at + 2] = c | (w << 16);
     p = q;
   }
   if (p !== end) bad();
@@ -792,7 +801,11 @@ export function encodePackDecode(
   checkBuffer(srcBuf, 'srcBuf');
   checkBuffer(dstBuf, 'dstBuf');
   if (srcBuf === dstBuf) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'srcBuf and dstBuf must be different buffers');
-  const table: number[] = [];
+  let blocks = 0;
+  for (const j of jobs) blocks += Math.ceil(Math.max(0, j.decodedBytes / j.width) / PACK_BLOCK);
+  if (!Number.isSafeInteger(blocks)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs hold bad sizes');
+  const table = new Uint32Array(Math.max(4, 4 * blocks));
+  let first = 0;
   let dstEnd = 0;
   let srcEnd = 0;
   jobs.forEach((j, i) => {
@@ -804,11 +817,11 @@ export function encodePackDecode(
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}] lies past the source`);
     checkSpan(srcBuf, j.srcByteOffset, j.encodedBytes, `jobs[${i}] source`);
     checkSpan(dstBuf, j.dstByteOffset, roundUp4(j.decodedBytes), `jobs[${i}] destination`);
-    packBlocks(bytes, j, table, `pack stream ${i}`);
+    packBlocks(bytes, j, table, first, `pack stream ${i}`);
+    first += Math.ceil(j.decodedBytes / j.width / PACK_BLOCK);
     dstEnd = Math.max(dstEnd, j.dstByteOffset + roundUp4(j.decodedBytes));
     srcEnd = Math.max(srcEnd, roundUp4(j.srcByteOffset + j.encodedBytes));
   });
-  const blocks = table.length / 4;
   if (blocks === 0) return async () => undefined;
   ctx.checkBindable(srcEnd, 'pack decode source');
   ctx.checkBindable(dstEnd, 'pack decode destination');
@@ -818,7 +831,7 @@ export function encodePackDecode(
     getPipeline(ctx.device, 'codec-pack-decode:decode', () => ({ code: packDecodeSource, entryPoint: 'decode' })),
     [
       { binding: 0, resource: { buffer: s.uniform([blocks, 0, 0, 0]) } },
-      { binding: 1, resource: { buffer: storageWords(ctx, s, Uint32Array.from(table), 'pack blocks') } },
+      { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'pack blocks') } },
       { binding: 2, resource: { buffer: srcBuf, size: srcEnd } },
       { binding: 3, resource: { buffer: dstBuf, size: dstEnd } },
       { binding: 4, resource: { buffer: status, offset: 0, size: 8 } },
