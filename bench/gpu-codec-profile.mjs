@@ -16,7 +16,7 @@
  * H200's SM clock rises only under sustained load: bench/gpu-timestamps.mjs).
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
- *                                    [--workers 16] [--cpu-profile] [--out DIR] [--dist DIR --tag NAME]
+ *                                    [--workers 16] [--cpu-profile] [--staged] [--out DIR] [--dist DIR --tag NAME]
  *
  * Writes gpu-codec-profile-<gpu>.json and .md to --out (default bench/results/). Needs a GPU
  * with 'timestamp-query' (else GPU times are null and only the counts and wall clock remain).
@@ -43,6 +43,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     quick: { type: 'boolean' },
     dist: { type: 'string' },
+    staged: { type: 'boolean' },
     tag: { type: 'string' },
   },
 });
@@ -148,7 +149,7 @@ if (timed) {
           open.push(null);
           return;
         }
-        const sub = { start: next++, end: -1 };
+        const sub = { start: next++, end: -1, label: (encoder.label || '').replace(/^parle:/, '') };
         open.push(sub);
         encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: sub.start } }).end();
       },
@@ -177,10 +178,14 @@ if (timed) {
       const t = new BigUint64Array(read.getMappedRange().slice(0));
       read.unmap();
       let ns = 0n;
-      for (const s of subs) ns += t[s.end] - t[s.start];
+      const perSubmit = {};
+      for (const s of subs) {
+        ns += t[s.end] - t[s.start];
+        perSubmit[s.label] = (perSubmit[s.label] ?? 0) + Number(t[s.end] - t[s.start]) / 1e6;
+      }
       const perPass = {};
       for (const p of passes) perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
-      const out = { gpuMs: Number(ns) / 1e6, passes: perPass, timedSubmits: subs.length, untimed };
+      const out = { gpuMs: Number(ns) / 1e6, passes: perPass, submissions: perSubmit, timedSubmits: subs.length, untimed };
       next = 0;
       subs = [];
       passes = [];
@@ -227,6 +232,7 @@ async function profile(call) {
   const walls = [];
   const gpus = [];
   const passes = {};
+  const submissions = {};
   const sums = zero();
   let untimed = 0;
   const native0 = { ...native };
@@ -242,6 +248,7 @@ async function profile(call) {
       gpus.push(s.gpuMs);
       untimed += s.untimed;
       for (const [k, v] of Object.entries(s.passes)) passes[k] = (passes[k] ?? 0) + v / REPS;
+      for (const [k, v] of Object.entries(s.submissions)) submissions[k] = (submissions[k] ?? 0) + v / REPS;
     }
   }
   const nativeMs = Object.entries(native)
@@ -260,6 +267,7 @@ async function profile(call) {
     perCall: Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / REPS])),
     untimedSubmits: untimed / REPS,
     webgpuMs: Object.fromEntries(nativeMs),
+    submissions: Object.fromEntries(Object.entries(submissions).map(([k, v]) => [k, +v.toFixed(3)])),
     passes: Object.fromEntries(
       Object.entries(passes)
         .sort((a, b) => b[1] - a[1])
@@ -310,6 +318,14 @@ for (const entry of index) {
     out.fill(1);
     const compressOut = await profile(() => engine.compress(input, { path: 'gpu', out }));
     const decompress = await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy());
+    // --staged: the same with the staged Huffman decode kernel (tuning.huffmanDecodeStaged)
+    let decompressStaged;
+    if (args.staged) {
+      const tuning = ctx.tuning;
+      ctx.tuning = { ...tuning, huffmanDecodeStaged: true };
+      decompressStaged = await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy());
+      ctx.tuning = tuning;
+    }
     input.destroy();
     const row = {
       file: entry.file,
@@ -321,6 +337,7 @@ for (const entry of index) {
       compress: { gbps: B / compress.wallMs / 1e6, ...compress },
       compressOut: { gbps: B / compressOut.wallMs / 1e6, ...compressOut },
       decompress: { gbps: B / decompress.wallMs / 1e6, ...decompress },
+      ...(decompressStaged && { decompressStaged: { gbps: B / decompressStaged.wallMs / 1e6, ...decompressStaged } }),
     };
     rows.push(row);
     const line = (what, r) =>
@@ -337,6 +354,8 @@ for (const entry of index) {
     console.log(line('compress', compress));
     console.log(line('c(out)', compressOut));
     console.log(line('decompress', decompress));
+    if (decompressStaged) console.log(line('d(staged)', decompressStaged));
+    console.log(`    submissions (decompress, GPU ms):`, JSON.stringify(decompress.submissions));
     for (const [what, r] of [
       ['compress', compress],
       ['compress into out', compressOut],
