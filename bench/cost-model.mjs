@@ -8,7 +8,7 @@
 // compressed result wanted on the host) and of Haugen's thesis (a .parle file of ratio >= 8 on
 // the host, elements wanted on the GPU).
 //
-//   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--trace] [--out DIR]
+//   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--real] [--trace] [--out DIR]
 //
 // Sizes: 4 KiB, 256 KiB, 16 MiB (--quick: the first two; --gpu-machine adds 256 MiB, --gib 1 GiB).
 // Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
@@ -16,6 +16,7 @@ import { probeRunsBytes, sparseVolume } from './suite/data.mjs';
 import { outArg, outputDir } from './out-dir.mjs';
 import { ORDERS, release, settle } from './interleave.mjs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,6 +32,8 @@ const { values: args } = parseArgs({
     // model's choose() to see auto's choice, which adds a function call to auto's: a diagnosis,
     // not the run to judge the targets by
     trace: { type: 'boolean', default: false },
+    // the real arrays of bench/corpus/ at 4 and 64 MiB, compress and decompress (issue #32)
+    real: { type: 'boolean', default: false },
   },
 });
 const root = new URL('..', import.meta.url).pathname;
@@ -83,7 +86,6 @@ async function place(input, where) {
   return engine.upload(input);
 }
 
-
 /**
  * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, cpu, gpu; ...) so
  * that drift of the machine touches all three alike: at least 12 rounds and until 600 ms have
@@ -129,6 +131,55 @@ async function timeCell(call, input, to) {
 }
 
 const cells = [];
+
+/** Times one cell (op on `placed`, from -> to) on every path and records it; `data`: the input's name. */
+async function runCell(op, bytes, call, placed, from, to, data) {
+  const explainInput = placed; // rleDecode: the runs themselves (exact decoded size)
+  // the choice before any call of this shape (calibrated lines only) ...
+  const cold = engine.explain(op, explainInput, { to });
+  const { cpu, gpu, auto, trace } = await timeCell(call, placed, to);
+  // ... and after (the call-level history of the calls just made)
+  const warm = engine.explain(op, explainInput, { to });
+  const best = Math.min(cpu, gpu ?? Infinity);
+  const cpuFaster = cpu <= (gpu ?? Infinity);
+  const measured = { cpu, gpu, auto };
+  // the chosen path's prediction against its measured time (ratio >= 1: how far off)
+  const off = (e) => {
+    const p = e.predictedMs[e.path];
+    const m = measured[e.path];
+    return p > 0 && m > 0 ? Math.max(p / m, m / p) : null;
+  };
+  const cell = {
+    op,
+    data,
+    bytes,
+    from,
+    to,
+    chose: warm.path,
+    coldChoice: cold.path,
+    predictedMs: cold.predictedMs,
+    warmPredictedMs: warm.predictedMs,
+    measuredMs: { cpu, gpu, auto },
+    choseFaster: (warm.path === 'cpu') === cpuFaster,
+    coldChoseFaster: (cold.path === 'cpu') === cpuFaster,
+    within10: auto <= best * 1.1,
+    within10Or50us: auto <= best * 1.1 || auto - best <= 0.05,
+    twiceSlower: auto > best * 2,
+    slower15: auto > best * 1.5,
+    // cold: the path calibration alone picks, timed as that path
+    coldWithin10: measured[cold.path] <= best * 1.1,
+    coldSlower15: measured[cold.path] > best * 1.5,
+    coldPredictionOff: off(cold),
+    warmPredictionOff: off(warm),
+  };
+  cells.push(cell);
+  const f = (x) => (x === null || x === undefined ? '   -   ' : x.toFixed(2).padStart(8));
+  console.log(
+    `${op.padEnd(10)} ${data.padEnd(24)} ${String(bytes >> 10).padStart(7)} KiB ${from.padEnd(6)}-> ${to.padEnd(6)} chose ${cell.coldChoice}/${cell.chose}  predicted cpu ${f(cell.predictedMs.cpu)} gpu ${f(cell.predictedMs.gpu)}  measured cpu ${f(cpu)} gpu ${f(gpu)} auto ${f(auto)}  ${cell.within10 ? 'ok' : cell.slower15 ? '1.5x SLOWER' : 'miss'}${cell.coldPredictionOff > 1.5 ? `  cold prediction ${cell.coldPredictionOff.toFixed(1)}x off` : ''}`,
+  );
+  if (args.trace && !cell.within10) console.log(`  every call in order (path ms): ${trace.join(', ')}`);
+}
+
 for (const op of OPS) {
   for (const bytes of sizes) {
     const { input, call } = await prepare(op, bytes);
@@ -137,51 +188,39 @@ for (const op of OPS) {
       if (placed === undefined) continue;
       for (const to of ['host', 'device']) {
         if (op === 'compress' && to === 'device') continue;
-        const explainInput = placed; // rleDecode: the runs themselves (exact decoded size)
-        // the choice before any call of this shape (calibrated lines only) ...
-        const cold = engine.explain(op, explainInput, { to });
-        const { cpu, gpu, auto, trace } = await timeCell(call, placed, to);
-        // ... and after (the call-level history of the calls just made)
-        const warm = engine.explain(op, explainInput, { to });
-        const best = Math.min(cpu, gpu ?? Infinity);
-        const cpuFaster = cpu <= (gpu ?? Infinity);
-        const measured = { cpu, gpu, auto };
-        // the chosen path's prediction against its measured time (ratio >= 1: how far off)
-        const off = (e) => {
-          const p = e.predictedMs[e.path];
-          const m = measured[e.path];
-          return p > 0 && m > 0 ? Math.max(p / m, m / p) : null;
-        };
-        const cell = {
-          op,
-          bytes,
-          from,
-          to,
-          chose: warm.path,
-          coldChoice: cold.path,
-          predictedMs: cold.predictedMs,
-          warmPredictedMs: warm.predictedMs,
-          measuredMs: { cpu, gpu, auto },
-          choseFaster: (warm.path === 'cpu') === cpuFaster,
-          coldChoseFaster: (cold.path === 'cpu') === cpuFaster,
-          within10: auto <= best * 1.1,
-          within10Or50us: auto <= best * 1.1 || auto - best <= 0.05,
-          twiceSlower: auto > best * 2,
-          slower15: auto > best * 1.5,
-          // cold: the path calibration alone picks, timed as that path
-          coldWithin10: measured[cold.path] <= best * 1.1,
-          coldSlower15: measured[cold.path] > best * 1.5,
-          coldPredictionOff: off(cold),
-          warmPredictionOff: off(warm),
-        };
-        cells.push(cell);
-        const f = (x) => (x === null || x === undefined ? '   -   ' : x.toFixed(2).padStart(8));
-        console.log(
-          `${op.padEnd(10)} ${String(bytes >> 10).padStart(7)} KiB ${from.padEnd(6)}-> ${to.padEnd(6)} chose ${cell.coldChoice}/${cell.chose}  predicted cpu ${f(cell.predictedMs.cpu)} gpu ${f(cell.predictedMs.gpu)}  measured cpu ${f(cpu)} gpu ${f(gpu)} auto ${f(auto)}  ${cell.within10 ? 'ok' : cell.slower15 ? '1.5x SLOWER' : 'miss'}${cell.coldPredictionOff > 1.5 ? `  cold prediction ${cell.coldPredictionOff.toFixed(1)}x off` : ''}`,
-        );
-        if (args.trace && !cell.within10) console.log(`  every call in order (path ms): ${trace.join(', ')}`);
+        await runCell(op, bytes, call, placed, from, to, 'synthetic');
       }
       if (from === 'device') release(placed);
+    }
+  }
+}
+
+// real data (issue #32): each array of bench/corpus/ repeated or cut to 4 and 64 MiB (--quick: 1 MiB), compressed
+// from the host and from the device, its CPU-path container decompressed to the host and to the device
+if (args.real) {
+  const TYPES = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array };
+  const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
+  for (const entry of index) {
+    const path = join(root, 'bench/corpus/data', entry.file);
+    if (!existsSync(path)) {
+      console.warn(`missing ${path} (skipped)`);
+      continue;
+    }
+    const Ctor = TYPES[entry.file.split('.').pop()];
+    const raw = readFileSync(path);
+    for (const mib of args.quick ? [1] : [4, 64]) {
+      const bytes = Math.floor((mib << 20) / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
+      const host = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
+      const view = new Uint8Array(host.buffer);
+      for (let at = 0; at < bytes; at += raw.length) view.set(raw.subarray(0, Math.min(raw.length, bytes - at)), at);
+      const compress = (x, o) => engine.compress(x, o);
+      await runCell('compress', bytes, compress, host, 'host', 'host', entry.file);
+      const device = await engine.upload(host);
+      await runCell('compress', bytes, compress, device, 'device', 'host', entry.file);
+      release(device);
+      const container = await engine.compress(host, { path: 'cpu' });
+      const decompress = (x, o) => engine.decompress(x, o);
+      for (const to of ['host', 'device']) await runCell('decompress', bytes, decompress, container, 'host', to, entry.file);
     }
   }
 }
@@ -222,8 +261,17 @@ console.log(
 );
 // the same count with a floor of 50 us: calls of 0.1 ms vary by more than 10 % from one run to the next
 const withinFloor = count((c) => c.within10Or50us);
-console.log(`(within 10 % or 50 us of the faster path, warm: ${pct(withinFloor)}; the chosen path's own time within 10 %: ${pct(chosenWithin)})`);
+console.log(
+  `(within 10 % or 50 us of the faster path, warm: ${pct(withinFloor)}; the chosen path's own time within 10 %: ${pct(chosenWithin)})`,
+);
 console.log(`(predictions within 1.5x or 50 us: warm ${pct(warmPredictedFloor)}, cold ${pct(coldPredictedFloor)})`);
+
+const real = cells.filter((c) => c.data !== 'synthetic');
+if (real.length > 0) {
+  const k = real.filter((c) => c.within10).length;
+  const kc = real.filter((c) => c.coldWithin10).length;
+  console.log(`real data (--real): auto within 10 % of the faster path in ${k}/${real.length} cells warm, ${kc}/${real.length} cold`);
+}
 
 // ---- the papers' cases (GPU machine) -----------------------------------------------------------
 
@@ -314,6 +362,9 @@ await writeFile(
         coldPredictedWithin15Or50us: coldPredictedFloor,
         chosenPathWithin10: chosenWithin,
         share,
+        realCells: real.length,
+        realWithin10: real.filter((c) => c.within10).length,
+        realColdWithin10: real.filter((c) => c.coldWithin10).length,
       },
       cells,
       cases,

@@ -1433,11 +1433,12 @@ export class Engine {
    * or, with `to: 'device'`, a DeviceArray. Two paths: the CPU decodes every chunk on the worker
    * pool and checks both of its checksums (payload and decoded elements), then uploads when the
    * result is wanted on the GPU; the GPU path (Haugen's case: a file on the host, its elements
-   * wanted on the GPU) checks each payload's checksum and decodes the run lengths on the CPU,
-   * uploads the runs (about the compressed size) and expands them on the GPU, so it does not
-   * check the decoded elements' checksums (see ts/codec/gpu/decompress.ts). `auto` picks by the
-   * cost model; `path: 'cpu'` checks everything. Nothing of the claimed size is allocated
-   * before the whole chunk table was found in `bytes`.
+   * wanted on the GPU) uploads the container (the compressed size crosses the bus) and decodes
+   * every chunk on the GPU in one submission, both checksums checked there
+   * (ts/codec/gpu/decode.ts; a version-1 container: its run lengths decoded on the CPU and
+   * expanded on the GPU, the decoded elements' checksums not checked, ts/codec/gpu/decompress.ts).
+   * `auto` picks by the cost model. Nothing of the claimed size is allocated before the whole
+   * chunk table was found in `bytes`.
    *
    * @param bytes the container (a Uint8Array; other views are read as their bytes).
    * @returns `options.out` when given (typed as it: `decompress(c, { out: f32 })` is a

@@ -74,8 +74,7 @@ export interface CalibrationRecord {
  *     job's CPU lines (compress, decompress), the readback, and last, if time is left, the CPU's
  *     other ops;
  *   - `top`: where the worker pool is busy (CalibrationProbe.poolBytes, at most this), for the
- *     main job's lines on both paths (the GPU path's decompress decodes run lengths on the
- *     workers too), and the upload's (uploads of 32 MiB or more go through whole-size staging
+ *     main job's lines on both paths, and the upload's (uploads of 32 MiB or more go through whole-size staging
  *     pieces, another path than the ring's); and whatever the pool's size, the GPU's other ops
  *     (a GPU call of 16 MiB is still mostly fixed cost: their slopes come from here).
  *   - `gpuTop`: the GPU's compress, last, where the budget allows: its time per byte still falls

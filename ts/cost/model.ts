@@ -24,8 +24,8 @@
  * Medians of a few samples keep one outlier from moving a prediction.
  *
  * For `decompress` the bytes are the decoded size (from the container's header), and its GPU
- * line covers the whole GPU decode from host bytes (run lengths decoded on the CPU, the upload
- * of the runs, the expand): no separate upload is added. Compress's GPU line covers the call
+ * line covers the whole GPU decode from host bytes (the container's upload and its decode on
+ * the GPU): no separate upload is added. Compress's GPU line covers the call
  * from device elements to the container on the host: no readback is added. For `rleDecode` the
  * kernel lines scale with the decoded size (`workBytes`) while the moves are of the runs
  * (`inputBytes`). Calibrated lines do not go below their smallest point's time (`floorMs`).
