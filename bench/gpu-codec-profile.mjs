@@ -390,7 +390,7 @@ const machine = {
 };
 writeFileSync(join(dir, `gpu-codec-profile-${gpuName}${tag}.json`), JSON.stringify({ machine, workers, reps: REPS, rows }, null, 2) + '\n');
 const md = [
-  `# GPU codec profile (${machine.date.slice(0, 10)}, ${ctx.adapterInfo.description || gpuName}, ${machine.cores}-core host, ${workers} workers)`,
+  `# GPU codec profile (${machine.date.slice(0, 10)}, ${cardName()}, ${machine.cores}-core host, ${workers} workers)`,
   '',
   'Wall clock and GPU time (timestamps around every command buffer) per call, medians; host = wall - GPU.',
   '',
