@@ -115,3 +115,31 @@ fn unshuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
   let words = (m * W + 3u) / 4u;
   for (var j = 0u; j < words; j += 1u) { dst[job.elements + q * W + j] = res[j]; }
 }
+
+// The shuffle of many chunks in one dispatch: the same jobs, elements (src) -> planes (dst).
+@compute @workgroup_size(WG)
+fn shuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                 @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (g >= cparams.groups) { return; }
+  var lo = 0u;
+  var hi = cparams.jobs;
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) / 2u;
+    if (jobs[mid].firstGroup <= g) { lo = mid; } else { hi = mid; }
+  }
+  let job = jobs[lo];
+  let q = g - job.firstGroup;
+  let m = min(4u, job.n - q * 4u);
+  var planeWords = vec4<u32>(0u);
+  for (var e = 0u; e < m; e += 1u) {
+    let i = q * 4u + e;
+    let word = src[job.elements + (i * W) / 4u];
+    let shift = ((i * W) % 4u) * 8u;
+    for (var k = 0u; k < W; k += 1u) {
+      let v8 = (word >> (shift + k * 8u)) & 0xFFu;
+      planeWords[k] |= v8 << (e * 8u);
+    }
+  }
+  for (var k = 0u; k < W; k += 1u) { dst[job.planes[k] + q] = planeWords[k]; }
+}

@@ -14,7 +14,7 @@ import {
   encodeDeltaDecodeChunks,
   encodeGather,
   encodeHuffmanTables,
-  encodeUnshuffleChunks,
+  encodeShuffleChunks,
   histograms8,
   histogramCodes8,
   huffmanDecode,
@@ -776,6 +776,48 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
     });
   }
 
+  gpuTest('many chunks shuffled in one dispatch: planes anywhere, gaps kept, each plane padded with zeros', async (ctx, rng) => {
+    for (const width of [2, 4] as const) {
+      const counts = [1, 3, 4, 5, 1023, 0, 70_001, 8, 7];
+      let planeAt = 0;
+      let elemAt = 0;
+      const chunks = counts.map((count) => {
+        const bytes = randomBytes(count * width, rng);
+        const planeByteOffsets = Array.from({ length: width }, () => {
+          planeAt += 4 * rng.below(3);
+          const at = planeAt;
+          planeAt += Math.ceil(count / 4) * 4;
+          return at;
+        });
+        elemAt += 4 * rng.below(3);
+        const chunk = { bytes, planeByteOffsets, elementsByteOffset: elemAt, count };
+        elemAt += Math.ceil((count * width) / 4) * 4;
+        return chunk;
+      });
+      const elements = bufferWith(
+        ctx,
+        elemAt + 8,
+        chunks.map((c) => [c.elementsByteOffset, c.bytes] as [number, Uint8Array]),
+      );
+      const planesBuf = bufferWith(ctx, planeAt + 4);
+      const before = await readAll(ctx, planesBuf);
+      await ctx.submit('test shuffle chunks', (s) =>
+        encodeShuffleChunks(ctx, s, 'shuffle', elements, planesBuf, width, [...chunks].reverse()),
+      );
+      const want = before.slice();
+      for (const c of chunks) {
+        ref.shuffle(c.bytes, width).forEach((plane, k) => {
+          const at = c.planeByteOffsets[k];
+          want.fill(0, at, at + Math.ceil(c.count / 4) * 4);
+          want.set(plane, at);
+        });
+      }
+      expectBytes(await readAll(ctx, planesBuf), want, `width ${width}`);
+      planesBuf.destroy();
+      elements.destroy();
+    }
+  });
+
   gpuTest('many chunks unshuffled in one dispatch: planes anywhere, elements in any order, neighbours kept', async (ctx, rng) => {
     for (const width of [2, 4] as const) {
       const counts = [1, 3, 4, 5, 1023, 0, 70_001, 8, 7];
@@ -802,7 +844,9 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
       );
       const elements = bufferWith(ctx, elemAt + 8);
       const before = await readAll(ctx, elements);
-      await ctx.submit('test unshuffle chunks', (s) => encodeUnshuffleChunks(ctx, s, elements, planesBuf, width, [...chunks].reverse()));
+      await ctx.submit('test unshuffle chunks', (s) =>
+        encodeShuffleChunks(ctx, s, 'unshuffle', elements, planesBuf, width, [...chunks].reverse()),
+      );
       const want = before.slice();
       for (const c of chunks) {
         const end = c.elementsByteOffset + Math.ceil((c.count * width) / 4) * 4;

@@ -35,7 +35,7 @@ import { abortError } from '../../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import {
   encodeDeltaDecodeChunks,
-  encodeUnshuffleChunks,
+  encodeShuffleChunks,
   encodeHuffmanDecode,
   encodePackDecode,
   encodeTreeHashes,
@@ -456,7 +456,7 @@ export async function decompressV2ToDevice(
         const planes = stagePlans
           .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
           .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
-        if (planes.length > 0) encodeUnshuffleChunks(gpu, s, buffers[to], buffers.work, size as 2 | 4, planes);
+        if (planes.length > 0) encodeShuffleChunks(gpu, s, 'unshuffle', buffers[to], buffers.work, size as 2 | 4, planes);
       }
       for (const to of ['out', 'codes'] as const) {
         const deltas = stagePlans

@@ -33,6 +33,7 @@ import {
   encodeGather,
   encodeHistogramCodes8,
   encodeShuffle,
+  encodeShuffleChunks,
   encodeTreeHashes,
   huffmanEncodeOnDevice,
   rleChunkStreams,
@@ -258,6 +259,8 @@ export async function encodeChunksV2OnDevice(
     // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
     // chunks after the first start at whole words (canCompressV2OnDevice)
     const deltaAtOnce = buffers.delta !== undefined && roundUp4(totalBytes) <= gpu.limits.maxStorageBufferBindingSize;
+    const binding = gpu.limits.maxStorageBufferBindingSize;
+    const shuffleAtOnce = buffers.planes !== undefined && roundUp4(totalBytes) <= binding && roundUp4(planeBytes) <= binding;
     await gpu.submit('compress statistics', (s) => {
       readElementHashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
       if (deltaAtOnce && input.length > 0) {
@@ -275,6 +278,7 @@ export async function encodeChunksV2OnDevice(
             width: w,
             count: c.count,
           });
+        if (shuffleAtOnce) continue;
         const offsets = Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
         if (buffers.planes)
           encodeShuffle(gpu, s, 'shuffle', {
@@ -295,6 +299,17 @@ export async function encodeChunksV2OnDevice(
             count: c.count,
           });
         }
+      }
+      if (shuffleAtOnce) {
+        // the planes of every chunk in one dispatch (256 KiB chunks: a dispatch a chunk was
+        // 10-12 ms of GPU time at 64 MiB on the H200)
+        const jobs = chunks.map((c) => ({
+          elementsByteOffset: c.at,
+          planeByteOffsets: Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count)),
+          count: c.count,
+        }));
+        if (buffers.planes) encodeShuffleChunks(gpu, s, 'shuffle', input.buffer, buffers.planes, w as 2 | 4, jobs);
+        if (buffers.deltaPlanes) encodeShuffleChunks(gpu, s, 'shuffle', buffers.delta!, buffers.deltaPlanes, w as 2 | 4, jobs);
       }
       for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) {
         if (buffers[source] && ranges[source].length > 0) readers[source] = encodeHistogramCodes8(gpu, s, buffers[source]!, ranges[source]);
