@@ -409,6 +409,20 @@ function huffmanDecodeTests(v: string, opts: GpuContextOptions | undefined): voi
     opts,
   );
 
+  gpuTest(
+    `${v}bitstreams in the first words of the source (two symbols at random: a header of 8 bytes)`,
+    async (ctx, rng) => {
+      for (let offset = 0; offset < 8; offset++) {
+        const n = 900 + rng.below(100);
+        const bytes = new Uint8Array(n).map(() => rng.below(2));
+        const stream = ref.huffmanEncodeStream(bytes, 10);
+        const { all } = await decodeStreams(ctx, [stream], [n], [offset], [0]);
+        expectBytes(all.subarray(0, n), bytes, `source offset ${offset}`);
+      }
+    },
+    opts,
+  );
+
   for (const g of [10, 14, 20]) {
     gpuTest(
       `${v}single streams, g=${g}, sizes ${HUFFMAN_SIZES.join(', ')}, random and skewed bytes`,
