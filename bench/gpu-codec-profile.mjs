@@ -16,7 +16,8 @@
  * H200's SM clock rises only under sustained load: bench/gpu-timestamps.mjs).
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
- *                                    [--workers 16] [--cpu-profile] [--staged] [--out DIR] [--dist DIR --tag NAME]
+ *                                    [--workers 16] [--cpu-profile] [--staged] [--chunk-bytes N]
+ *                                    [--out DIR] [--dist DIR --tag NAME]
  *
  * Writes gpu-codec-profile-<gpu>.json and .md to --out (default bench/results/). Needs a GPU
  * with 'timestamp-query' (else GPU times are null and only the counts and wall clock remain).
@@ -44,12 +45,15 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean' },
     dist: { type: 'string' },
     staged: { type: 'boolean' },
+    'chunk-bytes': { type: 'string' },
     tag: { type: 'string' },
   },
 });
 // --dist: another build of parle (a before / after comparison in one run); --tag: its name in the file names
 const { compressBound, createEngine } = await import(pathToFileURL(join(args.dist ?? join(root, 'dist'), 'node/index.js')).href);
 const tag = args.tag === undefined ? '' : `-${args.tag}`;
+/** --chunk-bytes: the GPU compress's chunk size (default: the GPU path's own). */
+const gpuChunk = args['chunk-bytes'] === undefined ? {} : { chunkBytes: Number(args['chunk-bytes']) };
 const quick = args.quick === true;
 const MIBS = (args.mib ?? (quick ? '4' : '4,64,256')).split(',').map(Number);
 const REPS = Number(args.reps ?? (quick ? 2 : 5));
@@ -310,13 +314,13 @@ for (const entry of index) {
     const input = await engine.upload(host);
     const container = await engine.compress(host, { path: 'cpu' });
     const pipelines = pipelinesOf(container);
-    const gpuContainer = await engine.compress(input, { path: 'gpu' });
-    const compress = await profile(() => engine.compress(input, { path: 'gpu' }));
+    const gpuContainer = await engine.compress(input, { path: 'gpu', ...gpuChunk });
+    const compress = await profile(() => engine.compress(input, { path: 'gpu', ...gpuChunk }));
     // the same into an array the caller keeps (a fresh result costs its page faults: 1.3 GB/s
     // for a new array on the H200 host)
     const out = new Uint8Array(compressBound(host.length, entry.file.split('.').pop()));
     out.fill(1);
-    const compressOut = await profile(() => engine.compress(input, { path: 'gpu', out }));
+    const compressOut = await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk }));
     const decompress = await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy());
     // --staged: the same with the staged Huffman decode kernel (tuning.huffmanDecodeStaged)
     let decompressStaged;
