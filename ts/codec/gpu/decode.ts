@@ -476,14 +476,23 @@ export async function decompressV2ToDevice(
       );
     });
     const t2 = performance.now();
-    const payload = await payloadHashes();
+    // every readback mapped at once (one after another, each waited for, they had been a round
+    // trip each), then judged in order
+    const quiet = <T>(p: Promise<T>): Promise<T> => {
+      p.catch(() => undefined);
+      return p;
+    };
+    const payloadRead = quiet(payloadHashes());
+    const checksRead = checks.map((check) => quiet(check()));
+    const elementsRead = quiet(elementHashes());
+    const payload = await payloadRead;
     for (const c of chunks) {
       if (payload[c.index] !== Number(c.payloadChecksum)) {
         throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: payload checksum mismatch`);
       }
     }
-    for (const check of checks) await check();
-    const elements = await elementHashes();
+    for (const check of checksRead) await check;
+    const elements = await elementsRead;
     for (const c of chunks) {
       if (elements[c.index] !== Number(c.elementsChecksum)) {
         throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: decoded elements checksum mismatch`);
