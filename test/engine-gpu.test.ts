@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import { CALIBRATION_FORMAT, type CalibrationProbe, type CalibrationRecord } from '../ts/cost/calibration.js';
 import { ErrorCodes } from '../ts/errors.js';
-import { compressBound, Encoding, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
+import { compressBound, Encoding, ENTRY_BYTES, HEADER_BYTES, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
 import * as ref from './support/codec-reference.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
@@ -335,6 +335,16 @@ describeGpu('engine with a GPU', () => {
         back.destroy();
       }
     }
+    // a block header a reader rejects (bit 6 of the first block's first byte, payload hash not
+    // made right again): the payload hash speaks first, as on the CPU path
+    const input = new Uint16Array(5000).map((_, i) => 1000 + (i % 37));
+    const container = await engine.compress(input, { codec: 'delta+pack' });
+    const firstBlock = HEADER_BYTES + ENTRY_BYTES + 8; // after the first entry and its one-stream directory
+    expect(container[firstBlock] & 0x40).toBe(0);
+    const bad = container.slice();
+    bad[firstBlock] |= 0x40;
+    await expect(engine.decompress(bad, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
+    await expect(engine.decompress(bad, { path: 'cpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
   });
 
   /** Each fixture of test/fixtures/<version>/ decodes on the GPU path to its .raw. */
