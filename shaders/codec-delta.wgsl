@@ -181,6 +181,13 @@ fn jobWords(job: DeltaJob) -> u32 {
   return job.n / EPW + select(0u, 1u, job.n % EPW != 0u);
 }
 
+// The sum of the WPI words of a job from word `base` (0 past its end).
+fn jobSlotSum(job: DeltaJob, words: u32, base: u32) -> u32 {
+  var s = 0u;
+  for (var k = 0u; k < WPI; k += 1u) { s += wordSum(jobWord(job, words, base + k)); }
+  return s;
+}
+
 @compute @workgroup_size(WG)
 fn chunkSums(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -189,8 +196,7 @@ fn chunkSums(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
   let job = jobOf(tile);
   let words = jobWords(job);
   let base = (tile - job.firstTile) * TILE_WORDS + tid * WPI;
-  var s = 0u;
-  for (var k = 0u; k < WPI; k += 1u) { s += wordSum(jobWord(job, words, base + k)); }
+  let s = jobSlotSum(job, words, base);
   var total = 0u;
   _ = wgExclusiveScan(s, tid, tid, WG, &total);
   if (tid == 0u) { sums[tile] = total; }
@@ -219,8 +225,7 @@ fn chunkScan(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
   let job = jobOf(tile);
   let words = jobWords(job);
   let base = (tile - job.firstTile) * TILE_WORDS + tid * WPI;
-  var s = 0u;
-  for (var k = 0u; k < WPI; k += 1u) { s += wordSum(jobWord(job, words, base + k)); }
+  let s = jobSlotSum(job, words, base);
   var total = 0u;
   var acc = sums[tile] + wgExclusiveScan(s, tid, tid, WG, &total);
   for (var k = 0u; k < WPI; k += 1u) {

@@ -88,18 +88,23 @@ struct ShuffleJob {
 @group(0) @binding(3) var<uniform> cparams: ChunkParams;
 @group(0) @binding(4) var<storage, read> jobs: array<ShuffleJob>;
 
-@compute @workgroup_size(WG)
-fn unshuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                   @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = (wid.y * nwg.x + wid.x) * WG + tid;
-  if (g >= cparams.groups) { return; }
+// The job whose groups hold global group g: the last with firstGroup <= g (the first one's is 0).
+fn jobOfGroup(g: u32) -> ShuffleJob {
   var lo = 0u;
   var hi = cparams.jobs;
   while (hi - lo > 1u) {
     let mid = (lo + hi) / 2u;
     if (jobs[mid].firstGroup <= g) { lo = mid; } else { hi = mid; }
   }
-  let job = jobs[lo];
+  return jobs[lo];
+}
+
+@compute @workgroup_size(WG)
+fn unshuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (g >= cparams.groups) { return; }
+  let job = jobOfGroup(g);
   let q = g - job.firstGroup;
   let m = min(4u, job.n - q * 4u);
   var planeWords = vec4<u32>(0u);
@@ -122,13 +127,7 @@ fn shuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
                  @builtin(num_workgroups) nwg: vec3<u32>) {
   let g = (wid.y * nwg.x + wid.x) * WG + tid;
   if (g >= cparams.groups) { return; }
-  var lo = 0u;
-  var hi = cparams.jobs;
-  while (hi - lo > 1u) {
-    let mid = (lo + hi) / 2u;
-    if (jobs[mid].firstGroup <= g) { lo = mid; } else { hi = mid; }
-  }
-  let job = jobs[lo];
+  let job = jobOfGroup(g);
   let q = g - job.firstGroup;
   let m = min(4u, job.n - q * 4u);
   var planeWords = vec4<u32>(0u);

@@ -156,6 +156,36 @@ export async function rleEncodeThen<T>(
 }
 
 /**
+ * Records the exclusive scan of `runs` run lengths into `offsets` (their sum into `status`
+ * word 0) and the check that flags a sum that wraps past 2^32 (status word 1); `status` is
+ * cleared first.
+ */
+function encodeOffsets(
+  ctx: GpuContext,
+  s: Submission,
+  type: ElementType,
+  lengths: DeviceArray,
+  runs: number,
+  offsets: GPUBuffer,
+  status: GPUBuffer,
+): void {
+  const lengthsBuf = ctx.paddedBuffer(s, lengths);
+  s.encoder.clearBuffer(status);
+  encodeScan(ctx, s, lengthsBuf, offsets, runs, 'u32', false, status);
+  s.dispatch(
+    decodePipeline(ctx, type, 'checkOffsets'),
+    [
+      { binding: 4, resource: { buffer: s.uniform([0, runs, 0, 0]) } },
+      { binding: 5, resource: { buffer: offsets } },
+      { binding: 6, resource: { buffer: lengthsBuf } },
+      { binding: 7, resource: { buffer: status } },
+    ],
+    Math.ceil(runs / WORKGROUP_SIZE),
+    'parle:rle-check',
+  );
+}
+
+/**
  * GpuContext.rleDecode: see its documentation.
  *
  * One submission when the decoded length is known beforehand (`expectTotal`, or the sum parle
@@ -194,20 +224,7 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
   try {
     let readStatus: () => Promise<Uint32Array> = async () => new Uint32Array(2);
     await ctx.submit(fused ? 'rle-decode' : 'rle-decode-scan', (s) => {
-      const lengthsBuf = ctx.paddedBuffer(s, l);
-      s.encoder.clearBuffer(status);
-      encodeScan(ctx, s, lengthsBuf, offsets, runs, 'u32', false, status);
-      s.dispatch(
-        decodePipeline(ctx, v.type, 'checkOffsets'),
-        [
-          { binding: 4, resource: { buffer: s.uniform([0, runs, 0, 0]) } },
-          { binding: 5, resource: { buffer: offsets } },
-          { binding: 6, resource: { buffer: lengthsBuf } },
-          { binding: 7, resource: { buffer: status } },
-        ],
-        Math.ceil(runs / WORKGROUP_SIZE),
-        'parle:rle-check',
-      );
+      encodeOffsets(ctx, s, v.type, l, runs, offsets, status);
       // not s.output: kept past a submit that succeeded only when the guess was right
       if (fused) dst = expand(ctx, s, v, runs, offsets, guess, ctx.acquireStorage(guess * size, `rle-decoded-${v.type}`, 0, true));
       readStatus = s.readAfter(status, 8);
@@ -266,20 +283,7 @@ export function encodeRleDecodeExpected(
   if (!(total >= 1 && total < 2 ** 32)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `total ${total} out of range`);
   const offsets = s.temp(runs * 4, 'rle-offsets');
   const status = s.temp(16, 'rle-total');
-  const lengthsBuf = ctx.paddedBuffer(s, l);
-  s.encoder.clearBuffer(status);
-  encodeScan(ctx, s, lengthsBuf, offsets, runs, 'u32', false, status);
-  s.dispatch(
-    decodePipeline(ctx, v.type, 'checkOffsets'),
-    [
-      { binding: 4, resource: { buffer: s.uniform([0, runs, 0, 0]) } },
-      { binding: 5, resource: { buffer: offsets } },
-      { binding: 6, resource: { buffer: lengthsBuf } },
-      { binding: 7, resource: { buffer: status } },
-    ],
-    Math.ceil(runs / WORKGROUP_SIZE),
-    'parle:rle-check',
-  );
+  encodeOffsets(ctx, s, v.type, l, runs, offsets, status);
   expand(ctx, s, v, runs, offsets, total, dst);
   const read = s.readAfter(status, 8);
   return async () => {
