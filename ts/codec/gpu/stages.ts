@@ -470,8 +470,9 @@ export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
 }
 
 /**
- * Checks code lengths as a reader must (each at most 11, at least two symbols, a complete code). The table itself is built where it is used: on the
- * GPU for the decode kernels (shaders/codec-huffman-tables.wgsl), by {@link buildHuffmanDecodeTable} in tests.
+ * Checks code lengths as a reader must (each at most 11, at least two symbols, a complete code).
+ * The table itself is built where it is used: on the GPU for the decode kernels
+ * (shaders/codec-huffman-tables.wgsl), by {@link buildHuffmanDecodeTable} in tests.
  * @throws ParleError CORRUPT (as {@link buildHuffmanDecodeTable})
  */
 export function checkCodeLengths(lengths: Uint8Array): void {
