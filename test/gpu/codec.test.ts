@@ -735,6 +735,31 @@ describeGpu('GPU delta encode and decode', () => {
 
 const SHUFFLE_COUNTS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1023, 4097, 100_003];
 
+/**
+ * Chunks of random elements (counts around words and a large one, one empty) laid out with
+ * gaps of 0-8 bytes: each chunk's elements at elementsByteOffset and its planes (their bytes:
+ * `planes`) at planeByteOffsets. `elemAt` and `planeAt`: the bytes each layout takes.
+ */
+function shuffleChunkLayout(width: 2 | 4, rng: Rng) {
+  let planeAt = 0;
+  let elemAt = 0;
+  const chunks = [1, 3, 4, 5, 1023, 0, 70_001, 8, 7].map((count) => {
+    const bytes = randomBytes(count * width, rng);
+    const planes = ref.shuffle(bytes, width);
+    const planeByteOffsets = planes.map(() => {
+      planeAt += 4 * rng.below(3);
+      const at = planeAt;
+      planeAt += Math.ceil(count / 4) * 4;
+      return at;
+    });
+    elemAt += 4 * rng.below(3);
+    const chunk = { bytes, planes, planeByteOffsets, elementsByteOffset: elemAt, count };
+    elemAt += Math.ceil((count * width) / 4) * 4;
+    return chunk;
+  });
+  return { chunks, planeAt, elemAt };
+}
+
 describeGpu('GPU byte-plane shuffle and unshuffle', () => {
   for (const width of [2, 4] as const) {
     gpuTest(`width ${width}, counts ${SHUFFLE_COUNTS.join(', ')}`, async (ctx, rng) => {
@@ -792,22 +817,7 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
 
   gpuTest('many chunks shuffled in one dispatch: planes anywhere, gaps kept, each plane padded with zeros', async (ctx, rng) => {
     for (const width of [2, 4] as const) {
-      const counts = [1, 3, 4, 5, 1023, 0, 70_001, 8, 7];
-      let planeAt = 0;
-      let elemAt = 0;
-      const chunks = counts.map((count) => {
-        const bytes = randomBytes(count * width, rng);
-        const planeByteOffsets = Array.from({ length: width }, () => {
-          planeAt += 4 * rng.below(3);
-          const at = planeAt;
-          planeAt += Math.ceil(count / 4) * 4;
-          return at;
-        });
-        elemAt += 4 * rng.below(3);
-        const chunk = { bytes, planeByteOffsets, elementsByteOffset: elemAt, count };
-        elemAt += Math.ceil((count * width) / 4) * 4;
-        return chunk;
-      });
+      const { chunks, planeAt, elemAt } = shuffleChunkLayout(width, rng);
       const elements = bufferWith(
         ctx,
         elemAt + 8,
@@ -820,7 +830,7 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
       );
       const want = before.slice();
       for (const c of chunks) {
-        ref.shuffle(c.bytes, width).forEach((plane, k) => {
+        c.planes.forEach((plane, k) => {
           const at = c.planeByteOffsets[k];
           want.fill(0, at, at + Math.ceil(c.count / 4) * 4);
           want.set(plane, at);
@@ -834,23 +844,7 @@ describeGpu('GPU byte-plane shuffle and unshuffle', () => {
 
   gpuTest('many chunks unshuffled in one dispatch: planes anywhere, elements in any order, neighbours kept', async (ctx, rng) => {
     for (const width of [2, 4] as const) {
-      const counts = [1, 3, 4, 5, 1023, 0, 70_001, 8, 7];
-      let planeAt = 0;
-      let elemAt = 0;
-      const chunks = counts.map((count) => {
-        const bytes = randomBytes(count * width, rng);
-        const planes = ref.shuffle(bytes, width);
-        const planeByteOffsets = planes.map(() => {
-          planeAt += 4 * rng.below(3);
-          const at = planeAt;
-          planeAt += Math.ceil(count / 4) * 4;
-          return at;
-        });
-        elemAt += 4 * rng.below(3);
-        const chunk = { bytes, planes, planeByteOffsets, elementsByteOffset: elemAt, count };
-        elemAt += Math.ceil((count * width) / 4) * 4;
-        return chunk;
-      });
+      const { chunks, planeAt, elemAt } = shuffleChunkLayout(width, rng);
       const planesBuf = bufferWith(
         ctx,
         planeAt + 4,

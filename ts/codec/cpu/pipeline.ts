@@ -223,9 +223,7 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
     sampled += n;
   }
   // views of the counts in the arena: the caller estimates before it reuses the arena
-  const hist: Uint32Array[][] = [0, 1].map((t) =>
-    Array.from({ length: width }, (_, k) => u32(ctx, histPtr + 1024 * (t * width + k), 256)),
-  );
+  const hist: Uint32Array[][] = [0, 1].map((t) => Array.from({ length: width }, (_, k) => u32(ctx, histPtr + 1024 * (t * width + k), 256)));
   const runsAll = u32(ctx, runsPtr, 2 + 2 * width);
   const planeRuns = [0, 1].map((t) => Array.from({ length: width }, (_, k) => runsAll[2 + t * width + k]));
   return { count, sampled, width, hist, runs: [runsAll[0], runsAll[1]], planeRuns };
@@ -882,6 +880,16 @@ function decodePipelineTo(
 }
 
 /**
+ * The element width a pack stream j of a payload is coded at (docs/format.md, "Pack streams"):
+ * 1 for the run lengths (the odd streams of an rle pipeline, LEB128 bytes) and for shuffle
+ * planes, else the element width `width`. Shared by the CPU and GPU decoders.
+ */
+export function packStreamWidth(stages: Pipeline, width: 1 | 2 | 4, j: number): 1 | 2 | 4 {
+  if (stages.includes(StageId.Rle) && j % 2 === 1) return 1;
+  return stages.includes(StageId.Shuffle) ? 1 : width;
+}
+
+/**
  * Decodes every stream of a payload (pipeline `stages` over elements of `width` bytes) into the
  * arena, one after another; returns their pointers.
  * @throws ParleError CORRUPT
@@ -898,8 +906,6 @@ function decodeStreams(
   const entropy = entropyStage(stages);
   const streamsPtr = arena.alloc(dir.decoded.reduce((a, d) => a + d, 0) + SLACK);
   const packScratch = entropy === StageId.Pack ? arena.alloc(PACK_SCRATCH_BYTES) : 0;
-  const streamWidth = stages.includes(StageId.Shuffle) ? 1 : width;
-  const rle = stages.includes(StageId.Rle);
   const ptrs: number[] = [];
   let cursor = streamsPtr;
   for (let j = 0; j < dir.decoded.length; j++) {
@@ -911,11 +917,13 @@ function decodeStreams(
     } else if (entropy === StageId.Huffman) {
       decodeHuffmanStream(ctx, arena, u8(ctx, src, dir.encoded[j]), src, D, cursor, index, j);
     } else {
-      // run lengths (the odd streams of an rle pipeline) are bytes; the rest at the stream's width
-      const w = rle && j % 2 === 1 ? 1 : streamWidth;
+      const w = packStreamWidth(stages, width, j);
       const E = dir.encoded[j];
       if (ctx.kernels.packDecode(src, E, D / w, w, cursor, packScratch) !== E) {
-        throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}, stream ${j}: pack stream does not decode to ${D} bytes in its ${E}`);
+        throw new ParleError(
+          ErrorCodes.CORRUPT,
+          `corrupt .parle chunk ${index}, stream ${j}: pack stream does not decode to ${D} bytes in its ${E}`,
+        );
       }
     }
     cursor += D;

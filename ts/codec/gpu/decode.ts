@@ -28,7 +28,7 @@
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
  * multiple of 4, true of the default chunk size); {@link canDecodeV2OnDevice} says.
  */
-import { readDirectory, runsLayout } from '../cpu/pipeline.js';
+import { packStreamWidth, readDirectory, runsLayout } from '../cpu/pipeline.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../quantize.js';
 import { StageId, streamCount, type Pipeline } from '../stages.js';
 import { abortError } from '../../cpu/pool.js';
@@ -348,10 +348,9 @@ export async function decompressV2ToDevice(
     const targets: Target[] = [];
     const streams: number[] = [];
     const streamBytes = (shuffle ? 1 : size) * count;
-    for (let k = 0; k < (shuffle ? size : 1); k++) {
-      if (!shuffle) {
-        targets.push(dest);
-      } else {
+    if (!shuffle) targets.push(dest);
+    else {
+      for (let k = 0; k < size; k++) {
         targets.push({ buf: 'work', at: work });
         streams.push(work);
         work += roundUp4(streamBytes);
@@ -364,8 +363,7 @@ export async function decompressV2ToDevice(
       let stream: HuffmanStreamInfo;
       let src = payloadOffset + dir.at[j];
       if (stages.includes(StageId.Pack)) {
-        // run lengths (the odd streams of an rle pipeline) are bytes; the rest at the stream's width
-        const width = rle && j % 2 === 1 ? 1 : shuffle ? 1 : size;
+        const width = packStreamWidth(stages, size, j);
         return { pack: true, srcByteOffset: src, encodedBytes: dir.encoded[j], decodedBytes: dir.decoded[j], width, dstByteOffset };
       }
       if (huffman) {
@@ -468,8 +466,6 @@ export async function decompressV2ToDevice(
           .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
           .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
         if (planes.length > 0) encodeShuffleChunks(gpu, s, 'unshuffle', buffers[to], buffers.work, size as 2 | 4, planes);
-      }
-      for (const to of ['out', 'codes'] as const) {
         const deltas = stagePlans
           .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Delta))
           .map((p) => ({ byteOffset: p.dest.at, count: p.chunk.elementCount }));

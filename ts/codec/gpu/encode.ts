@@ -224,6 +224,8 @@ export async function encodeChunksV2OnDevice(
     planeAt.push(planeBytes);
     planeBytes += w * roundUp4(c.count);
   }
+  const planeOffsets = (c: { index: number; count: number }) =>
+    Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
   const buffers: Partial<Record<Source, GPUBuffer>> = { raw: input.buffer };
   const acquired: GPUBuffer[] = [];
   let rle: RleChunkStreams | undefined;
@@ -247,8 +249,7 @@ export async function encodeChunksV2OnDevice(
     for (const c of chunks) {
       ranges.raw.push({ byteOffset: c.at, byteLength: c.count * w });
       ranges.delta.push({ byteOffset: c.at, byteLength: c.count * w });
-      for (let k = 0; k < w; k++) {
-        const at = planeAt[c.index] + k * roundUp4(c.count);
+      for (const at of planeOffsets(c)) {
         ranges.planes.push({ byteOffset: at, byteLength: c.count });
         ranges.deltaPlanes.push({ byteOffset: at, byteLength: c.count });
       }
@@ -258,8 +259,10 @@ export async function encodeChunksV2OnDevice(
     // the deltas of every chunk in one dispatch where the input fits one binding (a dispatch
     // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
     // chunks after the first start at whole words (canCompressV2OnDevice)
-    const deltaAtOnce = buffers.delta !== undefined && roundUp4(totalBytes) <= gpu.limits.maxStorageBufferBindingSize;
     const binding = gpu.limits.maxStorageBufferBindingSize;
+    const deltaAtOnce = buffers.delta !== undefined && roundUp4(totalBytes) <= binding;
+    // the planes of every chunk likewise (256 KiB chunks: a dispatch a chunk was 10-12 ms of GPU
+    // time at 64 MiB on the H200)
     const shuffleAtOnce = buffers.planes !== undefined && roundUp4(totalBytes) <= binding && roundUp4(planeBytes) <= binding;
     await gpu.submit('compress statistics', (s) => {
       readElementHashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
@@ -279,7 +282,7 @@ export async function encodeChunksV2OnDevice(
             count: c.count,
           });
         if (shuffleAtOnce) continue;
-        const offsets = Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
+        const offsets = planeOffsets(c);
         if (buffers.planes)
           encodeShuffle(gpu, s, 'shuffle', {
             elements: input.buffer,
@@ -301,13 +304,7 @@ export async function encodeChunksV2OnDevice(
         }
       }
       if (shuffleAtOnce) {
-        // the planes of every chunk in one dispatch (256 KiB chunks: a dispatch a chunk was
-        // 10-12 ms of GPU time at 64 MiB on the H200)
-        const jobs = chunks.map((c) => ({
-          elementsByteOffset: c.at,
-          planeByteOffsets: Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count)),
-          count: c.count,
-        }));
+        const jobs = chunks.map((c) => ({ elementsByteOffset: c.at, planeByteOffsets: planeOffsets(c), count: c.count }));
         if (buffers.planes) encodeShuffleChunks(gpu, s, 'shuffle', input.buffer, buffers.planes, w as 2 | 4, jobs);
         if (buffers.deltaPlanes) encodeShuffleChunks(gpu, s, 'shuffle', buffers.delta!, buffers.deltaPlanes, w as 2 | 4, jobs);
       }
