@@ -16,7 +16,7 @@
  * H200's SM clock rises only under sustained load: bench/gpu-timestamps.mjs).
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
- *                                    [--workers 16] [--cpu-profile] [--staged] [--chunk-bytes N]
+ *                                    [--workers 16] [--cpu-profile] [--chunk-bytes N]
  *                                    [--out DIR] [--dist DIR --tag NAME]
  *
  * Writes gpu-codec-profile-<gpu>.json and .md to --out (default bench/results/). Needs a GPU
@@ -44,7 +44,6 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     quick: { type: 'boolean' },
     dist: { type: 'string' },
-    staged: { type: 'boolean' },
     'chunk-bytes': { type: 'string' },
     tag: { type: 'string' },
   },
@@ -322,14 +321,6 @@ for (const entry of index) {
     out.fill(1);
     const compressOut = await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk }));
     const decompress = await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy());
-    // --staged: the same with the staged Huffman decode kernel (tuning.huffmanDecodeStaged)
-    let decompressStaged;
-    if (args.staged) {
-      const tuning = ctx.tuning;
-      ctx.tuning = { ...tuning, huffmanDecodeStaged: true };
-      decompressStaged = await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy());
-      ctx.tuning = tuning;
-    }
     input.destroy();
     const row = {
       file: entry.file,
@@ -341,7 +332,6 @@ for (const entry of index) {
       compress: { gbps: B / compress.wallMs / 1e6, ...compress },
       compressOut: { gbps: B / compressOut.wallMs / 1e6, ...compressOut },
       decompress: { gbps: B / decompress.wallMs / 1e6, ...decompress },
-      ...(decompressStaged && { decompressStaged: { gbps: B / decompressStaged.wallMs / 1e6, ...decompressStaged } }),
     };
     rows.push(row);
     const line = (what, r) =>
@@ -358,7 +348,6 @@ for (const entry of index) {
     console.log(line('compress', compress));
     console.log(line('c(out)', compressOut));
     console.log(line('decompress', decompress));
-    if (decompressStaged) console.log(line('d(staged)', decompressStaged));
     console.log(`    submissions (decompress, GPU ms):`, JSON.stringify(decompress.submissions));
     for (const [what, r] of [
       ['compress', compress],

@@ -3,13 +3,22 @@
 // end offsets (Haugen's offset table; Huff0's jump table), so each invocation decodes 2^g
 // symbols on its own (Weißenberger and Schmidt 2018 decode segments in parallel the same way,
 // and synchronise where segments are not marked; the format marks them). Modes 0 (raw bytes)
-// and 1 (one symbol repeated) are cut into segments of 2^VIRTUAL_LOG2 bytes on the host and
-// copied or filled here, so one dispatch serves every stream of a chunk or of many chunks.
+// and 1 (one symbol repeated) are cut into pieces of WG x 2^FLAT_LOG2 bytes, one a workgroup,
+// copied or filled a word an invocation at a time (consecutive invocations, consecutive words),
+// so one dispatch serves every stream of a chunk or of many chunks.
+//
+// Workgroups, not invocations, are dealt out to streams: a stream of S segments (or pieces)
+// takes ceil(S / WG) consecutive workgroups, and all invocations of a workgroup work on one
+// stream. A mode-2 workgroup first builds its stream's 2048-entry decode table in workgroup
+// memory from the code lengths in the stream's header (each entry symbol | code length << 8,
+// the layout of buildHuffmanDecodeTable in ts/codec/gpu/stages.ts): the profile on an H200 had
+// the direct kernel latency-bound on table reads from a storage buffer (a 4 MiB stream's 1024
+// serial lookups a segment took 0.8 ms), and a separate dispatch built the tables first.
 //
 // Bits are read least significant first; a decoder window holds the next 11 bits, and one
-// lookup in the stream's 2048-entry table (symbol | code length << 8, built on the host)
-// gives the symbol and the bits to consume. A segment that consumes bits past its end, or
-// finds a length-0 entry (not possible with a complete code), is counted in `status`.
+// lookup in the table gives the symbol and the bits to consume. A segment that consumes bits
+// past its end, or finds a length-0 entry (not possible with a complete code, which the host
+// checked), is counted in `status`.
 //
 // Output: each stream's bytes start on a u32 word of `dst`; a segment of 2^g >= 1024 symbols is
 // a whole number of words, so every invocation writes whole words and no two invocations share
@@ -17,35 +26,41 @@
 // Composed by ts/gpu/compose.ts (`const WG` = 256 prepended).
 
 struct Params {
-  segments: u32,     // segments over all streams of this dispatch (invocations that work)
+  groups: u32,       // workgroups of this dispatch that work (over all its streams)
   streams: u32,      // entries of `streams`
-  segmentBase: u32,  // global index (over the dispatches of one decode) of this dispatch's first segment
+  slotBase: u32,     // global index (over the dispatches of one decode) of this dispatch's first slot (WG a workgroup)
   pad: u32,
 }
 
 struct Stream {
-  firstSegment: u32,  // global index of its first segment (streams in ascending order)
+  firstGroup: u32,    // its first workgroup in this dispatch (streams in ascending order)
   symbols: u32,       // decoded bytes n
-  segmentLog2: u32,   // g (mode 2) or the host's segment size for modes 0 and 1
+  segmentLog2: u32,   // g (mode 2); FLAT_LOG2 for modes 0 and 1
   mode: u32,          // 0 raw, 1 one symbol, 2 Huffman
   src: u32,           // mode 2: byte offset of the segment end table in `src`; mode 0: of the raw bytes; mode 1: the symbol
   bits: u32,          // mode 2: byte offset of the bitstreams in `src`
   dst: u32,           // word offset of the decoded bytes in `dst`
-  table: u32,         // mode 2: first entry of the stream's decode table in `tables`
+  header: u32,        // mode 2: byte offset of the stream's mode byte in `src` (its code lengths from +3)
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> streams: array<Stream>;
-@group(0) @binding(2) var<storage, read> tables: array<u32>;
-@group(0) @binding(3) var<storage, read> src: array<u32>;
-@group(0) @binding(4) var<storage, read_write> dst: array<u32>;
-// [0]: segments that failed; [1]: 0xFFFFFFFF - the lowest failing global segment index (0: none)
-@group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>, 2>;
+@group(0) @binding(2) var<storage, read> src: array<u32>;
+@group(0) @binding(3) var<storage, read_write> dst: array<u32>;
+// [0]: segments that failed; [1]: 0xFFFFFFFF - the lowest failing global slot (0: none)
+@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>, 2>;
 
+const TABLE_BITS: u32 = 11u;
+const TABLE_ENTRIES: u32 = 2048u;
 const TABLE_MASK: u32 = 0x7FFu;
 // Bytes a segment of at most 2^20 symbols of at most 11 bits can take, with room: bounds the
 // bit count so that a lying offset cannot overflow it.
 const MAX_SEGMENT_BYTES: u32 = 0x200000u;
+
+var<workgroup> table: array<u32, TABLE_ENTRIES>;
+var<workgroup> lens: array<u32, 256>;
+var<workgroup> counts: array<atomic<u32>, 16>;
+var<workgroup> groupStream: u32;
 
 fn srcWord(i: u32) -> u32 {
   if (i < arrayLength(&src)) { return src[i]; }
@@ -64,65 +79,104 @@ fn read32(p: u32) -> u32 {
   return (lo >> s) | (srcWord((p >> 2u) + 1u) << (32u - s));
 }
 
-fn fail(g: u32) {
+fn fail(slot: u32) {
   atomicAdd(&status[0], 1u);
-  atomicMax(&status[1], 0xFFFFFFFFu - (params.segmentBase + g));
+  atomicMax(&status[1], 0xFFFFFFFFu - (params.slotBase + slot));
 }
 
-/** The stream of global segment g (streams ascend by firstSegment; g < params.segments). */
-fn streamOf(g: u32) -> Stream {
+/** The stream of workgroup w (streams ascend by firstGroup; w < params.groups). */
+fn streamOfGroup(w: u32) -> u32 {
   var lo = 0u;
   var hi = params.streams - 1u;
   while (lo < hi) {
     let mid = lo + (hi - lo + 1u) / 2u;
-    if (streams[mid].firstSegment <= g) { lo = mid; } else { hi = mid - 1u; }
+    if (streams[mid].firstGroup <= w) { lo = mid; } else { hi = mid - 1u; }
   }
-  return streams[lo];
+  return lo;
+}
+
+/**
+ * Builds the decode table of the canonical code whose lengths follow the mode byte at `header`
+ * (byte 2: the last symbol with a length, then a nibble a symbol) into `table`, invocation tid
+ * for symbol tid: the count of codes of each length; the symbol's code, the first code of its
+ * length (deflate's rule: code = (code + count[bits - 1]) << 1 for bits = 1..L) plus the symbols
+ * below it of the same length; its entries, the code bit-reversed (first bit lowest) = r, at r +
+ * k 2^L for k < 2^(11 - L). Called by every invocation (it has barriers); `build` false (modes 0
+ * and 1) skips the work. The host checked the lengths (at most 11 bits, a complete code), so the
+ * entries cover the table once.
+ */
+fn buildTable(tid: u32, header: u32, build: bool) {
+  if (tid < 16u) { atomicStore(&counts[tid], 0u); }
+  var len = 0u;
+  if (build && tid <= read8(header + 2u)) {
+    len = (read8(header + 3u + tid / 2u) >> ((tid & 1u) * 4u)) & 15u;
+  }
+  lens[tid] = len;
+  workgroupBarrier();
+  if (len > 0u) { atomicAdd(&counts[len], 1u); }
+  workgroupBarrier();
+  if (len > 0u && len <= TABLE_BITS) {
+    var code = 0u;
+    for (var b = 1u; b <= len; b += 1u) { code = (code + atomicLoad(&counts[b - 1u])) << 1u; }
+    for (var s = 0u; s < tid; s += 1u) {
+      if (lens[s] == len) { code += 1u; }
+    }
+    let reversed = reverseBits(code) >> (32u - len);
+    let entry = tid | (len << 8u);
+    for (var w = reversed; w < TABLE_ENTRIES; w += 1u << len) { table[w] = entry; }
+  }
+  workgroupBarrier();
 }
 
 @compute @workgroup_size(WG)
 fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
           @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = (wid.y * nwg.x + wid.x) * WG + tid;
-  if (g >= params.segments) { return; }
-  let st = streamOf(g);
-  let seg = g - st.firstSegment;
-  let first = seg << st.segmentLog2;               // first symbol of the segment
+  let w = wid.y * nwg.x + wid.x;
+  if (w >= params.groups) { return; } // uniform: the whole workgroup leaves
+  if (tid == 0u) { groupStream = streamOfGroup(w); }
+  let st = streams[workgroupUniformLoad(&groupStream)];
+  let slot = w * WG + tid;
+  buildTable(tid, st.header, st.mode == 2u);
+  let seg = (w - st.firstGroup) * WG + tid;      // segment (mode 2) of the stream
+  let first = seg << st.segmentLog2;             // its first symbol
+
+  if (st.mode != 2u) {
+    // modes 0 and 1: this workgroup's piece of WG x 2^FLAT_LOG2 bytes, word k x WG + tid of it
+    let pieceWords = WG << (st.segmentLog2 - 2u);
+    let base = (w - st.firstGroup) * pieceWords;  // first word of the piece in the stream
+    let words = (st.symbols + 3u) / 4u;
+    let fill = st.src * 0x01010101u;
+    for (var k = tid; k < pieceWords; k += WG) {
+      let j = base + k;
+      if (j >= words) { break; }
+      let left = st.symbols - j * 4u;
+      var word = fill;
+      if (st.mode == 0u) {
+        let p = st.src + j * 4u;
+        if (left >= 4u) {
+          word = read32(p);
+        } else {
+          word = 0u;
+          for (var b = 0u; b < left; b += 1u) { word |= read8(p + b) << (b * 8u); }
+        }
+      } else if (left < 4u) {
+        word = fill & ((1u << (left * 8u)) - 1u);
+      }
+      dst[st.dst + j] = word;
+    }
+    return;
+  }
+
+  if (first >= st.symbols) { return; }
   let count = min(1u << st.segmentLog2, st.symbols - first);
-  let outWord = st.dst + (first >> 2u);                // segments are whole words (2^g, g >= 10)
+  let outWord = st.dst + (first >> 2u);          // segments are whole words (2^g, g >= 10)
   let words = (count + 3u) / 4u;
 
-  if (st.mode == 1u) {
-    let fill = st.src * 0x01010101u;
-    for (var j = 0u; j < words; j += 1u) {
-      let left = count - j * 4u;
-      var w = fill;
-      if (left < 4u) { w = fill & ((1u << (left * 8u)) - 1u); }
-      dst[outWord + j] = w;
-    }
-    return;
-  }
-
-  if (st.mode == 0u) {
-    let p = st.src + first;
-    for (var j = 0u; j < words; j += 1u) {
-      let left = count - j * 4u;
-      var w = 0u;
-      if (left >= 4u) {
-        w = read32(p + j * 4u);
-      } else {
-        for (var k = 0u; k < left; k += 1u) { w |= read8(p + j * 4u + k) << (k * 8u); }
-      }
-      dst[outWord + j] = w;
-    }
-    return;
-  }
-
-  // mode 2: this segment's bits are bytes [start, end) of the bitstreams
+  // this segment's bits are bytes [start, end) of the bitstreams
   var start = 0u;
   if (seg > 0u) { start = read32(st.src + (seg - 1u) * 4u); }
   let end = read32(st.src + seg * 4u);
-  if (end < start) { fail(g); return; }
+  if (end < start) { fail(slot); return; }
   let avail = min(end - start, MAX_SEGMENT_BYTES) * 8u;   // bits the segment may consume
   let at = st.bits + start;
   var wi = at >> 2u;          // word of the window's low bits
@@ -136,10 +190,10 @@ fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid:
     for (var k = 0u; k < inWord; k += 1u) {
       // the next 32 bits from bit `sh` of w0 (a shift by 32 - 0 is taken mod 32 and discarded)
       let window = select((w0 >> sh) | (w1 << (32u - sh)), w0, sh == 0u);
-      let e = tables[st.table + (window & TABLE_MASK)];
+      let e = table[window & TABLE_MASK];
       let len = e >> 8u;
       used += len;
-      if (len == 0u || used > avail) { fail(g); return; }
+      if (len == 0u || used > avail) { fail(slot); return; }
       packed |= (e & 0xFFu) << (k * 8u);
       sh += len;
       if (sh >= 32u) {

@@ -4,7 +4,7 @@
  * pipeline"): the tree hash (XXH32 of 4096-byte blocks, level after level), the decode of
  * Huffman streams (modes 0, 1 and 2), delta encode and decode, byte-plane shuffle and unshuffle,
  * byte histograms and the encode of mode-2 Huffman streams. Dispatch of shaders/codec-hash.wgsl,
- * codec-huffman.wgsl (and its staged variant codec-huffman-staged.wgsl), codec-delta.wgsl,
+ * codec-huffman.wgsl, codec-delta.wgsl,
  * codec-shuffle.wgsl, codec-histogram.wgsl, codec-huffman-encode.wgsl and codec-gather.wgsl
  * (the byte gather that lays out payloads: outputs at any byte offset, unlike the rule below).
  *
@@ -34,7 +34,6 @@ import {
 } from '../huffman.js';
 import hashSource from '../../../shaders/codec-hash.wgsl';
 import huffmanSource from '../../../shaders/codec-huffman.wgsl';
-import huffmanStagedSource from '../../../shaders/codec-huffman-staged.wgsl';
 import deltaSource from '../../../shaders/codec-delta.wgsl';
 import shuffleSource from '../../../shaders/codec-shuffle.wgsl';
 import gatherSource from '../../../shaders/codec-gather.wgsl';
@@ -42,7 +41,6 @@ import histogramSource from '../../../shaders/codec-histogram.wgsl';
 import codeLengthsSource from '../../../shaders/codec-code-lengths.wgsl';
 import huffmanEncodeSource from '../../../shaders/codec-huffman-encode.wgsl';
 import rleStreamsSource from '../../../shaders/codec-rle-streams.wgsl';
-import huffmanTablesSource from '../../../shaders/codec-huffman-tables.wgsl';
 import packDecodeSource from '../../../shaders/codec-pack-decode.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -471,8 +469,8 @@ export function buildHuffmanDecodeTable(lengths: Uint8Array): Uint32Array {
 
 /**
  * Checks code lengths as a reader must (each at most 11, at least two symbols, a complete code).
- * The table itself is built where it is used: on the GPU for the decode kernels
- * (shaders/codec-huffman-tables.wgsl), by {@link buildHuffmanDecodeTable} in tests.
+ * The table itself is built where it is used: in each workgroup of the GPU decode kernel
+ * (shaders/codec-huffman.wgsl), by {@link buildHuffmanDecodeTable} in tests.
  * @throws ParleError CORRUPT (as {@link buildHuffmanDecodeTable})
  */
 export function checkCodeLengths(lengths: Uint8Array): void {
@@ -488,65 +486,6 @@ export function checkCodeLengths(lengths: Uint8Array): void {
   if (symbols < 2) corrupt(`${symbols} symbols in a Huffman code (at least 2)`);
   if (kraft !== HUFFMAN_TABLE_ENTRIES)
     corrupt(`Huffman code is ${kraft < HUFFMAN_TABLE_ENTRIES ? 'incomplete' : 'over-full'} (Kraft sum ${kraft}/${HUFFMAN_TABLE_ENTRIES})`);
-}
-
-/**
- * Workgroup storage of shaders/codec-huffman-staged.wgsl for rows of `words` words: the rows,
- * a destination word and a word count per row, and two words for the round count.
- */
-function stagedDecodeBytes(words: number): number {
-  return 4 * (WORKGROUP_SIZE * words + 2 * WORKGROUP_SIZE + 2);
-}
-
-/**
- * Words per round and invocation of the staged Huffman decode on `ctx`: 0 when
- * `ctx.tuning.huffmanDecodeStaged` is off or the device's workgroup storage cannot hold even
- * 16-word rows (then {@link encodeHuffmanDecode} uses the direct kernel), else 32 when it holds
- * 32-word rows (32 KiB plus 2 KiB of bookkeeping), else 16. For tests and benchmarks.
- */
-export function huffmanDecodeStageWords(ctx: GpuContext): 0 | 16 | 32 {
-  if (!ctx.tuning.huffmanDecodeStaged) return 0;
-  const limit = ctx.limits.maxComputeWorkgroupStorageSize;
-  if (limit >= stagedDecodeBytes(32)) return 32;
-  if (limit >= stagedDecodeBytes(16)) return 16;
-  return 0;
-}
-
-/** The Huffman decode pipeline for `ctx`: the staged kernel or the direct one. */
-function huffmanDecodePipeline(ctx: GpuContext): GPUComputePipeline {
-  const words = huffmanDecodeStageWords(ctx);
-  if (words === 0) return pipeline(ctx, 'codec-huffman', huffmanSource, 'decode');
-  // the staged entry point is composed after the direct kernel's file (its bindings and helpers)
-  return pipeline(ctx, 'codec-huffman+staged', `${huffmanSource}\n${huffmanStagedSource}`, 'decodeStaged', {
-    STAGE_WORDS: `${words}u`,
-  });
-}
-
-/**
- * @internal Records the build of the decode tables of `codes` (each the 256 code lengths of a stream,
- * checked by {@link checkCodeLengths}) on the GPU (shaders/codec-huffman-tables.wgsl): one
- * workgroup a table, 2048 entries a table as {@link buildHuffmanDecodeTable} lays them out.
- * Returns the tables' buffer (a temporary of `s`; one empty table when `codes` is empty).
- * Uploads 256 bytes a stream: the host-built tables had cost a 64 MiB f32 decode of 2048 streams
- * 16 MiB of writeBuffer and about 40 ms of the main thread on the H200 host.
- */
-export function encodeHuffmanTables(ctx: GpuContext, s: Submission, codes: readonly Uint8Array[]): GPUBuffer {
-  const tables = s.temp(Math.max(1, codes.length) * HUFFMAN_TABLE_ENTRIES * 4, 'huffman-tables');
-  if (codes.length === 0) return tables;
-  const lengths = new Uint8Array(codes.length * 256);
-  codes.forEach((c, t) => lengths.set(c.subarray(0, 256), t * 256));
-  const lengthsBuf = storageWords(ctx, s, new Uint32Array(lengths.buffer), 'huffman-code-lengths');
-  s.dispatch(
-    getPipeline(ctx.device, 'codec-huffman-tables:build', () => ({ code: huffmanTablesSource, entryPoint: 'build' })),
-    [
-      { binding: 0, resource: { buffer: s.uniform([codes.length, 0, 0, 0]) } },
-      { binding: 1, resource: { buffer: lengthsBuf } },
-      { binding: 2, resource: { buffer: tables } },
-    ],
-    codes.length,
-    'parle:huffman-tables',
-  );
-  return tables;
 }
 
 /** One stream of a {@link encodeHuffmanDecode} call. */
@@ -568,12 +507,10 @@ export interface HuffmanDecodeJob {
  * Mode 2: one invocation per segment of 2^g symbols, found through the stream's segment end
  * offsets (Haugen's offset table; segment-parallel decoding as in Weißenberger and Schmidt 2018),
  * decoded with one lookup of an 11-bit window in the stream's 2048-entry table per symbol and
- * written 4 symbols a word; modes 0 and 1 are copied or filled, 16 KiB an invocation. The tables
- * (8 KiB per mode-2 stream) are uploaded with the job list. With
- * `ctx.tuning.huffmanDecodeStaged` (where the device allows, {@link huffmanDecodeStageWords}) the
- * staged kernel decodes the same segments in rounds of 32 (or 16) words per invocation through
- * workgroup memory and writes them out coalesced (shaders/codec-huffman-staged.wgsl); the output
- * and the status are the same.
+ * written 4 symbols a word; a workgroup decodes 256 segments of one stream and first builds that
+ * table in workgroup memory from the code lengths in the stream's header in `srcBuf` (which must
+ * hold the bytes `stream` was parsed from). Modes 0 and 1 are copied or filled, 128 KiB a
+ * workgroup, a word an invocation at a time (shaders/codec-huffman.wgsl).
  * Returns a function to call after the submission: it reads back the 8-byte status and throws
  * CORRUPT naming the first stream and segment that needed bits past its end (the output is then
  * unspecified).
@@ -613,27 +550,19 @@ export function encodeHuffmanDecode(
   }
   if (live.length === 0) return async () => undefined;
 
-  const segmentsOf = (st: HuffmanStreamInfo): number => (st.mode === 2 ? st.segments : Math.ceil(st.decodedBytes / 2 ** FLAT_SEGMENT_LOG2));
-  // the global segment index of each live job's first segment, for the error message
-  const firstSegment = new Map<number, number>();
-  let totalSegments = 0;
+  // workgroups of a stream: mode 2, WG segments each; modes 0 and 1, pieces of WG x 2^FLAT_SEGMENT_LOG2 bytes
+  const groupsOf = (st: HuffmanStreamInfo): number =>
+    Math.ceil((st.mode === 2 ? st.segments : Math.ceil(st.decodedBytes / 2 ** FLAT_SEGMENT_LOG2)) / WORKGROUP_SIZE);
+  // the global slot (WG a workgroup, over every dispatch) of each live job's first segment, for the error message
+  const firstSlot = new Map<number, number>();
+  let totalGroups = 0;
   for (const i of live) {
-    firstSegment.set(i, totalSegments);
-    totalSegments += segmentsOf(jobs[i].stream);
+    firstSlot.set(i, totalGroups * WORKGROUP_SIZE);
+    totalGroups += groupsOf(jobs[i].stream);
   }
-
-  // tables of the mode-2 streams, uploaded once for every dispatch
-  const tableIndex = new Map<number, number>();
-  for (const i of live) if (jobs[i].stream.mode === 2) tableIndex.set(i, tableIndex.size);
-  const tablesBuf = encodeHuffmanTables(
-    ctx,
-    s,
-    [...tableIndex.keys()].map((i) => jobs[i].stream.lengths),
-  );
   const status = s.temp(16, 'huffman-status');
   s.encoder.clearBuffer(status);
-  const staged = huffmanDecodeStageWords(ctx) > 0;
-  const decodePipe = huffmanDecodePipeline(ctx);
+  const decodePipe = pipeline(ctx, 'codec-huffman', huffmanSource, 'decode');
 
   const groups = groupBySpans(
     ctx,
@@ -650,40 +579,39 @@ export function encodeHuffmanDecode(
     const srcBase = srcWin?.base ?? 0;
     const dstBase = dstWin!.base;
     const entries = new Uint32Array(group.items.length * 8);
-    let segments = 0;
+    let workgroups = 0;
     group.items.forEach((k, e) => {
       const i = live[k];
       const { stream: st, srcByteOffset, dstByteOffset } = jobs[i];
       const flat = st.mode !== 2;
       entries.set(
         [
-          segments,
+          workgroups,
           st.decodedBytes,
           flat ? FLAT_SEGMENT_LOG2 : st.segmentLog2,
           st.mode,
           st.mode === 1 ? st.symbol : srcByteOffset + (st.mode === 2 ? st.offsetsAt : st.bitsAt) - srcBase,
           st.mode === 2 ? srcByteOffset + st.bitsAt - srcBase : 0,
           (dstByteOffset - dstBase) / 4,
-          st.mode === 2 ? tableIndex.get(i)! * HUFFMAN_TABLE_ENTRIES : 0,
+          st.mode === 2 ? srcByteOffset - srcBase : 0,
         ],
         e * 8,
       );
-      segments += segmentsOf(st);
+      workgroups += groupsOf(st);
     });
     const streamsBuf = storageWords(ctx, s, entries, 'huffman-streams');
     s.dispatch(
       decodePipe,
       [
-        { binding: 0, resource: { buffer: s.uniform([segments, group.items.length, firstSegment.get(live[group.items[0]])!, 0]) } },
+        { binding: 0, resource: { buffer: s.uniform([workgroups, group.items.length, firstSlot.get(live[group.items[0]])!, 0]) } },
         { binding: 1, resource: { buffer: streamsBuf } },
-        { binding: 2, resource: { buffer: tablesBuf } },
-        // only one-symbol streams: nothing is read, the tables stand in
-        { binding: 3, resource: srcWin === null ? { buffer: tablesBuf } : bindWindow(ctx, srcBuf, srcWin, 'Huffman source') },
-        { binding: 4, resource: bindWindow(ctx, dstBuf, dstWin!, 'Huffman destination') },
-        { binding: 5, resource: { buffer: status, offset: 0, size: 8 } },
+        // only one-symbol streams: nothing is read, the stream table stands in
+        { binding: 2, resource: srcWin === null ? { buffer: streamsBuf } : bindWindow(ctx, srcBuf, srcWin, 'Huffman source') },
+        { binding: 3, resource: bindWindow(ctx, dstBuf, dstWin!, 'Huffman destination') },
+        { binding: 4, resource: { buffer: status, offset: 0, size: 8 } },
       ],
-      Math.ceil(segments / WORKGROUP_SIZE),
-      staged ? 'parle:huffman-decode-staged' : 'parle:huffman-decode',
+      workgroups,
+      'parle:huffman-decode',
     );
   }
   const read = s.readAfter(status, 8);
@@ -692,8 +620,8 @@ export function encodeHuffmanDecode(
     if (bad === 0) return;
     const g = 0xffffffff - lowest;
     let job = live[0];
-    for (const i of live) if (firstSegment.get(i)! <= g) job = i;
-    const seg = g - firstSegment.get(job)!;
+    for (const i of live) if (firstSlot.get(i)! <= g) job = i;
+    const seg = g - firstSlot.get(job)!;
     corrupt(`Huffman stream ${job}: segment ${seg} needs bits past its end (${bad} bad segment${bad === 1 ? '' : 's'})`);
   };
 }
