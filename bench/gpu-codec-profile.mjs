@@ -17,7 +17,7 @@
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
  *                                    [--workers 16] [--cpu-profile] [--chunk-bytes N]
- *                                    [--out DIR] [--dist DIR --tag NAME]
+ *                                    [--out DIR] [--dist DIR --tag NAME] [--only compress|decompress]
  *
  * Writes gpu-codec-profile-<gpu>.json and .md to --out (default bench/results/). Needs a GPU
  * with 'timestamp-query' (else GPU times are null and only the counts and wall clock remain).
@@ -46,6 +46,7 @@ const { values: args } = parseArgs({
     dist: { type: 'string' },
     'chunk-bytes': { type: 'string' },
     tag: { type: 'string' },
+    only: { type: 'string' },
   },
 });
 // --dist: another build of parle (a before / after comparison in one run); --tag: its name in the file names
@@ -54,6 +55,9 @@ const tag = args.tag === undefined ? '' : `-${args.tag}`;
 /** --chunk-bytes: the GPU compress's chunk size (default: the GPU path's own). */
 const gpuChunk = args['chunk-bytes'] === undefined ? {} : { chunkBytes: Number(args['chunk-bytes']) };
 const quick = args.quick === true;
+/** --only compress|decompress: one direction (compress: both of its rows). */
+const ONLY = args.only;
+if (ONLY !== undefined && ONLY !== 'compress' && ONLY !== 'decompress') throw new Error('--only takes compress or decompress');
 const MIBS = (args.mib ?? (quick ? '4' : '4,64,256')).split(',').map(Number);
 const REPS = Number(args.reps ?? (quick ? 2 : 5));
 const WARM_MS = Number(args['warm-ms'] ?? (quick ? 0 : 1500));
@@ -314,13 +318,15 @@ for (const entry of index) {
     const container = await engine.compress(host, { path: 'cpu' });
     const pipelines = pipelinesOf(container);
     const gpuContainer = await engine.compress(input, { path: 'gpu', ...gpuChunk });
-    const compress = await profile(() => engine.compress(input, { path: 'gpu', ...gpuChunk }));
+    const doCompress = ONLY !== 'decompress';
+    const compress = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', ...gpuChunk })) : null;
     // the same into an array the caller keeps (a fresh result costs its page faults: 1.3 GB/s
     // for a new array on the H200 host)
     const out = new Uint8Array(compressBound(host.length, entry.file.split('.').pop()));
     out.fill(1);
-    const compressOut = await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk }));
-    const decompress = await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy());
+    const compressOut = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk })) : null;
+    const decompress =
+      ONLY !== 'compress' ? await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy()) : null;
     input.destroy();
     const row = {
       file: entry.file,
@@ -329,9 +335,9 @@ for (const entry of index) {
       ratioCpu: B / container.length,
       ratioGpu: B / gpuContainer.length,
       cpuContainer: pipelines,
-      compress: { gbps: B / compress.wallMs / 1e6, ...compress },
-      compressOut: { gbps: B / compressOut.wallMs / 1e6, ...compressOut },
-      decompress: { gbps: B / decompress.wallMs / 1e6, ...decompress },
+      compress: compress && { gbps: B / compress.wallMs / 1e6, ...compress },
+      compressOut: compressOut && { gbps: B / compressOut.wallMs / 1e6, ...compressOut },
+      decompress: decompress && { gbps: B / decompress.wallMs / 1e6, ...decompress },
     };
     rows.push(row);
     const line = (what, r) =>
@@ -345,15 +351,16 @@ for (const entry of index) {
     console.log(
       `${entry.file} ${mib} MiB (ratio cpu ${row.ratioCpu.toFixed(2)} gpu ${row.ratioGpu.toFixed(2)}) ${JSON.stringify(pipelines)}`,
     );
-    console.log(line('compress', compress));
-    console.log(line('c(out)', compressOut));
-    console.log(line('decompress', decompress));
-    console.log(`    submissions (decompress, GPU ms):`, JSON.stringify(decompress.submissions));
+    if (compress) console.log(line('compress', compress));
+    if (compressOut) console.log(line('c(out)', compressOut));
+    if (decompress) console.log(line('decompress', decompress));
+    if (decompress) console.log(`    submissions (decompress, GPU ms):`, JSON.stringify(decompress.submissions));
     for (const [what, r] of [
       ['compress', compress],
       ['compress into out', compressOut],
       ['decompress', decompress],
     ]) {
+      if (r === null) continue;
       console.log(`    WebGPU calls (${what}, ms a call):`, JSON.stringify(r.webgpuMs));
       if (session) console.log(`    main thread (${what}, ms in ${REPS} calls):`, JSON.stringify(r.cpu));
     }
@@ -390,14 +397,16 @@ const md = [
   '| file | MiB | direction | GB/s | wall ms | GPU ms | host ms | submits | readbacks | writeBuffer MiB | top passes (ms) |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.flatMap((r) =>
-    ['compress', 'compressOut', 'decompress'].map((d) => {
-      const x = r[d];
-      const top = Object.entries(x.passes)
-        .slice(0, 4)
-        .map(([k, v]) => `${k.replace('parle:', '')} ${v.toFixed(2)}`)
-        .join(', ');
-      return `| ${r.file} | ${r.mib} | ${d} | ${x.gbps.toFixed(2)} | ${x.wallMs.toFixed(2)} | ${x.gpuMs?.toFixed(2) ?? '-'} | ${x.hostMs?.toFixed(2) ?? '-'} | ${x.perCall.submits} | ${x.perCall.readbacks} | ${(x.perCall.writeBytes / 2 ** 20).toFixed(1)} | ${top} |`;
-    }),
+    ['compress', 'compressOut', 'decompress']
+      .filter((d) => r[d] !== null)
+      .map((d) => {
+        const x = r[d];
+        const top = Object.entries(x.passes)
+          .slice(0, 4)
+          .map(([k, v]) => `${k.replace('parle:', '')} ${v.toFixed(2)}`)
+          .join(', ');
+        return `| ${r.file} | ${r.mib} | ${d} | ${x.gbps.toFixed(2)} | ${x.wallMs.toFixed(2)} | ${x.gpuMs?.toFixed(2) ?? '-'} | ${x.hostMs?.toFixed(2) ?? '-'} | ${x.perCall.submits} | ${x.perCall.readbacks} | ${(x.perCall.writeBytes / 2 ** 20).toFixed(1)} | ${top} |`;
+      }),
   ),
   '',
 ];

@@ -16,9 +16,14 @@
 // serial lookups a segment took 0.8 ms), and a separate dispatch built the tables first.
 //
 // Bits are read least significant first; a decoder window holds the next 11 bits, and one
-// lookup in the table gives the symbol and the bits to consume. A segment that consumes bits
-// past its end, or finds a length-0 entry (not possible with a complete code, which the host
-// checked), is counted in `status`.
+// lookup in the table gives the symbol and the bits to consume.
+//
+// The checks of docs/format.md that the host leaves to this kernel (ts/codec/gpu/stages.ts
+// parseHuffmanStream reads only the fixed fields) fail the stream's segments: code lengths over
+// 11, fewer than two symbols or a Kraft sum other than 1 (every workgroup of the stream, before
+// it decodes), a segment whose end offset is below its start or a last segment that does not
+// end at the stream's end, a segment that consumes bits past its end or meets a length-0 entry.
+// `status` counts the failures, keeps the lowest failing slot and ORs in the reasons.
 //
 // Output: each stream's bytes start on a u32 word of `dst`; a segment of 2^g >= 1024 symbols is
 // a whole number of words, so every invocation writes whole words and no two invocations share
@@ -41,14 +46,20 @@ struct Stream {
   bits: u32,          // mode 2: byte offset of the bitstreams in `src`
   dst: u32,           // word offset of the decoded bytes in `dst`
   header: u32,        // mode 2: byte offset of the stream's mode byte in `src` (its code lengths from +3)
+  bitBytes: u32,      // mode 2: bytes of the bitstreams (the stream's end - bits): where the last segment ends
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> streams: array<Stream>;
 @group(0) @binding(2) var<storage, read> src: array<u32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
-// [0]: segments that failed; [1]: 0xFFFFFFFF - the lowest failing global slot (0: none)
-@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>, 2>;
+// [0]: failures; [1]: 0xFFFFFFFF - the lowest failing global slot (0: none); [2]: the reasons
+// (REASON_* bits)
+@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>, 3>;
+
+const REASON_BITS: u32 = 1u;     // bits past a segment's end, or a length-0 table entry
+const REASON_CODE: u32 = 2u;     // code lengths over 11, fewer than two symbols, a Kraft sum other than 1
+const REASON_OFFSETS: u32 = 4u;  // a segment end below its start, or a last segment not ending at the stream's end
 
 const TABLE_BITS: u32 = 11u;
 const TABLE_ENTRIES: u32 = 2048u;
@@ -61,6 +72,7 @@ var<workgroup> table: array<u32, TABLE_ENTRIES>;
 var<workgroup> lens: array<u32, 256>;
 var<workgroup> counts: array<atomic<u32>, 16>;
 var<workgroup> groupStream: u32;
+var<workgroup> codeBad: u32;
 
 fn srcWord(i: u32) -> u32 {
   if (i < arrayLength(&src)) { return src[i]; }
@@ -79,9 +91,10 @@ fn read32(p: u32) -> u32 {
   return (lo >> s) | (srcWord((p >> 2u) + 1u) << (32u - s));
 }
 
-fn fail(slot: u32) {
+fn fail(slot: u32, reason: u32) {
   atomicAdd(&status[0], 1u);
   atomicMax(&status[1], 0xFFFFFFFFu - (params.slotBase + slot));
+  atomicOr(&status[2], reason);
 }
 
 /** The stream of workgroup w (streams ascend by firstGroup; w < params.groups). */
@@ -102,10 +115,11 @@ fn streamOfGroup(w: u32) -> u32 {
  * length (deflate's rule: code = (code + count[bits - 1]) << 1 for bits = 1..L) plus the symbols
  * below it of the same length; its entries, the code bit-reversed (first bit lowest) = r, at r +
  * k 2^L for k < 2^(11 - L). Called by every invocation (it has barriers); `build` false (modes 0
- * and 1) skips the work. The host checked the lengths (at most 11 bits, a complete code), so the
- * entries cover the table once.
+ * and 1) skips the work. Returns whether the code is one a reader accepts (lengths at most 11,
+ * at least two symbols, Kraft sum exactly 1: then the entries cover the table once), the same
+ * in every invocation.
  */
-fn buildTable(tid: u32, header: u32, build: bool) {
+fn buildTable(tid: u32, header: u32, build: bool) -> bool {
   if (tid < 16u) { atomicStore(&counts[tid], 0u); }
   var len = 0u;
   if (build && tid <= read8(header + 2u)) {
@@ -115,7 +129,20 @@ fn buildTable(tid: u32, header: u32, build: bool) {
   workgroupBarrier();
   if (len > 0u) { atomicAdd(&counts[len], 1u); }
   workgroupBarrier();
-  if (len > 0u && len <= TABLE_BITS) {
+  if (tid == 0u) {
+    var symbols = 0u;
+    var kraft = 0u;
+    for (var b = 1u; b <= TABLE_BITS; b += 1u) {
+      let c = atomicLoad(&counts[b]);
+      symbols += c;
+      kraft += c << (TABLE_BITS - b);
+    }
+    var longer = 0u;
+    for (var b = TABLE_BITS + 1u; b < 16u; b += 1u) { longer += atomicLoad(&counts[b]); }
+    codeBad = select(0u, 1u, build && (longer > 0u || symbols < 2u || kraft != TABLE_ENTRIES));
+  }
+  let ok = workgroupUniformLoad(&codeBad) == 0u;
+  if (ok && len > 0u && len <= TABLE_BITS) {
     var code = 0u;
     for (var b = 1u; b <= len; b += 1u) { code = (code + atomicLoad(&counts[b - 1u])) << 1u; }
     for (var s = 0u; s < tid; s += 1u) {
@@ -126,6 +153,7 @@ fn buildTable(tid: u32, header: u32, build: bool) {
     for (var w = reversed; w < TABLE_ENTRIES; w += 1u << len) { table[w] = entry; }
   }
   workgroupBarrier();
+  return ok;
 }
 
 @compute @workgroup_size(WG)
@@ -136,7 +164,10 @@ fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid:
   if (tid == 0u) { groupStream = streamOfGroup(w); }
   let st = streams[workgroupUniformLoad(&groupStream)];
   let slot = w * WG + tid;
-  buildTable(tid, st.header, st.mode == 2u);
+  if (!buildTable(tid, st.header, st.mode == 2u)) {
+    if (tid == 0u) { fail(slot, REASON_CODE); }
+    return;
+  }
   let seg = (w - st.firstGroup) * WG + tid;      // segment (mode 2) of the stream
   let first = seg << st.segmentLog2;             // its first symbol
 
@@ -176,7 +207,8 @@ fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid:
   var start = 0u;
   if (seg > 0u) { start = read32(st.src + (seg - 1u) * 4u); }
   let end = read32(st.src + seg * 4u);
-  if (end < start) { fail(slot); return; }
+  let segments = ((st.symbols - 1u) >> st.segmentLog2) + 1u;
+  if (end < start || (seg + 1u == segments && end != st.bitBytes)) { fail(slot, REASON_OFFSETS); return; }
   let avail = min(end - start, MAX_SEGMENT_BYTES) * 8u;   // bits the segment may consume
   let at = st.bits + start;
   var wi = at >> 2u;          // word of the window's low bits
@@ -193,7 +225,7 @@ fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid:
       let e = table[window & TABLE_MASK];
       let len = e >> 8u;
       used += len;
-      if (len == 0u || used > avail) { fail(slot); return; }
+      if (len == 0u || used > avail) { fail(slot, REASON_BITS); return; }
       packed |= (e & 0xFFu) << (k * 8u);
       sh += len;
       if (sh >= 32u) {

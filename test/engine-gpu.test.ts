@@ -9,8 +9,6 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import { CALIBRATION_FORMAT, type CalibrationProbe, type CalibrationRecord } from '../ts/cost/calibration.js';
 import { ErrorCodes } from '../ts/errors.js';
-import { readAtBytes, walkChunks } from '../ts/format/container.js';
-import type { GpuTuning } from '../ts/gpu/context.js';
 import { compressBound, Encoding, ENTRY_BYTES, HEADER_BYTES, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
 import * as ref from './support/codec-reference.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
@@ -307,43 +305,6 @@ describeGpu('engine with a GPU', () => {
     expect(same(await engine.download(await engine.decompress(oddPacked, { to: 'device', path: 'gpu' })), odd)).toBe(true);
   });
 
-  gpuIt(
-    'decompress to the device in batches (tuning.decodeBatchBytes): each batch uploaded, then decoded; checks in chunk order',
-    async () => {
-      const ctx = (engine as unknown as { gpuContext: { tuning: GpuTuning } }).gpuContext;
-      const kept = ctx.tuning;
-      ctx.tuning = { ...kept, decodeBatchBytes: 4096 };
-      try {
-        const rng = new Rng(caseSeed('engine gpu decompress batches'));
-        const input = new Uint16Array(40_000).map((_, i) => (i >> 3) + rng.intBetween(0, 39));
-        for (const codec of ['auto', 'delta+shuffle+rle+huffman', 'shuffle+huffman', 'delta+pack', 'rle', 'stored']) {
-          const packed = await engine.compress(input, { codec, chunkBytes: 2048 });
-          const { chunks } = walkChunks(readAtBytes(packed), packed.length, input.length);
-          expect(chunks.length, codec).toBe(40);
-          const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
-          expect(same(await engine.download(back), input), codec).toBe(true);
-          back.destroy();
-          // payloads damaged in a late batch and an early one: the early chunk is reported
-          if (codec !== 'auto') continue;
-          const bad = packed.slice();
-          for (const k of [33, 6]) bad[chunks[k].payloadOffset + (chunks[k].payloadBytes >> 1)] ^= 0x10;
-          await expect(engine.decompress(bad, { to: 'device', path: 'gpu' })).rejects.toMatchObject({
-            code: ErrorCodes.CHECKSUM_MISMATCH,
-            message: expect.stringMatching(/^chunk 6: payload/),
-          });
-        }
-        // the device still decodes in one batch
-        ctx.tuning = kept;
-        const packed = await engine.compress(input, { chunkBytes: 2048 });
-        const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
-        expect(same(await engine.download(back), input)).toBe(true);
-        back.destroy();
-      } finally {
-        ctx.tuning = kept;
-      }
-    },
-  );
-
   gpuIt('pack chunks decode on the GPU path: every pack pipeline of every type, exceptions, zigzag, partial blocks', async () => {
     const rng = new Rng(caseSeed('engine gpu decompress pack'));
     const pipelines = (width: number) => {
@@ -420,14 +381,10 @@ describeGpu('engine with a GPU', () => {
       const rng = new Rng(seed);
       const samples = await makeSamples(engine);
       const cases = Number(process.env.PARLE_GPU_FUZZ_CASES ?? 300);
-      const ctx = (engine as unknown as { gpuContext: { tuning: GpuTuning } }).gpuContext;
-      const kept = ctx.tuning;
       for (let i = 0; i < cases; i++) {
         const s = samples[i % samples.length];
         const { bytes, what } = mutate(rng, s);
         const context = `case ${i}, ${s.name}: ${what}, ${describeSeed(seed)}`;
-        // every other case in batches of 4 KiB of the container (most samples then take 2-4)
-        ctx.tuning = { ...kept, decodeBatchBytes: i % 2 === 1 ? 4096 : kept.decodeBatchBytes };
         const outcome = await engine.decompress(bytes, { to: 'device', path: 'gpu', maxElements: s.input.length }).then(
           (d) => d,
           (e: unknown) => e,
@@ -443,7 +400,6 @@ describeGpu('engine with a GPU', () => {
           expect(FUZZ_FAILURES, `${context}: ${String(outcome)}`).toContain(code);
         }
       }
-      ctx.tuning = kept;
       // the device still works
       const check = new Uint8Array(1000).map((_, i) => i >> 3);
       const round = await engine.decompress(await engine.compress(check), { to: 'device', path: 'gpu' });

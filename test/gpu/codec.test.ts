@@ -290,7 +290,7 @@ describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
     inputs.forEach((b, t) => expectBytes(all.subarray(dstOffsets[t], dstOffsets[t] + b.length), b, `code ${t}`));
   });
 
-  gpuTest('header checks: mode, lengths, g, code lengths, Kraft sum, offsets', async (_ctx, rng) => {
+  gpuTest('header checks: mode, lengths and g on the host; code lengths, Kraft sum and offsets in the kernel', async (ctx, rng) => {
     const bytes = skewedBytes(3000, rng, 10);
     const stream = ref.huffmanEncodeStream(bytes, 10);
     expectCorruptSync(() => parseHuffmanStream(new Uint8Array(0), 5), 'empty');
@@ -300,15 +300,29 @@ describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
     const g9 = stream.slice();
     g9[1] = 9;
     expectCorruptSync(() => parseHuffmanStream(g9, 3000), 'g = 9');
+    expectCorruptSync(() => parseHuffmanStream(stream, 3000 + 1024 * 1000), 'more segments than the stream holds');
+    expect(parseHuffmanStream(stream, 3000).mode).toBe(2);
+    // what the kernel checks: each case parses, then fails to decode with its reason
     const long = stream.slice();
     long[3] = (long[3] & 0xf0) | 12;
-    expectCorruptSync(() => parseHuffmanStream(long, 3000), 'a length of 12');
     const kraft = stream.slice();
     kraft[3] = (kraft[3] & 0xf0) | (((kraft[3] & 15) % 11) + 1); // symbol 0's length changed, still 1..11
-    expectCorruptSync(() => parseHuffmanStream(kraft, 3000), 'a changed length breaks the Kraft sum');
-    expectCorruptSync(() => parseHuffmanStream(stream.subarray(0, stream.length - 1), 3000), 'offsets not ending at the end');
-    expectCorruptSync(() => parseHuffmanStream(stream, 3000 + 1024), 'more segments than the table holds');
-    expect(parseHuffmanStream(stream, 3000).mode).toBe(2);
+    const one = stream.slice();
+    for (let k = 3; k < parseHuffmanStream(stream, 3000).offsetsAt; k++) one[k] = 0;
+    one[3] = 1; // symbol 0 alone, of length 1
+    // [stream, what, the segment named (a code fails from segment 0, the end offset at the last), reason]
+    const cases: [Uint8Array, string, number, RegExp][] = [
+      [long, 'a length of 12', 0, /code lengths/],
+      [kraft, 'a changed length breaks the Kraft sum', 0, /code lengths/],
+      [one, 'one symbol', 0, /code lengths/],
+      [stream.subarray(0, stream.length - 1), 'offsets not ending at the end', 2, /segment end offsets/],
+    ];
+    for (const [bad, what, segment, why] of cases) {
+      expect(parseHuffmanStream(bad, 3000).mode, what).toBe(2);
+      const e = await expectCorrupt(decodeStreams(ctx, [stream, bad], [3000, 3000], [0, stream.length], [0, 4096]), what);
+      expect(e.message, what).toMatch(new RegExp(`stream 1: segment ${segment} `));
+      expect(e.message, what).toMatch(why);
+    }
   });
 });
 
@@ -396,9 +410,10 @@ function huffmanDecodeTests(): void {
       'segments 300 and 450 cut',
     );
     expect(e.message).toMatch(/stream 1: segment 300 /);
-    expect(Number(/\((\d+) bad segments\)/.exec(e.message)?.[1])).toBeGreaterThanOrEqual(2);
-    // segment 520 ends before it starts (found before any round): the host checks the
-    // offsets it parses, so the bytes change after the parse, on the device only
+    expect(e.message).toMatch(/bits past its end/);
+    expect(Number(/\((\d+) failures\)/.exec(e.message)?.[1])).toBeGreaterThanOrEqual(2);
+    // segment 520 ends before it starts: found by the kernel (the host reads no offsets), here
+    // with the stream parsed before its bytes changed
     const back = stream.slice();
     new DataView(back.buffer).setUint32(info.offsetsAt + 4 * 520, 0, true);
     const src = bufferWith(ctx, back.length + 8, [[3, back]]);
@@ -408,7 +423,7 @@ function huffmanDecodeTests(): void {
         huffmanDecode(ctx, src, dst, [{ stream: info, srcByteOffset: 3, dstByteOffset: 0 }]),
         'segment 520 ends at 0',
       );
-      expect(e2.message).toMatch(/stream 0: segment 520 /);
+      expect(e2.message).toMatch(/stream 0: segment 520 .*segment end offsets that decrease/);
     } finally {
       src.destroy();
       dst.destroy();

@@ -161,10 +161,11 @@ export function writeHeader(out: Uint8Array, at: number, lengths: Uint8Array, se
   return 3 + ((last + 2) >> 1);
 }
 
-/** A parsed mode-2 header. */
-export interface HuffmanHeader {
+/** Where the parts of a mode-2 stream lie (its header's fixed fields, read in O(1)). */
+export interface HuffmanLayout {
   segmentLog2: number;
-  lengths: Uint8Array;
+  /** The last symbol with a code length: the nibble table holds symbols 0..last. */
+  last: number;
   segments: number;
   /** Offset of the segment end table from the stream's start. */
   offsetsAt: number;
@@ -172,12 +173,18 @@ export interface HuffmanHeader {
   bitsAt: number;
 }
 
+/** A parsed mode-2 header. */
+export interface HuffmanHeader extends HuffmanLayout {
+  lengths: Uint8Array;
+}
+
 /**
- * Parses the mode-2 header of a Huffman stream of `stream.length` bytes decoding to
- * `decodedBytes`, and checks the segment end table (non-decreasing, ending at the stream's
- * end). Returns a message instead of throwing so that callers add the chunk and stream.
+ * The layout of the mode-2 stream `stream` (`stream.length` bytes, decoding to `decodedBytes`)
+ * with the checks that need no more than the fixed fields: g in range, the header and the
+ * segment end table inside the stream. Returns a message instead of throwing so that callers
+ * add the chunk and stream.
  */
-export function readHeader(stream: Uint8Array, decodedBytes: number): HuffmanHeader | string {
+export function readLayout(stream: Uint8Array, decodedBytes: number): HuffmanLayout | string {
   if (stream.length < 3) return 'Huffman header truncated';
   const segmentLog2 = stream[1];
   if (segmentLog2 < MIN_SEGMENT_LOG2 || segmentLog2 > MAX_SEGMENT_LOG2) return `segment size 2^${segmentLog2} out of range`;
@@ -186,14 +193,26 @@ export function readHeader(stream: Uint8Array, decodedBytes: number): HuffmanHea
   const segments = segmentCount(decodedBytes, segmentLog2);
   const bitsAt = offsetsAt + 4 * segments;
   if (bitsAt > stream.length) return 'Huffman header truncated';
+  return { segmentLog2, last, segments, offsetsAt, bitsAt };
+}
+
+/**
+ * Parses the mode-2 header of a Huffman stream of `stream.length` bytes decoding to
+ * `decodedBytes` ({@link readLayout}, then the code lengths, each at most 11) and checks the
+ * segment end table (non-decreasing, ending at the stream's end). Returns a message instead of
+ * throwing so that callers add the chunk and stream.
+ */
+export function readHeader(stream: Uint8Array, decodedBytes: number): HuffmanHeader | string {
+  const layout = readLayout(stream, decodedBytes);
+  if (typeof layout === 'string') return layout;
+  const { last, segments, offsetsAt, bitsAt } = layout;
   const lengths = new Uint8Array(256);
   for (let s = 0; s <= last; s++) {
     const len = (stream[3 + (s >> 1)] >> ((s & 1) * 4)) & 15;
     if (len > MAX_CODE_BITS) return `code length ${len} over ${MAX_CODE_BITS}`;
     lengths[s] = len;
   }
-  // little-endian u32s read byte by byte: a DataView a stream cost more than the loop (GPU
-  // decode plans thousands of streams a call)
+  // little-endian u32s read byte by byte: a DataView a stream cost more than the loop
   let prev = 0;
   for (let k = 0, at = offsetsAt; k < segments; k++, at += 4) {
     const end = (stream[at] | (stream[at + 1] << 8) | (stream[at + 2] << 16) | (stream[at + 3] << 24)) >>> 0;
@@ -201,7 +220,7 @@ export function readHeader(stream: Uint8Array, decodedBytes: number): HuffmanHea
     prev = end;
   }
   if (prev !== stream.length - bitsAt) return 'segment offsets do not end at the stream end';
-  return { segmentLog2, lengths, segments, offsetsAt, bitsAt };
+  return { ...layout, lengths };
 }
 
 /**

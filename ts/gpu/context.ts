@@ -74,7 +74,6 @@ const DEFAULT_TUNING: GpuTuning = {
   scanVecsPerInvocation: 4,
   scanWorkgroupSize: 1024,
   uploadPieceBytes: 256 << 20,
-  decodeBatchBytes: 8 << 20,
 };
 
 /** A MAP_WRITE staging buffer of a large upload and the promise of its next mapping. */
@@ -128,14 +127,6 @@ export interface GpuTuning {
    * through pieces of 16-128 MiB; the fill of larger buffers runs closer to memcpy speed).
    */
   uploadPieceBytes: number;
-  /**
-   * Container bytes each batch of chunks of a decompress to the device aims at (at least this,
-   * and at least an eighth of the container): a batch's bytes are uploaded, then its chunks
-   * decoded in one submission while the host fills the staging memory of the next batch
-   * (ts/codec/gpu/decode.ts). A multiple of 4 of at least 4096 (default 8 MiB, the staging
-   * ring's chunk).
-   */
-  decodeBatchBytes: number;
 }
 
 /** The adapter's identity as the adapter reports it (strings may be empty). */
@@ -242,8 +233,7 @@ async function findGpu(): Promise<GPU | undefined> {
  * @throws ParleError INVALID_OPTION for a bad option.
  */
 export async function createGpuContext(opts: GpuContextOptions = {}): Promise<GpuContext | null> {
-  if (opts === null || typeof opts !== 'object')
-    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options of createGpuContext must be an object');
+  if (opts === null || typeof opts !== 'object') throw new ParleError(ErrorCodes.INVALID_OPTION, 'options of createGpuContext must be an object');
   checkKeys(opts, CONTEXT_OPTION_KEYS, 'createGpuContext');
   if (opts.powerPreference !== undefined && opts.powerPreference !== 'low-power' && opts.powerPreference !== 'high-performance') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, `options.powerPreference must be 'low-power' or 'high-performance'`);
@@ -286,9 +276,6 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   }
   if (!Number.isSafeInteger(tuning.uploadPieceBytes) || tuning.uploadPieceBytes <= 0 || tuning.uploadPieceBytes % (4 << 20) !== 0) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.uploadPieceBytes must be a positive multiple of 4 MiB');
-  }
-  if (!Number.isSafeInteger(tuning.decodeBatchBytes) || tuning.decodeBatchBytes < 4096 || tuning.decodeBatchBytes % 4 !== 0) {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.decodeBatchBytes must be a multiple of 4 of at least 4096');
   }
   if (opts.poolBytes !== undefined && (!Number.isSafeInteger(opts.poolBytes) || opts.poolBytes < 0)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.poolBytes must be a non-negative integer');
@@ -698,52 +685,26 @@ export class GpuContext {
    * the outputs are destroyed too.
    */
   async submit<R>(label: string, encode: (s: Submission) => R): Promise<R> {
-    const { result, done } = this.submitQueued(label, encode);
-    await done;
-    return result;
-  }
-
-  /**
-   * @internal As {@link submit}, but returns once the command buffer is submitted, not run:
-   * `done` resolves when the GPU has run it (then its temporaries and uniforms go back; on a
-   * failure, its outputs too, and `done` rejects as submit would). The host goes on meanwhile
-   * (filling the next upload); the caller must await `done` (it is marked handled, so a caller
-   * that fails before awaiting it leaves no unhandled rejection).
-   */
-  submitQueued<R>(label: string, encode: (s: Submission) => R): { result: R; done: Promise<void> } {
     this.checkUsable();
     const mark = this.errorMark;
     const s = new Submission(this, this.device.createCommandEncoder({ label: `parle:${label}` }));
-    const release = (failed: boolean) => {
-      if (failed) {
-        for (const b of s.outputs) this.releaseStorage(b);
-        for (const b of s.onFailure) b.destroy();
-      }
-      for (const b of s.temps) this.releaseStorage(b);
-      for (const b of s.uniforms) this.giveUniform(b);
-    };
-    let result: R;
     try {
       this.encoderHooks?.begin(s.encoder);
-      result = encode(s);
+      const result = encode(s);
       this.encoderHooks?.end(s.encoder);
       this.device.queue.submit([s.encoder.finish()]);
+      await this.guard(this.device.queue.onSubmittedWorkDone());
+      // a command buffer that failed validation did not run: its outputs hold what they held
+      await this.checkErrors(mark, label);
+      return result;
     } catch (e) {
-      release(true);
+      for (const b of s.outputs) this.releaseStorage(b);
+      for (const b of s.onFailure) b.destroy();
       throw e;
+    } finally {
+      for (const b of s.temps) this.releaseStorage(b);
+      for (const b of s.uniforms) this.giveUniform(b);
     }
-    const done = (async () => {
-      let failed = true;
-      try {
-        await this.guard(this.device.queue.onSubmittedWorkDone());
-        await this.checkErrors(mark, label);
-        failed = false;
-      } finally {
-        release(failed);
-      }
-    })();
-    done.catch(() => undefined);
-    return { result, done };
   }
 
   /** Kept small MAP_READ buffers (unmapped), by size class. */
@@ -755,9 +716,7 @@ export class GpuContext {
   takeReadback(size: number): GPUBuffer {
     const cls = size <= GpuContext.#READBACK_KEPT_BYTES ? Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(1, size)))) : size;
     const kept = this.#readbackPool.get(cls)?.pop();
-    return (
-      kept ?? this.device.createBuffer({ label: 'parle:readback', size: cls, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
-    );
+    return kept ?? this.device.createBuffer({ label: 'parle:readback', size: cls, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   }
 
   /** @internal Takes back an unmapped buffer of {@link takeReadback}. */
@@ -848,19 +807,6 @@ export class GpuContext {
   }
 
   /**
-   * @internal Copies `bytes` into `dst` (COPY_DST) at byte `dstOffset` (a multiple of 4; room for
-   * the length rounded up to 4, the pad bytes unspecified), as {@link upload} does. Resolves once
-   * the copies are submitted: work submitted after it sees the bytes, and the host fills the next
-   * range while the GPU runs that work (a batched decode's ranges).
-   * @throws ParleError DEVICE_LOST, OUT_OF_MEMORY, GPU_ERROR
-   */
-  async uploadRange(dst: GPUBuffer, dstOffset: number, bytes: Uint8Array): Promise<void> {
-    this.checkUsable();
-    if (bytes.byteLength >= WHOLE_UPLOAD_BYTES) await this.#uploadWhole(dst, bytes, dstOffset);
-    else await this.#ring.upload(dst, dstOffset, bytes);
-  }
-
-  /**
    * Large uploads: staging buffers of `tuning.uploadPieceBytes` (pieces), kept mapped between
    * uploads. Each piece is filled in one memcpy, unmapped, its copy submitted, and mapped again
    * in the background (ready for the next upload), so the GPU copy of piece i overlaps the fill
@@ -869,7 +815,7 @@ export class GpuContext {
    * the pieces are kept for the next upload (as many as the largest upload needed; releaseStaging()
    * frees them).
    */
-  async #uploadWhole(dst: GPUBuffer, bytes: Uint8Array, dstOffset = 0): Promise<void> {
+  async #uploadWhole(dst: GPUBuffer, bytes: Uint8Array): Promise<void> {
     const piece = this.tuning.uploadPieceBytes;
     const total = Math.ceil(bytes.byteLength / 4) * 4;
     const kept = this.#uploadPieces;
@@ -895,7 +841,7 @@ export class GpuContext {
               };
         used.push(p);
         await this.guard(p.ready);
-        p.ready = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, dstOffset + offset);
+        p.ready = fillAndSubmit(this.device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);
       }
       await this.checkErrors(mark, 'upload');
     } catch (e) {

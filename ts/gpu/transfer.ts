@@ -68,8 +68,6 @@ export class StagingRing {
   #guard: Guard;
   #errors: ErrorChecks;
   #up: UploadSlot[] = [];
-  /** The upload slot the next chunk takes: the rotation goes on across uploads, so that back-to-back uploads (a batched decode's ranges) do not wait for the copy of the previous one's first chunk. */
-  #nextUp = 0;
   #down: GPUBuffer[] = [];
   #chain: Promise<unknown> = Promise.resolve();
   /** Milliseconds spent waiting for staging buffers to map (uploads, downloads), for benchmarks. */
@@ -120,11 +118,11 @@ export class StagingRing {
         });
         this.#up.push({ buffer, ready: Promise.resolve() });
       }
-      for (let offset = 0; offset < bytes.byteLength; offset += this.chunkBytes) {
+      let chunk = 0;
+      for (let offset = 0; offset < bytes.byteLength; offset += this.chunkBytes, chunk++) {
         const size = Math.min(this.chunkBytes, bytes.byteLength - offset);
         const copySize = roundUp(size, 4);
-        const slot = this.#up[this.#nextUp];
-        this.#nextUp = (this.#nextUp + 1) % this.slots;
+        const slot = this.#up[chunk % this.slots];
         const t0 = performance.now();
         await this.#guard(slot.ready);
         this.waitMs.upload += performance.now() - t0;

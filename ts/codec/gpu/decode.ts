@@ -68,7 +68,6 @@ function rawStream(bytes: number): HuffmanStreamInfo {
     segmentLog2: 0,
     segments: 0,
     symbol: 0,
-    lengths: new Uint8Array(256),
     offsetsAt: 0,
     bitsAt: 1,
   };
@@ -288,42 +287,31 @@ function encodeDequantizeChunks(
   };
 }
 
-/** What the decode of a run of chunks needs, found by the host walk ({@link planChunks}). */
-interface DecodePlan {
-  chunks: readonly LocatedChunk[];
-  /** Streams of chunks without rle, each to its target. */
-  jobs: (StreamJob & { target: Target })[];
-  stagePlans: StagePlan[];
-  /** Chunks with rle, by value width. */
-  runGroups: Map<number, RunsGroup>;
-  rleChunks: number;
-  quantized: QuantizePlan[];
-  exceptionWords: Uint32Array<ArrayBuffer>[];
-  exceptionBytes: number;
-  /** Bytes of the work buffer (byte planes) and of the codes buffer (quantized chunks). */
-  work: number;
-  codesBytes: number;
-}
-
 /**
- * Walks `chunks` of the container `bytes` (element size `size`): stream directories, Huffman
- * headers (code lengths checked), pack block headers, quantize headers, as a reader must.
- * @throws ParleError CORRUPT, TOO_LARGE
+ * Decodes the version-2 container `bytes` (already walked: `header`, `chunks`) into a new
+ * DeviceArray as described above. `bytes` is not modified.
+ * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
  */
-function planChunks(gpu: GpuContext, bytes: Uint8Array, size: 1 | 2 | 4, chunks: readonly LocatedChunk[]): DecodePlan {
-  const plan: DecodePlan = {
-    chunks,
-    jobs: [],
-    stagePlans: [],
-    runGroups: new Map(),
-    rleChunks: 0,
-    quantized: [],
-    exceptionWords: [],
-    exceptionBytes: 0,
-    work: 0,
-    codesBytes: 0,
-  };
-  const { jobs, stagePlans, runGroups: groups, quantized, exceptionWords } = plan;
+export async function decompressV2ToDevice(
+  gpu: GpuContext,
+  bytes: Uint8Array,
+  header: Header,
+  chunks: readonly LocatedChunk[],
+  signal?: AbortSignal,
+): Promise<DeviceArray> {
+  const t0 = performance.now();
+  const size = elementSize(header.type);
+  const outBytes = header.elementCount * size;
+  gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
+  const jobs: (StreamJob & { target: Target })[] = [];
+  const stagePlans: StagePlan[] = [];
+  const groups = new Map<number, RunsGroup>();
+  let rleChunks = 0;
+  const quantized: QuantizePlan[] = [];
+  const exceptionWords: Uint32Array<ArrayBuffer>[] = [];
+  let exceptionBytes = 0;
+  let work = 0;
+  let codesBytes = 0;
   for (const c of chunks) {
     const stages = (c.stages ?? []) as Pipeline;
     const count = c.elementCount;
@@ -342,13 +330,13 @@ function planChunks(gpu: GpuContext, bytes: Uint8Array, size: 1 | 2 | 4, chunks:
     if (c.quantize === true) {
       const head = readQuantizeHeader(whole, whole.length, count, 8 * streamCount(stages, 4), c.index);
       codesAt = head.codesAt;
-      dest = { buf: 'codes', at: plan.codesBytes };
-      plan.codesBytes += roundUp4(raw);
+      dest = { buf: 'codes', at: codesBytes };
+      codesBytes += roundUp4(raw);
       const list = new Uint32Array(2 * head.exceptions);
       new Uint8Array(list.buffer).set(whole.subarray(QUANTIZE_HEADER_BYTES, QUANTIZE_HEADER_BYTES + 8 * head.exceptions));
-      quantized.push({ chunk: c, codesAt: dest.at, step: head.step, exceptions: head.exceptions, exceptionsAt: plan.exceptionBytes });
+      quantized.push({ chunk: c, codesAt: dest.at, step: head.step, exceptions: head.exceptions, exceptionsAt: exceptionBytes });
       exceptionWords.push(list);
-      plan.exceptionBytes += list.byteLength;
+      exceptionBytes += list.byteLength;
     }
     const payloadOffset = c.payloadOffset + codesAt;
     const payload = whole.subarray(codesAt);
@@ -362,9 +350,9 @@ function planChunks(gpu: GpuContext, bytes: Uint8Array, size: 1 | 2 | 4, chunks:
     if (!shuffle) targets.push(dest);
     else {
       for (let k = 0; k < size; k++) {
-        targets.push({ buf: 'work', at: plan.work });
-        streams.push(plan.work);
-        plan.work += roundUp4(streamBytes);
+        targets.push({ buf: 'work', at: work });
+        streams.push(work);
+        work += roundUp4(streamBytes);
       }
     }
     const huffman = stages.includes(StageId.Huffman);
@@ -391,7 +379,7 @@ function planChunks(gpu: GpuContext, bytes: Uint8Array, size: 1 | 2 | 4, chunks:
       return { stream, srcByteOffset: src, dstByteOffset };
     };
     if (rle) {
-      plan.rleChunks++;
+      rleChunks++;
       const layout = runsLayout(dir, stages, size, count);
       const width = layout.slots[0].width;
       let group = groups.get(width);
@@ -415,177 +403,96 @@ function planChunks(gpu: GpuContext, bytes: Uint8Array, size: 1 | 2 | 4, chunks:
     }
     if (shuffle || stages.includes(StageId.Delta)) stagePlans.push({ chunk: c, stages, streams, dest });
   }
-  gpu.checkBindable(roundUp4(Math.max(plan.work, 4)), 'decompress streams');
-  gpu.checkBindable(roundUp4(Math.max(plan.codesBytes, 4)), 'decompress codes');
-  return plan;
-}
-
-/** The readbacks of one batch's submission, called after it, in the order they are judged. */
-interface BatchReads {
-  payloadHashes: () => Promise<Uint32Array>;
-  checks: (() => Promise<void>)[];
-  elementHashes: () => Promise<Uint32Array>;
-}
-
-/**
- * Records the decode of `plan`'s chunks (their bytes in `container`, the whole container
- * uploaded at offset 0, at least these chunks' bytes) into `outBuf` in `s`: payload hashes,
- * streams, run lengths and expansions, unshuffle, delta decode, dequantize, element hashes.
- */
-function encodePlan(
-  gpu: GpuContext,
-  s: Submission,
-  plan: DecodePlan,
-  bytes: Uint8Array,
-  container: GPUBuffer,
-  outBuf: GPUBuffer,
-  size: 1 | 2 | 4,
-): BatchReads {
-  const { chunks, jobs, stagePlans, runGroups, quantized } = plan;
-  const buffers = { out: outBuf, work: outBuf, codes: outBuf };
-  const checks: (() => Promise<void>)[] = [];
-  const payloadHashes = encodeTreeHashes(
-    gpu,
-    s,
-    container,
-    chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
-  );
-  buffers.work = s.temp(roundUp4(Math.max(plan.work, 4)), 'decompress streams');
-  if (plan.codesBytes > 0) buffers.codes = s.temp(plan.codesBytes, 'decompress codes');
-  // streams of chunks without rle
-  for (const to of ['out', 'work', 'codes'] as const) {
-    const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
-    checks.push(...encodeStreams(gpu, s, bytes, container, buffers[to], some));
-  }
-  // chunks with rle: streams decoded and run lengths checked, one expand a value width
-  for (const group of runGroups.values()) {
-    const { width } = group;
-    const valuesBuf = s.temp(Math.max(4, group.entries * width), 'decompress run values');
-    const lengthsBuf = s.temp(Math.max(4, group.entries * 4), 'decompress run lengths');
-    const lebBuf = s.temp(Math.max(4, group.lebBytes), 'decompress run lengths LEB128');
-    const Type = width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32';
-    // zeros: the pad and filler runs' values and lengths, and the bytes between LEB128 streams
-    s.encoder.clearBuffer(valuesBuf);
-    s.encoder.clearBuffer(lengthsBuf);
-    s.encoder.clearBuffer(lebBuf);
-    checks.push(...encodeStreams(gpu, s, bytes, container, valuesBuf, group.valueJobs));
-    checks.push(...encodeStreams(gpu, s, bytes, container, lebBuf, group.lebJobs));
-    checks.push(encodeLebLengths(gpu, s, group, lebBuf, lengthsBuf));
-    const expandedBuf = s.temp(group.expandedBytes, 'decompress expanded runs');
-    const dValues = gpu.wrap(valuesBuf, Type, group.entries);
-    const dLengths = gpu.wrap(lengthsBuf, 'u32', group.entries);
-    checks.push(encodeRleDecodeExpected(gpu, s, dValues, dLengths, group.expandedBytes / width, expandedBuf));
-    // each stream's expansion (padded to 4 bytes by its pad run) to its target
-    let from = 0;
-    for (const slot of group.slots) {
-      const streamBytes = roundUp4(slot.chunk.elementCount * width);
-      s.encoder.copyBufferToBuffer(expandedBuf, from, buffers[slot.target.buf], slot.target.at, streamBytes);
-      from += streamBytes;
-    }
-  }
-  // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
-  for (const to of ['out', 'codes'] as const) {
-    const planes = stagePlans
-      .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
-      .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
-    if (planes.length > 0) encodeShuffleChunks(gpu, s, 'unshuffle', buffers[to], buffers.work, size as 2 | 4, planes);
-    const deltas = stagePlans
-      .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Delta))
-      .map((p) => ({ byteOffset: p.dest.at, count: p.chunk.elementCount }));
-    if (deltas.length > 0) encodeDeltaDecodeChunks(gpu, s, buffers[to], size, deltas);
-  }
-  // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
-  if (quantized.length > 0) {
-    checks.push(encodeDequantizeChunks(gpu, s, quantized, plan.exceptionWords, plan.exceptionBytes, buffers.codes, outBuf));
-  }
-  const elementHashes = encodeTreeHashes(
-    gpu,
-    s,
-    outBuf,
-    chunks.map((c) => ({ byteOffset: c.elementOffset * size, byteLength: c.elementCount * size })),
-  );
-  return { payloadHashes, checks, elementHashes };
-}
-
-/**
- * Container bytes a batch of chunks aims at: a batch's upload (the host's memcpy into staging
- * memory, about 10 GB/s on the H200 host) overlaps the GPU's decode of the batch before it. At
- * least `tuning.decodeBatchBytes` (default 8 MiB: a submission's fixed cost stays small beside
- * it), at most 8 batches a call.
- */
-function batchBytes(gpu: GpuContext, containerBytes: number): number {
-  return Math.max(gpu.tuning.decodeBatchBytes, Math.ceil(containerBytes / 8));
-}
-
-/**
- * Runs of consecutive chunks of about `target` container bytes each, with the byte range of the
- * container each uploads: [from, to), from 0 and to the end over all, split at 4-byte
- * boundaries after a batch's last payload (so each batch's bytes are uploaded before its
- * decode, and each range starts on a word).
- */
-function batchesOf(
-  chunks: readonly LocatedChunk[],
-  containerBytes: number,
-  target: number,
-): { chunks: LocatedChunk[]; from: number; to: number }[] {
-  const batches: { chunks: LocatedChunk[]; from: number; to: number }[] = [];
-  let current: LocatedChunk[] = [];
-  let from = 0;
-  for (const c of chunks) {
-    current.push(c);
-    const end = Math.min(containerBytes, roundUp4(c.payloadOffset + c.payloadBytes));
-    if (end - from >= target) {
-      batches.push({ chunks: current, from, to: end });
-      current = [];
-      from = end;
-    }
-  }
-  if (current.length > 0 || batches.length === 0) batches.push({ chunks: current, from, to: containerBytes });
-  else batches[batches.length - 1].to = containerBytes;
-  return batches;
-}
-
-/**
- * Decodes the version-2 container `bytes` (already walked: `header`, `chunks`) into a new
- * DeviceArray as described above. `bytes` is not modified.
- * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
- */
-export async function decompressV2ToDevice(
-  gpu: GpuContext,
-  bytes: Uint8Array,
-  header: Header,
-  chunks: readonly LocatedChunk[],
-  signal?: AbortSignal,
-): Promise<DeviceArray> {
-  const t0 = performance.now();
-  const size = elementSize(header.type);
-  const outBytes = header.elementCount * size;
-  gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
-  // every chunk walked before anything is uploaded: a corrupt header fails the call up front
-  const batches = batchesOf(chunks, bytes.length, batchBytes(gpu, bytes.length)).map((b) => ({
-    ...b,
-    plan: planChunks(gpu, bytes, size, b.chunks),
-  }));
-  const containerBuf = gpu.acquireStorage(roundUp4(Math.max(bytes.length, 4)), 'decompress container', 0, true);
+  gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
+  gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
+  const container = await gpu.upload(bytes);
+  const t1 = performance.now();
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
-  const submitted: { reads: BatchReads; done: Promise<void> }[] = [];
-  let t1 = t0;
+  const buffers = { out: outBuf, work: outBuf, codes: outBuf };
   try {
-    // Each batch: its bytes uploaded, then everything of its chunks in one submission, queued
-    // (the host fills the next batch's staging memory meanwhile). Every status is read back
-    // after the last, checked in the order a sequential decode meets them: payload hashes,
-    // streams, run lengths, run totals, dequantize, element hashes. The kernels bound every
-    // read and write, so a stage that works on what a corrupt earlier one left stays inside its
-    // buffers.
-    for (const batch of batches) {
-      if (signal?.aborted) throw abortError(signal);
-      await gpu.uploadRange(containerBuf, batch.from, bytes.subarray(batch.from, batch.to));
-      if (t1 === t0) t1 = performance.now();
-      const { result, done } = gpu.submitQueued('decompress', (s) => encodePlan(gpu, s, batch.plan, bytes, containerBuf, outBuf, size));
-      submitted.push({ reads: result, done });
-    }
-    for (const { done } of submitted) await done;
+    if (signal?.aborted) throw abortError(signal);
+    // Everything in one submission, every status read back after it, checked in the order a
+    // sequential decode meets them: payload hashes, streams, run lengths, run totals,
+    // dequantize, element hashes. The kernels bound every read and write, so a stage that
+    // works on what a corrupt earlier one left stays inside its buffers.
+    let payloadHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    let elementHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+    const checks: (() => Promise<void>)[] = [];
+    await gpu.submit('decompress', (s) => {
+      payloadHashes = encodeTreeHashes(
+        gpu,
+        s,
+        container.buffer,
+        chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
+      );
+      buffers.work = s.temp(roundUp4(Math.max(work, 4)), 'decompress streams');
+      if (codesBytes > 0) buffers.codes = s.temp(codesBytes, 'decompress codes');
+      // streams of chunks without rle
+      for (const to of ['out', 'work', 'codes'] as const) {
+        const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
+        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, buffers[to], some));
+      }
+      // chunks with rle: streams decoded and run lengths checked, one expand a value width
+      for (const group of groups.values()) {
+        const { width } = group;
+        const valuesBuf = s.temp(Math.max(4, group.entries * width), 'decompress run values');
+        const lengthsBuf = s.temp(Math.max(4, group.entries * 4), 'decompress run lengths');
+        const lebBuf = s.temp(Math.max(4, group.lebBytes), 'decompress run lengths LEB128');
+        const Type = width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32';
+        // zeros: the pad and filler runs' values and lengths, and the bytes between LEB128 streams
+        s.encoder.clearBuffer(valuesBuf);
+        s.encoder.clearBuffer(lengthsBuf);
+        s.encoder.clearBuffer(lebBuf);
+        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, valuesBuf, group.valueJobs));
+        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, lebBuf, group.lebJobs));
+        checks.push(encodeLebLengths(gpu, s, group, lebBuf, lengthsBuf));
+        const expandedBuf = s.temp(group.expandedBytes, 'decompress expanded runs');
+        const dValues = gpu.wrap(valuesBuf, Type, group.entries);
+        const dLengths = gpu.wrap(lengthsBuf, 'u32', group.entries);
+        checks.push(encodeRleDecodeExpected(gpu, s, dValues, dLengths, group.expandedBytes / width, expandedBuf));
+        // each stream's expansion (padded to 4 bytes by its pad run) to its target, one copy a
+        // run of streams whose targets follow each other in one buffer (a shuffled chunk's
+        // planes, consecutive chunks): a copy a stream had cost a 64 MiB f32 decode of 1024 rle
+        // streams 1.8 ms of the main thread on the H200 host, and a barrier a copy on the GPU
+        let from = 0;
+        let run: { buf: Target['buf']; from: number; at: number; bytes: number } | undefined;
+        const flush = () => {
+          if (run !== undefined && run.bytes > 0) s.encoder.copyBufferToBuffer(expandedBuf, run.from, buffers[run.buf], run.at, run.bytes);
+        };
+        for (const slot of group.slots) {
+          const streamBytes = roundUp4(slot.chunk.elementCount * width);
+          if (run !== undefined && run.buf === slot.target.buf && run.at + run.bytes === slot.target.at) run.bytes += streamBytes;
+          else {
+            flush();
+            run = { buf: slot.target.buf, from, at: slot.target.at, bytes: streamBytes };
+          }
+          from += streamBytes;
+        }
+        flush();
+      }
+      // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
+      for (const to of ['out', 'codes'] as const) {
+        const planes = stagePlans
+          .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
+          .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
+        if (planes.length > 0) encodeShuffleChunks(gpu, s, 'unshuffle', buffers[to], buffers.work, size as 2 | 4, planes);
+        const deltas = stagePlans
+          .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Delta))
+          .map((p) => ({ byteOffset: p.dest.at, count: p.chunk.elementCount }));
+        if (deltas.length > 0) encodeDeltaDecodeChunks(gpu, s, buffers[to], size, deltas);
+      }
+      // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
+      if (quantized.length > 0) {
+        checks.push(encodeDequantizeChunks(gpu, s, quantized, exceptionWords, exceptionBytes, buffers.codes, outBuf));
+      }
+      elementHashes = encodeTreeHashes(
+        gpu,
+        s,
+        outBuf,
+        chunks.map((c) => ({ byteOffset: c.elementOffset * size, byteLength: c.elementCount * size })),
+      );
+    });
     const t2 = performance.now();
     // every readback mapped at once (one after another, each waited for, they had been a round
     // trip each), then judged in order
@@ -593,39 +500,32 @@ export async function decompressV2ToDevice(
       p.catch(() => undefined);
       return p;
     };
-    const payloadRead = submitted.map(({ reads }) => quiet(reads.payloadHashes()));
-    const checksRead = submitted.flatMap(({ reads }) => reads.checks.map((check) => quiet(check())));
-    const elementsRead = submitted.map(({ reads }) => quiet(reads.elementHashes()));
-    for (let b = 0; b < batches.length; b++) {
-      const payload = await payloadRead[b];
-      batches[b].chunks.forEach((c, i) => {
-        if (payload[i] !== Number(c.payloadChecksum)) {
-          throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: payload checksum mismatch`);
-        }
-      });
+    const payloadRead = quiet(payloadHashes());
+    const checksRead = checks.map((check) => quiet(check()));
+    const elementsRead = quiet(elementHashes());
+    const payload = await payloadRead;
+    for (const c of chunks) {
+      if (payload[c.index] !== Number(c.payloadChecksum)) {
+        throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: payload checksum mismatch`);
+      }
     }
     for (const check of checksRead) await check;
-    for (let b = 0; b < batches.length; b++) {
-      const elements = await elementsRead[b];
-      batches[b].chunks.forEach((c, i) => {
-        if (elements[i] !== Number(c.elementsChecksum)) {
-          throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: decoded elements checksum mismatch`);
-        }
-      });
+    const elements = await elementsRead;
+    for (const c of chunks) {
+      if (elements[c.index] !== Number(c.elementsChecksum)) {
+        throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${c.index}: decoded elements checksum mismatch`);
+      }
     }
     debug(
       () =>
-        `decompress v2 to the GPU: ${chunks.length} chunks (${batches.reduce((a, b) => a + b.plan.rleChunks, 0)} with rle) in ` +
-        `${batches.length} batches; plan + first upload ${(t1 - t0).toFixed(2)} ms, uploads and submissions ${(t2 - t1).toFixed(2)} ms, ` +
-        `checks ${(performance.now() - t2).toFixed(2)} ms`,
+        `decompress v2 to the GPU: ${chunks.length} chunks (${rleChunks} with rle); plan + upload ${(t1 - t0).toFixed(2)} ms, ` +
+        `one submission ${(t2 - t1).toFixed(2)} ms, checks ${(performance.now() - t2).toFixed(2)} ms`,
     );
     const result = out;
     out = undefined;
     return result;
   } finally {
-    // what was submitted runs to its end before the buffers it uses go back
-    await Promise.allSettled(submitted.map(({ done }) => done));
-    gpu.releaseStorage(containerBuf);
+    container.destroy();
     out?.destroy();
   }
 }
