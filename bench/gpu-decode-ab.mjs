@@ -1,0 +1,109 @@
+/**
+ * Decompress to the device (`path: 'gpu', to: 'device'`, the whole public call: upload of the
+ * container, decode, checks) of this build against a baseline build, interleaved in one process:
+ * two engines (two GPU devices on the same card), calls alternating A B B A ..., so that the
+ * GPU's clock governor and the host's noise fall on both alike. The containers are this build's
+ * CPU-path compress of the corpus files (bench/corpus) repeated to each size.
+ *
+ * Usage: node bench/gpu-decode-ab.mjs --baseline DIR [--mib 4,64] [--rounds 15] [--files a,b]
+ *                                     [--workers 16] [--out DIR]
+ * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
+ * gpu-decode-ab-<gpu>.json to --out (default bench/results/): per file and size the medians of
+ * both builds' wall clock (ms), GB/s of output, and this build's time as a ratio of the baseline's.
+ */
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { outArg, outputDir } from './out-dir.mjs';
+import { CTORS } from './browser/measure.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    baseline: { type: 'string' },
+    mib: { type: 'string' },
+    rounds: { type: 'string' },
+    files: { type: 'string' },
+    workers: { type: 'string' },
+    out: { type: 'string' },
+    quick: { type: 'boolean' },
+  },
+});
+if (args.baseline === undefined) throw new Error('--baseline DIR (a build of parle: its dist/) is required');
+const quick = args.quick === true;
+const MIBS = (args.mib ?? (quick ? '1' : '4,64')).split(',').map(Number);
+const ROUNDS = Number(args.rounds ?? (quick ? 3 : 15));
+const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
+const load = async (dist) => (await import(pathToFileURL(join(dist, 'node/index.js')).href)).createEngine;
+const engines = {
+  current: await (await load(join(root, 'dist')))({ workers, gpu: 'require', calibration: 'skip' }),
+  baseline: await (await load(resolve(args.baseline)))({ workers, gpu: 'require', calibration: 'skip' }),
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const decode = async (engine, container) => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy();
+
+const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
+const rows = [];
+for (const entry of index) {
+  if (args.files !== undefined && !args.files.split(',').some((f) => entry.file.startsWith(f))) continue;
+  const path = join(root, 'bench/corpus/data', entry.file);
+  if (!existsSync(path)) {
+    console.warn(`missing ${path} (skipped)`);
+    continue;
+  }
+  const Ctor = CTORS[entry.file.split('.').pop()];
+  const raw = readFileSync(path);
+  for (const mib of MIBS) {
+    const B = Math.floor((mib << 20) / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
+    const bytes = new Uint8Array(B);
+    for (let at = 0; at < B; at += raw.length) bytes.set(raw.subarray(0, Math.min(raw.length, B - at)), at);
+    const container = await engines.current.compress(new Ctor(bytes.buffer, 0, B / Ctor.BYTES_PER_ELEMENT), { path: 'cpu' });
+    // warm-up: pipelines, pools, and the clocks (a few calls each)
+    for (let i = 0; i < 3; i++) for (const e of Object.values(engines)) await decode(e, container);
+    const times = { current: [], baseline: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = r % 2 === 0 ? ['current', 'baseline'] : ['baseline', 'current'];
+      for (const which of order) {
+        const t0 = performance.now();
+        await decode(engines[which], container);
+        times[which].push(performance.now() - t0);
+      }
+    }
+    const row = { file: entry.file, mib, bytes: B, containerBytes: container.length };
+    for (const which of ['current', 'baseline']) row[which] = { wallMs: median(times[which]), gbps: B / median(times[which]) / 1e6 };
+    row.ratio = row.current.wallMs / row.baseline.wallMs;
+    rows.push(row);
+    console.log(
+      `${entry.file.padEnd(26)} ${String(mib).padStart(4)} MiB  current ${row.current.wallMs.toFixed(2).padStart(7)} ms ` +
+        `(${row.current.gbps.toFixed(2)} GB/s)  baseline ${row.baseline.wallMs.toFixed(2).padStart(7)} ms  ratio ${row.ratio.toFixed(2)}`,
+    );
+  }
+}
+for (const e of Object.values(engines)) await e.destroy();
+
+const card = (() => {
+  try {
+    return execFileSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' }).split('\n')[0];
+  } catch {
+    return 'gpu';
+  }
+})();
+const name = card
+  .toLowerCase()
+  .replace(/[^a-z0-9]+/g, '-')
+  .replace(/^-|-$/g, '');
+const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
+const file = join(dir, `gpu-decode-ab-${name}.json`);
+const result = {
+  machine: { cpu: os.cpus()[0].model, cores: os.cpus().length, card, node: process.version, date: new Date().toISOString() },
+  baseline: args.baseline,
+  workers,
+  rounds: ROUNDS,
+  unit: 'wall ms of decompress to the device (median of rounds); ratio = current / baseline',
+  rows,
+};
+writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+console.log(`wrote ${file}`);
