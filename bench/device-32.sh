@@ -5,7 +5,7 @@
 #   bash bench/device-32.sh profile|corpus|cost|ab [extra arguments]
 # Results go to $OUT. profile: bench/gpu-codec-profile.mjs (per-stage GPU time, submissions,
 # readbacks, the main thread's profile) at 4, 64 and 256 MiB; corpus: bench/gpu-corpus.mjs;
-# cost: bench/cost-model.mjs on the GPU machine with the real-data cells; ab: bench/gpu-decode-ab.mjs
+# cost: bench/cost-model.mjs on the GPU machine with the real-data cells; ab: bench/gpu-codec-ab.mjs
 # against the build carried in bench/.before/dist (carry that folder too).
 # The carry must stay under 64 MiB with the tree: a node_modules of the runtime packages only
 # (webgpu for linux-x64, comlink, xxhash-wasm, and the CLI's commander and cli-progress with its
@@ -18,5 +18,5 @@ case "$what" in
   profile) node bench/gpu-codec-profile.mjs --cpu-profile --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-codec-profile.log" ;;
   corpus) node bench/gpu-corpus.mjs --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-corpus.log" ;;
   cost) node bench/cost-model.mjs --gpu-machine --real --out "$OUT" "$@" 2>&1 | tee "$OUT/cost-model.log" ;;
-  ab) node bench/gpu-decode-ab.mjs --baseline bench/.before/dist --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-decode-ab.log" ;;
+  ab) node bench/gpu-codec-ab.mjs --baseline bench/.before/dist --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu-codec-ab.log" ;;
 esac

@@ -982,6 +982,16 @@ describeGpu('GPU Huffman code lengths of byte histograms', () => {
         ),
       ],
     ];
+    // long tails: geometric counts (ratio 0.5..0.9) over a random order of the symbols, deeper
+    // than 11 bits, so that the clamp's over-full and under-full steps both run
+    for (let k = 0; k < 24; k++) {
+      const ratio = 0.5 + (0.4 * k) / 23;
+      const order = Array.from({ length: 256 }, (_, v) => v).sort(() => rng.below(3) - 1);
+      const counts = Array.from({ length: 256 }, () => 0);
+      const symbols = 20 + rng.below(237);
+      for (let i = 0; i < symbols; i++) counts[order[i]] = Math.max(1, Math.floor(20_000 * ratio ** i)) + rng.below(3);
+      pieces.push([`geometric counts, ratio ${ratio.toFixed(2)}, ${symbols} symbols`, bytesWithCounts(counts, rng)]);
+    }
     const bytes = new Uint8Array(pieces.reduce((a, [, p]) => a + p.length, 0));
     const ranges: { byteOffset: number; byteLength: number; what: string }[] = [];
     let at = 0;

@@ -1,0 +1,135 @@
+/**
+ * The GPU path's whole public calls, this build against a baseline build, interleaved in one
+ * process: two engines (two GPU devices on the same card), calls alternating A B B A ..., so
+ * that the GPU's clock governor and the host's noise fall on both alike. Per corpus file
+ * (bench/corpus) repeated to each size:
+ *   - decompress: to the device (`path: 'gpu', to: 'device'`: upload of the container, decode,
+ *     checks) of this build's CPU-path container;
+ *   - compress: from the device (the input uploaded to each engine) into a reused `out` array
+ *     (`path: 'gpu'`: the container read back to the host).
+ *
+ * Usage: node bench/gpu-codec-ab.mjs --baseline DIR [--mib 4,64] [--rounds 15] [--files a,b]
+ *                                    [--ops compress,decompress] [--workers 16] [--out DIR]
+ * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
+ * gpu-codec-ab-<gpu>.json to --out (default bench/results/): per file, size and op the medians
+ * of both builds' wall clock (ms), GB/s (of output for decompress, of input for compress), and
+ * this build's time as a ratio of the baseline's.
+ */
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { outArg, outputDir } from './out-dir.mjs';
+import { CTORS } from './browser/measure.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    baseline: { type: 'string' },
+    mib: { type: 'string' },
+    rounds: { type: 'string' },
+    files: { type: 'string' },
+    workers: { type: 'string' },
+    out: { type: 'string' },
+    quick: { type: 'boolean' },
+    ops: { type: 'string' },
+  },
+});
+if (args.baseline === undefined) throw new Error('--baseline DIR (a build of parle: its dist/) is required');
+const quick = args.quick === true;
+const MIBS = (args.mib ?? (quick ? '1' : '4,64')).split(',').map(Number);
+const ROUNDS = Number(args.rounds ?? (quick ? 3 : 15));
+const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
+const OPS = (args.ops ?? 'decompress,compress').split(',');
+const load = (dist) => import(pathToFileURL(join(dist, 'node/index.js')).href);
+const current = await load(join(root, 'dist'));
+const { compressBound } = current;
+const engines = {
+  current: await current.createEngine({ workers, gpu: 'require', calibration: 'skip' }),
+  baseline: await (await load(resolve(args.baseline))).createEngine({ workers, gpu: 'require', calibration: 'skip' }),
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+/** Median wall ms of `call(which)` for both builds, interleaved (after 3 calls each). */
+async function ab(call) {
+  for (let i = 0; i < 3; i++) for (const which of ['current', 'baseline']) await call(which);
+  const times = { current: [], baseline: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const which of r % 2 === 0 ? ['current', 'baseline'] : ['baseline', 'current']) {
+      const t0 = performance.now();
+      await call(which);
+      times[which].push(performance.now() - t0);
+    }
+  }
+  return { current: median(times.current), baseline: median(times.baseline) };
+}
+
+const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
+const rows = [];
+for (const entry of index) {
+  if (args.files !== undefined && !args.files.split(',').some((f) => entry.file.startsWith(f))) continue;
+  const path = join(root, 'bench/corpus/data', entry.file);
+  if (!existsSync(path)) {
+    console.warn(`missing ${path} (skipped)`);
+    continue;
+  }
+  const Ctor = CTORS[entry.file.split('.').pop()];
+  const raw = readFileSync(path);
+  for (const mib of MIBS) {
+    const B = Math.floor((mib << 20) / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
+    const bytes = new Uint8Array(B);
+    for (let at = 0; at < B; at += raw.length) bytes.set(raw.subarray(0, Math.min(raw.length, B - at)), at);
+    const host = new Ctor(bytes.buffer, 0, B / Ctor.BYTES_PER_ELEMENT);
+    for (const op of OPS) {
+      let ms;
+      let containerBytes;
+      if (op === 'decompress') {
+        const container = await engines.current.compress(host, { path: 'cpu' });
+        containerBytes = container.length;
+        ms = await ab(async (which) => (await engines[which].decompress(container, { path: 'gpu', to: 'device' })).destroy());
+      } else {
+        const inputs = { current: await engines.current.upload(host), baseline: await engines.baseline.upload(host) };
+        const outs = { current: new Uint8Array(compressBound(host.length, entry.file.split('.').pop())), baseline: null };
+        outs.current.fill(1);
+        outs.baseline = outs.current.slice();
+        containerBytes = (await engines.current.compress(inputs.current, { path: 'gpu' })).length;
+        ms = await ab((which) => engines[which].compress(inputs[which], { path: 'gpu', out: outs[which] }));
+        for (const d of Object.values(inputs)) d.destroy();
+      }
+      const row = { file: entry.file, mib, op, bytes: B, containerBytes };
+      for (const which of ['current', 'baseline']) row[which] = { wallMs: ms[which], gbps: B / ms[which] / 1e6 };
+      row.ratio = ms.current / ms.baseline;
+      rows.push(row);
+      console.log(
+        `${entry.file.padEnd(26)} ${String(mib).padStart(4)} MiB ${op.padEnd(10)} current ${ms.current.toFixed(2).padStart(7)} ms ` +
+          `(${row.current.gbps.toFixed(2)} GB/s)  baseline ${ms.baseline.toFixed(2).padStart(7)} ms  ratio ${row.ratio.toFixed(2)}`,
+      );
+    }
+  }
+}
+for (const e of Object.values(engines)) await e.destroy();
+
+const card = (() => {
+  try {
+    return execFileSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' }).split('\n')[0];
+  } catch {
+    return 'gpu';
+  }
+})();
+const name = card
+  .toLowerCase()
+  .replace(/[^a-z0-9]+/g, '-')
+  .replace(/^-|-$/g, '');
+const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
+const file = join(dir, `gpu-codec-ab-${name}.json`);
+const result = {
+  machine: { cpu: os.cpus()[0].model, cores: os.cpus().length, card, node: process.version, date: new Date().toISOString() },
+  baseline: args.baseline,
+  workers,
+  rounds: ROUNDS,
+  unit: 'wall ms of the call (median of rounds); ratio = current / baseline',
+  rows,
+};
+writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+console.log(`wrote ${file}`);
