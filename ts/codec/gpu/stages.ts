@@ -680,12 +680,14 @@ const WALK_LANES = 16;
  * past the stream's end, bytes left after the last block), writing one entry per block to `out`:
  * its header's byte offset, its first output word and c | w << 16 (4 words an entry; job i's
  * blocks from entry `first[i]` on). A block's size is known only from its header, so each
- * stream's walk is a chain of dependent reads, a cache miss a block (about 100 ns on this
- * machine's host and the H200's); WALK_LANES streams are walked side by side so that their
- * misses overlap (a 64 MiB f32 container of 65536 blocks on this machine, warm: 50-90 ns a block one stream at a time, 26-60 with 16 side by side; noisy).
+ * stream's walk is a chain of dependent reads, about one cache miss a block; WALK_LANES streams
+ * are walked side by side so that their misses overlap. Measured on the H200 host (a 64 MiB f32
+ * container, 65536 blocks): 136-164 ns a block one stream at a time; with 16 side by side
+ * 37-45 ns in some processes and 145-164 in others (bimodal from process to process, likely
+ * how the container's pages are mapped), never slower by more than 10 %.
  * @throws ParleError CORRUPT naming the first bad stream (`pack stream i`)
  */
-export function packBlocks(bytes: Uint8Array, jobs: readonly PackDecodeJob[], out: Uint32Array, first: readonly number[]): void {
+function packBlocks(bytes: Uint8Array, jobs: readonly PackDecodeJob[], out: Uint32Array, first: readonly number[]): void {
   let bad = -1;
   const p = new Float64Array(WALK_LANES);
   const start = new Float64Array(WALK_LANES);
