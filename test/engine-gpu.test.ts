@@ -209,6 +209,62 @@ describeGpu('engine with a GPU', () => {
     }
   });
 
+  gpuIt(
+    'Huffman chunks with hashes that pass: a bad code or bad segment offsets are CORRUPT on the GPU path (its kernel checks them), as on the CPU path',
+    async () => {
+      // one chunk of 5000 u8 coded huffman: a directory (decoded, encoded bytes) and the stream
+      const input = new Uint8Array(5000).map((_, i) => (i * 7) % 23);
+      const good = ref.huffmanEncodeStream(input, 10);
+      expect(good[0]).toBe(2);
+      const container = (stream: Uint8Array) => {
+        const dir = new DataView(new ArrayBuffer(8));
+        dir.setUint32(0, input.length, true);
+        dir.setUint32(4, stream.length, true);
+        const payload = Buffer.concat([new Uint8Array(dir.buffer), stream]);
+        const entry = writeEntry({
+          elementCount: input.length,
+          encoding: Encoding.Pipeline,
+          runCount: 0,
+          payloadBytes: payload.length,
+          payloadChecksum: BigInt(ref.treeHash(payload)),
+          elementsChecksum: BigInt(ref.treeHash(input)),
+          stages: [4],
+          streamCount: 1,
+        });
+        return Buffer.concat([writeHeader(makeHeader('u8', input.length, input.length)), entry, payload]);
+      };
+      const back = await engine.decompress(container(good), { to: 'device', path: 'gpu' });
+      expect(same(await engine.download(back), input)).toBe(true);
+      back.destroy();
+      // symbol 0's code length changed (the code is no longer complete); a length of 12; the last
+      // segment's end offset one short of the stream's end (its last byte dropped)
+      const kraft = good.slice();
+      kraft[3] = (kraft[3] & 0xf0) | (((kraft[3] & 15) % 11) + 1);
+      const long = good.slice();
+      long[3] = (long[3] & 0xf0) | 12;
+      const offsetsAt = 3 + ((good[2] + 2) >> 1);
+      const short = good.slice(0, good.length - 1);
+      const lastEnd = offsetsAt + 4 * (Math.ceil(input.length / 1024) - 1);
+      new DataView(short.buffer).setUint32(lastEnd, new DataView(short.buffer).getUint32(lastEnd, true) - 1, true);
+      for (const [what, stream, why] of [
+        ['an incomplete or over-full code', kraft, /code lengths/],
+        ['a code length of 12', long, /code lengths/],
+        ['a last segment that ends before the stream', short, /segment end offsets|bits past its end/],
+      ] as [string, Uint8Array, RegExp][]) {
+        const bytes = container(stream);
+        await expect(engine.decompress(bytes, { path: 'cpu' }), `CPU: ${what}`).rejects.toMatchObject({ code: ErrorCodes.CORRUPT });
+        await expect(engine.decompress(bytes, { to: 'device', path: 'gpu' }), `GPU: ${what}`).rejects.toMatchObject({
+          code: ErrorCodes.CORRUPT,
+          message: expect.stringMatching(why),
+        });
+      }
+      // and the next decode is right
+      const again = await engine.decompress(container(good), { to: 'device', path: 'gpu' });
+      expect(same(await engine.download(again), input)).toBe(true);
+      again.destroy();
+    },
+  );
+
   gpuIt('rle chunks decoded on the GPU: hostile run lengths are CORRUPT, as on the CPU path; non-minimal LEB128 decodes', async () => {
     // one chunk of 64 u8: 32 x 5 then 32 x 7, coded rle: values [5, 7], lengths - 1 as LEB128
     const input = new Uint8Array(64).map((_, i) => (i < 32 ? 5 : 7));
