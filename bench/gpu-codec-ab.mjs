@@ -17,12 +17,12 @@
  */
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { outArg, outputDir } from './out-dir.mjs';
-import { CTORS } from './browser/measure.mjs';
+import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -65,22 +65,12 @@ async function ab(call) {
   return { current: median(times.current), baseline: median(times.baseline) };
 }
 
-const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
 const rows = [];
-for (const entry of index) {
-  if (args.files !== undefined && !args.files.split(',').some((f) => entry.file.startsWith(f))) continue;
-  const path = join(root, 'bench/corpus/data', entry.file);
-  if (!existsSync(path)) {
-    console.warn(`missing ${path} (skipped)`);
-    continue;
-  }
-  const Ctor = CTORS[entry.file.split('.').pop()];
-  const raw = readFileSync(path);
+for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
   for (const mib of MIBS) {
-    const B = Math.floor((mib << 20) / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
-    const bytes = new Uint8Array(B);
-    for (let at = 0; at < B; at += raw.length) bytes.set(raw.subarray(0, Math.min(raw.length, B - at)), at);
-    const host = new Ctor(bytes.buffer, 0, B / Ctor.BYTES_PER_ELEMENT);
+    // the file repeated (or cut) to `mib` MiB, a whole number of elements
+    const host = repeatTo(raw, mib, Ctor);
+    const B = host.byteLength;
     for (const op of OPS) {
       let ms;
       let containerBytes;

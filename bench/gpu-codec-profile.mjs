@@ -24,13 +24,13 @@
  */
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { outArg, outputDir } from './out-dir.mjs';
-import { CTORS } from './browser/measure.mjs';
+import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -297,23 +297,12 @@ function pipelinesOf(container) {
   return out;
 }
 
-const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
 const rows = [];
-for (const entry of index) {
-  if (args.files !== undefined && !args.files.split(',').some((f) => entry.file.startsWith(f))) continue;
-  const path = join(root, 'bench/corpus/data', entry.file);
-  if (!existsSync(path)) {
-    console.warn(`missing ${path} (skipped)`);
-    continue;
-  }
-  const Ctor = CTORS[entry.file.split('.').pop()];
-  const raw = readFileSync(path);
+for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB, a whole number of elements
-    const B = Math.floor((mib << 20) / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
-    const bytes = new Uint8Array(B);
-    for (let at = 0; at < B; at += raw.length) bytes.set(raw.subarray(0, Math.min(raw.length, B - at)), at);
-    const host = new Ctor(bytes.buffer, 0, B / Ctor.BYTES_PER_ELEMENT);
+    const host = repeatTo(raw, mib, Ctor);
+    const B = host.byteLength;
     const input = await engine.upload(host);
     const container = await engine.compress(host, { path: 'cpu' });
     const pipelines = pipelinesOf(container);
