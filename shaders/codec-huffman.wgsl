@@ -11,9 +11,10 @@
 // takes ceil(S / WG) consecutive workgroups, and all invocations of a workgroup work on one
 // stream. A mode-2 workgroup first builds its stream's 2048-entry decode table in workgroup
 // memory from the code lengths in the stream's header (each entry symbol | code length << 8,
-// the layout of buildHuffmanDecodeTable in ts/codec/gpu/stages.ts): the profile on an H200 had
-// the direct kernel latency-bound on table reads from a storage buffer (a 4 MiB stream's 1024
-// serial lookups a segment took 0.8 ms), and a separate dispatch built the tables first.
+// the layout of buildHuffmanDecodeTable in ts/codec/gpu/stages.ts), where a separate dispatch
+// had built every table into a storage buffer first. The kernel's own time did not move with
+// it, nor with two symbols a lookup or the bitstream loaded further ahead (measured on an H200,
+// docs/benchmarks.md): it is bound by each invocation's loop of 2^g symbols at low occupancy.
 //
 // Bits are read least significant first; a decoder window holds the next 11 bits, and one
 // lookup in the table gives the symbol and the bits to consume.
