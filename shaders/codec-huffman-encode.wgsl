@@ -59,18 +59,7 @@ var<workgroup> table: array<u32, 256>;
 var<workgroup> bits: array<atomic<u32>, LOCAL_WORDS>;
 var<workgroup> uniformCount: u32;
 
-fn srcWord(i: u32) -> u32 {
-  if (i < arrayLength(&src)) { return src[i]; }
-  return 0u;
-}
-
-// Little-endian u32 at byte p of `src` (bytes past the binding read as 0).
-fn read32(p: u32) -> u32 {
-  let s = (p & 3u) * 8u;
-  let lo = srcWord(p >> 2u);
-  if (s == 0u) { return lo; }
-  return (lo >> s) | (srcWord((p >> 2u) + 1u) << (32u - s));
-}
+// srcWord, read8, read32: shaders/read-src.wgsl (appended)
 
 // The job of block b: the last whose first block is at or before b.
 fn jobOf(b: u32) -> u32 {

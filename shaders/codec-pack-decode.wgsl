@@ -35,22 +35,7 @@ struct Block {
 
 var<workgroup> high: array<u32, 256>;
 
-fn srcWord(i: u32) -> u32 {
-  if (i < arrayLength(&src)) { return src[i]; }
-  return 0u;
-}
-
-fn read8(p: u32) -> u32 {
-  return (srcWord(p >> 2u) >> ((p & 3u) * 8u)) & 0xFFu;
-}
-
-// Little-endian u32 at byte p of `src`.
-fn read32(p: u32) -> u32 {
-  let s = (p & 3u) * 8u;
-  let lo = srcWord(p >> 2u);
-  if (s == 0u) { return lo; }
-  return (lo >> s) | (srcWord((p >> 2u) + 1u) << (32u - s));
-}
+// srcWord, read8, read32: shaders/read-src.wgsl (appended)
 
 fn lowMask(bits: u32) -> u32 {
   return select((1u << bits) - 1u, 0xFFFFFFFFu, bits >= 32u);

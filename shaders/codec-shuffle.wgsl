@@ -25,22 +25,42 @@ fn present(q: u32) -> u32 {
   return min(4u, params.n - q * 4u);
 }
 
-@compute @workgroup_size(WG)
-fn shuffle(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-           @builtin(num_workgroups) nwg: vec3<u32>) {
-  let q = (wid.y * nwg.x + wid.x) * WG + tid;
-  if (q >= params.groups) { return; }
-  let m = present(q);
+// The plane words of group q (its m present elements of the elements at word `elements` of
+// `src`): byte k of element e is byte e of plane word k; bytes of absent elements are 0.
+fn planesOfGroup(elements: u32, q: u32, m: u32) -> vec4<u32> {
   var planeWords = vec4<u32>(0u);
   for (var e = 0u; e < m; e += 1u) {
     let i = q * 4u + e;                         // element
-    let word = src[params.elements + (i * W) / 4u];
+    let word = src[elements + (i * W) / 4u];
     let shift = ((i * W) % 4u) * 8u;            // bit of the element's first byte in its word
     for (var k = 0u; k < W; k += 1u) {
       let v8 = (word >> (shift + k * 8u)) & 0xFFu;
       planeWords[k] |= v8 << (e * 8u);
     }
   }
+  return planeWords;
+}
+
+// The inverse: the group's m elements from its plane words, as the W words they fill (words past
+// the elements' bytes, and bytes of a partial last word, are 0).
+fn elementsOfGroup(planeWords: vec4<u32>, m: u32) -> array<u32, 4> {
+  var res = array<u32, 4>(0u, 0u, 0u, 0u);
+  for (var e = 0u; e < m; e += 1u) {
+    let b = e * W;                              // byte of element e in the group's output
+    for (var k = 0u; k < W; k += 1u) {
+      let v8 = (planeWords[k] >> (e * 8u)) & 0xFFu;
+      res[(b + k) / 4u] |= v8 << (((b + k) % 4u) * 8u);
+    }
+  }
+  return res;
+}
+
+@compute @workgroup_size(WG)
+fn shuffle(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+  let q = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (q >= params.groups) { return; }
+  let planeWords = planesOfGroup(params.elements, q, present(q));
   for (var k = 0u; k < W; k += 1u) { dst[params.planes[k] + q] = planeWords[k]; }
 }
 
@@ -52,15 +72,7 @@ fn unshuffle(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
   let m = present(q);
   var planeWords = vec4<u32>(0u);
   for (var k = 0u; k < W; k += 1u) { planeWords[k] = src[params.planes[k] + q]; }
-  // the 4 elements of the group are W words of output: words q * W .. q * W + W - 1
-  var res = array<u32, 4>(0u, 0u, 0u, 0u);
-  for (var e = 0u; e < m; e += 1u) {
-    let b = e * W;                              // byte of element e in the group's output
-    for (var k = 0u; k < W; k += 1u) {
-      let v8 = (planeWords[k] >> (e * 8u)) & 0xFFu;
-      res[(b + k) / 4u] |= v8 << (((b + k) % 4u) * 8u);
-    }
-  }
+  var res = elementsOfGroup(planeWords, m);
   let words = (m * W + 3u) / 4u;                // words holding the group's elements
   for (var j = 0u; j < words; j += 1u) { dst[params.elements + q * W + j] = res[j]; }
 }
@@ -109,14 +121,7 @@ fn unshuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
   let m = min(4u, job.n - q * 4u);
   var planeWords = vec4<u32>(0u);
   for (var k = 0u; k < W; k += 1u) { planeWords[k] = src[job.planes[k] + q]; }
-  var res = array<u32, 4>(0u, 0u, 0u, 0u);
-  for (var e = 0u; e < m; e += 1u) {
-    let b = e * W;
-    for (var k = 0u; k < W; k += 1u) {
-      let v8 = (planeWords[k] >> (e * 8u)) & 0xFFu;
-      res[(b + k) / 4u] |= v8 << (((b + k) % 4u) * 8u);
-    }
-  }
+  var res = elementsOfGroup(planeWords, m);
   let words = (m * W + 3u) / 4u;
   for (var j = 0u; j < words; j += 1u) { dst[job.elements + q * W + j] = res[j]; }
 }
@@ -129,16 +134,6 @@ fn shuffleChunks(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
   if (g >= cparams.groups) { return; }
   let job = jobOfGroup(g);
   let q = g - job.firstGroup;
-  let m = min(4u, job.n - q * 4u);
-  var planeWords = vec4<u32>(0u);
-  for (var e = 0u; e < m; e += 1u) {
-    let i = q * 4u + e;
-    let word = src[job.elements + (i * W) / 4u];
-    let shift = ((i * W) % 4u) * 8u;
-    for (var k = 0u; k < W; k += 1u) {
-      let v8 = (word >> (shift + k * 8u)) & 0xFFu;
-      planeWords[k] |= v8 << (e * 8u);
-    }
-  }
+  let planeWords = planesOfGroup(job.elements, q, min(4u, job.n - q * 4u));
   for (var k = 0u; k < W; k += 1u) { dst[job.planes[k] + q] = planeWords[k]; }
 }

@@ -243,6 +243,17 @@ async function decodeStreams(
 
 const HUFFMAN_SIZES = [1, 2, 3, 5, 1023, 1024, 1025, 4096, 16_384 + 3, 100_001];
 
+/**
+ * `stream` (or its first `length` bytes) with the end offsets of `segments` one byte lower: each
+ * such segment loses its last byte to the next (or, the last, to the stream's end).
+ */
+function cutSegmentEnds(stream: Uint8Array, offsetsAt: number, segments: number[], length = stream.length): Uint8Array {
+  const cut = stream.slice(0, length);
+  const view = new DataView(cut.buffer);
+  for (const k of segments) view.setUint32(offsetsAt + 4 * k, view.getUint32(offsetsAt + 4 * k, true) - 1, true);
+  return cut;
+}
+
 describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
   gpuTest('decode table: canonical, bit-reversed, every window', async () => {
     const lengths = new Uint8Array(256);
@@ -402,9 +413,7 @@ function huffmanDecodeTests(): void {
     const info = parseHuffmanStream(stream, n);
     expect(info.segments).toBe(601);
     // segments 300 and 450 lose their last byte to the next segment: both run out of bits
-    const cut = stream.slice();
-    const view = new DataView(cut.buffer);
-    for (const k of [450, 300]) view.setUint32(info.offsetsAt + 4 * k, view.getUint32(info.offsetsAt + 4 * k, true) - 1, true);
+    const cut = cutSegmentEnds(stream, info.offsetsAt, [450, 300]);
     const e = await expectCorrupt(
       decodeStreams(ctx, [stream, cut], [n, n], [0, stream.length], [0, 4 * 160_000]),
       'segments 300 and 450 cut',
@@ -541,18 +550,13 @@ function huffmanDecodeTests(): void {
     const info = parseHuffmanStream(stream, n);
     expect(info.segments).toBe(6);
     // move segment 2's last byte to segment 3: segment 2 runs out of bits
-    const cut = stream.slice();
-    const view = new DataView(cut.buffer);
-    const end2 = view.getUint32(info.offsetsAt + 8, true);
-    view.setUint32(info.offsetsAt + 8, end2 - 1, true);
+    const cut = cutSegmentEnds(stream, info.offsetsAt, [2]);
     const e = await expectCorrupt(decodeStreams(ctx, [cut], [n], [0], [0]), 'shortened segment 2');
     expect(e.message).toMatch(/stream 0: segment 2 /);
     expect(() => ref.huffmanDecodeStream(cut, n)).toThrow(/corrupt/);
 
     // the last segment truncated: one byte less in the stream and in its end offset
-    const short = stream.slice(0, stream.length - 1);
-    const v2 = new DataView(short.buffer);
-    v2.setUint32(info.offsetsAt + 20, v2.getUint32(info.offsetsAt + 20, true) - 1, true);
+    const short = cutSegmentEnds(stream, info.offsetsAt, [5], stream.length - 1);
     const e2 = await expectCorrupt(decodeStreams(ctx, [short], [n], [3], [0]), 'truncated last segment');
     expect(e2.message).toMatch(/segment 5 /);
 

@@ -42,12 +42,18 @@ import codeLengthsSource from '../../../shaders/codec-code-lengths.wgsl';
 import huffmanEncodeSource from '../../../shaders/codec-huffman-encode.wgsl';
 import rleStreamsSource from '../../../shaders/codec-rle-streams.wgsl';
 import packDecodeSource from '../../../shaders/codec-pack-decode.wgsl';
+import readSrcSource from '../../../shaders/read-src.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { rleEncodeThen } from '../../gpu/rle.js';
 import { encodeScan } from '../../gpu/scan.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
+
+/** The kernels that read bytes of their `src` binding, with shaders/read-src.wgsl appended. */
+const huffmanDecodeCode = `${huffmanSource}\n${readSrcSource}`;
+const huffmanEncodeCode = `${huffmanEncodeSource}\n${readSrcSource}`;
+const packDecodeCode = `${packDecodeSource}\n${readSrcSource}`;
 
 /** Bytes of a tree hash block (docs/format.md, "Tree hash"). */
 export const TREE_HASH_BLOCK = 4096;
@@ -562,7 +568,7 @@ export function encodeHuffmanDecode(
   }
   const status = s.temp(16, 'huffman-status');
   s.encoder.clearBuffer(status);
-  const decodePipe = pipeline(ctx, 'codec-huffman', huffmanSource, 'decode');
+  const decodePipe = pipeline(ctx, 'codec-huffman', huffmanDecodeCode, 'decode');
 
   const groups = groupBySpans(
     ctx,
@@ -812,7 +818,7 @@ export function encodePackDecode(
   const status = s.temp(16, 'pack-status');
   s.encoder.clearBuffer(status);
   s.dispatch(
-    getPipeline(ctx.device, 'codec-pack-decode:decode', () => ({ code: packDecodeSource, entryPoint: 'decode' })),
+    getPipeline(ctx.device, 'codec-pack-decode:decode', () => ({ code: packDecodeCode, entryPoint: 'decode' })),
     [
       { binding: 0, resource: { buffer: s.uniform([blocks, 0, 0, 0]) } },
       { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'pack blocks') } },
@@ -1683,7 +1689,7 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
     await ctx.submit('huffman-encode', (s) => {
       const meta = s.temp(4 * (2 + m), 'huffman-encode-meta');
       s.encoder.clearBuffer(meta, 0, roundUp4(4 * (2 + m)));
-      const pipe = (entry: string) => pipeline(ctx, 'codec-huffman-encode', huffmanEncodeSource, entry);
+      const pipe = (entry: string) => pipeline(ctx, 'codec-huffman-encode', huffmanEncodeCode, entry);
       for (const group of groups) {
         const [srcWin, outWin] = group.windows as Window[];
         const outBytes = roundUp4(outWin.end - outWin.base);
