@@ -244,6 +244,20 @@ async function decodeStreams(
 const HUFFMAN_SIZES = [1, 2, 3, 5, 1023, 1024, 1025, 4096, 16_384 + 3, 100_001];
 
 /**
+ * Offsets of byte ranges of `sizes` laid out in order from `start`, each rounded up to a multiple
+ * of `align` and followed by `gap()` bytes.
+ */
+function layOut(sizes: number[], start: number, gap: () => number, align = 1): number[] {
+  const offsets: number[] = [];
+  let at = start;
+  for (const size of sizes) {
+    offsets.push(at);
+    at += Math.ceil(size / align) * align + gap();
+  }
+  return offsets;
+}
+
+/**
  * `stream` (or its first `length` bytes) with the end offsets of `segments` one byte lower: each
  * such segment loses its last byte to the next (or, the last, to the stream's end).
  */
@@ -284,12 +298,11 @@ describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
       inputs.push(bytes);
       streams.push(stream);
     }
-    const srcOffsets: number[] = [];
-    let at = 0;
-    for (const st of streams) {
-      srcOffsets.push(at);
-      at += st.length;
-    }
+    const srcOffsets = layOut(
+      streams.map((st) => st.length),
+      0,
+      () => 0,
+    );
     const dstOffsets = inputs.map((_, i) => i * 5000);
     const { all } = await decodeStreams(
       ctx,
@@ -377,18 +390,17 @@ function huffmanDecodeTests(): void {
         rawStream.set(raw, 1);
         streams.splice(at2, 0, rawStream, Uint8Array.of(1, fill[0]));
         expect(new Set(streams.map((st) => st[0])), `round ${round}: modes`).toEqual(new Set([0, 1, 2]));
-        const srcOffsets: number[] = [];
-        let p = rng.below(4);
-        for (const st of streams) {
-          srcOffsets.push(p);
-          p += st.length + rng.below(5);
-        }
-        const dstOffsets: number[] = [];
-        p = 4 * rng.below(2);
-        for (const b of inputs) {
-          dstOffsets.push(p);
-          p += Math.ceil(b.length / 4) * 4 + 4 * rng.below(2);
-        }
+        const srcOffsets = layOut(
+          streams.map((st) => st.length),
+          rng.below(4),
+          () => rng.below(5),
+        );
+        const dstOffsets = layOut(
+          inputs.map((b) => b.length),
+          4 * rng.below(2),
+          () => 4 * rng.below(2),
+          4,
+        );
         const { all, dstSize } = await decodeStreams(
           ctx,
           streams,
@@ -475,18 +487,18 @@ function huffmanDecodeTests(): void {
         inputs.push(kind === 0 ? randomBytes(n, rng) : kind === 1 ? new Uint8Array(n).fill(rng.below(256)) : skewedBytes(n, rng));
       }
       const streams = inputs.map((b) => (rng.below(5) === 0 ? Uint8Array.of(0, ...b) : ref.huffmanEncodeStream(b, 10 + rng.below(6))));
-      const srcOffsets: number[] = [];
-      let at = rng.below(4);
-      for (const st of streams) {
-        srcOffsets.push(at);
-        at += st.length + rng.below(5);
-      }
-      const dstOffsets: number[] = [];
-      at = 0;
-      for (const b of inputs) {
-        dstOffsets.push(at);
-        at += Math.ceil(b.length / 4) * 4 + 4 * rng.below(2); // adjacent outputs, or a gap of one word
-      }
+      const srcOffsets = layOut(
+        streams.map((st) => st.length),
+        rng.below(4),
+        () => rng.below(5),
+      );
+      // adjacent outputs, or a gap of one word
+      const dstOffsets = layOut(
+        inputs.map((b) => b.length),
+        0,
+        () => 4 * rng.below(2),
+        4,
+      );
       const { all, dstSize } = await decodeStreams(
         ctx,
         streams,
