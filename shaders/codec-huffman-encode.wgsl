@@ -19,19 +19,32 @@
 // (bit-reversed canonical codes, built on the host), pad bits zero: byte for byte what
 // assembly/codec.ts huffmanEncode writes.
 //
+// Mode 3 (docs/format.md, "Mode 3: interleaved lanes"; `params.lanes` = 1, g <= 12): the entries
+// are segments, not blocks (blocks[b] is segment b's bits), and 32 invocations take a segment,
+// one a lane, LANE_SEGMENTS = WG / 32 segments a workgroup:
+//   countLanes     each lane's bits B_l, rounded up to 16-bit units -> blocks[b] = 16 x units
+//   placeSegments  as above, one block a segment
+//   writeLanes     each lane walks its symbols twice: first it marks the steps at which the
+//                  decoder takes one of its units (a code that runs past the lane's bits read so
+//                  far: the code that covers bit 16k reads unit k) in a mask a step; an exclusive
+//                  scan of the masks' counts over the steps then places every unit (the units of
+//                  earlier steps, then the lanes below it at its step); the second walk writes
+//                  each unit, once its 16 bits are known, to its place (atomicOr of a half word:
+//                  neighbouring lanes share words)
+//
 // A symbol whose code length is 0 (no code) is counted in status[0]; status[1] keeps 0xFFFFFFFF -
 // the lowest (job index << 8 | symbol) seen, so the host names the first job and byte value.
 // Composed by ts/gpu/compose.ts (`const WG` = 256, the shared workgroup scan prepended).
 
 struct Params {
-  blocks: u32,  // blocks over all jobs of this dispatch
+  blocks: u32,  // blocks over all jobs of this dispatch (mode 3: segments)
   jobs: u32,    // entries of `jobs`
-  pad0: u32,
+  lanes: u32,   // 1: mode 3 (every job), blocks are segments
   pad1: u32,
 }
 
 struct Job {
-  firstBlock: u32,   // index of the job's first block in `blocks` (jobs in ascending order)
+  firstBlock: u32,   // index of the job's first block (mode 3: segment) in `blocks` (jobs in ascending order)
   symbols: u32,      // n > 0
   segmentLog2: u32,  // g, 10..20
   src: u32,          // byte offset of the symbols in the bound `src` (any alignment)
@@ -120,8 +133,12 @@ fn placeSegments(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
   let job = jobs[j];
   if (tid == 0u) { uniformCount = job.segments; }
   let segments = workgroupUniformLoad(&uniformCount);
-  let perSegment = 1u << (job.segmentLog2 - BLOCK_LOG2);
-  let lastBlock = job.firstBlock + ((job.symbols + (1u << BLOCK_LOG2) - 1u) >> BLOCK_LOG2);
+  var perSegment = 1u << (job.segmentLog2 - BLOCK_LOG2);
+  var lastBlock = job.firstBlock + ((job.symbols + (1u << BLOCK_LOG2) - 1u) >> BLOCK_LOG2);
+  if (params.lanes == 1u) {
+    perSegment = 1u;
+    lastBlock = job.firstBlock + segments;
+  }
   // 1. bytes of each segment (invocation tid takes segments tid, tid + WG, ...)
   for (var seg = tid; seg < segments; seg += WG) {
     let b0 = job.firstBlock + seg * perSegment;
@@ -218,4 +235,151 @@ fn writeBits(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
       atomicStore(&dst[outWord + i], v);
     }
   }
+}
+
+// ---- mode 3 ------------------------------------------------------------------------------------
+
+const LANES: u32 = 32u;
+const LANE_SEGMENTS: u32 = WG / LANES;
+// Steps of a segment of at most 2^12 symbols: 128 a lane.
+const MAX_STEPS: u32 = 128u;
+
+var<workgroup> segUnits: array<atomic<u32>, LANE_SEGMENTS>;
+var<workgroup> stepMasks: array<atomic<u32>, LANE_SEGMENTS * MAX_STEPS>;
+var<workgroup> stepBefore: array<u32, LANE_SEGMENTS * MAX_STEPS>;
+var<workgroup> laneSums: array<u32, WG>;
+
+// The segment of lane group `slot` of workgroup w: its job, its index in the job, its symbols
+// (0 past the job's last segment or the dispatch's).
+struct LaneSegment {
+  job: u32,
+  seg: u32,
+  first: u32,   // its first symbol in the job
+  count: u32,   // its symbols c
+}
+
+fn laneSegment(w: u32, slot: u32) -> LaneSegment {
+  let b = w * LANE_SEGMENTS + slot;
+  var r = LaneSegment(0u, 0u, 0u, 0u);
+  if (b >= params.blocks) { return r; }
+  r.job = jobOf(b);
+  let job = jobs[r.job];
+  r.seg = b - job.firstBlock;
+  r.first = r.seg << job.segmentLog2;
+  if (r.seg < job.segments && r.first < job.symbols) { r.count = min(1u << job.segmentLog2, job.symbols - r.first); }
+  return r;
+}
+
+// Every invocation loads the codes of the jobs of the workgroup's segments: all of one job
+// except where the workgroup straddles two, so each lane looks its codes up in `codes` there.
+fn laneCode(job: Job, sym: u32) -> u32 {
+  return codes[job.codes + sym];
+}
+
+@compute @workgroup_size(WG)
+fn countLanes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+              @builtin(num_workgroups) nwg: vec3<u32>) {
+  let w = wid.y * nwg.x + wid.x;
+  if (w * LANE_SEGMENTS >= params.blocks) { return; } // uniform
+  let slot = tid / LANES;
+  let lane = tid % LANES;
+  let ls = laneSegment(w, slot);
+  let job = jobs[ls.job];
+  var bits = 0u;
+  var missing = 256u;
+  let quads = (ls.count + 3u) / 4u;
+  for (var q = lane; q < quads; q += LANES) {
+    let at = ls.first + 4u * q;
+    let v = read32(job.src + at);
+    let inQuad = min(4u, ls.count - 4u * q);
+    for (var k = 0u; k < inQuad; k += 1u) {
+      let sym = (v >> (k * 8u)) & 0xFFu;
+      let len = laneCode(job, sym) >> 16u;
+      if (len == 0u) { missing = min(missing, sym); }
+      bits += len;
+    }
+  }
+  if (missing < 256u) { flagMissing(job.index, missing); }
+  atomicAdd(&segUnits[slot], (bits + 15u) / 16u);
+  workgroupBarrier();
+  if (lane == 0u && ls.count > 0u) { blocks[w * LANE_SEGMENTS + slot] = 16u * atomicLoad(&segUnits[slot]); }
+}
+
+@compute @workgroup_size(WG)
+fn writeLanes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+              @builtin(num_workgroups) nwg: vec3<u32>) {
+  let w = wid.y * nwg.x + wid.x;
+  if (w * LANE_SEGMENTS >= params.blocks) { return; } // uniform
+  let slot = tid / LANES;
+  let lane = tid % LANES;
+  let ls = laneSegment(w, slot);
+  let job = jobs[ls.job];
+  let masks = slot * MAX_STEPS;
+  let quads = (ls.count + 3u) / 4u;
+  // walk 1: the steps at which the decoder takes one of this lane's units
+  var bits = 0u;
+  for (var q = lane; q < quads; q += LANES) {
+    let v = read32(job.src + ls.first + 4u * q);
+    let inQuad = min(4u, ls.count - 4u * q);
+    let step0 = (q / LANES) * 4u;
+    for (var k = 0u; k < inQuad; k += 1u) {
+      let len = laneCode(job, (v >> (k * 8u)) & 0xFFu) >> 16u;
+      if ((bits + len + 15u) / 16u > (bits + 15u) / 16u) { atomicOr(&stepMasks[masks + step0 + k], 1u << lane); }
+      bits += len;
+    }
+  }
+  workgroupBarrier();
+  // units taken before each step: lane l sums steps 4l .. 4l + 3 of its segment, then adds the
+  // sums of the lanes below it
+  var sum = 0u;
+  for (var k = 0u; k < MAX_STEPS / LANES; k += 1u) { sum += countOneBits(atomicLoad(&stepMasks[masks + lane * 4u + k])); }
+  laneSums[tid] = sum;
+  workgroupBarrier();
+  var before = 0u;
+  for (var l = 0u; l < lane; l += 1u) { before += laneSums[slot * LANES + l]; }
+  for (var k = 0u; k < MAX_STEPS / LANES; k += 1u) {
+    stepBefore[masks + lane * 4u + k] = before;
+    before += countOneBits(atomicLoad(&stepMasks[masks + lane * 4u + k]));
+  }
+  workgroupBarrier();
+  if (ls.count == 0u) { return; }
+  // walk 2: the lane's bits, 16 at a time, each unit to the place of the step that takes it
+  let segByte = blocks[w * LANE_SEGMENTS + slot] / 8u;  // from the start of the job's bitstreams
+  let outWord = job.out + job.segments;
+  var acc = 0u;          // bits not yet written, next lowest
+  var accBits = 0u;
+  var queue = array<u32, 4>(0u, 0u, 0u, 0u);  // places of units taken, not yet written
+  var taken = 0u;
+  var written = 0u;
+  bits = 0u;
+  let below = (1u << lane) - 1u;
+  for (var q = lane; q < quads; q += LANES) {
+    let v = read32(job.src + ls.first + 4u * q);
+    let inQuad = min(4u, ls.count - 4u * q);
+    let step0 = (q / LANES) * 4u;
+    for (var k = 0u; k < inQuad; k += 1u) {
+      let c = laneCode(job, (v >> (k * 8u)) & 0xFFu);
+      let len = c >> 16u;
+      let t = masks + step0 + k;
+      if ((bits + len + 15u) / 16u > (bits + 15u) / 16u) {
+        queue[taken & 3u] = stepBefore[t] + countOneBits(atomicLoad(&stepMasks[t]) & below);
+        taken += 1u;
+      }
+      bits += len;
+      acc |= (c & 0xFFFFu) << accBits;
+      accBits += len;
+      if (accBits >= 16u) {
+        writeUnit(outWord, segByte + 2u * queue[written & 3u], acc & 0xFFFFu);
+        written += 1u;
+        acc >>= 16u;
+        accBits -= 16u;
+      }
+    }
+  }
+  if (accBits > 0u) { writeUnit(outWord, segByte + 2u * queue[written & 3u], acc); }
+}
+
+// ORs a 16-bit unit into byte `byte` (even) of the bitstreams that start at word `outWord`.
+fn writeUnit(outWord: u32, byte: u32, unit: u32) {
+  if (unit != 0u) { atomicOr(&dst[outWord + (byte >> 2u)], unit << ((byte & 2u) * 8u)); }
 }

@@ -26,6 +26,15 @@
 // end at the stream's end, a segment that consumes bits past its end or meets a length-0 entry.
 // `status` counts the failures, keeps the lowest failing slot and ORs in the reasons.
 //
+// Mode 3 (docs/format.md, "Mode 3: interleaved lanes"): a workgroup decodes LANE_SEGMENTS = WG / 32
+// segments of its stream, 32 invocations a segment, one a lane. Each step every lane with a
+// symbol looks its window up; the lanes whose code runs past their buffered bits take the
+// segment's next units, in lane order, so their positions are a population count of a mask of
+// the lanes that need one (stepMask: a subgroup ballot, or a mask in workgroup memory and a
+// barrier a step where subgroups are narrower than 32 or absent; shaders/huffman-lanes-*.wgsl).
+// Lane l's quads are words l, l + 32, ... of the segment's output: 32 lanes store 32 consecutive
+// words. Where DietGPU interleaves rANS lanes (Johnson 2021), these are Huffman lanes.
+//
 // Output: each stream's bytes start on a u32 word of `dst`; a segment of 2^g >= 1024 symbols is
 // a whole number of words, so every invocation writes whole words and no two invocations share
 // a word. The stream's last word is padded with zero bytes.
@@ -41,13 +50,13 @@ struct Params {
 struct Stream {
   firstGroup: u32,    // its first workgroup in this dispatch (streams in ascending order)
   symbols: u32,       // decoded bytes n
-  segmentLog2: u32,   // g (mode 2); FLAT_LOG2 for modes 0 and 1
-  mode: u32,          // 0 raw, 1 one symbol, 2 Huffman
-  src: u32,           // mode 2: byte offset of the segment end table in `src`; mode 0: of the raw bytes; mode 1: the symbol
-  bits: u32,          // mode 2: byte offset of the bitstreams in `src`
+  segmentLog2: u32,   // g (modes 2 and 3); FLAT_LOG2 for modes 0 and 1
+  mode: u32,          // 0 raw, 1 one symbol, 2 Huffman, 3 Huffman in lanes
+  src: u32,           // modes 2, 3: byte offset of the segment end table in `src`; mode 0: of the raw bytes; mode 1: the symbol
+  bits: u32,          // modes 2, 3: byte offset of the bitstreams in `src`
   dst: u32,           // word offset of the decoded bytes in `dst`
-  header: u32,        // mode 2: byte offset of the stream's mode byte in `src` (its code lengths from +3)
-  bitBytes: u32,      // mode 2: bytes of the bitstreams (the stream's end - bits): where the last segment ends
+  header: u32,        // modes 2, 3: byte offset of the stream's mode byte in `src` (its code lengths from +3)
+  bitBytes: u32,      // modes 2, 3: bytes of the bitstreams (the stream's end - bits): where the last segment ends
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -60,11 +69,14 @@ struct Stream {
 
 const REASON_BITS: u32 = 1u;     // bits past a segment's end, or a length-0 table entry
 const REASON_CODE: u32 = 2u;     // code lengths over 11, fewer than two symbols, a Kraft sum other than 1
-const REASON_OFFSETS: u32 = 4u;  // a segment end below its start, or a last segment not ending at the stream's end
+const REASON_OFFSETS: u32 = 4u;  // a segment end below its start, or a last segment not ending at the stream's end (mode 3: or an odd length)
+const REASON_UNITS: u32 = 8u;    // mode 3: a segment whose lanes read past its units or leave units unread
 
 const TABLE_BITS: u32 = 11u;
 const TABLE_ENTRIES: u32 = 2048u;
 const TABLE_MASK: u32 = 0x7FFu;
+const LANES: u32 = 32u;
+const LANE_SEGMENTS: u32 = WG / LANES;   // mode-3 segments a workgroup
 // Bytes a segment of at most 2^20 symbols of at most 11 bits can take, with room: bounds the
 // bit count so that a lying offset cannot overflow it.
 const MAX_SEGMENT_BYTES: u32 = 0x200000u;
@@ -142,16 +154,96 @@ fn buildTable(tid: u32, header: u32, build: bool) -> bool {
   return ok;
 }
 
+// The 16-bit unit at byte p of `src` (any alignment).
+fn read16(p: u32) -> u32 {
+  let s = (p & 3u) * 8u;
+  if (s <= 16u) { return (srcWord(p >> 2u) >> s) & 0xFFFFu; }
+  return read32(p) & 0xFFFFu;
+}
+
+/**
+ * Mode 3: this invocation decodes lane `lane32` of segment `seg` of `st` (docs/format.md, "Mode 3:
+ * interleaved lanes"). Every invocation of the workgroup runs the same 2^g / 32 steps (stepMask
+ * may hold a barrier); a lane without a symbol at a step, or of a segment past the stream's end
+ * or found bad, takes no unit.
+ */
+fn decodeLanes(st: Stream, seg: u32, lane: u32, lane32: u32, slot: u32, groupSlot: u32) {
+  let segments = ((st.symbols - 1u) >> st.segmentLog2) + 1u;
+  let first = seg << st.segmentLog2;
+  var c = 0u;                                   // this segment's symbols
+  var start = 0u;
+  var units = 0u;
+  var ok = seg < segments;
+  if (ok) {
+    c = min(1u << st.segmentLog2, st.symbols - first);
+    if (seg > 0u) { start = read32(st.src + (seg - 1u) * 4u); }
+    let end = read32(st.src + seg * 4u);
+    if (end < start || ((end - start) & 1u) != 0u || (seg + 1u == segments && end != st.bitBytes)) {
+      ok = false;
+      if (lane32 == 0u) { fail(slot, REASON_OFFSETS); }
+    }
+    units = (end - start) / 2u;
+  }
+  let at = st.bits + start;                     // the segment's first unit
+  let outWord = st.dst + (first >> 2u);
+  let quads = (c + 3u) / 4u;
+  let steps = (1u << st.segmentLog2) / LANES;   // uniform: the stream's g
+  var b = 0u;       // the lane's buffered bits, next bit lowest
+  var a = 0u;       // how many
+  var p = 0u;       // units the segment's lanes have taken (the same in all 32)
+  var packed = 0u;  // the quad being decoded
+  var over = false; // this lane reached past the units
+  for (var t = 0u; t < steps; t += 1u) {
+    let quad = lane32 + LANES * (t >> 2u);
+    let has = ok && !over && 4u * quad + (t & 3u) < c;
+    var e = table[b & TABLE_MASK];
+    let need = has && (e >> 8u) > a;
+    let m = stepMask(need, lane, lane32, groupSlot, t);
+    let pos = p + countOneBits(m & ((1u << lane32) - 1u));
+    p += countOneBits(m);
+    if (need) {
+      if (pos >= units) {
+        over = true;
+        fail(slot, REASON_UNITS);
+      } else {
+        b |= read16(at + 2u * pos) << a;
+        a += 16u;
+        e = table[b & TABLE_MASK];
+      }
+    }
+    if (has && !over) {
+      let len = e >> 8u;
+      packed |= (e & 0xFFu) << ((t & 3u) * 8u);
+      b >>= len;
+      a -= len;
+    }
+    if ((t & 3u) == 3u) {
+      if (ok && quad < quads) { dst[outWord + quad] = packed; }
+      packed = 0u;
+    }
+  }
+  if (ok && lane32 == 0u && p < units) { fail(slot, REASON_UNITS); }
+}
+
 @compute @workgroup_size(WG)
-fn decode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-          @builtin(num_workgroups) nwg: vec3<u32>) {
+fn decode(/*IDS*/) {
+  /*LANES*/
   let w = wid.y * nwg.x + wid.x;
   if (w >= params.groups) { return; } // uniform: the whole workgroup leaves
   if (tid == 0u) { groupStream = streamOfGroup(w); }
   let st = streams[workgroupUniformLoad(&groupStream)];
   let slot = w * WG + tid;
-  if (!buildTable(tid, st.header, st.mode == 2u)) {
+  if (!buildTable(tid, st.header, st.mode >= 2u)) {
     if (tid == 0u) { fail(slot, REASON_CODE); }
+    return;
+  }
+  if (st.mode == 3u) {
+    // 32 invocations a segment: the segment's index within the workgroup from laneGroup
+    // (shaders/huffman-lanes-*.wgsl); its slot, for the status, counts segments from the
+    // stream's first slot as mode 2's do
+    let groupSlot = laneGroup(tid, lane);
+    let seg = (w - st.firstGroup) * LANE_SEGMENTS + groupSlot;
+    decodeLanes(st, seg, lane, lane & (LANES - 1u), st.firstGroup * WG + seg, groupSlot);
     return;
   }
   let seg = (w - st.firstGroup) * WG + tid;      // segment (mode 2) of the stream

@@ -25,6 +25,8 @@ import { ErrorCodes, ParleError } from '../../errors.js';
 import {
   canonicalCodeTable,
   headerBytes,
+  HuffmanMode,
+  LANES,
   MAX_CODE_BITS,
   MAX_SEGMENT_LOG2,
   MIN_SEGMENT_LOG2,
@@ -43,6 +45,8 @@ import huffmanEncodeSource from '../../../shaders/codec-huffman-encode.wgsl';
 import rleStreamsSource from '../../../shaders/codec-rle-streams.wgsl';
 import packDecodeSource from '../../../shaders/codec-pack-decode.wgsl';
 import readSrcSource from '../../../shaders/read-src.wgsl';
+import lanesBallotSource from '../../../shaders/huffman-lanes-ballot.wgsl';
+import lanesSharedSource from '../../../shaders/huffman-lanes-shared.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { rleEncodeThen } from '../../gpu/rle.js';
@@ -51,7 +55,8 @@ import type { GpuContext, Submission } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 
 /** The kernels that read bytes of their `src` binding, with shaders/read-src.wgsl appended. */
-const huffmanDecodeCode = `${huffmanSource}\n${readSrcSource}`;
+const huffmanDecodeCode = (ballot: boolean): string =>
+  `${huffmanSource}\n${readSrcSource}\n${ballot ? lanesBallotSource : lanesSharedSource}`;
 const huffmanEncodeCode = `${huffmanEncodeSource}\n${readSrcSource}`;
 const packDecodeCode = `${packDecodeSource}\n${readSrcSource}`;
 
@@ -72,10 +77,11 @@ function pipeline(
   source: string,
   entryPoint: string,
   consts: Record<string, string> = {},
+  subgroups = false,
 ): GPUComputePipeline {
-  const key = `${file}:${entryPoint}:${Object.values(consts).join(',')}`;
+  const key = `${file}:${entryPoint}:${Object.values(consts).join(',')}:${subgroups ? 'sg' : ''}`;
   return getPipeline(ctx.device, key, () => ({
-    code: composeKernel(source, { subgroups: false, scalar: 'u32', consts }),
+    code: composeKernel(source, { subgroups, scalar: 'u32', consts }),
     entryPoint,
   }));
 }
@@ -363,8 +369,8 @@ export async function treeHash(ctx: GpuContext, buffer: GPUBuffer, byteOffset: n
 
 /** A parsed Huffman stream (docs/format.md, "Huffman streams"), checked against its bytes. */
 export interface HuffmanStreamInfo {
-  /** 0 raw, 1 one symbol, 2 Huffman. */
-  mode: 0 | 1 | 2;
+  /** 0 raw, 1 one symbol, 2 Huffman, 3 Huffman in 32 interleaved lanes (version 3). */
+  mode: 0 | 1 | 2 | 3;
   /** Decoded bytes D (symbols). */
   decodedBytes: number;
   /** Encoded bytes E: the stream's length, mode byte included. */
@@ -425,10 +431,10 @@ export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): Hu
     info.symbol = stream[1];
     return info;
   }
-  if (mode !== 2) corrupt(`unknown Huffman mode ${mode}`);
+  if (mode !== 2 && mode !== 3) corrupt(`unknown Huffman mode ${mode}`);
   const layout = readLayout(stream, decodedBytes);
   if (typeof layout === 'string') corrupt(layout);
-  info.mode = 2;
+  info.mode = mode;
   info.segmentLog2 = layout.segmentLog2;
   info.segments = layout.segments;
   info.offsetsAt = layout.offsetsAt;
@@ -538,7 +544,7 @@ export function encodeHuffmanDecode(
   if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
   jobs.forEach((j, i) => {
     const st = j?.stream;
-    if (typeof st !== 'object' || st === null || ![0, 1, 2].includes(st.mode)) {
+    if (typeof st !== 'object' || st === null || ![0, 1, 2, 3].includes(st.mode)) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].stream must come from parseHuffmanStream`);
     }
     checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
@@ -556,9 +562,12 @@ export function encodeHuffmanDecode(
   }
   if (live.length === 0) return async () => undefined;
 
-  // workgroups of a stream: mode 2, WG segments each; modes 0 and 1, pieces of WG x 2^FLAT_SEGMENT_LOG2 bytes
+  // workgroups of a stream: mode 2, WG segments each; mode 3, WG / 32 (32 lanes a segment); modes
+  // 0 and 1, pieces of WG x 2^FLAT_SEGMENT_LOG2 bytes
   const groupsOf = (st: HuffmanStreamInfo): number =>
-    Math.ceil((st.mode === 2 ? st.segments : Math.ceil(st.decodedBytes / 2 ** FLAT_SEGMENT_LOG2)) / WORKGROUP_SIZE);
+    st.mode === 3
+      ? Math.ceil(st.segments / (WORKGROUP_SIZE / LANES))
+      : Math.ceil((st.mode === 2 ? st.segments : Math.ceil(st.decodedBytes / 2 ** FLAT_SEGMENT_LOG2)) / WORKGROUP_SIZE);
   // the global slot (WG a workgroup, over every dispatch) of each live job's first segment, for the error message
   const firstSlot = new Map<number, number>();
   let totalGroups = 0;
@@ -568,7 +577,10 @@ export function encodeHuffmanDecode(
   }
   const status = s.temp(16, 'huffman-status');
   s.encoder.clearBuffer(status);
-  const decodePipe = pipeline(ctx, 'codec-huffman', huffmanDecodeCode, 'decode');
+  // mode 3's lanes take their units by a subgroup ballot where every subgroup is 32, 64 or 128
+  // wide, else through workgroup memory (shaders/huffman-lanes-*.wgsl)
+  const ballot = ctx.hasSubgroups && ctx.subgroupMinSize >= 32 && ctx.subgroupMaxSize <= 128;
+  const decodePipe = pipeline(ctx, 'codec-huffman', huffmanDecodeCode(ballot), 'decode', {}, ballot);
 
   const groups = groupBySpans(
     ctx,
@@ -589,18 +601,18 @@ export function encodeHuffmanDecode(
     group.items.forEach((k, e) => {
       const i = live[k];
       const { stream: st, srcByteOffset, dstByteOffset } = jobs[i];
-      const flat = st.mode !== 2;
+      const coded = st.mode >= 2;
       entries.set(
         [
           workgroups,
           st.decodedBytes,
-          flat ? FLAT_SEGMENT_LOG2 : st.segmentLog2,
+          coded ? st.segmentLog2 : FLAT_SEGMENT_LOG2,
           st.mode,
-          st.mode === 1 ? st.symbol : srcByteOffset + (st.mode === 2 ? st.offsetsAt : st.bitsAt) - srcBase,
-          st.mode === 2 ? srcByteOffset + st.bitsAt - srcBase : 0,
+          st.mode === 1 ? st.symbol : srcByteOffset + (coded ? st.offsetsAt : st.bitsAt) - srcBase,
+          coded ? srcByteOffset + st.bitsAt - srcBase : 0,
           (dstByteOffset - dstBase) / 4,
-          st.mode === 2 ? srcByteOffset - srcBase : 0,
-          st.mode === 2 ? st.encodedBytes - st.bitsAt : 0,
+          coded ? srcByteOffset - srcBase : 0,
+          coded ? st.encodedBytes - st.bitsAt : 0,
         ],
         e * STREAM_WORDS,
       );
@@ -633,6 +645,7 @@ export function encodeHuffmanDecode(
       reasons & 2 ? 'code lengths that are not a complete code of at most 11 bits' : '',
       reasons & 4 ? 'segment end offsets that decrease or do not end at the stream end' : '',
       reasons & 1 ? 'bits past its end' : '',
+      reasons & 8 ? 'lanes that read past its units or leave units unread' : '',
     ].filter(Boolean);
     corrupt(`Huffman stream ${job}: segment ${seg} is corrupt: ${why.join('; ')} (${bad} failure${bad === 1 ? '' : 's'})`);
   };
@@ -1483,9 +1496,20 @@ export interface HuffmanEncodeJob {
    * two symbols, a complete code (Kraft sum exactly 1). Every byte of the range needs a code.
    */
   lengths: Uint8Array;
-  /** log2 of the symbols per segment, g: 10..20 (ts/codec/huffman.ts DEFAULT_SEGMENT_LOG2). */
+  /**
+   * log2 of the symbols per segment, g: 10..20 (ts/codec/huffman.ts DEFAULT_SEGMENT_LOG2); with
+   * `mode` 3, 10..12 (LANES_SEGMENT_LOG2).
+   */
   segmentLog2: number;
+  /**
+   * The stream mode to write: 2 (default) or 3, 32 interleaved lanes a segment (docs/format.md,
+   * "Mode 3: interleaved lanes"). Every job of a call has the same mode.
+   */
+  mode?: 2 | 3;
 }
+
+/** Largest g of a mode-3 job: the kernel keeps 2^g / 32 steps of masks in workgroup memory. */
+const LANES_MAX_SEGMENT_LOG2 = 12;
 
 /** Where a job's output (end offsets, then bitstreams) lies in its group's output buffer. */
 interface EncodeSlot {
@@ -1505,12 +1529,11 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
     throw new ParleError(ErrorCodes.TOO_LARGE, `jobs[${i}]: ${j.byteLength} bytes exceed one Huffman stream (${HUFFMAN_ENCODE_MAX_BYTES})`);
   }
   checkSpan(srcBuf, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
+  if (j.mode !== undefined && j.mode !== 2 && j.mode !== 3) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].mode must be 2 or 3`);
   const g = j.segmentLog2;
-  if (!Number.isInteger(g) || g < MIN_SEGMENT_LOG2 || g > MAX_SEGMENT_LOG2) {
-    throw new ParleError(
-      ErrorCodes.INVALID_ARGUMENT,
-      `jobs[${i}].segmentLog2 must be an integer in ${MIN_SEGMENT_LOG2}..${MAX_SEGMENT_LOG2}`,
-    );
+  const maxG = j.mode === 3 ? LANES_MAX_SEGMENT_LOG2 : MAX_SEGMENT_LOG2;
+  if (!Number.isInteger(g) || g < MIN_SEGMENT_LOG2 || g > maxG) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].segmentLog2 must be an integer in ${MIN_SEGMENT_LOG2}..${maxG}`);
   }
   const lengths = j.lengths;
   if (!(lengths instanceof Uint8Array) || lengths.length !== 256) {
@@ -1637,9 +1660,13 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
   if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
   jobs.forEach((j, i) => checkEncodeJob(srcBuf, j, i));
   const m = jobs.length;
+  const lanes = m > 0 && jobs[0].mode === 3;
+  jobs.forEach((j, i) => {
+    if ((j.mode === 3) !== lanes) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].mode differs from jobs[0].mode`);
+  });
   const headers = jobs.map((j) => {
     const h = new Uint8Array(headerBytes(j.lengths));
-    writeHeader(h, 0, j.lengths, j.segmentLog2);
+    writeHeader(h, 0, j.lengths, j.segmentLog2, lanes ? HuffmanMode.Lanes : HuffmanMode.Huffman);
     return h;
   });
   const live = jobs.map((_, i) => i).filter((i) => jobs[i].byteLength > 0);
@@ -1654,14 +1681,15 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
     const segments = segmentCount(j.byteLength, j.segmentLog2);
     let longest = 0;
     for (let b = 0; b < 256; b++) if (j.lengths[b] > longest) longest = j.lengths[b];
-    const bytes = 4 * segments + roundUp4(Math.ceil((j.byteLength * longest) / 8) + segments);
+    // a segment's bits padded to a byte (mode 2) or each of 32 lanes' to 16 bits (mode 3)
+    const bytes = 4 * segments + roundUp4(Math.ceil((j.byteLength * longest) / 8) + (lanes ? 2 * LANES : 1) * segments);
     if (bytes > maxBinding(ctx) - alignment(ctx)) {
       throw new ParleError(
         ErrorCodes.TOO_LARGE,
         `jobs[${i}]: its output (up to ${bytes} bytes) exceeds one storage binding (${maxBinding(ctx)} bytes)`,
       );
     }
-    slots.set(i, { at, bytes, segments, blocks: Math.ceil(j.byteLength / ENCODE_BLOCK) });
+    slots.set(i, { at, bytes, segments, blocks: lanes ? segments : Math.ceil(j.byteLength / ENCODE_BLOCK) });
     at += bytes;
   }
   const groups = groupBySpans(
@@ -1711,7 +1739,9 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
           slotOutput.set(i, { buffer: out, byteOffset: slot.at - outWin.base });
           blocks += slot.blocks;
         });
-        const params = s.uniform([blocks, group.items.length, 0, 0]);
+        const params = s.uniform([blocks, group.items.length, lanes ? 1 : 0, 0]);
+        // mode 3: blocks are segments, WG / 32 a workgroup
+        const blockGroups = lanes ? Math.ceil(blocks / (WORKGROUP_SIZE / LANES)) : blocks;
         const jobsBuf = storageWords(ctx, s, table, 'huffman-encode-jobs');
         const codesBuf = storageWords(ctx, s, codes, 'huffman-encode-codes');
         const blocksBuf = s.temp(4 * blocks, 'huffman-encode-blocks');
@@ -1719,7 +1749,7 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
         const dst: GPUBufferBinding = { buffer: out, offset: 0, size: outBytes };
         const metaBinding: GPUBufferBinding = { buffer: meta, offset: 0, size: roundUp4(4 * (2 + m)) };
         s.dispatch(
-          pipe('countBits'),
+          pipe(lanes ? 'countLanes' : 'countBits'),
           [
             { binding: 0, resource: { buffer: params } },
             { binding: 1, resource: { buffer: jobsBuf } },
@@ -1728,7 +1758,7 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
             { binding: 4, resource: { buffer: blocksBuf } },
             { binding: 6, resource: metaBinding },
           ],
-          blocks,
+          blockGroups,
           'parle:huffman-count-bits',
         );
         s.dispatch(
@@ -1744,7 +1774,7 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
           'parle:huffman-place-segments',
         );
         s.dispatch(
-          pipe('writeBits'),
+          pipe(lanes ? 'writeLanes' : 'writeBits'),
           [
             { binding: 0, resource: { buffer: params } },
             { binding: 1, resource: { buffer: jobsBuf } },
@@ -1753,7 +1783,7 @@ async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: reado
             { binding: 4, resource: { buffer: blocksBuf } },
             { binding: 5, resource: dst },
           ],
-          blocks,
+          blockGroups,
           'parle:huffman-write-bits',
         );
       }
