@@ -1023,3 +1023,430 @@ function finishSegment(p: usize, u: u64, limit: usize, o: usize, outEnd: usize, 
   // bit position p * 8 + u at most the segment's end, limit * 8
   return p < limit || (p == limit && u == 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Mode 3: segments of 32 interleaved lanes (docs/format.md, "Mode 3: interleaved lanes")
+//
+// Quad q of a segment (symbols 4q .. 4q + 3) belongs to lane q mod 32; lane l's t-th symbol is
+// symbol 128 (t >> 2) + 4 l + (t & 3). Each lane's codes are cut into 16-bit units, stored in the
+// order a decoder that steps the 32 lanes in lockstep reads them: at step t, lanes in ascending
+// order, a lane reads its next unit only when its next code runs past the bits it holds.
+
+/** Steps of a mode-3 segment of c symbols: lane 0's symbol count (4 a group of 128, then the rest's first quad). */
+// @ts-ignore: decorator
+@inline function laneSteps(c: usize): usize {
+  return ((c >> 7) << 2) + min<usize>(4, c & 127);
+}
+
+/**
+ * Huffman-encodes `n` bytes at `srcPtr` as mode-3 segments of 2^segLog2 symbols with the codes at
+ * `codesPtr` ({@link huffmanBuildCodes}) at `outPtr`: each segment's units (u16 little-endian) in
+ * the order the lanes read them, segment k ending at offsetsPtr[k] (u32, bytes from outPtr).
+ * Writes exactly the returned bytes (every byte of each segment, no slack past them).
+ * `scratchPtr`: 2^segLog2 / 4 bytes (u32 aligned; 1 KiB at g = 12): each step's mask of the lanes
+ * that read a unit, then the units read before each step. Every symbol must have a code.
+ * Returns the bytes written: a segment of B bits takes at most ceil(B / 8) + 64.
+ */
+export function huffmanEncodeLanes(srcPtr: usize, n: usize, codesPtr: usize, segLog2: u32, outPtr: usize, offsetsPtr: usize, scratchPtr: usize): f64 {
+  const seg: usize = <usize>1 << segLog2;
+  let out = outPtr;
+  let k: usize = 0;
+  for (let start: usize = 0; start < n; start += seg, k++) {
+    out = encodeLaneSegment(srcPtr + start, min<usize>(n - start, seg), codesPtr, out, scratchPtr);
+    store<u32>(offsetsPtr + (k << 2), <u32>(out - outPtr));
+  }
+  return <f64>(out - outPtr);
+}
+
+/**
+ * One mode-3 segment of the c symbols at `src`, written at `out`; returns its end. Pass 1 runs
+ * each lane's count of held bits a (a unit is read when a code's length exceeds a) into the
+ * steps' masks; then the units read before each step (a prefix sum) give each read its place:
+ * before(t) + the lanes below l that read at t. Pass 2 runs each lane again, collecting its
+ * bits, and stores each unit once its 16 bits are complete at the place of its read (a lane
+ * has at most two units read and not yet stored: the one being filled and the one just read).
+ */
+function encodeLaneSegment(src: usize, c: usize, codesPtr: usize, out: usize, scratch: usize): usize {
+  const steps = laneSteps(c);
+  const masks = scratch;
+  const before = scratch + (steps << 2);
+  memory.fill(masks, 0, steps << 2);
+  for (let l: u32 = 0; l < 32; l++) {
+    let a: u32 = 0;
+    for (let q = <usize>l << 2, m = masks; q < c; q += 128, m += 16) {
+      if (q + 4 <= c) {
+        const quad = load<u32>(src + q);
+        a = markRead(a, codesPtr, quad & 255, m, l);
+        a = markRead(a, codesPtr, (quad >> 8) & 255, m + 4, l);
+        a = markRead(a, codesPtr, (quad >> 16) & 255, m + 8, l);
+        a = markRead(a, codesPtr, quad >> 24, m + 12, l);
+      } else {
+        for (let i = q; i < c; i++) a = markRead(a, codesPtr, <u32>load<u8>(src + i), m + ((i - q) << 2), l);
+      }
+    }
+  }
+  let total: u32 = 0;
+  for (let t: usize = 0; t < steps; t++) {
+    store<u32>(before + (t << 2), total);
+    total += popcnt<u32>(load<u32>(masks + (t << 2)));
+  }
+  for (let l: u32 = 0; l < 32; l++) {
+    const below: u32 = (<u32>1 << l) - 1;
+    let a: u32 = 0;
+    let acc: u32 = 0;
+    let bits: u32 = 0;
+    let read: u32 = 0;
+    let stored: u32 = 0;
+    let at0: usize = 0;
+    let at1: usize = 0;
+    for (let q = <usize>l << 2, t = masks; q < c; q += 128, t += 16) {
+      const end = min<usize>(q + 4, c);
+      for (let i = q, w = t; i < end; i++, w += 4) {
+        const code = load<u32>(codesPtr + (<usize>load<u8>(src + i) << 2));
+        const len = code >> 16;
+        // a read: its place is the units read before the step and by the lanes below this one
+        const need = len > a;
+        const at = out + (<usize>(load<u32>(w + (steps << 2)) + popcnt<u32>(load<u32>(w) & below)) << 1);
+        const odd = (read & 1) != 0;
+        at1 = select<usize>(at, at1, need & odd);
+        at0 = select<usize>(at, at0, need & !odd);
+        read += <u32>need;
+        a += (<u32>need << 4) - len;
+        // the unit being filled is stored as it grows (its last store holds all 16 bits)
+        acc |= (code & 0xffff) << bits;
+        bits += len;
+        store<u16>(select<usize>(at1, at0, (stored & 1) != 0), <u16>acc);
+        const full = <u32>(bits >= 16);
+        stored += full;
+        acc >>= full << 4;
+        bits -= full << 4;
+      }
+    }
+    if (bits > 0) store<u16>(select<usize>(at1, at0, (stored & 1) != 0), <u16>acc);
+  }
+  return out + (<usize>total << 1);
+}
+
+/** Pass 1 of one symbol of lane l (held bits a): marks the lane in the step's mask at m when its code reads a unit; returns a. */
+// @ts-ignore: decorator
+@inline function markRead(a: u32, codesPtr: usize, symbol: u32, m: usize, l: u32): u32 {
+  const len = <u32>load<u8>(codesPtr + (<usize>symbol << 2), 2);
+  const need = <u32>(len > a);
+  store<u32>(m, load<u32>(m) | (need << l));
+  return a + (need << 4) - len;
+}
+
+/**
+ * Decodes `n` symbols of mode-3 segments of 2^segLog2 symbols at `srcPtr` (`srcBytes` long,
+ * segment k ending at offsetsPtr[k] bytes, u32) with the tables at `tablePtr`
+ * ({@link huffmanBuildTable}, either kind: it reads only the first symbol of an entry and its
+ * length) into `outPtr`: exactly n bytes, nothing past them. Reads nothing outside the segments
+ * (no slack needed past srcPtr + srcBytes) whatever the input. Returns 0, or -1 for corrupt
+ * input: offsets decreasing or past srcBytes, a segment of an odd byte length, a segment that
+ * reads past its units or leaves units unread.
+ */
+export function huffmanDecodeLanes(srcPtr: usize, srcBytes: usize, offsetsPtr: usize, segLog2: u32, n: usize, tablePtr: usize, outPtr: usize): i32 {
+  const seg: usize = <usize>1 << segLog2;
+  const segments = (n + seg - 1) >> segLog2;
+  let last: usize = 0;
+  for (let k: usize = 0; k < segments; k++) {
+    const end = <usize>load<u32>(offsetsPtr + (k << 2));
+    if (end < last || end > srcBytes || ((end - last) & 1) != 0) return -1;
+    last = end;
+  }
+  let start: usize = 0;
+  for (let k: usize = 0; k < segments; k++) {
+    const end = <usize>load<u32>(offsetsPtr + (k << 2));
+    const from = k << segLog2;
+    if (!decodeLaneSegment(srcPtr + start, srcPtr + end, min<usize>(n - from, seg), tablePtr, outPtr + from)) return -1;
+    start = end;
+  }
+  return 0;
+}
+
+/**
+ * One mode-3 segment of c symbols from the units in [p, end) to `out`, each of the 32 lanes'
+ * state in one local (written out lane by lane: locals cannot be indexed): its held bits below a
+ * sentinel bit at position a (the count held; 1 = none). A lane's step looks up its held bits
+ * (the sentinel and zeros above them change no code that fits in them) and reads a unit when that
+ * code is longer than a: the decision needs no unit, so the units' place p, the one thing the
+ * lanes share, advances by an add a lane and the lanes' lookups overlap. The symbol comes from
+ * a second lookup, of the bits with the unit (x = s + (unit + 0xffff) << a: the unit above the
+ * held bits, the sentinel moved 16 up). The unit is loaded from min(p, end - 2): a corrupt
+ * segment that runs past its end reads its last unit again (in bounds) and fails at the end,
+ * where p must be exactly `end`.
+ */
+function decodeLaneSegment(p: usize, end: usize, c: usize, tablePtr: usize, out: usize): bool {
+  // a segment of c >= 1 symbols reads at least one unit (lane 0's first code)
+  if (p >= end) return false;
+  const last = end - 2;
+  const info = tablePtr + TABLE_INFO;
+  let s0: u32 = 1, s1: u32 = 1, s2: u32 = 1, s3: u32 = 1, s4: u32 = 1, s5: u32 = 1, s6: u32 = 1, s7: u32 = 1;
+  let s8: u32 = 1, s9: u32 = 1, s10: u32 = 1, s11: u32 = 1, s12: u32 = 1, s13: u32 = 1, s14: u32 = 1, s15: u32 = 1;
+  let s16: u32 = 1, s17: u32 = 1, s18: u32 = 1, s19: u32 = 1, s20: u32 = 1, s21: u32 = 1, s22: u32 = 1, s23: u32 = 1;
+  let s24: u32 = 1, s25: u32 = 1, s26: u32 = 1, s27: u32 = 1, s28: u32 = 1, s29: u32 = 1, s30: u32 = 1, s31: u32 = 1;
+  let need: bool, x: u32, j: usize;
+  // step t: symbol t & 3 of quad group t >> 2 (lane l's quad is group x 32 + l); every step
+  // decodes lane 0, lane l only while 4 l < rem (every lane but in the last group of a short segment)
+  const steps = laneSteps(c);
+  for (let t: usize = 0; t < steps; t++) {
+    const base = ((t >> 2) << 7) + (t & 3);
+    const rem = c - base;
+    const o = out + base;
+    need = ((<u32>load<u16>(info + (<usize>(s0 & 0x7ff) << 1)) >> 8) & 15) + clz(s0) > 31;
+    x = select<u32>(s0 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s0))), s0, need);
+    p += <usize>need << 1;
+    j = <usize>(x & 0x7ff);
+    store<u8>(o, load<u8>(tablePtr + (j << 2)), 0);
+    s0 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    if (rem > 4) {
+      need = ((<u32>load<u16>(info + (<usize>(s1 & 0x7ff) << 1)) >> 8) & 15) + clz(s1) > 31;
+      x = select<u32>(s1 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s1))), s1, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 4);
+      s1 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 8) {
+      need = ((<u32>load<u16>(info + (<usize>(s2 & 0x7ff) << 1)) >> 8) & 15) + clz(s2) > 31;
+      x = select<u32>(s2 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s2))), s2, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 8);
+      s2 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 12) {
+      need = ((<u32>load<u16>(info + (<usize>(s3 & 0x7ff) << 1)) >> 8) & 15) + clz(s3) > 31;
+      x = select<u32>(s3 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s3))), s3, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 12);
+      s3 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 16) {
+      need = ((<u32>load<u16>(info + (<usize>(s4 & 0x7ff) << 1)) >> 8) & 15) + clz(s4) > 31;
+      x = select<u32>(s4 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s4))), s4, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 16);
+      s4 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 20) {
+      need = ((<u32>load<u16>(info + (<usize>(s5 & 0x7ff) << 1)) >> 8) & 15) + clz(s5) > 31;
+      x = select<u32>(s5 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s5))), s5, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 20);
+      s5 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 24) {
+      need = ((<u32>load<u16>(info + (<usize>(s6 & 0x7ff) << 1)) >> 8) & 15) + clz(s6) > 31;
+      x = select<u32>(s6 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s6))), s6, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 24);
+      s6 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 28) {
+      need = ((<u32>load<u16>(info + (<usize>(s7 & 0x7ff) << 1)) >> 8) & 15) + clz(s7) > 31;
+      x = select<u32>(s7 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s7))), s7, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 28);
+      s7 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 32) {
+      need = ((<u32>load<u16>(info + (<usize>(s8 & 0x7ff) << 1)) >> 8) & 15) + clz(s8) > 31;
+      x = select<u32>(s8 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s8))), s8, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 32);
+      s8 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 36) {
+      need = ((<u32>load<u16>(info + (<usize>(s9 & 0x7ff) << 1)) >> 8) & 15) + clz(s9) > 31;
+      x = select<u32>(s9 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s9))), s9, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 36);
+      s9 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 40) {
+      need = ((<u32>load<u16>(info + (<usize>(s10 & 0x7ff) << 1)) >> 8) & 15) + clz(s10) > 31;
+      x = select<u32>(s10 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s10))), s10, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 40);
+      s10 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 44) {
+      need = ((<u32>load<u16>(info + (<usize>(s11 & 0x7ff) << 1)) >> 8) & 15) + clz(s11) > 31;
+      x = select<u32>(s11 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s11))), s11, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 44);
+      s11 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 48) {
+      need = ((<u32>load<u16>(info + (<usize>(s12 & 0x7ff) << 1)) >> 8) & 15) + clz(s12) > 31;
+      x = select<u32>(s12 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s12))), s12, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 48);
+      s12 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 52) {
+      need = ((<u32>load<u16>(info + (<usize>(s13 & 0x7ff) << 1)) >> 8) & 15) + clz(s13) > 31;
+      x = select<u32>(s13 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s13))), s13, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 52);
+      s13 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 56) {
+      need = ((<u32>load<u16>(info + (<usize>(s14 & 0x7ff) << 1)) >> 8) & 15) + clz(s14) > 31;
+      x = select<u32>(s14 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s14))), s14, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 56);
+      s14 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 60) {
+      need = ((<u32>load<u16>(info + (<usize>(s15 & 0x7ff) << 1)) >> 8) & 15) + clz(s15) > 31;
+      x = select<u32>(s15 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s15))), s15, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 60);
+      s15 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 64) {
+      need = ((<u32>load<u16>(info + (<usize>(s16 & 0x7ff) << 1)) >> 8) & 15) + clz(s16) > 31;
+      x = select<u32>(s16 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s16))), s16, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 64);
+      s16 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 68) {
+      need = ((<u32>load<u16>(info + (<usize>(s17 & 0x7ff) << 1)) >> 8) & 15) + clz(s17) > 31;
+      x = select<u32>(s17 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s17))), s17, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 68);
+      s17 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 72) {
+      need = ((<u32>load<u16>(info + (<usize>(s18 & 0x7ff) << 1)) >> 8) & 15) + clz(s18) > 31;
+      x = select<u32>(s18 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s18))), s18, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 72);
+      s18 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 76) {
+      need = ((<u32>load<u16>(info + (<usize>(s19 & 0x7ff) << 1)) >> 8) & 15) + clz(s19) > 31;
+      x = select<u32>(s19 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s19))), s19, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 76);
+      s19 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 80) {
+      need = ((<u32>load<u16>(info + (<usize>(s20 & 0x7ff) << 1)) >> 8) & 15) + clz(s20) > 31;
+      x = select<u32>(s20 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s20))), s20, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 80);
+      s20 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 84) {
+      need = ((<u32>load<u16>(info + (<usize>(s21 & 0x7ff) << 1)) >> 8) & 15) + clz(s21) > 31;
+      x = select<u32>(s21 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s21))), s21, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 84);
+      s21 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 88) {
+      need = ((<u32>load<u16>(info + (<usize>(s22 & 0x7ff) << 1)) >> 8) & 15) + clz(s22) > 31;
+      x = select<u32>(s22 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s22))), s22, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 88);
+      s22 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 92) {
+      need = ((<u32>load<u16>(info + (<usize>(s23 & 0x7ff) << 1)) >> 8) & 15) + clz(s23) > 31;
+      x = select<u32>(s23 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s23))), s23, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 92);
+      s23 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 96) {
+      need = ((<u32>load<u16>(info + (<usize>(s24 & 0x7ff) << 1)) >> 8) & 15) + clz(s24) > 31;
+      x = select<u32>(s24 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s24))), s24, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 96);
+      s24 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 100) {
+      need = ((<u32>load<u16>(info + (<usize>(s25 & 0x7ff) << 1)) >> 8) & 15) + clz(s25) > 31;
+      x = select<u32>(s25 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s25))), s25, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 100);
+      s25 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 104) {
+      need = ((<u32>load<u16>(info + (<usize>(s26 & 0x7ff) << 1)) >> 8) & 15) + clz(s26) > 31;
+      x = select<u32>(s26 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s26))), s26, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 104);
+      s26 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 108) {
+      need = ((<u32>load<u16>(info + (<usize>(s27 & 0x7ff) << 1)) >> 8) & 15) + clz(s27) > 31;
+      x = select<u32>(s27 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s27))), s27, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 108);
+      s27 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 112) {
+      need = ((<u32>load<u16>(info + (<usize>(s28 & 0x7ff) << 1)) >> 8) & 15) + clz(s28) > 31;
+      x = select<u32>(s28 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s28))), s28, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 112);
+      s28 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 116) {
+      need = ((<u32>load<u16>(info + (<usize>(s29 & 0x7ff) << 1)) >> 8) & 15) + clz(s29) > 31;
+      x = select<u32>(s29 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s29))), s29, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 116);
+      s29 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 120) {
+      need = ((<u32>load<u16>(info + (<usize>(s30 & 0x7ff) << 1)) >> 8) & 15) + clz(s30) > 31;
+      x = select<u32>(s30 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s30))), s30, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 120);
+      s30 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+    if (rem > 124) {
+      need = ((<u32>load<u16>(info + (<usize>(s31 & 0x7ff) << 1)) >> 8) & 15) + clz(s31) > 31;
+      x = select<u32>(s31 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s31))), s31, need);
+      p += <usize>need << 1;
+      j = <usize>(x & 0x7ff);
+      store<u8>(o, load<u8>(tablePtr + (j << 2)), 124);
+      s31 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+    }
+  }
+  return p == end;
+}

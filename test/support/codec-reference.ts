@@ -1,6 +1,6 @@
 /**
  * The plain reference of docs/format.md, "Version 2: the codec pipeline": XXH32 and the tree
- * hash, the stages (delta, shuffle, rle, huffman, pack), Huffman streams (modes 0, 1, 2), pack streams (decode only) and a
+ * hash, the stages (delta, shuffle, rle, huffman, pack), Huffman streams (modes 0, 1, 2, 3), pack streams (decode only) and a
  * chunk's payload (stream directory + streams). Tests use it as an oracle to check the
  * WebAssembly and WGSL kernels and the TypeScript codec.
  *
@@ -377,6 +377,19 @@ class BitWriter {
   }
 }
 
+/** Mode, g, last symbol m and the 4-bit lengths of symbols 0..m: the start of a mode-2 or mode-3 stream. */
+function huffmanHeader(mode: 2 | 3, segmentLog2: number, lengths: Uint8Array): number[] {
+  let lastSymbol = 255;
+  while (lengths[lastSymbol] === 0) lastSymbol--;
+  const out: number[] = [mode, segmentLog2, lastSymbol];
+  for (let i = 0; i < Math.ceil((lastSymbol + 1) / 2); i++) {
+    const low = lengths[2 * i];
+    const high = 2 * i + 1 <= lastSymbol ? lengths[2 * i + 1] : 0;
+    out.push(low | (high << 4));
+  }
+  return out;
+}
+
 /**
  * One Huffman stream of `bytes`: [0] when empty; [1, symbol] when every byte is the same symbol;
  * otherwise mode 2 (even when larger than raw) with 2^segmentLog2-symbol segments:
@@ -394,15 +407,7 @@ export function huffmanEncodeStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_DEF
 
   const lengths = huffmanCodeLengths(histogram, HUFFMAN_MAX_LENGTH);
   const codes = canonicalCodes(lengths);
-  let lastSymbol = 255;
-  while (lengths[lastSymbol] === 0) lastSymbol--;
-
-  const out: number[] = [2, segmentLog2, lastSymbol];
-  for (let i = 0; i < Math.ceil((lastSymbol + 1) / 2); i++) {
-    const low = lengths[2 * i];
-    const high = 2 * i + 1 <= lastSymbol ? lengths[2 * i + 1] : 0;
-    out.push(low | (high << 4));
-  }
+  const out = huffmanHeader(2, segmentLog2, lengths);
 
   const segmentSize = 2 ** segmentLog2;
   const segments = Math.ceil(bytes.length / segmentSize);
@@ -420,11 +425,82 @@ export function huffmanEncodeStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_DEF
   return Uint8Array.from(out);
 }
 
+/** Lanes of a mode-3 segment (docs/format.md, "Mode 3: interleaved lanes"). */
+export const HUFFMAN_LANES = 32;
+/** Bits of a mode-3 unit. */
+export const HUFFMAN_LANE_UNIT_BITS = 16;
+/** Segment size of the mode-3 streams parle writes. */
+export const HUFFMAN_LANES_SEGMENT_LOG2 = 12;
+
+/** Index in its segment of lane `lane`'s `t`-th symbol: quad lane + 32 floor(t / 4), symbol t mod 4 of it. */
+export function laneSymbolIndex(lane: number, t: number): number {
+  return 4 * (lane + HUFFMAN_LANES * Math.floor(t / 4)) + (t % 4);
+}
+
 /**
- * Decodes one Huffman stream to exactly `decodedBytes` bytes. Throws `corrupt` on: an unknown
- * mode; a stream shorter or longer than its mode implies; g outside 10..20; a code length over
- * 11; fewer than two symbols; an incomplete or over-full code; segment offsets decreasing or not
- * ending at the end of the stream; a segment that needs bits past its end.
+ * One mode-3 Huffman stream of `bytes` (docs/format.md, "Mode 3: interleaved lanes"): [0] when
+ * empty, [1, symbol] for one distinct symbol (as {@link huffmanEncodeStream}), otherwise mode 3:
+ * mode 2's header with mode = 3 and the same code lengths, then each segment's units in the
+ * order the spec's decoder reads them. Per segment and lane: the lane's symbols' codes
+ * concatenated (its bits), cut into 16-bit units; unit k is read at the step t of the lane's
+ * symbol whose code covers bit 16k (the decoder refills only when a code runs past the bits it
+ * has). The reads, sorted by (step, lane), are the segment's units in order.
+ */
+export function huffmanEncodeLanesStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_LANES_SEGMENT_LOG2): Uint8Array {
+  if (!(segmentLog2 >= HUFFMAN_MIN_SEGMENT_LOG2 && segmentLog2 <= HUFFMAN_MAX_SEGMENT_LOG2))
+    throw new Error(`segmentLog2 ${segmentLog2} outside 10..20`);
+  if (bytes.length === 0) return Uint8Array.of(0);
+  const histogram = new Array<number>(256).fill(0);
+  for (const b of bytes) histogram[b]++;
+  let distinct = 0;
+  for (const c of histogram) if (c > 0) distinct++;
+  if (distinct === 1) return Uint8Array.of(1, bytes[0]);
+
+  const lengths = huffmanCodeLengths(histogram, HUFFMAN_MAX_LENGTH);
+  const codes = canonicalCodes(lengths);
+  const out = huffmanHeader(3, segmentLog2, lengths);
+
+  const segmentSize = 2 ** segmentLog2;
+  const segments = Math.ceil(bytes.length / segmentSize);
+  const units: number[] = [];
+  const endOffsets: number[] = [];
+  for (let k = 0; k < segments; k++) {
+    const start = k * segmentSize;
+    const c = Math.min(bytes.length, start + segmentSize) - start;
+    const reads: { step: number; lane: number; unit: number }[] = [];
+    const laneBits: number[][] = [];
+    for (let lane = 0; lane < HUFFMAN_LANES; lane++) {
+      const bits: number[] = [];
+      for (let t = 0; laneSymbolIndex(lane, t) < c; t++) {
+        const symbol = bytes[start + laneSymbolIndex(lane, t)];
+        const code = reverseBits(codes[symbol], lengths[symbol]);
+        const from = bits.length;
+        for (let b = 0; b < lengths[symbol]; b++) bits.push((code >>> b) & 1);
+        // the units whose first bit this code covers are read at this step
+        for (let u = Math.ceil(from / HUFFMAN_LANE_UNIT_BITS); u * HUFFMAN_LANE_UNIT_BITS < bits.length; u++)
+          reads.push({ step: t, lane, unit: u });
+      }
+      laneBits.push(bits);
+    }
+    reads.sort((a, b) => a.step - b.step || a.lane - b.lane);
+    for (const r of reads) {
+      let unit = 0;
+      for (let b = 0; b < HUFFMAN_LANE_UNIT_BITS; b++) unit |= (laneBits[r.lane][r.unit * HUFFMAN_LANE_UNIT_BITS + b] ?? 0) << b;
+      units.push(unit);
+    }
+    endOffsets.push(2 * units.length);
+  }
+  for (const offset of endOffsets) out.push(offset & 0xff, (offset >>> 8) & 0xff, (offset >>> 16) & 0xff, (offset >>> 24) & 0xff);
+  for (const u of units) out.push(u & 0xff, u >>> 8);
+  return Uint8Array.from(out);
+}
+
+/**
+ * Decodes one Huffman stream (modes 0-3) to exactly `decodedBytes` bytes. Throws `corrupt` on: an
+ * unknown mode; a stream shorter or longer than its mode implies; g outside 10..20; a code length
+ * over 11; fewer than two symbols; an incomplete or over-full code; segment offsets decreasing or
+ * not ending at the end of the stream; a segment that needs bits past its end (mode 3: a segment
+ * of an odd byte length, one that reads past its units or leaves units unread).
  */
 export function huffmanDecodeStream(stream: Uint8Array, decodedBytes: number): Uint8Array {
   const n = decodedBytes;
@@ -438,7 +514,7 @@ export function huffmanDecodeStream(stream: Uint8Array, decodedBytes: number): U
     if (stream.length !== 2) corrupt(`one-symbol stream of ${stream.length} bytes`);
     return new Uint8Array(n).fill(stream[1]);
   }
-  if (mode !== 2) corrupt(`unknown Huffman mode ${mode}`);
+  if (mode !== 2 && mode !== 3) corrupt(`unknown Huffman mode ${mode}`);
 
   if (stream.length < 3) corrupt('Huffman header truncated');
   const g = stream[1];
@@ -486,6 +562,17 @@ export function huffmanDecodeStream(stream: Uint8Array, decodedBytes: number): U
   for (let s = 0; s < 256; s++) if (lengths[s] > 0) symbolOf.set(lengths[s] * 2 ** 16 + codes[s], s);
 
   const out = new Uint8Array(n);
+  if (mode === 3) {
+    for (let k = 0; k < segments; k++) {
+      const from = bitsAt + (k > 0 ? ends[k - 1] : 0);
+      const segmentBytes = bitsAt + ends[k] - from;
+      if (segmentBytes % 2 !== 0) corrupt(`segment ${k} is ${segmentBytes} bytes, not whole 16-bit units`);
+      const c = Math.min(n, (k + 1) * segmentSize) - k * segmentSize;
+      const decoded = decodeLanesSegment(stream.subarray(from, from + segmentBytes), c, lengths, symbolOf, k);
+      out.set(decoded, k * segmentSize);
+    }
+    return out;
+  }
   for (let k = 0; k < segments; k++) {
     const startBit = (bitsAt + (k > 0 ? ends[k - 1] : 0)) * 8;
     const endBit = (bitsAt + ends[k]) * 8;
@@ -506,6 +593,49 @@ export function huffmanDecodeStream(stream: Uint8Array, decodedBytes: number): U
       out[i] = symbol;
     }
   }
+  return out;
+}
+
+/**
+ * One mode-3 segment of `c` symbols from its `units` bytes, by the spec's decoder as written: a
+ * step t decodes the t-th symbol of each lane that has one, lanes in ascending order; a lane
+ * whose next code runs past the bits it holds first reads the segment's next unit. Throws
+ * `corrupt` when a read runs past the units or units are left unread.
+ */
+function decodeLanesSegment(units: Uint8Array, c: number, lengths: Uint8Array, symbolOf: Map<number, number>, k: number): Uint8Array {
+  const U = units.length / 2;
+  const out = new Uint8Array(c);
+  const buffer = new Array<number>(HUFFMAN_LANES).fill(0);
+  const held = new Array<number>(HUFFMAN_LANES).fill(0);
+  /** (symbol, length) of the code that the low bits of `b` begin with. */
+  const lookup = (b: number): [number, number] => {
+    let code = 0;
+    for (let length = 1; length <= HUFFMAN_MAX_LENGTH; length++) {
+      code = code * 2 + ((b >>> (length - 1)) & 1);
+      const found = symbolOf.get(length * 2 ** 16 + code);
+      if (found !== undefined) return [found, lengths[found]];
+    }
+    return corrupt(`segment ${k}: no code matches`); // unreachable for a complete code
+  };
+  let p = 0;
+  for (let t = 0; laneSymbolIndex(0, t) < c; t++) {
+    for (let lane = 0; lane < HUFFMAN_LANES; lane++) {
+      const i = laneSymbolIndex(lane, t);
+      if (i >= c) continue;
+      let [symbol, L] = lookup(buffer[lane]);
+      if (L > held[lane]) {
+        if (p >= U) corrupt(`segment ${k} reads past its ${U} units`);
+        buffer[lane] += (units[2 * p] | (units[2 * p + 1] << 8)) * 2 ** held[lane];
+        held[lane] += HUFFMAN_LANE_UNIT_BITS;
+        p++;
+        [symbol, L] = lookup(buffer[lane]);
+      }
+      out[i] = symbol;
+      buffer[lane] = Math.floor(buffer[lane] / 2 ** L);
+      held[lane] -= L;
+    }
+  }
+  if (p !== U) corrupt(`segment ${k} leaves ${U - p} of its ${U} units unread`);
   return out;
 }
 
@@ -595,7 +725,8 @@ export function packDecodeStream(s: Uint8Array, decodedBytes: number, width: 1 |
 function checkPipeline(stages: readonly number[], width: number): void {
   let previous = 0;
   for (const stage of stages) {
-    if (stage < STAGE.delta || (stage > STAGE.huffman && stage !== STAGE.pack) || !Number.isInteger(stage)) corrupt(`unknown stage id ${stage}`);
+    if (stage < STAGE.delta || (stage > STAGE.huffman && stage !== STAGE.pack) || !Number.isInteger(stage))
+      corrupt(`unknown stage id ${stage}`);
     if (stage <= previous) corrupt(`stage ${stage} out of order or repeated`);
     if (stage === STAGE.pack && previous === STAGE.huffman) corrupt('huffman and pack in one pipeline');
     if (stage === STAGE.shuffle && width === 1) corrupt('shuffle on a 1-byte type');
@@ -698,7 +829,11 @@ export function decodePayloadV2(stages: readonly number[], payload: Uint8Array, 
     // pack: run lengths (odd streams with rle) are bytes, the rest at the stream's width
     const packWidth = hasRle && j % 2 === 1 ? 1 : streamWidth;
     decoded.push(
-      hasHuffman ? huffmanDecodeStream(stored, decodedSizes[j]) : hasPack ? packDecodeStream(stored, decodedSizes[j], packWidth) : stored.slice(),
+      hasHuffman
+        ? huffmanDecodeStream(stored, decodedSizes[j])
+        : hasPack
+          ? packDecodeStream(stored, decodedSizes[j], packWidth)
+          : stored.slice(),
     );
   }
   if (hasRle) {

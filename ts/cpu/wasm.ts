@@ -182,6 +182,44 @@ export interface Kernels extends QuantizeKernels {
    * past its end.
    */
   huffmanDecode(srcPtr: number, srcBytes: number, offsetsPtr: number, segLog2: number, n: number, tablePtr: number, outPtr: number): number;
+  /**
+   * Huffman-encodes `n` bytes at `srcPtr` as mode-3 segments (docs/format.md, "Mode 3: interleaved
+   * lanes") of 2^segLog2 symbols with the codes at `codesPtr` (256 u32 from huffmanBuildCodes) at
+   * `outPtr`: each segment's 16-bit units (little-endian) in the order 32 lockstep lanes read
+   * them. Segment k's end offset (u32, bytes from `outPtr`) goes to offsetsPtr[k]. Writes exactly
+   * the returned bytes (no slack past them); a segment of B code bits takes at most ceil(B / 8) + 64
+   * bytes, always even. `scratchPtr`: 2^segLog2 / 4 bytes, 4-byte aligned (the steps' lane masks
+   * and their prefix counts; 1 KiB at segLog2 12). No buffer may overlap another. Every symbol
+   * present must have a code. Returns the bytes written (a float64, exact).
+   */
+  huffmanEncodeLanes(
+    srcPtr: number,
+    n: number,
+    codesPtr: number,
+    segLog2: number,
+    outPtr: number,
+    offsetsPtr: number,
+    scratchPtr: number,
+  ): number;
+  /**
+   * Decodes `n` symbols from mode-3 segments of 2^segLog2 symbols at `srcPtr` (`srcBytes` long;
+   * segment k ends at offsetsPtr[k] bytes, u32) with the tables at `tablePtr` (huffmanBuildTable,
+   * either kind; pass `symbols` 0 for the cheaper single-symbol build: only an entry's first
+   * symbol and its length are read) into exactly `n` bytes at `outPtr`, nothing written past them.
+   * Reads only [srcPtr, srcPtr + srcBytes), the offsets and the table, whatever the input: no
+   * slack needed. Returns 0, or -1 for corrupt input: offsets decreasing or past srcBytes, a
+   * segment of an odd byte length, a segment that reads past its units or leaves units unread
+   * (`outPtr`'s bytes are then unspecified).
+   */
+  huffmanDecodeLanes(
+    srcPtr: number,
+    srcBytes: number,
+    offsetsPtr: number,
+    segLog2: number,
+    n: number,
+    tablePtr: number,
+    outPtr: number,
+  ): number;
 
   // ---- the pack stage (assembly/pack.ts; docs/format.md "Pack streams") ----
   /**
