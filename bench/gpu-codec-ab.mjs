@@ -4,12 +4,15 @@
  * that the GPU's clock governor and the host's noise fall on both alike. Per corpus file
  * (bench/corpus) repeated to each size:
  *   - decompress: to the device (`path: 'gpu', to: 'device'`: upload of the container, decode,
- *     checks) of this build's CPU-path container;
+ *     checks) of a CPU-path container, each build its own: this build's laid out for
+ *     `--decoder` (default gpu: Huffman mode 3; cpu: mode 2), the baseline's with its defaults
+ *     (both containers' sizes are saved);
  *   - compress: from the device (the input uploaded to each engine) into a reused `out` array
  *     (`path: 'gpu'`: the container read back to the host).
  *
  * Usage: node bench/gpu-codec-ab.mjs --baseline DIR [--mib 4,64] [--rounds 15] [--files a,b]
  *                                    [--ops compress,decompress] [--workers 16] [--out DIR]
+ *                                    [--decoder gpu|cpu]
  * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
  * gpu-codec-ab-<gpu>.json to --out (default bench/results/): per file, size and op the medians
  * of both builds' wall clock (ms), GB/s (of output for decompress, of input for compress), and
@@ -35,6 +38,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     quick: { type: 'boolean' },
     ops: { type: 'string' },
+    decoder: { type: 'string' },
   },
 });
 if (args.baseline === undefined) throw new Error('--baseline DIR (a build of parle: its dist/) is required');
@@ -43,6 +47,7 @@ const MIBS = (args.mib ?? (quick ? '1' : '4,64')).split(',').map(Number);
 const ROUNDS = Number(args.rounds ?? (quick ? 3 : 15));
 const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
 const OPS = (args.ops ?? 'decompress,compress').split(',');
+const DECODER = args.decoder ?? 'gpu';
 const load = (dist) => import(pathToFileURL(join(dist, 'node/index.js')).href);
 const current = await load(join(root, 'dist'));
 const { compressBound } = current;
@@ -74,26 +79,33 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     for (const op of OPS) {
       let ms;
       let containerBytes;
+      let baselineBytes;
       if (op === 'decompress') {
-        const container = await engines.current.compress(host, { path: 'cpu' });
-        containerBytes = container.length;
-        ms = await ab(async (which) => (await engines[which].decompress(container, { path: 'gpu', to: 'device' })).destroy());
+        const containers = {
+          current: await engines.current.compress(host, { path: 'cpu', decoder: DECODER }),
+          baseline: await engines.baseline.compress(host, { path: 'cpu' }),
+        };
+        containerBytes = containers.current.length;
+        baselineBytes = containers.baseline.length;
+        ms = await ab(async (which) => (await engines[which].decompress(containers[which], { path: 'gpu', to: 'device' })).destroy());
       } else {
         const inputs = { current: await engines.current.upload(host), baseline: await engines.baseline.upload(host) };
         const outs = { current: new Uint8Array(compressBound(host.length, entry.file.split('.').pop())), baseline: null };
         outs.current.fill(1);
         outs.baseline = outs.current.slice();
         containerBytes = (await engines.current.compress(inputs.current, { path: 'gpu' })).length;
+        baselineBytes = (await engines.baseline.compress(inputs.baseline, { path: 'gpu' })).length;
         ms = await ab((which) => engines[which].compress(inputs[which], { path: 'gpu', out: outs[which] }));
         for (const d of Object.values(inputs)) d.destroy();
       }
-      const row = { file: entry.file, mib, op, bytes: B, containerBytes };
+      const row = { file: entry.file, mib, op, bytes: B, containerBytes, baselineBytes };
       for (const which of ['current', 'baseline']) row[which] = { wallMs: ms[which], gbps: B / ms[which] / 1e6 };
       row.ratio = ms.current / ms.baseline;
       rows.push(row);
       console.log(
         `${entry.file.padEnd(26)} ${String(mib).padStart(4)} MiB ${op.padEnd(10)} current ${ms.current.toFixed(2).padStart(7)} ms ` +
-          `(${row.current.gbps.toFixed(2)} GB/s)  baseline ${ms.baseline.toFixed(2).padStart(7)} ms  ratio ${row.ratio.toFixed(2)}`,
+          `(${row.current.gbps.toFixed(2)} GB/s)  baseline ${ms.baseline.toFixed(2).padStart(7)} ms  ratio ${row.ratio.toFixed(2)}  ` +
+          `size ${containerBytes} / ${baselineBytes}`,
       );
     }
   }

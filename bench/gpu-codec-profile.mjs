@@ -304,7 +304,8 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     const host = repeatTo(raw, mib, Ctor);
     const B = host.byteLength;
     const input = await engine.upload(host);
-    const container = await engine.compress(host, { path: 'cpu' });
+    // the container the GPU decodes: the CPU path's, its Huffman streams laid out for the GPU (mode 3)
+    const container = await engine.compress(host, { path: 'cpu', decoder: 'gpu' });
     const pipelines = pipelinesOf(container);
     const gpuContainer = await engine.compress(input, { path: 'gpu', ...gpuChunk });
     const doCompress = ONLY !== 'decompress';

@@ -586,6 +586,192 @@ describeGpu('GPU Huffman decode, a workgroup of segments a stream', () => {
   huffmanDecodeTests();
 });
 
+/**
+ * `stream` with segment k's end offset moved by `delta` bytes (the bytes of the segments stay
+ * where they are): segment k gains or loses bytes at its end and segment k + 1 at its start.
+ */
+function moveSegmentEnd(stream: Uint8Array, offsetsAt: number, k: number, delta: number): Uint8Array {
+  const moved = stream.slice();
+  const view = new DataView(moved.buffer);
+  view.setUint32(offsetsAt + 4 * k, view.getUint32(offsetsAt + 4 * k, true) + delta, true);
+  return moved;
+}
+
+describeGpu('GPU Huffman decode and encode of mode 3 (docs/format.md, "Mode 3: interleaved lanes")', () => {
+  gpuTest(
+    'decode: streams of modes 0-3 side by side, mode 3 at g = 10..13 over several workgroups (8 segments each), unaligned sources',
+    async (ctx, rng) => {
+      for (let round = 0; round < 3; round++) {
+        const inputs: Uint8Array[] = [];
+        const streams: Uint8Array[] = [];
+        for (let i = 0; i < 14; i++) {
+          const n = [1, 3, 100, 127, 128, 129, 1024, 4097, 40_000, 70_001][rng.below(10)];
+          // streams 0-3 of modes 0 (raw), 1 (one symbol), 2 and 3; then at random
+          const kind = i < 4 ? i : rng.below(5);
+          const b =
+            kind === 0 ? randomBytes(n, rng) : kind === 1 ? new Uint8Array(n).fill(rng.below(256)) : skewedBytes(n, rng, 2 + rng.below(80));
+          if (kind >= 2 && b.length > 1 && b.every((x) => x === b[0])) b[1] ^= 1;
+          inputs.push(b);
+          if (kind === 0) streams.push(Uint8Array.of(0, ...b));
+          else if (kind === 2) streams.push(ref.huffmanEncodeStream(b, 10 + rng.below(4)));
+          else streams.push(ref.huffmanEncodeLanesStream(b, 10 + rng.below(4)));
+        }
+        // one mode-3 stream of 75 segments of 2^12 (10 workgroups, the last one short)
+        const big = skewedBytes(75 * 4096 - 1 - rng.below(4000), rng, 40);
+        inputs.push(big);
+        streams.push(ref.huffmanEncodeLanesStream(big, 12));
+        expect(parseHuffmanStream(streams[streams.length - 1], big.length)).toMatchObject({ mode: 3, segments: 75 });
+        expect(new Set(streams.map((st) => st[0])), `round ${round}: modes`).toEqual(new Set([0, 1, 2, 3]));
+        const srcOffsets = layOut(
+          streams.map((st) => st.length),
+          rng.below(4),
+          () => rng.below(5),
+        );
+        const dstOffsets = layOut(
+          inputs.map((b) => b.length),
+          4 * rng.below(2),
+          () => 4 * rng.below(2),
+          4,
+        );
+        const { all, dstSize } = await decodeStreams(
+          ctx,
+          streams,
+          inputs.map((b) => b.length),
+          srcOffsets,
+          dstOffsets,
+        );
+        inputs.forEach((b, i) => {
+          const what = `round ${round} stream ${i} (mode ${streams[i][0]}, ${b.length} bytes)`;
+          expectBytes(all.subarray(dstOffsets[i], dstOffsets[i] + b.length), b, what);
+          expectPadding(all, dstOffsets[i] + b.length, i + 1 < inputs.length ? dstOffsets[i + 1] : dstSize, what);
+        });
+      }
+    },
+  );
+
+  gpuTest('decode agrees with the reference decoder on bit-flipped mode-3 streams', async (ctx, rng) => {
+    // flips in the units decode to other symbols: never rejected by the lane protocol alone
+    // (every lane still takes its ceil(B / 16) units only if its codes keep their lengths), so
+    // both outcomes occur; as for mode 2, each kind must be seen
+    let flagged = 0;
+    let round = 0;
+    for (; round < 30 || ((flagged === 0 || flagged === round) && round < 300); round++) {
+      const n = 1 + rng.below(20_000);
+      const bytes = skewedBytes(n, rng, 2 + rng.below(60));
+      const stream = ref.huffmanEncodeLanesStream(bytes, 10 + rng.below(3));
+      const info = parseHuffmanStream(stream, n);
+      const bad = stream.slice();
+      const flips = 1 + rng.below(3);
+      for (let f = 0; f < flips && info.bitsAt < bad.length; f++) {
+        const k = info.bitsAt + rng.below(bad.length - info.bitsAt);
+        bad[k] ^= 1 << rng.below(8);
+      }
+      let want: Uint8Array | undefined;
+      try {
+        want = ref.huffmanDecodeStream(bad, n);
+      } catch {
+        want = undefined;
+      }
+      if (want === undefined) {
+        flagged++;
+        await expectCorrupt(decodeStreams(ctx, [bad], [n], [1], [0]), `round ${round}: reference rejects`);
+      } else {
+        const { all } = await decodeStreams(ctx, [bad], [n], [1], [0]);
+        expectBytes(all.subarray(0, n), want, `round ${round}`);
+      }
+    }
+    expect(flagged, `rounds rejected by the reference, of ${round}`).toBeGreaterThan(0);
+    expect(flagged, `rounds rejected by the reference, of ${round}`).toBeLessThan(round);
+  });
+
+  gpuTest('decode: lying segment ends are CORRUPT, naming the first bad segment and the reason', async (ctx, rng) => {
+    const n = 20 * 4096 + 300;
+    const bytes = skewedBytes(n, rng, 30);
+    const stream = ref.huffmanEncodeLanesStream(bytes, 12);
+    const info = parseHuffmanStream(stream, n);
+    expect(info.segments).toBe(21);
+    // segment 9 one unit short (its lanes read past its units), segment 10 one unit long (left unread)
+    const e1 = await expectCorrupt(decodeStreams(ctx, [moveSegmentEnd(stream, info.offsetsAt, 9, -2)], [n], [2], [0]), 'a unit moved');
+    expect(e1.message).toMatch(/stream 0: segment 9 .*read past its units or leave units unread/);
+    expect(Number(/\((\d+) failures?\)/.exec(e1.message)?.[1])).toBeGreaterThanOrEqual(2);
+    // one unit more: segment 12 leaves it unread, segment 13 misses it
+    const e2 = await expectCorrupt(decodeStreams(ctx, [moveSegmentEnd(stream, info.offsetsAt, 12, 2)], [n], [0], [0]), 'a unit gained');
+    expect(e2.message).toMatch(/stream 0: segment 12 /);
+    // an odd length
+    const e3 = await expectCorrupt(decodeStreams(ctx, [moveSegmentEnd(stream, info.offsetsAt, 15, 1)], [n], [1], [0]), 'odd length');
+    expect(e3.message).toMatch(/stream 0: segment 15 .*segment end offsets/);
+    // the last segment not ending at the stream's end
+    const e4 = await expectCorrupt(decodeStreams(ctx, [moveSegmentEnd(stream, info.offsetsAt, 20, -2)], [n], [3], [0]), 'last end');
+    expect(e4.message).toMatch(/segment 20 /);
+    for (const [k, d] of [
+      [9, -2],
+      [12, 2],
+      [15, 1],
+    ])
+      expect(() => ref.huffmanDecodeStream(moveSegmentEnd(stream, info.offsetsAt, k, d), n), `reference, segment ${k} moved ${d}`).toThrow(
+        /corrupt/,
+      );
+  });
+
+  gpuTest(
+    'encode equals the reference encoder: g = 10, 11, 12, sizes around the lanes and segments, many jobs a call',
+    async (ctx, rng) => {
+      const sizes = [1, 2, 5, 127, 128, 129, 1023, 1024, 4095, 4096, 4097, 16_387, 100_001];
+      for (const g of [10, 11, 12]) {
+        const inputs = sizes.map((n, i) => (i % 3 === 0 ? randomBytes(n, rng) : skewedBytes(n, rng, 2 + rng.below(100))));
+        for (const b of inputs) if (b.length > 1 && b.every((x) => x === b[0])) b[1] ^= 1;
+        const offsets = layOut(sizes, rng.below(4), () => rng.below(5));
+        const buf = bufferWith(
+          ctx,
+          offsets[offsets.length - 1] + sizes[sizes.length - 1] + 8,
+          inputs.map((b, i) => [offsets[i], b]),
+        );
+        try {
+          const jobs: HuffmanEncodeJob[] = inputs.map((b, i) => ({
+            srcByteOffset: offsets[i],
+            byteLength: b.length,
+            lengths: b.length > 1 ? ref.huffmanCodeLengths(Array.from(countBytes(b))) : lengthsFor(b),
+            segmentLog2: g,
+            mode: 3,
+          }));
+          const got = await huffmanEncodeStreams(ctx, buf, jobs);
+          inputs.forEach((b, i) => {
+            const what = `g=${g} n=${b.length}`;
+            if (b.length > 1) expectBytes(got[i], ref.huffmanEncodeLanesStream(b, g), what);
+            expect(got[i][0], `${what}: mode`).toBe(3);
+            expectBytes(ref.huffmanDecodeStream(got[i], b.length), b, `${what}: reference decode`);
+          });
+        } finally {
+          buf.destroy();
+        }
+      }
+    },
+  );
+
+  gpuTest('encode: jobs of two modes in one call, mode 3 beyond g = 12 and a bad mode are refused', async (ctx) => {
+    const buf = bufferWith(ctx, 64, [[0, new Uint8Array(64).map((_, i) => i & 3)]]);
+    const lengths = lengthsFor(new Uint8Array(64).map((_, i) => i & 3));
+    const job = (mode: unknown, g = 12) => ({ srcByteOffset: 0, byteLength: 64, lengths, segmentLog2: g, mode }) as HuffmanEncodeJob;
+    await expect(huffmanEncodeStreams(ctx, buf, [job(3), job(2)])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: /jobs\[1\]\.mode/,
+    });
+    await expect(huffmanEncodeStreams(ctx, buf, [job(3, 13)])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: /10\.\.12/ });
+    await expect(huffmanEncodeStreams(ctx, buf, [job(4)])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: /mode must be 2 or 3/,
+    });
+    // a byte without a code is named in mode 3 as in mode 2
+    const partial = new Uint8Array(256);
+    partial[0] = 1;
+    partial[1] = 1;
+    await expect(
+      huffmanEncodeStreams(ctx, buf, [{ srcByteOffset: 0, byteLength: 64, lengths: partial, segmentLog2: 10, mode: 3 }]),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: /byte value 2 has no code/ });
+    buf.destroy();
+  });
+});
+
 const DELTA_COUNTS = [0, 1, 2, 3, 4, 5, 7, 8, 9, 4095, 4096, 4097, 16_385, 70_001, 300_007];
 
 describeGpu('GPU delta encode and decode', () => {

@@ -26,7 +26,7 @@
  */
 import { abortError } from '../../cpu/pool.js';
 import { storedEntry } from '../cpu/pipeline.js';
-import { DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, presentSymbols, segmentCount } from '../huffman.js';
+import { DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, LANES, LANES_SEGMENT_LOG2, presentSymbols, segmentCount } from '../huffman.js';
 import { pipelineName, StageId, streamCount, type Pipeline } from '../stages.js';
 import {
   encodeDelta,
@@ -110,15 +110,27 @@ interface Candidate {
 }
 
 /**
- * The size of a Huffman stream of the `n` bytes counted in `code` (its code made on the GPU), as
- * the CPU encoder would write it (padding bounded); `lengths` when it is coded (not raw).
+ * The decoder a container's Huffman streams are laid out for (CompressOptions.decoder): 'gpu'
+ * writes mode 3 (32 interleaved lanes a segment of 2^12 symbols), 'cpu' mode 2 (2^10-symbol
+ * segments); docs/format.md, "Huffman streams".
  */
-function huffmanStreamBytes(code: HistogramCode, n: number): { bytes: number; lengths?: Uint8Array } {
+export type HuffmanDecoder = 'cpu' | 'gpu';
+
+/** The segment size log2 of the Huffman streams written for `decoder`. */
+const segmentLog2For = (decoder: HuffmanDecoder) => (decoder === 'gpu' ? LANES_SEGMENT_LOG2 : DEFAULT_SEGMENT_LOG2);
+
+/**
+ * The size of a Huffman stream of the `n` bytes counted in `code` (its code made on the GPU), as
+ * the CPU encoder would write it for `decoder` (padding bounded: a byte a segment in mode 2, 16
+ * bits a lane in mode 3); `lengths` when it is coded (not raw).
+ */
+function huffmanStreamBytes(code: HistogramCode, n: number, decoder: HuffmanDecoder): { bytes: number; lengths?: Uint8Array } {
   const { count } = presentSymbols(code.counts);
   if (count === 0) return { bytes: 1 + n };
   if (count === 1) return { bytes: 2 };
-  const K = segmentCount(n, DEFAULT_SEGMENT_LOG2);
-  const bound = headerBytes(code.lengths) + 4 * K + Math.ceil(code.codedBits / 8) + K;
+  const K = segmentCount(n, segmentLog2For(decoder));
+  const padding = decoder === 'gpu' ? 2 * LANES : 1;
+  const bound = headerBytes(code.lengths) + 4 * K + Math.ceil(code.codedBits / 8) + padding * K;
   return bound >= 1 + n ? { bytes: 1 + n } : { bytes: bound, lengths: code.lengths };
 }
 
@@ -180,8 +192,9 @@ export async function compressV2OnDevice(
   codec?: number[],
   target?: Uint8Array,
   level?: number,
+  decoder: HuffmanDecoder = 'gpu',
 ): Promise<Uint8Array> {
-  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level)).container;
+  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
 }
 
 /**
@@ -199,6 +212,7 @@ export async function encodeChunksV2OnDevice(
   codec?: number[],
   target?: Uint8Array,
   level?: number,
+  decoder: HuffmanDecoder = 'gpu',
 ): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[] }> {
   const t0 = performance.now();
   const type = input.type;
@@ -324,7 +338,7 @@ export async function encodeChunksV2OnDevice(
         const code = codeOf(source, c.index);
         list.push({
           pipeline,
-          bytes: 8 + huffmanStreamBytes(code, c.count * w).bytes,
+          bytes: 8 + huffmanStreamBytes(code, c.count * w, decoder).bytes,
           streams: [{ source, byteOffset: c.at, byteLength: c.count * w, code }],
         });
       };
@@ -333,7 +347,7 @@ export async function encodeChunksV2OnDevice(
         let bytes = 8 * w;
         for (let k = 0; k < w; k++) {
           const code = codeOf(source, c.index * w + k);
-          bytes += huffmanStreamBytes(code, c.count).bytes;
+          bytes += huffmanStreamBytes(code, c.count, decoder).bytes;
           streams.push({ source, byteOffset: planeAt[c.index] + k * roundUp4(c.count), byteLength: c.count, code });
         }
         list.push({ pipeline, bytes, streams });
@@ -394,7 +408,7 @@ export async function encodeChunksV2OnDevice(
           if (allow('rle'))
             candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + v.byteLength + l.byteLength, streams: plan(true) });
           if (allow('rle+huffman')) {
-            const bytes = 16 + huffmanStreamBytes(vc, v.byteLength).bytes + huffmanStreamBytes(lc, l.byteLength).bytes;
+            const bytes = 16 + huffmanStreamBytes(vc, v.byteLength, decoder).bytes + huffmanStreamBytes(lc, l.byteLength, decoder).bytes;
             candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes, streams: plan(false) });
           }
         }
@@ -420,13 +434,19 @@ export async function encodeChunksV2OnDevice(
           continue;
         }
         const { count, first } = presentSymbols(plan.code.counts);
-        const sized = huffmanStreamBytes(plan.code, plan.byteLength);
+        const sized = huffmanStreamBytes(plan.code, plan.byteLength, decoder);
         if (count === 1) pieces.set(plan, [{ host: new Uint8Array([HuffmanMode.OneSymbol, first]) }]);
         else if (sized.lengths === undefined) pieces.set(plan, rawStream(plan));
         else
           (jobs[plan.source] ??= []).push({
             plan,
-            job: { srcByteOffset: plan.byteOffset, byteLength: plan.byteLength, lengths: sized.lengths, segmentLog2: DEFAULT_SEGMENT_LOG2 },
+            job: {
+              srcByteOffset: plan.byteOffset,
+              byteLength: plan.byteLength,
+              lengths: sized.lengths,
+              segmentLog2: segmentLog2For(decoder),
+              mode: decoder === 'gpu' ? 3 : 2,
+            },
           });
       }
     }

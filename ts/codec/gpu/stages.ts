@@ -1529,7 +1529,8 @@ function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void
     throw new ParleError(ErrorCodes.TOO_LARGE, `jobs[${i}]: ${j.byteLength} bytes exceed one Huffman stream (${HUFFMAN_ENCODE_MAX_BYTES})`);
   }
   checkSpan(srcBuf, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
-  if (j.mode !== undefined && j.mode !== 2 && j.mode !== 3) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].mode must be 2 or 3`);
+  if (j.mode !== undefined && j.mode !== 2 && j.mode !== 3)
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].mode must be 2 or 3`);
   const g = j.segmentLog2;
   const maxG = j.mode === 3 ? LANES_MAX_SEGMENT_LOG2 : MAX_SEGMENT_LOG2;
   if (!Number.isInteger(g) || g < MIN_SEGMENT_LOG2 || g > maxG) {
