@@ -32,6 +32,10 @@ import {
 } from '../../ts/codec/gpu/stages.js';
 import { canonicalCodeTable, codedBits, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
 import { KernelHarness } from '../support/kernels.js';
+import { composeKernel } from '../../ts/gpu/compose.js';
+import huffmanSource from '../../shaders/codec-huffman.wgsl';
+import readSrcSource from '../../shaders/read-src.wgsl';
+import lanesBallotSource from '../../shaders/huffman-lanes-ballot.wgsl';
 import { ParleError } from '../../ts/errors.js';
 import * as ref from '../support/codec-reference.js';
 import { describeGpu, gpuTest, type Rng } from './support.js';
@@ -747,6 +751,20 @@ describeGpu('GPU Huffman decode and encode of mode 3 (docs/format.md, "Mode 3: i
       }
     },
   );
+
+  gpuTest('the ballot variant of the decode (subgroups of 32 or more: real GPUs, not SwiftShader) compiles', async (ctx) => {
+    // SwiftShader's subgroups are 4 wide, so the tests above run the workgroup-memory variant;
+    // the ballot variant's results are checked on a real GPU (bench/gpu-corpus.mjs decodes and
+    // compares every container), its WGSL here
+    if (!ctx.hasSubgroups) return; // no subgroups: the variant is never chosen
+    const code = composeKernel(`${huffmanSource}\n${readSrcSource}\n${lanesBallotSource}`, { subgroups: true, scalar: 'u32' });
+    ctx.device.pushErrorScope('validation');
+    const module = ctx.device.createShaderModule({ code });
+    const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === 'error');
+    ctx.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'decode' } });
+    expect(await ctx.device.popErrorScope()).toBeNull();
+    expect(errors.map((m) => m.message)).toEqual([]);
+  });
 
   gpuTest('encode: jobs of two modes in one call, mode 3 beyond g = 12 and a bad mode are refused', async (ctx) => {
     const buf = bufferWith(ctx, 64, [[0, new Uint8Array(64).map((_, i) => i & 3)]]);
