@@ -7,8 +7,12 @@
  * of the memory so that any read past them traps. Then the pipeline and the engine: compress
  * with `decoder: 'gpu'` writes mode-3 streams that decompress.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kernels } from '../ts/cpu/wasm.js';
+import { createEngine, type Engine } from '../ts/engine.js';
+import { ErrorCodes } from '../ts/errors.js';
+import { inspectContainer, readAtBytes } from '../ts/format/container.js';
+import { bytesOf, elementSize, type ElementType, type ParleArray } from '../ts/types.js';
 import * as ref from './support/codec-reference.js';
 import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
@@ -429,5 +433,115 @@ describe.each(VARIANTS)('%s build', (variant) => {
     // both outcomes occur (bit flips inside codes often still decode)
     expect(corrupt).toBeGreaterThan(0);
     expect(decoded).toBeGreaterThan(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The engine: compress(x, { decoder: 'gpu' }) on the CPU path
+// ---------------------------------------------------------------------------------------------
+
+describe("engine: decoder 'gpu' on the CPU path", () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ workers: 2, gpu: 'off' });
+  });
+  afterAll(async () => {
+    await engine.destroy();
+  });
+
+  /** Every Huffman stream's mode in a container, and each huffman chunk checked by the reference decoder. */
+  function huffmanModes(packed: Uint8Array, input: ParleArray): number[] {
+    const report = inspectContainer(readAtBytes(packed), packed.length);
+    const width = elementSize(report.type as ElementType) as 1 | 2 | 4;
+    const bytes = bytesOf(input);
+    const modes: number[] = [];
+    report.chunks.forEach((c, i) => {
+      const names = c.encoding.split('+');
+      if (!names.includes('huffman')) return;
+      const payload = packed.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+      const view = new DataView(payload.buffer, payload.byteOffset);
+      let at = 8 * c.streamCount!;
+      for (let j = 0; j < c.streamCount!; j++) {
+        modes.push(payload[at]);
+        at += view.getUint32(8 * j + 4, true);
+      }
+      // the reference decodes the chunk's payload (its mode-3 streams included) to the elements
+      const stages = names.map((n) => ref.STAGE[n as keyof typeof ref.STAGE]);
+      const count = c.elementCount;
+      const start = i * report.chunkLength * width;
+      expect(
+        sameBytes(ref.decodePayloadV2(stages, payload, width, count), bytes.subarray(start, start + count * width)),
+        `chunk ${i}`,
+      ).toBe(true);
+    });
+    return modes;
+  }
+
+  function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+    return a.length === b.length && a.every((x, i) => x === b[i]);
+  }
+
+  const rng = new Rng(caseSeed('lanes engine'));
+  /**
+   * Inputs of each type: one chunk (the engine's thread) and several (the workers); the u16 walk
+   * with a fixed pipeline (the chooser picks pack for it).
+   */
+  const inputs: [string, () => ParleArray, { codec?: string }][] = [
+    ['u8 skewed, 100 KB', () => skewedBytes(rng, 100_000, 40), {}],
+    ['u8 skewed, 1.5 MB', () => skewedBytes(rng, 1_500_000, 60), {}],
+    [
+      'u16 random walk, 600 K, delta+shuffle+huffman',
+      () => {
+        const a = new Uint16Array(600_000);
+        for (let i = 1; i < a.length; i++) a[i] = a[i - 1] + rng.intBetween(-40, 40);
+        return a;
+      },
+      { codec: 'delta+shuffle+huffman' },
+    ],
+    [
+      'f32 smooth with noise, 400 K',
+      () => Float32Array.from({ length: 400_000 }, (_, i) => Math.sin(i / 300) * 1000 + rng.nextFloat() * 0.01),
+      {},
+    ],
+  ];
+
+  for (const [name, make, options] of inputs) {
+    // mode 3 adds about 32 bytes a 4096-symbol segment (less 12 bytes of offsets): 0.5 % of the
+    // streams' symbols, so 1-2 % of the size of data that compresses 3:1
+    it(`${name}: round-trips, its Huffman streams are mode 3, and it is at most 0.8 % of the input larger than decoder 'cpu'`, async () => {
+      const input = make();
+      const lanes = await engine.compress(input, { ...options, decoder: 'gpu' });
+      const plain = await engine.compress(input, { ...options, decoder: 'cpu' });
+      expect(sameBytes(await engine.compress(input, options), plain), 'the default is decoder cpu').toBe(true);
+      const back = await engine.decompress(lanes);
+      expect(back.constructor).toBe(input.constructor);
+      expect(sameBytes(bytesOf(back), bytesOf(input))).toBe(true);
+      const lanesModes = huffmanModes(lanes, input);
+      const plainModes = huffmanModes(plain, input);
+      expect(lanesModes, 'mode-3 streams').toContain(3);
+      expect(lanesModes.filter((m) => m === 2)).toEqual([]);
+      expect(plainModes.filter((m) => m === 3)).toEqual([]);
+      const context = `${lanes.length} against ${plain.length} of ${bytesOf(input).length}`;
+      expect((lanes.length - plain.length) / bytesOf(input).length, context).toBeLessThan(0.008);
+      expect(lanes.length / plain.length, context).toBeLessThan(1.02);
+    });
+  }
+
+  it('a fixed huffman pipeline and level 1 and 9 write mode 3 too', async () => {
+    const input = skewedBytes(rng, 300_000, 30);
+    for (const options of [{ codec: 'huffman' }, { codec: 'delta+huffman' }, { level: 1 }, { level: 9 }] as const) {
+      const packed = await engine.compress(input, { ...options, decoder: 'gpu' });
+      expect(sameBytes(bytesOf(await engine.decompress(packed)), input), JSON.stringify(options)).toBe(true);
+      expect(huffmanModes(packed, input), JSON.stringify(options)).toContain(3);
+    }
+  });
+
+  it('bad decoder values throw INVALID_OPTION', async () => {
+    for (const bad of ['GPU', 'wasm', '', 3, null, true, {}]) {
+      await expect(engine.compress(new Uint8Array(100), { decoder: bad as never }), String(bad)).rejects.toMatchObject({
+        code: ErrorCodes.INVALID_OPTION,
+        message: /^options\.decoder must be 'cpu', 'gpu'/,
+      });
+    }
   });
 });

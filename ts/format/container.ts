@@ -59,7 +59,8 @@ export async function mapLimited<R>(count: number, concurrency: number, fn: (ind
 /**
  * Compresses a whole array into one .parle container (the current version), chunks in
  * parallel; `codec` fixes every chunk's pipeline (undefined: the chooser picks per chunk at
- * `level`, 1..9).
+ * `level`, 1..9). `decoder`: the decoder the Huffman streams are laid out for, 'cpu' mode 2,
+ * 'gpu' mode 3 (docs/format.md, "Mode 3: interleaved lanes").
  */
 export async function compressArray(
   cpu: CpuPath,
@@ -69,8 +70,9 @@ export async function compressArray(
   codec?: ChunkCodec,
   target?: Uint8Array,
   level = DEFAULT_LEVEL,
+  decoder: 'cpu' | 'gpu' = 'cpu',
 ): Promise<Uint8Array> {
-  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec, target, level)).bytes;
+  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec, target, level, debugEnabled(), decoder)).bytes;
 }
 
 /** {@link compressArray}, with what each chunk was coded with and why (`explain`: the chooser's reasons too). */
@@ -83,7 +85,9 @@ export async function compressArrayReport(
   target?: Uint8Array,
   level = DEFAULT_LEVEL,
   explain = debugEnabled(),
+  decoder: 'cpu' | 'gpu' = 'cpu',
 ): Promise<{ bytes: Uint8Array; reports: ChunkReport[] }> {
+  const huffmanLanes = decoder === 'gpu';
   const type = elementTypeOf(input) as ElementType;
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
   const bytes = bytesOf(input);
@@ -120,7 +124,7 @@ export async function compressArrayReport(
       type,
       bytes,
       header.chunkLength,
-      { codec, level, signal, explain, ...(resident ? { residentPtr: input.byteOffset } : {}) },
+      { codec, level, signal, explain, huffmanLanes, ...(resident ? { residentPtr: input.byteOffset } : {}) },
       finish,
     );
   }
@@ -136,6 +140,7 @@ export async function compressArrayReport(
       resident ? input.byteOffset + i * chunkByteLength : undefined,
       level,
       explain,
+      huffmanLanes,
     ),
   );
   return finish(chunks);

@@ -88,6 +88,8 @@ export interface EncodeChunksParams {
   level?: number;
   errorBound?: number;
   explain?: boolean;
+  /** Huffman streams in mode 3 (EncodeChunk2Params.huffmanLanes). */
+  huffmanLanes?: boolean;
   /** Wait for each job's input (Counter.Ready): the engine's thread is still copying it in. */
   staged?: boolean;
 }
@@ -186,27 +188,35 @@ export function markReady(memory: ArrayBufferLike, counterPtr: number, ready: nu
  */
 export function encodeChunksAt(ctx: CodecContext, p: EncodeChunksParams): EncodeChunksResult {
   const reasons: [number, string][] = [];
-  takeJobs(ctx, p.counterPtr, p.jobs, p.arenaPtrs, (i, arenaPtr) => {
-    const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
-    const count = words[EncodeJob.Count];
-    const r = encodeChunk2At(ctx, {
-      elementSize: p.elementSize,
-      count,
-      inPtr: words[EncodeJob.InPtr],
-      arenaPtr,
-      arenaBytes: p.arenaBytes,
-      pipeline: p.pipeline,
-      level: p.level,
-      explain: p.explain,
-      payloadPtr: words[EncodeJob.OutPtr],
-      ...(p.errorBound !== undefined ? { errorBound: p.errorBound } : {}),
-    });
-    const stored = r.entry.encoding === Encoding.Stored;
-    if (!stored && r.inPlace !== true) ctx.kernels.copyBytes(words[EncodeJob.OutPtr], arenaPtr + r.payloadOffset, r.entry.payloadBytes);
-    writeJobEntry(words, r.entry);
-    if (stored) words[EncodeJob.Flags] |= JobFlags.Stored;
-    if (p.explain === true) reasons.push([i, r.reason]);
-  }, p.staged === true);
+  takeJobs(
+    ctx,
+    p.counterPtr,
+    p.jobs,
+    p.arenaPtrs,
+    (i, arenaPtr) => {
+      const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
+      const count = words[EncodeJob.Count];
+      const r = encodeChunk2At(ctx, {
+        elementSize: p.elementSize,
+        count,
+        inPtr: words[EncodeJob.InPtr],
+        arenaPtr,
+        arenaBytes: p.arenaBytes,
+        pipeline: p.pipeline,
+        level: p.level,
+        explain: p.explain,
+        huffmanLanes: p.huffmanLanes,
+        payloadPtr: words[EncodeJob.OutPtr],
+        ...(p.errorBound !== undefined ? { errorBound: p.errorBound } : {}),
+      });
+      const stored = r.entry.encoding === Encoding.Stored;
+      if (!stored && r.inPlace !== true) ctx.kernels.copyBytes(words[EncodeJob.OutPtr], arenaPtr + r.payloadOffset, r.entry.payloadBytes);
+      writeJobEntry(words, r.entry);
+      if (stored) words[EncodeJob.Flags] |= JobFlags.Stored;
+      if (p.explain === true) reasons.push([i, r.reason]);
+    },
+    p.staged === true,
+  );
   return { reasons };
 }
 
@@ -290,8 +300,9 @@ export async function drainDecoded(
   take: (i: number) => void,
   settled: Promise<unknown>,
 ): Promise<void> {
-  const waitAsync = (Atomics as unknown as { waitAsync?: (a: Int32Array, i: number, v: number, t?: number) => { async: boolean; value: unknown } })
-    .waitAsync;
+  const waitAsync = (
+    Atomics as unknown as { waitAsync?: (a: Int32Array, i: number, v: number, t?: number) => { async: boolean; value: unknown } }
+  ).waitAsync;
   if (typeof waitAsync !== 'function') return;
   const counters = new Int32Array(memory, counterPtr, COUNTER_BYTES / 4);
   const table = new Uint32Array(memory, jobsPtr, jobs * JOB_WORDS);

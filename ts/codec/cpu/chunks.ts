@@ -74,6 +74,7 @@ export function encodeChunk2(
   elementsPtr?: number,
   level?: number,
   explain = true,
+  huffmanLanes = false,
 ): Promise<EncodedChunk> {
   const size = elementSize(type);
   const fromRuns = !(elementBytes instanceof Uint8Array);
@@ -105,6 +106,7 @@ export function encodeChunk2(
           pipeline,
           explain,
           ...(level !== undefined ? { level } : {}),
+          ...(huffmanLanes ? { huffmanLanes } : {}),
           ...(errorBound !== undefined ? { errorBound } : {}),
           ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr, elementsHash: elementBytes.elementsHash } : {}),
         },
@@ -327,6 +329,8 @@ export interface ChunkRunOptions {
   codec?: ChunkCodec;
   /** 1..9 (see EncodeChunk2Params.level). */
   level?: number;
+  /** Huffman streams in mode 3 (see EncodeChunk2Params.huffmanLanes). */
+  huffmanLanes?: boolean;
   signal?: AbortSignal;
   /** Where `bytes` already lies in the CPU path's memory (a resident input: read in place). */
   residentPtr?: number;
@@ -392,6 +396,7 @@ export function encodeChunkRun<R>(
         arenaBytes,
         ...(pipeline !== undefined ? { pipeline } : {}),
         ...(options.level !== undefined ? { level: options.level } : {}),
+        ...(options.huffmanLanes === true ? { huffmanLanes: true } : {}),
         ...(errorBound !== undefined ? { errorBound } : {}),
         ...(options.explain === true ? { explain: true } : {}),
         ...(stage ? { staged: true } : {}),

@@ -15,6 +15,7 @@ import {
   DEFAULT_SEGMENT_LOG2,
   headerBytes,
   HuffmanMode,
+  LANES_SEGMENT_LOG2,
   presentSymbols,
   readHeader,
   segmentCount,
@@ -156,6 +157,11 @@ export interface EncodeChunk2Params {
   /** Build the chooser's reason string (explainCodec, NODE_DEBUG); off, the hot path builds no strings. */
   explain?: boolean;
   /**
+   * Write the Huffman streams as mode 3, 32 interleaved lanes a segment for a GPU's decoder
+   * (docs/format.md, "Mode 3: interleaved lanes"; compress's `decoder: 'gpu'`), else mode 2.
+   */
+  huffmanLanes?: boolean;
+  /**
    * Where the first candidate is encoded (the caller's place for the payload: {@link
    * payloadRoomBytes} of the chunk), instead of the arena: a payload that lands there is not
    * copied again (EncodeChunk2Result.inPlace).
@@ -263,10 +269,12 @@ function packFloorBytes(count: number, width: number): number {
 }
 
 /**
- * Encodes a Huffman stream of `src` at `out` (capacity `room` bytes past `out`, plus slack).
+ * Encodes a Huffman stream of `src` at `out` (capacity `room` bytes past `out`, plus slack):
+ * mode 2, or with `lanes` mode 3 (docs/format.md, "Mode 3: interleaved lanes": segments of
+ * 2^{@link LANES_SEGMENT_LOG2} symbols, at most 64 bytes a segment over the codes' bytes).
  * Returns the bytes written, or -1 when it does not fit.
  */
-function encodeHuffmanStream(ctx: CodecContext, arena: Arena, src: Stream, out: number, room: number): number {
+function encodeHuffmanStream(ctx: CodecContext, arena: Arena, src: Stream, out: number, room: number, lanes = false): number {
   const { kernels } = ctx;
   const mark = arena.mark();
   try {
@@ -291,18 +299,24 @@ function encodeHuffmanStream(ctx: CodecContext, arena: Arena, src: Stream, out: 
     };
     if (count === 0) return rawStream();
     const lengths = codeLengths(hist);
-    const g = DEFAULT_SEGMENT_LOG2;
+    const g = lanes ? LANES_SEGMENT_LOG2 : DEFAULT_SEGMENT_LOG2;
     const segments = segmentCount(src.bytes, g);
     const head = headerBytes(lengths) + 4 * segments;
-    const bound = head + Math.ceil(codedBits(hist, lengths) / 8) + segments;
-    if (bound >= 1 + src.bytes) return rawStream();
-    if (bound > room) return -1;
-    const headerLen = writeHeader(u8(ctx, out, head), 0, lengths, g);
+    const codeBytes = Math.ceil(codedBits(hist, lengths) / 8);
+    // mode 2: a byte's padding a segment at most; mode 3: 32 lanes' last units, 32 bytes a
+    // segment on average (what decides against raw), 64 at most (what must fit)
+    const bound = head + codeBytes + (lanes ? 64 : 1) * segments;
+    const likely = lanes ? head + codeBytes + 32 * segments : bound;
+    if (likely >= 1 + src.bytes) return rawStream();
+    if (bound > room) return room >= 1 + src.bytes ? rawStream() : -1;
+    const headerLen = writeHeader(u8(ctx, out, head), 0, lengths, g, lanes ? HuffmanMode.Lanes : HuffmanMode.Huffman);
     const lengthsPtr = arena.alloc(256);
     const codesPtr = arena.alloc(1024);
     u8(ctx, lengthsPtr, 256).set(lengths);
     kernels.huffmanBuildCodes(lengthsPtr, codesPtr);
-    const bits = kernels.huffmanEncode(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen);
+    const bits = lanes
+      ? kernels.huffmanEncodeLanes(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen, arena.alloc(2 ** g / 4))
+      : kernels.huffmanEncode(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen);
     const total = head + bits;
     if (total >= 1 + src.bytes) return rawStream();
     return total;
@@ -327,6 +341,7 @@ function encodePipeline(
   room: number,
   runs?: { count: number; valuesPtr: number; lengthsPtr: number },
   exactSizes?: Map<string, number>,
+  lanes = false,
 ): number {
   const { kernels } = ctx;
   const mark = arena.mark();
@@ -386,7 +401,7 @@ function encodePipeline(
       const s = streams[j];
       let written: number;
       if (entropy === StageId.Huffman) {
-        written = encodeHuffmanStream(ctx, arena, s, out + at, room - at);
+        written = encodeHuffmanStream(ctx, arena, s, out + at, room - at, lanes);
       } else if (entropy === StageId.Pack) {
         // each stream alone, at its own element width (planes and run lengths: 1)
         written = kernels.packEncode(s.ptr, s.bytes / s.width, s.width, out + at, room - at, packScratch);
@@ -432,7 +447,19 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
   if (fromRuns && p.count > 0) {
     const payloadPtr = arena.alloc(raw + 4096 + SLACK);
     const runs = { count: p.runCount!, valuesPtr: p.runValuesPtr ?? 0, lengthsPtr: p.runLengthsPtr ?? 0 };
-    const bytes = encodePipeline(ctx, arena, p.pipeline as Pipeline, p.inPtr, p.count, width, payloadPtr, raw, runs);
+    const bytes = encodePipeline(
+      ctx,
+      arena,
+      p.pipeline as Pipeline,
+      p.inPtr,
+      p.count,
+      width,
+      payloadPtr,
+      raw,
+      runs,
+      undefined,
+      p.huffmanLanes === true,
+    );
     if (bytes >= 0) {
       return {
         entry: {
@@ -483,16 +510,18 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
   };
 }
 
-/** The chooser's effort for a chunk: its level (default 5) and whether to explain. */
+/** The chooser's effort for a chunk: its level (default 5) and whether to explain; and the Huffman streams' mode. */
 interface Effort {
   level: number;
   explain: boolean;
+  /** Write Huffman streams as mode 3 ({@link EncodeChunk2Params.huffmanLanes}). */
+  lanes: boolean;
   /** Encode the best estimate only (the quantized codes, whose estimates rank well). */
   single?: boolean;
 }
 
 function effortOf(p: EncodeChunk2Params): Effort {
-  return { level: p.level ?? DEFAULT_LEVEL, explain: p.explain === true };
+  return { level: p.level ?? DEFAULT_LEVEL, explain: p.explain === true, lanes: p.huffmanLanes === true };
 }
 
 /**
@@ -649,7 +678,19 @@ function encodeBest(
     const slot = best === 0 ? 1 : 0;
     // room: what would still win (pack against huffman: up to 1 + tolerance times it), never the raw size
     const room = Math.min(raw - prefix, Math.ceil(bestBytes / against(pipeline, 1)));
-    const bytes = encodePipeline(ctx, arena, pipeline, inPtr, count, width, payloads[slot] + prefix, room, undefined, exactSizes);
+    const bytes = encodePipeline(
+      ctx,
+      arena,
+      pipeline,
+      inPtr,
+      count,
+      width,
+      payloads[slot] + prefix,
+      room,
+      undefined,
+      exactSizes,
+      effort.lanes,
+    );
     if (explain) tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
     if (bytes >= 0 && against(pipeline, bytes) < bestBytes) {
       best = slot;
@@ -1038,7 +1079,9 @@ function decodeHuffmanStream(
     u8(ctx, outPtr, D).fill(stream[1]);
     return;
   }
-  if (mode !== HuffmanMode.Huffman) throw corrupt(`unknown Huffman mode ${mode}`);
+  // mode 3 is version 3's, but the chunk decoder does not know the container's version: accepted in any
+  if (mode !== HuffmanMode.Huffman && mode !== HuffmanMode.Lanes) throw corrupt(`unknown Huffman mode ${mode}`);
+  const lanes = mode === HuffmanMode.Lanes;
   const header = readHeader(stream, D);
   if (typeof header === 'string') throw corrupt(header);
   const mark = arena.mark();
@@ -1047,9 +1090,25 @@ function decodeHuffmanStream(
     const codesPtr = arena.alloc(1024);
     const tablePtr = arena.alloc(12 << 10);
     u8(ctx, lengthsPtr, 256).set(header.lengths);
-    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr, D) !== 0)
+    // mode 3 reads one symbol a lookup: the single-symbol table (symbols 0) is cheaper to build
+    if (kernels.huffmanBuildTable(lengthsPtr, codesPtr, tablePtr, lanes ? 0 : D) !== 0)
       throw corrupt('code lengths do not form a complete code of two or more symbols');
     const bitsBytes = stream.length - header.bitsAt;
+    if (lanes) {
+      if (
+        kernels.huffmanDecodeLanes(
+          streamPtr + header.bitsAt,
+          bitsBytes,
+          streamPtr + header.offsetsAt,
+          header.segmentLog2,
+          D,
+          tablePtr,
+          outPtr,
+        ) !== 0
+      )
+        throw corrupt('a mode-3 segment is of an odd length, reads past its units or leaves units unread');
+      return;
+    }
     if (
       kernels.huffmanDecode(streamPtr + header.bitsAt, bitsBytes, streamPtr + header.offsetsAt, header.segmentLog2, D, tablePtr, outPtr) !==
       0
