@@ -1043,97 +1043,88 @@ function finishSegment(p: usize, u: u64, limit: usize, o: usize, outEnd: usize, 
  * `codesPtr` ({@link huffmanBuildCodes}) at `outPtr`: each segment's units (u16 little-endian) in
  * the order the lanes read them, segment k ending at offsetsPtr[k] (u32, bytes from outPtr).
  * Writes exactly the returned bytes (every byte of each segment, no slack past them).
- * `scratchPtr`: 2^segLog2 / 4 bytes (u32 aligned; 1 KiB at g = 12): each step's mask of the lanes
- * that read a unit, then the units read before each step. Every symbol must have a code.
- * Returns the bytes written: a segment of B bits takes at most ceil(B / 8) + 64.
+ * `scratchPtr`: 3 x 2^segLog2 / 2 + 640 bytes ({@link lanesScratchBytes}; 6784 at g = 12),
+ * 8-byte aligned: each step's mask of the lanes that read a unit, each lane's bits. Every symbol must have a code. Returns the bytes written: a segment of B bits
+ * takes at most ceil(B / 8) + 64.
  */
 export function huffmanEncodeLanes(srcPtr: usize, n: usize, codesPtr: usize, segLog2: u32, outPtr: usize, offsetsPtr: usize, scratchPtr: usize): f64 {
   const seg: usize = <usize>1 << segLog2;
   let out = outPtr;
   let k: usize = 0;
   for (let start: usize = 0; start < n; start += seg, k++) {
-    out = encodeLaneSegment(srcPtr + start, min<usize>(n - start, seg), codesPtr, out, scratchPtr);
+    out = encodeLaneSegment(srcPtr + start, min<usize>(n - start, seg), codesPtr, out, scratchPtr, laneBytes(segLog2));
     store<u32>(offsetsPtr + (k << 2), <u32>(out - outPtr));
   }
   return <f64>(out - outPtr);
 }
 
+/** Bytes of one lane's bits in the encoder's scratch: 2^segLog2 / 32 codes of up to 11 bits, and 16 bytes for the 8-byte stores. */
+// @ts-ignore: decorator
+@inline function laneBytes(segLog2: u32): usize {
+  return ((<usize>11 << segLog2) >> 8) + 16;
+}
+
+/** Bytes of scratch {@link huffmanEncodeLanes} needs for segments of 2^segLog2 symbols (ts/cpu/wasm.ts has its twin). */
+// @ts-ignore: decorator
+@inline function lanesScratchBytes(segLog2: u32): usize {
+  return (laneSteps(<usize>1 << segLog2) << 2) + 128 + 32 * laneBytes(segLog2);
+}
+
 /**
- * One mode-3 segment of the c symbols at `src`, written at `out`; returns its end. Pass 1 runs
- * each lane's count of held bits a (a unit is read when a code's length exceeds a) into the
- * steps' masks; then the units read before each step (a prefix sum) give each read its place:
- * before(t) + the lanes below l that read at t. Pass 2 runs each lane again, collecting its
- * bits, and stores each unit once its 16 bits are complete at the place of its read (a lane
- * has at most two units read and not yet stored: the one being filled and the one just read).
+ * One mode-3 segment of the c symbols at `src`, written at `out`; returns its end. One pass over
+ * each lane's symbols runs its count of held bits a (the decoder reads a unit when a code's
+ * length exceeds a), marks the lane in the masks of the steps that read, and writes the lane's
+ * bits (its codes concatenated, a 64-bit writer flushed each quad) to its place in the scratch.
+ * Then the steps in order, the lanes of each step's mask in ascending order, each take the next
+ * 16 bits of its lane's bits: the units in the order the lanes read them.
  */
-function encodeLaneSegment(src: usize, c: usize, codesPtr: usize, out: usize, scratch: usize): usize {
+function encodeLaneSegment(src: usize, c: usize, codesPtr: usize, out: usize, scratch: usize, laneSize: usize): usize {
   const steps = laneSteps(c);
   const masks = scratch;
-  const before = scratch + (steps << 2);
+  // each lane's next unit to write, then the lanes' bits
+  const next = scratch + (steps << 2);
+  const lanes = next + 128;
   memory.fill(masks, 0, steps << 2);
   for (let l: u32 = 0; l < 32; l++) {
     let a: u32 = 0;
+    let buf: u64 = 0;
+    let bits: u64 = 0;
+    let w = lanes + <usize>l * laneSize;
+    store<u32>(next + (<usize>l << 2), <u32>w);
     for (let q = <usize>l << 2, m = masks; q < c; q += 128, m += 16) {
-      if (q + 4 <= c) {
-        const quad = load<u32>(src + q);
-        a = markRead(a, codesPtr, quad & 255, m, l);
-        a = markRead(a, codesPtr, (quad >> 8) & 255, m + 4, l);
-        a = markRead(a, codesPtr, (quad >> 16) & 255, m + 8, l);
-        a = markRead(a, codesPtr, quad >> 24, m + 12, l);
-      } else {
-        for (let i = q; i < c; i++) a = markRead(a, codesPtr, <u32>load<u8>(src + i), m + ((i - q) << 2), l);
-      }
-    }
-  }
-  let total: u32 = 0;
-  for (let t: usize = 0; t < steps; t++) {
-    store<u32>(before + (t << 2), total);
-    total += popcnt<u32>(load<u32>(masks + (t << 2)));
-  }
-  for (let l: u32 = 0; l < 32; l++) {
-    const below: u32 = (<u32>1 << l) - 1;
-    let a: u32 = 0;
-    let acc: u32 = 0;
-    let bits: u32 = 0;
-    let read: u32 = 0;
-    let stored: u32 = 0;
-    let at0: usize = 0;
-    let at1: usize = 0;
-    for (let q = <usize>l << 2, t = masks; q < c; q += 128, t += 16) {
       const end = min<usize>(q + 4, c);
-      for (let i = q, w = t; i < end; i++, w += 4) {
-        const code = load<u32>(codesPtr + (<usize>load<u8>(src + i) << 2));
+      const quad = end - q == 4 ? load<u32>(src + q) : 0;
+      for (let i = q, mi = m; i < end; i++, mi += 4) {
+        const symbol = end - q == 4 ? (quad >> (<u32>(i - q) << 3)) & 255 : <u32>load<u8>(src + i);
+        const code = load<u32>(codesPtr + (<usize>symbol << 2));
         const len = code >> 16;
-        // a read: its place is the units read before the step and by the lanes below this one
-        const need = len > a;
-        const at = out + (<usize>(load<u32>(w + (steps << 2)) + popcnt<u32>(load<u32>(w) & below)) << 1);
-        const odd = (read & 1) != 0;
-        at1 = select<usize>(at, at1, need & odd);
-        at0 = select<usize>(at, at0, need & !odd);
-        read += <u32>need;
-        a += (<u32>need << 4) - len;
-        // the unit being filled is stored as it grows (its last store holds all 16 bits)
-        acc |= (code & 0xffff) << bits;
-        bits += len;
-        store<u16>(select<usize>(at1, at0, (stored & 1) != 0), <u16>acc);
-        const full = <u32>(bits >= 16);
-        stored += full;
-        acc >>= full << 4;
-        bits -= full << 4;
+        const need = <u32>(len > a);
+        store<u32>(mi, load<u32>(mi) | (need << l));
+        a += (need << 4) - len;
+        buf |= <u64>(code & 0xffff) << bits;
+        bits += <u64>len;
       }
+      store<u64>(w, buf);
+      w += <usize>(bits >> 3);
+      buf >>= bits & 56;
+      bits &= 7;
     }
-    if (bits > 0) store<u16>(select<usize>(at1, at0, (stored & 1) != 0), <u16>acc);
+    // the last byte's bits and zeros: a lane's last unit is zero-padded
+    store<u64>(w, buf);
   }
-  return out + (<usize>total << 1);
-}
-
-/** Pass 1 of one symbol of lane l (held bits a): marks the lane in the step's mask at m when its code reads a unit; returns a. */
-// @ts-ignore: decorator
-@inline function markRead(a: u32, codesPtr: usize, symbol: u32, m: usize, l: u32): u32 {
-  const len = <u32>load<u8>(codesPtr + (<usize>symbol << 2), 2);
-  const need = <u32>(len > a);
-  store<u32>(m, load<u32>(m) | (need << l));
-  return a + (need << 4) - len;
+  let o = out;
+  for (let t: usize = 0; t < steps; t++) {
+    let m = load<u32>(masks + (t << 2));
+    while (m != 0) {
+      const r = next + (<usize>ctz<u32>(m) << 2);
+      m &= m - 1;
+      const p = <usize>load<u32>(r);
+      store<u16>(o, load<u16>(p));
+      store<u32>(r, <u32>(p + 2));
+      o += 2;
+    }
+  }
+  return o;
 }
 
 /**

@@ -8,7 +8,7 @@
  * with `decoder: 'gpu'` writes mode-3 streams that decompress.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Kernels } from '../ts/cpu/wasm.js';
+import { lanesScratchBytes, type Kernels } from '../ts/cpu/wasm.js';
 import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
 import { inspectContainer, readAtBytes } from '../ts/format/container.js';
@@ -180,7 +180,7 @@ function kernelEncode(h: KernelHarness, data: Uint8Array, lengths: Uint8Array, g
   const codesPtr = h.copyIn(codeWords(lengths));
   const outPtr = h.allocFilled(bound + GUARD, SENTINEL);
   const offsetsPtr = h.allocFilled(4 * segments + GUARD, SENTINEL);
-  const scratchBytes = 2 ** g / 4;
+  const scratchBytes = lanesScratchBytes(g);
   const scratchPtr = h.allocFilled(scratchBytes + GUARD, SENTINEL);
   const written = k.huffmanEncodeLanes(srcPtr, n, codesPtr, g, outPtr, offsetsPtr, scratchPtr);
   expect(written, `bytes written within the bound, ${context}`).toBeLessThanOrEqual(bound);
@@ -527,9 +527,9 @@ describe("engine: decoder 'gpu' on the CPU path", () => {
     });
   }
 
-  it('a fixed huffman pipeline and level 1 and 9 write mode 3 too', async () => {
+  it('a fixed huffman pipeline, levels 1 and 9 and 1 KiB chunks write mode 3 too', async () => {
     const input = skewedBytes(rng, 300_000, 30);
-    for (const options of [{ codec: 'huffman' }, { codec: 'delta+huffman' }, { level: 1 }, { level: 9 }] as const) {
+    for (const options of [{ codec: 'huffman' }, { codec: 'delta+huffman' }, { level: 1 }, { level: 9 }, { chunkBytes: 1024 }] as const) {
       const packed = await engine.compress(input, { ...options, decoder: 'gpu' });
       expect(sameBytes(bytesOf(await engine.decompress(packed)), input), JSON.stringify(options)).toBe(true);
       expect(huffmanModes(packed, input), JSON.stringify(options)).toContain(3);

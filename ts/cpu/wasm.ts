@@ -19,6 +19,15 @@ export const enum KeyKind {
 /** Bytes of scratch {@link Kernels.radixSort32} needs at `scratchPtr` (4 histograms of 256 u32). */
 export const SORT_SCRATCH_BYTES = 4096;
 
+/**
+ * Bytes of scratch {@link Kernels.huffmanEncodeLanes} needs at `scratchPtr` for segments of
+ * 2^segLog2 symbols: 3 x 2^segLog2 / 2 + 640 (a u32 mask a step, 32 lanes' bits of up to 11 bits
+ * a symbol with 16 bytes for 8-byte stores, 32 u32 of lane cursors).
+ */
+export function lanesScratchBytes(segLog2: number): number {
+  return 3 * 2 ** (segLog2 - 1) + 640;
+}
+
 /** Bytes of scratch the pack kernels need at `scratchPtr`. */
 export const PACK_SCRATCH_BYTES = 8192;
 
@@ -188,9 +197,9 @@ export interface Kernels extends QuantizeKernels {
    * `outPtr`: each segment's 16-bit units (little-endian) in the order 32 lockstep lanes read
    * them. Segment k's end offset (u32, bytes from `outPtr`) goes to offsetsPtr[k]. Writes exactly
    * the returned bytes (no slack past them); a segment of B code bits takes at most ceil(B / 8) + 64
-   * bytes, always even. `scratchPtr`: 2^segLog2 / 4 bytes, 4-byte aligned (the steps' lane masks
-   * and their prefix counts; 1 KiB at segLog2 12). No buffer may overlap another. Every symbol
-   * present must have a code. Returns the bytes written (a float64, exact).
+   * bytes, always even. `scratchPtr`: {@link lanesScratchBytes}(segLog2) bytes, 8-byte aligned
+   * (the steps' lane masks and each lane's bits; 6784 at segLog2 12). No buffer may overlap
+   * another. Every symbol present must have a code. Returns the bytes written (a float64, exact).
    */
   huffmanEncodeLanes(
     srcPtr: number,

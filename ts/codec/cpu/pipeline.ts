@@ -7,7 +7,7 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { DEFAULT_LEVEL, Encoding, type ChunkEntry } from '../../format/layout.js';
-import { PACK_SCRATCH_BYTES, type Kernels } from '../../cpu/wasm.js';
+import { lanesScratchBytes, PACK_SCRATCH_BYTES, type Kernels } from '../../cpu/wasm.js';
 import { competingBytes, describeEstimates, estimateCandidates, packTolerance, type ChunkStats } from '../chooser.js';
 import {
   codeLengths,
@@ -315,7 +315,7 @@ function encodeHuffmanStream(ctx: CodecContext, arena: Arena, src: Stream, out: 
     u8(ctx, lengthsPtr, 256).set(lengths);
     kernels.huffmanBuildCodes(lengthsPtr, codesPtr);
     const bits = lanes
-      ? kernels.huffmanEncodeLanes(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen, arena.alloc(2 ** g / 4))
+      ? kernels.huffmanEncodeLanes(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen, arena.alloc(lanesScratchBytes(g)))
       : kernels.huffmanEncode(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen);
     const total = head + bits;
     if (total >= 1 + src.bytes) return rawStream();
