@@ -94,7 +94,10 @@ describeGpu('engine with a GPU', () => {
     expect(onGpu[10]).toBe(5); // the level, in both
     const fixed = { codec: 'rle+huffman', chunkBytes: 8192 };
     expect(
-      Buffer.compare(await engine.compress(device, { ...fixed, path: 'gpu' }), await engine.compress(input, { ...fixed, path: 'cpu' })),
+      Buffer.compare(
+        await engine.compress(device, { ...fixed, path: 'gpu' }),
+        await engine.compress(input, { ...fixed, path: 'cpu', decoder: 'gpu' }),
+      ),
     ).toBe(0);
     device.destroy();
     back.destroy();
@@ -150,8 +153,14 @@ describeGpu('engine with a GPU', () => {
           expect(into.buffer === out.buffer && into.byteOffset === 0, `${what} ${codec}: into out`).toBe(true);
           expect(Buffer.compare(into, viaGpu), `${what} ${codec}: the same bytes into out`).toBe(0);
           if (codec !== 'auto') {
-            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec });
+            // each path's default decoder differs (GPU: Huffman mode 3; CPU: mode 2): the same one, the same bytes
+            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec, decoder: 'gpu' });
             expect(Buffer.compare(viaGpu, viaCpu), `${what} ${codec}: same bytes as the CPU path`).toBe(0);
+          }
+          if (codec === 'rle+huffman') {
+            const forCpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec, decoder: 'cpu' });
+            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec });
+            expect(Buffer.compare(forCpu, viaCpu), `${what} ${codec}, decoder 'cpu': same bytes as the CPU path`).toBe(0);
           }
         }
         // auto from host data, uploaded first: a container the CPU decodes
@@ -168,7 +177,7 @@ describeGpu('engine with a GPU', () => {
       // 4 MiB chunks: at the inline threshold, so the first chunk runs on a worker
       const input = new Uint16Array(2_500_001);
       fillRuns(new Rng(caseSeed('engine gpu unshared')), input, { kind: 'uniform', maxRun: 300 });
-      const packed = await e.compress(input, { path: 'cpu', chunkBytes: 4 << 20, codec: 'rle+huffman' });
+      const packed = await e.compress(input, { path: 'cpu', chunkBytes: 4 << 20, codec: 'rle+huffman', decoder: 'gpu' });
       expect(Buffer.compare(await e.compress(input, { path: 'gpu', chunkBytes: 4 << 20, codec: 'rle+huffman' }), packed)).toBe(0);
       const back = await e.decompress(packed, { to: 'device', path: 'gpu' });
       expect(same(await e.download(back), input)).toBe(true);

@@ -166,7 +166,7 @@ export interface CompressOptions extends OpOptions {
   /**
    * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 256 KiB; 512 KiB at level 8,
    * 1 MiB at 9; 4 MiB on the GPU path, which dispatches per chunk). A chunk is the unit of
-   * parallel work: an input of at least 2 chunks is spread over every worker (of two or more). Both paths write the same bytes for the same chunkBytes and pipeline.
+   * parallel work: an input of at least 2 chunks is spread over every worker (of two or more). Both paths write the same bytes for the same chunkBytes, pipeline and `decoder`.
    */
   chunkBytes?: number;
   /**
@@ -192,7 +192,10 @@ export interface CompressOptions extends OpOptions {
    * The decoder the Huffman streams are laid out for: `'gpu'` writes mode-3 streams
    * (docs/format.md, "Mode 3: interleaved lanes") that a GPU decodes 32 lanes a segment, about
    * 0.5 % larger; `'cpu'` mode 2, which the CPU decodes fastest. Either decodes anywhere. Default:
-   * `'cpu'` on the CPU path.
+   * the path's own, `'cpu'` on the CPU path and `'gpu'` on the GPU path (so `path: 'gpu'` and
+   * `path: 'cpu', decoder: 'gpu'` write the same bytes for the same chunkBytes and pipeline).
+   * Compress with `decoder: 'gpu'` what a GPU will decompress (`to: 'device'`): on an H200 its
+   * Huffman decode ran ... faster.
    */
   decoder?: 'cpu' | 'gpu';
   /**
@@ -1458,8 +1461,8 @@ export class Engine {
           const device = await this.toDevice(input);
           try {
             return await (errorBound === undefined
-              ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level)
-              : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level));
+              ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level, decoder ?? 'gpu')
+              : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level, decoder ?? 'gpu'));
           } finally {
             if (device !== input) device.destroy();
           }

@@ -18,7 +18,7 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { bytesOf, elementSize } from '../../types.js';
 import { encodeChunk2, type ChunkCodec, type LossyCodec } from '../cpu/chunks.js';
-import { canCompressV2OnDevice, compressV2OnDevice, gpuCodablePipeline } from './encode.js';
+import { canCompressV2OnDevice, compressV2OnDevice, gpuCodablePipeline, type HuffmanDecoder } from './encode.js';
 import { assembleContainer, mapLimited } from '../../format/container.js';
 import { chunkLengthFor, makeHeader } from '../../format/layout.js';
 
@@ -35,9 +35,10 @@ export async function compressFromDevice(
   codec?: Exclude<ChunkCodec, LossyCodec>,
   target?: Uint8Array,
   level?: number,
+  decoder: HuffmanDecoder = 'gpu',
 ): Promise<Uint8Array> {
   if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
-    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level);
+    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder);
   }
   const type = input.type;
   const size = elementSize(type);
@@ -73,7 +74,7 @@ export async function compressFromDevice(
     chunkLengths[0] -= skip[chunk];
     chunkLengths[chunkLengths.length - 1] -= covered - count;
     const values = valueBytes.subarray(r0 * size, (r + 1) * size);
-    return encodeChunk2(cpu, type, { count, values, lengths: chunkLengths }, codec, signal, undefined, level);
+    return encodeChunk2(cpu, type, { count, values, lengths: chunkLengths }, codec, signal, undefined, level, true, decoder === 'gpu');
   });
   return assembleContainer(header, chunks, target);
 }

@@ -121,15 +121,17 @@ const segmentLog2For = (decoder: HuffmanDecoder) => (decoder === 'gpu' ? LANES_S
 
 /**
  * The size of a Huffman stream of the `n` bytes counted in `code` (its code made on the GPU), as
- * the CPU encoder would write it for `decoder` (padding bounded: a byte a segment in mode 2, 16
- * bits a lane in mode 3); `lengths` when it is coded (not raw).
+ * the CPU encoder (ts/codec/cpu/pipeline.ts encodeHuffmanStream) sizes it for `decoder` before
+ * coding: mode 2 with a byte of padding a segment (a bound), mode 3 with 32 lanes' last units
+ * half padding (32 bytes a segment: the likely size); `lengths` when it is coded (not raw): the
+ * same decision as the CPU's, so that both write the same bytes.
  */
 function huffmanStreamBytes(code: HistogramCode, n: number, decoder: HuffmanDecoder): { bytes: number; lengths?: Uint8Array } {
   const { count } = presentSymbols(code.counts);
   if (count === 0) return { bytes: 1 + n };
   if (count === 1) return { bytes: 2 };
   const K = segmentCount(n, segmentLog2For(decoder));
-  const padding = decoder === 'gpu' ? 2 * LANES : 1;
+  const padding = decoder === 'gpu' ? LANES : 1;
   const bound = headerBytes(code.lengths) + 4 * K + Math.ceil(code.codedBits / 8) + padding * K;
   return bound >= 1 + n ? { bytes: 1 + n } : { bytes: bound, lengths: code.lengths };
 }
