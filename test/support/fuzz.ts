@@ -50,6 +50,31 @@ function entryOffsets(packed: Uint8Array): number[] {
   return out;
 }
 
+/**
+ * Streams of the chunks at `entries` whose first byte is 3 (Huffman mode 3), counted in the
+ * chunks with a huffman stage (id 4): the stream count S is the one of 1, 2, 4, 8 whose directory
+ * sizes add up to the payload (P - 8 S).
+ */
+function modeThreeStreams(packed: Uint8Array, entries: number[]): number {
+  const view = new DataView(packed.buffer, packed.byteOffset, packed.length);
+  let count = 0;
+  for (const at of entries) {
+    if (!packed.subarray(at + 4, at + 8).includes(4)) continue;
+    const P = view.getUint32(at + 12, true);
+    const payload = at + ENTRY_BYTES;
+    for (const S of [1, 2, 4, 8]) {
+      let sum = 0;
+      for (let j = 0; j < S; j++) sum += view.getUint32(payload + 8 * j + 4, true);
+      if (sum !== P - 8 * S) continue;
+      for (let j = 0, stream = payload + 8 * S; j < S; stream += view.getUint32(payload + 8 * j + 4, true), j++) {
+        if (packed[stream] === 3) count++;
+      }
+      break;
+    }
+  }
+  return count;
+}
+
 /** Recomputes a chunk's payload tree hash and its entry checksum (a liar's container passes both). */
 function reseal(bytes: Uint8Array, entryAt: number): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
@@ -90,6 +115,11 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
     ['i32 delta+shuffle+pack', i32, { codec: 'delta+shuffle+pack', chunkBytes: 4096 }],
     ['f32 delta+shuffle+rle+pack', smooth, { codec: 'delta+shuffle+rle+pack', chunkBytes: 4096 }],
     ['u8 rle+pack', u8, { codec: 'rle+pack', chunkBytes: 2048 }],
+    // Huffman mode 3 (32 interleaved lanes a segment): the payload lies land in its header and
+    // segment ends (units read past a segment, left unread, odd lengths), flips in its units
+    ['u8 delta+huffman, mode 3', u8, { codec: 'delta+huffman', chunkBytes: 2048, decoder: 'gpu' }],
+    ['u16 shuffle+rle+huffman, mode 3', u16, { codec: 'shuffle+rle+huffman', chunkBytes: 4096, decoder: 'gpu' }],
+    ['f32 delta+shuffle+huffman, mode 3', smooth, { codec: 'delta+shuffle+huffman', chunkBytes: 8192, decoder: 'gpu' }],
   ];
   const out: Sample[] = [];
   for (const [name, input, options] of specs) {
@@ -101,7 +131,13 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
     if (!('errorBound' in options)) expect(bytes(decoded).equals(bytes(input)), `${name}: lossless`).toBe(true);
     const entries = entryOffsets(packed);
     // the pack samples hold pack chunks (stage id 6), not only stored fallbacks
-    if (name.includes('pack')) expect(entries.some((at) => packed.subarray(at + 4, at + 8).includes(6)), name).toBe(true);
+    if (name.includes('pack'))
+      expect(
+        entries.some((at) => packed.subarray(at + 4, at + 8).includes(6)),
+        name,
+      ).toBe(true);
+    // the mode-3 samples hold mode-3 streams: a Huffman stream's first byte 3 after a directory
+    if (name.includes('mode 3')) expect(modeThreeStreams(packed, entries), name).toBeGreaterThan(0);
     out.push({ name, input, packed, decoded, entries });
   }
   return out;
@@ -196,4 +232,3 @@ export function mutate(rng: Rng, s: Sample): { bytes: Uint8Array; what: string }
     }
   }
 }
-
