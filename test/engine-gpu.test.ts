@@ -94,10 +94,7 @@ describeGpu('engine with a GPU', () => {
     expect(onGpu[10]).toBe(5); // the level, in both
     const fixed = { codec: 'rle+huffman', chunkBytes: 8192 };
     expect(
-      Buffer.compare(
-        await engine.compress(device, { ...fixed, path: 'gpu' }),
-        await engine.compress(input, { ...fixed, path: 'cpu', decoder: 'gpu' }),
-      ),
+      Buffer.compare(await engine.compress(device, { ...fixed, path: 'gpu' }), await engine.compress(input, { ...fixed, path: 'cpu' })),
     ).toBe(0);
     device.destroy();
     back.destroy();
@@ -153,14 +150,15 @@ describeGpu('engine with a GPU', () => {
           expect(into.buffer === out.buffer && into.byteOffset === 0, `${what} ${codec}: into out`).toBe(true);
           expect(Buffer.compare(into, viaGpu), `${what} ${codec}: the same bytes into out`).toBe(0);
           if (codec !== 'auto') {
-            // each path's default decoder differs (GPU: Huffman mode 3; CPU: mode 2): the same one, the same bytes
-            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec, decoder: 'gpu' });
+            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec });
             expect(Buffer.compare(viaGpu, viaCpu), `${what} ${codec}: same bytes as the CPU path`).toBe(0);
           }
           if (codec === 'rle+huffman') {
-            const forCpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec, decoder: 'cpu' });
-            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec });
-            expect(Buffer.compare(forCpu, viaCpu), `${what} ${codec}, decoder 'cpu': same bytes as the CPU path`).toBe(0);
+            // Huffman mode 3 (decoder 'gpu'): the same bytes on both paths too
+            const forGpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec, decoder: 'gpu' });
+            const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec, decoder: 'gpu' });
+            expect(Buffer.compare(forGpu, viaCpu), `${what} ${codec}, decoder 'gpu': same bytes as the CPU path`).toBe(0);
+            expect(same(await engine.decompress(forGpu, { path: 'cpu' }), input), `${what} ${codec}, decoder 'gpu': CPU decode`).toBe(true);
           }
         }
         // auto from host data, uploaded first: a container the CPU decodes
@@ -177,7 +175,7 @@ describeGpu('engine with a GPU', () => {
       // 4 MiB chunks: at the inline threshold, so the first chunk runs on a worker
       const input = new Uint16Array(2_500_001);
       fillRuns(new Rng(caseSeed('engine gpu unshared')), input, { kind: 'uniform', maxRun: 300 });
-      const packed = await e.compress(input, { path: 'cpu', chunkBytes: 4 << 20, codec: 'rle+huffman', decoder: 'gpu' });
+      const packed = await e.compress(input, { path: 'cpu', chunkBytes: 4 << 20, codec: 'rle+huffman' });
       expect(Buffer.compare(await e.compress(input, { path: 'gpu', chunkBytes: 4 << 20, codec: 'rle+huffman' }), packed)).toBe(0);
       const back = await e.decompress(packed, { to: 'device', path: 'gpu' });
       expect(same(await e.download(back), input)).toBe(true);

@@ -35,7 +35,7 @@ export async function compressFromDevice(
   codec?: Exclude<ChunkCodec, LossyCodec>,
   target?: Uint8Array,
   level?: number,
-  decoder: HuffmanDecoder = 'gpu',
+  decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
   if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
     return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder);

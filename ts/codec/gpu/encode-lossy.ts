@@ -56,7 +56,7 @@ export async function compressLossyOnDevice(
   codec?: number[],
   target?: Uint8Array,
   level?: number,
-  decoder: HuffmanDecoder = 'gpu',
+  decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
   const n = input.length;
   const q = quantizeParams(abs);

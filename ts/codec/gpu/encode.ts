@@ -194,7 +194,7 @@ export async function compressV2OnDevice(
   codec?: number[],
   target?: Uint8Array,
   level?: number,
-  decoder: HuffmanDecoder = 'gpu',
+  decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
   return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
 }
@@ -214,7 +214,7 @@ export async function encodeChunksV2OnDevice(
   codec?: number[],
   target?: Uint8Array,
   level?: number,
-  decoder: HuffmanDecoder = 'gpu',
+  decoder: HuffmanDecoder = 'cpu',
 ): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[] }> {
   const t0 = performance.now();
   const type = input.type;
