@@ -112,6 +112,50 @@ describe('round trips', () => {
     expect(Buffer.compare(Buffer.concat(decoded), inputBytes), describeSeed(seed)).toBe(0);
   });
 
+  it("decoder 'gpu': a streaming writer over several batches writes compress's mode-3 bytes; they differ from 'cpu' and read back", async () => {
+    const seed = caseSeed('format streaming decoder gpu');
+    const rng = new Rng(seed);
+    // skewed bytes (the chooser codes them with huffman), 5 MB: two batches of 64 KiB chunks
+    const input = new Uint8Array(5_000_003);
+    for (let i = 0; i < input.length; i++) {
+      let s = 0;
+      while (s < 255 && rng.nextFloat() < 0.6) s++;
+      input[i] = s;
+    }
+    const streamed = async (decoder: 'cpu' | 'gpu' | undefined) => {
+      const writer = engine.createCompressor('u8', input.length, { chunkBytes: 65_536, ...(decoder ? { decoder } : {}) });
+      const parts: Uint8Array[] = [];
+      for (let at = 0; at < input.length;) {
+        const step = rng.intBetween(1, 700_000);
+        parts.push(...(await writer.write(input.subarray(at, at + step))));
+        at += step;
+      }
+      parts.push(...(await writer.end()));
+      return Buffer.concat(parts);
+    };
+    const gpu = await streamed('gpu');
+    const cpu = await streamed('cpu');
+    expect(Buffer.compare(gpu, await engine.compress(input, { chunkBytes: 65_536, decoder: 'gpu' })), describeSeed(seed)).toBe(0);
+    expect(Buffer.compare(cpu, await engine.compress(input, { chunkBytes: 65_536, decoder: 'cpu' })), describeSeed(seed)).toBe(0);
+    expect(Buffer.compare(await streamed(undefined), cpu), 'the default is decoder cpu').toBe(0);
+    expect(Buffer.compare(gpu, cpu)).not.toBe(0);
+    expect(gpu.length).toBeGreaterThan(cpu.length);
+    expect(gpu.length / cpu.length).toBeLessThan(1.02);
+    expect(Buffer.compare(bytesOf(await engine.decompress(gpu)), input), describeSeed(seed)).toBe(0);
+    expect(inspectContainer(readAtBytes(gpu), gpu.length).chunks.some((c) => c.encoding.includes('huffman'))).toBe(true);
+  });
+
+  it("createCompressor's decoder is checked as compress's: INVALID_OPTION", async () => {
+    for (const bad of ['GPU', 'wasm', '', 3, null]) {
+      expect(() => engine.createCompressor('u8', 10, { decoder: bad as never }), String(bad)).toThrow(
+        expect.objectContaining({
+          code: ErrorCodes.INVALID_OPTION,
+          message: expect.stringMatching(/^options\.decoder must be 'cpu', 'gpu'/),
+        }),
+      );
+    }
+  });
+
   it('a writer refuses more or fewer bytes than announced', async () => {
     const writer = engine.createCompressor('u32', 2);
     await expect(writer.write(new Uint8Array(12))).rejects.toThrow(ParleError);

@@ -140,6 +140,46 @@ describe('errorBound', () => {
   });
 });
 
+describe('decoder', () => {
+  it("compress, createCompressor and explainCodec refuse a bad decoder alike (INVALID_OPTION, option 'decoder')", async () => {
+    for (const bad of ['GPU', 'wasm', '', 3, null]) {
+      for (const run of [
+        () => engine.compress(bytes, { decoder: bad as never }),
+        () => engine.createCompressor('u8', 6, { decoder: bad as never }),
+        () => engine.explainCodec(bytes, { decoder: bad as never }),
+      ]) {
+        const e = await errorOf(run);
+        expect(e, String(bad)).toMatchObject({
+          code: ErrorCodes.INVALID_OPTION,
+          option: 'decoder',
+          message: /^options\.decoder must be 'cpu', 'gpu'; got /,
+        });
+      }
+    }
+  });
+
+  it("explainCodec reports the payload sizes of the decoder's Huffman streams", async () => {
+    // skewed bytes (geometric: the leading zeros of an LCG's words): coded with huffman; mode 3
+    // adds its segment offsets and lane bits
+    let x = 1;
+    const input = Uint8Array.from({ length: 50_000 }, () => Math.clz32((x = (Math.imul(x, 1664525) + 1013904223) | 0)));
+    for (const codec of ['huffman', undefined]) {
+      const cpu = await engine.explainCodec(input, { codec, decoder: 'cpu' });
+      const gpu = await engine.explainCodec(input, { codec, decoder: 'gpu' });
+      const packed = await engine.compress(input, { codec, decoder: 'gpu' });
+      expect(cpu.map((r) => r.pipeline)).toEqual(gpu.map((r) => r.pipeline));
+      expect(gpu[0].pipeline).toContain('huffman');
+      expect(gpu[0].payloadBytes, String(codec)).toBeGreaterThan(cpu[0].payloadBytes);
+      expect(
+        (await engine.explainCodec(input, { codec })).map((r) => r.payloadBytes),
+        'the default is cpu',
+      ).toEqual(cpu.map((r) => r.payloadBytes));
+      // one chunk: the container is its header, one entry and the payload
+      expect(packed.length - gpu[0].payloadBytes).toBe((await engine.compress(input, { codec })).length - cpu[0].payloadBytes);
+    }
+  });
+});
+
 describe('ParleError.option', () => {
   it('is the path of every INVALID_OPTION about an option', async () => {
     const cases: [() => unknown, string][] = [
@@ -198,6 +238,7 @@ describe('known keys set to undefined mean the default', () => {
         chunkBytes: undefined,
         level: undefined,
         codec: undefined,
+        decoder: undefined,
         errorBound: undefined,
         out: undefined,
       });
@@ -217,6 +258,7 @@ describe('known keys set to undefined mean the default', () => {
             codec: undefined,
             errorBound: undefined,
             level: undefined,
+            decoder: undefined,
             signal: undefined,
           })
         ).length,
@@ -227,6 +269,7 @@ describe('known keys set to undefined mean the default', () => {
         codec: undefined,
         errorBound: undefined,
         level: undefined,
+        decoder: undefined,
         explain: undefined,
         signal: undefined,
       });

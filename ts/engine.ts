@@ -252,6 +252,12 @@ export interface CompressorOptions {
   errorBound?: ErrorBound;
   /** Effort of the chooser, 1..9, as {@link CompressOptions.level} (default 5). */
   level?: number;
+  /**
+   * The decoder the Huffman streams are laid out for, as {@link CompressOptions.decoder}: `'cpu'`
+   * (default: mode 2) or `'gpu'` (mode 3). The writer writes `compress`'s bytes for the same
+   * chunkBytes, codec, level and decoder.
+   */
+  decoder?: 'cpu' | 'gpu';
   /** Keep the chooser's reasons in the writer's `reports` (as {@link Engine.explainCodec}); default false. */
   explain?: boolean;
   /** Aborts the chunks in flight and later calls (ABORTED). */
@@ -288,6 +294,8 @@ export interface ExplainCodecOptions {
   errorBound?: ErrorBound;
   /** As {@link CompressOptions.level}. */
   level?: number;
+  /** As {@link CompressOptions.decoder} (default `'cpu'`): the payload sizes reported are those of its Huffman streams. */
+  decoder?: 'cpu' | 'gpu';
   /** Aborts the call (ABORTED). */
   signal?: AbortSignal;
 }
@@ -395,12 +403,13 @@ const OPTION_KEYS = {
     codec: true,
     errorBound: true,
     level: true,
+    decoder: true,
     explain: true,
     signal: true,
   }),
   createDecompressor: keysOf<DecompressorOptions>({ maxElements: true, out: true, signal: true }),
   explain: keysOf<ExplainOptions>({ to: true }),
-  explainCodec: keysOf<ExplainCodecOptions>({ chunkBytes: true, codec: true, errorBound: true, level: true, signal: true }),
+  explainCodec: keysOf<ExplainCodecOptions>({ chunkBytes: true, codec: true, errorBound: true, level: true, decoder: true, signal: true }),
   calibrate: keysOf<CalibrateOptions>({ force: true, onProgress: true }),
   download: keysOf<DownloadOptions>({ into: true }),
 };
@@ -1535,9 +1544,9 @@ export class Engine {
    * A streaming compressor for `elementCount` elements of `type`, fed with their little-endian
    * bytes in pieces of any size; memory stays bounded by two batches of chunks of about 4 MiB
    * (see ts/format/stream.ts). Options ({@link CompressorOptions}): `chunkBytes`, `codec`,
-   * `level`, `errorBound` (as {@link compress}), `explain` (the chooser's reasons in the writer's
-   * reports), `signal` (aborts the chunks in flight and later calls: ABORTED). Each `write` and
-   * `end` goes through the engine's queue (QUEUE_FULL, DESTROYED).
+   * `level`, `errorBound`, `decoder` (as {@link compress}), `explain` (the chooser's reasons in
+   * the writer's reports), `signal` (aborts the chunks in flight and later calls: ABORTED). Each
+   * `write` and `end` goes through the engine's queue (QUEUE_FULL, DESTROYED).
    * @param type the elements' type, `'u8'` to `'f32'`.
    * @param elementCount elements in all (the header records it), 0 to 2^53 - 1.
    * @throws ParleError INVALID_OPTION (an unknown key or a bad value, `option` naming it; also a
@@ -1552,6 +1561,7 @@ export class Engine {
       opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     const codec = checkCodec(opts.codec, type);
     const errorBound = checkErrorBound(opts.errorBound, type);
+    const decoder = checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
     if (opts.explain !== undefined && typeof opts.explain !== 'boolean') {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.explain must be a boolean; got ${String(opts.explain)}`);
     }
@@ -1566,6 +1576,7 @@ export class Engine {
         signal,
         admit: (work) => this.admit(signal, work),
         level,
+        decoder,
         explain: opts.explain === true,
       },
     );
@@ -1672,12 +1683,13 @@ export class Engine {
     const errorBound = checkErrorBound(opts.errorBound, type);
     const codec: ChunkCodec = errorBound === undefined ? pipeline : { pipeline, errorBound: { abs: errorBound } };
     const level = checkLevel(opts.level);
+    const decoder = checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
     const chunkBytes =
       opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     const signal = checkSignal(opts.signal);
     return this.admit(
       signal,
-      async () => (await compressArrayReport(this.cpu, input, chunkBytes, signal, codec, undefined, level, true)).reports,
+      async () => (await compressArrayReport(this.cpu, input, chunkBytes, signal, codec, undefined, level, true, decoder)).reports,
     );
   }
 

@@ -142,6 +142,8 @@ export class ContainerWriter {
       admit?: <R>(work: () => Promise<R>) => Promise<R>;
       /** 1..9 (default 5). */
       level?: number;
+      /** The decoder the Huffman streams are laid out for: 'cpu' mode 2 (default), 'gpu' mode 3 (docs/format.md, "Mode 3: interleaved lanes"). */
+      decoder?: 'cpu' | 'gpu';
       /** Keep the chooser's reasons in {@link reports}. */
       explain?: boolean;
     } = {},
@@ -229,6 +231,7 @@ export class ContainerWriter {
       {
         codec: this.codec,
         level: this.header.level,
+        huffmanLanes: this.options.decoder === 'gpu',
         signal: this.options.signal,
         explain: this.options.explain === true,
         ...(resident ? { residentPtr: bytes.byteOffset } : {}),
