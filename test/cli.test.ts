@@ -75,6 +75,36 @@ describe('parle compress / decompress / inspect / sort', () => {
     expect((await parle('compress', at('b.u8'), '--force')).status).toBe(0);
   });
 
+  it('--decoder gpu writes mode-3 Huffman streams: a slightly larger file than --decoder cpu, and both decompress to the input', async () => {
+    // skewed bytes: the chooser codes them with huffman
+    const rng = new Rng(caseSeed('cli decoder'));
+    const data = new Uint8Array(600_000);
+    for (let i = 0; i < data.length; i++) {
+      let s = 0;
+      while (s < 255 && rng.nextFloat() < 0.6) s++;
+      data[i] = s;
+    }
+    await writeFile(at('h.u8'), data);
+    const sizes: Record<string, number> = {};
+    const files: Record<string, Buffer> = {};
+    for (const decoder of ['cpu', 'gpu', undefined]) {
+      const name = decoder ?? 'default';
+      const c = await parle('compress', at('h.u8'), at(`h-${name}.parle`), ...(decoder ? ['--decoder', decoder] : []));
+      expect(c, c.stderr).toMatchObject({ status: 0, stderr: '' });
+      files[name] = await readFile(at(`h-${name}.parle`));
+      sizes[name] = files[name].length;
+      const d = await parle('decompress', at(`h-${name}.parle`), at(`h-${name}.out`));
+      expect(d, d.stderr).toMatchObject({ status: 0 });
+      expect(Buffer.compare(await readFile(at(`h-${name}.out`)), data), name).toBe(0);
+    }
+    expect(Buffer.compare(files.default, files.cpu), 'the default is --decoder cpu').toBe(0);
+    expect(Buffer.compare(files.gpu, files.cpu)).not.toBe(0);
+    expect(sizes.gpu, JSON.stringify(sizes)).toBeGreaterThan(sizes.cpu);
+    expect(sizes.gpu / sizes.cpu, JSON.stringify(sizes)).toBeLessThan(1.02);
+    const chunks = JSON.parse((await parle('inspect', at('h-gpu.parle'))).stdout).chunks as { encoding: string }[];
+    expect(chunks.some((c) => c.encoding.includes('huffman'))).toBe(true);
+  });
+
   it('sorts f32 keys', async () => {
     const keys = new Float32Array([3, -1, NaN, -0, 0, -Infinity, 2.5]);
     await writeFile(at('k.f32'), new Uint8Array(keys.buffer));
@@ -152,6 +182,7 @@ describe('bad usage: exit 2', () => {
     ['compress', 'a', 'b', 'c'],
     ['compress', 'x', '--chunk-bytes', '0'],
     ['compress', 'x', '--level', '10'],
+    ['compress', 'x', '--decoder', 'GPU'],
     ['compress', 'x', '--type', 'u64'],
     ['compress', 'x', '--workers', '-3'],
     ['compress', 'x', '--workers', 'NaN'],
@@ -276,6 +307,21 @@ describe('bad input and options name what the user typed', () => {
     expect(r.stderr).toMatch(/--codec.*bogus.*\[INVALID_OPTION\]/);
     expect(r.stderr).not.toContain('options.');
     expect(existsSync(at('o.u8.parle'))).toBe(false);
+  });
+
+  it('--decoder with a bad value: exit 2, naming --decoder and its choices, as a bad --level', async () => {
+    await writeFile(at('p.u8'), new Uint8Array(1000));
+    for (const [flag, value] of [
+      ['--decoder', 'wasm'],
+      ['--level', '10'],
+    ]) {
+      const r = await parle('compress', at('p.u8'), flag, value);
+      expect(r.status, flag).toBe(2);
+      expect(r.stderr, flag).toMatch(new RegExp(`^error: option '${flag} <\\w+>' argument '${value}' is invalid`));
+      expect(existsSync(at('p.u8.parle')), flag).toBe(false);
+    }
+    expect((await parle('compress', at('p.u8'), '--decoder', 'wasm')).stderr).toMatch(/Allowed choices are cpu, gpu/);
+    expect((await parle('compress', '--help')).stdout).toMatch(/--decoder <decoder>/);
   });
 
   it('--error-bound-abs that is not a number names the flag', async () => {

@@ -5,7 +5,8 @@
  * outputs are written.
  *
  *   parle demo
- *   parle compress [IN|-] [OUT|-] [--type u8|u16|u32|i32|f32] [--level N] [--codec C] [--path auto|cpu|gpu] [--workers N] [-f]
+ *   parle compress [IN|-] [OUT|-] [--type u8|u16|u32|i32|f32] [--level N] [--codec C] [--decoder cpu|gpu] [--path auto|cpu|gpu]
+ *                  [--workers N] [-f]
  *   parle decompress [IN.parle|-] [OUT|-] [--max-elements N] [-f]
  *   parle inspect [FILE.parle|-]
  *   parle sort IN OUT --type u32|i32|f32
@@ -53,6 +54,7 @@ const FLAGS: Record<string, string> = {
   chunkBytes: '--chunk-bytes',
   level: '--level',
   codec: '--codec',
+  decoder: '--decoder',
   errorBound: '--error-bound-abs',
   'errorBound.abs': '--error-bound-abs',
   maxElements: '--max-elements',
@@ -167,6 +169,14 @@ export function buildProgram(): Command {
       "codec pipeline of every chunk: 'auto' (the chooser picks per chunk), 'stored', or stages joined by '+' in the order delta, shuffle, rle, then huffman or pack (e.g. delta+shuffle+huffman, delta+pack)",
       'auto',
     )
+    .addOption(
+      new Option(
+        '--decoder <decoder>',
+        "the decoder the Huffman streams are laid out for: 'cpu' (mode 2, fastest on the CPU) or 'gpu' (mode 3, interleaved lanes a GPU decodes faster; about 0.5 % larger)",
+      )
+        .choices(['cpu', 'gpu'])
+        .default('cpu'),
+    )
     .option(
       '--error-bound-abs <x>',
       'f32 only: lossy, every finite element within x of its original (NaN, Infinity, -0 exact); see docs/format.md "Stage 5: quantize"',
@@ -188,6 +198,7 @@ export function buildProgram(): Command {
             chunkBytes: opts.chunkBytes,
             codec: opts.codec,
             ...(opts.level !== undefined ? { level: opts.level as number } : {}),
+            decoder: opts.decoder as 'cpu' | 'gpu',
             explain: opts.explain === true,
             ...(opts.errorBoundAbs !== undefined ? { errorBound: { abs: opts.errorBoundAbs as number } } : {}),
             force: opts.force,

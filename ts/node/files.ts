@@ -50,6 +50,8 @@ export interface CompressFileOptions {
   explain?: boolean;
   /** The codec pipeline: 'auto' (default), 'stored' or stages joined by '+' (see CompressOptions.codec). */
   codec?: string;
+  /** The decoder the Huffman streams are laid out for: 'cpu' (default, mode 2) or 'gpu' (mode 3; see CompressOptions.decoder). */
+  decoder?: 'cpu' | 'gpu';
   /** f32 only: lossy within this absolute bound (see CompressOptions.errorBound). */
   errorBound?: { abs: number };
   /** Replace an existing regular output file, write binary to a terminal (default false). */
@@ -249,6 +251,7 @@ export async function compressFile(
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
       ...(options.codec !== undefined ? { codec: options.codec } : {}),
       ...(options.level !== undefined ? { level: options.level } : {}),
+      ...(options.decoder !== undefined ? { decoder: options.decoder } : {}),
       explain: options.explain === true,
       ...(options.errorBound !== undefined ? { errorBound: options.errorBound } : {}),
     });
