@@ -100,7 +100,7 @@ describe('unknown parameters: 400 INVALID_OPTION naming the parameter as written
   it('a misspelt parameter, with the one it was probably meant to be', async () => {
     const message = expectError(await post('/v1/compress?type=u8&levle=9', u8), 400, ErrorCodes.INVALID_OPTION, 'levle');
     expect(message).toMatch(/unknown query parameter 'levle' \(did you mean 'level'\?\)/);
-    expect(message).toMatch(/type, codec, level/);
+    expect(message).toMatch(/type, codec, level, decoder/);
     expectError(await post('/v1/compress?Type=u8', u8), 400, ErrorCodes.INVALID_OPTION, 'Type');
     expectError(await post('/v1/compress?type=u8&chunkBytes=4096', u8), 400, ErrorCodes.INVALID_OPTION, 'chunkBytes');
   });
@@ -167,9 +167,25 @@ describe('bad values of known parameters: 400, naming the query parameter, never
     }
   });
 
+  it('decoder: not cpu or gpu', async () => {
+    for (const decoder of ['GPU', 'wasm', '', '%20gpu', 'gpu%20', '1']) {
+      const message = expectError(await post(`/v1/compress?type=u8&decoder=${decoder}`, u8), 400, ErrorCodes.INVALID_OPTION, 'decoder');
+      expect(message, decoder).toMatch(/^query parameter decoder must be one of cpu, gpu; got '/);
+      expect(message, decoder).not.toMatch(/options\./);
+    }
+  });
+
   it('good values are taken: codec with %2B, level 1 and 9', async () => {
     const input = fillRuns(new Rng(caseSeed('service options good values')), new Uint16Array(50_000), { kind: 'uniform', maxRun: 30 });
-    for (const query of ['codec=delta%2Bhuffman', 'codec=auto', 'codec=stored', 'level=1', 'level=9&codec=rle']) {
+    for (const query of [
+      'codec=delta%2Bhuffman',
+      'codec=auto',
+      'codec=stored',
+      'level=1',
+      'level=9&codec=rle',
+      'decoder=cpu',
+      'decoder=gpu',
+    ]) {
       const reply = await post(`/v1/compress?type=u16&${query}`, bytesOf(input));
       expect(reply.status, query).toBe(200);
       expect(Buffer.compare(bytesOf(await engine.decompress(reply.body)), bytesOf(input)), query).toBe(0);
@@ -182,6 +198,7 @@ describe('repeated parameters: one 400 INVALID_OPTION', () => {
     const message = expectError(await post('/v1/compress?type=u8&type=u16', u8), 400, ErrorCodes.INVALID_OPTION, 'type');
     expect(message).toBe('query parameter type is given 2 times; give it once');
     expectError(await post('/v1/compress?type=u8&level=3&level=3', u8), 400, ErrorCodes.INVALID_OPTION, 'level');
+    expectError(await post('/v1/compress?type=u8&decoder=gpu&decoder=cpu', u8), 400, ErrorCodes.INVALID_OPTION, 'decoder');
     expectError(await post('/v1/sort?type=u32&type=u32', new Uint8Array(8)), 400, ErrorCodes.INVALID_OPTION, 'type');
   });
 });
@@ -243,9 +260,16 @@ describe('strict options of createService and runServe', () => {
   });
 });
 
+/** The library options a compress case's query stands for. */
+interface CaseOptions {
+  codec?: string;
+  level?: number;
+  decoder?: 'cpu' | 'gpu';
+}
+
 describe('POST /v1/compress writes the bytes the library and the command write', () => {
   /** Streams `bytes` through engine.createCompressor in 1 MiB pieces, as compressFile reads a file. */
-  async function streamed(type: ElementType, bytes: Uint8Array, options: { codec?: string; level?: number }): Promise<Buffer> {
+  async function streamed(type: ElementType, bytes: Uint8Array, options: CaseOptions): Promise<Buffer> {
     const writer = engine.createCompressor(type, bytes.length / elementSize(type), options);
     const out: Uint8Array[] = [];
     for (let at = 0; at < bytes.length; at += 1 << 20) out.push(...(await writer.write(bytes.subarray(at, at + (1 << 20)))));
@@ -253,7 +277,7 @@ describe('POST /v1/compress writes the bytes the library and the command write',
     return Buffer.concat(out);
   }
 
-  const cases: { name: string; type: ElementType; n: number; query: string; options: { codec?: string; level?: number } }[] = [
+  const cases: { name: string; type: ElementType; n: number; query: string; options: CaseOptions }[] = [
     { name: 'u8, defaults', type: 'u8', n: (1 << 20) + 12_345, query: '', options: {} },
     { name: 'u16, level 9', type: 'u16', n: 700_001, query: '&level=9', options: { level: 9 } },
     {
@@ -264,6 +288,13 @@ describe('POST /v1/compress writes the bytes the library and the command write',
       options: { level: 8, codec: 'delta+huffman' },
     },
     { name: 'f32, level 1', type: 'f32', n: 100_000, query: '&level=1', options: { level: 1 } },
+    {
+      name: 'u16, decoder gpu, delta+shuffle+huffman',
+      type: 'u16',
+      n: 400_000,
+      query: '&decoder=gpu&codec=delta%2Bshuffle%2Bhuffman',
+      options: { decoder: 'gpu', codec: 'delta+shuffle+huffman' },
+    },
   ];
   for (const { name, type, n, query, options } of cases) {
     it(`${name}: equal to createCompressor's and compressFile's bytes`, async () => {
@@ -286,6 +317,26 @@ describe('POST /v1/compress writes the bytes the library and the command write',
       expect({ chunkLength: header.chunkLength, level: header.level }).toEqual({ chunkLength: chunkBytes / elementSize(type), level });
     });
   }
+
+  it("decoder=gpu: engine.compress's mode-3 bytes, larger than decoder=cpu's (the default), both reading back", async () => {
+    const seed = caseSeed('service decoder gpu');
+    const rng = new Rng(seed);
+    // skewed bytes over several chunks: the chooser codes them with huffman
+    const bytes = new Uint8Array(700_000);
+    for (let i = 0; i < bytes.length; i++) {
+      let s = 0;
+      while (s < 255 && rng.nextFloat() < 0.6) s++;
+      bytes[i] = s;
+    }
+    const gpu = await post('/v1/compress?type=u8&decoder=gpu', bytes);
+    const cpu = await post('/v1/compress?type=u8&decoder=cpu', bytes);
+    const plain = await post('/v1/compress?type=u8', bytes);
+    expect([gpu.status, cpu.status, plain.status]).toEqual([200, 200, 200]);
+    expect(Buffer.compare(Buffer.from(gpu.body), await engine.compress(bytes, { decoder: 'gpu' })), describeSeed(seed)).toBe(0);
+    expect(Buffer.compare(Buffer.from(plain.body), Buffer.from(cpu.body)), 'the default is decoder cpu').toBe(0);
+    expect(gpu.body.length).toBeGreaterThan(cpu.body.length);
+    expect(Buffer.compare(bytesOf(await engine.decompress(gpu.body)), bytes)).toBe(0);
+  });
 
   it('the `parle compress` command writes the same file (a 1 MiB u8 file: 4 chunks of 256 KiB from both)', async () => {
     const bytes = new Uint8Array(1 << 20);

@@ -3,7 +3,7 @@
  *
  *   route                  parameters (required first)
  *   POST /v1/compress      type (required): u8|u16|u32|i32|f32; codec: auto|stored|stages joined
- *                          by '+' (%2B in a URL); level: 1..9
+ *                          by '+' (%2B in a URL); level: 1..9; decoder: cpu|gpu
  *   POST /v1/decompress    none (the container says its type)
  *   POST /v1/sort          type (required): u32|i32|f32
  *   GET  /healthz          none
@@ -12,8 +12,9 @@
  * A missing or unknown `type` is 400 UNSUPPORTED_TYPE. Everything else is 400 INVALID_OPTION
  * naming the query parameter as the client wrote it, in the message and in the error body's
  * `parameter`: a parameter the route does not take (`?levle=9`: "did you mean 'level'?"), one
- * given more than once, a bad value (`?codec=bogus`, `?level=0`). The library's own messages
- * (`options.codec: ...`) are never shown: the values are checked here, in the query's terms.
+ * given more than once, a bad value (`?codec=bogus`, `?level=0`, `?decoder=GPU`). The library's
+ * own messages (`options.codec: ...`) are never shown: the values are checked here, in the
+ * query's terms.
  * Names are case-sensitive, as in the library.
  */
 import { closestName, ErrorCodes, ParleError, type ErrorCode } from '../errors.js';
@@ -44,7 +45,7 @@ export const SORT_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32'];
 
 /** The query parameters each route takes; a route not listed takes none. */
 export const ROUTE_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
-  'POST /v1/compress': ['type', 'codec', 'level'],
+  'POST /v1/compress': ['type', 'codec', 'level', 'decoder'],
   'POST /v1/decompress': [],
   'POST /v1/sort': ['type'],
   'GET /healthz': [],
@@ -58,6 +59,11 @@ export interface CompressParameters {
   codec?: string;
   /** Compression level, 1..9; undefined: the library's default (5). */
   level?: number;
+  /**
+   * The decoder the Huffman streams are laid out for, `cpu` (mode 2) or `gpu` (mode 3; see
+   * CompressOptions.decoder); undefined: the library's default (`cpu`).
+   */
+  decoder?: 'cpu' | 'gpu';
 }
 
 /**
@@ -164,6 +170,26 @@ function levelOf(query: Map<string, string>): number | undefined {
   return level;
 }
 
+/** Values of the `decoder` parameter. */
+const DECODERS = ['cpu', 'gpu'] as const;
+
+/**
+ * The `decoder` parameter: `cpu` or `gpu` (case-sensitive, as in the library).
+ * @throws ParleError INVALID_OPTION
+ */
+function decoderOf(query: Map<string, string>): 'cpu' | 'gpu' | undefined {
+  const raw = query.get('decoder');
+  if (raw === undefined) return undefined;
+  if (!(DECODERS as readonly string[]).includes(raw)) {
+    throw new QueryParameterError(
+      ErrorCodes.INVALID_OPTION,
+      'decoder',
+      `query parameter decoder must be one of ${DECODERS.join(', ')}; got '${raw}'`,
+    );
+  }
+  return raw as 'cpu' | 'gpu';
+}
+
 /**
  * The checked parameters of POST /v1/compress, from the request target `url`.
  *   compressParameters('/v1/compress?type=u16&codec=delta%2Bhuffman')  ->  { type: 'u16', codec: 'delta+huffman' }
@@ -176,7 +202,13 @@ export function compressParameters(url: string): CompressParameters {
   const type = typeOf(query, COMPRESS_TYPES, route);
   const codec = codecOf(query, type);
   const level = levelOf(query);
-  return { type, ...(codec !== undefined ? { codec } : {}), ...(level !== undefined ? { level } : {}) };
+  const decoder = decoderOf(query);
+  return {
+    type,
+    ...(codec !== undefined ? { codec } : {}),
+    ...(level !== undefined ? { level } : {}),
+    ...(decoder !== undefined ? { decoder } : {}),
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The HTTP service over one {@link Engine} (and its worker pool), shared by all requests:
  *
- *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...][&level=1..9]   raw little-endian elements -> application/x-parle
+ *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...][&level=1..9][&decoder=cpu|gpu]   raw little-endian elements -> application/x-parle
  *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream)
  *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
  *   GET  /healthz                                200 {"status":"ok", "pid", ...} (503 while shutting down)
@@ -478,7 +478,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       },
     },
     async (request, reply) => {
-      const { type, codec, level } = compressParams.get(request)!;
+      const { type, codec, level, decoder } = compressParams.get(request)!;
       const length = contentLength(request)!;
       const work = workOf(request);
       // The options `parle compress` passes for the same flags (ts/node/files.ts compressFile):
@@ -487,6 +487,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         ...(chunkBytes !== undefined ? { chunkBytes } : {}),
         ...(codec !== undefined ? { codec } : {}),
         ...(level !== undefined ? { level } : {}),
+        ...(decoder !== undefined ? { decoder } : {}),
       });
       // Streams always run on the CPU path (the ContainerWriter takes chunks to the workers).
       metrics.paths.inc({ op: 'compress', path: 'cpu' });
