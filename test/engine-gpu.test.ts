@@ -13,7 +13,7 @@ import { compressBound, Encoding, ENTRY_BYTES, HEADER_BYTES, makeHeader, writeEn
 import * as ref from './support/codec-reference.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
-import { FUZZ_FAILURES, makeSamples, mutate } from './support/fuzz.js';
+import { FUZZ_FAILURES, makeSamples, mutate, reseal } from './support/fuzz.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
 
 function same(a: ParleArray, b: ParleArray): boolean {
@@ -408,6 +408,26 @@ describeGpu('engine with a GPU', () => {
     bad[firstBlock] |= 0x40;
     await expect(engine.decompress(bad, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
     await expect(engine.decompress(bad, { path: 'cpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
+    // the same lies with the hashes made right again: the walk of the block headers (on the GPU)
+    // rejects them, CORRUPT naming the stream, as the CPU decoder does
+    const lies: [string, (b: Uint8Array) => void][] = [
+      ['bit 6 set', (b) => (b[firstBlock] |= 0x40)],
+      ['a bit width over 16', (b) => (b[firstBlock] = (b[firstBlock] & 0x80) | 17)],
+      ['more exceptions than elements', (b) => (b[firstBlock + 1] = 255)],
+      ['a wider first block (past the stream)', (b) => (b[firstBlock] = (b[firstBlock] & 0x80) | 16)],
+    ];
+    for (const [what, lie] of lies) {
+      const liar = container.slice();
+      lie(liar);
+      reseal(liar, HEADER_BYTES);
+      const e = await engine.decompress(liar, { to: 'device', path: 'gpu' }).then(
+        () => undefined,
+        (err: unknown) => err as { code?: string; message?: string },
+      );
+      expect(e?.code, `GPU: ${what}`).toBe(ErrorCodes.CORRUPT);
+      expect(e?.message, `GPU: ${what}`).toMatch(/pack stream \d+/);
+      await expect(engine.decompress(liar, { path: 'cpu' }), `CPU: ${what}`).rejects.toMatchObject({ code: ErrorCodes.CORRUPT });
+    }
   });
 
   /** Each fixture of test/fixtures/<version>/ decodes on the GPU path to its .raw. */

@@ -76,7 +76,7 @@ function modeThreeStreams(packed: Uint8Array, entries: number[]): number {
 }
 
 /** Recomputes a chunk's payload tree hash and its entry checksum (a liar's container passes both). */
-function reseal(bytes: Uint8Array, entryAt: number): void {
+export function reseal(bytes: Uint8Array, entryAt: number): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   const P = view.getUint32(entryAt + 12, true);
   const end = Math.min(bytes.length, entryAt + ENTRY_BYTES + P);

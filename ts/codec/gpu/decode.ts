@@ -155,18 +155,9 @@ function encodeStreams(
   const pack = jobs.filter((j): j is PackDecodeJob & { pack: true } => 'pack' in j);
   const checks: (() => Promise<void>)[] = [];
   if (huffman.length > 0) checks.push(encodeHuffmanDecode(gpu, s, src, dst, huffman));
-  if (pack.length > 0) {
-    try {
-      checks.push(encodePackDecode(gpu, s, bytes, src, dst, pack));
-    } catch (e) {
-      // a block header the walk rejects: reported after the payload hashes, as the CPU path
-      // would (a damaged payload is CHECKSUM_MISMATCH); its streams are not decoded
-      if (!(e instanceof ParleError) || e.code !== ErrorCodes.CORRUPT) throw e;
-      checks.push(async () => {
-        throw e;
-      });
-    }
-  }
+  // a block header the walk rejects is reported by the check, after the payload hashes, as the
+  // CPU path would (a damaged payload is CHECKSUM_MISMATCH)
+  if (pack.length > 0) checks.push(encodePackDecode(gpu, s, src, dst, pack));
   return checks;
 }
 

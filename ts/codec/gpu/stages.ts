@@ -689,112 +689,22 @@ export interface PackDecodeJob {
   dstByteOffset: number;
 }
 
-/** Pack streams whose block headers {@link packBlocks} walks side by side. */
-const WALK_LANES = 16;
-
 /**
- * Walks the block headers of the pack streams `jobs` on the host (`bytes` holds what the source
- * buffer holds) with every check of the CPU decoder that the headers allow (b over 8 w, bit 6
- * set, more exceptions than elements, h of 0 or b + h over 8 w, exceptions with b = 8 w, a block
- * past the stream's end, bytes left after the last block), writing one entry per block to `out`:
- * its header's byte offset, its first output word and c | w << 16 (4 words an entry; job i's
- * blocks from entry `first[i]` on). A block's size is known only from its header, so each
- * stream's walk is a chain of dependent reads, about one cache miss a block; WALK_LANES streams
- * are walked side by side so that their misses overlap. Measured on the H200 host (a 64 MiB f32
- * container, 65536 blocks): 136-164 ns a block one stream at a time; with 16 side by side
- * 37-45 ns in some processes and 145-164 in others (bimodal from process to process, likely
- * how the container's pages are mapped), never slower by more than 10 %.
- * @throws ParleError CORRUPT naming the first bad stream (`pack stream i`)
- */
-function packBlocks(bytes: Uint8Array, jobs: readonly PackDecodeJob[], out: Uint32Array, first: readonly number[]): void {
-  let bad = -1;
-  const p = new Float64Array(WALK_LANES);
-  const start = new Float64Array(WALK_LANES);
-  for (let base = 0; base < jobs.length; base += WALK_LANES) {
-    const lanes = Math.min(WALK_LANES, jobs.length - base);
-    let live = 0;
-    for (let k = 0; k < lanes; k++) {
-      const j = jobs[base + k];
-      if (j.decodedBytes % j.width !== 0) {
-        if (bad < 0 || base + k < bad) bad = base + k;
-        start[k] = -1;
-        continue;
-      }
-      p[k] = j.srcByteOffset;
-      start[k] = 0;
-      live++;
-    }
-    while (live > 0) {
-      for (let k = 0; k < lanes; k++) {
-        if (start[k] < 0) continue;
-        const j = jobs[base + k];
-        const w = j.width;
-        const n = j.decodedBytes / w;
-        const end = j.srcByteOffset + j.encodedBytes;
-        const at0 = p[k];
-        const s0 = start[k];
-        let ok = true;
-        let q = at0;
-        if (s0 >= n) {
-          // after the last block: nothing may follow
-          ok = at0 === end;
-        } else {
-          const c = Math.min(PACK_BLOCK, n - s0);
-          const maxBits = 8 * w;
-          if (end - at0 < 2 + w) ok = false;
-          else {
-            const head = bytes[at0];
-            const e = bytes[at0 + 1];
-            const b = head & 0x3f;
-            if ((head & 0x40) !== 0 || b > maxBits || e > c) ok = false;
-            q = at0 + 2;
-            if (ok && e > 0) {
-              const h = bytes[q++];
-              if (b >= maxBits || end - at0 - 2 < 1 + w || h === 0 || b + h > maxBits) ok = false;
-              q += w + 16 * ((((c + 3) >> 2) * b + 31) >> 5) + e + ((e * h + 7) >> 3);
-            } else {
-              q += w + 16 * ((((c + 3) >> 2) * b + 31) >> 5);
-            }
-            if (q > end) ok = false;
-          }
-          if (ok) {
-            const at = 4 * (first[base + k] + s0 / PACK_BLOCK);
-            out[at] = at0;
-            out[at + 1] = (j.dstByteOffset + s0 * w) / 4;
-            out[at + 2] = c | (w << 16);
-            p[k] = q;
-            start[k] = s0 + PACK_BLOCK;
-            continue;
-          }
-        }
-        if (!ok && (bad < 0 || base + k < bad)) bad = base + k;
-        start[k] = -1; // done
-        live--;
-      }
-    }
-  }
-  if (bad >= 0) {
-    const j = jobs[bad];
-    corrupt(`pack stream ${bad}: pack stream does not decode to ${j.decodedBytes} bytes in its ${j.encodedBytes}`);
-  }
-}
-
-/**
- * Records the decode of pack streams (docs/format.md, "Pack streams") from `srcBuf` (whose bytes
- * `bytes` holds on the host: the headers are walked there, {@link packBlocks}) into `dstBuf`, one
- * dispatch of a workgroup per block of 256 elements for all of them
- * (shaders/codec-pack-decode.wgsl). The source is bound whole (TOO_LARGE beyond one storage
- * binding). Returns a function to call after the submission: it reads the status back and throws
- * CORRUPT where exception positions were out of order or past their block (the output is then
- * unspecified). Destination ranges must not overlap; the result equals the CPU decoder's
- * (assembly/pack.ts packDecode) byte for byte.
- * @throws ParleError CORRUPT (a header a reader rejects, a stream of the wrong length),
- *   INVALID_ARGUMENT (offsets, widths, the same buffer twice), TOO_LARGE
+ * Records the decode of pack streams (docs/format.md, "Pack streams") from `srcBuf` into
+ * `dstBuf` in two dispatches for all of them (shaders/codec-pack-decode.wgsl): an invocation a
+ * stream walks its block headers with every check a reader makes there and lists the blocks;
+ * then a workgroup a block of 256 elements decodes it. The source is bound whole (TOO_LARGE
+ * beyond one storage binding). Returns a function to call after the submission: it reads the
+ * status back and throws CORRUPT naming the first stream whose headers a reader rejects (or that
+ * does not decode to its D bytes in its E), else where exception positions were out of order or
+ * past their block (the output is then unspecified). Destination ranges must not overlap; the
+ * result equals the CPU decoder's (assembly/pack.ts packDecode) byte for byte.
+ * @throws ParleError INVALID_ARGUMENT (offsets, widths, the same buffer twice), TOO_LARGE; CORRUPT
+ *   from the returned function
  */
 export function encodePackDecode(
   ctx: GpuContext,
   s: Submission,
-  bytes: Uint8Array,
   srcBuf: GPUBuffer,
   dstBuf: GPUBuffer,
   jobs: readonly PackDecodeJob[],
@@ -802,12 +712,8 @@ export function encodePackDecode(
   checkBuffer(srcBuf, 'srcBuf');
   checkBuffer(dstBuf, 'dstBuf');
   if (srcBuf === dstBuf) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'srcBuf and dstBuf must be different buffers');
+  const streams = new Uint32Array(Math.max(8, 8 * jobs.length));
   let blocks = 0;
-  for (const j of jobs) blocks += Math.ceil(Math.max(0, j.decodedBytes / j.width) / PACK_BLOCK);
-  if (!Number.isSafeInteger(blocks)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs hold bad sizes');
-  const table = new Uint32Array(Math.max(4, 4 * blocks));
-  const firsts: number[] = [];
-  let first = 0;
   let dstEnd = 0;
   let srcEnd = 0;
   jobs.forEach((j, i) => {
@@ -815,37 +721,65 @@ export function encodePackDecode(
     checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
     checkCount(j.encodedBytes, `jobs[${i}].encodedBytes`);
     checkWordOffset(j.dstByteOffset, `jobs[${i}].dstByteOffset`);
-    if (j.srcByteOffset + j.encodedBytes > bytes.length)
-      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}] lies past the source`);
+    checkCount(j.decodedBytes, `jobs[${i}].decodedBytes`);
     checkSpan(srcBuf, j.srcByteOffset, j.encodedBytes, `jobs[${i}] source`);
     checkSpan(dstBuf, j.dstByteOffset, roundUp4(j.decodedBytes), `jobs[${i}] destination`);
-    firsts.push(first);
-    first += Math.ceil(j.decodedBytes / j.width / PACK_BLOCK);
+    const n = Math.floor(j.decodedBytes / j.width);
+    // width 0 tells the walk that D is not a multiple of w: a stream a reader rejects
+    streams.set(
+      [j.srcByteOffset, j.srcByteOffset + j.encodedBytes, n, j.decodedBytes % j.width === 0 ? j.width : 0, j.dstByteOffset / 4, blocks],
+      8 * i,
+    );
+    blocks += Math.ceil(n / PACK_BLOCK);
     dstEnd = Math.max(dstEnd, j.dstByteOffset + roundUp4(j.decodedBytes));
     srcEnd = Math.max(srcEnd, roundUp4(j.srcByteOffset + j.encodedBytes));
   });
-  packBlocks(bytes, jobs, table, firsts);
-  if (blocks === 0) return async () => undefined;
+  if (jobs.length === 0) return async () => undefined;
   ctx.checkBindable(srcEnd, 'pack decode source');
-  ctx.checkBindable(dstEnd, 'pack decode destination');
+  ctx.checkBindable(Math.max(4, dstEnd), 'pack decode destination');
   const status = s.temp(16, 'pack-status');
   s.encoder.clearBuffer(status);
+  const table = s.temp(Math.max(16, 16 * blocks), 'pack blocks');
+  const params = s.uniform([blocks, jobs.length, 0, 0]);
+  const pipe = (entryPoint: 'walk' | 'decode') =>
+    getPipeline(ctx.device, `codec-pack-decode:${entryPoint}`, () => ({ code: packDecodeCode, entryPoint }));
+  const src = { buffer: srcBuf, size: Math.max(4, srcEnd) };
   s.dispatch(
-    getPipeline(ctx.device, 'codec-pack-decode:decode', () => ({ code: packDecodeCode, entryPoint: 'decode' })),
+    pipe('walk'),
     [
-      { binding: 0, resource: { buffer: s.uniform([blocks, 0, 0, 0]) } },
-      { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'pack blocks') } },
-      { binding: 2, resource: { buffer: srcBuf, size: srcEnd } },
-      { binding: 3, resource: { buffer: dstBuf, size: dstEnd } },
-      { binding: 4, resource: { buffer: status, offset: 0, size: 8 } },
+      { binding: 0, resource: { buffer: params } },
+      { binding: 2, resource: src },
+      { binding: 4, resource: { buffer: status, offset: 0, size: 16 } },
+      { binding: 5, resource: { buffer: storageWords(ctx, s, streams, 'pack streams') } },
+      { binding: 6, resource: { buffer: table } },
     ],
-    blocks,
-    'parle:pack-decode',
+    Math.ceil(jobs.length / 64),
+    'parle:pack-walk',
   );
-  const read = s.readAfter(status, 8);
+  if (blocks > 0) {
+    s.dispatch(
+      pipe('decode'),
+      [
+        { binding: 0, resource: { buffer: params } },
+        { binding: 1, resource: { buffer: table } },
+        { binding: 2, resource: src },
+        { binding: 3, resource: { buffer: dstBuf, size: Math.max(4, dstEnd) } },
+        { binding: 4, resource: { buffer: status, offset: 0, size: 16 } },
+      ],
+      blocks,
+      'parle:pack-decode',
+    );
+  }
+  const read = s.readAfter(status, 16);
   return async () => {
-    const [bad] = await read();
-    if (bad !== 0) corrupt(`pack stream: ${bad} exception position${bad === 1 ? '' : 's'} out of order or past its block`);
+    const [badPositions, , badStreams, lowest] = await read();
+    if (badStreams !== 0) {
+      const i = 0xffffffff - lowest;
+      const j = jobs[i];
+      corrupt(`pack stream ${i}: pack stream does not decode to ${j.decodedBytes} bytes in its ${j.encodedBytes}`);
+    }
+    if (badPositions !== 0)
+      corrupt(`pack stream: ${badPositions} exception position${badPositions === 1 ? '' : 's'} out of order or past its block`);
   };
 }
 
