@@ -138,15 +138,14 @@ interface RunsGroup {
 type StreamJob = HuffmanDecodeJob | (PackDecodeJob & { pack: true });
 
 /**
- * Records the decode of `jobs` (streams of the container `bytes`, uploaded as `src`) into `dst`
- * in `s`: the Huffman streams and the pack streams each in one dispatch. Returns the functions
- * that read their status back after the submission.
- * @throws ParleError CORRUPT (a pack header), INVALID_ARGUMENT, TOO_LARGE
+ * Records the decode of `jobs` (streams of the container uploaded as `src`) into `dst` in `s`:
+ * the Huffman streams in one dispatch, the pack streams in two (their headers walked, then their
+ * blocks). Returns the functions that read their status back after the submission (CORRUPT).
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE
  */
 function encodeStreams(
   gpu: GpuContext,
   s: Submission,
-  bytes: Uint8Array,
   src: GPUBuffer,
   dst: GPUBuffer,
   jobs: readonly StreamJob[],
@@ -422,7 +421,7 @@ export async function decompressV2ToDevice(
       // streams of chunks without rle
       for (const to of ['out', 'work', 'codes'] as const) {
         const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
-        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, buffers[to], some));
+        checks.push(...encodeStreams(gpu, s, container.buffer, buffers[to], some));
       }
       // chunks with rle: streams decoded and run lengths checked, one expand a value width
       for (const group of groups.values()) {
@@ -435,8 +434,8 @@ export async function decompressV2ToDevice(
         s.encoder.clearBuffer(valuesBuf);
         s.encoder.clearBuffer(lengthsBuf);
         s.encoder.clearBuffer(lebBuf);
-        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, valuesBuf, group.valueJobs));
-        checks.push(...encodeStreams(gpu, s, bytes, container.buffer, lebBuf, group.lebJobs));
+        checks.push(...encodeStreams(gpu, s, container.buffer, valuesBuf, group.valueJobs));
+        checks.push(...encodeStreams(gpu, s, container.buffer, lebBuf, group.lebJobs));
         checks.push(encodeLebLengths(gpu, s, group, lebBuf, lengthsBuf));
         const expandedBuf = s.temp(group.expandedBytes, 'decompress expanded runs');
         const dValues = gpu.wrap(valuesBuf, Type, group.entries);
