@@ -193,9 +193,10 @@ export interface CompressOptions extends OpOptions {
    * `'cpu'` (default, on both paths) writes mode 2, which the CPU decodes fastest; `'gpu'` writes
    * mode 3, segments of 32 interleaved lanes that a GPU subgroup decodes in lockstep, about 0.5 %
    * of the input larger. Either decodes on either path. Compress with `'gpu'` what a GPU will
-   * decompress (`to: 'device'`): measured on an H200 (docs/benchmarks.md), its Huffman decode ran
-   * 1.1-1.3x faster under sustained load and up to 5x at 4 MiB, a whole decompress to the device
-   * 1.05-1.4x; the CPU decodes it at about half its mode-2 speed.
+   * decompress (`to: 'device'`): measured on an H200 (docs/benchmarks.md), its Huffman decode
+   * kernel ran 1.05-1.2x faster at 64 MiB and 2.9-3.7x at 4 MiB, a whole decompress to the device
+   * up to 1.4x faster at 4 MiB and 1.2x at 64 MiB; the CPU decodes it at about half its mode-2
+   * speed.
    */
   decoder?: 'cpu' | 'gpu';
   /**
