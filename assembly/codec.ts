@@ -1155,28 +1155,47 @@ export function huffmanDecodeLanes(srcPtr: usize, srcBytes: usize, offsetsPtr: u
   return 0;
 }
 
+/** The place of the next unit in the segment {@link decodeLaneSegment} decodes (its lanes share it). */
+let lanesAt: usize = 0;
+/** The place of that segment's last unit. */
+let lanesLast: usize = 0;
+
+/**
+ * One step of one lane of {@link decodeLaneSegment}: the lane's state `s` (its held bits below a
+ * sentinel bit at position a, the count held; 1 = none) looked up (the sentinel and zeros above
+ * the held bits change no code that fits in them); a unit read at {@link lanesAt} when that code
+ * is longer than a (x = s + (unit + 0xffff) << a: the unit above the held bits, the sentinel moved
+ * 16 up); the symbol from the lookup of x, stored at `o`; returns the lane's next state. The unit
+ * is loaded from min(lanesAt, lanesLast): a corrupt segment that runs past its end reads its last
+ * unit again (in bounds) and fails at the end, where lanesAt must be exactly its end.
+ */
+// @ts-ignore: decorator
+@inline function laneStep(s: u32, tablePtr: usize, info: usize, o: usize): u32 {
+  const need = ((<u32>load<u16>(info + (<usize>(s & 0x7ff) << 1)) >> 8) & 15) + clz(s) > 31;
+  const x = select<u32>(s + ((<u32>load<u16>(min<usize>(lanesAt, lanesLast)) + 0xffff) << (31 - clz(s))), s, need);
+  lanesAt += <usize>need << 1;
+  const j = <usize>(x & 0x7ff);
+  store<u8>(o, load<u8>(tablePtr + (j << 2)));
+  return x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
+}
+
 /**
  * One mode-3 segment of c symbols from the units in [p, end) to `out`, each of the 32 lanes'
- * state in one local (written out lane by lane: locals cannot be indexed): its held bits below a
- * sentinel bit at position a (the count held; 1 = none). A lane's step looks up its held bits
- * (the sentinel and zeros above them change no code that fits in them) and reads a unit when that
- * code is longer than a: the decision needs no unit, so the units' place p, the one thing the
- * lanes share, advances by an add a lane and the lanes' lookups overlap. The symbol comes from
- * a second lookup, of the bits with the unit (x = s + (unit + 0xffff) << a: the unit above the
- * held bits, the sentinel moved 16 up). The unit is loaded from min(p, end - 2): a corrupt
- * segment that runs past its end reads its last unit again (in bounds) and fails at the end,
- * where p must be exactly `end`.
+ * state in one local (locals cannot be indexed, so the 32 lanes of a step are written out, a
+ * {@link laneStep} each). Whether a lane reads a unit is decided from its held bits alone, so the
+ * units' place, the one thing the lanes share, advances by an add a lane and the lanes' lookups
+ * overlap.
  */
 function decodeLaneSegment(p: usize, end: usize, c: usize, tablePtr: usize, out: usize): bool {
   // a segment of c >= 1 symbols reads at least one unit (lane 0's first code)
   if (p >= end) return false;
-  const last = end - 2;
+  lanesAt = p;
+  lanesLast = end - 2;
   const info = tablePtr + TABLE_INFO;
   let s0: u32 = 1, s1: u32 = 1, s2: u32 = 1, s3: u32 = 1, s4: u32 = 1, s5: u32 = 1, s6: u32 = 1, s7: u32 = 1;
   let s8: u32 = 1, s9: u32 = 1, s10: u32 = 1, s11: u32 = 1, s12: u32 = 1, s13: u32 = 1, s14: u32 = 1, s15: u32 = 1;
   let s16: u32 = 1, s17: u32 = 1, s18: u32 = 1, s19: u32 = 1, s20: u32 = 1, s21: u32 = 1, s22: u32 = 1, s23: u32 = 1;
   let s24: u32 = 1, s25: u32 = 1, s26: u32 = 1, s27: u32 = 1, s28: u32 = 1, s29: u32 = 1, s30: u32 = 1, s31: u32 = 1;
-  let need: bool, x: u32, j: usize;
   // step t: symbol t & 3 of quad group t >> 2 (lane l's quad is group x 32 + l); every step
   // decodes lane 0, lane l only while 4 l < rem (every lane but in the last group of a short segment)
   const steps = laneSteps(c);
@@ -1184,260 +1203,38 @@ function decodeLaneSegment(p: usize, end: usize, c: usize, tablePtr: usize, out:
     const base = ((t >> 2) << 7) + (t & 3);
     const rem = c - base;
     const o = out + base;
-    need = ((<u32>load<u16>(info + (<usize>(s0 & 0x7ff) << 1)) >> 8) & 15) + clz(s0) > 31;
-    x = select<u32>(s0 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s0))), s0, need);
-    p += <usize>need << 1;
-    j = <usize>(x & 0x7ff);
-    store<u8>(o, load<u8>(tablePtr + (j << 2)), 0);
-    s0 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    if (rem > 4) {
-      need = ((<u32>load<u16>(info + (<usize>(s1 & 0x7ff) << 1)) >> 8) & 15) + clz(s1) > 31;
-      x = select<u32>(s1 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s1))), s1, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 4);
-      s1 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 8) {
-      need = ((<u32>load<u16>(info + (<usize>(s2 & 0x7ff) << 1)) >> 8) & 15) + clz(s2) > 31;
-      x = select<u32>(s2 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s2))), s2, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 8);
-      s2 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 12) {
-      need = ((<u32>load<u16>(info + (<usize>(s3 & 0x7ff) << 1)) >> 8) & 15) + clz(s3) > 31;
-      x = select<u32>(s3 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s3))), s3, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 12);
-      s3 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 16) {
-      need = ((<u32>load<u16>(info + (<usize>(s4 & 0x7ff) << 1)) >> 8) & 15) + clz(s4) > 31;
-      x = select<u32>(s4 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s4))), s4, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 16);
-      s4 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 20) {
-      need = ((<u32>load<u16>(info + (<usize>(s5 & 0x7ff) << 1)) >> 8) & 15) + clz(s5) > 31;
-      x = select<u32>(s5 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s5))), s5, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 20);
-      s5 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 24) {
-      need = ((<u32>load<u16>(info + (<usize>(s6 & 0x7ff) << 1)) >> 8) & 15) + clz(s6) > 31;
-      x = select<u32>(s6 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s6))), s6, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 24);
-      s6 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 28) {
-      need = ((<u32>load<u16>(info + (<usize>(s7 & 0x7ff) << 1)) >> 8) & 15) + clz(s7) > 31;
-      x = select<u32>(s7 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s7))), s7, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 28);
-      s7 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 32) {
-      need = ((<u32>load<u16>(info + (<usize>(s8 & 0x7ff) << 1)) >> 8) & 15) + clz(s8) > 31;
-      x = select<u32>(s8 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s8))), s8, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 32);
-      s8 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 36) {
-      need = ((<u32>load<u16>(info + (<usize>(s9 & 0x7ff) << 1)) >> 8) & 15) + clz(s9) > 31;
-      x = select<u32>(s9 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s9))), s9, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 36);
-      s9 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 40) {
-      need = ((<u32>load<u16>(info + (<usize>(s10 & 0x7ff) << 1)) >> 8) & 15) + clz(s10) > 31;
-      x = select<u32>(s10 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s10))), s10, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 40);
-      s10 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 44) {
-      need = ((<u32>load<u16>(info + (<usize>(s11 & 0x7ff) << 1)) >> 8) & 15) + clz(s11) > 31;
-      x = select<u32>(s11 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s11))), s11, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 44);
-      s11 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 48) {
-      need = ((<u32>load<u16>(info + (<usize>(s12 & 0x7ff) << 1)) >> 8) & 15) + clz(s12) > 31;
-      x = select<u32>(s12 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s12))), s12, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 48);
-      s12 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 52) {
-      need = ((<u32>load<u16>(info + (<usize>(s13 & 0x7ff) << 1)) >> 8) & 15) + clz(s13) > 31;
-      x = select<u32>(s13 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s13))), s13, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 52);
-      s13 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 56) {
-      need = ((<u32>load<u16>(info + (<usize>(s14 & 0x7ff) << 1)) >> 8) & 15) + clz(s14) > 31;
-      x = select<u32>(s14 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s14))), s14, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 56);
-      s14 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 60) {
-      need = ((<u32>load<u16>(info + (<usize>(s15 & 0x7ff) << 1)) >> 8) & 15) + clz(s15) > 31;
-      x = select<u32>(s15 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s15))), s15, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 60);
-      s15 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 64) {
-      need = ((<u32>load<u16>(info + (<usize>(s16 & 0x7ff) << 1)) >> 8) & 15) + clz(s16) > 31;
-      x = select<u32>(s16 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s16))), s16, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 64);
-      s16 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 68) {
-      need = ((<u32>load<u16>(info + (<usize>(s17 & 0x7ff) << 1)) >> 8) & 15) + clz(s17) > 31;
-      x = select<u32>(s17 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s17))), s17, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 68);
-      s17 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 72) {
-      need = ((<u32>load<u16>(info + (<usize>(s18 & 0x7ff) << 1)) >> 8) & 15) + clz(s18) > 31;
-      x = select<u32>(s18 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s18))), s18, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 72);
-      s18 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 76) {
-      need = ((<u32>load<u16>(info + (<usize>(s19 & 0x7ff) << 1)) >> 8) & 15) + clz(s19) > 31;
-      x = select<u32>(s19 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s19))), s19, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 76);
-      s19 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 80) {
-      need = ((<u32>load<u16>(info + (<usize>(s20 & 0x7ff) << 1)) >> 8) & 15) + clz(s20) > 31;
-      x = select<u32>(s20 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s20))), s20, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 80);
-      s20 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 84) {
-      need = ((<u32>load<u16>(info + (<usize>(s21 & 0x7ff) << 1)) >> 8) & 15) + clz(s21) > 31;
-      x = select<u32>(s21 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s21))), s21, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 84);
-      s21 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 88) {
-      need = ((<u32>load<u16>(info + (<usize>(s22 & 0x7ff) << 1)) >> 8) & 15) + clz(s22) > 31;
-      x = select<u32>(s22 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s22))), s22, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 88);
-      s22 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 92) {
-      need = ((<u32>load<u16>(info + (<usize>(s23 & 0x7ff) << 1)) >> 8) & 15) + clz(s23) > 31;
-      x = select<u32>(s23 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s23))), s23, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 92);
-      s23 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 96) {
-      need = ((<u32>load<u16>(info + (<usize>(s24 & 0x7ff) << 1)) >> 8) & 15) + clz(s24) > 31;
-      x = select<u32>(s24 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s24))), s24, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 96);
-      s24 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 100) {
-      need = ((<u32>load<u16>(info + (<usize>(s25 & 0x7ff) << 1)) >> 8) & 15) + clz(s25) > 31;
-      x = select<u32>(s25 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s25))), s25, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 100);
-      s25 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 104) {
-      need = ((<u32>load<u16>(info + (<usize>(s26 & 0x7ff) << 1)) >> 8) & 15) + clz(s26) > 31;
-      x = select<u32>(s26 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s26))), s26, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 104);
-      s26 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 108) {
-      need = ((<u32>load<u16>(info + (<usize>(s27 & 0x7ff) << 1)) >> 8) & 15) + clz(s27) > 31;
-      x = select<u32>(s27 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s27))), s27, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 108);
-      s27 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 112) {
-      need = ((<u32>load<u16>(info + (<usize>(s28 & 0x7ff) << 1)) >> 8) & 15) + clz(s28) > 31;
-      x = select<u32>(s28 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s28))), s28, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 112);
-      s28 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 116) {
-      need = ((<u32>load<u16>(info + (<usize>(s29 & 0x7ff) << 1)) >> 8) & 15) + clz(s29) > 31;
-      x = select<u32>(s29 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s29))), s29, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 116);
-      s29 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 120) {
-      need = ((<u32>load<u16>(info + (<usize>(s30 & 0x7ff) << 1)) >> 8) & 15) + clz(s30) > 31;
-      x = select<u32>(s30 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s30))), s30, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 120);
-      s30 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
-    if (rem > 124) {
-      need = ((<u32>load<u16>(info + (<usize>(s31 & 0x7ff) << 1)) >> 8) & 15) + clz(s31) > 31;
-      x = select<u32>(s31 + ((<u32>load<u16>(min<usize>(p, last)) + 0xffff) << (31 - clz(s31))), s31, need);
-      p += <usize>need << 1;
-      j = <usize>(x & 0x7ff);
-      store<u8>(o, load<u8>(tablePtr + (j << 2)), 124);
-      s31 = x >> ((<u32>load<u16>(info + (j << 1)) >> 8) & 15);
-    }
+    s0 = laneStep(s0, tablePtr, info, o);
+    if (rem > 4) s1 = laneStep(s1, tablePtr, info, o + 4);
+    if (rem > 8) s2 = laneStep(s2, tablePtr, info, o + 8);
+    if (rem > 12) s3 = laneStep(s3, tablePtr, info, o + 12);
+    if (rem > 16) s4 = laneStep(s4, tablePtr, info, o + 16);
+    if (rem > 20) s5 = laneStep(s5, tablePtr, info, o + 20);
+    if (rem > 24) s6 = laneStep(s6, tablePtr, info, o + 24);
+    if (rem > 28) s7 = laneStep(s7, tablePtr, info, o + 28);
+    if (rem > 32) s8 = laneStep(s8, tablePtr, info, o + 32);
+    if (rem > 36) s9 = laneStep(s9, tablePtr, info, o + 36);
+    if (rem > 40) s10 = laneStep(s10, tablePtr, info, o + 40);
+    if (rem > 44) s11 = laneStep(s11, tablePtr, info, o + 44);
+    if (rem > 48) s12 = laneStep(s12, tablePtr, info, o + 48);
+    if (rem > 52) s13 = laneStep(s13, tablePtr, info, o + 52);
+    if (rem > 56) s14 = laneStep(s14, tablePtr, info, o + 56);
+    if (rem > 60) s15 = laneStep(s15, tablePtr, info, o + 60);
+    if (rem > 64) s16 = laneStep(s16, tablePtr, info, o + 64);
+    if (rem > 68) s17 = laneStep(s17, tablePtr, info, o + 68);
+    if (rem > 72) s18 = laneStep(s18, tablePtr, info, o + 72);
+    if (rem > 76) s19 = laneStep(s19, tablePtr, info, o + 76);
+    if (rem > 80) s20 = laneStep(s20, tablePtr, info, o + 80);
+    if (rem > 84) s21 = laneStep(s21, tablePtr, info, o + 84);
+    if (rem > 88) s22 = laneStep(s22, tablePtr, info, o + 88);
+    if (rem > 92) s23 = laneStep(s23, tablePtr, info, o + 92);
+    if (rem > 96) s24 = laneStep(s24, tablePtr, info, o + 96);
+    if (rem > 100) s25 = laneStep(s25, tablePtr, info, o + 100);
+    if (rem > 104) s26 = laneStep(s26, tablePtr, info, o + 104);
+    if (rem > 108) s27 = laneStep(s27, tablePtr, info, o + 108);
+    if (rem > 112) s28 = laneStep(s28, tablePtr, info, o + 112);
+    if (rem > 116) s29 = laneStep(s29, tablePtr, info, o + 116);
+    if (rem > 120) s30 = laneStep(s30, tablePtr, info, o + 120);
+    if (rem > 124) s31 = laneStep(s31, tablePtr, info, o + 124);
   }
-  return p == end;
+  return lanesAt == end;
 }
