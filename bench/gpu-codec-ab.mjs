@@ -19,13 +19,13 @@
  * this build's time as a ratio of the baseline's.
  */
 import os from 'node:os';
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { outArg, outputDir } from './out-dir.mjs';
 import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
+import { gpuCard } from './gpu-timestamps.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -112,17 +112,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
 }
 for (const e of Object.values(engines)) await e.destroy();
 
-const card = (() => {
-  try {
-    return execFileSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' }).split('\n')[0];
-  } catch {
-    return 'gpu';
-  }
-})();
-const name = card
-  .toLowerCase()
-  .replace(/[^a-z0-9]+/g, '-')
-  .replace(/^-|-$/g, '');
+const { card, slug: name } = gpuCard();
 const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
 const file = join(dir, `gpu-codec-ab-${name}.json`);
 const result = {

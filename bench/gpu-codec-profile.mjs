@@ -31,6 +31,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { outArg, outputDir } from './out-dir.mjs';
 import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
+import { gpuCard } from './gpu-timestamps.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -358,18 +359,8 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
 }
 await engine.destroy();
 
-/** The card's name for the file names: nvidia-smi's where there is one (Dawn's description names the driver). */
-const cardName = () => {
-  try {
-    return execFileSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' }).split('\n')[0];
-  } catch {
-    return ctx.adapterInfo.description || ctx.adapterInfo.device || ctx.adapterInfo.vendor || 'gpu';
-  }
-};
-const gpuName = cardName()
-  .toLowerCase()
-  .replace(/[^a-z0-9]+/g, '-')
-  .replace(/^-|-$/g, '');
+// the card's name for the file names: nvidia-smi's where there is one (Dawn's description names the driver)
+const { slug: gpuName } = gpuCard(ctx.adapterInfo.description || ctx.adapterInfo.device || ctx.adapterInfo.vendor || 'gpu');
 const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
 const machine = {
   cpu: os.cpus()[0].model,

@@ -154,3 +154,21 @@ export async function startClockSampler(everyMs = 100) {
     stop() { proc?.kill(); },
   };
 }
+
+/**
+ * The GPU's name (nvidia-smi's where there is one; else `fallback`, e.g. Dawn's adapter
+ * description) and its slug for result file names: "NVIDIA H200" -> "nvidia-h200".
+ */
+export function gpuCard(fallback = 'gpu') {
+  let card = fallback;
+  try {
+    card = execFileSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' }).split('\n')[0];
+  } catch {
+    // not an NVIDIA machine
+  }
+  const slug = card
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+  return { card, slug };
+}

@@ -16,13 +16,12 @@
  * Writes huffman-gpu-<gpu>.json to --out (default bench/results/): per file and mode the encoded
  * bytes, ms a decode and GB/s of output, and mode 3's time as a ratio of mode 2's.
  */
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { outArg, outputDir } from './out-dir.mjs';
 import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
-import { startClockSampler, timestampHooks } from './gpu-timestamps.mjs';
+import { gpuCard, startClockSampler, timestampHooks } from './gpu-timestamps.mjs';
 
 const internals = await import('./internals/dist/huffman.mjs').catch(() => {
   throw new Error('bench/internals/dist/huffman.mjs is missing: run node bench/internals/build.mjs first');
@@ -162,17 +161,7 @@ for (const { entry, raw } of corpusFiles(args.files)) {
 ctx.destroy();
 clock.stop();
 
-const card = (() => {
-  try {
-    return execFileSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' }).split('\n')[0];
-  } catch {
-    return 'gpu';
-  }
-})();
-const name = card
-  .toLowerCase()
-  .replace(/[^a-z0-9]+/g, '-')
-  .replace(/^-|-$/g, '');
+const { card, slug: name } = gpuCard();
 const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
 const path = join(dir, `huffman-gpu-${name}.json`);
 writeFileSync(

@@ -272,6 +272,44 @@ function cutSegmentEnds(stream: Uint8Array, offsetsAt: number, segments: number[
   return cut;
 }
 
+/**
+ * Streams of `encode` (of skewed bytes) with 1..3 bits of their bitstreams flipped (the header
+ * stays valid) decode on the GPU to what the reference decodes, or are CORRUPT where the
+ * reference rejects them. Both outcomes must occur: `rounds` rounds, then more until each kind
+ * has (any seed: PARLE_TEST_SEED=random).
+ */
+async function agreesOnFlippedStreams(ctx: GpuContext, rng: Rng, rounds: number, encode: (bytes: Uint8Array) => Uint8Array): Promise<void> {
+  let flagged = 0;
+  let round = 0;
+  for (; round < rounds || ((flagged === 0 || flagged === round) && round < 10 * rounds); round++) {
+    const n = 1 + rng.below(20_000);
+    const bytes = skewedBytes(n, rng, 2 + rng.below(60));
+    const stream = encode(bytes);
+    const info = parseHuffmanStream(stream, n);
+    const bad = stream.slice();
+    const flips = 1 + rng.below(3);
+    for (let f = 0; f < flips && info.bitsAt < bad.length; f++) {
+      const k = info.bitsAt + rng.below(bad.length - info.bitsAt);
+      bad[k] ^= 1 << rng.below(8);
+    }
+    let want: Uint8Array | undefined;
+    try {
+      want = ref.huffmanDecodeStream(bad, n);
+    } catch {
+      want = undefined;
+    }
+    if (want === undefined) {
+      flagged++;
+      await expectCorrupt(decodeStreams(ctx, [bad], [n], [1], [0]), `round ${round}: reference rejects`);
+    } else {
+      const { all } = await decodeStreams(ctx, [bad], [n], [1], [0]);
+      expectBytes(all.subarray(0, n), want, `round ${round}`);
+    }
+  }
+  expect(flagged, `rounds rejected by the reference, of ${round}`).toBeGreaterThan(0);
+  expect(flagged, `rounds rejected by the reference, of ${round}`).toBeLessThan(round);
+}
+
 describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
   gpuTest('decode table: canonical, bit-reversed, every window', async () => {
     const lengths = new Uint8Array(256);
@@ -522,42 +560,9 @@ function huffmanDecodeTests(): void {
     }
   });
 
-  gpuTest(`agrees with the reference decoder on random and bit-flipped streams`, async (ctx, rng) => {
-    // flagged: rounds whose flipped stream the reference rejects (the GPU must say CORRUPT);
-    // the others decode to what the reference decodes. Both kinds must be exercised: about
-    // 10-20 % of rounds are rejected, so 40 rounds, then more until each kind has occurred
-    // (any seed: PARLE_TEST_SEED=random)
-    let flagged = 0;
-    let round = 0;
-    for (; round < 40 || ((flagged === 0 || flagged === round) && round < 400); round++) {
-      const n = 1 + rng.below(20_000);
-      const bytes = skewedBytes(n, rng, 2 + rng.below(60));
-      const stream = ref.huffmanEncodeStream(bytes, 10 + rng.below(3));
-      const info = parseHuffmanStream(stream, n);
-      const bad = stream.slice();
-      // flip 1..3 bits of the bitstreams (the header stays valid)
-      const flips = 1 + rng.below(3);
-      for (let f = 0; f < flips && info.bitsAt < bad.length; f++) {
-        const k = info.bitsAt + rng.below(bad.length - info.bitsAt);
-        bad[k] ^= 1 << rng.below(8);
-      }
-      let want: Uint8Array | undefined;
-      try {
-        want = ref.huffmanDecodeStream(bad, n);
-      } catch {
-        want = undefined;
-      }
-      if (want === undefined) {
-        flagged++;
-        await expectCorrupt(decodeStreams(ctx, [bad], [n], [1], [0]), `round ${round}: reference rejects`);
-      } else {
-        const { all } = await decodeStreams(ctx, [bad], [n], [1], [0]);
-        expectBytes(all.subarray(0, n), want, `round ${round}`);
-      }
-    }
-    expect(flagged, `rounds rejected by the reference, of ${round}`).toBeGreaterThan(0);
-    expect(flagged, `rounds rejected by the reference, of ${round}`).toBeLessThan(round);
-  });
+  gpuTest(`agrees with the reference decoder on random and bit-flipped streams`, (ctx, rng) =>
+    agreesOnFlippedStreams(ctx, rng, 40, (bytes) => ref.huffmanEncodeStream(bytes, 10 + rng.below(3))),
+  );
 
   gpuTest(`a segment needing bits past its end is CORRUPT, naming the first bad segment`, async (ctx, rng) => {
     const n = 5 * 1024 + 100;
@@ -653,40 +658,9 @@ describeGpu('GPU Huffman decode and encode of mode 3 (docs/format.md, "Mode 3: i
     },
   );
 
-  gpuTest('decode agrees with the reference decoder on bit-flipped mode-3 streams', async (ctx, rng) => {
-    // flips in the units decode to other symbols: never rejected by the lane protocol alone
-    // (every lane still takes its ceil(B / 16) units only if its codes keep their lengths), so
-    // both outcomes occur; as for mode 2, each kind must be seen
-    let flagged = 0;
-    let round = 0;
-    for (; round < 30 || ((flagged === 0 || flagged === round) && round < 300); round++) {
-      const n = 1 + rng.below(20_000);
-      const bytes = skewedBytes(n, rng, 2 + rng.below(60));
-      const stream = ref.huffmanEncodeLanesStream(bytes, 10 + rng.below(3));
-      const info = parseHuffmanStream(stream, n);
-      const bad = stream.slice();
-      const flips = 1 + rng.below(3);
-      for (let f = 0; f < flips && info.bitsAt < bad.length; f++) {
-        const k = info.bitsAt + rng.below(bad.length - info.bitsAt);
-        bad[k] ^= 1 << rng.below(8);
-      }
-      let want: Uint8Array | undefined;
-      try {
-        want = ref.huffmanDecodeStream(bad, n);
-      } catch {
-        want = undefined;
-      }
-      if (want === undefined) {
-        flagged++;
-        await expectCorrupt(decodeStreams(ctx, [bad], [n], [1], [0]), `round ${round}: reference rejects`);
-      } else {
-        const { all } = await decodeStreams(ctx, [bad], [n], [1], [0]);
-        expectBytes(all.subarray(0, n), want, `round ${round}`);
-      }
-    }
-    expect(flagged, `rounds rejected by the reference, of ${round}`).toBeGreaterThan(0);
-    expect(flagged, `rounds rejected by the reference, of ${round}`).toBeLessThan(round);
-  });
+  gpuTest('decode agrees with the reference decoder on bit-flipped mode-3 streams', (ctx, rng) =>
+    agreesOnFlippedStreams(ctx, rng, 30, (bytes) => ref.huffmanEncodeLanesStream(bytes, 10 + rng.below(3))),
+  );
 
   gpuTest('decode: lying segment ends are CORRUPT, naming the first bad segment and the reason', async (ctx, rng) => {
     const n = 20 * 4096 + 300;
