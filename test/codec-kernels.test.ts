@@ -12,11 +12,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { codeLengths } from '../ts/codec/huffman.js';
 import type { Kernels } from '../ts/cpu/wasm.js';
 import * as ref from './support/codec-reference.js';
+import { concat, expectSameBytes, expectUntouched, le32, placeAtMemoryEnd, randomBytes, SENTINEL, skewedBytes } from './support/bytes.js';
 import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 
 const VARIANTS: readonly TestedVariant[] = ['simd', 'scalar'];
-const SENTINEL = 0xa5;
 /** Bytes after each output that must keep the sentinel. */
 const GUARD = 64;
 /** Readable bytes a Huffman kernel may touch past its bitstreams (read) or its output (write). */
@@ -36,23 +36,6 @@ beforeAll(async () => {
 // ---------------------------------------------------------------------------------------------
 // Data and checks
 // ---------------------------------------------------------------------------------------------
-
-function randomBytes(rng: Rng, n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = rng.nextU32() & 0xff;
-  return out;
-}
-
-/** Bytes over `alphabet` symbols, roughly geometric (symbol s with probability ~ 0.4 x 0.6^s). */
-function skewedBytes(rng: Rng, n: number, alphabet = 256): Uint8Array {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    while (s < alphabet - 1 && rng.nextFloat() < 0.6) s++;
-    out[i] = s;
-  }
-  return out;
-}
 
 /** Runs of 1..maxRun equal elements of `width` bytes (`count` elements). */
 function runBytes(rng: Rng, count: number, width: Width, maxRun: number): Uint8Array {
@@ -94,48 +77,6 @@ function checkHistogram8(h: KernelHarness, input: Uint8Array, context: string): 
   expect(Array.from(h.view(Uint32Array, histPtr, 256)), context).toEqual(histogramOf(input));
   expectUntouched(h, histPtr + 1024, GUARD, context);
   expectUntouched(h, scratch + 4096, GUARD, `scratch, ${context}`);
-}
-
-function expectSameBytes(actual: Uint8Array, expected: Uint8Array, context: string): void {
-  if (actual.length !== expected.length) expect.fail(`${context}: ${actual.length} bytes, expected ${expected.length}`);
-  for (let i = 0; i < expected.length; i++) {
-    if (actual[i] !== expected[i]) expect.fail(`${context}: first difference at byte ${i}: got ${actual[i]}, expected ${expected[i]}`);
-  }
-}
-
-/** Fails unless every byte in [ptr, ptr + length) is still the sentinel. */
-function expectUntouched(h: KernelHarness, ptr: number, length: number, context: string): void {
-  const at = h.bytes(ptr, length).findIndex((b) => b !== SENTINEL);
-  if (at >= 0) expect.fail(`${context}: byte ${at} of the guard was written`);
-}
-
-/** Copies `data` followed by `slack` bytes of `slackFill` so that they end exactly at the end of the memory. */
-function placeAtMemoryEnd(h: KernelHarness, data: Uint8Array, slack: number, slackFill: number): number {
-  const start = h.alloc(0);
-  h.ensure(start + data.length + slack);
-  const ptr = h.byteLength - data.length - slack;
-  h.bytes(ptr, data.length).set(data);
-  h.bytes(ptr + data.length, slack).fill(slackFill);
-  h.alloc(h.byteLength - start, 1);
-  expect(ptr + data.length + slack).toBe(h.byteLength);
-  return ptr;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function le32(values: ArrayLike<number>): Uint8Array {
-  const out = new Uint8Array(4 * values.length);
-  const view = new DataView(out.buffer);
-  for (let i = 0; i < values.length; i++) view.setUint32(4 * i, values[i], true);
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,11 +14,11 @@ import { ErrorCodes } from '../ts/errors.js';
 import { inspectContainer, readAtBytes } from '../ts/format/container.js';
 import { bytesOf, elementSize, type ElementType, type ParleArray } from '../ts/types.js';
 import * as ref from './support/codec-reference.js';
+import { concat, expectSameBytes, expectUntouched, le32, placeAtMemoryEnd, randomBytes, SENTINEL, skewedBytes } from './support/bytes.js';
 import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 
 const VARIANTS: readonly TestedVariant[] = ['simd', 'scalar'];
-const SENTINEL = 0xa5;
 const GUARD = 64;
 
 let builds: Record<TestedVariant, KernelHarness>;
@@ -29,21 +29,6 @@ beforeAll(async () => {
 // ---------------------------------------------------------------------------------------------
 // Data
 // ---------------------------------------------------------------------------------------------
-
-function randomBytes(rng: Rng, n: number): Uint8Array {
-  return Uint8Array.from({ length: n }, () => rng.nextU32() & 0xff);
-}
-
-/** Roughly geometric bytes over `alphabet` symbols. */
-function skewedBytes(rng: Rng, n: number, alphabet = 256): Uint8Array {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    while (s < alphabet - 1 && rng.nextFloat() < 0.6) s++;
-    out[i] = s;
-  }
-  return out;
-}
 
 /** Fibonacci-weighted bytes over 21 symbols: the 11-bit limit binds, codes up to 11 bits. */
 function fibonacciBytes(rng: Rng, n: number): Uint8Array {
@@ -82,23 +67,6 @@ function shapes(rng: Rng, n: number): [string, Uint8Array][] {
 // Streams
 // ---------------------------------------------------------------------------------------------
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function le32(values: ArrayLike<number>): Uint8Array {
-  const out = new Uint8Array(4 * values.length);
-  const view = new DataView(out.buffer);
-  for (let i = 0; i < values.length; i++) view.setUint32(4 * i, values[i], true);
-  return out;
-}
-
 interface Parts {
   mode: number;
   g: number;
@@ -133,28 +101,6 @@ function referenceDecode(stream: Uint8Array, n: number): Uint8Array | Error {
   } catch (e) {
     return e as Error;
   }
-}
-
-function expectSameBytes(actual: Uint8Array, expected: Uint8Array, context: string): void {
-  if (actual.length !== expected.length) expect.fail(`${context}: ${actual.length} bytes, expected ${expected.length}`);
-  for (let i = 0; i < expected.length; i++) {
-    if (actual[i] !== expected[i]) expect.fail(`${context}: first difference at byte ${i}: got ${actual[i]}, expected ${expected[i]}`);
-  }
-}
-
-function expectUntouched(h: KernelHarness, ptr: number, length: number, context: string): void {
-  const at = h.bytes(ptr, length).findIndex((b) => b !== SENTINEL);
-  if (at >= 0) expect.fail(`${context}: byte ${at} of the guard was written`);
-}
-
-/** Copies `data` so that it ends exactly at the end of the memory: a read past it traps. */
-function placeAtMemoryEnd(h: KernelHarness, data: Uint8Array): number {
-  const start = h.alloc(0);
-  h.ensure(start + data.length + 16);
-  const ptr = h.byteLength - data.length;
-  h.bytes(ptr, data.length).set(data);
-  h.alloc(h.byteLength - start, 1);
-  return ptr;
 }
 
 // ---------------------------------------------------------------------------------------------
