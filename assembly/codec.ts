@@ -1058,6 +1058,29 @@ export function huffmanEncodeLanes(srcPtr: usize, n: usize, codesPtr: usize, seg
   return <f64>(out - outPtr);
 }
 
+/**
+ * The bytes {@link huffmanEncodeLanes} writes for the `n` bytes at `srcPtr` with the codes at
+ * `codesPtr`, without writing them: per segment of 2^segLog2 symbols, 2 bytes for each of its
+ * lanes' ceil(B / 16) units (B: the lane's code bits). One pass of lookups; what a caller asks
+ * before coding into a room that the worst case (64 bytes a segment) may pass.
+ */
+export function huffmanLanesBytes(srcPtr: usize, n: usize, codesPtr: usize, segLog2: u32): f64 {
+  const seg: usize = <usize>1 << segLog2;
+  let total: u64 = 0;
+  for (let start: usize = 0; start < n; start += seg) {
+    const c = min<usize>(n - start, seg);
+    for (let l: usize = 0; l < 32; l++) {
+      let bits: u32 = 0;
+      for (let q = l << 2; q < c; q += 128) {
+        const end = min<usize>(q + 4, c);
+        for (let i = q; i < end; i++) bits += load<u32>(codesPtr + (<usize>load<u8>(srcPtr + start + i) << 2)) >> 16;
+      }
+      total += <u64>((bits + 15) >> 4) << 1;
+    }
+  }
+  return <f64>total;
+}
+
 /** Bytes of one lane's bits in the encoder's scratch: 2^segLog2 / 32 codes of up to 11 bits, and 16 bytes for the 8-byte stores. */
 // @ts-ignore: decorator
 @inline function laneBytes(segLog2: u32): usize {

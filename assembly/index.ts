@@ -16,7 +16,7 @@ export { reduceU32, reduceF32, mergePathSplit32, mergeRuns32, copyBytes, copyRan
 export {
   xxh32, treeHash, deltaEncode8, deltaEncode16, deltaEncode32, deltaDecode8, deltaDecode16, deltaDecode32,
   shuffle16, shuffle32, unshuffle16, unshuffle32, histogram8, codecStats8, codecStats16, codecStats32,
-  huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode, huffmanEncodeLanes, huffmanDecodeLanes,
+  huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode, huffmanEncodeLanes, huffmanLanesBytes, huffmanDecodeLanes,
 } from './codec';
 export { quantizeF32, dequantizeF32, scatterExceptions } from './quantize';
 export { packEncode, packBytes, packStats, packDecode } from './pack';

@@ -130,6 +130,7 @@ function kernelEncode(h: KernelHarness, data: Uint8Array, lengths: Uint8Array, g
   const scratchPtr = h.allocFilled(scratchBytes + GUARD, SENTINEL);
   const written = k.huffmanEncodeLanes(srcPtr, n, codesPtr, g, outPtr, offsetsPtr, scratchPtr);
   expect(written, `bytes written within the bound, ${context}`).toBeLessThanOrEqual(bound);
+  expect(k.huffmanLanesBytes(srcPtr, n, codesPtr, g), `huffmanLanesBytes, ${context}`).toBe(written);
   expectUntouched(h, outPtr + written, bound - written + GUARD, `output past the bytes written, ${context}`);
   expectUntouched(h, offsetsPtr + 4 * segments, GUARD, `offsets, ${context}`);
   expectUntouched(h, scratchPtr + scratchBytes, GUARD, `scratch, ${context}`);

@@ -211,6 +211,12 @@ export interface Kernels extends QuantizeKernels {
     scratchPtr: number,
   ): number;
   /**
+   * The bytes {@link huffmanEncodeLanes} would write for the same `n` bytes, codes and segLog2
+   * (per segment, 2 bytes a unit of each lane's ceil(B / 16)), without writing anything: one pass
+   * of code-length lookups. Returns a float64, exact.
+   */
+  huffmanLanesBytes(srcPtr: number, n: number, codesPtr: number, segLog2: number): number;
+  /**
    * Decodes `n` symbols from mode-3 segments of 2^segLog2 symbols at `srcPtr` (`srcBytes` long;
    * segment k ends at offsetsPtr[k] bytes, u32) with the tables at `tablePtr` (huffmanBuildTable,
    * either kind; pass `symbols` 0 for the cheaper single-symbol build: only an entry's first

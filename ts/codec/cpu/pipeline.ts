@@ -309,23 +309,23 @@ function encodeHuffmanStream(ctx: CodecContext, arena: Arena, src: Stream, out: 
     const likely = lanes ? head + codeBytes + 32 * segments : bound;
     if (likely >= 1 + src.bytes) return rawStream();
     if (bound > room && !lanes) return room >= 1 + src.bytes ? rawStream() : -1;
-    // mode 3's worst case past the room: coded into scratch, kept if it fits (the GPU path
-    // decides by the likely size and the actual one alone, and so must this, to write its bytes)
-    const into = bound > room ? arena.alloc(bound + 8) : out;
-    const headerLen = writeHeader(u8(ctx, into, head), 0, lengths, g, lanes ? HuffmanMode.Lanes : HuffmanMode.Huffman);
     const lengthsPtr = arena.alloc(256);
     const codesPtr = arena.alloc(1024);
     u8(ctx, lengthsPtr, 256).set(lengths);
     kernels.huffmanBuildCodes(lengthsPtr, codesPtr);
+    if (bound > room) {
+      // mode 3's worst case past the room: its exact size decides, as on the GPU path (coded when
+      // the likely size is below raw, kept when the actual one is), so both write the same bytes
+      const total = head + kernels.huffmanLanesBytes(src.ptr, src.bytes, codesPtr, g);
+      if (total >= 1 + src.bytes) return rawStream();
+      if (total > room) return -1;
+    }
+    const headerLen = writeHeader(u8(ctx, out, head), 0, lengths, g, lanes ? HuffmanMode.Lanes : HuffmanMode.Huffman);
     const bits = lanes
-      ? kernels.huffmanEncodeLanes(src.ptr, src.bytes, codesPtr, g, into + head, into + headerLen, arena.alloc(lanesScratchBytes(g)))
-      : kernels.huffmanEncode(src.ptr, src.bytes, codesPtr, g, into + head, into + headerLen);
+      ? kernels.huffmanEncodeLanes(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen, arena.alloc(lanesScratchBytes(g)))
+      : kernels.huffmanEncode(src.ptr, src.bytes, codesPtr, g, out + head, out + headerLen);
     const total = head + bits;
     if (total >= 1 + src.bytes) return rawStream();
-    if (into !== out) {
-      if (total > room) return -1;
-      kernels.copyBytes(out, into, total);
-    }
     return total;
   } finally {
     arena.reset(mark);
