@@ -193,6 +193,7 @@ fn decodeLanes(st: Stream, seg: u32, lane: u32, lane32: u32, slot: u32, groupSlo
   var p = 0u;       // units the segment's lanes have taken (the same in all 32)
   var packed = 0u;  // the quad being decoded
   var over = false; // this lane reached past the units
+  lanesBegin(at, lane32);
   for (var t = 0u; t < steps; t += 1u) {
     let quad = lane32 + LANES * (t >> 2u);
     let has = ok && !over && 4u * quad + (t & 3u) < c;
@@ -201,16 +202,19 @@ fn decodeLanes(st: Stream, seg: u32, lane: u32, lane32: u32, slot: u32, groupSlo
     let m = stepMask(need, lane, lane32, groupSlot, t);
     let pos = p + countOneBits(m & ((1u << lane32) - 1u));
     p += countOneBits(m);
+    // every invocation takes part (a subgroup shuffle); the unit is this lane's where it needs one
+    let unit = lanesUnit(at, pos, need, lane);
     if (need) {
       if (pos >= units) {
         over = true;
         fail(slot, REASON_UNITS);
       } else {
-        b |= read16(at + 2u * pos) << a;
+        b |= unit << a;
         a += 16u;
         e = table[b & TABLE_MASK];
       }
     }
+    lanesAdvance(at, p, lane32);
     if (has && !over) {
       let len = e >> 8u;
       packed |= (e & 0xFFu) << ((t & 3u) * 8u);

@@ -21,3 +21,13 @@ fn stepMask(need: bool, lane: u32, lane32: u32, groupSlot: u32, t: u32) -> u32 {
   if (lane32 == 0u) { atomicStore(&masks[k + (t + 2u) % 3u], 0u); }
   return m;
 }
+
+fn lanesBegin(at: u32, lane32: u32) {}
+
+// Unit `pos` of the segment, read where this lane needs it.
+fn lanesUnit(at: u32, pos: u32, need: bool, lane: u32) -> u32 {
+  if (!need) { return 0u; }
+  return read16(at + 2u * pos);
+}
+
+fn lanesAdvance(at: u32, p: u32, lane32: u32) {}

@@ -194,7 +194,7 @@ export interface CompressOptions extends OpOptions {
    * mode 3, segments of 32 interleaved lanes that a GPU subgroup decodes in lockstep, about 0.5 %
    * of the input larger. Either decodes on either path. Compress with `'gpu'` what a GPU will
    * decompress (`to: 'device'`): measured on an H200 (docs/benchmarks.md), its Huffman decode
-   * kernel ran 1.05-1.2x faster at 64 MiB and 2.9-3.7x at 4 MiB, a whole decompress to the device
+   * kernel ran 1.15-1.35x faster at 64 MiB and 3.5-4.1x at 4 MiB, a whole decompress to the device
    * up to 1.4x faster at 4 MiB and 1.2x at 64 MiB; the CPU decodes it at about half its mode-2
    * speed.
    */
