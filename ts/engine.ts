@@ -1439,8 +1439,7 @@ export class Engine {
     const codec = checkCodec(opts.codec, type);
     const errorBound = checkErrorBound(opts.errorBound, type);
     const level = checkLevel(opts.level);
-    // undefined: each path's default (the CPU path's is 'cpu')
-    const decoder = opts.decoder === undefined ? undefined : checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
+    const decoder = opts.decoder === undefined ? 'cpu' : checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
     const chunkBytes =
       opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
     // the GPU path lays out and dispatches per chunk: by default it keeps version 2's 4 MiB chunks
@@ -1471,14 +1470,14 @@ export class Engine {
           const device = await this.toDevice(input);
           try {
             return await (errorBound === undefined
-              ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level, decoder ?? 'cpu')
-              : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level, decoder ?? 'cpu'));
+              ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level, decoder)
+              : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level, decoder));
           } finally {
             if (device !== input) device.destroy();
           }
         }
         const host = await this.toHost(input);
-        return compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out, level, decoder ?? 'cpu');
+        return compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out, level, decoder);
       }),
     );
   }
