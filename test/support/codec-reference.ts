@@ -391,11 +391,17 @@ function huffmanHeader(mode: 2 | 3, segmentLog2: number, lengths: Uint8Array): n
 }
 
 /**
- * One Huffman stream of `bytes`: [0] when empty; [1, symbol] when every byte is the same symbol;
- * otherwise mode 2 (even when larger than raw) with 2^segmentLog2-symbol segments:
- * mode, g, m, 4-bit lengths of 0..m, K end offsets (u32), the segments' bitstreams.
+ * One Huffman stream of `bytes` in `mode` 2 or 3: [0] when empty; [1, symbol] when every byte is
+ * the same symbol; otherwise the mode's header (mode, g, m, 4-bit lengths of 0..m), the K segment
+ * end offsets (u32) and the segments, each of `segment(start, end, lengths, codes)`'s bytes for
+ * the symbols [start, end) (codes as canonicalCodes gives them, not reversed).
  */
-export function huffmanEncodeStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_DEFAULT_SEGMENT_LOG2): Uint8Array {
+function huffmanStream(
+  bytes: Uint8Array,
+  segmentLog2: number,
+  mode: 2 | 3,
+  segment: (start: number, end: number, lengths: Uint8Array, codes: Uint32Array) => number[],
+): Uint8Array {
   if (!(segmentLog2 >= HUFFMAN_MIN_SEGMENT_LOG2 && segmentLog2 <= HUFFMAN_MAX_SEGMENT_LOG2))
     throw new Error(`segmentLog2 ${segmentLog2} outside 10..20`);
   if (bytes.length === 0) return Uint8Array.of(0);
@@ -407,22 +413,31 @@ export function huffmanEncodeStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_DEF
 
   const lengths = huffmanCodeLengths(histogram, HUFFMAN_MAX_LENGTH);
   const codes = canonicalCodes(lengths);
-  const out = huffmanHeader(2, segmentLog2, lengths);
-
+  const out = huffmanHeader(mode, segmentLog2, lengths);
   const segmentSize = 2 ** segmentLog2;
   const segments = Math.ceil(bytes.length / segmentSize);
-  const bitstreams: number[] = [];
+  const body: number[] = [];
   const endOffsets: number[] = [];
   for (let k = 0; k < segments; k++) {
-    const writer = new BitWriter();
-    const end = Math.min(bytes.length, (k + 1) * segmentSize);
-    for (let i = k * segmentSize; i < end; i++) writer.write(reverseBits(codes[bytes[i]], lengths[bytes[i]]), lengths[bytes[i]]);
-    for (const b of writer.bytes) bitstreams.push(b);
-    endOffsets.push(bitstreams.length);
+    for (const b of segment(k * segmentSize, Math.min(bytes.length, (k + 1) * segmentSize), lengths, codes)) body.push(b);
+    endOffsets.push(body.length);
   }
   for (const offset of endOffsets) out.push(offset & 0xff, (offset >>> 8) & 0xff, (offset >>> 16) & 0xff, (offset >>> 24) & 0xff);
-  for (const b of bitstreams) out.push(b);
+  for (const b of body) out.push(b);
   return Uint8Array.from(out);
+}
+
+/**
+ * One Huffman stream of `bytes`: [0] when empty; [1, symbol] when every byte is the same symbol;
+ * otherwise mode 2 (even when larger than raw) with 2^segmentLog2-symbol segments:
+ * mode, g, m, 4-bit lengths of 0..m, K end offsets (u32), the segments' bitstreams.
+ */
+export function huffmanEncodeStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_DEFAULT_SEGMENT_LOG2): Uint8Array {
+  return huffmanStream(bytes, segmentLog2, 2, (start, end, lengths, codes) => {
+    const writer = new BitWriter();
+    for (let i = start; i < end; i++) writer.write(reverseBits(codes[bytes[i]], lengths[bytes[i]]), lengths[bytes[i]]);
+    return writer.bytes;
+  });
 }
 
 /** Lanes of a mode-3 segment (docs/format.md, "Mode 3: interleaved lanes"). */
@@ -447,26 +462,8 @@ export function laneSymbolIndex(lane: number, t: number): number {
  * has). The reads, sorted by (step, lane), are the segment's units in order.
  */
 export function huffmanEncodeLanesStream(bytes: Uint8Array, segmentLog2 = HUFFMAN_LANES_SEGMENT_LOG2): Uint8Array {
-  if (!(segmentLog2 >= HUFFMAN_MIN_SEGMENT_LOG2 && segmentLog2 <= HUFFMAN_MAX_SEGMENT_LOG2))
-    throw new Error(`segmentLog2 ${segmentLog2} outside 10..20`);
-  if (bytes.length === 0) return Uint8Array.of(0);
-  const histogram = new Array<number>(256).fill(0);
-  for (const b of bytes) histogram[b]++;
-  let distinct = 0;
-  for (const c of histogram) if (c > 0) distinct++;
-  if (distinct === 1) return Uint8Array.of(1, bytes[0]);
-
-  const lengths = huffmanCodeLengths(histogram, HUFFMAN_MAX_LENGTH);
-  const codes = canonicalCodes(lengths);
-  const out = huffmanHeader(3, segmentLog2, lengths);
-
-  const segmentSize = 2 ** segmentLog2;
-  const segments = Math.ceil(bytes.length / segmentSize);
-  const units: number[] = [];
-  const endOffsets: number[] = [];
-  for (let k = 0; k < segments; k++) {
-    const start = k * segmentSize;
-    const c = Math.min(bytes.length, start + segmentSize) - start;
+  return huffmanStream(bytes, segmentLog2, 3, (start, end, lengths, codes) => {
+    const c = end - start;
     const reads: { step: number; lane: number; unit: number }[] = [];
     const laneBits: number[][] = [];
     for (let lane = 0; lane < HUFFMAN_LANES; lane++) {
@@ -483,16 +480,14 @@ export function huffmanEncodeLanesStream(bytes: Uint8Array, segmentLog2 = HUFFMA
       laneBits.push(bits);
     }
     reads.sort((a, b) => a.step - b.step || a.lane - b.lane);
+    const out: number[] = [];
     for (const r of reads) {
       let unit = 0;
       for (let b = 0; b < HUFFMAN_LANE_UNIT_BITS; b++) unit |= (laneBits[r.lane][r.unit * HUFFMAN_LANE_UNIT_BITS + b] ?? 0) << b;
-      units.push(unit);
+      out.push(unit & 0xff, unit >>> 8);
     }
-    endOffsets.push(2 * units.length);
-  }
-  for (const offset of endOffsets) out.push(offset & 0xff, (offset >>> 8) & 0xff, (offset >>> 16) & 0xff, (offset >>> 24) & 0xff);
-  for (const u of units) out.push(u & 0xff, u >>> 8);
-  return Uint8Array.from(out);
+    return out;
+  });
 }
 
 /**
