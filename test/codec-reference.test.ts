@@ -25,6 +25,7 @@ import {
   xxh32,
 } from './support/codec-reference.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
+import { le32, randomBytes, skewedBytes } from './support/bytes.js';
 
 type Width = 1 | 2 | 4;
 const WIDTHS: readonly Width[] = [1, 2, 4];
@@ -35,23 +36,6 @@ beforeAll(async () => {
   h32Raw = (bytes, seed = 0) => api.h32Raw(bytes, seed) >>> 0;
 });
 
-function randomBytes(rng: Rng, n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = rng.nextU32() & 0xff;
-  return out;
-}
-
-/** Bytes with a skewed (roughly geometric) distribution over `alphabet` symbols. */
-function skewedBytes(rng: Rng, n: number, alphabet = 256): Uint8Array {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    while (s < alphabet - 1 && rng.nextFloat() < 0.6) s++;
-    out[i] = s;
-  }
-  return out;
-}
-
 /** `count` elements of `width` bytes in runs of 1..maxRun equal elements. */
 function runElements(rng: Rng, count: number, width: Width, maxRun: number): Uint8Array {
   const out = new Uint8Array(count * width);
@@ -61,12 +45,6 @@ function runElements(rng: Rng, count: number, width: Width, maxRun: number): Uin
     const value = randomBytes(rng, width);
     for (let k = 0; k < len && i < count; k++, i++) out.set(value, i * width);
   }
-  return out;
-}
-
-function le32(values: number[]): Uint8Array {
-  const out = new Uint8Array(4 * values.length);
-  values.forEach((v, i) => new DataView(out.buffer).setUint32(4 * i, v, true));
   return out;
 }
 
