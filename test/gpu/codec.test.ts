@@ -273,6 +273,38 @@ function cutSegmentEnds(stream: Uint8Array, offsetsAt: number, segments: number[
 }
 
 /**
+ * Decodes `streams` laid out at random (unaligned sources with gaps; outputs adjacent or a word
+ * apart) and checks each output against `inputs`: the bytes before the first output untouched,
+ * every output exact, the padding after each zero.
+ */
+async function decodeLaidOut(ctx: GpuContext, rng: Rng, streams: Uint8Array[], inputs: Uint8Array[], what: string): Promise<void> {
+  const srcOffsets = layOut(
+    streams.map((st) => st.length),
+    rng.below(4),
+    () => rng.below(5),
+  );
+  const dstOffsets = layOut(
+    inputs.map((b) => b.length),
+    4 * rng.below(2),
+    () => 4 * rng.below(2),
+    4,
+  );
+  const { all, dstSize } = await decodeStreams(
+    ctx,
+    streams,
+    inputs.map((b) => b.length),
+    srcOffsets,
+    dstOffsets,
+  );
+  for (let i = 0; i < dstOffsets[0]; i++) expect(all[i], `${what}: byte ${i} before the outputs`).toBe(SENTINEL);
+  inputs.forEach((b, i) => {
+    const stream = `${what} stream ${i} (mode ${streams[i][0]}, ${b.length} bytes)`;
+    expectBytes(all.subarray(dstOffsets[i], dstOffsets[i] + b.length), b, stream);
+    expectPadding(all, dstOffsets[i] + b.length, i + 1 < inputs.length ? dstOffsets[i + 1] : dstSize, stream);
+  });
+}
+
+/**
  * Streams of `encode` (of skewed bytes) with 1..3 bits of their bitstreams flipped (the header
  * stays valid) decode on the GPU to what the reference decodes, or are CORRUPT where the
  * reference rejects them. Both outcomes must occur: `rounds` rounds, then more until each kind
@@ -432,30 +464,7 @@ function huffmanDecodeTests(): void {
         rawStream.set(raw, 1);
         streams.splice(at2, 0, rawStream, Uint8Array.of(1, fill[0]));
         expect(new Set(streams.map((st) => st[0])), `round ${round}: modes`).toEqual(new Set([0, 1, 2]));
-        const srcOffsets = layOut(
-          streams.map((st) => st.length),
-          rng.below(4),
-          () => rng.below(5),
-        );
-        const dstOffsets = layOut(
-          inputs.map((b) => b.length),
-          4 * rng.below(2),
-          () => 4 * rng.below(2),
-          4,
-        );
-        const { all, dstSize } = await decodeStreams(
-          ctx,
-          streams,
-          inputs.map((b) => b.length),
-          srcOffsets,
-          dstOffsets,
-        );
-        for (let i = 0; i < dstOffsets[0]; i++) expect(all[i], `round ${round}: byte ${i} before the outputs`).toBe(SENTINEL);
-        inputs.forEach((b, i) => {
-          const what = `round ${round} stream ${i} (mode ${streams[i][0]}, ${b.length} bytes)`;
-          expectBytes(all.subarray(dstOffsets[i], dstOffsets[i] + b.length), b, what);
-          expectPadding(all, dstOffsets[i] + b.length, i + 1 < inputs.length ? dstOffsets[i + 1] : dstSize, what);
-        });
+        await decodeLaidOut(ctx, rng, streams, inputs, `round ${round}`);
       }
     },
   );
@@ -631,29 +640,7 @@ describeGpu('GPU Huffman decode and encode of mode 3 (docs/format.md, "Mode 3: i
         streams.push(ref.huffmanEncodeLanesStream(big, 12));
         expect(parseHuffmanStream(streams[streams.length - 1], big.length)).toMatchObject({ mode: 3, segments: 75 });
         expect(new Set(streams.map((st) => st[0])), `round ${round}: modes`).toEqual(new Set([0, 1, 2, 3]));
-        const srcOffsets = layOut(
-          streams.map((st) => st.length),
-          rng.below(4),
-          () => rng.below(5),
-        );
-        const dstOffsets = layOut(
-          inputs.map((b) => b.length),
-          4 * rng.below(2),
-          () => 4 * rng.below(2),
-          4,
-        );
-        const { all, dstSize } = await decodeStreams(
-          ctx,
-          streams,
-          inputs.map((b) => b.length),
-          srcOffsets,
-          dstOffsets,
-        );
-        inputs.forEach((b, i) => {
-          const what = `round ${round} stream ${i} (mode ${streams[i][0]}, ${b.length} bytes)`;
-          expectBytes(all.subarray(dstOffsets[i], dstOffsets[i] + b.length), b, what);
-          expectPadding(all, dstOffsets[i] + b.length, i + 1 < inputs.length ? dstOffsets[i + 1] : dstSize, what);
-        });
+        await decodeLaidOut(ctx, rng, streams, inputs, `round ${round}`);
       }
     },
   );
