@@ -19,6 +19,7 @@ import { checkOut, compressArray, compressArrayReport, decompressBytes } from '.
 import type { ChunkCodec, ChunkReport } from './codec/cpu/chunks.js';
 import { checkErrorBound } from './codec/quantize.js';
 import { decompressToDevice } from './codec/gpu/decompress.js';
+import { decompressDeviceContainer } from './codec/gpu/device-container.js';
 import { compressFromDevice } from './codec/gpu/compress.js';
 import { compressLossyOnDevice } from './codec/gpu/encode-lossy.js';
 import { gpuCodablePipeline } from './codec/gpu/encode.js';
@@ -1494,7 +1495,14 @@ export class Engine {
    * `auto` picks by the cost model. Nothing of the claimed size is allocated before the whole
    * chunk table was found in `bytes`.
    *
-   * @param bytes the container (a Uint8Array; other views are read as their bytes).
+   * A container that lives on the GPU (a u8 DeviceArray, e.g. `engine.upload(packed)` or
+   * `engine.wrap(buffer, 'u8', bytes)`) decodes there by default (`path: 'auto'` and `'gpu'`):
+   * only the chunk table, the stream directories and the streams' first bytes are read back to
+   * plan the decode (ts/codec/gpu/device-container.ts), and the result is a DeviceArray unless
+   * `to: 'host'`; `path: 'cpu'` reads the container back and decodes it on the CPU.
+   *
+   * @param bytes the container: a Uint8Array (other views are read as their bytes) or a u8
+   *   DeviceArray (not modified; it must stay alive until the promise settles).
    * @returns `options.out` when given (typed as it: `decompress(c, { out: f32 })` is a
    *   Float32Array); else a new array typed as the union {@link ParleArray}, whose element type
    *   the container's header holds (check it with `instanceof`), or a DeviceArray with `to: 'device'`.
@@ -1504,11 +1512,14 @@ export class Engine {
    *   PATH_UNAVAILABLE, TOO_LARGE (path gpu: runs beyond one storage binding), DEVICE_LOST, ABORTED,
    *   QUEUE_FULL, DESTROYED
    */
-  async decompress<O extends ParleArray>(bytes: Uint8Array, options: DecompressOptions & { out: O; to?: 'host' }): Promise<O>;
+  async decompress<O extends ParleArray>(bytes: Uint8Array | DeviceArray, options: DecompressOptions & { out: O; to?: 'host' }): Promise<O>;
+  async decompress(bytes: DeviceArray, options?: DecompressOptions & { out?: undefined; to?: 'device' }): Promise<DeviceArray>;
+  async decompress(bytes: Uint8Array | DeviceArray, options: DecompressOptions & { out?: undefined; to: 'host' }): Promise<ParleArray>;
   async decompress(bytes: Uint8Array, options?: DecompressOptions & { out?: undefined; to?: 'host' }): Promise<ParleArray>;
-  async decompress(bytes: Uint8Array, options: DecompressOptions & { out?: undefined; to: 'device' }): Promise<DeviceArray>;
-  async decompress(bytes: Uint8Array, options?: DecompressOptions): Promise<Data>;
-  async decompress(bytes: Uint8Array, options?: DecompressOptions): Promise<Data> {
+  async decompress(bytes: Uint8Array | DeviceArray, options: DecompressOptions & { out?: undefined; to: 'device' }): Promise<DeviceArray>;
+  async decompress(bytes: Uint8Array | DeviceArray, options?: DecompressOptions): Promise<Data>;
+  async decompress(bytes: Uint8Array | DeviceArray, options?: DecompressOptions): Promise<Data> {
+    if (bytes instanceof DeviceArray) return this.decompressDevice(bytes, options);
     checkArray(bytes, 'bytes');
     const opts = checkOptions(options, 'decompress');
     const maxElements =
@@ -1535,6 +1546,41 @@ export class Engine {
           }
         }
         const result = await decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident });
+        return this.deliver(result, to);
+      }),
+    );
+  }
+
+  /** {@link decompress} of a container in a u8 DeviceArray. */
+  private async decompressDevice(container: DeviceArray, options?: DecompressOptions): Promise<Data> {
+    const gpu = this.gpu;
+    gpu.checkInput(container, 'bytes', ['u8']);
+    const opts = checkOptions(options, 'decompress');
+    const maxElements =
+      opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
+    const out = opts.out as ParleArray | undefined;
+    if (out !== undefined) {
+      checkArray(out, 'options.out');
+      if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
+    }
+    // the data lives on the GPU: it is decoded there unless the CPU is asked for
+    const path = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto') === 'cpu' ? 'cpu' : 'gpu';
+    const route = await this.route('decompress', container, { ...opts, path });
+    const { to, signal } = route;
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        if (path === 'gpu') {
+          const onDevice = await decompressDeviceContainer(this.cpu, gpu, container, maxElements, signal);
+          if (out === undefined) return this.deliver(onDevice, to);
+          try {
+            checkOut(this.cpu, out, onDevice.type, onDevice.length, new Uint8Array(0), false);
+            return await gpu.download(onDevice, { into: out });
+          } finally {
+            onDevice.destroy();
+          }
+        }
+        const bytes = (await gpu.download(container)) as Uint8Array;
+        const result = await decompressBytes(this.cpu, bytes, maxElements, signal, { out });
         return this.deliver(result, to);
       }),
     );

@@ -279,7 +279,10 @@ function encodeDequantizeChunks(
 
 /**
  * Decodes the version-2 container `bytes` (already walked: `header`, `chunks`) into a new
- * DeviceArray as described above. `bytes` is not modified.
+ * DeviceArray as described above. `bytes` is not modified. `onDevice`: the container already in
+ * a GPU buffer (from byte 0; not uploaded, not destroyed), of which `bytes` need hold only what
+ * the plan reads: the header, the entries, the stream directories, a quantized chunk's header and
+ * exceptions and the first 3 bytes of each Huffman stream (ts/codec/gpu/device-container.ts).
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
  */
 export async function decompressV2ToDevice(
@@ -288,6 +291,7 @@ export async function decompressV2ToDevice(
   header: Header,
   chunks: readonly LocatedChunk[],
   signal?: AbortSignal,
+  onDevice?: GPUBuffer,
 ): Promise<DeviceArray> {
   const t0 = performance.now();
   const size = elementSize(header.type);
@@ -395,7 +399,8 @@ export async function decompressV2ToDevice(
   }
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
   gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
-  const container = await gpu.upload(bytes);
+  const container = onDevice === undefined ? await gpu.upload(bytes) : undefined;
+  const containerBuf = onDevice ?? container!.buffer;
   const t1 = performance.now();
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
@@ -413,7 +418,7 @@ export async function decompressV2ToDevice(
       payloadHashes = encodeTreeHashes(
         gpu,
         s,
-        container.buffer,
+        containerBuf,
         chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
       );
       buffers.work = s.temp(roundUp4(Math.max(work, 4)), 'decompress streams');
@@ -421,7 +426,7 @@ export async function decompressV2ToDevice(
       // streams of chunks without rle
       for (const to of ['out', 'work', 'codes'] as const) {
         const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
-        checks.push(...encodeStreams(gpu, s, container.buffer, buffers[to], some));
+        checks.push(...encodeStreams(gpu, s, containerBuf, buffers[to], some));
       }
       // chunks with rle: streams decoded and run lengths checked, one expand a value width
       for (const group of groups.values()) {
@@ -434,8 +439,8 @@ export async function decompressV2ToDevice(
         s.encoder.clearBuffer(valuesBuf);
         s.encoder.clearBuffer(lengthsBuf);
         s.encoder.clearBuffer(lebBuf);
-        checks.push(...encodeStreams(gpu, s, container.buffer, valuesBuf, group.valueJobs));
-        checks.push(...encodeStreams(gpu, s, container.buffer, lebBuf, group.lebJobs));
+        checks.push(...encodeStreams(gpu, s, containerBuf, valuesBuf, group.valueJobs));
+        checks.push(...encodeStreams(gpu, s, containerBuf, lebBuf, group.lebJobs));
         checks.push(encodeLebLengths(gpu, s, group, lebBuf, lengthsBuf));
         const expandedBuf = s.temp(group.expandedBytes, 'decompress expanded runs');
         const dValues = gpu.wrap(valuesBuf, Type, group.entries);
@@ -515,7 +520,7 @@ export async function decompressV2ToDevice(
     out = undefined;
     return result;
   } finally {
-    container.destroy();
+    container?.destroy();
     out?.destroy();
   }
 }

@@ -1,0 +1,165 @@
+// Decompress of a container that lives on the GPU (a u8 DeviceArray; ts/codec/gpu/device-container.ts):
+// the same result, or the same error code, as the container decoded from host memory, for every
+// pipeline, the fixtures of every version, a fuzz sample of mutated containers and tables longer
+// than one walk. On CI the GPU is SwiftShader (test/gpu/support.ts: no silent skip).
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { decompressDeviceContainer } from '../ts/codec/gpu/device-container.js';
+import type { CpuPath } from '../ts/cpu/cpu-path.js';
+import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
+import type { GpuContext } from '../ts/gpu/context.js';
+import { ErrorCodes } from '../ts/errors.js';
+import { bytesOf, type ParleArray } from '../ts/types.js';
+import { describeGpu, gpuIt } from './gpu/support.js';
+import { FUZZ_FAILURES, makeSamples, mutate } from './support/fuzz.js';
+import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
+
+const equalBytes = (a: ParleArray, b: ParleArray) => a.constructor === b.constructor && Buffer.compare(bytesOf(a), bytesOf(b)) === 0;
+
+describeGpu('decompress of a container on the device', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ workers: 1, gpu: 'require', calibration: 'skip' });
+  });
+  afterAll(async () => {
+    await engine?.destroy();
+  });
+
+  /** Decodes `packed` from the device; the outcome is the decoded host array or the error's code. */
+  async function fromDevice(packed: Uint8Array, options: { maxElements?: number } = {}): Promise<ParleArray | string> {
+    const container = await engine.upload(packed);
+    try {
+      const out = await engine.decompress(container, options);
+      expect(out).toBeInstanceOf(DeviceArray);
+      const host = await engine.download(out);
+      out.destroy();
+      return host;
+    } catch (e) {
+      return String((e as { code?: string }).code ?? e);
+    } finally {
+      container.destroy();
+    }
+  }
+
+  /** The same from host memory on the GPU path. */
+  async function fromHost(packed: Uint8Array, options: { maxElements?: number } = {}): Promise<ParleArray | string> {
+    try {
+      const out = await engine.decompress(packed, { ...options, path: 'gpu', to: 'device' });
+      const host = await engine.download(out);
+      out.destroy();
+      return host;
+    } catch (e) {
+      return String((e as { code?: string }).code ?? e);
+    }
+  }
+
+  gpuIt('every pipeline of the fuzz samples decodes to the host decode, from a container of any length', async () => {
+    for (const s of await makeSamples(engine)) {
+      const back = await fromDevice(s.packed);
+      expect(typeof back === 'string' ? back : equalBytes(back, s.decoded), s.name).toBe(true);
+    }
+  });
+
+  gpuIt('fixtures of versions 1 and 2 decode from the device (read back whole: version 1)', async () => {
+    const dirs: [string, string[]][] = [
+      ['v1', ['u8-runs', 'u16-noisy', 'f32-nan', 'i32-steps']],
+      ['v2', ['u8-camera', 'u16-mri', 'i32-steps', 'f32-nan', 'f32-lossy']],
+    ];
+    for (const [version, names] of dirs) {
+      for (const name of names) {
+        const dir = new URL(`./fixtures/${version}/`, import.meta.url);
+        const packed = new Uint8Array(await readFile(new URL(`${name}.parle`, dir)));
+        const raw = new Uint8Array(await readFile(new URL(`${name}.raw`, dir)));
+        const back = await fromDevice(packed);
+        expect(typeof back === 'string' ? back : Buffer.compare(bytesOf(back), raw), `${version}/${name}`).toBe(0);
+      }
+    }
+  });
+
+  gpuIt('a mutated container fails with the code it fails with from host memory, or decodes exactly', async () => {
+    const seed = caseSeed('device container fuzz');
+    const rng = new Rng(seed);
+    const samples = await makeSamples(engine);
+    const cases = Number(process.env.PARLE_GPU_FUZZ_CASES ?? 300) / 2;
+    for (let i = 0; i < cases; i++) {
+      const s = samples[i % samples.length];
+      const { bytes, what } = mutate(rng, s);
+      const context = `case ${i}, ${s.name}: ${what}, ${describeSeed(seed)}`;
+      const [device, host] = [
+        await fromDevice(bytes, { maxElements: s.input.length }),
+        await fromHost(bytes, { maxElements: s.input.length }),
+      ];
+      if (typeof host === 'string') {
+        expect(FUZZ_FAILURES, context).toContain(host);
+        expect(device, context).toBe(host);
+      } else {
+        expect(typeof device === 'string' ? device : equalBytes(device, host), context).toBe(true);
+      }
+    }
+  });
+
+  gpuIt('a chunk table read in several walks; empty, tiny and junk containers', async () => {
+    const { cpu, gpuContext: gpu } = engine as unknown as { cpu: CpuPath; gpuContext: GpuContext };
+    const input = new Uint8Array(30 * 1024 + 77);
+    fillRuns(new Rng(caseSeed('device container long table')), input, { kind: 'uniform', maxRun: 30 });
+    for (let i = 0; i < input.length; i++) input[i] %= 50;
+    const packed = await engine.compress(input, { chunkBytes: 1024, level: 9 });
+    /** Decodes `bytes` from the device, 4 chunks a walk; the outcome as fromDevice gives it. */
+    const inWalksOf4 = async (bytes: Uint8Array): Promise<ParleArray | string> => {
+      const container = await engine.upload(bytes);
+      try {
+        const out = await decompressDeviceContainer(cpu, gpu, container, 2 ** 32 - 1, undefined, 4);
+        const host = await engine.download(out);
+        out.destroy();
+        return host;
+      } catch (e) {
+        return String((e as { code?: string }).code ?? e);
+      } finally {
+        container.destroy();
+      }
+    };
+    const back = await inWalksOf4(packed);
+    expect(typeof back === 'string' ? back : equalBytes(back, input)).toBe(true);
+    // bytes of the table's last chunks flipped (entries or payloads of the last walks), a cut end
+    for (const at of [packed.length - 40, packed.length - 700, packed.length - 1500]) {
+      const flipped = packed.slice();
+      flipped[at] ^= 1;
+      const host = await fromHost(flipped);
+      expect([ErrorCodes.CORRUPT, ErrorCodes.CHECKSUM_MISMATCH], `byte ${at}`).toContain(host);
+      expect(await inWalksOf4(flipped), `byte ${at}`).toBe(host);
+    }
+    expect(await inWalksOf4(packed.subarray(0, packed.length - 1))).toBe(ErrorCodes.TRUNCATED);
+    for (const tiny of [new Uint8Array(0), new Uint16Array(0), new Uint8Array([7])]) {
+      const small = await engine.compress(tiny);
+      const got = await fromDevice(small);
+      expect(typeof got === 'string' ? got : equalBytes(got, tiny)).toBe(true);
+    }
+    for (const junk of [new Uint8Array(40), new Uint8Array(100), new Uint8Array(3), packed.subarray(0, 20), packed.subarray(0, 70)]) {
+      const host = await fromHost(junk);
+      expect([ErrorCodes.NOT_PARLE, ErrorCodes.TRUNCATED]).toContain(host);
+      expect(await fromDevice(junk)).toBe(host);
+    }
+  });
+
+  gpuIt("options: to 'host', out, path 'cpu', maxElements; a container that is not u8", async () => {
+    const input = new Float32Array(30_000).map((_, i) => Math.round(Math.sin(i / 50) * 1000));
+    const packed = await engine.compress(input, { chunkBytes: 16384, decoder: 'gpu' });
+    const container = await engine.upload(packed);
+    const host = await engine.decompress(container, { to: 'host' });
+    expect(equalBytes(host, input)).toBe(true);
+    const out = new Float32Array(input.length);
+    expect(await engine.decompress(container, { out })).toBe(out);
+    expect(equalBytes(out, input)).toBe(true);
+    const viaCpu = await engine.decompress(container, { path: 'cpu' });
+    expect(viaCpu).toBeInstanceOf(DeviceArray);
+    expect(equalBytes(await engine.download(viaCpu), input)).toBe(true);
+    viaCpu.destroy();
+    await expect(engine.decompress(container, { maxElements: 10 })).rejects.toMatchObject({ code: ErrorCodes.LIMIT_EXCEEDED });
+    await expect(engine.decompress(container, { out, to: 'device' })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
+    // the container is untouched
+    expect(Buffer.compare(bytesOf(await engine.download(container)), packed)).toBe(0);
+    const words = await engine.upload(new Uint32Array(packed.buffer.slice(0, packed.length - (packed.length % 4))));
+    await expect(engine.decompress(words)).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_TYPE });
+    for (const d of [container, words]) d.destroy();
+  });
+});
