@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * Where the time of the GPU codec goes (issue #32's first build item): compress from the device
- * (`path: 'gpu'`, the container read back to the host) and decompress of the CPU path's default
- * container to the device (`path: 'gpu'`, `to: 'device'`), on the real arrays of bench/corpus/,
+ * (`path: 'gpu'`, the container read back to the host) and decompress of the CPU path's container
+ * to the device (`path: 'gpu'`, `to: 'device'`; `decoder: 'gpu'`), from host memory and from a
+ * copy of it already on the device ("resident"), on the real arrays of bench/corpus/,
  * each repeated to each of --mib, through the public API. For every call:
  *   - the wall clock;
  *   - the GPU time of each submission (a timestamped empty pass before and after each command
@@ -318,6 +319,17 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     const compressOut = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk })) : null;
     const decompress =
       ONLY !== 'compress' ? await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy()) : null;
+    // the container already on the device (a u8 DeviceArray): nothing uploaded
+    const onDevice = ONLY !== 'compress' ? await engine.upload(container) : null;
+    let resident = null;
+    if (onDevice !== null) {
+      try {
+        resident = await profile(async () => (await engine.decompress(onDevice)).destroy());
+      } catch (e) {
+        console.log(`    resident: ${e.message}`); // a build without decompress from a DeviceArray (--dist)
+      }
+      onDevice.destroy();
+    }
     input.destroy();
     const row = {
       file: entry.file,
@@ -329,6 +341,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
       compress: compress && { gbps: B / compress.wallMs / 1e6, ...compress },
       compressOut: compressOut && { gbps: B / compressOut.wallMs / 1e6, ...compressOut },
       decompress: decompress && { gbps: B / decompress.wallMs / 1e6, ...decompress },
+      resident: resident && { gbps: B / resident.wallMs / 1e6, ...resident },
     };
     rows.push(row);
     const line = (what, r) =>
@@ -346,10 +359,13 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     if (compressOut) console.log(line('c(out)', compressOut));
     if (decompress) console.log(line('decompress', decompress));
     if (decompress) console.log(`    submissions (decompress, GPU ms):`, JSON.stringify(decompress.submissions));
+    if (resident) console.log(line('resident', resident));
+    if (resident) console.log(`    submissions (resident, GPU ms):`, JSON.stringify(resident.submissions));
     for (const [what, r] of [
       ['compress', compress],
       ['compress into out', compressOut],
       ['decompress', decompress],
+      ['resident', resident],
     ]) {
       if (r === null) continue;
       console.log(`    WebGPU calls (${what}, ms a call):`, JSON.stringify(r.webgpuMs));
@@ -360,7 +376,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
 await engine.destroy();
 
 // the card's name for the file names: nvidia-smi's where there is one (Dawn's description names the driver)
-const { slug: gpuName } = gpuCard(ctx.adapterInfo.description || ctx.adapterInfo.device || ctx.adapterInfo.vendor || 'gpu');
+const { card: gpuCardName, slug: gpuName } = gpuCard(ctx.adapterInfo.description || ctx.adapterInfo.device || ctx.adapterInfo.vendor || 'gpu');
 const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
 const machine = {
   cpu: os.cpus()[0].model,
@@ -371,15 +387,15 @@ const machine = {
 };
 writeFileSync(join(dir, `gpu-codec-profile-${gpuName}${tag}.json`), JSON.stringify({ machine, workers, reps: REPS, rows }, null, 2) + '\n');
 const md = [
-  `# GPU codec profile (${machine.date.slice(0, 10)}, ${cardName()}, ${machine.cores}-core host, ${workers} workers)`,
+  `# GPU codec profile (${machine.date.slice(0, 10)}, ${gpuCardName}, ${machine.cores}-core host, ${workers} workers)`,
   '',
   'Wall clock and GPU time (timestamps around every command buffer) per call, medians; host = wall - GPU.',
   '',
   '| file | MiB | direction | GB/s | wall ms | GPU ms | host ms | submits | readbacks | writeBuffer MiB | top passes (ms) |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.flatMap((r) =>
-    ['compress', 'compressOut', 'decompress']
-      .filter((d) => r[d] !== null)
+    ['compress', 'compressOut', 'decompress', 'resident']
+      .filter((d) => r[d] != null)
       .map((d) => {
         const x = r[d];
         const top = Object.entries(x.passes)

@@ -6,6 +6,7 @@
  *     readback + the CPU path (16 workers or as many as there are);
  *   - decompress to the device (`path: 'gpu'`) of the CPU path's container laid out for the GPU
  *     (`decoder: 'gpu'`: Huffman mode 3) beside the CPU decode of its default container + upload;
+ *     and of the same container already on the device (a u8 DeviceArray: nothing uploaded);
  *   - checks: every decode on either path equals the input; a fixed pipeline the GPU codes writes
  *     the CPU path's bytes at the same chunk size and decoder (byte-identical containers); each
  *     path decodes the other's containers (CPU: 256 KiB chunks, modes 2 and 3; GPU: 4 MiB, mode 2).
@@ -81,12 +82,18 @@ for (const entry of index) {
       const cpuBack = await engine.decompress(container, { path: 'cpu' });
       if (!same(cpuBack, host)) problems.push(`${name}: the CPU decode of the ${what} container differs`);
     }
+    const resident = await engine.upload(cpuForGpu);
+    const fromResident = await engine.decompress(resident);
+    if (!same(await engine.download(fromResident), host)) problems.push(`${name}: the GPU decode of a container on the device differs`);
+    fromResident.destroy();
     // timings
     const cGpu = await timeMs(() => engine.compress(device, { path: 'gpu' }));
     const cCpu = await timeMs(async () => engine.compress(await engine.download(device), { path: 'cpu' }));
     const dGpu = await timeMs(async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
+    const dResident = await timeMs(async () => (await engine.decompress(resident)).destroy());
     const dCpu = await timeMs(async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
     device.destroy();
+    resident.destroy();
     const row = {
       file: name,
       bytes: B,
@@ -94,11 +101,11 @@ for (const entry of index) {
       ratioCpuForGpu: B / cpuForGpu.length,
       ratioGpu: B / gpuAuto.length,
       compress: { gpu: B / cGpu / 1e6, readbackCpu: B / cCpu / 1e6 },
-      decompress: { gpu: B / dGpu / 1e6, cpuUpload: B / dCpu / 1e6 },
+      decompress: { gpu: B / dGpu / 1e6, gpuResident: B / dResident / 1e6, cpuUpload: B / dCpu / 1e6 },
     };
     rows.push(row);
     console.log(
-      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
+      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} (on the device ${row.decompress.gpuResident.toFixed(2)}) / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
   }
 }
