@@ -1,28 +1,43 @@
 // The chunk table of a container that lives on the device, for decompress from a DeviceArray
 // (ts/codec/gpu/device-container.ts): to plan the decode the host needs the header, every
-// chunk's entry and the first bytes of its payload (its stream directory, a quantized chunk's
-// header), and reads them back in one piece instead of the whole container. Two dispatches:
+// chunk's entry, its stream directory, the first bytes of each of its streams and a quantized
+// chunk's header, and reads them back in one piece instead of the whole container. Two
+// dispatches:
 //   walk   one invocation copies the header (32 bytes) to `out`, then follows the entries from
 //          chunk params.first, whose entry starts at byte params.start: an entry's place is known
 //          only from the previous one's payload length (a chain of dependent reads). It stops
 //          after params.chunks entries, at the header's chunk count, or at an entry that does not
 //          fit in the container's params.bytes; it writes each entry's byte offset to its word of
-//          the offsets (0xFFFFFFFF for the chunks it did not reach) and where the next entry
-//          would start to the stop word (0xFFFFFFFF after a payload that runs past the end).
-//   copy   one workgroup a chunk slot copies the entry and the first PREFIX bytes of its payload
-//          (fewer where the payload or the container ends; zeros after them) to its slot.
+//          the offsets (NONE for the chunks it did not reach) and where the next entry would
+//          start to the stop word (NONE after a payload that runs past the end).
+//   copy   one workgroup a chunk fills its slot (SLOT_WORDS words; see below) from the entry and
+//          the payload as docs/format.md lays them out: the entry; the payload's first 16 bytes
+//          (a quantized chunk's header: bound, step, exception count n); the directory (S x 8
+//          bytes, S <= 8; after the header and the 8 n bytes of exceptions in a quantized
+//          chunk), and where it was read; for each stream j < S, where it starts (the
+//          directory's end + the encoded sizes of the streams before it) and its first 4 bytes.
 // Nothing here is trusted: the host walks the table again from these bytes with every check of
-// the in-memory reader. Every read of `src` is bounded (0 past the binding).
+// the in-memory reader and finds each byte it reads at the offset it computes itself (a copy
+// made at another offset is not found there: the host then reads zeros). Every read of `src` is
+// bounded (0 past the binding); bytes past the payload (or the container) read as 0.
 // `out` layout, in words: [0, 8) the header, [8] the stop, [12, 12 + chunks) the offsets, then
-// `chunks` slots of SLOT_WORDS words from SLOTS_AT (ts/codec/gpu/device-container.ts agrees).
+// `chunks` slots from slotsAt() (ts/codec/gpu/device-container.ts agrees).
 
 const HEADER_WORDS = 8u;
 const STOP_AT = 8u;
 const OFFSETS_AT = 12u;
 const ENTRY_BYTES = 32u;
-const PREFIX = 96u;
-const SLOT_WORDS = 32u;  // (ENTRY_BYTES + PREFIX) / 4
 const NONE = 0xFFFFFFFFu;
+const MAX_STREAMS = 8u;
+// a slot, in words
+const SLOT_QUANTIZE = 8u;    // 4 words: the payload's first 16 bytes
+const SLOT_DIRECTORY = 12u;  // 16 words: the directory (MAX_STREAMS x 8 bytes)
+const SLOT_DIRECTORY_AT = 28u;
+const SLOT_STREAM_AT = 29u;  // MAX_STREAMS words: each stream's byte offset (NONE: none)
+const SLOT_HEADS = 37u;      // MAX_STREAMS words: each stream's first 4 bytes
+const SLOT_WORDS = 48u;
+const QUANTIZE_HEADER_BYTES = 16u;
+const QUANTIZED = 5u;        // entry byte 24 of a quantized chunk
 
 struct Params {
   bytes: u32,   // the container's length in bytes
@@ -66,21 +81,64 @@ fn walk() {
   }
 }
 
-@compute @workgroup_size(32)
+// The 4 bytes at byte p, those at or past `end` read as 0.
+fn bytesBefore(p: u32, end: u32) -> u32 {
+  if (p >= end) { return 0u; }
+  let word = read32(p);
+  if (end - p >= 4u) { return word; }
+  return word & ((1u << ((end - p) * 8u)) - 1u);
+}
+
+@compute @workgroup_size(64)
 fn copy(@builtin(local_invocation_index) w: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
   let k = wid.y * nwg.x + wid.x;
-  if (k >= params.chunks) { return; }
+  if (k >= params.chunks || w >= SLOT_WORDS) { return; }
+  let slot = slotsAt() + k * SLOT_WORDS;
   let at = out[OFFSETS_AT + k];
+  if (at == NONE) {
+    out[slot + w] = 0u;
+    return;
+  }
+  // at + 32 <= params.bytes (the walk's check); the payload ends at the container's end at most
+  let payloadAt = at + ENTRY_BYTES;
+  let end = payloadAt + min(read32(at + 12u), params.bytes - payloadAt);
+  // the directory: after a quantized chunk's header and exceptions (8 bytes each)
+  var directoryAt = payloadAt;
+  if ((read32(at + 24u) & 0xFFu) == QUANTIZED) {
+    let exceptions = read32(payloadAt + 12u);
+    directoryAt = select(NONE, payloadAt + QUANTIZE_HEADER_BYTES + 8u * exceptions, exceptions <= (end - payloadAt) / 8u);
+  }
+  let streams = read32(at + 8u);
   var word = 0u;
-  if (at != NONE) {
-    // bytes of the slot that hold the container's bytes: the entry, then up to PREFIX of the payload
-    let n = min(ENTRY_BYTES + min(read32(at + 12u), PREFIX), params.bytes - at);
-    let b = w * 4u;
-    if (b < n) {
-      word = read32(at + b);
-      if (n - b < 4u) { word &= (1u << ((n - b) * 8u)) - 1u; }
+  if (w < SLOT_QUANTIZE) {
+    word = read32(at + 4u * w);
+  } else if (w < SLOT_DIRECTORY) {
+    word = bytesBefore(payloadAt + 4u * (w - SLOT_QUANTIZE), end);
+  } else if (w < SLOT_DIRECTORY_AT) {
+    if (directoryAt != NONE) { word = bytesBefore(directoryAt + 4u * (w - SLOT_DIRECTORY), end); }
+  } else if (w == SLOT_DIRECTORY_AT) {
+    word = directoryAt;
+  } else if (w < SLOT_HEADS + MAX_STREAMS) {
+    let j = select(w - SLOT_STREAM_AT, w - SLOT_HEADS, w >= SLOT_HEADS);
+    // stream j's start: the directory's end + the encoded sizes before it (NONE past the payload)
+    var p = NONE;
+    if (directoryAt != NONE && j < streams && streams <= MAX_STREAMS && directoryAt <= end && end - directoryAt >= 8u * streams) {
+      p = directoryAt + 8u * streams;
+      for (var i = 0u; i < j; i++) {
+        let encoded = read32(directoryAt + 8u * i + 4u);
+        if (p == NONE || encoded > end - p) {
+          p = NONE;
+        } else {
+          p += encoded;
+        }
+      }
+    }
+    if (w < SLOT_HEADS) {
+      word = p;
+    } else if (p != NONE) {
+      word = bytesBefore(p, end);
     }
   }
-  out[slotsAt() + k * SLOT_WORDS + w] = word;
+  out[slot + w] = word;
 }

@@ -400,6 +400,12 @@ describeGpu('GPU Huffman decode (docs/format.md, Huffman streams)', () => {
     expectCorruptSync(() => parseHuffmanStream(g9, 3000), 'g = 9');
     expectCorruptSync(() => parseHuffmanStream(stream, 3000 + 1024 * 1000), 'more segments than the stream holds');
     expect(parseHuffmanStream(stream, 3000).mode).toBe(2);
+    // from its first 3 bytes and its length (a container on the device): the same fields and checks
+    expect(parseHuffmanStream(stream.subarray(0, 3), 3000, stream.length)).toEqual(parseHuffmanStream(stream, 3000));
+    expect(parseHuffmanStream(Uint8Array.of(1, 9), 5, 2)).toEqual(parseHuffmanStream(Uint8Array.of(1, 9), 5));
+    expectCorruptSync(() => parseHuffmanStream(stream.subarray(0, 3), 3000 + 1024 * 1000, stream.length), 'more segments, from 3 bytes');
+    expectCorruptSync(() => parseHuffmanStream(Uint8Array.of(0, 1, 2), 5, 7), 'raw of the wrong length, from 3 bytes');
+    expect(() => parseHuffmanStream(stream.subarray(0, 2), 3000, stream.length)).toThrow(/first 3 bytes/);
     // what the kernel checks: each case parses, then fails to decode with its reason
     const long = stream.slice();
     long[3] = (long[3] & 0xf0) | 12;

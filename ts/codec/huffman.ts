@@ -198,20 +198,20 @@ export interface HuffmanHeader extends HuffmanLayout {
 }
 
 /**
- * The layout of the mode-2 stream `stream` (`stream.length` bytes, decoding to `decodedBytes`)
- * with the checks that need no more than the fixed fields: g in range, the header and the
- * segment end table inside the stream. Returns a message instead of throwing so that callers
- * add the chunk and stream.
+ * The layout of the mode-2 stream `stream` (`encodedBytes` bytes, of which `stream` holds at
+ * least the first 3 when there are that many; decoding to `decodedBytes`) with the checks that
+ * need no more than the fixed fields: g in range, the header and the segment end table inside
+ * the stream. Returns a message instead of throwing so that callers add the chunk and stream.
  */
-export function readLayout(stream: Uint8Array, decodedBytes: number): HuffmanLayout | string {
-  if (stream.length < 3) return 'Huffman header truncated';
+export function readLayout(stream: Uint8Array, decodedBytes: number, encodedBytes = stream.length): HuffmanLayout | string {
+  if (encodedBytes < 3 || stream.length < 3) return 'Huffman header truncated';
   const segmentLog2 = stream[1];
   if (segmentLog2 < MIN_SEGMENT_LOG2 || segmentLog2 > MAX_SEGMENT_LOG2) return `segment size 2^${segmentLog2} out of range`;
   const last = stream[2];
   const offsetsAt = 3 + ((last + 2) >> 1);
   const segments = segmentCount(decodedBytes, segmentLog2);
   const bitsAt = offsetsAt + 4 * segments;
-  if (bitsAt > stream.length) return 'Huffman header truncated';
+  if (bitsAt > encodedBytes) return 'Huffman header truncated';
   return { segmentLog2, last, segments, offsetsAt, bitsAt };
 }
 

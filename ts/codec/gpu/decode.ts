@@ -55,6 +55,7 @@ import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../../platform/node.js';
 import { elementSize } from '../../types.js';
 import type { Header, LocatedChunk } from '../../format/layout.js';
+import { readAtBytes, type ReadAt } from '../../format/container.js';
 
 /** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31, past 32-bit bitwise operators). */
 const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
@@ -277,23 +278,36 @@ function encodeDequantizeChunks(
   };
 }
 
+/** Bytes of a Huffman stream's header that the plan reads: its mode, segment size log2 and last symbol ({@link parseHuffmanStream}). */
+export const STREAM_HEAD_BYTES = 3;
+
 /**
- * Decodes the version-2 container `bytes` (already walked: `header`, `chunks`) into a new
- * DeviceArray as described above. `bytes` is not modified. `onDevice`: the container already in
- * a GPU buffer (from byte 0; not uploaded, not destroyed), of which `bytes` need hold only what
- * the plan reads: the header, the entries, the stream directories, a quantized chunk's header and
- * exceptions and the first 3 bytes of each Huffman stream (ts/codec/gpu/device-container.ts).
+ * A container already in a GPU buffer (from byte 0; not uploaded, not destroyed) and a reader
+ * of the bytes the plan reads, each read starting where one of these starts: the header, the
+ * entries, each chunk's first 16 payload bytes, its stream directory, a quantized chunk's
+ * exceptions, the first {@link STREAM_HEAD_BYTES} bytes of each Huffman stream
+ * (ts/codec/gpu/device-container.ts).
+ */
+export interface ResidentContainer {
+  buffer: GPUBuffer;
+  readAt: ReadAt;
+}
+
+/**
+ * Decodes the version-2 container `container` (already walked: `header`, `chunks`) into a new
+ * DeviceArray as described above: bytes in host memory (uploaded; not modified), or a
+ * {@link ResidentContainer}.
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
  */
 export async function decompressV2ToDevice(
   gpu: GpuContext,
-  bytes: Uint8Array,
+  container: Uint8Array | ResidentContainer,
   header: Header,
   chunks: readonly LocatedChunk[],
   signal?: AbortSignal,
-  onDevice?: GPUBuffer,
 ): Promise<DeviceArray> {
   const t0 = performance.now();
+  const readAt = container instanceof Uint8Array ? readAtBytes(container) : container.readAt;
   const size = elementSize(header.type);
   const outBytes = header.elementCount * size;
   gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
@@ -316,25 +330,26 @@ export async function decompressV2ToDevice(
       jobs.push({ stream: rawStream(raw), srcByteOffset: c.payloadOffset - 1, dstByteOffset: 0, target: { buf: 'out', at: outAt } });
       continue;
     }
-    const whole = bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
     // a quantized chunk: the codes' payload after the quantize header and the exceptions; the
     // codes decode into the codes buffer, then dequantize into the output
     let codesAt = 0;
     let dest: Target = { buf: 'out', at: outAt };
     if (c.quantize === true) {
-      const head = readQuantizeHeader(whole, whole.length, count, 8 * streamCount(stages, 4), c.index);
+      const quantizeHeader = readAt(c.payloadOffset, Math.min(QUANTIZE_HEADER_BYTES, c.payloadBytes));
+      const head = readQuantizeHeader(quantizeHeader, c.payloadBytes, count, 8 * streamCount(stages, 4), c.index);
       codesAt = head.codesAt;
       dest = { buf: 'codes', at: codesBytes };
       codesBytes += roundUp4(raw);
       const list = new Uint32Array(2 * head.exceptions);
-      new Uint8Array(list.buffer).set(whole.subarray(QUANTIZE_HEADER_BYTES, QUANTIZE_HEADER_BYTES + 8 * head.exceptions));
+      if (head.exceptions > 0) new Uint8Array(list.buffer).set(readAt(c.payloadOffset + QUANTIZE_HEADER_BYTES, 8 * head.exceptions));
       quantized.push({ chunk: c, codesAt: dest.at, step: head.step, exceptions: head.exceptions, exceptionsAt: exceptionBytes });
       exceptionWords.push(list);
       exceptionBytes += list.byteLength;
     }
     const payloadOffset = c.payloadOffset + codesAt;
-    const payload = whole.subarray(codesAt);
-    const dir = readDirectory(payload, payload.length, stages, size, count, c.index);
+    const payloadBytes = c.payloadBytes - codesAt;
+    const directory = readAt(payloadOffset, Math.min(8 * streamCount(stages, size), payloadBytes));
+    const dir = readDirectory(directory, payloadBytes, stages, size, count, c.index);
     const shuffle = stages.includes(StageId.Shuffle);
     // where the decoded (or expanded) streams go: the output itself (a delta stream too: it is
     // decoded there in place), or the work buffer (byte planes, unshuffled into the output)
@@ -361,7 +376,8 @@ export async function decompressV2ToDevice(
       }
       if (huffman) {
         try {
-          stream = parseHuffmanStream(payload.subarray(dir.at[j], dir.at[j] + dir.encoded[j]), dir.decoded[j]);
+          const head = readAt(src, Math.min(STREAM_HEAD_BYTES, dir.encoded[j]));
+          stream = parseHuffmanStream(head, dir.decoded[j], dir.encoded[j]);
         } catch (e) {
           if (e instanceof ParleError) throw new ParleError(e.code, `chunk ${c.index}, stream ${j}: ${e.message}`);
           throw e;
@@ -399,8 +415,8 @@ export async function decompressV2ToDevice(
   }
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
   gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
-  const container = onDevice === undefined ? await gpu.upload(bytes) : undefined;
-  const containerBuf = onDevice ?? container!.buffer;
+  const uploaded = container instanceof Uint8Array ? await gpu.upload(container) : undefined;
+  const containerBuf = uploaded?.buffer ?? (container as ResidentContainer).buffer;
   const t1 = performance.now();
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
@@ -520,7 +536,7 @@ export async function decompressV2ToDevice(
     out = undefined;
     return result;
   } finally {
-    container?.destroy();
+    uploaded?.destroy();
     out?.destroy();
   }
 }

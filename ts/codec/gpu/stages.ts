@@ -392,8 +392,9 @@ function corrupt(message: string): never {
 }
 
 /**
- * Parses one Huffman stream (`stream`: its E bytes, mode byte first) that must decode to
- * `decodedBytes` bytes, with the checks of docs/format.md that need only its fixed fields
+ * Parses one Huffman stream (`stream`: its E = `encodedBytes` bytes, mode byte first, or only
+ * its first min(3, E) bytes when `encodedBytes` is given) that must decode to `decodedBytes`
+ * bytes, with the checks of docs/format.md that need only its fixed fields
  * (unknown mode, a length that disagrees with mode 0 or 1, a truncated header or segment end
  * table, g outside 10..20): O(1) a stream, since a decode plans thousands. The GPU decode checks
  * the rest (shaders/codec-huffman.wgsl, reported by {@link encodeHuffmanDecode}'s check as
@@ -404,16 +405,20 @@ function corrupt(message: string): never {
  * Example: [1, 7] with decodedBytes 3 -> { mode: 1, symbol: 7, ... }.
  * @throws ParleError CORRUPT (with the reason), INVALID_ARGUMENT (not a Uint8Array, a bad count)
  */
-export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): HuffmanStreamInfo {
+export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number, encodedBytes = stream?.length): HuffmanStreamInfo {
   if (!(stream instanceof Uint8Array)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'stream must be a Uint8Array');
   checkCount(decodedBytes, 'decodedBytes');
-  if (stream.length < 1) corrupt('empty Huffman stream');
+  checkCount(encodedBytes, 'encodedBytes');
+  if (stream.length < Math.min(3, encodedBytes)) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `stream must hold at least the first ${Math.min(3, encodedBytes)} bytes`);
+  }
+  if (encodedBytes < 1) corrupt('empty Huffman stream');
   const mode = stream[0];
   // one object shape for every mode (thousands of streams a call)
   const info: HuffmanStreamInfo = {
     mode: 0,
     decodedBytes,
-    encodedBytes: stream.length,
+    encodedBytes,
     segmentLog2: 0,
     segments: 0,
     symbol: 0,
@@ -421,18 +426,18 @@ export function parseHuffmanStream(stream: Uint8Array, decodedBytes: number): Hu
     bitsAt: 0,
   };
   if (mode === 0) {
-    if (stream.length !== 1 + decodedBytes) corrupt(`raw Huffman stream of ${stream.length} bytes for ${decodedBytes} bytes`);
+    if (encodedBytes !== 1 + decodedBytes) corrupt(`raw Huffman stream of ${encodedBytes} bytes for ${decodedBytes} bytes`);
     info.bitsAt = 1;
     return info;
   }
   if (mode === 1) {
-    if (stream.length !== 2) corrupt(`one-symbol Huffman stream of ${stream.length} bytes`);
+    if (encodedBytes !== 2) corrupt(`one-symbol Huffman stream of ${encodedBytes} bytes`);
     info.mode = 1;
     info.symbol = stream[1];
     return info;
   }
   if (mode !== 2 && mode !== 3) corrupt(`unknown Huffman mode ${mode}`);
-  const layout = readLayout(stream, decodedBytes);
+  const layout = readLayout(stream, decodedBytes, encodedBytes);
   if (typeof layout === 'string') corrupt(layout);
   info.mode = mode;
   info.segmentLog2 = layout.segmentLog2;
