@@ -8,9 +8,9 @@
 //          only from the previous one's payload length (a chain of dependent reads). It stops
 //          after params.chunks entries, at the header's chunk count, or at an entry that does not
 //          fit in the container's params.bytes; it writes each entry's byte offset to its word of
-//          the offsets (NONE for the chunks it did not reach) and where the next entry would
-//          start to the stop word (NONE after a payload that runs past the end).
-//   copy   one workgroup a chunk fills its slot (SLOT_WORDS words; see below) from the entry and
+//          the offsets, the count of entries it reached to the reached word and where the next
+//          entry would start to the stop word (NONE after a payload that runs past the end).
+//   copy   one workgroup a chunk reached fills its slot (SLOT_WORDS words; see below) from the entry and
 //          the payload as docs/format.md lays them out: the entry; the payload's first 16 bytes
 //          (a quantized chunk's header: bound, step, exception count n); the directory (S x 8
 //          bytes, S <= 8; after the header and the 8 n bytes of exceptions in a quantized
@@ -20,11 +20,13 @@
 // the in-memory reader and finds each byte it reads at the offset it computes itself (a copy
 // made at another offset is not found there: the host then reads zeros). Every read of `src` is
 // bounded (0 past the binding); bytes past the payload (or the container) read as 0.
-// `out` layout, in words: [0, 8) the header, [8] the stop, [12, 12 + chunks) the offsets, then
+// `out` layout, in words: [0, 8) the header, [8] the stop, [9] the entries reached, [12, 12 +
+// chunks) the offsets (those past the entries reached unspecified), then
 // `chunks` slots from slotsAt() (ts/codec/gpu/device-container.ts agrees).
 
 const HEADER_WORDS = 8u;
 const STOP_AT = 8u;
+const REACHED_AT = 9u;
 const OFFSETS_AT = 12u;
 const ENTRY_BYTES = 32u;
 const NONE = 0xFFFFFFFFu;
@@ -76,9 +78,7 @@ fn walk() {
     at += ENTRY_BYTES + payload;
   }
   out[STOP_AT] = at;
-  for (var i = k; i < params.chunks; i++) {
-    out[OFFSETS_AT + i] = NONE;
-  }
+  out[REACHED_AT] = k;
 }
 
 // The 4 bytes at byte p, those at or past `end` read as 0.
@@ -94,12 +94,9 @@ fn copy(@builtin(local_invocation_index) w: u32, @builtin(workgroup_id) wid: vec
         @builtin(num_workgroups) nwg: vec3<u32>) {
   let k = wid.y * nwg.x + wid.x;
   if (k >= params.chunks || w >= SLOT_WORDS) { return; }
+  if (k >= out[REACHED_AT]) { return; }
   let slot = slotsAt() + k * SLOT_WORDS;
   let at = out[OFFSETS_AT + k];
-  if (at == NONE) {
-    out[slot + w] = 0u;
-    return;
-  }
   // at + 32 <= params.bytes (the walk's check); the payload ends at the container's end at most
   let payloadAt = at + ENTRY_BYTES;
   let end = payloadAt + min(read32(at + 12u), params.bytes - payloadAt);

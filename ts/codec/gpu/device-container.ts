@@ -43,6 +43,12 @@ const SLOT = { quantize: 8, directory: 12, directoryAt: 28, streamAt: 29, heads:
 const MAX_STREAMS = 8;
 /** Chunks walked a readback at most (768 KiB of slots). */
 const WALK_CHUNKS = 4096;
+/**
+ * Chunks walked by the first readback, before the header's chunk count is known: its slots fit
+ * the context's kept readback buffers (64 KiB; a new MAP_READ buffer of 768 KiB had cost 0.5 ms
+ * a call on the H200 host), and hold 80 MiB of elements in default chunks; the rest in one more.
+ */
+const FIRST_WALK_CHUNKS = 320;
 const NONE = 0xffffffff;
 
 const walkCode = `${walkSource}\n${readSrcSource}`;
@@ -104,11 +110,10 @@ async function walkTable(
   const words = await read();
   const bytes = new Uint8Array(words.buffer);
   if (first === 0) sparse.add(0, bytes.subarray(0, Math.min(HEADER_BYTES, length)));
-  let reached = 0;
-  for (; reached < chunks; reached++) {
-    const at = words[OFFSETS_AT + reached];
-    if (at === NONE) break;
-    const slot = slotsAt + reached * SLOT.words;
+  const reached = Math.min(words[9], chunks);
+  for (let k = 0; k < reached; k++) {
+    const at = words[OFFSETS_AT + k];
+    const slot = slotsAt + k * SLOT.words;
     const piece = (word: number, n: number) => bytes.subarray(4 * (slot + word), 4 * (slot + word) + Math.max(0, n));
     const payloadAt = at + ENTRY_BYTES;
     const end = payloadAt + Math.min(words[slot + 3], length - payloadAt);
@@ -175,15 +180,18 @@ export async function decompressDeviceContainer(
   const sparse = new SparseContainer(length);
   let first = 0;
   let start = HEADER_BYTES;
+  let left = Math.min(FIRST_WALK_CHUNKS, tableChunks);
   for (;;) {
-    const slots = Math.max(1, Math.min(tableChunks, Math.floor((length - start) / ENTRY_BYTES)));
+    const slots = Math.max(1, Math.min(left, tableChunks, Math.floor((length - start) / ENTRY_BYTES)));
     const { reached, stop } = await walkTable(gpu, container.buffer, sparse, first, start, slots);
     if (first === 0) {
       const header = readHeader(sparse.readAt(0, HEADER_BYTES), maxElements);
       if (header.version === 1 || !canDecodeV2OnDevice(header)) {
         return decompressToDevice(cpu, gpu, (await gpu.download(container)) as Uint8Array, maxElements, signal);
       }
+      left = header.chunkCount;
     }
+    left -= reached;
     if (signal?.aborted) throw abortError(signal);
     first += reached;
     // the walk stopped short (the table's end, a truncated container): the host's walk says which
