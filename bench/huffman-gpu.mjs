@@ -13,18 +13,35 @@
  *
  * Needs bench/internals/dist/huffman.mjs (node bench/internals/build.mjs).
  *   node bench/huffman-gpu.mjs [--files a,b] [--mib 64] [--stream-kib 256] [--batch 20] [--reps 5] [--out DIR]
+ *                              [--internals DIR --tag NAME]
  * Writes huffman-gpu-<gpu>.json to --out (default bench/results/): per file and mode the encoded
  * bytes, ms a decode and GB/s of output, and mode 3's time as a ratio of mode 2's.
  */
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { outArg, outputDir } from './out-dir.mjs';
 import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
 import { gpuCard, startClockSampler, timestampHooks } from './gpu-timestamps.mjs';
 
-const internals = await import('./internals/dist/huffman.mjs').catch(() => {
-  throw new Error('bench/internals/dist/huffman.mjs is missing: run node bench/internals/build.mjs first');
+const { values: args } = parseArgs({
+  options: {
+    files: { type: 'string' },
+    mib: { type: 'string' },
+    'stream-kib': { type: 'string' },
+    batch: { type: 'string' },
+    reps: { type: 'string' },
+    out: { type: 'string' },
+    quick: { type: 'boolean' },
+    internals: { type: 'string' },
+    tag: { type: 'string' },
+  },
+});
+// --internals DIR: another build's bench/internals/dist (a before / after comparison in one run); --tag: its name in the file name
+const internalsDir = args.internals === undefined ? new URL('./internals/dist/', import.meta.url) : pathToFileURL(`${resolve(args.internals)}/`);
+const internals = await import(new URL('huffman.mjs', internalsDir).href).catch(() => {
+  throw new Error(`${fileURLToPath(internalsDir)}huffman.mjs is missing: run node bench/internals/build.mjs first`);
 });
 const {
   createGpuContext,
@@ -36,17 +53,6 @@ const {
   LANES_SEGMENT_LOG2,
 } = internals;
 
-const { values: args } = parseArgs({
-  options: {
-    files: { type: 'string' },
-    mib: { type: 'string' },
-    'stream-kib': { type: 'string' },
-    batch: { type: 'string' },
-    reps: { type: 'string' },
-    out: { type: 'string' },
-    quick: { type: 'boolean' },
-  },
-});
 const quick = args.quick === true;
 const MIB = Number(args.mib ?? (quick ? 4 : 64));
 const STREAM = Number(args['stream-kib'] ?? 256) << 10;
@@ -163,7 +169,7 @@ clock.stop();
 
 const { card, slug: name } = gpuCard();
 const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
-const path = join(dir, `huffman-gpu-${name}.json`);
+const path = join(dir, `huffman-gpu-${name}${args.tag === undefined ? "" : `-${args.tag}`}.json`);
 writeFileSync(
   path,
   JSON.stringify({ date: new Date().toISOString(), gpu: card, mib: MIB, batch: BATCH, reps: REPS, ballot, rows }, null, 1),

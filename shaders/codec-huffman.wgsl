@@ -84,6 +84,13 @@ const MAX_SEGMENT_BYTES: u32 = 0x200000u;
 var<workgroup> table: array<u32, TABLE_ENTRIES>;
 var<workgroup> lens: array<u32, 256>;
 var<workgroup> counts: array<atomic<u32>, 16>;
+// codes of each length (the index's low 4 bits) among the symbols of each block of 32 (its high 3)
+var<workgroup> blockCounts: array<atomic<u32>, 128>;
+// the symbols in canonical order (by length, then symbol)
+var<workgroup> sorted: array<u32, 256>;
+// for each length L: its first code left-aligned to 11 bits, and how many symbols have shorter codes
+var<workgroup> bases: array<u32, 16>;
+var<workgroup> firsts: array<u32, 16>;
 var<workgroup> groupStream: u32;
 var<workgroup> codeBad: u32;
 
@@ -108,30 +115,46 @@ fn streamOfGroup(w: u32) -> u32 {
 
 /**
  * Builds the decode table of the canonical code whose lengths follow the mode byte at `header`
- * (byte 2: the last symbol with a length, then a nibble a symbol) into `table`, invocation tid
- * for symbol tid: the count of codes of each length; the symbol's code, the first code of its
- * length (deflate's rule: code = (code + count[bits - 1]) << 1 for bits = 1..L) plus the symbols
- * below it of the same length; its entries, the code bit-reversed (first bit lowest) = r, at r +
- * k 2^L for k < 2^(11 - L). Called by every invocation (it has barriers); `build` false (modes 0
- * and 1) skips the work. Returns whether the code is one a reader accepts (lengths at most 11,
- * at least two symbols, Kraft sum exactly 1: then the entries cover the table once), the same
- * in every invocation.
+ * (byte 2: the last symbol with a length, then a nibble a symbol) into `table`, every invocation
+ * taking part: the count of codes of each length, then (deflate's rule) the first code of each
+ * length, code = (code + count[L - 1]) << 1, left-aligned to 11 bits: the codes of length L
+ * then cover the 11-bit values [bases[L], bases[L] + count[L] << (11 - L)), ranges that follow
+ * each other in L and cover [0, 2048) once for a complete code. Invocation tid places symbol tid
+ * in canonical order (its rank among the symbols of its length: counts by blocks of 32 below
+ * its block, then its own block); then each invocation fills 2048 / WG entries, entry w (an
+ * 11-bit window, first bit lowest) from its bits reversed, v: the length L whose range holds v
+ * and the symbol at firsts[L] + (v - bases[L]) >> (11 - L) in canonical order. (Filling a
+ * symbol's 2^(11 - L) entries by its own invocation, a 1-bit code's 1024 in one loop, and
+ * ranking by a loop over every symbol below had cost more than a mode-3 workgroup's decode in
+ * skewed streams.) Called by every invocation (it has barriers); `build` false (modes 0 and 1)
+ * skips the work. Returns whether the code is one a reader accepts (lengths at most 11, at least
+ * two symbols, Kraft sum exactly 1), the same in every invocation.
  */
 fn buildTable(tid: u32, header: u32, build: bool) -> bool {
   if (tid < 16u) { atomicStore(&counts[tid], 0u); }
+  for (var i = tid; i < 128u; i += WG) { atomicStore(&blockCounts[i], 0u); }
   var len = 0u;
   if (build && tid <= read8(header + 2u)) {
     len = (read8(header + 3u + tid / 2u) >> ((tid & 1u) * 4u)) & 15u;
   }
   lens[tid] = len;
   workgroupBarrier();
-  if (len > 0u) { atomicAdd(&counts[len], 1u); }
+  if (len > 0u) {
+    atomicAdd(&counts[len], 1u);
+    atomicAdd(&blockCounts[(tid >> 5u) * 16u + len], 1u);
+  }
   workgroupBarrier();
   if (tid == 0u) {
     var symbols = 0u;
     var kraft = 0u;
+    var code = 0u;
+    var previous = 0u;
     for (var b = 1u; b <= TABLE_BITS; b += 1u) {
       let c = atomicLoad(&counts[b]);
+      code = (code + previous) << 1u;
+      bases[b] = code << (TABLE_BITS - b);
+      firsts[b] = symbols;
+      previous = c;
       symbols += c;
       kraft += c << (TABLE_BITS - b);
     }
@@ -140,18 +163,28 @@ fn buildTable(tid: u32, header: u32, build: bool) -> bool {
     codeBad = select(0u, 1u, build && (longer > 0u || symbols < 2u || kraft != TABLE_ENTRIES));
   }
   let ok = workgroupUniformLoad(&codeBad) == 0u;
-  if (ok && len > 0u && len <= TABLE_BITS) {
-    var code = 0u;
-    for (var b = 1u; b <= len; b += 1u) { code = (code + atomicLoad(&counts[b - 1u])) << 1u; }
-    for (var s = 0u; s < tid; s += 1u) {
-      if (lens[s] == len) { code += 1u; }
+  if (!ok || !build) { return ok; }
+  if (len > 0u) {
+    let block = tid >> 5u;
+    var rank = 0u;
+    for (var k = 0u; k < block; k += 1u) { rank += atomicLoad(&blockCounts[k * 16u + len]); }
+    for (var s = block << 5u; s < tid; s += 1u) {
+      if (lens[s] == len) { rank += 1u; }
     }
-    let reversed = reverseBits(code) >> (32u - len);
-    let entry = tid | (len << 8u);
-    for (var w = reversed; w < TABLE_ENTRIES; w += 1u << len) { table[w] = entry; }
+    sorted[firsts[len] + rank] = tid;
   }
   workgroupBarrier();
-  return ok;
+  for (var w = tid; w < TABLE_ENTRIES; w += WG) {
+    let v = reverseBits(w) >> (32u - TABLE_BITS);
+    // the longest length whose range starts at or below v (an empty length's range starts where the next one's does)
+    var l = 1u;
+    for (var b = 2u; b <= TABLE_BITS; b += 1u) {
+      if (bases[b] <= v) { l = b; }
+    }
+    table[w] = sorted[firsts[l] + ((v - bases[l]) >> (TABLE_BITS - l))] | (l << 8u);
+  }
+  workgroupBarrier();
+  return true;
 }
 
 // The 16-bit unit at byte p of `src` (any alignment).
