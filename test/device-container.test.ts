@@ -1,7 +1,8 @@
-// Decompress of a container that lives on the GPU (a u8 DeviceArray; ts/codec/gpu/device-container.ts):
+// Containers that live on the GPU (u8 DeviceArrays). Decompress of one (ts/codec/gpu/device-container.ts):
 // the same result, or the same error code, as the container decoded from host memory, for every
 // pipeline, the fixtures of every version, a fuzz sample of mutated containers and tables longer
-// than one walk. On CI the GPU is SwiftShader (test/gpu/support.ts: no silent skip).
+// than one walk. Compress to one (`to: 'device'`; ts/codec/gpu/encode.ts compressV2ToDevice): the
+// bytes the host gets. On CI the GPU is SwiftShader (test/gpu/support.ts: no silent skip).
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { decompressDeviceContainer } from '../ts/codec/gpu/device-container.js';
@@ -139,6 +140,45 @@ describeGpu('decompress of a container on the device', () => {
       expect([ErrorCodes.NOT_PARLE, ErrorCodes.TRUNCATED]).toContain(host);
       expect(await fromDevice(junk)).toBe(host);
     }
+  });
+
+  gpuIt("compress to: 'device' gives the bytes compress gives the host, on every path; decompress takes them", async () => {
+    const rng = new Rng(caseSeed('device container compress'));
+    const u16 = fillRuns(rng, new Uint16Array(70_001), { kind: 'uniform', maxRun: 9 }) as Uint16Array;
+    for (let i = 0; i < u16.length; i++) u16[i] %= 700;
+    const f32 = new Float32Array(40_000).map((_, i) => Math.sin(i / 70) * 50);
+    const cases: [string, ParleArray, Record<string, unknown>][] = [
+      ['u16 auto, 3 chunks', u16, { chunkBytes: 65536 }],
+      ['u16 shuffle+huffman, mode 3', u16, { codec: 'shuffle+huffman', chunkBytes: 32768, decoder: 'gpu' }],
+      ['u16 rle', u16, { codec: 'rle', chunkBytes: 32768 }],
+      ['f32 delta+shuffle+huffman, one chunk', f32, { codec: 'delta+shuffle+huffman' }],
+      ['f32 stored', f32, { codec: 'stored', chunkBytes: 16384 }],
+      ['empty', new Uint8Array(0), {}],
+    ];
+    for (const [name, input, options] of cases) {
+      const device = await engine.upload(input);
+      const onHost = await engine.compress(device, { ...options, path: 'gpu' });
+      const resident = await engine.compress(device, { ...options, path: 'gpu', to: 'device' });
+      expect(resident, name).toBeInstanceOf(DeviceArray);
+      expect(resident.type, name).toBe('u8');
+      expect(Buffer.compare(bytesOf(await engine.download(resident)), onHost), name).toBe(0);
+      const back = await engine.decompress(resident);
+      expect(equalBytes(await engine.download(back), input), name).toBe(true);
+      // the CPU path and the lossy mode build on the host and upload
+      const viaCpu = await engine.compress(input, { ...options, path: 'cpu', to: 'device' });
+      expect(Buffer.compare(bytesOf(await engine.download(viaCpu)), await engine.compress(input, { ...options, path: 'cpu' })), name).toBe(
+        0,
+      );
+      for (const d of [device, resident, back, viaCpu]) d.destroy();
+    }
+    const lossy = await engine.compress(f32, { errorBound: { abs: 0.01 }, path: 'gpu', to: 'device' });
+    expect(
+      Buffer.compare(bytesOf(await engine.download(lossy)), await engine.compress(f32, { errorBound: { abs: 0.01 }, path: 'gpu' })),
+    ).toBe(0);
+    lossy.destroy();
+    await expect(engine.compress(u16, { to: 'device', out: new Uint8Array(1 << 20) })).rejects.toMatchObject({
+      code: ErrorCodes.INVALID_OPTION,
+    });
   });
 
   gpuIt("options: to 'host', out, path 'cpu', maxElements; a container that is not u8", async () => {

@@ -22,7 +22,7 @@ import { decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
 import { compressFromDevice } from './codec/gpu/compress.js';
 import { compressLossyOnDevice } from './codec/gpu/encode-lossy.js';
-import { gpuCodablePipeline } from './codec/gpu/encode.js';
+import { canCompressV2OnDevice, compressV2ToDevice, gpuCodablePipeline } from './codec/gpu/encode.js';
 import {
   compressBound,
   DEFAULT_CHUNK_BYTES,
@@ -1428,13 +1428,23 @@ export class Engine {
    * pipeline than the CPU path; a fixed one of them writes the CPU path's bytes (other pipelines:
    * the runs are read back and coded on the workers, ts/codec/gpu/compress.ts).
    *
-   * @returns a new Uint8Array on the host, or a view of `options.out`.
+   * The container is wanted on the host unless `to: 'device'` (the default is `'host'` even for
+   * a DeviceArray input): then it is a u8 DeviceArray of the same bytes, which the GPU path
+   * builds in place (only the payloads' checksums are read back, the header and chunk entries
+   * written on the GPU: ts/codec/gpu/encode.ts compressV2ToDevice) and the other ways upload;
+   * decompress takes it as it is.
+   *
+   * @returns a new Uint8Array on the host, or a view of `options.out`; with `to: 'device'` a new
+   *   DeviceArray (type u8, length the container's bytes).
    * @throws ParleError INVALID_ARGUMENT (also `out` overlapping the input), LENGTH_MISMATCH
-   *   (`out` shorter than compressBound), DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
-   *   TOO_LARGE (path 'gpu': beyond what RLE encode binds), DEVICE_LOST, ABORTED, QUEUE_FULL,
-   *   WORKER_FAILED, DESTROYED
+   *   (`out` shorter than compressBound), DETACHED_BUFFER, INVALID_OPTION (also `out` with `to:
+   *   'device'`), PATH_UNAVAILABLE, TOO_LARGE (path 'gpu': beyond what RLE encode binds),
+   *   DEVICE_LOST, ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
    */
-  async compress(input: Data, options?: CompressOptions): Promise<Uint8Array> {
+  async compress(input: Data, options: CompressOptions & { to: 'device'; out?: undefined }): Promise<DeviceArray>;
+  async compress(input: Data, options?: CompressOptions & { to?: 'host' }): Promise<Uint8Array>;
+  async compress(input: Data, options?: CompressOptions): Promise<Uint8Array | DeviceArray>;
+  async compress(input: Data, options?: CompressOptions): Promise<Uint8Array | DeviceArray> {
     const type = checkData(input, 'input');
     const opts = checkOptions(options, 'compress');
     const codec = checkCodec(opts.codec, type);
@@ -1447,8 +1457,10 @@ export class Engine {
     // (with 128 KiB ones it ran 2-5x slower on an H200: bench/results/gpu-corpus-*.json); the
     // same chunkBytes on both paths writes the same bytes
     const gpuChunkBytes = opts.chunkBytes === undefined ? Math.max(chunkBytes, GPU_DEFAULT_CHUNK_BYTES) : chunkBytes;
-    if (opts.to === 'device')
-      throw new ParleError(ErrorCodes.INVALID_OPTION, "options.to must be 'host' for compress: containers are built on the host");
+    const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, 'host');
+    if (to === 'device' && opts.out !== undefined) {
+      throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
+    }
     const out = checkOutOption(opts, 'u8', undefined, [input]) as Uint8Array | undefined;
     if (out !== undefined) {
       const bound = compressBound(input.length, type, chunkBytes);
@@ -1460,7 +1472,7 @@ export class Engine {
       }
     }
     const chunkCodec: ChunkCodec = errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } };
-    const route = await this.route('compress', input, { ...opts, to: 'host' });
+    const route = await this.route('compress', input, { ...opts, to });
     const { signal } = route;
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
@@ -1470,15 +1482,26 @@ export class Engine {
         if (path === 'gpu' && (errorBound === undefined || lossyOnGpu)) {
           const device = await this.toDevice(input);
           try {
-            return await (errorBound === undefined
+            // built in place on the GPU where the GPU codes every chunk itself
+            if (
+              to === 'device' &&
+              errorBound === undefined &&
+              canCompressV2OnDevice(device, gpuChunkBytes) &&
+              (codec === undefined || gpuCodablePipeline(codec))
+            ) {
+              return await compressV2ToDevice(this.gpu, device, gpuChunkBytes, signal, codec, level, decoder);
+            }
+            const container = await (errorBound === undefined
               ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level, decoder)
               : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level, decoder));
+            return to === 'device' ? await this.gpu.upload(container) : container;
           } finally {
             if (device !== input) device.destroy();
           }
         }
         const host = await this.toHost(input);
-        return compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out, level, decoder);
+        const container = await compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out, level, decoder);
+        return to === 'device' ? this.gpu.upload(container) : container;
       }),
     );
   }

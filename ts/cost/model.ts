@@ -378,7 +378,13 @@ export class CostModel {
 
   /** The call history's slot of `call` on the CPU path (the GPU path's is this + GPU_SLOT). */
   private cpuCallSlot(call: CallShape, op: number): number {
-    return callSlot(op, 0, call.inputLocation === 'device' ? 1 : 0, call.resultLocation === 'device' ? 1 : 0, bucket(call.workBytes ?? call.inputBytes));
+    return callSlot(
+      op,
+      0,
+      call.inputLocation === 'device' ? 1 : 0,
+      call.resultLocation === 'device' ? 1 : 0,
+      bucket(call.workBytes ?? call.inputBytes),
+    );
   }
 
   /**
@@ -492,7 +498,7 @@ export class CostModel {
  */
 export function movesNothing(call: Pick<CallShape, 'op' | 'inputLocation' | 'resultLocation'>, path: 'cpu' | 'gpu'): boolean {
   if (path === 'cpu') return call.inputLocation === 'host' && call.resultLocation === 'host';
-  if (call.op === 'compress') return call.inputLocation === 'device';
+  if (call.op === 'compress') return call.inputLocation === 'device' && call.resultLocation === 'host';
   if (call.op === 'decompress') return call.resultLocation === 'device';
   return call.inputLocation === 'device' && call.resultLocation === 'device';
 }

@@ -200,10 +200,31 @@ export async function compressV2OnDevice(
 }
 
 /**
+ * {@link compressV2OnDevice} with the container left on the GPU: a u8 DeviceArray of its bytes,
+ * the same bytes as compressV2OnDevice's. Instead of the container only the payloads' tree
+ * hashes are read back; the header and the chunk entries the host makes of them are written
+ * into the container's buffer on the GPU (one upload and one gather).
+ * @throws as compressV2OnDevice
+ */
+export async function compressV2ToDevice(
+  gpu: GpuContext,
+  input: DeviceArray,
+  chunkBytes: number,
+  signal?: AbortSignal,
+  codec?: number[],
+  level?: number,
+  decoder: HuffmanDecoder = 'cpu',
+): Promise<DeviceArray> {
+  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, undefined, level, decoder, true)).device!;
+}
+
+/**
  * {@link compressV2OnDevice} with the container's parts: its header and each chunk's entry and
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
  * device-encode-lossy.ts). With `target` (at least the container's length) the container is
- * read back into its start and `container` is a view of it.
+ * read back into its start and `container` is a view of it. `resident`: the container is not
+ * read back but returned as `device` ({@link compressV2ToDevice}; `container` is then empty and
+ * the payloads are not given).
  * @throws as compressV2OnDevice
  */
 export async function encodeChunksV2OnDevice(
@@ -215,7 +236,8 @@ export async function encodeChunksV2OnDevice(
   target?: Uint8Array,
   level?: number,
   decoder: HuffmanDecoder = 'cpu',
-): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[] }> {
+  resident = false,
+): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[]; device?: DeviceArray }> {
   const t0 = performance.now();
   const type = input.type;
   const w = elementSize(type);
@@ -564,14 +586,12 @@ export async function encodeChunksV2OnDevice(
         coded.map((chunk) => ({ byteOffset: chunk.entryAt + ENTRY_BYTES, byteLength: chunk.payloadBytes })),
       );
     });
-    const container = target === undefined ? new Uint8Array(containerBytes) : target.subarray(0, containerBytes);
-    const [payloadHashes] = await Promise.all([readHashes(), gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container })]);
-    container.set(writeHeader(header), 0);
-    let k = 0;
-    const encoded = laid.map((chunk, i): EncodedChunk => {
-      const c = chunks[i];
-      const entry: ChunkEntry =
-        chunk.pipeline === undefined
+    /** The chunks' entries, from the payloads' tree hashes. */
+    const entriesOf = (payloadHashes: Uint32Array): ChunkEntry[] => {
+      let k = 0;
+      return laid.map((chunk, i): ChunkEntry => {
+        const c = chunks[i];
+        return chunk.pipeline === undefined
           ? storedEntry(c.count, c.count * w, hashes[i])
           : {
               elementCount: c.count,
@@ -583,18 +603,48 @@ export async function encodeChunksV2OnDevice(
               stages: [...chunk.pipeline],
               streamCount: streamCount(chunk.pipeline, w),
             };
+      });
+    };
+    const report = () =>
+      debug(
+        () =>
+          `compress on the GPU (v2): ${chunks.length} chunks, ${containerBytes} B; hashes, transforms and histograms ` +
+          `${(t1 - t0).toFixed(2)} ms, runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, ` +
+          `payloads laid out and read back ${(performance.now() - t2).toFixed(2)} ms; ` +
+          `chunks: ${[...tally(laid.map((chunk) => (chunk.pipeline === undefined ? 'stored' : pipelineName(chunk.pipeline))))].map(([k, n]) => `${n} ${k}`).join(', ')}; ` +
+          `first chunk: ${laid[0]?.reason ?? 'none'}`,
+      );
+    if (resident) {
+      // the header and the entries into their places in the container's buffer (entries start
+      // anywhere: one gather; their bytes are still the clear's zeros)
+      const entries = entriesOf(await readHashes());
+      const table = new Uint8Array(roundUp4(HEADER_BYTES + ENTRY_BYTES * laid.length));
+      table.set(writeHeader(header), 0);
+      entries.forEach((entry, i) => writeEntry(entry, table, HEADER_BYTES + ENTRY_BYTES * i));
+      const tableBuf = acquire(table.length, 'compress chunk table');
+      gpu.device.queue.writeBuffer(tableBuf, 0, table);
+      const jobs: GatherJob[] = [{ srcByteOffset: 0, dstByteOffset: 0, byteLength: HEADER_BYTES }];
+      laid.forEach((chunk, i) =>
+        jobs.push({ srcByteOffset: HEADER_BYTES + ENTRY_BYTES * i, dstByteOffset: chunk.entryAt, byteLength: ENTRY_BYTES }),
+      );
+      await gpu.submit('compress chunk table', (s) => encodeGather(gpu, s, tableBuf, layout, jobs));
+      // the container's buffer is the result's: not given back with the scratch buffers
+      acquired.splice(acquired.indexOf(layout), 1);
+      const device = gpu.owned(layout, 'u8', containerBytes);
+      report();
+      return { header, container: new Uint8Array(0), encoded: [], device };
+    }
+    const container = target === undefined ? new Uint8Array(containerBytes) : target.subarray(0, containerBytes);
+    const [payloadHashes] = await Promise.all([readHashes(), gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container })]);
+    container.set(writeHeader(header), 0);
+    const entries = entriesOf(payloadHashes);
+    const encoded = laid.map((chunk, i): EncodedChunk => {
+      const entry = entries[i];
       writeEntry(entry, container, chunk.entryAt);
       const from = chunk.entryAt + ENTRY_BYTES;
       return { entry, payload: container.subarray(from, from + chunk.payloadBytes), reason: chunk.reason };
     });
-    debug(
-      () =>
-        `compress on the GPU (v2): ${chunks.length} chunks, ${containerBytes} B; hashes, transforms and histograms ` +
-        `${(t1 - t0).toFixed(2)} ms, runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, ` +
-        `payloads laid out and read back ${(performance.now() - t2).toFixed(2)} ms; ` +
-        `chunks: ${[...tally(laid.map((chunk) => (chunk.pipeline === undefined ? 'stored' : pipelineName(chunk.pipeline))))].map(([k, n]) => `${n} ${k}`).join(', ')}; ` +
-        `first chunk: ${laid[0]?.reason ?? 'none'}`,
-    );
+    report();
     return { header, container, encoded };
   } finally {
     for (const h of huffmanOutputs) h.release();
