@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Where the time of the GPU codec goes (issue #32's first build item): compress from the device
- * (`path: 'gpu'`, the container read back to the host) and decompress of the CPU path's container
+ * (`path: 'gpu'`, the container read back to the host, or left on the device: `to: 'device'`) and decompress of the CPU path's container
  * to the device (`path: 'gpu'`, `to: 'device'`; `decoder: 'gpu'`), from host memory and from a
  * copy of it already on the device ("resident"), on the real arrays of bench/corpus/,
  * each repeated to each of --mib, through the public API. For every call:
@@ -317,6 +317,15 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     const out = new Uint8Array(compressBound(host.length, entry.file.split('.').pop()));
     out.fill(1);
     const compressOut = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk })) : null;
+    // the container left on the device (`to: 'device'`): only its checksums read back
+    let compressResident = null;
+    if (doCompress) {
+      try {
+        compressResident = await profile(async () => (await engine.compress(input, { path: 'gpu', to: 'device', ...gpuChunk })).destroy());
+      } catch (e) {
+        console.log(`    compress to the device: ${e.message}`); // a build without it (--dist)
+      }
+    }
     const decompress =
       ONLY !== 'compress' ? await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy()) : null;
     // the container already on the device (a u8 DeviceArray): nothing uploaded
@@ -340,6 +349,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
       cpuContainer: pipelines,
       compress: compress && { gbps: B / compress.wallMs / 1e6, ...compress },
       compressOut: compressOut && { gbps: B / compressOut.wallMs / 1e6, ...compressOut },
+      compressResident: compressResident && { gbps: B / compressResident.wallMs / 1e6, ...compressResident },
       decompress: decompress && { gbps: B / decompress.wallMs / 1e6, ...decompress },
       resident: resident && { gbps: B / resident.wallMs / 1e6, ...resident },
     };
@@ -357,6 +367,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     );
     if (compress) console.log(line('compress', compress));
     if (compressOut) console.log(line('c(out)', compressOut));
+    if (compressResident) console.log(line('c(device)', compressResident));
     if (decompress) console.log(line('decompress', decompress));
     if (decompress) console.log(`    submissions (decompress, GPU ms):`, JSON.stringify(decompress.submissions));
     if (resident) console.log(line('resident', resident));
@@ -364,6 +375,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     for (const [what, r] of [
       ['compress', compress],
       ['compress into out', compressOut],
+      ['compress to the device', compressResident],
       ['decompress', decompress],
       ['resident', resident],
     ]) {
@@ -394,7 +406,7 @@ const md = [
   '| file | MiB | direction | GB/s | wall ms | GPU ms | host ms | submits | readbacks | writeBuffer MiB | top passes (ms) |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.flatMap((r) =>
-    ['compress', 'compressOut', 'decompress', 'resident']
+    ['compress', 'compressOut', 'compressResident', 'decompress', 'resident']
       .filter((d) => r[d] != null)
       .map((d) => {
         const x = r[d];

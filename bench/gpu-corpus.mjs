@@ -2,8 +2,8 @@
 /**
  * Container version 3 on a real GPU, on real data (issues #31 and #32): each array of the corpus
  * (bench/corpus/), as it is and repeated to 64 MiB, through the public API:
- *   - compress from the device (`path: 'gpu'`, the container read back to the host) beside
- *     readback + the CPU path (16 workers or as many as there are);
+ *   - compress from the device (`path: 'gpu'`, the container read back to the host; and left on
+ *     the device, `to: 'device'`) beside readback + the CPU path (16 workers or as many as there are);
  *   - decompress to the device (`path: 'gpu'`) of the CPU path's container laid out for the GPU
  *     (`decoder: 'gpu'`: Huffman mode 3) beside the CPU decode of its default container + upload;
  *     and of the same container already on the device (a u8 DeviceArray: nothing uploaded);
@@ -82,12 +82,16 @@ for (const entry of index) {
       const cpuBack = await engine.decompress(container, { path: 'cpu' });
       if (!same(cpuBack, host)) problems.push(`${name}: the CPU decode of the ${what} container differs`);
     }
+    const gpuResident = await engine.compress(device, { path: 'gpu', to: 'device' });
+    if (!same(await engine.download(gpuResident), gpuAuto)) problems.push(`${name}: the container compressed to the device differs from the host's`);
+    gpuResident.destroy();
     const resident = await engine.upload(cpuForGpu);
     const fromResident = await engine.decompress(resident);
     if (!same(await engine.download(fromResident), host)) problems.push(`${name}: the GPU decode of a container on the device differs`);
     fromResident.destroy();
     // timings
     const cGpu = await timeMs(() => engine.compress(device, { path: 'gpu' }));
+    const cResident = await timeMs(async () => (await engine.compress(device, { path: 'gpu', to: 'device' })).destroy());
     const cCpu = await timeMs(async () => engine.compress(await engine.download(device), { path: 'cpu' }));
     const dGpu = await timeMs(async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
     const dResident = await timeMs(async () => (await engine.decompress(resident)).destroy());
@@ -100,12 +104,12 @@ for (const entry of index) {
       ratioCpu: B / cpuAuto.length,
       ratioCpuForGpu: B / cpuForGpu.length,
       ratioGpu: B / gpuAuto.length,
-      compress: { gpu: B / cGpu / 1e6, readbackCpu: B / cCpu / 1e6 },
+      compress: { gpu: B / cGpu / 1e6, gpuResident: B / cResident / 1e6, readbackCpu: B / cCpu / 1e6 },
       decompress: { gpu: B / dGpu / 1e6, gpuResident: B / dResident / 1e6, cpuUpload: B / dCpu / 1e6 },
     };
     rows.push(row);
     console.log(
-      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} (on the device ${row.decompress.gpuResident.toFixed(2)}) / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
+      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} (to the device ${row.compress.gpuResident.toFixed(2)}) / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} (on the device ${row.decompress.gpuResident.toFixed(2)}) / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
   }
 }
