@@ -6,13 +6,13 @@
  *   - decompress: to the device (`path: 'gpu', to: 'device'`: upload of the container, decode,
  *     checks) of a CPU-path container, each build its own: this build's laid out for
  *     `--decoder` (default gpu: Huffman mode 3; cpu: mode 2), the baseline's with its defaults
- *     (both containers' sizes are saved);
+ *     or `--baseline-decoder` (both containers' sizes are saved);
  *   - compress: from the device (the input uploaded to each engine) into a reused `out` array
  *     (`path: 'gpu'`: the container read back to the host).
  *
  * Usage: node bench/gpu-codec-ab.mjs --baseline DIR [--mib 4,64] [--rounds 15] [--files a,b]
  *                                    [--ops compress,decompress] [--workers 16] [--out DIR]
- *                                    [--decoder gpu|cpu]
+ *                                    [--decoder gpu|cpu] [--baseline-decoder gpu|cpu]
  * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
  * gpu-codec-ab-<gpu>.json to --out (default bench/results/): per file, size and op the medians
  * of both builds' wall clock (ms), GB/s (of output for decompress, of input for compress), and
@@ -39,6 +39,7 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean' },
     ops: { type: 'string' },
     decoder: { type: 'string' },
+    'baseline-decoder': { type: 'string' },
   },
 });
 if (args.baseline === undefined) throw new Error('--baseline DIR (a build of parle: its dist/) is required');
@@ -48,6 +49,8 @@ const ROUNDS = Number(args.rounds ?? (quick ? 3 : 15));
 const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
 const OPS = (args.ops ?? 'decompress,compress').split(',');
 const DECODER = args.decoder ?? 'gpu';
+/** --baseline-decoder: the baseline's containers laid out for that decoder too (a baseline that has the option); default: its defaults. */
+const BASELINE_DECODER = args['baseline-decoder'] === undefined ? {} : { decoder: args['baseline-decoder'] };
 const load = (dist) => import(pathToFileURL(join(dist, 'node/index.js')).href);
 const current = await load(join(root, 'dist'));
 const { compressBound } = current;
@@ -83,7 +86,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
       if (op === 'decompress') {
         const containers = {
           current: await engines.current.compress(host, { path: 'cpu', decoder: DECODER }),
-          baseline: await engines.baseline.compress(host, { path: 'cpu' }),
+          baseline: await engines.baseline.compress(host, { path: 'cpu', ...BASELINE_DECODER }),
         };
         containerBytes = containers.current.length;
         baselineBytes = containers.baseline.length;
