@@ -162,8 +162,10 @@ export interface SortOptions extends OpOptions {
   outValues?: Uint32Array;
 }
 
-/** Options of {@link Engine.compress}. */
-export interface CompressOptions extends OpOptions {
+/** Options of {@link Engine.compress}: the container on the host (see {@link CompressToDeviceOptions}). */
+export interface CompressOptions extends Omit<OpOptions, 'to'> {
+  /** Where the container is wanted: `'host'` (the default, whatever the input) gives a Uint8Array. */
+  to?: 'host';
   /**
    * Bytes of decoded elements per chunk: 1 KiB to 64 MiB (default 256 KiB; 512 KiB at level 8,
    * 1 MiB at 9; 4 MiB on the GPU path, which dispatches per chunk). A chunk is the unit of
@@ -220,6 +222,15 @@ export interface CompressOptions extends OpOptions {
    * a reused one at the bus's speed.
    */
   out?: Uint8Array;
+}
+
+/**
+ * Options of {@link Engine.compress} for a container that lives on the GPU: those of
+ * {@link CompressOptions} but `out`, with `to: 'device'`.
+ */
+export interface CompressToDeviceOptions extends Omit<CompressOptions, 'to' | 'out'> {
+  /** The container is wanted on the GPU: a u8 DeviceArray of its bytes. */
+  to: 'device';
 }
 
 /** Options of {@link Engine.decompress}. */
@@ -1441,10 +1452,9 @@ export class Engine {
    *   'device'`), PATH_UNAVAILABLE, TOO_LARGE (path 'gpu': beyond what RLE encode binds),
    *   DEVICE_LOST, ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
    */
-  async compress(input: Data, options: CompressOptions & { to: 'device'; out?: undefined }): Promise<DeviceArray>;
-  async compress(input: Data, options?: CompressOptions & { to?: 'host' }): Promise<Uint8Array>;
-  async compress(input: Data, options?: CompressOptions): Promise<Uint8Array | DeviceArray>;
-  async compress(input: Data, options?: CompressOptions): Promise<Uint8Array | DeviceArray> {
+  async compress(input: Data, options: CompressToDeviceOptions): Promise<DeviceArray>;
+  async compress(input: Data, options?: CompressOptions): Promise<Uint8Array>;
+  async compress(input: Data, options?: CompressOptions | CompressToDeviceOptions): Promise<Uint8Array | DeviceArray> {
     const type = checkData(input, 'input');
     const opts = checkOptions(options, 'compress');
     const codec = checkCodec(opts.codec, type);

@@ -16,6 +16,7 @@ export { createEngine, DeviceArray, Engine, VERSION } from './engine.js';
 export type {
   CalibrateOptions,
   CompressOptions,
+  CompressToDeviceOptions,
   CompressorOptions,
   Data,
   DecompressOptions,
@@ -44,4 +45,12 @@ export { ContainerReader, ContainerWriter } from './format/stream.js';
 export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';
 export type { ChunkReport } from './codec/cpu/chunks.js';
-export { compressBound, DEFAULT_CHUNK_BYTES, DEFAULT_LEVEL, defaultChunkBytes, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL } from './format/layout.js';
+export {
+  compressBound,
+  DEFAULT_CHUNK_BYTES,
+  DEFAULT_LEVEL,
+  defaultChunkBytes,
+  MAX_CHUNK_BYTES,
+  MAX_LEVEL,
+  MIN_LEVEL,
+} from './format/layout.js';

@@ -41,6 +41,14 @@ export async function main(): Promise<void> {
   const notKnown: Float32Array = await engine.decompress(packed, { path: 'cpu' });
   const onDevice: DeviceArray = await engine.decompress(packed, { to: 'device' });
   onDevice.destroy();
+  // containers on the device: compress to one (a u8 DeviceArray), decompress from one
+  const resident: DeviceArray = await engine.compress(input, { to: 'device' });
+  const fromResident: DeviceArray = await engine.decompress(resident);
+  const fromResidentToHost = await engine.decompress(resident, { to: 'host' });
+  assertType<Equal<typeof fromResidentToHost, ParleArray>>();
+  // @ts-expect-error compress's container is on the host unless to: 'device'
+  const notResident: DeviceArray = await engine.compress(input);
+  fromResident.destroy();
 
   // scan, sort and rleDecode: the input's array type, or out's
   const keys = new Uint32Array([3, 1, 2]);
