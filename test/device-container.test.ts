@@ -26,11 +26,15 @@ describeGpu('decompress of a container on the device', () => {
     await engine?.destroy();
   });
 
-  /** Decodes `packed` from the device; the outcome is the decoded host array or the error's code. */
-  async function fromDevice(packed: Uint8Array, options: { maxElements?: number } = {}): Promise<ParleArray | string> {
+  /** Decodes `packed` uploaded by `decode` (default: engine.decompress); the outcome is the decoded host array or the error's code. */
+  async function fromDevice(
+    packed: Uint8Array,
+    options: { maxElements?: number } = {},
+    decode = (container: DeviceArray) => engine.decompress(container, options),
+  ): Promise<ParleArray | string> {
     const container = await engine.upload(packed);
     try {
-      const out = await engine.decompress(container, options);
+      const out = await decode(container);
       expect(out).toBeInstanceOf(DeviceArray);
       const host = await engine.download(out);
       out.destroy();
@@ -105,20 +109,9 @@ describeGpu('decompress of a container on the device', () => {
     fillRuns(new Rng(caseSeed('device container long table')), input, { kind: 'uniform', maxRun: 30 });
     for (let i = 0; i < input.length; i++) input[i] %= 50;
     const packed = await engine.compress(input, { chunkBytes: 1024, level: 9 });
-    /** Decodes `bytes` from the device, 4 chunks a walk; the outcome as fromDevice gives it. */
-    const inWalksOf4 = async (bytes: Uint8Array): Promise<ParleArray | string> => {
-      const container = await engine.upload(bytes);
-      try {
-        const out = await decompressDeviceContainer(cpu, gpu, container, 2 ** 32 - 1, undefined, 4);
-        const host = await engine.download(out);
-        out.destroy();
-        return host;
-      } catch (e) {
-        return String((e as { code?: string }).code ?? e);
-      } finally {
-        container.destroy();
-      }
-    };
+    /** Decodes `bytes` from the device, 4 chunks a walk. */
+    const inWalksOf4 = (bytes: Uint8Array) =>
+      fromDevice(bytes, {}, (container) => decompressDeviceContainer(cpu, gpu, container, 2 ** 32 - 1, undefined, 4));
     const back = await inWalksOf4(packed);
     expect(typeof back === 'string' ? back : equalBytes(back, input)).toBe(true);
     // bytes of the table's last chunks flipped (entries or payloads of the last walks), a cut end

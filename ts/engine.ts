@@ -1552,8 +1552,8 @@ export class Engine {
   async decompress(bytes: Uint8Array | DeviceArray, options: DecompressOptions & { out?: undefined; to: 'device' }): Promise<DeviceArray>;
   async decompress(bytes: Uint8Array | DeviceArray, options?: DecompressOptions): Promise<Data>;
   async decompress(bytes: Uint8Array | DeviceArray, options?: DecompressOptions): Promise<Data> {
-    if (bytes instanceof DeviceArray) return this.decompressDevice(bytes, options);
-    checkArray(bytes, 'bytes');
+    if (!(bytes instanceof DeviceArray)) checkArray(bytes, 'bytes');
+    else this.gpu.checkInput(bytes, 'bytes', ['u8']);
     const opts = checkOptions(options, 'decompress');
     const maxElements =
       opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
@@ -1562,6 +1562,7 @@ export class Engine {
       checkArray(out, 'options.out');
       if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
     }
+    if (bytes instanceof DeviceArray) return this.decompressDevice(bytes, opts, maxElements, out);
     const route = await this.route('decompress', bytes, opts);
     const { to, signal } = route;
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -1584,18 +1585,14 @@ export class Engine {
     );
   }
 
-  /** {@link decompress} of a container in a u8 DeviceArray. */
-  private async decompressDevice(container: DeviceArray, options?: DecompressOptions): Promise<Data> {
+  /** {@link decompress} of a container in a u8 DeviceArray, its options checked. */
+  private async decompressDevice(
+    container: DeviceArray,
+    opts: DecompressOptions,
+    maxElements: number,
+    out: ParleArray | undefined,
+  ): Promise<Data> {
     const gpu = this.gpu;
-    gpu.checkInput(container, 'bytes', ['u8']);
-    const opts = checkOptions(options, 'decompress');
-    const maxElements =
-      opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
-    const out = opts.out as ParleArray | undefined;
-    if (out !== undefined) {
-      checkArray(out, 'options.out');
-      if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
-    }
     // the data lives on the GPU: it is decoded there unless the CPU is asked for
     const path = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto') === 'cpu' ? 'cpu' : 'gpu';
     const route = await this.route('decompress', container, { ...opts, path });
