@@ -5,7 +5,9 @@
  *   1. the CPU walks the chunk table, each chunk's stream directory, its Huffman headers (code
  *      lengths checked; the decode tables are built on the GPU) and its pack streams' block
  *      headers (every check a reader makes there);
- *   2. the container is uploaded as it is (the compressed size crosses the bus);
+ *   2. the container is uploaded as it is (the compressed size crosses the bus), unless it is
+ *      on the device already (a u8 DeviceArray: ts/codec/gpu/device-container.ts reads back what
+ *      step 1 needs);
  *   3. one submission holds the rest: every payload's tree hash; every Huffman (or raw) stream
  *      of every chunk decoded, one invocation per segment, and every pack stream, a workgroup
  *      per block (ts/codec/gpu/stages.ts): straight to its place for chunks without an rle
