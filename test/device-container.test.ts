@@ -188,6 +188,8 @@ describeGpu('decompress of a container on the device', () => {
     expect(equalBytes(await engine.download(viaCpu), input)).toBe(true);
     viaCpu.destroy();
     await expect(engine.decompress(container, { maxElements: 10 })).rejects.toMatchObject({ code: ErrorCodes.LIMIT_EXCEEDED });
+    // explain says what decompress does with it
+    expect(engine.explain('decompress', container)).toMatchObject({ path: 'gpu', inputLocation: 'device', reason: /lives on the GPU/ });
     await expect(engine.decompress(container, { out, to: 'device' })).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
     // the container is untouched
     expect(Buffer.compare(bytesOf(await engine.download(container)), packed)).toBe(0);

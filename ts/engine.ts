@@ -1740,7 +1740,16 @@ export class Engine {
         : op === 'decompress'
           ? Math.ceil(input.byteLength / this.rleRatio)
           : input.byteLength;
-    return this.predictFor(op, bytes, from, to);
+    const explanation = this.predictFor(op, bytes, from, to);
+    // decompress takes a container on the GPU there without asking the model (decompressDevice)
+    if (op === 'decompress' && from === 'device' && this.gpuContext !== null && !this.gpuContext.isLost) {
+      return {
+        ...explanation,
+        path: 'gpu',
+        reason: "the container lives on the GPU: it is decoded there (path 'cpu' reads it back first)",
+      };
+    }
+    return explanation;
   }
 
   /**
