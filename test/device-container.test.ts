@@ -11,7 +11,7 @@ import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import type { GpuContext } from '../ts/gpu/context.js';
 import { ErrorCodes } from '../ts/errors.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
-import { describeGpu, gpuIt } from './gpu/support.js';
+import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
 import { FUZZ_FAILURES, makeSamples, mutate } from './support/fuzz.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
 
@@ -172,6 +172,33 @@ describeGpu('decompress of a container on the device', () => {
     await expect(engine.compress(u16, { to: 'device', out: new Uint8Array(1 << 20) })).rejects.toMatchObject({
       code: ErrorCodes.INVALID_OPTION,
     });
+  });
+
+  gpuIt('out of GPU memory: auto decodes a device container on the CPU instead; path gpu fails with OUT_OF_MEMORY', async () => {
+    // gpuPoolBytes 0: every buffer is made anew (a kept one would be handed out instead)
+    const e = await createEngine({ workers: 0, gpu: 'require', calibration: 'skip', gpuPoolBytes: 0 });
+    try {
+      const input = new Uint16Array(40_000).map((_, i) => (i >> 5) % 300);
+      const container = await e.compress(input, { to: 'device', path: 'gpu' });
+      const ctx = (e as unknown as { gpuContext: GpuContext }).gpuContext;
+      const swiftShader = /swiftshader/i.test(JSON.stringify(ctx.adapterInfo));
+      // the chunk table walk's scratch made at 1 GiB: more than SwiftShader can allocate
+      const restore = remakeBuffers(ctx.device, 'parle:chunk table walk', Math.min(1 << 30, ctx.limits.maxBufferSize));
+      try {
+        const viaAuto = await e.decompress(container);
+        expect(viaAuto).toBeInstanceOf(DeviceArray);
+        expect(equalBytes(await e.download(viaAuto), input)).toBe(true);
+        viaAuto.destroy();
+        const gpu = e.decompress(container, { path: 'gpu' });
+        if (swiftShader) await expect(gpu).rejects.toMatchObject({ code: ErrorCodes.OUT_OF_MEMORY });
+        else (await gpu).destroy(); // a GPU that has the memory
+      } finally {
+        restore();
+      }
+      container.destroy();
+    } finally {
+      await e.destroy();
+    }
   });
 
   gpuIt("options: to 'host', out, path 'cpu', maxElements; a container that is not u8", async () => {

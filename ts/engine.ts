@@ -1529,7 +1529,8 @@ export class Engine {
    * chunk table was found in `bytes`.
    *
    * A container that lives on the GPU (a u8 DeviceArray, e.g. `engine.upload(packed)` or
-   * `engine.wrap(buffer, 'u8', bytes)`) decodes there by default (`path: 'auto'` and `'gpu'`):
+   * `engine.wrap(buffer, 'u8', bytes)`) decodes there by default (`path: 'auto'` and `'gpu'`;
+   * `auto` reads it back and decodes it on the CPU where the GPU fails with TOO_LARGE or OUT_OF_MEMORY):
    * only the chunk table, the stream directories and the streams' first bytes are read back to
    * plan the decode (ts/codec/gpu/device-container.ts), and the result is a DeviceArray unless
    * `to: 'host'`; `path: 'cpu'` reads the container back and decodes it on the CPU.
@@ -1593,9 +1594,11 @@ export class Engine {
     out: ParleArray | undefined,
   ): Promise<Data> {
     const gpu = this.gpu;
-    // the data lives on the GPU: it is decoded there unless the CPU is asked for
-    const path = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto') === 'cpu' ? 'cpu' : 'gpu';
-    const route = await this.route('decompress', container, { ...opts, path });
+    // the data lives on the GPU: it is decoded there unless the CPU is asked for (auto falls back
+    // to the CPU where the GPU cannot take it: TOO_LARGE, OUT_OF_MEMORY)
+    const requested = checkChoice(opts.path, 'options.path', ['auto', 'cpu', 'gpu'] as const, 'auto');
+    const routed = await this.route('decompress', container, { ...opts, path: requested === 'cpu' ? 'cpu' : 'gpu' });
+    const route: Route = { ...routed, auto: requested === 'auto' };
     const { to, signal } = route;
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
