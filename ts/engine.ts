@@ -1493,25 +1493,20 @@ export class Engine {
           const device = await this.toDevice(input);
           try {
             // built in place on the GPU where the GPU codes every chunk itself
-            if (
-              to === 'device' &&
-              errorBound === undefined &&
-              canCompressV2OnDevice(device, gpuChunkBytes) &&
-              (codec === undefined || gpuCodablePipeline(codec))
-            ) {
+            if (to === 'device' && errorBound === undefined && canCompressV2OnDevice(device, gpuChunkBytes, codec)) {
               return await compressV2ToDevice(this.gpu, device, gpuChunkBytes, signal, codec, level, decoder);
             }
             const container = await (errorBound === undefined
               ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level, decoder)
               : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level, decoder));
-            return to === 'device' ? await this.gpu.upload(container) : container;
+            return (await this.deliver(container, to)) as Uint8Array | DeviceArray;
           } finally {
             if (device !== input) device.destroy();
           }
         }
         const host = await this.toHost(input);
         const container = await compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out, level, decoder);
-        return to === 'device' ? this.gpu.upload(container) : container;
+        return (await this.deliver(container, to)) as Uint8Array | DeviceArray;
       }),
     );
   }
@@ -1572,18 +1567,33 @@ export class Engine {
       this.withFallback(route, async (path) => {
         if (path === 'gpu') {
           const onDevice = await decompressToDevice(this.cpu, this.gpu, view, maxElements, signal);
-          if (out === undefined) return this.deliver(onDevice, to);
-          try {
-            checkOut(this.cpu, out, onDevice.type, onDevice.length, view, bytesResident);
-            return await this.gpu.download(onDevice, { into: out });
-          } finally {
-            onDevice.destroy();
-          }
+          return this.deliverDecoded(onDevice, to, out, view, bytesResident);
         }
         const result = await decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident });
         return this.deliver(result, to);
       }),
     );
+  }
+
+  /**
+   * A GPU decode's result where the call wants it: into `out` (checked against the result's type
+   * and length and against the `input` it must not overlap; the DeviceArray destroyed), else
+   * where `to` says.
+   */
+  private async deliverDecoded(
+    onDevice: DeviceArray,
+    to: Location,
+    out: ParleArray | undefined,
+    input: Uint8Array,
+    inputResident: boolean,
+  ): Promise<Data> {
+    if (out === undefined) return this.deliver(onDevice, to);
+    try {
+      checkOut(this.cpu, out, onDevice.type, onDevice.length, input, inputResident);
+      return await this.gpu.download(onDevice, { into: out });
+    } finally {
+      onDevice.destroy();
+    }
   }
 
   /** {@link decompress} of a container in a u8 DeviceArray, its options checked. */
@@ -1604,13 +1614,7 @@ export class Engine {
       this.withFallback(route, async (path) => {
         if (path === 'gpu') {
           const onDevice = await decompressDeviceContainer(this.cpu, gpu, container, maxElements, signal);
-          if (out === undefined) return this.deliver(onDevice, to);
-          try {
-            checkOut(this.cpu, out, onDevice.type, onDevice.length, new Uint8Array(0), false);
-            return await gpu.download(onDevice, { into: out });
-          } finally {
-            onDevice.destroy();
-          }
+          return this.deliverDecoded(onDevice, to, out, new Uint8Array(0), false);
         }
         const bytes = (await gpu.download(container)) as Uint8Array;
         const result = await decompressBytes(this.cpu, bytes, maxElements, signal, { out });

@@ -18,7 +18,7 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { bytesOf, elementSize } from '../../types.js';
 import { encodeChunk2, type ChunkCodec, type LossyCodec } from '../cpu/chunks.js';
-import { canCompressV2OnDevice, compressV2OnDevice, gpuCodablePipeline, type HuffmanDecoder } from './encode.js';
+import { canCompressV2OnDevice, compressV2OnDevice, type HuffmanDecoder } from './encode.js';
 import { assembleContainer, mapLimited } from '../../format/container.js';
 import { chunkLengthFor, makeHeader } from '../../format/layout.js';
 
@@ -37,7 +37,7 @@ export async function compressFromDevice(
   level?: number,
   decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
-  if (canCompressV2OnDevice(input, chunkBytes) && (codec === undefined || gpuCodablePipeline(codec))) {
+  if (canCompressV2OnDevice(input, chunkBytes, codec)) {
     return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder);
   }
   const type = input.type;

@@ -172,11 +172,12 @@ export async function decompressDeviceContainer(
   tableChunks = WALK_CHUNKS,
 ): Promise<DeviceArray> {
   gpu.checkInput(container, 'container', ['u8']);
+  /** The container read back whole and decoded as a host container is (ts/codec/gpu/decompress.ts). */
+  const readBackWhole = async () => decompressToDevice(cpu, gpu, (await gpu.download(container)) as Uint8Array, maxElements, signal);
   const length = container.byteLength;
   gpu.checkBindable(Math.ceil(Math.max(length, 4) / 4) * 4, 'decompress container');
   // the reader's own errors (truncated header, not a container) for what cannot hold a chunk table
-  if (length < HEADER_BYTES + ENTRY_BYTES)
-    return decompressToDevice(cpu, gpu, (await gpu.download(container)) as Uint8Array, maxElements, signal);
+  if (length < HEADER_BYTES + ENTRY_BYTES) return readBackWhole();
   const sparse = new SparseContainer(length);
   let first = 0;
   let start = HEADER_BYTES;
@@ -187,7 +188,7 @@ export async function decompressDeviceContainer(
     if (first === 0) {
       const header = readHeader(sparse.readAt(0, HEADER_BYTES), maxElements);
       if (header.version === 1 || !canDecodeV2OnDevice(header)) {
-        return decompressToDevice(cpu, gpu, (await gpu.download(container)) as Uint8Array, maxElements, signal);
+        return readBackWhole();
       }
       left = header.chunkCount;
     }

@@ -171,11 +171,14 @@ export async function readRanges(
   }
 }
 
-/** True when {@link compressV2OnDevice} takes this array in chunks of `chunkBytes`. */
-export function canCompressV2OnDevice(input: DeviceArray, chunkBytes: number): boolean {
+/**
+ * True when {@link compressV2OnDevice} takes this array in chunks of `chunkBytes` with `codec`
+ * (undefined: the GPU's chooser; else one of {@link gpuCodablePipeline}).
+ */
+export function canCompressV2OnDevice(input: DeviceArray, chunkBytes: number, codec?: readonly number[]): boolean {
   const size = elementSize(input.type);
   const C = chunkLengthFor(input.type, chunkBytes);
-  return (C * size) % 4 === 0 || input.length <= C;
+  return ((C * size) % 4 === 0 || input.length <= C) && (codec === undefined || gpuCodablePipeline(codec));
 }
 
 /**
