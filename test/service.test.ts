@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { CpuPath } from '../ts/cpu/cpu-path.js';
 import { Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
+import { makeHeader, writeHeader } from '../ts/format/layout.js';
 import { createService, type Service } from '../ts/service/index.js';
 import type { ParleArray } from '../ts/types.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
@@ -797,5 +798,100 @@ describe('parle serve --processes: usage', () => {
     const [code] = await serve.exited;
     expect(code, serve.output().stderr).toBe(2);
     expect(serve.output().stderr).toMatch(/--workers \(2\) must be at least --processes \(3\)/);
+  });
+});
+
+describe('decompression bombs: output bounds (maxOutputBytes, maxOutputRatio)', () => {
+  /** A service with small bounds: 1 MiB of output, 100 output bytes a body byte. */
+  let bounded: Service;
+  let url: string;
+  beforeAll(async () => {
+    bounded = await createService(engine, { maxOutputBytes: 1 << 20, maxOutputRatio: 100, chunkBytes: 64 << 10 });
+    url = await bounded.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await bounded?.close();
+  });
+
+  /** Counts the gate's admissions while `run` runs. */
+  async function admissionsDuring(run: () => Promise<void>): Promise<number> {
+    let admitted = 0;
+    const count = () => admitted++;
+    bounded.gate.on('admitted', count);
+    try {
+      await run();
+    } finally {
+      bounded.gate.off('admitted', count);
+    }
+    return admitted;
+  }
+
+  it('a header that declares 1 TiB gets 413 LIMIT_EXCEEDED before the request takes a turn', async () => {
+    // 2^40 u8 in 64 MiB chunks: the header alone, as a bomb's first bytes would be
+    const header = writeHeader(makeHeader('u8', 2 ** 40, 64 << 20));
+    let reply!: Reply;
+    const admitted = await admissionsDuring(async () => {
+      reply = await send(url, 'POST', '/v1/decompress', PARLE, header);
+    });
+    expectError(reply, 413, ErrorCodes.LIMIT_EXCEEDED);
+    expect(errorOf(reply).message).toMatch(/maxOutputBytes/);
+    expect(admitted).toBe(0);
+  });
+
+  it('a container of constant elements past the ratio gets 413 from its header; one under both bounds decodes', async () => {
+    const zeros = new Uint8Array(512 << 10);
+    const bomb = await engine.compress(zeros, { chunkBytes: 512 << 10 });
+    expect(zeros.length / bomb.length).toBeGreaterThan(100);
+    const reply = await send(url, 'POST', '/v1/decompress', PARLE, bomb);
+    expectError(reply, 413, ErrorCodes.LIMIT_EXCEEDED);
+    expect(errorOf(reply).message).toMatch(/maxOutputRatio/);
+    // random bytes: ratio about 1, 256 KiB of output
+    const random = new Uint8Array(256 << 10);
+    const rng = new Rng(caseSeed('bounded decompress'));
+    for (let i = 0; i < random.length; i++) random[i] = rng.nextU32() & 0xff;
+    const ok = await send(url, 'POST', '/v1/decompress', PARLE, await engine.compress(random));
+    expect(ok.status).toBe(200);
+    expect(Buffer.compare(ok.body, Buffer.from(random))).toBe(0);
+  });
+
+  it('a chunked upload (no Content-Length) past the ratio is stopped mid-stream with 413', async () => {
+    const bomb = await engine.compress(new Uint8Array(512 << 10), { chunkBytes: 64 << 10 });
+    const r = open(url, 'POST', '/v1/decompress', PARLE);
+    r.req.end(bomb);
+    const reply = await r.reply;
+    expectError(reply, 413, ErrorCodes.LIMIT_EXCEEDED);
+    expect(errorOf(reply).message).toMatch(/for \d+ bytes of body/);
+  });
+
+  it('a client that sends Expect: 100-continue is admitted first, then refused from the header', async () => {
+    const header = writeHeader(makeHeader('u32', 2 ** 30, 1 << 20));
+    const r = open(url, 'POST', '/v1/decompress', { ...PARLE, expect: '100-continue', 'content-length': header.length });
+    r.req.once('continue', () => r.req.end(header));
+    let reply!: Reply;
+    const admitted = await admissionsDuring(async () => {
+      reply = await r.reply;
+    });
+    expectError(reply, 413, ErrorCodes.LIMIT_EXCEEDED);
+    expect(admitted).toBe(1);
+  });
+
+  it('the gate weighs an admitted decompress by the output its header declares, and counts its output as done', async () => {
+    const random = new Uint8Array(300_000);
+    const rng = new Rng(caseSeed('weighed decompress'));
+    for (let i = 0; i < random.length; i++) random[i] = rng.nextU32() & 0xff;
+    const packed = await engine.compress(random);
+    const seen: number[] = [];
+    const original = bounded.gate.acquire.bind(bounded.gate);
+    bounded.gate.acquire = (signal, job) => {
+      seen.push(job?.bytes ?? -1);
+      return original(signal, job);
+    };
+    try {
+      const reply = await send(url, 'POST', '/v1/decompress', PARLE, packed);
+      expect(reply.status).toBe(200);
+    } finally {
+      bounded.gate.acquire = original;
+    }
+    expect(seen).toEqual([random.length]);
   });
 });

@@ -10,7 +10,8 @@
  *   parle decompress [IN.parle|-] [OUT|-] [--max-elements N] [-f]
  *   parle inspect [FILE.parle|-]
  *   parle sort IN OUT --type u32|i32|f32
- *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--queue N] [--timeout-ms N]
+ *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--max-output-bytes BYTES]
+ *               [--max-output-ratio N] [--queue N] [--timeout-ms N]
  *               [--max-wait-ms N] [--min-body-rate BYTES] [--gpu MODE]
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -307,6 +308,16 @@ export function buildProgram(): Command {
       new Option('--max-body <bytes>', 'largest request body (413 above)').argParser(integerFlag('--max-body', 0)).default(2 ** 30),
     )
     .addOption(
+      new Option('--max-output-bytes <bytes>', 'largest decompress output (413 LIMIT_EXCEEDED from the header above)')
+        .argParser(integerFlag('--max-output-bytes', 0))
+        .default(2 ** 30),
+    )
+    .addOption(
+      new Option('--max-output-ratio <n>', 'largest ratio of decompress output to body bytes (413 LIMIT_EXCEEDED above; 0: none)')
+        .argParser(integerFlag('--max-output-ratio', 0))
+        .default(65536),
+    )
+    .addOption(
       new Option('--queue <n>', 'requests that may wait for the engine (503 above)').argParser(integerFlag('--queue', 0)).default(128),
     )
     .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
@@ -347,6 +358,8 @@ export function buildProgram(): Command {
         processes: opts.processes,
         workers: opts.workers,
         maxBody: opts.maxBody,
+        maxOutputBytes: opts.maxOutputBytes,
+        maxOutputRatio: opts.maxOutputRatio,
         queue: opts.queue,
         timeoutMs: opts.timeoutMs,
         maxWaitMs: opts.maxWaitMs,

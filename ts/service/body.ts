@@ -154,6 +154,32 @@ export async function* readBody(
   }
 }
 
+/** The first bytes of a body, read ahead of the rest (see {@link readHead}). */
+export interface BodyHead {
+  /** The pieces read, whole, in order. */
+  readonly pieces: readonly Uint8Array[];
+  /** Their first `min(wanted, total)` bytes, joined. */
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * Reads pieces of `body` (a {@link readBody} generator) until `wanted` bytes or its end have
+ * arrived; the pieces are returned to be passed on, and `body` goes on after them.
+ * @throws as {@link readBody}
+ */
+export async function readHead(body: AsyncIterator<Uint8Array>, wanted: number): Promise<BodyHead> {
+  const pieces: Uint8Array[] = [];
+  let total = 0;
+  while (total < wanted) {
+    const next = await body.next();
+    if (next.done) break;
+    pieces.push(next.value);
+    total += next.value.length;
+  }
+  const joined = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, total);
+  return { pieces, bytes: joined.subarray(0, Math.min(wanted, total)) };
+}
+
 /**
  * The whole body in one new Uint8Array (its byteOffset is 0, so any element view fits).
  * `expectedBytes` (from Content-Length) preallocates; without it pieces are joined at the end.

@@ -2,7 +2,7 @@
  * The HTTP service over one {@link Engine} (and its worker pool), shared by all requests:
  *
  *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...][&level=1..9][&decoder=cpu|gpu]   raw little-endian elements -> application/x-parle
- *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream)
+ *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream), at most maxOutputBytes
  *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
  *   GET  /healthz                                200 {"status":"ok", "pid", ...} (503 while shutting down)
  *   GET  /metrics                                Prometheus text (ts/service/metrics.ts; option readMetrics)
@@ -25,11 +25,12 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Readable } from 'node:stream';
 import type { Engine } from '../engine.js';
 import { checkKeys, ErrorCodes, ParleError } from '../errors.js';
-import { MAX_CHUNK_BYTES } from '../format/layout.js';
+import { HEADER_BYTES, MAX_CHUNK_BYTES } from '../format/layout.js';
 import type { SortKeys } from '../types.js';
 import { arrayConstructor, elementSize } from '../types.js';
 import { AdmissionGate } from './admission.js';
-import { abortReason, readBody, readWholeBody, type BodyFloor, type RequestWork } from './body.js';
+import { abortReason, readBody, readHead, readWholeBody, type BodyFloor, type RequestWork } from './body.js';
+import { OutputLimit } from './output-limit.js';
 import { RETRY_AFTER_SECONDS, ServiceError, ServiceErrorCodes, bodyTooLarge, describeError, type ErrorBody } from './errors.js';
 import { ServiceMetrics } from './metrics.js';
 import { compressParameters, readQuery, sortParameters, type CompressParameters } from './query.js';
@@ -43,6 +44,22 @@ export interface ServiceOptions {
    * holds its whole body in memory (plus 8 bytes a key in the engine), so this also bounds it.
    */
   maxBody?: number;
+  /**
+   * Largest output of a decompress, in bytes (default 1 GiB, as `maxBody`). A container whose
+   * header declares more is refused with 413 LIMIT_EXCEEDED before any output (and, for clients
+   * that do not send `Expect: 100-continue`, before it waits for a turn): a container of a few
+   * hundred bytes may declare gigabytes of constant elements.
+   */
+  maxOutputBytes?: number;
+  /**
+   * Largest ratio of a decompress's output bytes to its body bytes (default 65536; 0: none). A
+   * container whose declared output passes it for its Content-Length is refused from its header
+   * (413 LIMIT_EXCEEDED); mid-stream, output that would pass it for the body bytes read so far
+   * ends the request the same way (or cuts the response once it has started). parle's own
+   * containers of constant elements reach about 4800 (256 KiB chunks) to 17000 (1 MiB chunks,
+   * level 9); only chunks larger than the library writes by default reach 65536.
+   */
+  maxOutputRatio?: number;
   /** Requests that may wait for a turn on the engine (default 128); one more gets 503 QUEUE_FULL. */
   queue?: number;
   /**
@@ -117,7 +134,7 @@ export interface Service {
 const BODY_TYPES = ['application/octet-stream', 'application/x-parle'];
 /** Decompressed bytes held back before the status is sent (see the decompress route). */
 const HOLD_BYTES = 1 << 20;
-const DEFAULTS = { maxBody: 2 ** 30, queue: 128, timeoutMs: 120_000, maxWaitMs: 1500, minBodyRate: 16384, bodyGraceMs: 5000 };
+const DEFAULTS = { maxBody: 2 ** 30, maxOutputBytes: 2 ** 30, maxOutputRatio: 65536, queue: 128, timeoutMs: 120_000, maxWaitMs: 1500, minBodyRate: 16384, bodyGraceMs: 5000 };
 /**
  * Bytes per second per worker the admission gate assumes before it has measured the rate: about
  * half what a worker compresses of real photographs (u8) on the 16-core host, so the first
@@ -128,6 +145,8 @@ const INITIAL_BYTES_PER_S_PER_WORKER = 32e6;
 /** The keys of {@link ServiceOptions}: any other is refused (INVALID_OPTION). */
 export const SERVICE_OPTION_KEYS: readonly (keyof ServiceOptions)[] = [
   'maxBody',
+  'maxOutputBytes',
+  'maxOutputRatio',
   'queue',
   'maxWaitMs',
   'minBodyRate',
@@ -171,6 +190,8 @@ function checkOption(value: unknown, name: string, min: number, max: number, fal
 /** The checked options of {@link createService}, defaults applied except where they depend on the engine. */
 interface CheckedServiceOptions {
   maxBody: number;
+  maxOutputBytes: number;
+  maxOutputRatio: number;
   queue: number;
   maxWaitMs: number;
   minBodyRate: number;
@@ -198,6 +219,8 @@ export function checkServiceOptions(options: unknown, fn = 'createService'): Che
   }
   return {
     maxBody: checkOption(o.maxBody, 'maxBody', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.maxBody),
+    maxOutputBytes: checkOption(o.maxOutputBytes, 'maxOutputBytes', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.maxOutputBytes),
+    maxOutputRatio: checkOption(o.maxOutputRatio, 'maxOutputRatio', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.maxOutputRatio),
     queue: checkOption(o.queue, 'queue', 0, 2 ** 31, DEFAULTS.queue),
     maxWaitMs: checkOption(o.maxWaitMs, 'maxWaitMs', 0, 2 ** 31 - 1, DEFAULTS.maxWaitMs),
     minBodyRate: checkOption(o.minBodyRate, 'minBodyRate', 0, Number.MAX_SAFE_INTEGER, DEFAULTS.minBodyRate),
@@ -259,7 +282,7 @@ function contentLength(request: FastifyRequest): number | undefined {
  */
 export async function createService(engine: Engine, options: ServiceOptions = {}): Promise<Service> {
   const checked = checkServiceOptions(options);
-  const { maxBody, queue, timeoutMs, chunkBytes, maxWaitMs } = checked;
+  const { maxBody, queue, timeoutMs, chunkBytes, maxWaitMs, maxOutputBytes, maxOutputRatio } = checked;
   const maxActive = checked.maxActive ?? Math.max(2, engine.workers + 1);
   const floor: BodyFloor = { minBytesPerS: checked.minBodyRate, graceMs: checked.bodyGraceMs };
 
@@ -495,7 +518,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         gate,
         work,
         maxInFlight,
-        bodyBytes: length,
+        job: { bytes: length, done: () => work.bytesIn },
         onAdmitted: () => metrics.admitted.inc({ route: '/v1/compress' }),
       };
       const output = compressBody(writer, () => readBody(bodyOf(request), work, maxBody, floor), ctx);
@@ -517,15 +540,29 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     },
     async (request, reply) => {
       const work = workOf(request);
+      const limit = new OutputLimit(maxOutputBytes, maxOutputRatio, contentLength(request));
+      const body = readBody(bodyOf(request), work, maxBody, floor);
+      // A client that did not ask `Expect: 100-continue` sends its body anyway: its header is
+      // read now, so a container that declares too much output is refused at once instead of
+      // after a wait for a turn, and the gate weighs the request by the output it declares.
+      // (One that asked is admitted first, on the mean size, so a shed one never sends its body.)
+      const head = work.sendContinue === undefined ? await readHead(body, HEADER_BYTES) : undefined;
+      if (head !== undefined) limit.checkHeader(head.bytes);
       const reader = engine.createDecompressor();
       const ctx: StreamContext = {
         gate,
         work,
         maxInFlight,
-        bodyBytes: contentLength(request),
+        job: {
+          get bytes() {
+            return limit.declaredBytes;
+          },
+          done: () => work.bytesOut,
+        },
+        beforeOutput: (bytes) => limit.checkOutput(work.bytesOut + bytes, work.bytesIn),
         onAdmitted: () => metrics.admitted.inc({ route: '/v1/decompress' }),
       };
-      const output = decompressBody(reader, () => readBody(bodyOf(request), work, maxBody, floor), ctx);
+      const output = decompressBody(reader, () => limit.checkedBody(head, body), ctx);
       // The status goes out once HOLD_BYTES of output are ready, or the container ended: a
       // corrupt or truncated container whose output fits (and any bad header) gets its 400;
       // past that, a failure cuts the response short of its Content-Length.

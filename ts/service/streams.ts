@@ -17,7 +17,7 @@
 import { Readable } from 'node:stream';
 import { ContainerWriter, type ContainerReader } from '../format/stream.js';
 import type { Header } from '../format/layout.js';
-import type { AdmissionGate } from './admission.js';
+import type { AdmissionGate, Job } from './admission.js';
 import { throwIfAborted, type RequestPhases, type RequestWork } from './body.js';
 
 /**
@@ -40,8 +40,17 @@ async function drain(codec: ContainerWriter | ContainerReader, maxInFlight: numb
 export interface StreamContext {
   gate: AdmissionGate;
   work: RequestWork;
-  /** Body bytes in all (Content-Length), for the gate's estimates; undefined when unknown. */
-  bodyBytes: number | undefined;
+  /**
+   * The request's work for the gate's estimates: compress, its body bytes in all (Content-Length;
+   * undefined when unknown) and `done` the body bytes read; decompress, the output bytes its
+   * container declares (known once its header is read) and `done` the bytes written.
+   */
+  job: Omit<Job, 'kind'>;
+  /**
+   * Called with each output piece's length before it is sent; throws to end the request (the
+   * decompress route's ratio of output to input, {@link ServiceOptions.maxOutputRatio}).
+   */
+  beforeOutput?: (bytes: number) => void;
   /** Called once the request got its turn. */
   onAdmitted?: () => void;
   /** Chunks a codec keeps in flight at most (the CPU path's chunkConcurrency). */
@@ -56,7 +65,7 @@ export interface StreamContext {
 async function* runCodec(
   codec: ContainerWriter | ContainerReader,
   body: () => AsyncIterable<Uint8Array>,
-  { gate, work, maxInFlight, bodyBytes, onAdmitted }: StreamContext,
+  { gate, work, maxInFlight, job, beforeOutput, onAdmitted }: StreamContext,
 ): AsyncGenerator<Uint8Array> {
   const signal = work.controller.signal;
   const phases = work.phases;
@@ -69,10 +78,13 @@ async function* runCodec(
     at = now;
   };
   try {
+    const kind = codec instanceof ContainerWriter ? 'compress' : 'decompress';
     release = await gate.acquire(signal, {
-      bytes: bodyBytes,
-      done: () => work.bytesIn,
-      kind: codec instanceof ContainerWriter ? 'compress' : 'decompress',
+      get bytes() {
+        return job.bytes;
+      },
+      done: job.done,
+      kind,
     });
   } catch (e) {
     work.error ??= e;
@@ -92,6 +104,7 @@ async function* runCodec(
       spent('codingMs');
       throwIfAborted(signal);
       for (const bytes of out) {
+        beforeOutput?.(bytes.length);
         work.bytesOut += bytes.length;
         yield bytes;
         spent('sendMs');
@@ -102,6 +115,7 @@ async function* runCodec(
     spent('codingMs');
     finished = true;
     for (const bytes of out) {
+      beforeOutput?.(bytes.length);
       work.bytesOut += bytes.length;
       yield bytes;
       spent('sendMs');
