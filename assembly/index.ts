@@ -13,10 +13,11 @@ export { scanU32, scanF32 } from './scan';
 export { radixSort32 } from './radix-sort';
 export { varintEncodeLengths, varintDecodeLengths, sumLengths } from './varint';
 export { reduceU32, reduceF32, mergePathSplit32, mergeRuns32, copyBytes, copyRanges, radixHistograms32, radixScatter32, radixSortBuckets32 } from './parallel';
-export {
-  xxh32, treeHash, deltaEncode8, deltaEncode16, deltaEncode32, deltaDecode8, deltaDecode16, deltaDecode32,
-  shuffle16, shuffle32, unshuffle16, unshuffle32, histogram8, codecStats8, codecStats16, codecStats32,
-  huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode, huffmanEncodeLanes, huffmanLanesBytes, huffmanDecodeLanes,
-} from './codec';
+export { xxh32, treeHash } from './hash';
+export { deltaEncode8, deltaEncode16, deltaEncode32, deltaDecode8, deltaDecode16, deltaDecode32 } from './delta';
+export { shuffle16, shuffle32, unshuffle16, unshuffle32 } from './shuffle';
+export { histogram8, codecStats8, codecStats16, codecStats32 } from './statistics';
+export { huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode } from './huffman';
+export { huffmanEncodeLanes, huffmanLanesBytes, huffmanDecodeLanes } from './huffman-lanes';
 export { quantizeF32, dequantizeF32, scatterExceptions } from './quantize';
 export { packEncode, packBytes, packStats, packDecode } from './pack';

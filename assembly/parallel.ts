@@ -1,6 +1,6 @@
 import { radixSort32 } from './radix-sort';
 
-// Kernels the worker pool needs to split work across threads (ts/cpu/parallel.ts): segment
+// Kernels the worker pool needs to split work across threads (ts/cpu/cpu-path.ts): segment
 // reductions for the scan, merge-path splitting and stable merging for the sort (sort segments,
 // then merge), and a bulk copy. Same rules as the other kernels: no allocation, pointers in.
 
