@@ -9,10 +9,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   STAGE,
   canonicalCodes,
-  decodePayloadV2,
+  decodePayload,
   deltaDecode,
   deltaEncode,
-  encodePayloadV2,
+  encodePayload,
   huffmanCodeLengths,
   huffmanDecodeStream,
   huffmanEncodeStream,
@@ -381,13 +381,13 @@ describe('payloads', () => {
         for (const [name, elements] of Object.entries(inputs)) {
           for (const stages of pipelines(width)) {
             const message = `width ${width} count ${count} ${name} stages [${stages}] ${describeSeed(seed)}`;
-            const payload = encodePayloadV2(stages, elements, width);
+            const payload = encodePayload(stages, elements, width);
             const streams = streamCount(stages, width);
             const view = new DataView(payload.buffer, payload.byteOffset);
             let encoded = 0;
             for (let j = 0; j < streams; j++) encoded += view.getUint32(8 * j + 4, true);
             expect(8 * streams + encoded, message).toBe(payload.length);
-            expect(decodePayloadV2(stages, payload, width, count), message).toEqual(elements);
+            expect(decodePayload(stages, payload, width, count), message).toEqual(elements);
           }
         }
       }
@@ -397,13 +397,13 @@ describe('payloads', () => {
   it('lays out delta+rle of a small u16 array byte for byte', () => {
     // [5, 5, 5, 6] -> delta [5, 0, 0, 1] -> values [5, 0, 1], lengths [0, 1, 0].
     const elements = Uint8Array.of(5, 0, 5, 0, 5, 0, 6, 0);
-    const payload = encodePayloadV2([STAGE.delta, STAGE.rle], elements, 2);
+    const payload = encodePayload([STAGE.delta, STAGE.rle], elements, 2);
     expect([...payload]).toEqual([6, 0, 0, 0, 6, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 1, 0]);
   });
 
   it('orders streams values_j, lengths_j per plane', () => {
     const elements = Uint8Array.of(1, 2, 1, 2, 1, 3); // u16 0x0201 x2, 0x0301
-    const payload = encodePayloadV2([STAGE.shuffle, STAGE.rle], elements, 2);
+    const payload = encodePayload([STAGE.shuffle, STAGE.rle], elements, 2);
     // plane 0 [1,1,1] -> values [1], lengths [2]; plane 1 [2,2,3] -> values [2,3], lengths [1,0]
     expect([...payload.subarray(32)]).toEqual([1, 2, 2, 3, 1, 0]);
   });
@@ -412,22 +412,22 @@ describe('payloads', () => {
     const rng = new Rng(caseSeed('payload reject'));
     const elements = runElements(rng, 500, 4, 20);
     const stages = [STAGE.delta, STAGE.shuffle, STAGE.rle, STAGE.huffman];
-    const payload = encodePayloadV2(stages, elements, 4);
+    const payload = encodePayload(stages, elements, 4);
     const change = (at: number, delta: number) => {
       const copy = payload.slice();
       const view = new DataView(copy.buffer);
       view.setUint32(at, view.getUint32(at, true) + delta, true);
       return copy;
     };
-    expect(() => decodePayloadV2(stages, payload.subarray(0, 40), 4, 500)).toThrow(/^corrupt: /);
-    expect(() => decodePayloadV2(stages, change(4, 1), 4, 500)).toThrow(/^corrupt: /); // E sum
-    expect(() => decodePayloadV2(stages, change(0, 1), 4, 500)).toThrow(/^corrupt: /); // D of values_0
-    expect(() => decodePayloadV2(stages, change(8, 5 * 1000), 4, 500)).toThrow(/^corrupt: /); // D of lengths_0 > 5R
-    expect(() => decodePayloadV2(stages, payload, 4, 499)).toThrow(/^corrupt: /);
-    expect(() => decodePayloadV2([STAGE.rle, STAGE.delta], payload, 4, 500)).toThrow(/^corrupt: /);
-    expect(() => decodePayloadV2([STAGE.shuffle], payload, 1, 500)).toThrow(/^corrupt: /);
-    expect(() => decodePayloadV2([5], payload, 4, 500)).toThrow(/^corrupt: /);
-    const raw = encodePayloadV2([STAGE.delta], elements, 4);
-    expect(() => decodePayloadV2([STAGE.delta], raw, 4, 501)).toThrow(/^corrupt: /);
+    expect(() => decodePayload(stages, payload.subarray(0, 40), 4, 500)).toThrow(/^corrupt: /);
+    expect(() => decodePayload(stages, change(4, 1), 4, 500)).toThrow(/^corrupt: /); // E sum
+    expect(() => decodePayload(stages, change(0, 1), 4, 500)).toThrow(/^corrupt: /); // D of values_0
+    expect(() => decodePayload(stages, change(8, 5 * 1000), 4, 500)).toThrow(/^corrupt: /); // D of lengths_0 > 5R
+    expect(() => decodePayload(stages, payload, 4, 499)).toThrow(/^corrupt: /);
+    expect(() => decodePayload([STAGE.rle, STAGE.delta], payload, 4, 500)).toThrow(/^corrupt: /);
+    expect(() => decodePayload([STAGE.shuffle], payload, 1, 500)).toThrow(/^corrupt: /);
+    expect(() => decodePayload([5], payload, 4, 500)).toThrow(/^corrupt: /);
+    const raw = encodePayload([STAGE.delta], elements, 4);
+    expect(() => decodePayload([STAGE.delta], raw, 4, 501)).toThrow(/^corrupt: /);
   });
 });

@@ -292,7 +292,7 @@ function checkAgainstReference(packed: Uint8Array, input: ParleArray, requested:
     else {
       expect(c.payload.length, `a piped payload is smaller than the elements, ${where}`).toBeLessThan(chunkRaw.length);
       if (decode)
-        expect(sameBytes(ref.decodePayloadV2(c.stages, c.payload, w, c.count), chunkRaw), `reference decode, ${where}`).toBe(true);
+        expect(sameBytes(ref.decodePayload(c.stages, c.payload, w, c.count), chunkRaw), `reference decode, ${where}`).toBe(true);
     }
   });
   return names;
@@ -548,7 +548,7 @@ describe('payloads the reference encodes decode with the engine', () => {
           if (shape === 'few values') wordsOf(input).forEach((v, i, words) => (words[i] = v & 3));
           const stages = idsOf(pipeline);
           const packed = buildContainer(type, bytesOf(input), 1024 / w, (chunk) => {
-            const payload = ref.encodePayloadV2(stages, chunk, w);
+            const payload = ref.encodePayload(stages, chunk, w);
             // a piped payload must be smaller than the elements (the entry's rule): else stored
             if (payload.length >= chunk.length) return undefined;
             piped++;
@@ -584,7 +584,7 @@ describe('payloads the reference encodes decode with the engine', () => {
     expect(Math.max(...lengths)).toBe(11);
     for (const pipeline of ['huffman', 'rle+huffman', 'delta+huffman']) {
       const stages = idsOf(pipeline);
-      const packed = buildContainer('u8', input, input.length, (chunk) => ({ stages, payload: ref.encodePayloadV2(stages, chunk, 1) }));
+      const packed = buildContainer('u8', input, input.length, (chunk) => ({ stages, payload: ref.encodePayload(stages, chunk, 1) }));
       expectSameArray(await engine.decompress(packed), input, `${pipeline} ${describeSeed(seed)}`);
     }
     // and the engine's own container of it reads back through the reference
@@ -634,7 +634,7 @@ describe('payloads the reference encodes decode with the engine', () => {
       const w = elementSize(type);
       const decoded = stages.includes(2) ? elementBytes.length / w : elementBytes.length;
       const payload = payloadOfStreams(streams.map((stored) => ({ decoded, stored })));
-      expect(sameBytes(ref.decodePayloadV2(stages, payload, w as Width, elementBytes.length / w), elementBytes), name).toBe(true);
+      expect(sameBytes(ref.decodePayload(stages, payload, w as Width, elementBytes.length / w), elementBytes), name).toBe(true);
       const packed = buildContainer(type, elementBytes, elementBytes.length / w, () => ({ stages, payload }));
       const back = await engine.decompress(packed);
       expect(sameBytes(bytesOf(back), elementBytes), `${name} ${describeSeed(seed)}`).toBe(true);
@@ -654,7 +654,7 @@ describe('payloads the reference encodes decode with the engine', () => {
       { decoded: 1, stored: values },
       { decoded: 2, stored: Uint8Array.of(0, 0xe7, 0x07) },
     ]);
-    expect(sameBytes(ref.decodePayloadV2([3, 4], payload, 1, 1000), input)).toBe(true);
+    expect(sameBytes(ref.decodePayload([3, 4], payload, 1, 1000), input)).toBe(true);
     const packed = buildContainer('u8', input, 1000, () => ({ stages: [3, 4], payload }));
     expectSameArray(await engine.decompress(packed), input, 'mode 2, D = 1');
   });
@@ -666,7 +666,7 @@ describe('payloads the reference encodes decode with the engine', () => {
       { decoded: 3, stored: Uint8Array.of(5, 6, 7) },
       { decoded: 5, stored: Uint8Array.of(0x80 | 99, 0x00, 99, 0x80 | 99, 0x00) },
     ]);
-    expect(sameBytes(ref.decodePayloadV2([3], fixed, 1, 300), input)).toBe(true);
+    expect(sameBytes(ref.decodePayload([3], fixed, 1, 300), input)).toBe(true);
     const packed = buildContainer('u8', input, 300, () => ({ stages: [3], payload: fixed }));
     expectSameArray(await engine.decompress(packed), input, 'non-minimal LEB128');
   });
@@ -860,7 +860,7 @@ describe('hostile version-2 input: a ParleError, never a crash or a hang', () =>
         resealPayload(bad, chunk.entryAt);
         let reference: Uint8Array | Error;
         try {
-          reference = ref.decodePayloadV2(chunk.stages, bad.subarray(payloadAt, payloadAt + chunk.payload.length), 2, input.length);
+          reference = ref.decodePayload(chunk.stages, bad.subarray(payloadAt, payloadAt + chunk.payload.length), 2, input.length);
         } catch (e) {
           reference = e as Error;
         }
@@ -1156,7 +1156,7 @@ describe('hostile version-2 input: a ParleError, never a crash or a hang', () =>
     const asStored = buildContainer('u16', raw, 100, () => ({ stages: [], payload: raw.subarray(0, raw.length - 2) }));
     expect((await parleErrorOf(engine.decompress(asStored))).code).toBe(ErrorCodes.CORRUPT);
     // an rle payload padded with zeros to the elements' size (P = count x size)
-    const rle = ref.encodePayloadV2([3], raw, 2);
+    const rle = ref.encodePayload([3], raw, 2);
     expect(rle.length).toBeLessThan(raw.length);
     const padded = Buffer.concat([rle, new Uint8Array(raw.length - rle.length)]);
     const tooBig = buildContainer('u16', raw, 100, () => ({ stages: [3], payload: padded }));

@@ -1,7 +1,7 @@
 // Containers that live on the GPU (u8 DeviceArrays). Decompress of one (ts/codec/gpu/device-container.ts):
 // the same result, or the same error code, as the container decoded from host memory, for every
 // pipeline, the fixtures of every version, a fuzz sample of mutated containers and tables longer
-// than one walk. Compress to one (`to: 'device'`; ts/codec/gpu/encode.ts compressV2ToDevice): the
+// than one walk. Compress to one (`to: 'device'`; ts/codec/gpu/encode.ts compressToDevice): the
 // bytes the host gets. On CI the GPU is SwiftShader (test/gpu/support.ts: no silent skip).
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, expect } from 'vitest';

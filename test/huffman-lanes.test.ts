@@ -417,7 +417,7 @@ describe("engine: decoder 'gpu' on the CPU path", () => {
       const count = c.elementCount;
       const start = i * report.chunkLength * width;
       expect(
-        sameBytes(ref.decodePayloadV2(stages, payload, width, count), bytes.subarray(start, start + count * width)),
+        sameBytes(ref.decodePayload(stages, payload, width, count), bytes.subarray(start, start + count * width)),
         `chunk ${i}`,
       ).toBe(true);
     });

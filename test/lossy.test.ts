@@ -503,7 +503,7 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
     const n = 4096;
     const codes = new Uint32Array(n).map((_, i) => (i % 5) * 2);
     codes[100] = 0x80000000;
-    const codesPayload = ref.encodePayloadV2([4], new Uint8Array(codes.buffer), 4);
+    const codesPayload = ref.encodePayload([4], new Uint8Array(codes.buffer), 4);
     const payload = new Uint8Array(16 + codesPayload.length);
     const view = new DataView(payload.buffer);
     view.setFloat64(0, 0.5, true);

@@ -22,7 +22,7 @@ import { decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
 import { compressFromDevice } from './codec/gpu/compress.js';
 import { compressLossyOnDevice } from './codec/gpu/encode-lossy.js';
-import { canCompressV2OnDevice, compressV2ToDevice, gpuCodablePipeline } from './codec/gpu/encode.js';
+import { canCompressOnDevice, compressToDevice, gpuCodablePipeline } from './codec/gpu/encode.js';
 import {
   compressBound,
   DEFAULT_CHUNK_BYTES,
@@ -1442,7 +1442,7 @@ export class Engine {
    * The container is wanted on the host unless `to: 'device'` (the default is `'host'` even for
    * a DeviceArray input): then it is a u8 DeviceArray of the same bytes, which the GPU path
    * builds in place (only the payloads' checksums are read back, the header and chunk entries
-   * written on the GPU: ts/codec/gpu/encode.ts compressV2ToDevice) and the other ways upload;
+   * written on the GPU: ts/codec/gpu/encode.ts compressToDevice) and the other ways upload;
    * decompress takes it as it is.
    *
    * @returns a new Uint8Array on the host, or a view of `options.out`; with `to: 'device'` a new
@@ -1493,8 +1493,8 @@ export class Engine {
           const device = await this.toDevice(input);
           try {
             // built in place on the GPU where the GPU codes every chunk itself
-            if (to === 'device' && errorBound === undefined && canCompressV2OnDevice(device, gpuChunkBytes, codec)) {
-              return await compressV2ToDevice(this.gpu, device, gpuChunkBytes, signal, codec, level, decoder);
+            if (to === 'device' && errorBound === undefined && canCompressOnDevice(device, gpuChunkBytes, codec)) {
+              return await compressToDevice(this.gpu, device, gpuChunkBytes, signal, codec, level, decoder);
             }
             const container = await (errorBound === undefined
               ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level, decoder)

@@ -740,7 +740,7 @@ export function streamCount(stages: readonly number[], width: 1 | 2 | 4): number
  * stream j becomes values_j, lengths_j (so values_0, lengths_0, values_1, ...). Stages = [] gives
  * one raw stream behind a one-entry directory.
  */
-export function encodePayloadV2(stages: readonly number[], elementBytes: Uint8Array, width: 1 | 2 | 4): Uint8Array {
+export function encodePayload(stages: readonly number[], elementBytes: Uint8Array, width: 1 | 2 | 4): Uint8Array {
   checkPipeline(stages, width);
   checkWholeElements(elementBytes, width);
   let streams: Uint8Array[] = [elementBytes];
@@ -775,12 +775,12 @@ export function encodePayloadV2(stages: readonly number[], elementBytes: Uint8Ar
 }
 
 /**
- * The inverse of {@link encodePayloadV2}: the `count` elements' little-endian bytes. Checks the
+ * The inverse of {@link encodePayload}: the `count` elements' little-endian bytes. Checks the
  * pipeline, the directory (fits in the payload, encoded sizes sum to P - 8 S, every decoded size
  * within its bounds, E = D without huffman) before decoding any stream; then every stream.
  * Throws `corrupt` on any violation. It does not check P against count x width (the entry's job).
  */
-export function decodePayloadV2(stages: readonly number[], payload: Uint8Array, width: 1 | 2 | 4, count: number): Uint8Array {
+export function decodePayload(stages: readonly number[], payload: Uint8Array, width: 1 | 2 | 4, count: number): Uint8Array {
   checkPipeline(stages, width);
   const hasShuffle = stages.includes(STAGE.shuffle);
   const hasRle = stages.includes(STAGE.rle);

@@ -1157,7 +1157,7 @@ export class CpuPath {
    * Runs `procedure` for a chunk: allocates its blocks, lets `fill` copy its input in, runs the
    * task on a worker (or inline for small chunks) and lets `read` copy the result out.
    */
-  async runChunk<P extends 'decodeChunk' | 'encodeChunk2' | 'decodeChunk2' | 'decodeRuns2', R>(
+  async runChunk<P extends 'decodeLegacyChunk' | 'encodeChunk' | 'decodeChunk' | 'decodeRuns', R>(
     proc: P,
     inputBytes: number,
     sizes: readonly number[],

@@ -9,9 +9,9 @@
 import { ErrorCodes, ParleError } from '../errors.js';
 import { xxh64 } from '../format/checksum.js';
 import { Encoding } from '../format/layout.js';
-import type { DecodeChunkParams, KernelParams, Outcome, ProcName, Procedures } from './protocol.js';
+import type { DecodeLegacyChunkParams, KernelParams, Outcome, ProcName, Procedures } from './protocol.js';
 import type { Kernels } from './wasm.js';
-import { decodeChunk2At, decodeRuns2At, encodeChunk2At } from '../codec/cpu/pipeline.js';
+import { decodeChunkAt, decodeRunsAt, encodeChunkAt } from '../codec/cpu/pipeline.js';
 import { decodeChunksAt, encodeChunksAt } from '../codec/cpu/batch.js';
 
 /** The kernels and the memory they work on. */
@@ -34,7 +34,7 @@ function callKernel(ctx: KernelContext, { kernel, args }: KernelParams): number 
  * checksums and the run lengths' structure.
  * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
  */
-export function decodeChunkAt(ctx: KernelContext, p: DecodeChunkParams): null {
+export function decodeLegacyChunkAt(ctx: KernelContext, p: DecodeLegacyChunkParams): null {
   const { kernels } = ctx;
   const { entry, index } = p;
   if (xxh64(bytesAt(ctx, p.payloadPtr, entry.payloadBytes)) !== entry.payloadChecksum) {
@@ -72,10 +72,10 @@ export function decodeChunkAt(ctx: KernelContext, p: DecodeChunkParams): null {
 
 const procedures: { [P in ProcName]: (ctx: KernelContext, params: Procedures[P]['params']) => Procedures[P]['result'] } = {
   kernel: callKernel,
+  decodeLegacyChunk: decodeLegacyChunkAt,
+  encodeChunk: encodeChunkAt,
   decodeChunk: decodeChunkAt,
-  encodeChunk2: encodeChunk2At,
-  decodeChunk2: decodeChunk2At,
-  decodeRuns2: decodeRuns2At,
+  decodeRuns: decodeRunsAt,
   encodeChunks: encodeChunksAt,
   decodeChunks: decodeChunksAt,
 };

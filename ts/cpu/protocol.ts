@@ -13,7 +13,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { ChunkEntry } from '../format/layout.js';
 import type { KernelName, KernelVariant } from './wasm.js';
-import type { DecodeChunk2Params, DecodeRuns2Params, EncodeChunk2Params, EncodeChunk2Result } from '../codec/cpu/pipeline.js';
+import type { DecodeChunkParams, DecodeRunsParams, EncodeChunkParams, EncodeChunkResult } from '../codec/cpu/pipeline.js';
 import type { DecodeChunksParams, EncodeChunksParams, EncodeChunksResult } from '../codec/cpu/batch.js';
 
 /** What a worker is started with. */
@@ -40,8 +40,8 @@ export interface KernelParams {
   args: number[];
 }
 
-/** Parameters of `decodeChunk`. */
-export interface DecodeChunkParams {
+/** Parameters of `decodeLegacyChunk`. */
+export interface DecodeLegacyChunkParams {
   elementSize: 1 | 2 | 4;
   entry: ChunkEntry;
   index: number;
@@ -60,11 +60,11 @@ export interface DecodeChunkParams {
 /** Procedures a worker runs, with their parameter and result types. */
 export interface Procedures {
   kernel: { params: KernelParams; result: number };
-  decodeChunk: { params: DecodeChunkParams; result: null };
+  decodeLegacyChunk: { params: DecodeLegacyChunkParams; result: null };
   /** Version 2 (ts/codec/cpu/pipeline.ts). */
-  encodeChunk2: { params: EncodeChunk2Params; result: EncodeChunk2Result };
-  decodeChunk2: { params: DecodeChunk2Params; result: null };
-  decodeRuns2: { params: DecodeRuns2Params; result: null };
+  encodeChunk: { params: EncodeChunkParams; result: EncodeChunkResult };
+  decodeChunk: { params: DecodeChunkParams; result: null };
+  decodeRuns: { params: DecodeRunsParams; result: null };
   /** Many chunks, taken from a job table in the kernels' memory (ts/codec/cpu/batch.ts). */
   encodeChunks: { params: EncodeChunksParams; result: EncodeChunksResult };
   decodeChunks: { params: DecodeChunksParams; result: null };

@@ -9,10 +9,10 @@ import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
 import {
   chunkReport,
+  decodeLegacyChunk,
   decodeChunk,
-  decodeChunk2,
   decodeChunkRun,
-  encodeChunk2,
+  encodeChunk,
   encodeChunkRun,
   type ChunkCodec,
   type ChunkReport,
@@ -130,7 +130,7 @@ export async function compressArrayReport(
   }
   // workers that own their memories (no SharedArrayBuffer): a task a chunk, its bytes sent along
   const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
-    encodeChunk2(
+    encodeChunk(
       cpu,
       type,
       bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength),
@@ -264,8 +264,8 @@ export async function decompressBytes(
     const start = chunk.elementOffset * size;
     const payload = bytes.subarray(chunk.payloadOffset, chunk.payloadOffset + chunk.payloadBytes);
     const target = resultBytes.subarray(start, start + chunk.elementCount * size);
-    if (header.version === 1) return decodeChunk(cpu, header.type, chunk, payload, target, chunk.index, signal);
-    return decodeChunk2(
+    if (header.version === 1) return decodeLegacyChunk(cpu, header.type, chunk, payload, target, chunk.index, signal);
+    return decodeChunk(
       cpu,
       header.type,
       chunk,

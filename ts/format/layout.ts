@@ -248,7 +248,7 @@ export function readEntry(bytes: Uint8Array, header: Header, index: number): Chu
     throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle file: chunk ${index} of ${header.chunkCount} is missing`);
   }
   // version 3's entries are version 2's
-  if (header.version === 2 || header.version === 3) return readEntry2(bytes, header, index);
+  if (header.version === 2 || header.version === 3) return readPipelineEntry(bytes, header, index);
   const view = new DataView(bytes.buffer, bytes.byteOffset, ENTRY_BYTES);
   const entry: ChunkEntry = {
     elementCount: view.getUint32(0, true),
@@ -277,7 +277,7 @@ export function readEntry(bytes: Uint8Array, header: Header, index: number): Chu
 }
 
 /** {@link readEntry} for versions 2 and 3 (docs/format.md, "Chunk table entry"). */
-function readEntry2(bytes: Uint8Array, header: Header, index: number): ChunkEntry {
+function readPipelineEntry(bytes: Uint8Array, header: Header, index: number): ChunkEntry {
   const view = new DataView(bytes.buffer, bytes.byteOffset, ENTRY_BYTES);
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
   if (view.getUint32(28, true) !== Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn)) throw corrupt('entry checksum mismatch');

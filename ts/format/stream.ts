@@ -16,7 +16,7 @@ import { abortError } from '../cpu/pool.js';
 import { checkOut } from './container.js';
 import {
   chunkReport,
-  decodeChunk,
+  decodeLegacyChunk,
   decodeChunkRun,
   encodeChunkRun,
   type ChunkCodec,
@@ -372,7 +372,7 @@ export class ContainerReader {
       }
       const at = this.chunkIndex * this.header.chunkLength * size;
       const decoded = target !== undefined ? bytesOf(target).subarray(at, at + chunkBytes) : new Uint8Array(chunkBytes);
-      const decoding = decodeChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal).then(() => decoded);
+      const decoding = decodeLegacyChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal).then(() => decoded);
       decoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(decoding);
       this.entry = undefined;

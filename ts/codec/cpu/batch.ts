@@ -11,7 +11,7 @@
  * message carries pointers only, not 32 bytes of entry a chunk through structured clone.
  */
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
-import { decodeChunk2At, encodeChunk2At, type CodecContext } from './pipeline.js';
+import { decodeChunkAt, encodeChunkAt, type CodecContext } from './pipeline.js';
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
@@ -88,7 +88,7 @@ export interface EncodeChunksParams {
   level?: number;
   errorBound?: number;
   explain?: boolean;
-  /** Huffman streams in mode 3 (EncodeChunk2Params.huffmanLanes). */
+  /** Huffman streams in mode 3 (EncodeChunkParams.huffmanLanes). */
   huffmanLanes?: boolean;
   /** Wait for each job's input (Counter.Ready): the engine's thread is still copying it in. */
   staged?: boolean;
@@ -196,7 +196,7 @@ export function encodeChunksAt(ctx: CodecContext, p: EncodeChunksParams): Encode
     (i, arenaPtr) => {
       const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
       const count = words[EncodeJob.Count];
-      const r = encodeChunk2At(ctx, {
+      const r = encodeChunkAt(ctx, {
         elementSize: p.elementSize,
         count,
         inPtr: words[EncodeJob.InPtr],
@@ -265,7 +265,7 @@ export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
   takeJobs(ctx, p.counterPtr, p.jobs, p.arenaPtrs, (i, arenaPtr) => {
     const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
     const entry = jobEntry(words);
-    decodeChunk2At(ctx, {
+    decodeChunkAt(ctx, {
       elementSize: p.elementSize,
       entry,
       index: words[DecodeJob.Index],

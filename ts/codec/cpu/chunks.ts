@@ -65,7 +65,7 @@ export interface LossyCodec {
  * `elementBytes` (the elements' little-endian bytes) is not modified. When `runs` are given (a
  * GPU encode), the elements are expanded from them instead (`elementBytes` is then unused).
  */
-export function encodeChunk2(
+export function encodeChunk(
   cpu: CpuPath,
   type: ElementType,
   elementBytes: Uint8Array | { count: number; values: Uint8Array; lengths: Uint32Array; elementsHash?: number },
@@ -91,7 +91,7 @@ export function encodeChunk2(
     ? [raw + DECODE_SLACK_BYTES, arenaBytes, runCount * size + 16, runCount * 4 + 16]
     : [inPlace ? 0 : raw + DECODE_SLACK_BYTES, arenaBytes];
   return cpu.runChunk(
-    'encodeChunk2',
+    'encodeChunk',
     raw,
     sizes,
     ([inBlock, arenaPtr, runValuesPtr, runLengthsPtr]) => {
@@ -154,7 +154,7 @@ export function encodeChunk2(
  * `entry` must have passed `readEntry`; payload and output must not overlap.
  * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
  */
-export function decodeChunk2(
+export function decodeChunk(
   cpu: CpuPath,
   type: ElementType,
   entry: ChunkEntry,
@@ -170,7 +170,7 @@ export function decodeChunk2(
   const inPlace = typeof out === 'number';
   const arenaBytes = decodeArenaBytesFor(payload, entry, size, index) + (inPlace ? outBytes + DECODE_SLACK_BYTES + 64 : 0);
   return cpu.runChunk(
-    'decodeChunk2',
+    'decodeChunk',
     outBytes,
     [payloadPtr === undefined ? payload.length + 16 : 0, arenaBytes, inPlace ? 0 : outBytes + DECODE_SLACK_BYTES],
     ([payloadBlock, arenaPtr, outBlock]) => {
@@ -201,7 +201,7 @@ export function decodeChunk2(
  * have passed `readEntry`. `payload` and `out` must not overlap.
  * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
  */
-export function decodeChunk(
+export function decodeLegacyChunk(
   cpu: CpuPath,
   type: ElementType,
   entry: ChunkEntry,
@@ -213,7 +213,7 @@ export function decodeChunk(
   const size = elementSize(type);
   const outBytes = entry.elementCount * size;
   return cpu.runChunk(
-    'decodeChunk',
+    'decodeLegacyChunk',
     outBytes,
     [payload.length + 8, entry.runCount * 4, outBytes + DECODE_SLACK_BYTES],
     ([payloadPtr, lengthsPtr, outPtr]) => ({
@@ -240,7 +240,7 @@ export function decodeChunk(
  * (the elements are expanded elsewhere: see ts/codec/gpu/decompress.ts).
  * @throws ParleError CHECKSUM_MISMATCH (payload), CORRUPT
  */
-export function decodeChunkRuns(
+export function decodeLegacyChunkRuns(
   cpu: CpuPath,
   type: ElementType,
   entry: ChunkEntry,
@@ -251,10 +251,10 @@ export function decodeChunkRuns(
 ): Promise<void> {
   const size = elementSize(type);
   const lengthBytes = entry.encoding === Encoding.Stored ? 0 : entry.runCount * 4;
-  // the decoded size picks a worker over the inline executor, as for decodeChunk: the LEB128
+  // the decoded size picks a worker over the inline executor, as for decodeLegacyChunk: the LEB128
   // decode scales with the runs, and small payloads of large chunks are common
   return cpu.runChunk(
-    'decodeChunk',
+    'decodeLegacyChunk',
     entry.elementCount * size,
     [payload.length + 8],
     ([payloadPtr]) => ({
@@ -276,7 +276,7 @@ export function decodeChunkRuns(
  * expand on the GPU (ts/codec/gpu/decode.ts). Checks the run lengths; no hash.
  * @throws ParleError CORRUPT
  */
-export function decodeChunk2Runs(
+export function decodeChunkRuns(
   cpu: CpuPath,
   type: ElementType,
   entry: ChunkEntry,
@@ -295,7 +295,7 @@ export function decodeChunk2Runs(
     size,
   );
   return cpu.runChunk(
-    'decodeRuns2',
+    'decodeRuns',
     entry.elementCount * size,
     [payload.length + 16, arenaBytes],
     ([payloadPtr, arenaPtr]) => ({
@@ -327,9 +327,9 @@ function slotOffsets(count: number, bytes: (i: number) => number): { at: number[
 /** Options of {@link encodeChunkRun}. */
 export interface ChunkRunOptions {
   codec?: ChunkCodec;
-  /** 1..9 (see EncodeChunk2Params.level). */
+  /** 1..9 (see EncodeChunkParams.level). */
   level?: number;
-  /** Huffman streams in mode 3 (see EncodeChunk2Params.huffmanLanes). */
+  /** Huffman streams in mode 3 (see EncodeChunkParams.huffmanLanes). */
   huffmanLanes?: boolean;
   signal?: AbortSignal;
   /** Where `bytes` already lies in the CPU path's memory (a resident input: read in place). */

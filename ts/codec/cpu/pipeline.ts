@@ -53,7 +53,7 @@ const PACK_SAMPLE_RANGES = 4;
 const STORE_ABOVE = 0.97;
 
 /**
- * Arena bytes {@link encodeChunk2At} needs for a chunk of `count` elements of `width` bytes
+ * Arena bytes {@link encodeChunkAt} needs for a chunk of `count` elements of `width` bytes
  * (`quantize`: with an error bound, which adds codes, reconstructions and exception lists).
  */
 export function encodeArenaBytes(count: number, width: number, quantize = false): number {
@@ -137,8 +137,8 @@ export function storedEntry(count: number, raw: number, elementsHash: number): C
   };
 }
 
-/** Parameters of {@link encodeChunk2At}. */
-export interface EncodeChunk2Params {
+/** Parameters of {@link encodeChunkAt}. */
+export interface EncodeChunkParams {
   elementSize: 1 | 2 | 4;
   count: number;
   /** The chunk's elements (count x elementSize bytes, plus 32 bytes of slack when runs are given). */
@@ -164,7 +164,7 @@ export interface EncodeChunk2Params {
   /**
    * Where the first candidate is encoded (the caller's place for the payload: {@link
    * payloadRoomBytes} of the chunk), instead of the arena: a payload that lands there is not
-   * copied again (EncodeChunk2Result.inPlace).
+   * copied again (EncodeChunkResult.inPlace).
    */
   payloadPtr?: number;
   /** The chunk's runs, when known (a GPU encode): expanded into inPtr first. */
@@ -184,8 +184,8 @@ export interface EncodeChunk2Params {
   errorBound?: number;
 }
 
-/** What {@link encodeChunk2At} returns: the entry, where the payload lies, and why this pipeline. */
-export interface EncodeChunk2Result {
+/** What {@link encodeChunkAt} returns: the entry, where the payload lies, and why this pipeline. */
+export interface EncodeChunkResult {
   entry: ChunkEntry;
   /**
    * Where the payload lies: its byte offset in the arena, or -1 for a stored chunk (the payload
@@ -201,7 +201,7 @@ export interface EncodeChunk2Result {
   inPlace?: boolean;
 }
 
-/** Bytes a caller's place for a payload (EncodeChunk2Params.payloadPtr) needs for `raw` bytes of elements. */
+/** Bytes a caller's place for a payload (EncodeChunkParams.payloadPtr) needs for `raw` bytes of elements. */
 export function payloadRoomBytes(raw: number): number {
   return raw + 4096 + SLACK;
 }
@@ -433,7 +433,7 @@ function encodePipeline(
  * candidate, the best two encoded, the smallest kept; stored when none is smaller than the raw
  * elements). Payload and elements are hashed with the tree hash.
  */
-export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): EncodeChunk2Result {
+export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeChunkResult {
   const { kernels } = ctx;
   const width = p.elementSize;
   const raw = p.count * width;
@@ -492,7 +492,7 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
     lossless = `${quantized}; coded losslessly: `;
   }
   const elementsHash = treeHashAt(ctx, arena, p.inPtr, raw);
-  const stored = (reason: string): EncodeChunk2Result => ({
+  const stored = (reason: string): EncodeChunkResult => ({
     entry: storedEntry(p.count, raw, elementsHash),
     payloadOffset: -1,
     reason,
@@ -521,13 +521,13 @@ export function encodeChunk2At(ctx: CodecContext, p: EncodeChunk2Params): Encode
 interface Effort {
   level: number;
   explain: boolean;
-  /** Write Huffman streams as mode 3 ({@link EncodeChunk2Params.huffmanLanes}). */
+  /** Write Huffman streams as mode 3 ({@link EncodeChunkParams.huffmanLanes}). */
   lanes: boolean;
   /** Encode the best estimate only (the quantized codes, whose estimates rank well). */
   single?: boolean;
 }
 
-function effortOf(p: EncodeChunk2Params): Effort {
+function effortOf(p: EncodeChunkParams): Effort {
   return { level: p.level ?? DEFAULT_LEVEL, explain: p.explain === true, lanes: p.huffmanLanes === true };
 }
 
@@ -539,7 +539,7 @@ function effortOf(p: EncodeChunk2Params): Effort {
  * coded losslessly: a bound below MIN_BOUND, too many exceptions, or no payload smaller than
  * the raw elements.
  */
-function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunk2Params, abs: number): EncodeChunk2Result | string {
+function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunkParams, abs: number): EncodeChunkResult | string {
   const q = quantizeParams(abs);
   if (q === undefined) return `bound ${abs} below 2^-120`;
   const { kernels } = ctx;
@@ -771,7 +771,7 @@ export function readDirectory(
   return { decoded, encoded, at };
 }
 
-/** Arena bytes {@link decodeChunk2At} needs for a chunk with this directory. */
+/** Arena bytes {@link decodeChunkAt} needs for a chunk with this directory. */
 export function decodeArenaBytes(directory: Directory, count: number, width: number): number {
   let streams = 0;
   for (const d of directory.decoded) streams += d + 16;
@@ -781,7 +781,7 @@ export function decodeArenaBytes(directory: Directory, count: number, width: num
 }
 
 /**
- * Arena bytes {@link decodeChunk2At} needs for chunk `index` (its entry passed `readEntry`) with
+ * Arena bytes {@link decodeChunkAt} needs for chunk `index` (its entry passed `readEntry`) with
  * this payload: of its stream directory, and for a quantized chunk of its codes too.
  * @throws ParleError CORRUPT (the directory or the quantize header)
  */
@@ -806,8 +806,8 @@ export interface ChunkDecodeBase {
   arenaBytes: number;
 }
 
-/** Parameters of {@link decodeChunk2At}. */
-export interface DecodeChunk2Params extends ChunkDecodeBase {
+/** Parameters of {@link decodeChunkAt}. */
+export interface DecodeChunkParams extends ChunkDecodeBase {
   /** Room for entry.elementCount elements plus 32 bytes of slack. */
   outPtr: number;
   /** Check the payload hash and decode, but leave the elements' hash unchecked (a GPU checks it). */
@@ -825,7 +825,7 @@ export interface DecodeChunk2Params extends ChunkDecodeBase {
  * decodes every stream, undoes the stages and checks the elements' tree hash.
  * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
  */
-export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
+export function decodeChunkAt(ctx: CodecContext, p: DecodeChunkParams): null {
   const { kernels } = ctx;
   const { entry, index } = p;
   const width = p.elementSize;
@@ -869,7 +869,7 @@ export function decodeChunk2At(ctx: CodecContext, p: DecodeChunk2Params): null {
 /**
  * Decodes a pipeline's payload (`payloadBytes` at `payloadPtr`: stream directory and streams) of
  * `count` elements of `width` bytes into `outPtr`, undoing the stages. `exactOut`: write nothing
- * past the elements (see {@link DecodeChunk2Params}).
+ * past the elements (see {@link DecodeChunkParams}).
  * @throws ParleError CORRUPT
  */
 function decodePipelineTo(
@@ -979,7 +979,7 @@ function decodeStreams(
   return ptrs;
 }
 
-/** Where {@link decodeRuns2At} puts one rle stream pair's runs. */
+/** Where {@link decodeRunsAt} puts one rle stream pair's runs. */
 export interface RunsSlot {
   /** Runs of the stream, and the element width of its values. */
   runs: number;
@@ -992,7 +992,7 @@ export interface RunsSlot {
 }
 
 /**
- * The layout of a version-2 rle chunk's runs for {@link decodeRuns2At}: one slot a stream pair
+ * The layout of a version-2 rle chunk's runs for {@link decodeRunsAt}: one slot a stream pair
  * (a plane, or the one stream), values and lengths back to back, pad runs included.
  */
 export function runsLayout(
@@ -1016,8 +1016,8 @@ export function runsLayout(
   return { slots, valueBytes, runs };
 }
 
-/** Parameters of {@link decodeRuns2At}. */
-export interface DecodeRuns2Params extends ChunkDecodeBase {
+/** Parameters of {@link decodeRunsAt}. */
+export interface DecodeRunsParams extends ChunkDecodeBase {
   /** Room for the layout's valueBytes, and for its runs u32 lengths ({@link runsLayout}). */
   valuesPtr: number;
   lengthsPtr: number;
@@ -1031,7 +1031,7 @@ export interface DecodeRuns2Params extends ChunkDecodeBase {
  * and the elements' hash after.
  * @throws ParleError CORRUPT
  */
-export function decodeRuns2At(ctx: CodecContext, p: DecodeRuns2Params): null {
+export function decodeRunsAt(ctx: CodecContext, p: DecodeRunsParams): null {
   const { kernels } = ctx;
   const { entry, index } = p;
   const width = p.elementSize;

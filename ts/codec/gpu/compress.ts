@@ -17,8 +17,8 @@ import type { CpuPath } from '../../cpu/cpu-path.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { bytesOf, elementSize } from '../../types.js';
-import { encodeChunk2, type ChunkCodec, type LossyCodec } from '../cpu/chunks.js';
-import { canCompressV2OnDevice, compressV2OnDevice, type HuffmanDecoder } from './encode.js';
+import { encodeChunk, type ChunkCodec, type LossyCodec } from '../cpu/chunks.js';
+import { canCompressOnDevice, compressOnDevice, type HuffmanDecoder } from './encode.js';
 import { assembleContainer, mapLimited } from '../../format/container.js';
 import { chunkLengthFor, makeHeader } from '../../format/layout.js';
 
@@ -37,8 +37,8 @@ export async function compressFromDevice(
   level?: number,
   decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
-  if (canCompressV2OnDevice(input, chunkBytes, codec)) {
-    return compressV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder);
+  if (canCompressOnDevice(input, chunkBytes, codec)) {
+    return compressOnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder);
   }
   const type = input.type;
   const size = elementSize(type);
@@ -74,7 +74,7 @@ export async function compressFromDevice(
     chunkLengths[0] -= skip[chunk];
     chunkLengths[chunkLengths.length - 1] -= covered - count;
     const values = valueBytes.subarray(r0 * size, (r + 1) * size);
-    return encodeChunk2(cpu, type, { count, values, lengths: chunkLengths }, codec, signal, undefined, level, true, decoder === 'gpu');
+    return encodeChunk(cpu, type, { count, values, lengths: chunkLengths }, codec, signal, undefined, level, true, decoder === 'gpu');
   });
   return assembleContainer(header, chunks, target);
 }

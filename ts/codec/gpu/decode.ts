@@ -28,7 +28,7 @@
  * decompress run at 0.3-1.3 GB/s with the GPU busy a third of the time.
  *
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
- * multiple of 4, true of the default chunk size); {@link canDecodeV2OnDevice} says.
+ * multiple of 4, true of the default chunk size); {@link canDecodeOnDevice} says.
  */
 import { packStreamWidth, readDirectory, runsLayout } from '../cpu/pipeline.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../quantize.js';
@@ -76,8 +76,8 @@ function rawStream(bytes: number): HuffmanStreamInfo {
   };
 }
 
-/** True when this container's chunks can be decoded by {@link decompressV2ToDevice}. */
-export function canDecodeV2OnDevice(header: Header): boolean {
+/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice}. */
+export function canDecodeOnDevice(header: Header): boolean {
   return (header.chunkLength * elementSize(header.type)) % 4 === 0 || header.chunkCount <= 1;
 }
 
@@ -301,7 +301,7 @@ export interface ResidentContainer {
  * {@link ResidentContainer}.
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
  */
-export async function decompressV2ToDevice(
+export async function decodeContainerOnDevice(
   gpu: GpuContext,
   container: Uint8Array | ResidentContainer,
   header: Header,

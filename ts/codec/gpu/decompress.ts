@@ -23,8 +23,8 @@ import type { GpuContext } from '../../gpu/context.js';
 import { rleDecodeOp } from '../../gpu/rle.js';
 import { debug } from '../../platform/node.js';
 import { arrayConstructor, elementSize } from '../../types.js';
-import { decodeChunkRuns } from '../cpu/chunks.js';
-import { canDecodeV2OnDevice, decompressV2ToDevice } from './decode.js';
+import { decodeLegacyChunkRuns } from '../cpu/chunks.js';
+import { canDecodeOnDevice, decodeContainerOnDevice } from './decode.js';
 import { decompressBytes, mapLimited, readAtBytes, walkChunks } from '../../format/container.js';
 import { Encoding } from '../../format/layout.js';
 
@@ -44,7 +44,7 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    if (canDecodeV2OnDevice(header)) return decompressV2ToDevice(gpu, bytes, header, chunks, signal);
+    if (canDecodeOnDevice(header)) return decodeContainerOnDevice(gpu, bytes, header, chunks, signal);
     // chunks that do not start on 4-byte boundaries: decoded on the CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
@@ -72,7 +72,7 @@ export async function decompressToDevice(
       const payload = bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
       const first = runStart[i];
       const lengthsPtr = lengthsBlock!.ptr + first * 4;
-      await decodeChunkRuns(cpu, header.type, c, payload, lengthsPtr, i, signal);
+      await decodeLegacyChunkRuns(cpu, header.type, c, payload, lengthsPtr, i, signal);
       const valuesAt = heap.bytes(valuesBlock!.ptr + first * size, (c.encoding === Encoding.Stored ? c.elementCount : c.runCount) * size);
       if (c.encoding === Encoding.Stored) {
         valuesAt.set(payload);

@@ -29,7 +29,7 @@ import { getPipeline } from '../../gpu/pipelines.js';
 import { walkChunks, type ReadAt } from '../../format/container.js';
 import { ENTRY_BYTES, HEADER_BYTES, readHeader } from '../../format/layout.js';
 import { QUANTIZE_HEADER_BYTES } from '../quantize.js';
-import { canDecodeV2OnDevice, decompressV2ToDevice } from './decode.js';
+import { canDecodeOnDevice, decodeContainerOnDevice } from './decode.js';
 import { decompressToDevice } from './decompress.js';
 import { encodeGather, type GatherJob } from './stages.js';
 import walkSource from '../../../shaders/codec-container-walk.wgsl';
@@ -187,7 +187,7 @@ export async function decompressDeviceContainer(
     const { reached, stop } = await walkTable(gpu, container.buffer, sparse, first, start, slots);
     if (first === 0) {
       const header = readHeader(sparse.readAt(0, HEADER_BYTES), maxElements);
-      if (header.version === 1 || !canDecodeV2OnDevice(header)) {
+      if (header.version === 1 || !canDecodeOnDevice(header)) {
         return readBackWhole();
       }
       left = header.chunkCount;
@@ -211,5 +211,5 @@ export async function decompressDeviceContainer(
   }
   await fetchRegions(gpu, container.buffer, sparse, regions);
   if (signal?.aborted) throw abortError(signal);
-  return decompressV2ToDevice(gpu, { buffer: container.buffer, readAt: sparse.readAt }, header, chunks, signal);
+  return decodeContainerOnDevice(gpu, { buffer: container.buffer, readAt: sparse.readAt }, header, chunks, signal);
 }

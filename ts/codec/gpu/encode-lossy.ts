@@ -30,7 +30,7 @@ import { encodeScan } from '../../gpu/scan.js';
 import exceptionsSource from '../../../shaders/codec-exceptions.wgsl';
 import type { EncodedChunk } from '../cpu/chunks.js';
 import { assembleContainer } from '../../format/container.js';
-import { encodeChunksV2OnDevice, readRanges, type HuffmanDecoder } from './encode.js';
+import { encodeChunksOnDevice, readRanges, type HuffmanDecoder } from './encode.js';
 
 function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exceptionList'): GPUComputePipeline {
   return getPipeline(gpu.device, `codec-exceptions:${entryPoint}`, () => ({
@@ -61,7 +61,7 @@ export async function compressLossyOnDevice(
   const n = input.length;
   const q = quantizeParams(abs);
   if (q === undefined || n === 0)
-    return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
+    return (await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
   const reconBuf = gpu.acquireStorage(n * 4, 'lossy reconstructions');
   const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');
@@ -87,7 +87,7 @@ export async function compressLossyOnDevice(
       );
       encodeScan(gpu, s, flags, posBuf, n, 'u32', false, totalBuf);
     });
-    const { header, encoded: codeChunks } = await encodeChunksV2OnDevice(gpu, codes, chunkBytes, signal, codec, undefined, level, decoder);
+    const { header, encoded: codeChunks } = await encodeChunksOnDevice(gpu, codes, chunkBytes, signal, codec, undefined, level, decoder);
     const C = header.chunkLength;
     const chunkCount = header.chunkCount;
     const starts = await readRanges(gpu, [
@@ -162,7 +162,7 @@ export async function compressLossyOnDevice(
       }),
     );
     if (out.some((x) => x === undefined)) {
-      const { encoded: lossless } = await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, undefined, undefined, decoder);
+      const { encoded: lossless } = await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, undefined, undefined, decoder);
       out.forEach((x, c) => {
         if (x === undefined) out[c] = { ...lossless[c], reason: `GPU: quantizing does not pay: coded losslessly: ${lossless[c].reason}` };
       });

@@ -172,10 +172,10 @@ export async function readRanges(
 }
 
 /**
- * True when {@link compressV2OnDevice} takes this array in chunks of `chunkBytes` with `codec`
+ * True when {@link compressOnDevice} takes this array in chunks of `chunkBytes` with `codec`
  * (undefined: the GPU's chooser; else one of {@link gpuCodablePipeline}).
  */
-export function canCompressV2OnDevice(input: DeviceArray, chunkBytes: number, codec?: readonly number[]): boolean {
+export function canCompressOnDevice(input: DeviceArray, chunkBytes: number, codec?: readonly number[]): boolean {
   const size = elementSize(input.type);
   const C = chunkLengthFor(input.type, chunkBytes);
   return ((C * size) % 4 === 0 || input.length <= C) && (codec === undefined || gpuCodablePipeline(codec));
@@ -189,7 +189,7 @@ export function canCompressV2OnDevice(input: DeviceArray, chunkBytes: number, co
  * @throws ParleError TOO_LARGE (the input beyond one storage binding, the container beyond
  *   maxBufferSize), DEVICE_LOST, ABORTED
  */
-export async function compressV2OnDevice(
+export async function compressOnDevice(
   gpu: GpuContext,
   input: DeviceArray,
   chunkBytes: number,
@@ -199,17 +199,17 @@ export async function compressV2OnDevice(
   level?: number,
   decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
-  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
+  return (await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
 }
 
 /**
- * {@link compressV2OnDevice} with the container left on the GPU: a u8 DeviceArray of its bytes,
- * the same bytes as compressV2OnDevice's. Instead of the container only the payloads' tree
+ * {@link compressOnDevice} with the container left on the GPU: a u8 DeviceArray of its bytes,
+ * the same bytes as compressOnDevice's. Instead of the container only the payloads' tree
  * hashes are read back; the header and the chunk entries the host makes of them are written
  * into the container's buffer on the GPU (one upload and one gather).
- * @throws as compressV2OnDevice
+ * @throws as compressOnDevice
  */
-export async function compressV2ToDevice(
+export async function compressToDevice(
   gpu: GpuContext,
   input: DeviceArray,
   chunkBytes: number,
@@ -218,19 +218,19 @@ export async function compressV2ToDevice(
   level?: number,
   decoder: HuffmanDecoder = 'cpu',
 ): Promise<DeviceArray> {
-  return (await encodeChunksV2OnDevice(gpu, input, chunkBytes, signal, codec, undefined, level, decoder, true)).device!;
+  return (await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, undefined, level, decoder, true)).device!;
 }
 
 /**
- * {@link compressV2OnDevice} with the container's parts: its header and each chunk's entry and
+ * {@link compressOnDevice} with the container's parts: its header and each chunk's entry and
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
  * device-encode-lossy.ts). With `target` (at least the container's length) the container is
  * read back into its start and `container` is a view of it. `resident`: the container is not
- * read back but returned as `device` ({@link compressV2ToDevice}; `container` is then empty and
+ * read back but returned as `device` ({@link compressToDevice}; `container` is then empty and
  * the payloads are not given).
- * @throws as compressV2OnDevice
+ * @throws as compressOnDevice
  */
-export async function encodeChunksV2OnDevice(
+export async function encodeChunksOnDevice(
   gpu: GpuContext,
   input: DeviceArray,
   chunkBytes: number,
@@ -299,7 +299,7 @@ export async function encodeChunksV2OnDevice(
     const readers: Partial<Record<Source, () => Promise<HistogramCode[]>>> = {};
     // the deltas of every chunk in one dispatch where the input fits one binding (a dispatch
     // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
-    // chunks after the first start at whole words (canCompressV2OnDevice)
+    // chunks after the first start at whole words (canCompressOnDevice)
     const binding = gpu.limits.maxStorageBufferBindingSize;
     const deltaAtOnce = buffers.delta !== undefined && roundUp4(totalBytes) <= binding;
     // the planes of every chunk likewise (256 KiB chunks: a dispatch a chunk was 10-12 ms of GPU
