@@ -1,6 +1,6 @@
 // Checksums of the version-2 container: XXH32 and the tree hash built on it (docs/format.md,
 // "Tree hash"). XXH32 is Yann Collet's 32-bit xxHash as its specification gives it (xxHash,
-// doc/xxhash_spec.md): four accumulators over 16-byte stripes, then the tail and the avalanche.
+// its xxhash_spec.md): four accumulators over 16-byte stripes, then the tail and the avalanche.
 // The tree is XXH32 of each 4096-byte block, level after level, so that a GPU (WGSL has no
 // 64-bit integers) and a pool of threads can compute it in parallel. The container code that
 // calls them is TypeScript (ts/codec/cpu/pipeline.ts); these kernels allocate nothing and take

@@ -13,7 +13,7 @@
 // R rounds of Node then browser (below). --timeout S: seconds per file, side and round (default
 // 120). --strict: exit 1 when a ratio misses the target.
 //
-// Both sides run bench/browser/measure.mjs (Node from disk, the page bench/browser/index.html
+// Both sides run bench/lib/measure.mjs (Node from disk, the page bench/browser/index.html
 // from this script's server), so they time the same calls the same way: per file, compress(data)
 // (MB/s of input; a new container each call) and, for comparison, compress(data, { out }) into a
 // reused array; decompress(container, { out }) into a reused array and decompress(container)
@@ -33,19 +33,18 @@
 // results (c, d) follow it, those into reused arrays (c(out), d(out)) do not.
 //
 // Prints a table and PASS/MISS lines; writes browser.json (machine, Chromium version, workers,
-// both engines' environment, per file figures) to bench/results/ (--quick: bench/.quick/results/).
-import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+// both engines' environment, per file figures) to bench/results/<machine>/ (--quick: bench/.quick/).
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import os from 'node:os';
 import { extname, join, normalize, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { compressBound, createEngine } from '../dist/node/index.js';
-import { CTORS, engineInfo, freshArrayRates, measureArray, MIN_MS, MIN_RUNS, typeOfFile, WARMUPS } from './browser/measure.mjs';
-import { outArg, outputDir } from './out-dir.mjs';
+import { CTORS, dataFiles, readArray } from './lib/files.mjs';
+import { engineInfo, freshArrayRates, measureArray, MIN_MS, MIN_RUNS, WARMUPS } from './lib/measure.mjs';
+import { machineInfo, ROOT as root, writeResults } from './lib/results.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
 /** test/browser.test.ts's flags, less WebGPU's (gpu: 'off' here). --no-sandbox: CI runs as root. */
 const CHROMIUM_ARGS = [
@@ -89,36 +88,13 @@ if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get inst
 
 /** { name, path (repository-relative, also the URL path), type, bytes } of every file to run. */
 function listFiles() {
-  const files = [];
-  if (!quick) {
-    const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
-    for (const entry of index) {
-      const path = `bench/corpus/data/${entry.file}`;
-      if (!existsSync(join(root, path))) {
-        console.warn(`warning: missing ${path} (bench/corpus/fetch.sh fetches it): skipped`);
-        continue;
-      }
-      files.push({ name: entry.file, path });
-    }
-  }
-  for (const name of SAMPLES) files.push({ name, path: `data/samples/${name}` });
-  const wanted = args.files?.split(',').filter(Boolean);
-  const chosen = files.filter((f) => wanted === undefined || wanted.some((w) => f.name === w || f.name.startsWith(w)));
+  const chosen = dataFiles({ corpus: !quick, samples: SAMPLES, files: args.files });
   if (chosen.length === 0) throw new Error(`no file matches --files ${args.files}`);
-  return chosen.map((f) => {
-    const type = typeOfFile(f.name);
-    if (!type) throw new Error(`${f.name}: no element type in its extension (${Object.keys(CTORS).join(', ')})`);
-    return { ...f, type, bytes: statSync(join(root, f.path)).size };
-  });
+  return chosen.map((f) => ({ name: f.name, path: f.rel, type: f.type, bytes: statSync(f.path).size }));
 }
 
 /** The file as a typed array over a fresh buffer of its own (aligned, as the page's fetch gives). */
-function loadArray(file) {
-  const buf = readFileSync(join(root, file.path));
-  const copy = new Uint8Array(buf.length);
-  copy.set(buf);
-  return new CTORS[file.type](copy.buffer);
-}
+const loadArray = (file) => readArray({ path: join(root, file.path), Ctor: CTORS[file.type] });
 
 // ---------------------------------------------------------------------------------------------
 // The server: the repository's files the page needs, cross-origin isolated
@@ -127,7 +103,8 @@ function loadArray(file) {
 const MOUNTS = [
   { prefix: '/dist/browser/', allow: /\.js(\.map)?$/ },
   { prefix: '/build/', allow: /\.wasm$/ },
-  { prefix: '/bench/browser/', allow: /\.(html|js|mjs)$/ },
+  { prefix: '/bench/browser/', allow: /\.(html|js)$/ },
+  { prefix: '/bench/lib/', allow: /\/measure\.mjs$/ },
   { prefix: '/bench/corpus/data/', allow: /\.(u8|u16|u32|i32|f32)$/ },
   { prefix: '/data/samples/', allow: /\.(u8|u16|u32|i32|f32)$/ },
 ];
@@ -248,14 +225,7 @@ const BUILD_FILES = ['dist/node/index.js', 'dist/browser/index.js', 'dist/browse
 const buildStamp = () => BUILD_FILES.map((f) => `${f} ${statSync(join(root, f)).mtime.toISOString()}`);
 const buildBefore = buildStamp();
 const files = listFiles();
-const machine = {
-  cpu: os.cpus()[0]?.model ?? 'unknown',
-  cores: os.cpus().length,
-  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-  node: process.version,
-  platform: `${os.platform()} ${os.release()}`,
-  date: new Date().toISOString(),
-};
+const machine = machineInfo();
 console.log(`machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
 const loadBefore = loadavg();
 console.log(
@@ -457,12 +427,9 @@ console.log(
   `\n${rows.length} files, ${misses} misses; ${elapsedS.toFixed(0)} s; load average before ${loadBefore.join(', ')}, after ${loadAfter.join(', ')}`,
 );
 
-const dir = outputDir({ out: args.out ?? outArg(), quick, committed: 'bench/results' });
-const resultPath = join(dir, 'browser.json');
-writeFileSync(
-  resultPath,
-  JSON.stringify(
-    {
+writeResults(
+  {
+    'browser.json': {
       machine,
       chromium: { version: chromiumVersion, executable: CHROMIUM, args: CHROMIUM_ARGS },
       workers,
@@ -482,9 +449,7 @@ writeFileSync(
       misses,
       elapsedS: Math.round(elapsedS),
     },
-    null,
-    2,
-  ) + '\n',
+  },
+  { quick, out: args.out },
 );
-console.log(`wrote ${resultPath.slice(root.length)}`);
 if (args.strict && misses > 0) process.exit(1);

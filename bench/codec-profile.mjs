@@ -4,7 +4,7 @@
 // and writes one .cpuprofile per thread (the main thread and each worker); the samples inside
 // the measured loop are summed per function (WebAssembly functions named from build/parle.wat,
 // parle's JavaScript located in ts/ through dist/'s source maps) and per category of work
-// (bench/profile-summary.mjs), per thread kind (main thread; workers summed).
+// (bench/lib/profile-summary.mjs), per thread kind (main thread; workers summed).
 //
 //   node bench/codec-profile.mjs [--files a,b] [--workers 1] [--level 5] [--seconds 3] [--quick]
 //                                [--interval US] [--raw-deltas] [--min-mib N] [--out DIR] [--keep]
@@ -22,8 +22,8 @@
 // Both directions reuse their result array (`out`), so the page faults of a fresh array stay out
 // of the figures (on the 2-core dev VM a fresh array costs about 3 ms per MB in page faults).
 // The wall clock is measured with the profiler running (about 1 sample a millisecond a thread).
-// Results: bench/results/codec-profile.json (runs keyed by workers, level, seconds and files:
-// a run replaces the stored run of the same key) and bench/results/codec-profile.md.
+// Results: codec-profile.json and codec-profile.md in bench/results/<machine>/ (this run; the
+// children run a snapshot of this file, so it imports bench/lib/ only in the parent).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -36,7 +36,6 @@ import {
   rmSync,
   statSync,
   symlinkSync,
-  writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -146,8 +145,9 @@ async function main() {
   });
   const interval = args.interval ? Number(args.interval) : 1000;
   const { wasmNames, SourceMaps, summarizeProfile, addFunctions, byCategory, threadOfFile, CATEGORIES, UNMAPPED } =
-    await import('./profile-summary.mjs');
-  const { outputDir } = await import('./out-dir.mjs');
+    await import('./lib/profile-summary.mjs');
+  const { dataFiles } = await import('./lib/files.mjs');
+  const { machineInfo, writeResults } = await import('./lib/results.mjs');
   const workers = Number(args.workers);
   const level = Number(args.level);
   const seconds = Number(args.seconds ?? (args.quick ? 1 : 3));
@@ -168,40 +168,9 @@ async function main() {
   const snap = await snapshotBuild();
   process.on('exit', () => rmSync(snap.dir, { recursive: true, force: true }));
 
-  // the files
-  const files = [];
-  if (!args.quick) {
-    const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
-    for (const e of index)
-      files.push({
-        name: e.file,
-        path: join(root, 'bench/corpus/data', e.file),
-        type: e.file.slice(e.file.lastIndexOf('.') + 1),
-        source: 'corpus',
-      });
-  }
-  for (const f of readdirSync(join(root, 'data/samples')).sort())
-    if (/\.(u8|u16)$/.test(f))
-      files.push({ name: f, path: join(root, 'data/samples', f), type: f.slice(f.lastIndexOf('.') + 1), source: 'samples' });
-  let chosen = files;
-  if (args.files !== undefined) {
-    const want = args.files
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    chosen = files.filter((f) => want.includes(f.name) || want.includes(f.name.replace(/\.[^.]+$/, '')));
-    const unknown = want.filter((w) => !files.some((f) => f.name === w || f.name.replace(/\.[^.]+$/, '') === w));
-    if (unknown.length) console.warn(`warning: unknown files ${unknown.join(', ')} (known: ${files.map((f) => f.name).join(', ')})`);
-  }
+  const chosen = dataFiles({ corpus: !args.quick, files: args.files });
 
-  const machine = {
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cores: os.cpus().length,
-    node: process.version,
-    os: `${os.type()} ${os.release()}`,
-    date: new Date().toISOString(),
-    loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
-  };
+  const machine = machineInfo();
   if (os.loadavg()[0] > machine.cores / 2)
     console.warn(
       `warning: load average ${os.loadavg()[0].toFixed(1)} on ${machine.cores} cores: other processes compete, timings will be noisy`,
@@ -248,18 +217,6 @@ async function main() {
   const results = [];
   const failures = [];
   for (const file of chosen) {
-    if (!existsSync(file.path)) {
-      console.warn(
-        `warning: ${file.name}: ${file.path.slice(root.length)} is missing (bash bench/corpus/fetch.sh makes the corpus): skipped`,
-      );
-      failures.push({ file: file.name, error: 'missing data' });
-      continue;
-    }
-    if (!TYPES[file.type]) {
-      console.warn(`warning: ${file.name}: unknown element type ${file.type}: skipped`);
-      failures.push({ file: file.name, error: `unknown type ${file.type}` });
-      continue;
-    }
     for (const op of ['compress', 'decompress']) {
       const dir = mkdtempSync(join(os.tmpdir(), 'codec-profile-'));
       try {
@@ -336,7 +293,7 @@ async function main() {
         if (worst < 0.9)
           console.warn(
             `warning: ${file.name} ${op}: only ${(100 * worst).toFixed(1)} % of a thread's busy time is in known categories; ` +
-              `add rules to CATEGORIES in bench/profile-summary.mjs for: ${unmappedTop.join(', ')}`,
+              `add rules to CATEGORIES in bench/lib/profile-summary.mjs for: ${unmappedTop.join(', ')}`,
           );
         if (args.keep) console.log(`  profiles: ${dir}`);
       } catch (e) {
@@ -348,18 +305,7 @@ async function main() {
     }
   }
 
-  // results: merged with the stored runs of other keys
-  const out = outputDir({ out: args.out, quick: args.quick, committed: 'bench/results' });
-  const jsonPath = join(out, 'codec-profile.json');
-  let stored = { runs: [] };
-  try {
-    stored = JSON.parse(readFileSync(jsonPath, 'utf8'));
-    if (!Array.isArray(stored.runs)) stored = { runs: [] };
-  } catch {
-    /* none yet */
-  }
   const key = {
-    machine: `${machine.cpu} x${machine.cores}`,
     workers,
     level,
     seconds,
@@ -368,22 +314,16 @@ async function main() {
     ...(args['raw-deltas'] ? { rawDeltas: true } : {}),
     ...(Number(args['min-mib']) > 0 ? { minMiB: Number(args['min-mib']) } : {}),
   };
-  const runs = stored.runs.filter((r) => JSON.stringify(r.key) !== JSON.stringify(key));
   machine.loadAverageAtEnd = os.loadavg().map((x) => Number(x.toFixed(2)));
-  runs.push({ key, machine, build, results: results.map(toJson), failures });
-  runs.sort((x, y) => JSON.stringify(x.key).localeCompare(JSON.stringify(y.key)));
   const doc = {
     about:
       'bench/codec-profile.mjs: engine.compress / engine.decompress on the CPU path (gpu off), one profiled child process a file and direction; ' +
       'ms are per call, from samples of V8\'s CPU profiler inside the measured loop; "main" is the main thread, "workers" the worker threads summed; ' +
       'percentages are of the busy (non-idle) samples of that thread kind. Results reuse their output array (out).',
-    runs,
+    runs: [{ key, machine, build, results: results.map(toJson), failures }],
   };
-  writeFileSync(jsonPath, JSON.stringify(doc, null, 1) + '\n');
-  writeFileSync(join(out, 'codec-profile.md'), markdown(doc, CATEGORIES));
-  console.log(
-    `\nwrote ${jsonPath.replace(root, '')} and codec-profile.md${failures.length ? `; ${failures.length} failed or skipped` : ''}`,
-  );
+  writeResults({ 'codec-profile.json': doc, 'codec-profile.md': markdown(doc, CATEGORIES) }, { quick: args.quick, out: args.out });
+  if (failures.length) console.log(`${failures.length} failed or skipped`);
   if (results.length === 0) process.exit(1);
 }
 
@@ -580,8 +520,8 @@ function markdown(doc, CATEGORIES) {
       `## workers ${k.workers}, level ${k.level}, ${k.seconds} s, files: ${k.files}${k.minMiB ? ` repeated to ${k.minMiB} MiB` : ''}${k.interval !== 1000 ? `, interval ${k.interval} µs` : ''}`,
       '',
       `${run.machine.cpu}, ${run.machine.cores} cores, Node ${run.machine.node}, ${run.machine.date}` +
-        (run.machine.loadAverageAtStart
-          ? ` (load average ${run.machine.loadAverageAtStart[0]} at the start, ${run.machine.loadAverageAtEnd?.[0]} at the end)`
+        ((run.machine.loadAverageAtStart ?? run.machine.loadAverage)
+          ? ` (load average ${(run.machine.loadAverageAtStart ?? run.machine.loadAverage)[0]} at the start, ${run.machine.loadAverageAtEnd?.[0]} at the end)`
           : '') +
         (run.build
           ? `; build of ${run.build.commit}` +

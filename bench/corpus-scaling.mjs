@@ -11,19 +11,17 @@
  * Beside them the host's single-thread memcpy of the same bytes, measured in the same run.
  * Medians of REPS calls after a warm-up. Prints a table and the targets (16 vs 1 worker >= 12x
  * both ways, compress >= 8 GB/s, decompress >= 20 GB/s: resident, median file); writes
- * corpus-scaling.json to --out (default bench/results/).
- *   node bench/corpus-scaling.mjs [--quick] [--workers 1,4,16] [--mib 64] [--out DIR]
+ * bench/results/<machine>/corpus-scaling.json.
+ *   node bench/corpus-scaling.mjs [--quick] [--workers 1,4,16] [--mib 64] [--files a,b] [--out DIR]
  */
 import os from 'node:os';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { createEngine, compressBound } from '../dist/node/index.js';
-import { outArg, outputDir } from './out-dir.mjs';
-import { CTORS, timeCalls } from './browser/measure.mjs';
+import { dataFiles, repeatTo, sameBytes } from './lib/files.mjs';
+import { timeCalls } from './lib/measure.mjs';
+import { machineInfo, median, writeResults } from './lib/results.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean' },
@@ -34,32 +32,20 @@ const { values: args } = parseArgs({
   },
 });
 const quick = args.quick === true;
-const cores = os.cpus().length;
+const cores = os.availableParallelism();
 const workerCounts = (args.workers ?? [1, 4, 16].join(',')).split(',').map(Number).filter((w) => w <= cores);
 const MIN_BYTES = Number(args.mib ?? (quick ? 8 : 64)) << 20;
 const REPS = quick ? 3 : 7;
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-/** Median ms of REPS calls of `fn` after one warm-up (the timing module bench/browser.mjs shares with its page). */
+/** Median ms of REPS calls of `fn` after one warm-up (bench/lib/measure.mjs). */
 const timeMs = async (fn) => (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 1 })).medianMs;
 
-const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
-const files = index
-  .filter((e) => args.files === undefined || args.files.split(',').some((f) => e.file.startsWith(f)))
-  .filter((e) => {
-    const ok = existsSync(join(root, 'bench/corpus/data', e.file));
-    if (!ok) console.warn(`missing bench/corpus/data/${e.file}: run bench/corpus/fetch.sh (skipped)`);
-    return ok;
-  });
+const files = dataFiles({ samples: [], files: args.files });
 
 /** The file's bytes repeated (the last copy cut at an element) to at least MIN_BYTES. */
-function tiled(entry) {
-  const raw = readFileSync(join(root, 'bench/corpus/data', entry.file));
-  const size = CTORS[entry.file.split('.').pop()].BYTES_PER_ELEMENT;
-  const copies = Math.ceil(MIN_BYTES / raw.length);
-  const out = new Uint8Array(Math.floor((copies * raw.length) / size) * size);
-  for (let at = 0; at < out.length; at += raw.length) out.set(raw.subarray(0, Math.min(raw.length, out.length - at)), at);
-  return out;
+function tiled(file) {
+  const raw = readFileSync(file.path);
+  return repeatTo(raw, Math.ceil(MIN_BYTES / raw.length) * raw.length, file.Ctor);
 }
 
 const memcpy = (() => {
@@ -74,17 +60,16 @@ const memcpy = (() => {
   }
   return MIN_BYTES / median(t) / 1e6;
 })();
-console.log(`machine: ${os.cpus()[0].model}, ${cores} cores, node ${process.version}; memcpy ${memcpy.toFixed(1)} GB/s one thread`);
+const machine = machineInfo({ memcpyGBps: memcpy });
+console.log(`machine: ${machine.cpu}, ${cores} cores, node ${machine.node}; memcpy ${memcpy.toFixed(1)} GB/s one thread`);
 
 const rows = [];
 for (const w of workerCounts) {
   const engine = await createEngine({ workers: w, gpu: 'off', calibration: 'skip' });
-  for (const entry of files) {
-    const type = entry.file.split('.').pop();
-    const Ctor = CTORS[type];
-    const bytes = tiled(entry);
-    const host = new Ctor(bytes.buffer, 0, bytes.length / Ctor.BYTES_PER_ELEMENT);
-    const B = bytes.length;
+  for (const file of files) {
+    const { type, Ctor } = file;
+    const host = tiled(file);
+    const B = host.byteLength;
     // resident: everything in the engine's memory
     const input = engine.alloc(type, host.length);
     input.set(host);
@@ -96,14 +81,14 @@ for (const w of workerCounts) {
     const residentBound = engine.alloc('u8', bound.length);
     const cRes = await timeMs(() => engine.compress(input, { out: residentBound }));
     const dRes = await timeMs(() => engine.decompress(container, { out: result }));
-    if (Buffer.compare(Buffer.from(result.buffer, result.byteOffset, B), Buffer.from(bytes)) !== 0) throw new Error(`${entry.file}: round trip`);
+    if (!sameBytes(result, host)) throw new Error(`${file.name}: round trip`);
     // host: plain arrays, reused outputs
     const out = new Ctor(host.length);
     const cHost = await timeMs(() => engine.compress(host, { out: bound }));
     const dHost = await timeMs(() => engine.decompress(packed, { out }));
     for (const a of [input, container, result, residentBound]) engine.free(a);
     const row = {
-      file: entry.file,
+      file: file.name,
       bytes: B,
       workers: w,
       ratio: B / packed.length,
@@ -112,7 +97,7 @@ for (const w of workerCounts) {
     };
     rows.push(row);
     console.log(
-      `${entry.file.padEnd(26)} ${String(w).padStart(2)}w ratio ${row.ratio.toFixed(2).padStart(6)}  resident c ${row.resident.compress.toFixed(2).padStart(6)} d ${row.resident.decompress.toFixed(2).padStart(6)}  host c ${row.host.compress.toFixed(2).padStart(6)} d ${row.host.decompress.toFixed(2).padStart(6)} GB/s`,
+      `${file.name.padEnd(26)} ${String(w).padStart(2)}w ratio ${row.ratio.toFixed(2).padStart(6)}  resident c ${row.resident.compress.toFixed(2).padStart(6)} d ${row.resident.decompress.toFixed(2).padStart(6)}  host c ${row.host.compress.toFixed(2).padStart(6)} d ${row.host.decompress.toFixed(2).padStart(6)} GB/s`,
     );
   }
   await engine.destroy();
@@ -122,12 +107,12 @@ const checks = [];
 const lo = Math.min(...workerCounts);
 const hi = Math.max(...workerCounts);
 if (hi > lo) {
-  for (const entry of files) {
-    const a = rows.find((r) => r.file === entry.file && r.workers === lo);
-    const b = rows.find((r) => r.file === entry.file && r.workers === hi);
+  for (const { name } of files) {
+    const a = rows.find((r) => r.file === name && r.workers === lo);
+    const b = rows.find((r) => r.file === name && r.workers === hi);
     for (const dir of ['compress', 'decompress']) {
       const x = b.resident[dir] / a.resident[dir];
-      checks.push({ what: `${entry.file}: ${dir} ${hi} vs ${lo} workers (resident) >= 12x`, pass: x >= 12, value: `${x.toFixed(1)}x` });
+      checks.push({ what: `${name}: ${dir} ${hi} vs ${lo} workers (resident) >= 12x`, pass: x >= 12, value: `${x.toFixed(1)}x` });
     }
   }
   const top = rows.filter((r) => r.workers === hi);
@@ -137,7 +122,4 @@ if (hi > lo) {
   checks.push({ what: `median file: decompress ${hi} workers >= 20 GB/s`, pass: md >= 20, value: `${md.toFixed(2)} GB/s` });
 }
 for (const c of checks) console.log(`${c.pass ? 'PASS' : 'MISS'} ${c.what}: ${c.value}`);
-const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
-const machine = { cpu: os.cpus()[0].model, cores, node: process.version, memcpyGBps: memcpy, date: new Date().toISOString() };
-writeFileSync(join(dir, 'corpus-scaling.json'), JSON.stringify({ machine, minBytes: MIN_BYTES, rows, checks }, null, 2) + '\n');
-console.log(`wrote ${join(dir, 'corpus-scaling.json')}`);
+writeResults({ 'corpus-scaling.json': { machine, minBytes: MIN_BYTES, rows, checks } }, { quick, out: args.out });

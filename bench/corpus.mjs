@@ -18,22 +18,21 @@
 //
 //   node bench/corpus.mjs [--quick] [--workers 1,2] [--files name,...] [--out DIR] [--no-baseline]
 //
-// Prints a table and PASS/MISS lines for the issue's targets, writes bench/results/corpus.json
-// and bench/results/corpus.md (machine, per file and method: ratio, MB/s, and the ratios to the
+// Prints a table and PASS/MISS lines for the issue's targets, writes corpus.json and corpus.md
+// into bench/results/<machine>/ (machine, per file and method: ratio, MB/s, and the ratios to the
 // peers). --quick: the samples only, short timings (a check of the script; bench/.quick/).
 import { parseArgs } from 'node:util';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import os from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import * as zstd from '@bokuweb/zstd-wasm';
 import * as lz4 from 'lz4-wasm-nodejs';
 import { compressBound, createEngine } from '../dist/node/index.js';
-import { outArg, outputDir } from './out-dir.mjs';
-import { CTORS, timeCalls } from './browser/measure.mjs';
+import { bytesOf, dataFiles, readArray, sameBytes } from './lib/files.mjs';
+import { timeCalls } from './lib/measure.mjs';
+import { machineInfo, median, ROOT as root, writeResults } from './lib/results.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean' },
@@ -52,47 +51,17 @@ const MIN_RUNS = quick ? 3 : 7;
 const MIN_MS = quick ? 100 : 700;
 const BASELINE_COMMIT = '00ae53d';
 
-/** The arrays: the corpus (when fetched) and the samples. */
-function loadFiles() {
-  const out = [];
-  const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
-  if (!quick) {
-    for (const entry of index) {
-      const path = join(root, 'bench/corpus/data', entry.file);
-      if (!existsSync(path)) {
-        console.warn(`missing ${path}: run bench/corpus/fetch.sh (skipped)`);
-        continue;
-      }
-      out.push({ name: entry.file, path, source: 'corpus' });
-    }
-  }
-  for (const file of ['t1-mri.u16', 't1-kmeans-labels.u8', 't1-brain-labels.u8', 'camera.u8']) {
-    out.push({ name: file, path: join(root, 'data/samples', file), source: 'samples' });
-  }
-  const wanted = args.files?.split(',');
-  return out
-    .filter((f) => wanted === undefined || wanted.some((w) => f.name.startsWith(w)))
-    .map((f) => {
-      const type = f.name.split('.').pop();
-      const buf = readFileSync(f.path);
-      const bytes = new Uint8Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length));
-      return { ...f, type, bytes, data: new CTORS[type](bytes.buffer) };
-    });
-}
+/** The arrays: the corpus (when fetched; not with --quick) and the samples. */
+const loadFiles = () =>
+  dataFiles({ corpus: !quick, files: args.files }).map((f) => {
+    const data = readArray(f);
+    return { ...f, data, bytes: bytesOf(data) };
+  });
 
-/** Median ms of `fn` (awaited) after two warm-up calls, over at least MIN_RUNS calls and MIN_MS (bench/browser/measure.mjs). */
+/** Median ms of `fn` (awaited) after two warm-up calls, over at least MIN_RUNS calls and MIN_MS (bench/lib/measure.mjs). */
 const timeMs = async (fn) => (await timeCalls(fn, { minRuns: MIN_RUNS, minMs: MIN_MS })).medianMs;
 
 const mbps = (bytes, ms) => bytes / ms / 1e3;
-
-function sameBytes(a, b) {
-  return (
-    a.length === b.length &&
-    Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0
-  );
-}
-
-const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 /** The version-2 writer: the repository at BASELINE_COMMIT, built once into bench/.baseline-v2/. */
 async function loadBaseline() {
@@ -140,7 +109,7 @@ tc = med(lambda: blosc2.compress(data, typesize=size, clevel=1, filter=blosc2.Fi
 td = med(lambda: blosc2.decompress(c))
 print(json.dumps({'ratio': len(data)/len(c), 'compress': len(data)/tc/1e6, 'decompress': len(data)/td/1e6}))
 `;
-  const r = spawnSync('python3', ['-c', script, file.path, String(CTORS[file.type].BYTES_PER_ELEMENT), String(threads)], {
+  const r = spawnSync('python3', ['-c', script, file.path, String(file.Ctor.BYTES_PER_ELEMENT), String(threads)], {
     encoding: 'utf8',
   });
   if (r.status !== 0) return undefined;
@@ -155,7 +124,8 @@ const engines = new Map();
 for (const w of workerCounts) engines.set(w, await createEngine({ workers: w, gpu: 'off', calibration: 'skip' }));
 const baseEngine = baseline ? await baseline.createEngine({ workers: 1, gpu: 'off', calibration: 'skip' }) : undefined;
 
-console.log(`machine: ${os.cpus()[0].model}, ${os.cpus().length} cores, node ${process.version}`);
+const machine = machineInfo();
+console.log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}`);
 for (const file of files) {
   const B = file.bytes.length;
   const row = { file: file.name, type: file.type, bytes: B, source: file.source, methods: {} };
@@ -173,7 +143,7 @@ for (const file of files) {
       const packed = await engine.compress(file.data, { level });
       const back = await engine.decompress(packed);
       if (!sameBytes(bytesOf(back), file.bytes)) throw new Error(`${file.name}: level ${level} does not round-trip`);
-      const out = new CTORS[file.type](file.data.length);
+      const out = new file.Ctor(file.data.length);
       const m = {
         ratio: B / packed.length,
         compress: mbps(B, await timeMs(() => engine.compress(file.data, { level }))),
@@ -288,7 +258,6 @@ await baseEngine?.destroy();
 // The issue's targets, file by file (a target that needs a peer is checked only where it ran)
 const checks = [];
 const check = (what, pass, detail) => checks.push({ what, pass, detail });
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const d5 = [];
 const c5 = [];
 for (const row of rows) {
@@ -325,15 +294,6 @@ for (const m of extra.parallel4MiB)
   );
 for (const c of checks) console.log(`${c.pass ? 'PASS' : 'MISS'} ${c.what}: ${c.detail}`);
 
-const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
-const machine = {
-  cpu: os.cpus()[0].model,
-  cores: os.cpus().length,
-  node: process.version,
-  platform: `${os.platform()} ${os.release()}`,
-  date: new Date().toISOString(),
-};
-writeFileSync(join(dir, 'corpus.json'), JSON.stringify({ machine, workers: workerCounts, levels, rows, extra, checks }, null, 2) + '\n');
 const md = [
   `# The main job on real data (bench/corpus.mjs)`,
   '',
@@ -351,5 +311,7 @@ const md = [
   ...checks.map((c) => `- ${c.pass ? 'PASS' : 'MISS'} ${c.what}: ${c.detail}`),
   '',
 ];
-writeFileSync(join(dir, 'corpus.md'), md.join('\n'));
-console.log(`wrote ${join(dir, 'corpus.json')} and corpus.md`);
+writeResults(
+  { 'corpus.json': { machine, workers: workerCounts, levels, rows, extra, checks }, 'corpus.md': md.join('\n') },
+  { quick, out: args.out },
+);

@@ -11,16 +11,12 @@
 //   npm run build && node bench/cost-model.mjs [--quick] [--gpu-machine] [--real] [--trace] [--out DIR]
 //
 // Sizes: 4 KiB, 256 KiB, 16 MiB (--quick: the first two; --gpu-machine adds 256 MiB, --gib 1 GiB).
-// Writes cost-model.json into DIR (default bench/results; on the device tool: $OUT).
+// Writes bench/results/<machine>/cost-model.json (bench/lib/results.mjs; the machine is the GPU's).
 import { probeRunsBytes, sparseVolume } from './suite/data.mjs';
-import { outArg, outputDir } from './out-dir.mjs';
-import { ORDERS, release, settle } from './interleave.mjs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
+import { dataFiles, readArray, repeatTo, bytesOf } from './lib/files.mjs';
+import { machineInfo, writeResults } from './lib/results.mjs';
 import { parseArgs } from 'node:util';
-import { compressBound, createEngine } from '../dist/node/index.js';
+import { compressBound, createEngine, DeviceArray } from '../dist/node/index.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,10 +32,6 @@ const { values: args } = parseArgs({
     real: { type: 'boolean', default: false },
   },
 });
-const root = new URL('..', import.meta.url).pathname;
-// --quick: bench/.quick/results/ unless --out DIR or $OUT (bench/out-dir.mjs)
-const outDir =
-  process.env.OUT && args.out === undefined ? process.env.OUT : outputDir({ out: args.out, quick: args.quick, committed: 'bench/results' });
 const sizes = args.quick
   ? [4 << 10, 256 << 10]
   : [4 << 10, 256 << 10, 16 << 20, ...(args['gpu-machine'] ? [256 << 20] : []), ...(args.gib ? [1 << 30] : [])];
@@ -87,12 +79,40 @@ async function place(input, where) {
 }
 
 /**
+ * The six orders of the three paths, one per round in turn, each round starting with the path
+ * the round before ended with: over the six rounds every path follows every path (itself
+ * included) exactly twice, across rounds too, so a call's aftermath lands on every path alike
+ * (SwiftShader's threads still spinning after a GPU call; an H100's clock fallen after a long
+ * CPU call: a GPU call after one took 2-5x as long). The orders before, each path once per round
+ * in all six orders, put the 'gpu' path after 'cpu' three times in six rounds and 'auto' twice,
+ * and 'auto' measured faster than 'gpu' on the same path (a 256 MiB scan of device data: 1.49
+ * ms against 4.10; a 16 MiB sort: 4.7-14 against 16-34). Run the rounds in multiples of six.
+ */
+const ORDERS = [
+  ['cpu', 'gpu', 'auto'],
+  ['auto', 'cpu', 'gpu'],
+  ['gpu', 'auto', 'cpu'],
+  ['cpu', 'auto', 'gpu'],
+  ['gpu', 'cpu', 'auto'],
+  ['auto', 'gpu', 'cpu'],
+];
+
+/** A short pause between calls, alike for every path: lets threads a call woke go back to sleep. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2));
+
+/** Destroys the DeviceArrays of a call's result (an array, or an object of them such as runs). */
+function release(x) {
+  if (x instanceof DeviceArray) x.destroy();
+  else if (x && typeof x === 'object' && !ArrayBuffer.isView(x)) for (const v of Object.values(x)) release(v);
+}
+
+/**
  * Median ms of each path's calls, interleaved in rounds (cpu, gpu, auto; auto, cpu, gpu; ...) so
  * that drift of the machine touches all three alike: at least 12 rounds and until 600 ms have
  * passed, in whole cycles of the six orders (120 at most), one round if a call is slow. A path
  * that is not available gives null.
  * Sub-millisecond calls vary by tens of microseconds from call to call, and a cell is judged by
- * 10 % of its medians, hence the many rounds. The orders and the pause: bench/interleave.mjs.
+ * 10 % of its medians, hence the many rounds.
  */
 async function timeCell(call, input, to) {
   const times = { cpu: [], gpu: [], auto: [] };
@@ -102,7 +122,7 @@ async function timeCell(call, input, to) {
   // (rounds in multiples of ORDERS.length: only whole cycles put every path after every path alike)
   for (let rep = 0; rep < 120 && (rep < 12 || rep % ORDERS.length !== 0 || performance.now() - started < 600); rep++) {
     let slow = false;
-    // one of the six orders a round (bench/interleave.mjs)
+    // one of the six orders a round
     for (const path of ORDERS[rep % ORDERS.length]) {
       if (unavailable.has(path)) continue;
       const t0 = performance.now();
@@ -198,29 +218,19 @@ for (const op of OPS) {
 // real data (issue #32): each array of bench/corpus/ repeated or cut to 4 and 64 MiB (--quick: 1 MiB), compressed
 // from the host and from the device, its CPU-path container decompressed to the host and to the device
 if (args.real) {
-  const TYPES = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array };
-  const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
-  for (const entry of index) {
-    const path = join(root, 'bench/corpus/data', entry.file);
-    if (!existsSync(path)) {
-      console.warn(`missing ${path} (skipped)`);
-      continue;
-    }
-    const Ctor = TYPES[entry.file.split('.').pop()];
-    const raw = readFileSync(path);
+  for (const file of dataFiles({ samples: [] })) {
+    const raw = bytesOf(readArray(file));
     for (const mib of args.quick ? [1] : [4, 64]) {
-      const bytes = Math.floor((mib << 20) / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
-      const host = new Ctor(bytes / Ctor.BYTES_PER_ELEMENT);
-      const view = new Uint8Array(host.buffer);
-      for (let at = 0; at < bytes; at += raw.length) view.set(raw.subarray(0, Math.min(raw.length, bytes - at)), at);
+      const host = repeatTo(raw, mib << 20, file.Ctor);
+      const bytes = host.byteLength;
       const compress = (x, o) => engine.compress(x, o);
-      await runCell('compress', bytes, compress, host, 'host', 'host', entry.file);
+      await runCell('compress', bytes, compress, host, 'host', 'host', file.name);
       const device = await engine.upload(host);
-      await runCell('compress', bytes, compress, device, 'device', 'host', entry.file);
+      await runCell('compress', bytes, compress, device, 'device', 'host', file.name);
       release(device);
       const container = await engine.compress(host, { path: 'cpu' });
       const decompress = (x, o) => engine.decompress(x, o);
-      for (const to of ['host', 'device']) await runCell('decompress', bytes, decompress, container, 'host', to, entry.file);
+      for (const to of ['host', 'device']) await runCell('decompress', bytes, decompress, container, 'host', to, file.name);
     }
   }
 }
@@ -335,14 +345,11 @@ if (args['gpu-machine']) {
   console.log(JSON.stringify(cases, null, 2));
 }
 
-await mkdir(outDir, { recursive: true });
-await writeFile(
-  join(outDir, 'cost-model.json'),
-  JSON.stringify(
-    {
+writeResults(
+  {
+    'cost-model.json': {
       benchmark: 'cost-model',
-      date: new Date().toISOString(),
-      machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version },
+      machine: machineInfo(),
       adapter: engine.adapter,
       workers: engine.workers,
       rates: engine.model.rates,
@@ -369,8 +376,7 @@ await writeFile(
       cells,
       cases,
     },
-    null,
-    2,
-  ),
+  },
+  { quick: args.quick, out: args.out, gpu: true },
 );
 await engine.destroy();

@@ -2,21 +2,17 @@
 // baselines measured in the same run. The data is already in wasm memory: this is kernel
 // throughput, not the library's end-to-end time (no copies in or out, no workers).
 //
-//   node build/wasm.mjs && node bench/cpu-kernels.mjs [--quick]
+//   node build/wasm.mjs && node bench/cpu-kernels.mjs [--quick] [--out DIR]
 //
-// Prints a table and writes bench/results/cpu-kernels.json (machine, per figure min / median /
-// max of the rate and the ratio to each baseline, target and PASS/MISS on the median).
+// Prints a table and writes bench/results/<machine>/cpu-kernels.json (machine, per figure min /
+// median / max of the rate and the ratio to each baseline, target and PASS/MISS on the median).
 // --quick: a quarter of the sizes and fewer iterations (a smoke run; targets are for full size).
-import { outArg, outputDir } from './out-dir.mjs';
 import { Bench } from 'tinybench';
-import { jsExclusiveScan, jsRleDecode, jsRleDecodeLoop, jsRleEncode } from './baselines.mjs';
-import { readFile, mkdir, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import os from 'node:os';
+import { jsExclusiveScan, jsRleDecode, jsRleDecodeLoop, jsRleEncode } from './lib/baselines.mjs';
+import { kernels, warmUp as warmUpAll } from './lib/wasm.mjs';
+import { machineInfo, printTable, writeResults } from './lib/results.mjs';
 import { rng } from './suite/data.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
 const scale = quick ? 4 : 1;
 const ITERATIONS = quick ? 3 : 10;
@@ -33,38 +29,13 @@ const KEY_KIND = { U32: 0, I32: 1, F32: 2 };
 const SORT_SCRATCH_BYTES = 4096;
 const DECODE_SLACK_BYTES = 32;
 
-// ---------------------------------------------------------------------------------------------
-// The module and its memory: one shared memory, a bump allocator that is reset per section.
-
-const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
-const module = await WebAssembly.compile(await readFile(join(root, 'build/parle.wasm')));
-const { exports: k } = await WebAssembly.instantiate(module, { env: { memory } });
-if (!k.simdEnabled()) throw new Error('build/parle.wasm is not the SIMD build');
-const heapBase = (k.heapBase() + 63) & ~63;
-let top = heapBase;
-
-function alloc(bytes) {
-  const ptr = Math.ceil(top / 64) * 64;
-  top = ptr + bytes;
-  const have = memory.buffer.byteLength;
-  if (top > have) memory.grow(Math.ceil((top - have) / 65536));
-  return ptr;
-}
-const view = (Ctor, ptr, length) => new Ctor(memory.buffer, ptr, length);
-
+// The kernels on a shared memory of their own, a bump allocator reset per section (bench/lib/wasm.mjs).
+const { k, alloc, view, reset } = await kernels();
 
 // ---------------------------------------------------------------------------------------------
 // Measurement
 
-/**
- * V8 runs a wasm function in its baseline compiler (Liftoff, here 2-4x slower for these
- * kernels) until it has used a budget, then compiles it with TurboFan in the background and
- * switches at the next call. A few calls and a pause first, so every sample is optimized code.
- */
-async function warmUp(...fns) {
-  for (let round = 0; round < 3; round++) for (const fn of fns) fn();
-  await new Promise((resolve) => setTimeout(resolve, 300));
-}
+const warmUp = (...fns) => warmUpAll(fns);
 
 const results = [];
 
@@ -104,7 +75,7 @@ function record({ figure, unit, unitScale, work, kernel, baselines, target, rati
 // RLE encode / decode: u8, run lengths uniform in 1..31 (mean 16), neighbouring runs differ.
 
 {
-  top = heapBase;
+  reset();
   const n = SIZES.rleBytes;
   const next = rng(1);
   const input = new Uint8Array(n);
@@ -171,7 +142,7 @@ function record({ figure, unit, unitScale, work, kernel, baselines, target, rati
 // Radix sort: 2^24 random u32 keys; f32 keys of mixed sign and magnitude.
 
 for (const kind of ['u32', 'f32']) {
-  top = heapBase;
+  reset();
   const n = SIZES.sortKeys;
   const next = rng(kind === 'u32' ? 2 : 3);
   const pristine = new Uint32Array(n);
@@ -219,7 +190,7 @@ for (const kind of ['u32', 'f32']) {
 // Exclusive scan of 2^26 u32, out of place.
 
 {
-  top = heapBase;
+  reset();
   const n = SIZES.scanElements;
   const next = rng(4);
   const inPtr = alloc(n * 4);
@@ -278,29 +249,23 @@ for (const r of results) {
   }
 }
 
-const cpu = os.cpus()[0]?.model ?? 'unknown';
-const header = `parle CPU kernels, one thread, build/parle.wasm (SIMD)${quick ? ', --quick (1/4 sizes)' : ''}\n${cpu}, ${os.cpus().length} logical cores, Node ${process.version}, ${os.platform()} ${os.arch()}`;
-console.log(header);
-const columns = Object.keys(rows[0]);
-const widths = columns.map((c) => Math.max(c.length, ...rows.map((row) => String(row[c]).length)));
-const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join(' | ');
-console.log(line(columns));
-console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
-for (const row of rows) console.log(line(columns.map((c) => row[c])));
+const machine = machineInfo();
+console.log(`parle CPU kernels, one thread, build/parle.wasm (SIMD)${quick ? ', --quick (1/4 sizes)' : ''}`);
+console.log(`${machine.cpu}, ${machine.cores} logical cores, Node ${machine.node}, ${machine.platform}`);
+printTable(rows);
 console.log('\n"x baseline": the kernel\'s median rate over the baseline\'s median rate. PASS/MISS: the kernel\'s median against the target.');
 
-await mkdir(join(root, 'bench/results'), { recursive: true });
-const json = {
-  benchmark: 'cpu-kernels',
-  date: new Date().toISOString(),
-  quick,
-  machine: { cpu, logicalCores: os.cpus().length, totalMemoryBytes: os.totalmem(), platform: os.platform(), arch: os.arch(), node: process.version, v8: process.versions.v8 },
-  build: 'build/parle.wasm (SIMD)',
-  threads: 1,
-  iterations: { kernels: ITERATIONS, slowBaselines: SLOW_ITERATIONS, warmup: 1 },
-  results,
-};
-// --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
-const outFile = join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), 'cpu-kernels.json');
-await writeFile(outFile, JSON.stringify(json, null, 2) + '\n');
-console.log(`wrote ${outFile}`);
+writeResults(
+  {
+    'cpu-kernels.json': {
+      benchmark: 'cpu-kernels',
+      quick,
+      machine,
+      build: 'build/parle.wasm (SIMD)',
+      threads: 1,
+      iterations: { kernels: ITERATIONS, slowBaselines: SLOW_ITERATIONS, warmup: 1 },
+      results,
+    },
+  },
+  { quick },
+);

@@ -3,22 +3,29 @@
 // file of SIZE bytes (default 4 GiB; u8 with mean run 16) with the `parle` CLI in a child
 // process, and reports each child's peak RSS (from /usr/bin/time -v when present, else the
 // child's own process.resourceUsage) against the target: under 300 MiB.
-// Writes bench/results/format-stream.json.
+// Writes bench/results/<machine>/format-stream.json.
 //
-//   node bench/format-stream.mjs [--size-gib 4] [--keep]
-import { execFileSync, spawnSync } from 'node:child_process';
+//   node bench/format-stream.mjs [--size-gib 4] [--quick] [--keep] [--out DIR]      (--quick: 0.25 GiB)
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, openSync, closeSync, writeSync, statSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { createReadStream, existsSync, mkdirSync, openSync, closeSync, writeSync, statSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { machineInfo, ROOT as root, writeResults } from './lib/results.mjs';
 
-const { values: args } = parseArgs({ options: { 'size-gib': { type: 'string', default: '4' }, keep: { type: 'boolean', default: false } } });
-const sizeGiB = Number(args['size-gib']);
+const { values: args } = parseArgs({
+  options: {
+    'size-gib': { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+const sizeGiB = Number(args['size-gib'] ?? (args.quick ? 0.25 : 4));
 if (!(sizeGiB > 0)) throw new Error('--size-gib must be a positive number');
 const totalBytes = Math.round(sizeGiB * 2 ** 30);
 const TARGET_RSS_MIB = 300;
-const root = new URL('..', import.meta.url).pathname;
 const bin = join(root, 'bin/parle.mjs');
 const dir = join(tmpdir(), `parle-stream-${process.pid}`);
 mkdirSync(dir, { recursive: true });
@@ -87,30 +94,18 @@ for (const r of rows) {
   );
 }
 
-const gitRev = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-})();
-mkdirSync(join(root, 'bench/results'), { recursive: true });
-writeFileSync(
-  join(root, 'bench/results/format-stream.json'),
-  JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      machine: { cpu: cpus()[0]?.model, cores: cpus().length, node: process.version },
-      git: gitRev,
+writeResults(
+  {
+    'format-stream.json': {
+      machine: machineInfo(),
       input: { bytes: totalBytes, type: 'u8', meanRun: 16 },
       packedBytes,
       roundTripEqual: same,
       targetPeakRssMiB: TARGET_RSS_MIB,
       steps: rows,
     },
-    null,
-    2,
-  ),
+  },
+  { quick: args.quick, out: args.out },
 );
 if (!args.keep) rmSync(dir, { recursive: true, force: true });
 if (!same || rows.some((r) => !r.pass)) process.exitCode = 1;

@@ -14,20 +14,18 @@
  *                                    [--ops compress,decompress] [--workers 16] [--out DIR]
  *                                    [--decoder gpu|cpu] [--baseline-decoder gpu|cpu]
  * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
- * gpu-codec-ab-<gpu>.json to --out (default bench/results/): per file, size and op the medians
- * of both builds' wall clock (ms), GB/s (of output for decompress, of input for compress), and
- * this build's time as a ratio of the baseline's.
+ * bench/results/<machine>/gpu-codec-ab.json (the machine is the GPU's): per file, size and op the
+ * medians of both builds' wall clock (ms), GB/s (of output for decompress, of input for compress),
+ * and this build's time as a ratio of the baseline's.
  */
 import os from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { outArg, outputDir } from './out-dir.mjs';
-import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
-import { gpuCard } from './gpu-timestamps.mjs';
+import { pathToFileURL } from 'node:url';
+import { dataFiles, repeatTo } from './lib/files.mjs';
+import { machineInfo, median, ROOT as root, writeResults } from './lib/results.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     baseline: { type: 'string' },
@@ -58,7 +56,6 @@ const engines = {
   current: await current.createEngine({ workers, gpu: 'require', calibration: 'skip' }),
   baseline: await (await load(resolve(args.baseline))).createEngine({ workers, gpu: 'require', calibration: 'skip' }),
 };
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 /** Median wall ms of `call(which)` for both builds, interleaved (after 3 calls each). */
 async function ab(call) {
   for (let i = 0; i < 3; i++) for (const which of ['current', 'baseline']) await call(which);
@@ -74,10 +71,11 @@ async function ab(call) {
 }
 
 const rows = [];
-for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
+for (const file of dataFiles({ samples: [], files: args.files })) {
+  const raw = readFileSync(file.path);
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB, a whole number of elements
-    const host = repeatTo(raw, mib, Ctor);
+    const host = repeatTo(raw, mib << 20, file.Ctor);
     const B = host.byteLength;
     for (const op of OPS) {
       let ms;
@@ -93,7 +91,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
         ms = await ab(async (which) => (await engines[which].decompress(containers[which], { path: 'gpu', to: 'device' })).destroy());
       } else {
         const inputs = { current: await engines.current.upload(host), baseline: await engines.baseline.upload(host) };
-        const outs = { current: new Uint8Array(compressBound(host.length, entry.file.split('.').pop())), baseline: null };
+        const outs = { current: new Uint8Array(compressBound(host.length, file.type)), baseline: null };
         outs.current.fill(1);
         outs.baseline = outs.current.slice();
         containerBytes = (await engines.current.compress(inputs.current, { path: 'gpu' })).length;
@@ -101,12 +99,12 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
         ms = await ab((which) => engines[which].compress(inputs[which], { path: 'gpu', out: outs[which] }));
         for (const d of Object.values(inputs)) d.destroy();
       }
-      const row = { file: entry.file, mib, op, bytes: B, containerBytes, baselineBytes };
+      const row = { file: file.name, mib, op, bytes: B, containerBytes, baselineBytes };
       for (const which of ['current', 'baseline']) row[which] = { wallMs: ms[which], gbps: B / ms[which] / 1e6 };
       row.ratio = ms.current / ms.baseline;
       rows.push(row);
       console.log(
-        `${entry.file.padEnd(26)} ${String(mib).padStart(4)} MiB ${op.padEnd(10)} current ${ms.current.toFixed(2).padStart(7)} ms ` +
+        `${file.name.padEnd(26)} ${String(mib).padStart(4)} MiB ${op.padEnd(10)} current ${ms.current.toFixed(2).padStart(7)} ms ` +
           `(${row.current.gbps.toFixed(2)} GB/s)  baseline ${ms.baseline.toFixed(2).padStart(7)} ms  ratio ${row.ratio.toFixed(2)}  ` +
           `size ${containerBytes} / ${baselineBytes}`,
       );
@@ -115,16 +113,16 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
 }
 for (const e of Object.values(engines)) await e.destroy();
 
-const { card, slug: name } = gpuCard();
-const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
-const file = join(dir, `gpu-codec-ab-${name}.json`);
-const result = {
-  machine: { cpu: os.cpus()[0].model, cores: os.cpus().length, card, node: process.version, date: new Date().toISOString() },
-  baseline: args.baseline,
-  workers,
-  rounds: ROUNDS,
-  unit: 'wall ms of the call (median of rounds); ratio = current / baseline',
-  rows,
-};
-writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-console.log(`wrote ${file}`);
+writeResults(
+  {
+    'gpu-codec-ab.json': {
+      machine: machineInfo(),
+      baseline: args.baseline,
+      workers,
+      rounds: ROUNDS,
+      unit: 'wall ms of the call (median of rounds); ratio = current / baseline',
+      rows,
+    },
+  },
+  { quick, out: args.out, gpu: true },
+);

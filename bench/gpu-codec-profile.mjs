@@ -14,27 +14,27 @@
  *     node:inspector; "(idle)" is waiting for the GPU or the workers).
  * "host" = wall - GPU: time the GPU sat idle inside the call (JavaScript, the CPU path's workers,
  * the waits between submissions). Medians over --reps calls after a warm-up of --warm-ms (an
- * H200's SM clock rises only under sustained load: bench/gpu-timestamps.mjs).
+ * H200's SM clock rises only under sustained load: bench/lib/gpu.mjs warmUntilSteady).
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
  *                                    [--workers 16] [--cpu-profile] [--chunk-bytes N]
- *                                    [--out DIR] [--dist DIR --tag NAME] [--only compress|decompress]
+ *                                    [--out DIR] [--only compress|decompress]
  *
- * Writes gpu-codec-profile-<gpu>.json and .md to --out (default bench/results/). Needs a GPU
- * with 'timestamp-query' (else GPU times are null and only the counts and wall clock remain).
+ * Writes gpu-codec-profile.json and .md into bench/results/<machine>/ (the machine is the GPU's).
+ * Needs a GPU with 'timestamp-query' (else GPU times are null and only the counts and wall clock
+ * remain). Two builds against each other: bench/gpu-codec-ab.mjs.
  */
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Session } from 'node:inspector/promises';
-import { outArg, outputDir } from './out-dir.mjs';
-import { corpusFiles, repeatTo } from './corpus-arrays.mjs';
-import { gpuCard } from './gpu-timestamps.mjs';
+import { compressBound, createEngine } from '../dist/node/index.js';
+import { dataFiles, repeatTo } from './lib/files.mjs';
+import { timestampHooks } from './lib/gpu.mjs';
+import { machineInfo, median, ROOT as root, writeResults } from './lib/results.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     files: { type: 'string' },
@@ -45,15 +45,10 @@ const { values: args } = parseArgs({
     'cpu-profile': { type: 'boolean' },
     out: { type: 'string' },
     quick: { type: 'boolean' },
-    dist: { type: 'string' },
     'chunk-bytes': { type: 'string' },
-    tag: { type: 'string' },
     only: { type: 'string' },
   },
 });
-// --dist: another build of parle (a before / after comparison in one run); --tag: its name in the file names
-const { compressBound, createEngine } = await import(pathToFileURL(join(args.dist ?? join(root, 'dist'), 'node/index.js')).href);
-const tag = args.tag === undefined ? '' : `-${args.tag}`;
 /** --chunk-bytes: the GPU compress's chunk size (default: the GPU path's own). */
 const gpuChunk = args['chunk-bytes'] === undefined ? {} : { chunkBytes: Number(args['chunk-bytes']) };
 const quick = args.quick === true;
@@ -64,7 +59,6 @@ const MIBS = (args.mib ?? (quick ? '4' : '4,64,256')).split(',').map(Number);
 const REPS = Number(args.reps ?? (quick ? 2 : 5));
 const WARM_MS = Number(args['warm-ms'] ?? (quick ? 0 : 1500));
 const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
 /** The engine's GPU context (internal: a benchmark's view). */
@@ -137,73 +131,8 @@ device.createBuffer = (desc) => {
 };
 
 // ---- timestamps: an empty pass before and after each command buffer, and around each pass ---
-const CAPACITY = 4096;
-const timed = ctx.hasTimestamps;
-let stamps = null;
-if (timed) {
-  const querySet = device.createQuerySet({ type: 'timestamp', count: CAPACITY });
-  const resolve = device.createBuffer({ size: 8 * CAPACITY, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-  const read = device.createBuffer({ size: 8 * CAPACITY, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  let next = 0;
-  let subs = [];
-  let passes = [];
-  let untimed = 0;
-  const open = []; // submissions being encoded (ops may encode concurrently)
-  stamps = {
-    hooks: {
-      begin(encoder) {
-        next = Math.ceil(next / 32) * 32; // resolve offsets are multiples of 256 bytes
-        if (next + 64 > CAPACITY) {
-          untimed++;
-          open.push(null);
-          return;
-        }
-        const sub = { start: next++, end: -1, label: (encoder.label || '').replace(/^parle:/, '') };
-        open.push(sub);
-        encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: sub.start } }).end();
-      },
-      pass(label) {
-        if (open[open.length - 1] === null || next + 3 > CAPACITY) return undefined;
-        const i = next;
-        next += 2;
-        passes.push({ label, i });
-        return { querySet, beginningOfPassWriteIndex: i, endOfPassWriteIndex: i + 1 };
-      },
-      end(encoder) {
-        const sub = open.pop();
-        if (sub === null) return;
-        encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: next } }).end();
-        sub.end = next++;
-        encoder.resolveQuerySet(querySet, sub.start, sub.end + 1 - sub.start, resolve, sub.start * 8);
-        subs.push(sub);
-      },
-    },
-    /** { gpuMs, passes: { label: ms }, timedSubmits, untimed } of the calls since the last read. */
-    async read() {
-      const enc = device.createCommandEncoder();
-      enc.copyBufferToBuffer(resolve, 0, read, 0, 8 * CAPACITY);
-      queue.submit([enc.finish()]);
-      await read.mapAsync(GPUMapMode.READ);
-      const t = new BigUint64Array(read.getMappedRange().slice(0));
-      read.unmap();
-      let ns = 0n;
-      const perSubmit = {};
-      for (const s of subs) {
-        ns += t[s.end] - t[s.start];
-        perSubmit[s.label] = (perSubmit[s.label] ?? 0) + Number(t[s.end] - t[s.start]) / 1e6;
-      }
-      const perPass = {};
-      for (const p of passes) perPass[p.label] = (perPass[p.label] ?? 0) + Number(t[p.i + 1] - t[p.i]) / 1e6;
-      const out = { gpuMs: Number(ns) / 1e6, passes: perPass, submissions: perSubmit, timedSubmits: subs.length, untimed };
-      next = 0;
-      subs = [];
-      passes = [];
-      untimed = 0;
-      return out;
-    },
-  };
-  ctx.encoderHooks = stamps.hooks;
-}
+const stamps = ctx.hasTimestamps ? timestampHooks(ctx) : null;
+if (stamps) ctx.encoderHooks = stamps.hooks;
 
 // ---- the main thread's CPU profile ------------------------------------------------------------
 const session = args['cpu-profile'] ? new Session() : null;
@@ -254,7 +183,7 @@ async function profile(call) {
     for (const k of Object.keys(counts)) sums[k] += counts[k] - before[k];
     if (stamps) {
       const s = await stamps.read();
-      gpus.push(s.gpuMs);
+      gpus.push(s.ms);
       untimed += s.untimed;
       for (const [k, v] of Object.entries(s.passes)) passes[k] = (passes[k] ?? 0) + v / REPS;
       for (const [k, v] of Object.entries(s.submissions)) submissions[k] = (submissions[k] ?? 0) + v / REPS;
@@ -300,10 +229,11 @@ function pipelinesOf(container) {
 }
 
 const rows = [];
-for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
+for (const file of dataFiles({ samples: [], files: args.files })) {
+  const raw = readFileSync(file.path);
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB, a whole number of elements
-    const host = repeatTo(raw, mib, Ctor);
+    const host = repeatTo(raw, mib << 20, file.Ctor);
     const B = host.byteLength;
     const input = await engine.upload(host);
     // the container the GPU decodes: the CPU path's, its Huffman streams laid out for the GPU (mode 3)
@@ -314,34 +244,22 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
     const compress = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', ...gpuChunk })) : null;
     // the same into an array the caller keeps (a fresh result costs its page faults: 1.3 GB/s
     // for a new array on the H200 host)
-    const out = new Uint8Array(compressBound(host.length, entry.file.split('.').pop()));
+    const out = new Uint8Array(compressBound(host.length, file.type));
     out.fill(1);
     const compressOut = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk })) : null;
     // the container left on the device (`to: 'device'`): only its checksums read back
-    let compressResident = null;
-    if (doCompress) {
-      try {
-        compressResident = await profile(async () => (await engine.compress(input, { path: 'gpu', to: 'device', ...gpuChunk })).destroy());
-      } catch (e) {
-        console.log(`    compress to the device: ${e.message}`); // a build without it (--dist)
-      }
-    }
+    const compressResident = doCompress
+      ? await profile(async () => (await engine.compress(input, { path: 'gpu', to: 'device', ...gpuChunk })).destroy())
+      : null;
     const decompress =
       ONLY !== 'compress' ? await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy()) : null;
     // the container already on the device (a u8 DeviceArray): nothing uploaded
     const onDevice = ONLY !== 'compress' ? await engine.upload(container) : null;
-    let resident = null;
-    if (onDevice !== null) {
-      try {
-        resident = await profile(async () => (await engine.decompress(onDevice)).destroy());
-      } catch (e) {
-        console.log(`    resident: ${e.message}`); // a build without decompress from a DeviceArray (--dist)
-      }
-      onDevice.destroy();
-    }
+    const resident = onDevice && (await profile(async () => (await engine.decompress(onDevice)).destroy()));
+    onDevice?.destroy();
     input.destroy();
     const row = {
-      file: entry.file,
+      file: file.name,
       mib,
       bytes: B,
       ratioCpu: B / container.length,
@@ -363,7 +281,7 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
         .map(([k, v]) => `${k.replace('parle:', '')} ${v.toFixed(2)}`)
         .join(', ');
     console.log(
-      `${entry.file} ${mib} MiB (ratio cpu ${row.ratioCpu.toFixed(2)} gpu ${row.ratioGpu.toFixed(2)}) ${JSON.stringify(pipelines)}`,
+      `${file.name} ${mib} MiB (ratio cpu ${row.ratioCpu.toFixed(2)} gpu ${row.ratioGpu.toFixed(2)}) ${JSON.stringify(pipelines)}`,
     );
     if (compress) console.log(line('compress', compress));
     if (compressOut) console.log(line('c(out)', compressOut));
@@ -387,19 +305,9 @@ for (const { entry, Ctor, raw } of corpusFiles(args.files)) {
 }
 await engine.destroy();
 
-// the card's name for the file names: nvidia-smi's where there is one (Dawn's description names the driver)
-const { card: gpuCardName, slug: gpuName } = gpuCard(ctx.adapterInfo.description || ctx.adapterInfo.device || ctx.adapterInfo.vendor || 'gpu');
-const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
-const machine = {
-  cpu: os.cpus()[0].model,
-  cores: os.cpus().length,
-  gpu: ctx.adapterInfo,
-  node: process.version,
-  date: new Date().toISOString(),
-};
-writeFileSync(join(dir, `gpu-codec-profile-${gpuName}${tag}.json`), JSON.stringify({ machine, workers, reps: REPS, rows }, null, 2) + '\n');
+const machine = machineInfo({ adapter: ctx.adapterInfo });
 const md = [
-  `# GPU codec profile (${machine.date.slice(0, 10)}, ${gpuCardName}, ${machine.cores}-core host, ${workers} workers)`,
+  `# GPU codec profile (${machine.date.slice(0, 10)}, ${machine.gpu ?? machine.adapter.description}, ${machine.cores}-core host, ${workers} workers)`,
   '',
   'Wall clock and GPU time (timestamps around every command buffer) per call, medians; host = wall - GPU.',
   '',
@@ -419,5 +327,7 @@ const md = [
   ),
   '',
 ];
-writeFileSync(join(dir, `gpu-codec-profile-${gpuName}${tag}.md`), md.join('\n'));
-console.log(`wrote ${join(dir, `gpu-codec-profile-${gpuName}${tag}.json`)}`);
+writeResults(
+  { 'gpu-codec-profile.json': { machine, workers, reps: REPS, rows }, 'gpu-codec-profile.md': md.join('\n') },
+  { quick, out: args.out, gpu: true },
+);

@@ -11,19 +11,17 @@
  *     the CPU path's bytes at the same chunk size and decoder (byte-identical containers); each
  *     path decodes the other's containers (CPU: 256 KiB chunks, modes 2 and 3; GPU: 4 MiB, mode 2).
  * Medians of REPS calls after a warm-up, wall clock, GB/s of input (compress) or output
- * (decompress). Writes gpu-corpus.json to --out (default bench/results/).
+ * (decompress). Writes bench/results/<machine>/gpu-corpus.json (the machine is the GPU's).
  *   node bench/gpu-corpus.mjs [--quick] [--files a,b] [--workers 16] [--out DIR]
  */
 import os from 'node:os';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { createEngine } from '../dist/node/index.js';
-import { outArg, outputDir } from './out-dir.mjs';
-import { CTORS, timeCalls } from './browser/measure.mjs';
+import { dataFiles, repeatTo, sameBytes as same } from './lib/files.mjs';
+import { timeCalls } from './lib/measure.mjs';
+import { machineInfo, writeResults } from './lib/results.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: { quick: { type: 'boolean' }, files: { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' } },
 });
@@ -31,34 +29,21 @@ const quick = args.quick === true;
 const REPS = quick ? 3 : 7;
 /** A pipeline the GPU path codes itself, per element width (its container must equal the CPU path's). */
 const FIXED = { 1: 'delta+huffman', 2: 'shuffle+huffman', 4: 'delta+shuffle+huffman' };
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-/** Median ms of REPS calls of `fn` after one warm-up (the timing module bench/browser.mjs shares with its page). */
+/** Median ms of REPS calls of `fn` after one warm-up (bench/lib/measure.mjs). */
 const timeMs = async (fn) => (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 1 })).medianMs;
-const same = (a, b) =>
-  a.byteLength === b.byteLength &&
-  Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
 
 const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
 const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
-const index = JSON.parse(readFileSync(join(root, 'bench/corpus/index.json'), 'utf8'));
 const rows = [];
 const problems = [];
-for (const entry of index) {
-  if (args.files !== undefined && !args.files.split(',').some((f) => entry.file.startsWith(f))) continue;
-  const path = join(root, 'bench/corpus/data', entry.file);
-  if (!existsSync(path)) {
-    console.warn(`missing ${path} (skipped)`);
-    continue;
-  }
-  const type = entry.file.split('.').pop();
-  const Ctor = CTORS[type];
-  const raw = readFileSync(path);
+for (const file of dataFiles({ samples: [], files: args.files })) {
+  const { Ctor } = file;
+  const raw = readFileSync(file.path);
   for (const mib of quick ? [0] : [0, 64]) {
-    const bytes = mib === 0 ? new Uint8Array(raw) : new Uint8Array(Math.floor(Math.ceil((mib << 20) / raw.length) * raw.length));
-    if (mib > 0) for (let at = 0; at < bytes.length; at += raw.length) bytes.set(raw, at);
-    const host = new Ctor(bytes.buffer, 0, bytes.length / Ctor.BYTES_PER_ELEMENT);
-    const B = bytes.length;
-    const name = `${entry.file}${mib > 0 ? ` x${Math.round(B / raw.length)}` : ''}`;
+    // as it is, or whole copies of it to at least `mib` MiB
+    const host = repeatTo(raw, mib === 0 ? raw.length : Math.ceil((mib << 20) / raw.length) * raw.length, Ctor);
+    const B = host.byteLength;
+    const name = `${file.name}${mib > 0 ? ` x${Math.round(B / raw.length)}` : ''}`;
     const device = await engine.upload(host);
     // checks
     const fixed = FIXED[Ctor.BYTES_PER_ELEMENT];
@@ -116,18 +101,5 @@ for (const entry of index) {
 await engine.destroy();
 for (const p of problems) console.log(`PROBLEM ${p}`);
 console.log(problems.length === 0 ? 'all checks passed' : `${problems.length} problems`);
-const dir = outputDir({ out: outArg() ?? args.out, quick, committed: 'bench/results' });
-writeFileSync(
-  join(dir, 'gpu-corpus.json'),
-  JSON.stringify(
-    {
-      machine: { cpu: os.cpus()[0].model, cores: os.cpus().length, node: process.version, date: new Date().toISOString() },
-      workers,
-      rows,
-      problems,
-    },
-    null,
-    2,
-  ) + '\n',
-);
+writeResults({ 'gpu-corpus.json': { machine: machineInfo(), workers, rows, problems } }, { quick, out: args.out, gpu: true });
 if (problems.length > 0) process.exitCode = 1;

@@ -1,4 +1,4 @@
-// The Huffman kernels of assembly/codec.ts on one thread, raw: histogram8, huffmanEncode and
+// The Huffman kernels of assembly/statistics.ts and assembly/huffman.ts on one thread, raw: histogram8, huffmanEncode and
 // huffmanDecode of build/parle.wasm (the SIMD build) called directly on streams that are already
 // in wasm memory, in GB/s of input (histogram, encode) and of output (decode).
 //
@@ -7,9 +7,9 @@
 //
 // Streams (4 MiB each): camera.u8's deltas (tiled), the low byte plane of t1-mri.u16 (tiled), a
 // skewed stream of 90% zeros (the rest uniform over 1..255), the exponential stream of
-// bench/codec.mjs (mean 6, about 4 bits a symbol) and uniform random bytes (8-bit codes); then
+// an exponential (mean 6, about 4 bits a symbol) and uniform random bytes (8-bit codes); then
 // the first 256 KiB of each (the codec's default chunk), where per-call costs show. Code lengths
-// come from ts/codec/huffman.ts (codeLengths, bundled with esbuild as bench/codec.mjs does), as
+// come from ts/codec/huffman.ts (codeLengths, bundled by bench/lib/internals.mjs), as
 // the library calls it; segments of 2^10 symbols (DEFAULT_SEGMENT_LOG2).
 //
 // Each figure is the median of --runs samples (default 21; --quick: 7) after a warm-up (V8 tiers
@@ -24,16 +24,18 @@
 // are taken for it on the same bytes, and its bitstreams and offsets must equal those of --wasm
 // byte for byte (the format must not move).
 //
-// Prints a table and writes bench/results/huffman-kernels.json (machine, figures).
-import { outArg, outputDir } from './out-dir.mjs';
-import { readFile, mkdir, writeFile, mkdtemp } from 'node:fs/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { dirname, join, resolve } from 'node:path';
+// Prints a table and writes bench/results/<machine>/huffman-kernels.json (machine, figures).
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import { bytesOf, repeatTo as tile, sameBytes } from './lib/files.mjs';
+import { loadInternals } from './lib/internals.mjs';
+import { machineInfo, ROOT as root, writeResults } from './lib/results.mjs';
+import { kernels as instance, warmUp as warmUpRounds } from './lib/wasm.mjs';
 import { rng } from './suite/data.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const argValue = (name) => {
@@ -60,72 +62,7 @@ if (BASELINE_REV !== undefined) {
 }
 const STREAM_BYTES = 4 << 20;
 
-// ---------------------------------------------------------------------------------------------
-// code lengths: ts/codec/huffman.ts bundled for this script (esbuild is a dev dependency; where it
-// is missing, a bundle built before is used)
-
-const bundleDir = join(root, 'bench/.build');
-await mkdir(bundleDir, { recursive: true });
-const bundlePath = join(bundleDir, 'huffman.mjs');
-let esbuild;
-try {
-  esbuild = await import('esbuild');
-} catch {
-  esbuild = undefined;
-}
-if (esbuild) {
-  const built = await esbuild.build({
-    entryPoints: [join(root, 'ts/codec/huffman.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    write: false,
-    logLevel: 'silent',
-  });
-  await writeFile(bundlePath, built.outputFiles[0].contents);
-}
-const { codeLengths, codedBits, DEFAULT_SEGMENT_LOG2 } = await import(pathToFileURL(bundlePath).href);
-
-// ---------------------------------------------------------------------------------------------
-// a kernel instance: its own shared memory and bump allocator
-
-async function instance(file) {
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
-  const module = await WebAssembly.compile(await readFile(file));
-  const { exports: k } = await WebAssembly.instantiate(module, { env: { memory } });
-  if (!k.simdEnabled()) throw new Error(`${file} is not the SIMD build`);
-  const heapBase = (k.heapBase() + 63) & ~63;
-  let top = heapBase;
-  return {
-    file,
-    k,
-    reset() {
-      top = heapBase;
-    },
-    alloc(bytes) {
-      const ptr = Math.ceil(top / 64) * 64;
-      top = ptr + bytes;
-      const have = memory.buffer.byteLength;
-      if (top > have) memory.grow(Math.ceil((top - have) / 65536));
-      return ptr;
-    },
-    view: (Ctor, ptr, length) => new Ctor(memory.buffer, ptr, length),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// streams
-
-const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-const sameBytes = (a, b) =>
-  a.length === b.length &&
-  Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
-
-function tile(src, bytes) {
-  const out = new Uint8Array(bytes);
-  for (let at = 0; at < bytes; at += src.length) out.set(src.subarray(0, Math.min(src.length, bytes - at)), at);
-  return out;
-}
+const { codeLengths, codedBits, DEFAULT_SEGMENT_LOG2 } = await loadInternals('huffman');
 
 const camera = new Uint8Array(await readFile(join(root, 'data/samples/camera.u8')));
 const mri = new Uint8Array(await readFile(join(root, 'data/samples/t1-mri.u16')));
@@ -212,8 +149,7 @@ function timeAll(fns, runs, reps) {
 }
 
 async function warmUp(fns) {
-  for (let round = 0; round < 5; round++) for (const fn of fns) fn();
-  await new Promise((r) => setTimeout(r, 300));
+  await warmUpRounds(fns, 5);
   for (const fn of fns) fn();
 }
 
@@ -374,25 +310,11 @@ if (problems.length) {
   for (const p of problems) console.log(`  ${p}`);
 } else console.log('checks: histograms, sizes, offsets and decode == input all pass' + (base ? '; bitstreams equal the baseline' : ''));
 
-const cpus = os.cpus();
-const machine = {
-  cpu: cpus[0]?.model,
-  cores: cpus.length,
-  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-  platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-  node: process.version,
-  v8: process.versions.v8,
-  loadAverage: { before: loadBefore, after: loadAfter },
-};
-const dir = outputDir({ out: outArg(), quick, committed: 'bench/results' });
-const file = join(dir, 'huffman-kernels.json');
-await writeFile(
-  file,
-  JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      machine,
-      wasm: WASM.replace(root + '/', ''),
+writeResults(
+  {
+    'huffman-kernels.json': {
+      machine: machineInfo({ loadAverage: { before: loadBefore, after: loadAfter } }),
+      wasm: WASM.replace(root, ''),
       baseline:
         BASELINE_REV !== undefined
           ? `assembly/ at ${BASELINE_REV} (${execFileSync('git', ['-C', root, 'rev-parse', BASELINE_REV]).toString().trim()})`
@@ -403,9 +325,7 @@ await writeFile(
       streams: rows,
       problems,
     },
-    null,
-    2,
-  ) + '\n',
+  },
+  { quick },
 );
-console.log(`wrote ${file.replace(root + '/', '')}`);
 if (problems.length) process.exitCode = 1;

@@ -12,26 +12,18 @@
 // Targets (PASS / MISS): on the seismic cubes, the ratio at abs = 1e-3 of the range >= 2x lossless
 // v2's; quantize + compress >= 1 GB/s on one thread (workers: 1). Speeds are one thread, medians.
 //
-// Usage: npm run bench:lossy [-- --quick] [--out DIR] [--json FILE]; writes bench/results/lossy.json (quick: bench/.quick/) and a
-// chart bench/results/lossy-ratio-vs-error.svg (ratio against abs / range).
+// Usage: npm run bench:lossy [-- --quick] [--out DIR]; writes lossy.json and a chart
+// lossy-ratio-vs-error.svg (ratio against abs / range) into bench/results/<machine>/ (quick: bench/.quick/).
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
-import { execFileSync } from 'node:child_process';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
-import { outArg, outputDir } from './out-dir.mjs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import * as zstd from '@bokuweb/zstd-wasm';
 import { createEngine } from '../dist/node/index.js';
 import { seismicVolume, quantizeDeadZone, snrDb as haugenSnrDb, stepScaleForSnr } from './suite/data.mjs';
 import { lineChart } from './suite/svg.mjs';
+import { machineInfo, ROOT as root, writeResults } from './lib/results.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-// quick runs go to bench/.quick/ unless --out (or --json) says otherwise (bench/out-dir.mjs)
-const jsonAt = args.includes('--json')
-  ? args[args.indexOf('--json') + 1]
-  : join(outputDir({ out: outArg(args), quick: args.includes('--quick'), committed: 'bench/results' }), 'lossy.json');
+const quick = process.argv.includes('--quick');
 const REL_BOUNDS = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6];
 const HAUGEN_SNR = 24.67;
 const TARGET_RATIO_X = 2;
@@ -227,22 +219,10 @@ for (const res of results) {
   }
 }
 
-function gitDescribe() {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
-    return head + (dirty ? '+dirty' : '');
-  } catch {
-    return null;
-  }
-}
-
 const out = {
   benchmark: 'lossy',
-  date: new Date().toISOString(),
   quick,
-  machine: { cpu: os.cpus()[0]?.model, logicalCores: os.cpus().length, totalMemoryBytes: os.totalmem(), platform: os.platform(), arch: os.arch(), node: process.version },
-  commit: gitDescribe(),
+  machine: machineInfo(),
   engine: { workers: 1, gpu: 'off', calibration: 'skip' },
   peer: '@bokuweb/zstd-wasm levels 1 and 3',
   haugen: HAUGEN,
@@ -251,8 +231,6 @@ const out = {
   problems,
   pass: problems.length === 0,
 };
-await mkdir(dirname(jsonAt), { recursive: true });
-await writeFile(jsonAt, JSON.stringify(out, (k, v) => (v === Infinity ? 'lossless' : v), 2) + '\n');
 const chart = lineChart({
   title: 'parle lossy: ratio against the error bound',
   xLabel: 'abs / data range',
@@ -263,5 +241,8 @@ const chart = lineChart({
     { name: `${res.dataset}: q + zstd -3`, points: res.rows.filter((r) => r.method === 'quantize + zstd-wasm -3').map((r) => [r.rel, r.ratio]) },
   ]),
 });
-await writeFile(join(dirname(jsonAt), 'lossy-ratio-vs-error.svg'), chart);
-console.log(`\nwrote ${jsonAt} and lossy-ratio-vs-error.svg${problems.length ? `; ${problems.length} MISS` : '; all targets PASS'}`);
+writeResults(
+  { 'lossy.json': JSON.stringify(out, (k, v) => (v === Infinity ? 'lossless' : v), 2) + '\n', 'lossy-ratio-vs-error.svg': chart },
+  { quick },
+);
+console.log(problems.length ? `${problems.length} MISS` : 'all targets PASS');

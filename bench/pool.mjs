@@ -4,18 +4,13 @@
 // fresh 64 MiB JS array costs ~40 ms of page faults alone). Also: the per-call overhead of a
 // 1 KiB op (runs on the calling thread), and the 1 KiB op sent through a worker for comparison.
 //
-//   npm run build && node bench/pool.mjs [--quick]
+//   npm run build && node bench/pool.mjs [--quick] [--out DIR]
 //
-// Prints a table and writes bench/results/pool.json (machine, min / median / max per figure).
-import { outArg, outputDir } from './out-dir.mjs';
+// Prints a table and writes bench/results/<machine>/pool.json (machine, min / median / max per figure).
 import { Bench } from 'tinybench';
-import { mkdir, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createEngine } from '../dist/node/index.js';
+import { machineInfo, writeResults } from './lib/results.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
 const scale = quick ? 4 : 1;
 const iterations = quick ? 3 : 8;
@@ -86,8 +81,6 @@ async function roundTrip(bytes) {
 const one = await measure(1);
 const two = await measure(2);
 const call = await roundTrip(1024);
-const crossover = [];
-for (const kib of [16, 256, 1024, 4096]) crossover.push({ bytes: kib * 1024, ...(await roundTrip(kib * 1024)) });
 
 const bytesOf = { rleEncode: SIZES.rleBytes, sort: SIZES.sortKeys * 4, scan: SIZES.scanElements * 4 };
 const targets = { rleEncode: 1.7, sort: 1.7, scan: 1.3 };
@@ -104,9 +97,8 @@ const rows = Object.keys(targets).map((op) => {
   };
 });
 
-console.log(
-  `worker pool, ${os.cpus().length} cores (${os.cpus()[0]?.model}), node ${process.version}${quick ? ', --quick (1/4 sizes)' : ''}`,
-);
+const machine = machineInfo();
+console.log(`worker pool, ${machine.cores} cores (${machine.cpu}), node ${machine.node}${quick ? ', --quick (1/4 sizes)' : ''}`);
 console.log('op          input      1 worker ms   2 workers ms   speedup   target');
 for (const r of rows) {
   console.log(
@@ -119,28 +111,17 @@ const overheadUs = call.inline.medianMs * 1000;
 console.log(
   `per-call overhead, rleEncode of 1 KiB: median ${overheadUs.toFixed(1)} us (target <= 50 us) ${overheadUs <= 50 ? 'PASS' : 'MISS'}; through a worker ${(call.worker.medianMs * 1000).toFixed(1)} us`,
 );
-console.log(
-  'inline vs worker (the inline threshold): ' +
-    crossover
-      .map((c) => `${c.bytes / 1024} KiB ${(c.inline.medianMs * 1000).toFixed(0)} / ${(c.worker.medianMs * 1000).toFixed(0)} us`)
-      .join(', '),
-);
 
-// --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
-await writeFile(
-  join(outputDir({ out: outArg(), quick, committed: 'bench/results' }), 'pool.json'),
-  JSON.stringify(
-    {
+writeResults(
+  {
+    'pool.json': {
       benchmark: 'pool',
-      date: new Date().toISOString(),
       quick,
-      machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.arch()}` },
+      machine,
       note: 'inputs are engine.alloc arrays in shared memory; medians over iterations; speedup = 1-worker median / 2-worker median',
       rows,
       perCallOverhead: { op: 'rleEncode 1 KiB u8', inline: call.inline, worker: call.worker, targetUs: 50 },
-      inlineVersusWorker: crossover,
     },
-    null,
-    2,
-  ),
+  },
+  { quick },
 );

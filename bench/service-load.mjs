@@ -37,15 +37,16 @@
 //                       --workers W` (node:cluster; N = 1 is one process through the same
 //                       command); phases 1, 4 and 5 need the in-process server and are skipped.
 //                       The engine's rate (2) is still one engine with W workers.
-//                       Writes bench/results/service-load-processes-N[-quick].json.
-//     [--bundle-only]   only bundle the server (bench/.build/service.mjs, for bench/device-34.sh)
+//                       Writes service-load-processes-N.json.
 //     [--bad-only [--bad-seconds N]]   phase 4 alone (printed as JSON)
 //     [--cpu-prof DIR]  V8 CPU profiles of the server process(es) into DIR (node --cpu-prof).
 //
-// Prints a table and writes bench/results/service-load.json (machine, figures, pass/fail).
-// The server runs in a child process (this file with --server), built from ts/ by esbuild, so
-// the bench can reach the pool's killWorker without a debug route in the product.
-import { outArg, outputDir } from './out-dir.mjs';
+// Prints a table and writes bench/results/<machine>/service-load.json (machine, figures,
+// pass/fail; --quick: bench/.quick/). The server runs in a child process (this file with
+// --server), built from ts/ by esbuild (bench/lib/internals.mjs), so the bench can reach the
+// pool's killWorker without a debug route in the product.
+import { bundle } from './lib/internals.mjs';
+import { machineInfo, outArg, writeResults } from './lib/results.mjs';
 import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -118,9 +119,9 @@ async function makeBody(kind, bytes) {
 // ---- the server (child process) ------------------------------------------------------------
 
 async function runServer() {
-  const { createService, CpuPath, Engine } = await import(pathToFileURL(argv[argv.indexOf('--server') + 1]).href);
+  const { createService, CpuPath, Engine, PROCEDURES } = await import(pathToFileURL(argv[argv.indexOf('--server') + 1]).href);
   const workers = value('--workers', 2);
-  const cpu = await CpuPath.create({ workers });
+  const cpu = await CpuPath.create({ procedures: PROCEDURES, workers });
   const engine = new Engine(cpu, null, { maxElements: 2 ** 32 - 1, maxQueue: 1024 });
   const options = { queue: 1024, timeoutMs: 600_000 };
   if (flag('--chunk-bytes')) options.chunkBytes = value('--chunk-bytes');
@@ -217,37 +218,8 @@ async function engineRate(engine, kind, seconds, chunkBytes) {
 
 // ---- the server, started -----------------------------------------------------------------------
 
-async function bundleService() {
-  // bench/.build/ travels to the GPU machine (pack.sh), which has no esbuild: bundle before packing
-  const outfile = join(root, 'bench/.build/service.mjs');
-  let esbuild;
-  try {
-    esbuild = await import('esbuild');
-  } catch (e) {
-    if (existsSync(outfile)) return outfile;
-    throw e;
-  }
-  await esbuild.build({
-    stdin: {
-      contents: [
-        "export { createService } from './ts/service/index.ts';",
-        "export { CpuPath } from './ts/cpu/cpu-path.ts';",
-        "export { Engine } from './ts/engine.ts';",
-      ].join('\n'),
-      resolveDir: root,
-      loader: 'ts',
-    },
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'es2022',
-    packages: 'external',
-    loader: { '.wgsl': 'text' },
-    outfile,
-    logLevel: 'error',
-  });
-  return outfile;
-}
+/** The server's bundle: the service, the CPU path and the engine from ts/ (bench/lib/internals.mjs). */
+const bundleService = () => bundle('service');
 
 /** node flags of the server process(es): a CPU profile into --cpu-prof DIR. */
 function profileFlags() {
@@ -533,16 +505,7 @@ function describeRun(name, run) {
   );
 }
 
-function machine() {
-  return {
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cores: os.availableParallelism(),
-    node: process.version,
-    platform: `${os.platform()} ${os.arch()}`,
-    memoryGiB: os.totalmem() / 2 ** 30,
-    loadAverage: os.loadavg(),
-  };
-}
+const machine = () => machineInfo({ cores: os.availableParallelism() });
 
 /** The container the compress route makes of `body` (the decompress route's request body). */
 async function compressOnce(url, type, body) {
@@ -775,13 +738,7 @@ async function runProcessesBench() {
   };
   console.log(JSON.stringify(results));
   if (flag('--load-only')) return;
-  // --quick: bench/.quick/results/ unless --out DIR (bench/out-dir.mjs)
-  const out = join(
-    outputDir({ out: outArg(), quick: s.quick, committed: 'bench/results' }),
-    `service-load-processes-${processes}${s.quick ? '-quick' : ''}.json`,
-  );
-  await writeFile(out, JSON.stringify(results, null, 2) + '\n');
-  console.log(`wrote ${out}`);
+  writeResults({ [`service-load-processes-${processes}.json`]: results }, { quick: s.quick, out: outArg() });
 }
 
 /** A 1 GiB round trip: compress's response is decompress's request body; checks the output. */
@@ -983,16 +940,10 @@ async function runBench() {
   } finally {
     await server.ask('stop').catch(() => undefined);
   }
-  const out = join(
-    outputDir({ out: outArg(), quick: s.quick, committed: 'bench/results' }),
-    s.quick ? 'service-load-quick.json' : 'service-load.json',
-  );
-  await writeFile(out, JSON.stringify(results, null, 2) + '\n');
-  console.log(`wrote ${out}`);
+  writeResults({ 'service-load.json': results }, { quick: s.quick, out: outArg() });
 }
 
-if (flag('--bundle-only')) console.log(await bundleService());
-else if (flag('--server')) await runServer();
+if (flag('--server')) await runServer();
 else if (flag('--client')) await runClient();
 else if (argv.includes('--processes')) await runProcessesBench();
 else await runBench();

@@ -54,7 +54,7 @@ await esbuild.build({
     index: 'ts/index.ts',
     service: 'ts/service/entry.ts',
     cli: 'ts/cli/main.ts',
-    worker: 'ts/cpu/worker-entry.ts',
+    worker: 'ts/codec/cpu/worker.ts',
   },
   outdir: 'dist/node',
   platform: 'node',
@@ -79,7 +79,7 @@ const browserPlatform = {
 };
 await esbuild.build({
   ...common,
-  entryPoints: { index: 'ts/index.ts', worker: 'ts/cpu/worker-entry.ts' },
+  entryPoints: { index: 'ts/index.ts', worker: 'ts/codec/cpu/worker.ts' },
   outdir: 'dist/browser',
   platform: 'browser',
   external: ['webgpu'],

@@ -2,7 +2,7 @@
 // `codeLengths` (ts/codec/huffman.ts: two-queue Huffman on the leaves sorted by (count, symbol),
 // van Leeuwen 1976; clamped to MAX_BITS, then made complete as Huff0 does), and the bits the
 // histogram's symbols take with them. The compress from the device sizes every candidate stream
-// of every chunk from these (ts/format/device-encode2.ts) instead of computing 100+ codes on the
+// of every chunk from these (ts/codec/gpu/encode.ts) instead of computing 100+ codes on the
 // host (2 ms of a sparse volume's compress on the H200 host).
 //
 // One workgroup per histogram. Its 256 invocations rank the present symbols (an invocation
@@ -16,7 +16,7 @@
 // `words` holds, for `params.hists` histograms h: counts at [256 h, 256 h + 256) (written by
 // codec-histogram.wgsl), lengths at params.lengthsAt + 64 h (64 words), coded bits at
 // params.bitsAt + h. A histogram of fewer than two present symbols gets lengths 0 and 0 bits.
-// Ranges are below 2^28 bytes (ts/gpu/codec.ts checks), so every tree weight (at most the
+// Ranges are below 2^28 bytes (ts/codec/gpu/histogram.ts checks), so every tree weight (at most the
 // range's length) and the coded bits (at most 11 x the length) fit in u32.
 // Composed by ts/gpu/compose.ts (`const WG` = 256 prepended).
 

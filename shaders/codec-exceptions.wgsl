@@ -1,7 +1,7 @@
 // The exception lists of the lossy mode's compress from the device (docs/format.md, "Stage 5:
 // quantize"): after the quantize kernel (codec-quantize.wgsl) has coded every element, the
 // elements coded 0xFFFFFFFF (exceptions, stored exactly) are listed in index order, a stream
-// compaction in two passes around an exclusive scan (ts/format/device-encode-lossy.ts):
+// compaction in two passes around an exclusive scan (ts/codec/gpu/encode-lossy.ts):
 //   exceptionFlags: one invocation an element: flags[i] = 1 where codes[i] is the exception code;
 //   (exclusive scan of the flags -> pos, and their total E)
 //   exceptionList:  one invocation an element: an exception writes its index to indices[pos[i]]

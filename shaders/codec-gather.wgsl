@@ -1,10 +1,10 @@
 // Byte gather: copies byte ranges of `src` (any alignment) to byte ranges of `dst` (any
-// alignment), for the container's payloads assembled on the GPU (ts/format/device-encode2.ts).
+// alignment), for the container's payloads assembled on the GPU (ts/codec/gpu/encode.ts).
 // One invocation per destination word of a job (2-D grid: wid.y * nwg.x + wid.x): it finds its
 // job (binary search of the jobs' first words), reads the source bytes of its word (one word, a
 // funnel shift of two, or byte by byte at a range's ends) and writes the word. Words shared with
 // a neighbouring job are ORed in (atomicOr into a cleared destination); whole words are stored.
-// Jobs never overlap in `dst`; ts/gpu/codec.ts clears `dst`'s ranges first and binds both
+// Jobs never overlap in `dst`; ts/codec/gpu/gather.ts clears `dst`'s ranges first and binds both
 // buffers at aligned offsets (job offsets are relative to them).
 // Composed by ts/gpu/compose.ts (`const WG` = 256 prepended).
 

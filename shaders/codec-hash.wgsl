@@ -1,5 +1,5 @@
 // Tree hash of docs/format.md ("Tree hash"): XXH32 (seed 0) of every 4096-byte block of one or
-// many byte ranges. ts/gpu/codec.ts plans every level on the host (the lengths of all levels
+// many byte ranges. ts/codec/gpu/hash.ts plans every level on the host (the lengths of all levels
 // follow from the ranges' byte lengths) and dispatches `hashTiles` once per level: level 1
 // reads the caller's buffer (`input`), later levels read the hashes of the level before, kept in
 // `scratch`. A range of at most one block is a final level: its host-assigned `dst` is the

@@ -8,7 +8,7 @@
 // et al. 2013, with hardware shared-memory atomics in place of their tagged counters.
 //
 // Ranges start at any byte: a tile reads the words that cover its bytes (coalesced, one word an
-// invocation a step) and masks the bytes outside it. ts/gpu/codec.ts clears `hist` first and
+// invocation a step) and masks the bytes outside it. ts/codec/gpu/histogram.ts clears `hist` first and
 // binds the source at an aligned offset (`src` offsets are relative to it).
 // Composed by ts/gpu/compose.ts (`const WG` = 256 and `const TILE_BYTES` prepended).
 

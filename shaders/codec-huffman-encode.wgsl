@@ -13,11 +13,11 @@
 //                  bits in workgroup memory (PAVLE's shared-memory variant), and the block's
 //                  words go out: plain stores inside, atomicOr for the first and the last word,
 //                  which the neighbouring blocks or segments may share
-// A job's output (word `out` of `dst`, cleared first by ts/gpu/codec.ts) is the stream without
+// A job's output (word `out` of `dst`, cleared first by ts/codec/gpu/huffman-encode.ts) is the stream without
 // its header: K end offsets (u32), then the bitstreams from word out + K. Each segment starts on
 // a byte boundary; the bits of a byte are filled from bit 0, codes stored first bit lowest
 // (bit-reversed canonical codes, built on the host), pad bits zero: byte for byte what
-// assembly/codec.ts huffmanEncode writes.
+// assembly/huffman.ts huffmanEncode writes.
 //
 // Mode 3 (docs/format.md, "Mode 3: interleaved lanes"; `params.lanes` = 1, g <= 12): the entries
 // are segments, not blocks (blocks[b] is segment b's bits), and 32 invocations take a segment,

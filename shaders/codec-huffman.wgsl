@@ -11,7 +11,7 @@
 // takes ceil(S / WG) consecutive workgroups, and all invocations of a workgroup work on one
 // stream. A mode-2 workgroup first builds its stream's 2048-entry decode table in workgroup
 // memory from the code lengths in the stream's header (each entry symbol | code length << 8,
-// the layout of buildHuffmanDecodeTable in ts/codec/gpu/stages.ts), where a separate dispatch
+// the layout of buildHuffmanDecodeTable in ts/codec/gpu/huffman-decode.ts), where a separate dispatch
 // had built every table into a storage buffer first. The kernel's own time did not move with
 // it, nor with two symbols a lookup or the bitstream loaded further ahead (measured on an H200,
 // docs/benchmarks.md): it is bound by each invocation's loop of 2^g symbols at low occupancy.
@@ -19,7 +19,7 @@
 // Bits are read least significant first; a decoder window holds the next 11 bits, and one
 // lookup in the table gives the symbol and the bits to consume.
 //
-// The checks of docs/format.md that the host leaves to this kernel (ts/codec/gpu/stages.ts
+// The checks of docs/format.md that the host leaves to this kernel (ts/codec/gpu/huffman-decode.ts
 // parseHuffmanStream reads only the fixed fields) fail the stream's segments: code lengths over
 // 11, fewer than two symbols or a Kraft sum other than 1 (every workgroup of the stream, before
 // it decodes), a segment whose end offset is below its start or a last segment that does not

@@ -1,6 +1,6 @@
 // The rle stage's lengths streams decoded on the GPU (docs/format.md, "Version 2", stage 3: each
 // run's (length - 1) as unsigned LEB128), for decompress to the device, with the checks of the
-// CPU decoder (assembly/varint.ts varintDecodeLengths, ts/codec/cpu-codec.ts decodeRunsAt):
+// CPU decoder (assembly/varint.ts varintDecodeLengths, ts/codec/cpu/pipeline.ts decodeRunsAt):
 // at most 5 bytes a value, a value below 2^32 - 1, exactly R values that use every byte of the
 // stream; and each length at most the chunk's element count (the sum check's first half: a
 // longer run cannot fit; the caller checks the total before expanding).
@@ -9,7 +9,7 @@
 // aligned start, zero bytes between them. Three passes, plus an exclusive scan in between:
 //   lebFlags:  one invocation a byte: 1 where a byte inside a slot's stream ends a value (top
 //              bit clear), else 0;
-//   (ts/format/device-decode2.ts: exclusive scan of the flags -> idx, and the total)
+//   (ts/codec/gpu/decode.ts: exclusive scan of the flags -> idx, and the total)
 //   lebValues: one invocation a byte that ends a value: its run index in the slot is
 //              idx[p] - idx[slot start]; the value is assembled from the continuation bytes before
 //              it (never past the slot's start) and written as length = value + 1 at the slot's

@@ -5,12 +5,12 @@
 // never crosses a chunk), `starts` is the exclusive scan of their lengths (element index of each
 // run's first element). Two entry points, one invocation a run (2-D grid: wid.y * nwg.x + wid.x):
 //   lebSizes: counts[r] = bytes of run r's LEB128 (1..5);
-//   (ts/gpu/codec.ts: exclusive scan of counts -> at, and the total)
+//   (ts/codec/gpu/rle-streams.ts: exclusive scan of counts -> at, and the total)
 //   lebWrite: writes run r's bytes at byte at[r] of `leb` (zeroed before; atomicOr per u32 word,
 //             since neighbouring runs share words), and for a run that starts a chunk (starts[r]
 //             a multiple of the chunk length) the chunk's first run and first LEB byte into
 //             table[2 c], table[2 c + 1].
-// Composed by ts/gpu/codec.ts with `const WG` (256) prepended.
+// Composed by ts/codec/gpu/rle-streams.ts with `const WG` (256) prepended.
 
 struct Params {
   runs: u32,   // R

@@ -1,5 +1,5 @@
 // Mode-3 Huffman lanes with subgroups of 32, 64 or 128 invocations: shared piece appended to
-// codec-huffman.wgsl by ts/codec/gpu/stages.ts where every subgroup of the adapter is a multiple
+// codec-huffman.wgsl by ts/codec/gpu/huffman-decode.ts where every subgroup of the adapter is a multiple
 // of 32 wide (`lane` is the subgroup invocation id). Each 32 consecutive invocations of a
 // subgroup decode one segment.
 //

@@ -1,5 +1,5 @@
 // Mode-3 Huffman lanes without subgroups of 32 (none, or narrower ones): shared piece appended to
-// codec-huffman.wgsl by ts/codec/gpu/stages.ts. Invocations tid .. tid + 31 (tid a multiple of
+// codec-huffman.wgsl by ts/codec/gpu/huffman-decode.ts. Invocations tid .. tid + 31 (tid a multiple of
 // 32) decode one segment; each step the lanes OR their bit into a mask in workgroup memory and
 // meet at a barrier. Three masks a segment rotate: step t's is read after the step's barrier,
 // and the one of step t - 1 (read before it) is cleared for step t + 2, whose writes come after

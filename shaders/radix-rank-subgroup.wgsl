@@ -11,7 +11,7 @@
 // Item k + 1's reads must see item k's store of another lane: this relies on a subgroup's lanes
 // running the counter loop in lockstep (no subgroup operation in it, the store a single
 // predicated instruction), as on NVIDIA, AMD, Intel and Apple GPUs and SwiftShader; the sort
-// tests (SwiftShader) and bench/sort-rank.mjs (in git history: a stable key-value sort checked
+// tests (SwiftShader) and sort-rank.mjs (in git history: a stable key-value sort checked
 // element by element) check it.
 // Wider subgroups (up to 128 lanes, vec4 ballots): per item, the lowest lane of each digit adds
 // to the count with atomicAdd and a shuffle hands the old count to the digit's other lanes.

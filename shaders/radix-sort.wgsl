@@ -366,7 +366,7 @@ fn onesweep(/*IDS*/) {
   // digitBase[d] += count of digit d in tiles before this one (look-back; tile 0: none), before
   // the staging: this tile's INCLUSIVE statuses go out sooner for its successors (on the H200 a
   // pass took 3.78-3.80 ms against 3.84-3.86 with the staging first, in two runs of
-  // bench/sort-rank.mjs and bench/results/sort-rank-nvidia-h200-order.log in git history)
+  // sort-rank.mjs and its sort-rank-nvidia-h200-order.log in git history)
   if (tile != 0u) { lookbackDigits(tile, tid, kind, mapIn); }
   for (var k = 0u; k < ITEMS; k += 1u) {
     let i = region + k * sg + lane;

@@ -1,7 +1,7 @@
 // Bytes of a kernel's `src` binding (`var<storage, read> src: array<u32>`, declared by the
 // kernel): words past the binding read as 0, so a lying offset reads zeros, never out of bounds.
 // Shared piece: appended to codec-huffman.wgsl, codec-huffman-encode.wgsl and
-// codec-pack-decode.wgsl by ts/codec/gpu/stages.ts (WGSL has no includes).
+// codec-pack-decode.wgsl by ts/codec/gpu/ (huffman-decode.ts, huffman-encode.ts, pack.ts) (WGSL has no includes).
 
 fn srcWord(i: u32) -> u32 {
   if (i < arrayLength(&src)) { return src[i]; }

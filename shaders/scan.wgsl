@@ -15,7 +15,7 @@
 // before those scans and the look-back walks after them: at 1024 invocations the SM holds one
 // workgroup, which the walk's round trips to L2 stall; its predecessors are then mostly done
 // (on the H200: 1.02 windows read a tile against 1.8, no spins against 0.3; a 2^28 pass 0.86 ms
-// against 0.94; bench/scan-phases.mjs, in git history). Buffers are padded to 16 bytes (a vec4);
+// against 0.94; scan-phases.mjs, in git history). Buffers are padded to 16 bytes (a vec4);
 // elements at or past n read as zero and outputs past n are not written beyond the padded vec4.
 
 struct Params {

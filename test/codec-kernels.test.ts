@@ -1,5 +1,5 @@
 /**
- * The version-2 codec kernels (assembly/codec.ts) in both builds, build/parle.wasm (SIMD) and
+ * The codec kernels (assembly/hash.ts, delta.ts, shuffle.ts, statistics.ts, huffman.ts) in both builds, build/parle.wasm (SIMD) and
  * build/parle-scalar.wasm, against the plain reference of docs/format.md
  * (test/support/codec-reference.ts): XXH32 and the tree hash, delta, byte-plane shuffle, byte
  * histograms and the chooser's statistics, canonical codes and decode tables, Huffman encode
@@ -334,7 +334,7 @@ describe.each(VARIANTS)('%s build', (variant) => {
       }
     });
 
-    /** The chooser's statistics as assembly/codec.ts documents them, one range at a time. */
+    /** The chooser's statistics as assembly/statistics.ts documents them, one range at a time. */
     function statsReference(bytes: Uint8Array, w: Width): { hist: number[]; runs: number[] } {
       const n = bytes.length / w;
       const modulus = 2 ** (8 * w);

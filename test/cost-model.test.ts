@@ -382,7 +382,7 @@ describe('cost model', () => {
 describe('calibration', () => {
   const { cpuSmall, small, large, mid, top } = CALIBRATION_SIZES;
   /**
-   * A machine like the H200 host with 16 workers (figures from bench/results/cost-model-nvidia-h200.json
+   * A machine like the H200 host with 16 workers (figures from bench/results/nvidia-h200/cost-model.json
    * and a sweep there): the CPU's compress runs on one worker up to one chunk (4 MiB), 3x faster
    * per byte past it (the workers' speed-up is smaller than their number), the GPU's compress costs about 14 ms whatever the size below 1 MiB, and each GPU op's
    * first call at a size pays for pipelines and buffers (150 ms).

@@ -8,6 +8,7 @@ import { createGpuContext } from '../ts/gpu/index.js';
 import type { ParleArray } from '../ts/types.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits, type WordArray } from './support/random.js';
 import * as ref from './support/reference.js';
+import { PROCEDURES } from '../ts/codec/cpu/procedures.js';
 
 let engine: Engine;
 /** An engine whose CPU path moves 64 bytes at a time, so every op crosses many segments. */
@@ -15,7 +16,7 @@ let tinySegments: Engine;
 
 beforeAll(async () => {
   engine = await createEngine({ workers: 1, gpu: 'off' });
-  tinySegments = new Engine(await CpuPath.create({ segmentBytes: 64 }), null, { maxElements: 2 ** 32 - 1, maxQueue: 1024 });
+  tinySegments = new Engine(await CpuPath.create({ procedures: PROCEDURES, segmentBytes: 64 }), null, { maxElements: 2 ** 32 - 1, maxQueue: 1024 });
 });
 afterAll(async () => {
   await engine.destroy();

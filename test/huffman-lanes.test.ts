@@ -1,6 +1,6 @@
 /**
  * Huffman stream mode 3, interleaved lanes (docs/format.md, "Mode 3: interleaved lanes"): the
- * kernels huffmanEncodeLanes / huffmanDecodeLanes (assembly/codec.ts) of both builds against the
+ * kernels huffmanEncodeLanes / huffmanDecodeLanes (assembly/huffman-lanes.ts) of both builds against the
  * plain reference (test/support/codec-reference.ts: huffmanEncodeLanesStream, and
  * huffmanDecodeStream's mode 3), byte for byte; corrupt segments (cut, extended, odd, lying
  * offsets, random mutations) get the reference's verdict, with the units placed at the very end

@@ -11,9 +11,10 @@ import { ErrorCodes } from '../ts/errors.js';
 import type { ParleArray } from '../ts/types.js';
 import { holdNextTask, nextRun } from './support/pool.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
+import { PROCEDURES } from '../ts/codec/cpu/procedures.js';
 
 async function engineWith(options: CpuPathOptions, maxQueue = 1024): Promise<Engine> {
-  return new Engine(await CpuPath.create(options), null, { maxElements: 2 ** 32 - 1, maxQueue });
+  return new Engine(await CpuPath.create({ procedures: PROCEDURES, ...options }), null, { maxElements: 2 ** 32 - 1, maxQueue });
 }
 
 /** Bytes of any array, for exact comparison. */
@@ -154,7 +155,7 @@ describe('scheduling and faults', () => {
   let engine: Engine;
   let cpu: CpuPath;
   beforeAll(async () => {
-    cpu = await CpuPath.create({ workers: 1, inlineBytes: 0 });
+    cpu = await CpuPath.create({ procedures: PROCEDURES, workers: 1, inlineBytes: 0 });
     engine = new Engine(cpu, null, { maxElements: 2 ** 32 - 1, maxQueue: 3 });
   });
   afterAll(() => engine.destroy());
@@ -251,7 +252,7 @@ describe('scheduling and faults', () => {
 
 describe('sumLengths: the exact total of run lengths', () => {
   it('host arrays over several windows, resident arrays in place, values near 2^32, and no block free', async () => {
-    const cpu = await CpuPath.create({ workers: 0 });
+    const cpu = await CpuPath.create({ procedures: PROCEDURES, workers: 0 });
     try {
       const rng = new Rng(caseSeed('sumLengths'));
       const serial = (a: Uint32Array) => a.reduce((x, v) => x + v, 0);
@@ -285,7 +286,7 @@ describe('sumLengths: the exact total of run lengths', () => {
 
 describe('copies between host arrays and the shared memory (writeBytes, readBytes)', () => {
   it('every alignment of source and destination, below and above the aligned-copy size; nothing outside the room touched', async () => {
-    const cpu = await CpuPath.create({ workers: 0 });
+    const cpu = await CpuPath.create({ procedures: PROCEDURES, workers: 0 });
     try {
       expect(cpu.heap.buffer).toBeInstanceOf(SharedArrayBuffer);
       const rng = new Rng(caseSeed('writeBytes'));

@@ -26,6 +26,7 @@ import { createService, type Service } from '../ts/service/index.js';
 import type { ParleArray } from '../ts/types.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
 import { metricSum } from '../bench/metrics-text.mjs';
+import { PROCEDURES } from '../ts/codec/cpu/procedures.js';
 
 const BIN = fileURLToPath(new URL('../bin/parle.mjs', import.meta.url));
 const MAX_BODY = 8 << 20;
@@ -108,7 +109,7 @@ let base: string;
 
 beforeAll(async () => {
   // Every chunk goes to a worker (inlineBytes 0), so the pool is exercised by small bodies.
-  cpu = await CpuPath.create({ workers: 2, inlineBytes: 0 });
+  cpu = await CpuPath.create({ procedures: PROCEDURES, workers: 2, inlineBytes: 0 });
   engine = new Engine(cpu, null, { maxElements: 2 ** 32 - 1, maxQueue: 64 });
   main = await createService(engine, { maxBody: MAX_BODY, chunkBytes: 64 << 10, timeoutMs: 30_000 });
   base = await main.listen({ port: 0, host: '127.0.0.1' });

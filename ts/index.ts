@@ -1,14 +1,20 @@
 /**
- * parle: run-length encoding, LSD radix sort and prefix scan for JavaScript runtimes, on
- * WebAssembly SIMD workers and WebGPU, with the .parle container format.
+ * parle: a typed-array codec for JavaScript runtimes. It compresses arrays into the chunked,
+ * checksummed .parle container, each chunk by the pipeline that suits it (delta, byte-plane
+ * shuffle, run-length encoding, then canonical Huffman or bit-packing; an error-bounded lossy
+ * mode for f32), on WebAssembly SIMD workers or WebGPU, a cost model picking the path of every
+ * call; its primitives (run-length encoding, LSD radix sort, prefix scan) are public too.
  *
  *     import { createEngine } from 'parle-codec';
  *     const engine = await createEngine();
+ *     const packed = await engine.compress(f32);    // Uint8Array: a .parle container
+ *     const back = await engine.decompress(packed); // Float32Array equal to f32
  *     const runs = await engine.rleEncode(bytes);   // { values, lengths }
- *     const packed = await engine.compress(bytes);  // .parle container
  *     await engine.destroy();
  *
- * Re-exports only; start reading at ts/engine.ts.
+ * Re-exports only; start reading at ts/engine.ts (the facade) and ts/options.ts (every option).
+ * The layers below: ts/codec/ (the pipelines of both paths), ts/format/ (the container's bytes),
+ * ts/cpu/ and ts/gpu/ (the runtimes and their primitives), ts/cost/ (the cost model).
  *
  * @module parle
  */
@@ -41,7 +47,7 @@ export type { ErrorCode } from './errors.js';
 export type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 export type { Location } from './cost/model.js';
 export { ELEMENT_TYPES, elementSize } from './types.js';
-export { ContainerReader, ContainerWriter } from './format/stream.js';
+export { ContainerReader, ContainerWriter } from './codec/stream.js';
 export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';
 export type { ChunkReport } from './codec/cpu/chunks.js';

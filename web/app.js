@@ -420,9 +420,12 @@ async function selfTest() {
 async function main() {
   wireUi();
   if (new URLSearchParams(location.search).has('selftest')) await selfTest();
-  engine = await createEngine();
+  // ?calibration=skip: the cost model's default rates instead of measuring them (seconds on a
+  // software GPU, more on a loaded machine); the page's flows are the same
+  const skipCalibration = new URLSearchParams(location.search).get('calibration') === 'skip';
+  engine = await createEngine(skipCalibration ? { calibration: 'skip' } : {});
   showEnvironment();
-  if (engine.adapter) {
+  if (engine.adapter && !skipCalibration) {
     setProgress(0, 'calibrating the cost model…');
     await engine.calibrate({ onProgress: (done, total) => setProgress(done / total, 'calibrating the cost model…') });
   }

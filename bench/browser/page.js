@@ -1,10 +1,10 @@
 // The benchmark page of bench/browser.mjs: the browser build (/dist/browser/index.js) on the
-// same measurements as Node's side (./measure.mjs). The driver waits for `window.parleBench`,
+// same measurements as Node's side (bench/lib/measure.mjs). The driver waits for `window.parleBench`,
 // then calls `setup({ workers })` once and `runFile({ url, type })` per file; each resolves to
 // plain JSON. A module that fails to load leaves `window.parleBench` unset: the driver reports the
 // page's errors. `setup` refuses a page that is not cross-origin isolated.
 import { compressBound, createEngine } from '/dist/browser/index.js';
-import { CTORS, engineInfo, freshArrayRates, measureArray } from './measure.mjs';
+import { CTORS, engineInfo, freshArrayRates, measureArray } from '/bench/lib/measure.mjs';
 
 const log = (line) => {
   document.getElementById('log').textContent += `${line}\n`;

@@ -4,8 +4,13 @@
 //   npm run build && node bench/suite/index.mjs [--quick] [--json FILE] [--gpu-machine] [--out DIR]
 //   parle bench [--quick] [--json FILE] [--gpu-machine] [--out DIR]      (the same, from the CLI)
 //
-// Writes results.json, report.md and *.svg into DIR (default bench/report/; --quick:
-// bench/.quick/report/, git-ignored; with --gpu-machine: $OUT when set). --json FILE writes the results JSON there too.
+// Writes report.md and *.svg into DIR (default bench/report/; --quick: bench/.quick/report/,
+// git-ignored; with --gpu-machine: $OUT when set), and the results into suite.json of
+// bench/results/<machine>/ (bench/lib/results.mjs; --quick: bench/.quick/<machine>/; with an
+// output DIR: DIR/<machine>/). --json FILE writes the results JSON there too.
+//   node bench/suite/index.mjs --rewrite-report [FILE] [--out DIR]
+// rewrites the report (default bench/report/) from a results file (default this machine's
+// suite.json), folding in the other machines' runs (report.mjs findCompanions).
 //
 // Modes:
 //   --quick         about 90 s on 2 idle cores: sizes up to 1 MiB, Rutter's files at 128^3,
@@ -13,14 +18,14 @@
 //                   skipped (the local GPU is SwiftShader, a software Vulkan: a 1 MiB sort ~1.6 s).
 //   (default)       the full run: sizes up to 64 MiB, Rutter's files at 512^3, Haugen's cubes at
 //                   128^3 and 512^3, Gruber's 2^25 / 2^26; GPU cases above 2 MiB skipped locally.
-//   --gpu-machine   the full run on a real GPU (the device tool; ../shared/gpu/README.md): no GPU
-//                   cap, the GPU required, output to $OUT. CUDA anchors (cuda-anchors.py output)
-//                   found at $OUT/cuda-anchors.txt are folded into the report.
-import { outputDir } from '../out-dir.mjs';
+//   --gpu-machine   the full run on a real GPU (bench/gpu-machine.sh run suite): no GPU cap, the
+//                   GPU required, output to $OUT. CUDA anchors (bench/cuda-anchors.py's output)
+//                   found at DIR/cuda-anchors.txt are folded into the report.
+import { resultsDir } from '../lib/results.mjs';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { repetitionPolicy } from './measure.mjs';
@@ -95,13 +100,13 @@ export async function runSuite(options = {}) {
   const started = performance.now();
   const mode = options.gpuMachine ? 'gpu-machine' : options.quick ? 'quick' : 'full';
   const log = options.log ?? ((line) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${line}\n`));
-  // The local GPU is SwiftShader (../shared/gpu/README.md); point Vulkan at it before Dawn loads.
+  // The local GPU is SwiftShader (a software Vulkan driver of Debian's chromium package); point Vulkan at it before Dawn loads.
   process.env.XDG_RUNTIME_DIR ??= '/tmp'; // Dawn's Vulkan loader complains without one
   if (mode !== 'gpu-machine' && !process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER)) process.env.VK_ICD_FILENAMES = SWIFTSHADER;
-  // a quick run goes to bench/.quick/report/ unless --out says otherwise (bench/out-dir.mjs)
-  const outDir = mode === 'gpu-machine' && process.env.OUT && options.out === undefined
-    ? resolve(process.env.OUT)
-    : outputDir({ out: options.out, quick: mode === 'quick', committed: 'bench/report' });
+  // a quick run goes to bench/.quick/ unless --out says otherwise (bench/lib/results.mjs)
+  const out = options.out ?? (mode === 'gpu-machine' ? process.env.OUT : undefined);
+  const outDir = out !== undefined ? resolve(out) : join(ROOT, mode === 'quick' ? 'bench/.quick/report' : 'bench/report');
+  const resultsFile = join(resultsDir({ quick: mode === 'quick', out, gpu: mode === 'gpu-machine' }), 'suite.json');
 
   const { createEngine, VERSION } = await import('../../dist/node/index.js');
   const cases = await import('./cases.mjs');
@@ -162,7 +167,7 @@ export async function runSuite(options = {}) {
       await cases[g](ctx);
       results.notes.push(`${g}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       // written after every group, so a run cut off by a time limit still leaves its figures
-      await writeFile(join(outDir, 'results.json'), JSON.stringify({ ...results, partial: true }, null, 2) + '\n');
+      await writeFile(resultsFile, JSON.stringify({ ...results, partial: true }, null, 2) + '\n');
     }
   } finally {
     await engine.destroy();
@@ -171,26 +176,30 @@ export async function runSuite(options = {}) {
   results.tookS = (performance.now() - started) / 1000;
 
   const companions = await findCompanions({ root: ROOT, outDir, mode });
-  const { markdown, charts } = writeReport(results, companions);
-  await writeFile(join(outDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  const { markdown, charts } = writeReport({ ...results, resultsFile: relative(ROOT, resultsFile) }, companions);
+  await writeFile(resultsFile, JSON.stringify(results, null, 2) + '\n');
   await writeFile(join(outDir, 'report.md'), markdown);
   for (const [name, svg] of Object.entries(charts)) await writeFile(join(outDir, name), svg);
   if (options.json) await writeFile(resolve(options.json), JSON.stringify(results, null, 2) + '\n');
-  log(`done in ${results.tookS.toFixed(1)} s; wrote ${outDir}/report.md, results.json and ${Object.keys(charts).length} charts`);
+  log(`done in ${results.tookS.toFixed(1)} s; wrote ${resultsFile}, ${outDir}/report.md and ${Object.keys(charts).length} charts`);
   return results;
 }
 
-/** Rewrites report.md and the charts of DIR from its results.json (after adding companions). */
-export async function rewriteReport(dir) {
-  const results = JSON.parse(await readFile(join(dir, 'results.json'), 'utf8'));
+/** Rewrites report.md and the charts in `dir` from the results in `file` (after adding companions). */
+export async function rewriteReport(file = join(resultsDir(), 'suite.json'), dir = join(ROOT, 'bench/report')) {
+  const results = JSON.parse(await readFile(file, 'utf8'));
   const companions = await findCompanions({ root: ROOT, outDir: dir, mode: results.mode });
-  const { markdown, charts } = writeReport(results, companions);
+  const { markdown, charts } = writeReport({ ...results, resultsFile: relative(ROOT, file) }, companions);
+  await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'report.md'), markdown);
   for (const [name, svg] of Object.entries(charts)) await writeFile(join(dir, name), svg);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  if (args[0] === '--rewrite-report') await rewriteReport(resolve(args[1] ?? join(ROOT, 'bench/report')));
-  else await runSuite(parseSuiteArgs(args));
+  if (args[0] === '--rewrite-report') {
+    const at = args.indexOf('--out');
+    const file = args[1] !== undefined && args[1] !== '--out' ? resolve(args[1]) : undefined;
+    await rewriteReport(file, at > 0 ? resolve(args[at + 1]) : undefined);
+  } else await runSuite(parseSuiteArgs(args));
 }

@@ -1,5 +1,5 @@
-// The papers' figures, as their prose states them (plain-text copies in ../shared/papers/; the
-// figure images were lost, the numbers survive in the text). Quoted with their hardware.
+// The papers' figures, as their prose states them (read from plain-text copies, whose figure
+// images were lost: the numbers survive in the text). Quoted with their hardware.
 
 export const RUTTER = {
   cite: 'Rutter, Run-length Encoding on Graphics Hardware, MSc report, University of Alaska Fairbanks, 2011',

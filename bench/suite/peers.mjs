@@ -8,7 +8,7 @@ import { deflateSync, inflateSync } from 'fflate';
 import lz4 from 'lz4-wasm-nodejs';
 import * as zstd from '@bokuweb/zstd-wasm';
 import { encodeBinary, decodeBinary } from '@thi.ng/rle-pack';
-import { jsExclusiveScan, jsRleDecode, jsRleEncode } from '../baselines.mjs';
+import { jsExclusiveScan, jsRleDecode, jsRleEncode } from '../lib/baselines.mjs';
 
 export { jsExclusiveScan, jsRleDecode, jsRleEncode };
 

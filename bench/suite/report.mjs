@@ -45,7 +45,7 @@ function machineLine(r) {
 
 // ---- companions -----------------------------------------------------------------------------------
 
-/** Parses the text cuda-anchors.py prints (../shared/gpu/cuda-anchors.py). */
+/** Parses the text bench/cuda-anchors.py prints. */
 export function parseCudaAnchors(text) {
   const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
   const device = lines[0] && !lines[0].includes('=') ? lines[0] : null;
@@ -58,21 +58,26 @@ export function parseCudaAnchors(text) {
 }
 
 /**
- * Other runs to fold in: a --gpu-machine run committed as bench/results/suite-gpu-machine.json,
- * CUDA anchors (cuda-anchors.txt beside the output, or bench/results/cuda-anchors-*.txt), and the
- * GPU layer's own H200 run (bench/results/gpu-nvidia-*.json, bench/gpu.mjs).
+ * Other runs to fold in, from bench/results/<machine>/: a --gpu-machine run of this suite
+ * (suite.json), CUDA anchors (cuda-anchors.txt beside the output, else beside that run) and the
+ * GPU layer's own run on an NVIDIA card (gpu-layer.json, bench/gpu-layer.mjs).
  */
 export async function findCompanions({ root, outDir, mode }) {
   const out = {};
   const results = join(root, 'bench/results');
-  const gpuRun = join(results, 'suite-gpu-machine.json');
-  if (mode !== 'gpu-machine' && existsSync(gpuRun)) out.gpuMachine = JSON.parse(await readFile(gpuRun, 'utf8'));
-  const files = existsSync(results) ? await readdir(results) : [];
-  const cudaLocal = join(outDir, 'cuda-anchors.txt');
-  const cudaFile = existsSync(cudaLocal) ? cudaLocal : files.filter((f) => /^cuda-anchors.*\.txt$/.test(f)).map((f) => join(results, f))[0];
+  const machines = existsSync(results) ? (await readdir(results, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name) : [];
+  const json = async (file) => JSON.parse(await readFile(file, 'utf8'));
+  let gpuDir;
+  for (const m of machines) {
+    const file = join(results, m, 'suite.json');
+    if (mode === 'gpu-machine' || !existsSync(file)) continue;
+    const run = await json(file);
+    if (run.mode === 'gpu-machine') [out.gpuMachine, gpuDir] = [run, m];
+  }
+  const cudaFile = [join(outDir, 'cuda-anchors.txt'), ...[gpuDir, ...machines].filter(Boolean).map((m) => join(results, m, 'cuda-anchors.txt'))].find(existsSync);
   if (cudaFile) out.cuda = { file: cudaFile.slice(root.length), ...parseCudaAnchors(await readFile(cudaFile, 'utf8')) };
-  const layer = files.find((f) => /^gpu-nvidia-.*\.json$/.test(f));
-  if (layer) out.gpuLayer = { file: `bench/results/${layer}`, ...JSON.parse(await readFile(join(results, layer), 'utf8')) };
+  const layer = machines.filter((m) => m.startsWith('nvidia-')).map((m) => join(results, m, 'gpu-layer.json')).find(existsSync);
+  if (layer) out.gpuLayer = { file: layer.slice(root.length), ...(await json(layer)) };
   return out;
 }
 
@@ -161,7 +166,7 @@ function gpuRutterTable(r, comp) {
     out.push(`${label}: ${machineLine(res)}; files at ${edge}^3 (${sizeName(edge ** 3)}). Times in ms, median (min..max).`);
     out.push(table(['file', ...impls, 'cost model picks (predicted)', 'Rutter GPU / CPU ms'], t));
   }
-  if (!any) out.push('_No GPU figures: no adapter in this run, and no GPU machine run in bench/results/suite-gpu-machine.json._');
+  if (!any) out.push('_No GPU figures: no adapter in this run, and no GPU machine run in bench/results/<machine>/suite.json._');
   return out.join('\n\n');
 }
 
@@ -213,10 +218,10 @@ function gruberSection(r, comp) {
     const g = comp.gpuLayer.figures ?? {};
     const s26 = g['scan_u32_2^26'];
     const o26 = g['sort_u32_2^26'];
-    const up = g.uploadRing256MiB;
+    const up = g.uploadWholeStaging256MiB;
     const down = g.readbackRing256MiB;
     if (s26 || o26) {
-      out.push(`### The GPU layer on a real GPU (${comp.gpuLayer.file}, bench/gpu.mjs, device-resident)`);
+      out.push(`### The GPU layer on a real GPU (${comp.gpuLayer.file}, bench/gpu-layer.mjs, device-resident)`);
       out.push(
         `Not this suite: an earlier run of parle's WebGPU layer on ${comp.gpuLayer.adapter?.device ?? 'an NVIDIA GPU'} (Dawn through Vulkan). "GPU time" from timestamp queries, "wall" from the call to the resolved promise. Transfers of 256 MiB were measured separately: upload ${sig(up?.GBps)} GB/s, readback ${sig(down?.GBps)} GB/s, so "with transfers" below is derived (wall + 256 MiB up + 256 MiB down), not measured in one call. Run this suite with --gpu-machine for measured figures.`,
       );
@@ -384,7 +389,7 @@ function cudaSection(comp) {
   if (!comp.cuda?.rows.length) return [];
   return [
     `## CUDA anchors on the GPU machine (${comp.cuda.file})`,
-    `Native CUDA through PyTorch on ${comp.cuda.device ?? 'the GPU machine'} (../shared/gpu/cuda-anchors.py): the ceiling a WebGPU path can be held against.`,
+    `Native CUDA through PyTorch on ${comp.cuda.device ?? 'the GPU machine'} (bench/cuda-anchors.py): the ceiling a WebGPU path can be held against.`,
     table(['op', 'n', 'ms', 'rate'], comp.cuda.rows.map((x) => [x.what, x.log2 !== null ? `2^${x.log2}` : '', sig(x.ms), `${sig(x.rate)} ${x.unit}`])),
   ];
 }
@@ -406,7 +411,7 @@ export function writeReport(r, companions = {}) {
   const parts = [];
   parts.push(`# parle comparison benchmarks (${r.mode} run)`);
   parts.push(
-    `Run ${r.date}, ${sig(r.tookS)} s. ${machineLine(r)}. Load average at the start: ${r.machine.loadAverageAtStart.map((x) => sig(x, 2)).join(', ')} (the development machine is shared: CPU figures are contended). Every figure is the median (min..max) over repetitions with tinybench (${r.policy.iterations} or more, ${r.policy.slowIterations} for calls over ${r.policy.slowMs} ms), after a warm-up call. Raw figures: results.json.`,
+    `Run ${r.date}, ${sig(r.tookS)} s. ${machineLine(r)}. Load average at the start: ${r.machine.loadAverageAtStart.map((x) => sig(x, 2)).join(', ')} (the development machine is shared: CPU figures are contended). Every figure is the median (min..max) over repetitions with tinybench (${r.policy.iterations} or more, ${r.policy.slowIterations} for calls over ${r.policy.slowMs} ms), after a warm-up call. Raw figures: ${r.resultsFile ?? 'results.json'}.`,
   );
   if (r.adapter && r.gpuDriver?.includes('swiftshader')) {
     parts.push(

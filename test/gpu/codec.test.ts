@@ -1,35 +1,25 @@
 /// <reference types="@webgpu/types" />
 /**
- * The v2 codec's GPU kernels (ts/codec/gpu/stages.ts) against the plain reference of docs/format.md
+ * The codec's GPU kernels (ts/codec/gpu/, one file per shader family) against the plain reference of docs/format.md
  * (test/support/codec-reference.ts): tree hash, Huffman decode, delta, shuffle, byte histograms,
  * Huffman encode (against the CPU kernel of build/parle.wasm too). Outputs land in
  * buffers pre-filled with a sentinel, so bytes written past an output's words show.
  */
 import { expect } from 'vitest';
 import { type GpuContext } from '../../ts/gpu/index.js';
+import { deltaDecode, deltaEncode, encodeDeltaDecodeChunks } from '../../ts/codec/gpu/delta.js';
+import { encodeGather, type GatherJob } from '../../ts/codec/gpu/gather.js';
+import { treeHash, treeHashes } from '../../ts/codec/gpu/hash.js';
+import { histogramCodes8, histograms8 } from '../../ts/codec/gpu/histogram.js';
+import { buildHuffmanDecodeTable, huffmanDecode, parseHuffmanStream, type HuffmanDecodeJob } from '../../ts/codec/gpu/huffman-decode.js';
 import {
-  buildHuffmanDecodeTable,
-  deltaDecode,
-  deltaEncode,
-  encodeDeltaDecodeChunks,
-  encodeGather,
-  encodeShuffleChunks,
-  histograms8,
-  histogramCodes8,
-  huffmanDecode,
-  huffmanEncodeStreams,
   HUFFMAN_ENCODE_MAX_BYTES,
-  parseHuffmanStream,
-  rleChunkStreams,
-  shuffle,
-  treeHash,
-  treeHashes,
-  unshuffle,
-  type HuffmanDecodeJob,
   huffmanEncodeOnDevice,
-  type GatherJob,
+  huffmanEncodeStreams,
   type HuffmanEncodeJob,
-} from '../../ts/codec/gpu/stages.js';
+} from '../../ts/codec/gpu/huffman-encode.js';
+import { rleChunkStreams } from '../../ts/codec/gpu/rle-streams.js';
+import { encodeShuffleChunks, shuffle, unshuffle } from '../../ts/codec/gpu/shuffle.js';
 import { canonicalCodeTable, codedBits, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
 import { KernelHarness } from '../support/kernels.js';
 import { composeKernel } from '../../ts/gpu/compose.js';
@@ -1218,7 +1208,7 @@ describeGpu('GPU Huffman code lengths of byte histograms', () => {
 
 let cpuKernels: KernelHarness | undefined;
 
-/** The stream the CPU writes: ts/codec/huffman.ts writeHeader, then assembly/codec.ts huffmanEncode (build/parle.wasm). */
+/** The stream the CPU writes: ts/codec/huffman.ts writeHeader, then assembly/huffman.ts huffmanEncode (build/parle.wasm). */
 async function cpuHuffmanStream(bytes: Uint8Array, lengths: Uint8Array, g: number): Promise<Uint8Array> {
   cpuKernels ??= await KernelHarness.create('simd');
   const h = cpuKernels;

@@ -17,6 +17,9 @@ import {
   tracked,
 } from './support.js';
 import { within } from '../support/wait.js';
+import { radixSort } from '../../ts/gpu/radix-sort.js';
+import { rleDecode, rleEncode } from '../../ts/gpu/rle.js';
+import { scan } from '../../ts/gpu/scan.js';
 
 const TYPES: ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
 
@@ -74,17 +77,17 @@ describeGpu('GPU context', () => {
     const before = ctx.poolStats;
     // fill pooled buffers with ones: a scan's output and its spine go back to the pool
     const ones = await ctx.upload(new Uint32Array(300_001).fill(0xffffffff));
-    (await ctx.scan(ones, { inclusive: true })).destroy();
+    (await scan(ctx, ones, { inclusive: true })).destroy();
     ones.destroy();
     expect(ctx.poolStats.keptBytes).toBeGreaterThan(before.keptBytes);
     for (const n of [300_001, 1_200_003, 17]) {
       const a = runsArray('u8', n, 5, rng);
       const want = refRleEncode(a);
       const d = await ctx.upload(a);
-      const runs = await ctx.rleEncode(d);
+      const runs = await rleEncode(ctx, d);
       assertSameBits(await ctx.download(runs.values), want.values, `values n=${n}`);
       assertSameBits(await ctx.download(runs.lengths), want.lengths, `lengths n=${n}`);
-      assertSameBits(await ctx.download(await ctx.rleDecode(runs.values, runs.lengths)), a, `decode n=${n}`);
+      assertSameBits(await ctx.download(await rleDecode(ctx, runs.values, runs.lengths)), a, `decode n=${n}`);
       // the results are sized to the run count, not the worst case
       expect(runs.lengths.buffer.size).toBeLessThanOrEqual(sizeClass(want.lengths.byteLength));
       runs.values.destroy();
@@ -101,7 +104,7 @@ describeGpu('GPU context', () => {
     'poolBytes 0 keeps nothing',
     async (ctx, rng) => {
       const a = randomArray('u32', 5000, rng);
-      const out = await ctx.download(await ctx.scan(await ctx.upload(a), { inclusive: false }));
+      const out = await ctx.download(await scan(ctx, await ctx.upload(a), { inclusive: false }));
       expect(out[1]).toBe(a[0]);
       expect(ctx.poolStats.keptBytes).toBe(0);
     },
@@ -148,8 +151,8 @@ describeGpu('GPU context', () => {
     const d = ctx.wrap(buffer, 'u32', 5);
     expect(d.owned).toBe(false);
     assertSameBits(await ctx.download(d), data, 'download of wrapped');
-    assertSameBits(await ctx.download(await ctx.scan(d, { inclusive: true })), new Uint32Array([5, 6, 10, 11, 14]), 'scan');
-    assertSameBits(await ctx.download((await ctx.sort(d)).keys), new Uint32Array([1, 1, 3, 4, 5]), 'sort');
+    assertSameBits(await ctx.download(await scan(ctx, d, { inclusive: true })), new Uint32Array([5, 6, 10, 11, 14]), 'scan');
+    assertSameBits(await ctx.download((await radixSort(ctx, d)).keys), new Uint32Array([1, 1, 3, 4, 5]), 'sort');
     d.destroy(); // leaves the buffer alone
     assertSameBits(await ctx.download(ctx.wrap(buffer, 'u32', 5)), data, 'still there');
   });
@@ -176,7 +179,7 @@ describeGpu('GPU context', () => {
   gpuTest('a destroyed DeviceArray is refused', async (ctx) => {
     const d = await ctx.upload(new Uint32Array(8));
     d.destroy();
-    await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(scan(ctx, d, { inclusive: true })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
   gpuTest('sizes beyond 65535 workgroups dispatch as a 2-D grid', async (ctx) => {
@@ -205,14 +208,14 @@ describeGpu('GPU context', () => {
     const ctx = (await createGpuContext())!;
     try {
       const d = await ctx.upload(new Uint32Array(100_000).fill(7));
-      const pending = ctx.sort(d);
+      const pending = radixSort(ctx, d);
       pending.catch(() => undefined); // (awaited below, after the loss)
       ctx.device.destroy(); // what a driver reset looks like to the API: device.lost resolves
       const info = await within(ctx.lost, 60_000, 'ctx.lost did not resolve after device.destroy()');
       expect(typeof info.reason).toBe('string');
       expect(ctx.isLost).toBe(true);
       await expect(within(pending, 60_000, 'the sort pending at the loss did not settle')).rejects.toMatchObject({ code: 'DEVICE_LOST' });
-      await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'DEVICE_LOST' });
+      await expect(scan(ctx, d, { inclusive: true })).rejects.toMatchObject({ code: 'DEVICE_LOST' });
       await expect(ctx.upload(new Uint8Array(4))).rejects.toMatchObject({ code: 'DEVICE_LOST' });
     } finally {
       ctx.destroy();
@@ -220,7 +223,7 @@ describeGpu('GPU context', () => {
     const again = (await createGpuContext())!;
     try {
       await tracked(again, async () => {
-        const out = await again.download(await again.scan(await again.upload(new Uint32Array([1, 2, 3])), { inclusive: false }));
+        const out = await again.download(await scan(again, await again.upload(new Uint32Array([1, 2, 3])), { inclusive: false }));
         expect(Array.from(out)).toEqual([0, 1, 3]);
       });
     } finally {
@@ -243,7 +246,7 @@ describeGpu('GPU context', () => {
     const want = refRleEncode(a);
     const d = await ctx.upload(a);
     const check = async (what: string) => {
-      const runs = await ctx.rleEncode(d);
+      const runs = await rleEncode(ctx, d);
       assertSameBits(await ctx.download(runs.values), want.values, `${what}: values`);
       assertSameBits(await ctx.download(runs.lengths), want.lengths, `${what}: lengths`);
       runs.values.destroy();
@@ -253,14 +256,14 @@ describeGpu('GPU context', () => {
       await check('before');
       // past maxBufferSize: a validation error where the pool makes it, and in the submission
       restore = remakeBuffers(device, 'parle:rle-ends', ctx.limits.maxBufferSize + 256);
-      await expect(ctx.rleEncode(d)).rejects.toMatchObject({ code: 'GPU_ERROR', message: expect.stringMatching(/rle-encode/) });
+      await expect(rleEncode(ctx, d)).rejects.toMatchObject({ code: 'GPU_ERROR', message: expect.stringMatching(/rle-encode/) });
       restore();
       await check('after a GPU_ERROR');
       // 1 GiB: SwiftShader cannot allocate it (VK_ERROR_OUT_OF_DEVICE_MEMORY); a larger GPU can
       const swiftShader = /swiftshader/i.test(JSON.stringify(ctx.adapterInfo));
       const gib = Math.min(1 << 30, ctx.limits.maxBufferSize);
       restore = remakeBuffers(device, 'parle:rle-ends', gib);
-      if (swiftShader) await expect(ctx.rleEncode(d)).rejects.toMatchObject({ code: 'OUT_OF_MEMORY' });
+      if (swiftShader) await expect(rleEncode(ctx, d)).rejects.toMatchObject({ code: 'OUT_OF_MEMORY' });
       else await check('with a 1 GiB scratch buffer');
       restore();
       // uploads through the staging ring (1.2 MB) and through writeBuffer (4 KB)
@@ -295,6 +298,6 @@ describeGpu('GPU context', () => {
     const d = await ctx.upload(new Uint32Array(4));
     ctx.destroy();
     ctx.destroy();
-    await expect(ctx.scan(d, { inclusive: true })).rejects.toMatchObject({ code: 'DESTROYED' });
+    await expect(scan(ctx, d, { inclusive: true })).rejects.toMatchObject({ code: 'DESTROYED' });
   });
 });

@@ -375,7 +375,7 @@ export function buildProgram(): Command {
     .option('--gpu-machine', 'full sizes with a real GPU required, no GPU cap; output to $OUT when set')
     .option(
       '--out <dir>',
-      'directory for report.md, results.json and the charts (default bench/report/; with --quick bench/.quick/report/)',
+      'directory for report.md and the charts (default bench/report/; with --quick bench/.quick/report/); the results go to bench/results/<machine>/suite.json (DIR/<machine>/ with --out)',
     )
     .action(async (opts: { quick?: boolean; json?: string; gpuMachine?: boolean; out?: string }) => {
       // The suite is plain .mjs beside the package (not bundled, not in the npm package).

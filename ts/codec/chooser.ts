@@ -1,7 +1,7 @@
 /**
  * The chooser: a pipeline per chunk from statistics of one pass over the elements (byte
  * histograms of each byte plane of the elements and of their deltas, element runs and byte
- * runs of each plane; assembly/codec.ts `codecStats*`). Each candidate's size is estimated from
+ * runs of each plane; assembly/statistics.ts `codecStats*`). Each candidate's size is estimated from
  * them: Huffman sizes from the histograms' entropies, RLE sizes from the run counts
  * (run values assumed distributed as the elements, run lengths geometric), pack sizes exactly
  * from the sample's blocks (assembly/pack.ts `packStats`). A pack candidate is preferred to a
@@ -10,7 +10,7 @@
  * ranks; it never decides the bytes.
  */
 import { DEFAULT_SEGMENT_LOG2, segmentCount } from './huffman.js';
-import { pipelineName, StageId, type Pipeline } from './stages.js';
+import { pipelineName, StageId, type Pipeline } from '../format/stages.js';
 
 /** The statistics of one pass over `sampled` elements of a chunk of `count` (all of them, or a sample). */
 export interface ChunkStats {

@@ -1,7 +1,7 @@
 /**
  * Canonical Huffman over bytes, the host side: length-limited code lengths from a histogram,
  * size estimates for the chooser, and the stream header of docs/format.md ("Huffman streams").
- * The bit-level work (codes, tables, encode, decode) is in assembly/codec.ts and
+ * The bit-level work (codes, tables, encode, decode) is in assembly/huffman.ts and
  * shaders/codec-*.wgsl.
  *
  * Sources: Huffman's algorithm on sorted leaves with two queues (van Leeuwen 1976); the
@@ -247,7 +247,7 @@ export function readHeader(stream: Uint8Array, decodedBytes: number): HuffmanHea
  * 256 symbols, its code bit-reversed (first bit lowest, as the stream stores it) in bits 0..15
  * and its length in bits 16..31; 0 for a symbol of length 0. Codes are assigned in (length,
  * symbol) order, the first code of each length the previous length's last code + 1, shifted
- * left: the same words as assembly/codec.ts huffmanBuildCodes writes. Does not check the
+ * left: the same words as assembly/huffman.ts huffmanBuildCodes writes. Does not check the
  * lengths (callers check completeness and the 11-bit limit).
  * Example: lengths {0: 1, 1: 2, 2: 2} -> codes 0, 10, 11 -> entries 0 | 1 << 16,
  * 0b01 | 2 << 16, 0b11 | 2 << 16.

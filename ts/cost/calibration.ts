@@ -247,7 +247,7 @@ export async function calibrate(
   // on the H200 host 0.18 from about the 20th). Before the GPU's warm-up, so that GPU work leads
   // into the measurements, as it leads into a caller's readback of a GPU result: on an H100 a
   // 16 KiB readback took 0.5-0.6 ms after 600 ms of CPU calls and 0.2 after recent GPU work
-  // (bench/cost-diagnosis.mjs small, in git history; the SM clock at its floor in both)
+  // (cost-diagnosis.mjs small, in git history; the SM clock at its floor in both)
   for (const key of cpuKeys) {
     add(key, cpuSmall, await measureOf(key)(cpuSmall));
     await warm(key, cpuSmall);

@@ -27,9 +27,8 @@ import { arrayConstructor, elementSize, elementTypeOf } from '../types.js';
 import { canShareMemory } from '../platform/node.js';
 import { WasmHeap, formatBytes, type HeapBlock } from './memory.js';
 import { InlineExecutor, WorkerPool, abortError, type Executor } from './pool.js';
-import type { KernelContext } from './procedures.js';
+import { KERNEL_PROCEDURES, type KernelContext, type ProcedureTable } from './procedures.js';
 import type { ProcName, Procedures, Region, Task } from './protocol.js';
-import { COUNTER_BYTES, JOB_WORDS } from '../codec/cpu/batch.js';
 import {
   DECODE_SLACK_BYTES,
   MAX_MEMORY_PAGES,
@@ -84,6 +83,12 @@ export interface CpuPathOptions {
   inlineBytes?: number;
   /** Bytes the kernels' memory may grow to (default and most: 4 GiB, the wasm32 address space). */
   maxMemoryBytes?: number;
+  /**
+   * The procedures the calling thread runs (default: kernel calls only). The workers run those of
+   * their script (dist/{node,browser}/worker.js: the codec's); the engine passes the same table
+   * (ts/codec/cpu/procedures.ts PROCEDURES).
+   */
+  procedures?: ProcedureTable;
 }
 
 type BitView = Uint8Array | Uint16Array | Uint32Array;
@@ -172,7 +177,7 @@ export class CpuPath {
     this.segmentBytes = options.segmentBytes;
     this.inlineBytes = options.inlineBytes;
     this.shared = options.shareMemory;
-    this.inline = new InlineExecutor(ctx);
+    this.inline = new InlineExecutor(ctx, options.procedures);
     this.pool = pool;
     // An alloc'd array that is collected without free() gives its block back.
     this.finalizer = new FinalizationRegistry((block) => {
@@ -194,6 +199,7 @@ export class CpuPath {
       segmentBytes: Math.max(64, options.segmentBytes ?? SEGMENT_BYTES),
       inlineBytes: options.inlineBytes ?? INLINE_BYTES,
       maxMemoryBytes: options.maxMemoryBytes ?? MAX_MEMORY_PAGES * WASM_PAGE_BYTES,
+      procedures: options.procedures ?? KERNEL_PROCEDURES,
     };
     const variant: KernelVariant = shareMemory ? settings.variant : 'simd-unshared';
     const module = await compileKernels(variant);
@@ -1157,7 +1163,7 @@ export class CpuPath {
    * Runs `procedure` for a chunk: allocates its blocks, lets `fill` copy its input in, runs the
    * task on a worker (or inline for small chunks) and lets `read` copy the result out.
    */
-  async runChunk<P extends 'decodeLegacyChunk' | 'encodeChunk' | 'decodeChunk' | 'decodeRuns', R>(
+  async runChunk<P extends ProcName, R>(
     proc: P,
     inputBytes: number,
     sizes: readonly number[],
@@ -1180,20 +1186,21 @@ export class CpuPath {
   }
 
   /**
-   * Runs a batch procedure (ts/codec/cpu/batch.ts) over `jobs` chunks: on every worker at once
+   * Runs a batch procedure (e.g. the codec's, ts/codec/cpu/batch.ts) over `jobs` chunks: on every worker at once
    * when there are two or more chunks, the workers share the memory and the input is at least
    * {@link PARALLEL_BYTES} bytes (two or more workers) or inlineBytes (one worker), else on the
-   * calling thread. Allocates the counters, the job
-   * table (`jobs` x JOB_WORDS u32) and blocks of `sizes(participants)` (0: none), lets `build`
+   * calling thread. Allocates the counters (`table.counterBytes`, zeroed), the job
+   * table (`jobs` x `table.jobBytes`) and blocks of `sizes(participants)` (0: none), lets `build`
    * fill them and make the params (`staged`: on workers, where it may leave the rest of the
    * input to its `feed`, called once the tasks are posted), runs one task a participant and lets
    * `read` take the results before the blocks are released.
    * @throws ParleError the first participant's error, ABORTED, TOO_LARGE (memory)
    */
-  async runChunks<P extends 'encodeChunks' | 'decodeChunks', R>(
+  async runChunks<P extends ProcName, R>(
     proc: P,
     inputBytes: number,
     jobs: number,
+    table: { counterBytes: number; jobBytes: number },
     sizes: (participants: number) => readonly number[],
     build: (
       at: { counterPtr: number; jobsPtr: number; blocks: number[] },
@@ -1209,10 +1216,10 @@ export class CpuPath {
     const parallel = this.pool !== undefined && this.shared && jobs > 1 && inputBytes >= (workers >= 2 ? PARALLEL_BYTES : this.inlineBytes);
     const participants = parallel ? Math.min(this.pool!.concurrency, jobs) : 1;
     return this.withBlocks(
-      [COUNTER_BYTES, Math.max(1, jobs) * JOB_WORDS * 4, ...sizes(participants)],
+      [table.counterBytes, Math.max(1, jobs) * table.jobBytes, ...sizes(participants)],
       async (held) => {
         const [counterPtr, jobsPtr, ...blocks] = held.map((b) => b?.ptr ?? 0);
-        this.heap.bytes(counterPtr, COUNTER_BYTES).fill(0);
+        this.heap.bytes(counterPtr, table.counterBytes).fill(0);
         // staged (workers): `feed` fills the rest of the input after the tasks are posted, while
         // the workers start on what is there (they wait for it: ts/codec/cpu/batch.ts)
         const { params, feed, drain } = build({ counterPtr, jobsPtr, blocks }, participants, parallel);

@@ -11,7 +11,7 @@
 import * as Comlink from 'comlink';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { spawnWorker, type SpawnedWorker } from '../platform/node.js';
-import { regionPointer, runProcedure, type KernelContext } from './procedures.js';
+import { regionPointer, runProcedure, type KernelContext, type ProcedureTable } from './procedures.js';
 import type { Outcome, ProcName, Procedures, Task, WorkerApi } from './protocol.js';
 import type { KernelVariant } from './wasm.js';
 
@@ -40,11 +40,14 @@ export function abortError(signal: AbortSignal): ParleError {
 /** Runs tasks synchronously on the calling thread (for inputs too small for a round trip). */
 export class InlineExecutor implements Executor {
   readonly concurrency = 1;
-  constructor(private readonly ctx: KernelContext) {}
+  constructor(
+    private readonly ctx: KernelContext,
+    private readonly procedures: ProcedureTable,
+  ) {}
 
   async run<P extends ProcName>(task: Task<P>, signal?: AbortSignal): Promise<Procedures[P]['result']> {
     if (signal?.aborted) throw abortError(signal);
-    return unwrap(runProcedure(this.ctx, task.proc, task.params));
+    return unwrap(runProcedure(this.procedures, this.ctx, task.proc, task.params));
   }
 }
 

@@ -3,7 +3,7 @@
  * Calls go through comlink (its Node adapter over worker_threads in Node); a worker exposes
  * {@link WorkerApi}.
  *
- * A task names a procedure of ts/cpu/procedures.ts and its parameters. Pointers in the
+ * A task names a procedure of a procedure table (ts/cpu/procedures.ts) and its parameters. Pointers in the
  * parameters are byte offsets into the kernels' memory. When the workers share the engine's
  * memory (SharedArrayBuffer), that is all. When they cannot (a browser page that is not
  * cross-origin isolated), each worker owns a memory, and the task lists its {@link Region}s:
@@ -11,10 +11,7 @@
  * memory and rewrites the pointer, and sends the bytes of `out` regions back.
  */
 import type { ErrorCode } from '../errors.js';
-import type { ChunkEntry } from '../format/layout.js';
 import type { KernelName, KernelVariant } from './wasm.js';
-import type { DecodeChunkParams, DecodeRunsParams, EncodeChunkParams, EncodeChunkResult } from '../codec/cpu/pipeline.js';
-import type { DecodeChunksParams, EncodeChunksParams, EncodeChunksResult } from '../codec/cpu/batch.js';
 
 /** What a worker is started with. */
 export interface WorkerInit {
@@ -40,34 +37,13 @@ export interface KernelParams {
   args: number[];
 }
 
-/** Parameters of `decodeLegacyChunk`. */
-export interface DecodeLegacyChunkParams {
-  elementSize: 1 | 2 | 4;
-  entry: ChunkEntry;
-  index: number;
-  payloadPtr: number;
-  /** Room for entry.runCount u32. */
-  lengthsPtr: number;
-  /** Room for entry.elementCount elements plus DECODE_SLACK_BYTES (unused with runsOnly). */
-  outPtr: number;
-  /**
-   * Check the payload and decode only the run lengths (rle chunks) into lengthsPtr, for a decode
-   * that expands the runs elsewhere (the GPU); the elements' checksum is then not checked.
-   */
-  runsOnly?: boolean;
-}
-
-/** Procedures a worker runs, with their parameter and result types. */
+/**
+ * Procedures a worker runs, with their parameter and result types. This layer defines one,
+ * `kernel` (one kernel call); the codec adds its own by declaration merging
+ * (ts/codec/cpu/procedures.ts), so the CPU runtime imports nothing of the codec.
+ */
 export interface Procedures {
   kernel: { params: KernelParams; result: number };
-  decodeLegacyChunk: { params: DecodeLegacyChunkParams; result: null };
-  /** Version 2 (ts/codec/cpu/pipeline.ts). */
-  encodeChunk: { params: EncodeChunkParams; result: EncodeChunkResult };
-  decodeChunk: { params: DecodeChunkParams; result: null };
-  decodeRuns: { params: DecodeRunsParams; result: null };
-  /** Many chunks, taken from a job table in the kernels' memory (ts/codec/cpu/batch.ts). */
-  encodeChunks: { params: EncodeChunksParams; result: EncodeChunksResult };
-  decodeChunks: { params: DecodeChunksParams; result: null };
 }
 
 export type ProcName = keyof Procedures;

@@ -7,7 +7,6 @@
  * owns the memory layout (ts/cpu/memory.ts) and passes pointers.
  */
 import { loadBuildAsset } from '../platform/node.js';
-import type { QuantizeKernels } from '../codec/quantize.js';
 
 /** Key kinds of {@link Kernels.radixSort32}. */
 export const enum KeyKind {
@@ -34,7 +33,7 @@ export const PACK_SCRATCH_BYTES = 8192;
 /** Bytes a decode kernel may write past the end of its output (splatted v128 stores). */
 export const DECODE_SLACK_BYTES = 32;
 
-/** The kernels exported by both builds (the quantize kernels' contract is in ts/codec/quantize.ts). Element widths: 8, 16 or 32 bits. */
+/** The kernels exported by both builds (the quantize kernels' contract: QuantizeKernels below). Element widths: 8, 16 or 32 bits. */
 export interface Kernels extends QuantizeKernels {
   /** Start of the free heap: TypeScript places buffers at or above it. */
   heapBase(): number;
@@ -135,7 +134,7 @@ export interface Kernels extends QuantizeKernels {
   /** memmove of `n` ranges in order, listed at `listPtr` as u32 triples (destination, source, bytes). */
   copyRanges(listPtr: number, n: number): void;
 
-  // ---- the version-2 codec (assembly/codec.ts; docs/format.md "Version 2") ----
+  // ---- the codec's kernels (assembly/hash.ts, delta.ts, shuffle.ts, statistics.ts, huffman.ts, huffman-lanes.ts; docs/format.md) ----
   /** XXH32 of `len` bytes at `ptr` with `seed`, as a u32 bit pattern (read back with `>>> 0`). */
   xxh32(ptr: number, len: number, seed: number): number;
   /**
@@ -333,4 +332,30 @@ export function createKernelMemory(initialPages = 256, variant: KernelVariant = 
 export async function instantiateKernels(module: WebAssembly.Module, memory: WebAssembly.Memory): Promise<Kernels> {
   const instance = await WebAssembly.instantiate(module, { env: { memory } });
   return instance.exports as unknown as Kernels;
+}
+
+/** The quantize kernels (assembly/quantize.ts), part of {@link Kernels}. */
+export interface QuantizeKernels {
+  /**
+   * Quantizes `n` f32 at `inPtr`: codes (u32) to `codesPtr`, reconstructions to `reconPtr`, the
+   * first `cap` exceptions' indices and bits to `excIndexPtr` / `excValuePtr`. Returns the
+   * exception count (may exceed cap). Parameters from quantizeParams (ts/codec/quantize.ts).
+   */
+  quantizeF32(
+    inPtr: number,
+    n: number,
+    step: number,
+    inv: number,
+    tol: number,
+    limBits: number,
+    codesPtr: number,
+    reconPtr: number,
+    excIndexPtr: number,
+    excValuePtr: number,
+    cap: number,
+  ): number;
+  /** Codes to f32 (exceptions as 0); returns the Code.Exception count, or -1 for an invalid code. In place allowed. */
+  dequantizeF32(codesPtr: number, n: number, step: number, outPtr: number): number;
+  /** Writes the exceptions over the output, checking order, range and codes; 0 or -1. */
+  scatterExceptions(codesPtr: number, n: number, excIndexPtr: number, excValuePtr: number, e: number, outPtr: number): number;
 }

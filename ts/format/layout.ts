@@ -7,8 +7,8 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType } from '../types.js';
 import { ELEMENT_TYPES, elementSize } from '../types.js';
 import { xxh64 } from './checksum.js';
-import { pipelineProblem, StageId, streamCount } from '../codec/stages.js';
-import { QUANTIZE_HEADER_BYTES } from '../codec/quantize.js';
+import { pipelineProblem, StageId, streamCount } from './stages.js';
+import { QUANTIZE_HEADER_BYTES } from './quantize.js';
 
 /** "\x89PARLE\r\n": the high byte catches 7-bit transfers, CR LF catches newline conversion. */
 export const MAGIC = new Uint8Array([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a]);
@@ -79,7 +79,7 @@ export interface ChunkEntry {
   payloadChecksum: bigint;
   /** XXH64 of the decoded elements' bytes (version 1), or their tree hash (version 2, a u32). */
   elementsChecksum: bigint;
-  /** Version 2: the pipeline's stage ids (ts/codec/stages.ts); empty for stored. */
+  /** Version 2: the pipeline's stage ids (./stages.ts); empty for stored. */
   stages?: number[];
   /** Version 2: streams in the payload. */
   streamCount?: number;

@@ -6,7 +6,7 @@
  *
  * Why: on an H200 through Dawn, `createBuffer` of 1 GiB took 18 ms and its first use up to
  * 40 ms more (Dawn clears a new buffer before its first use), against 1.5 ms for a scan of
- * 2^28 u32 (figures in bench/results/gpu-nvidia-h200.json). A reused buffer costs neither.
+ * 2^28 u32 (figures in bench/results/nvidia-h200/gpu-layer.json). A reused buffer costs neither.
  *
  * Sizes are rounded up to a size class (powers of two up to 1 MiB, then steps of an eighth of
  * the power of two below: at most 12.5 % slack), so that sizes that differ a little share

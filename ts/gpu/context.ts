@@ -12,9 +12,6 @@ import { StagingRing, fillAndSubmit } from './transfer.js';
 import { BufferPool } from './buffer-pool.js';
 import { GpuErrorLog } from './gpu-errors.js';
 import { bindGroupLayout } from './pipelines.js';
-import { scanOp } from './scan.js';
-import { rleDecodeOp, rleEncodeOp } from './rle.js';
-import { sortOp } from './radix-sort.js';
 
 /** How long a rejected GPU wait waits for device.lost before it counts as a failure of its own (ms). */
 const LOSS_WAIT_MS = 5000;
@@ -65,7 +62,7 @@ const CONTEXT_OPTION_KEYS = Object.keys({
   maxStorageBindingBytes: true,
 } satisfies Record<keyof GpuContextOptions, true>);
 
-/** Measured best on an H200 (bench/results/gpu-nvidia-h200.json); its keys are the tuning's keys. */
+/** Measured best on an H200 (bench/results/nvidia-h200/gpu-layer.json); its keys are the tuning's keys. */
 const DEFAULT_TUNING: GpuTuning = {
   decodeWordsPerInvocation: 16,
   sortItemsPerInvocation: 8,
@@ -109,7 +106,7 @@ export interface GpuTuning {
    * Invocations per scan workgroup where the adapter has subgroups and allows it (else 256):
    * 256, 512 or 1024 (tile = this x 4 x scanVecsPerInvocation elements). Default 1024: on the
    * H200 at 2^28 u32 the scan took 0.95 ms of GPU time with 1024, 0.99 with 512 and 1.02 with
-   * 256 (measured by a benchmark since removed; git history has bench/results/gpu-variants-nvidia-h200.json): a quarter of the tiles, so a quarter of
+   * 256 (measured by a benchmark since removed; git history has its gpu-variants-nvidia-h200.json): a quarter of the tiles, so a quarter of
    * the look-backs, with the same registers per invocation.
    */
   scanWorkgroupSize: 256 | 512 | 1024;
@@ -811,7 +808,7 @@ export class GpuContext {
    * uploads. Each piece is filled in one memcpy, unmapped, its copy submitted, and mapped again
    * in the background (ready for the next upload), so the GPU copy of piece i overlaps the fill
    * of piece i+1 and no upload waits for a map. On the H200 host a memcpy into mapped memory ran
-   * at 10-12 GB/s, as fast as one between two JavaScript arrays (bench/results/gpu-nvidia-h200.json);
+   * at 10-12 GB/s, as fast as one between two JavaScript arrays (bench/results/nvidia-h200/gpu-layer.json);
    * the pieces are kept for the next upload (as many as the largest upload needed; releaseStaging()
    * frees them).
    */
@@ -958,73 +955,9 @@ export class GpuContext {
     return new DeviceArray(buffer, type, length, false);
   }
 
-  /**
-   * Prefix sum of u32, i32 (two's complement, wrapping) or f32 elements, into a new DeviceArray
-   * of the same type and length. Inclusive: out[i] = in[0] + ... + in[i]; exclusive: out[0] = 0,
-   * out[i] = in[0] + ... + in[i-1]. Example: [3,1,4,1,5] -> inclusive [3,4,8,9,14], exclusive
-   * [0,3,4,8,9]. f32 sums are associated differently from a serial loop (per 16 elements, per
-   * workgroup, per tile), so they may differ from it by rounding and between runs.
-   * Algorithm: single-pass chained scan with decoupled look-back (Merrill and Garland 2016) and
-   * decoupled fallback (Smith, Levien and Owens 2025); 4096 elements per workgroup, vec4 loads.
-   * The input is not modified; output and input never overlap. Arrays beyond one storage binding
-   * are scanned in windows of whole tiles, each adding the sum of the ones before it (read on the
-   * GPU: no readback).
-   * @throws ParleError UNSUPPORTED_TYPE, INVALID_ARGUMENT, TOO_LARGE (beyond maxBufferSize), DEVICE_LOST
-   */
-  scan(input: DeviceArray, opts: { inclusive: boolean }): Promise<DeviceArray> {
-    return scanOp(this, input, opts);
-  }
 
-  /**
-   * Run-length encode (PARLE, Balevic 2009) of any element type: `values` (same type) and
-   * `lengths` (u32), one entry per maximal run of equal elements. f32 compares bit patterns (NaN
-   * payloads and -0 are runs of their own). Example: [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8],
-   * lengths [1,2,1,3,1]; [] -> [], [].
-   * Two submissions: (1) one chained pass flags run starts, counts them per tile, looks back
-   * for the tile's first run index and scatters the end of the run before each start into a
-   * pooled worst-case buffer (4 bytes an element); the last tile writes the run count, which is
-   * read back (4 bytes: the DeviceArrays know their length); (2) one pass gathers each run's
-   * value from the input and its length from neighbouring run ends straight into buffers of the
-   * run count's size (no slack held by the application, nothing copied).
-   * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
-   */
-  rleEncode(input: DeviceArray): Promise<{ values: DeviceArray; lengths: DeviceArray }> {
-    return rleEncodeOp(this, input);
-  }
 
-  /**
-   * Run-length decode: `values[r]` repeated `lengths[r]` times, in order, into a new DeviceArray
-   * of values' type. Example: values [0,2,9], lengths [1,2,0] -> [0,2,2]. Zero lengths are allowed.
-   * Passes: an exclusive scan of the lengths (chained, as {@link scan}) that also writes the
-   * total; then an expand in which every invocation writes 16 words of output (16 to 64
-   * elements) and finds its first run by binary search in the run offsets, so a long run is
-   * spread over many invocations. The 4-byte total is read back: for lengths that {@link
-   * rleEncode} returned (whose sum it knows) after one submission of all passes, which confirms
-   * it; for other lengths between the scan and the expand, to size the output (a second
-   * submission, one more round trip).
-   * The sum of lengths must stay below 2^32; the runs must fit one storage binding (the output
-   * may exceed one: it is expanded in windows).
-   * @throws ParleError LENGTH_MISMATCH, UNSUPPORTED_TYPE (lengths not u32), INVALID_ARGUMENT,
-   *   TOO_LARGE, DEVICE_LOST
-   */
-  rleDecode(values: DeviceArray, lengths: DeviceArray): Promise<DeviceArray> {
-    return rleDecodeOp(this, values, lengths);
-  }
 
-  /**
-   * Stable LSD radix sort of u32, i32 or f32 keys (ascending; f32 in IEEE 754 totalOrder:
-   * -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN), optionally carrying u32 values (equal keys
-   * keep their input order). Returns new DeviceArrays; the inputs are not modified.
-   * Algorithm: OneSweep (Adinets and Merrill 2022): one read of the keys for all four 8-bit
-   * digit histograms, then one kernel per digit place that ranks each tile's keys, looks back per
-   * digit across tiles (decoupled look-back with decoupled fallback: Smith, Levien and Owens 2025)
-   * and scatters stably. Up to 2^30 - 1 keys.
-   * @throws ParleError UNSUPPORTED_TYPE, LENGTH_MISMATCH, INVALID_ARGUMENT, TOO_LARGE (2^30 keys or
-   *   more, or beyond a storage binding), DEVICE_LOST
-   */
-  sort(keys: DeviceArray, values?: DeviceArray): Promise<{ keys: DeviceArray; values?: DeviceArray }> {
-    return sortOp(this, keys, values);
-  }
 
   /**
    * Destroys the staging buffers (made again on the next transfer) and the storage buffers the

@@ -87,8 +87,18 @@ function sortPipelines(ctx: GpuContext, withValues: boolean): SortPipelines {
   };
 }
 
-/** GpuContext.sort: see its documentation. */
-export async function sortOp(
+/**
+ * Stable LSD radix sort of u32, i32 or f32 keys (ascending; f32 in IEEE 754 totalOrder:
+ * -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN), optionally carrying u32 values (equal keys
+ * keep their input order). Returns new DeviceArrays; the inputs are not modified.
+ * Algorithm: OneSweep (Adinets and Merrill 2022): one read of the keys for all four 8-bit
+ * digit histograms, then one kernel per digit place that ranks each tile's keys, looks back per
+ * digit across tiles (decoupled look-back with decoupled fallback: Smith, Levien and Owens 2025)
+ * and scatters stably. Up to 2^30 - 1 keys.
+ * @throws ParleError UNSUPPORTED_TYPE, LENGTH_MISMATCH, INVALID_ARGUMENT, TOO_LARGE (2^30 keys or
+ *   more, or beyond a storage binding), DEVICE_LOST
+ */
+export async function radixSort(
   ctx: GpuContext,
   keys: DeviceArray,
   values?: DeviceArray,

@@ -1,7 +1,7 @@
 /// <reference types="@webgpu/types" />
 /**
  * Run-length encode and decode on the GPU: dispatch of shaders/rle-encode.wgsl and
- * shaders/rle-decode.wgsl (see GpuContext.rleEncode / rleDecode for the contracts).
+ * shaders/rle-decode.wgsl (see rleEncode / rleDecode below for the contracts).
  */
 import { ErrorCodes, ParleError } from '../errors.js';
 import { elementSize, type ElementType } from '../types.js';
@@ -65,11 +65,22 @@ function emptyArray(ctx: GpuContext, type: ElementType): DeviceArray {
 }
 
 /**
- * GpuContext.rleEncode: see its documentation. With `chunkLength` (elements, a multiple of the
- * elements per u32 word: 4 for u8, 2 for u16, 1 otherwise; 0 for none), a run also starts at
- * every multiple of it: the runs of each of the container's chunks on their own.
+ * Run-length encode (PARLE, Balevic 2009) of any element type: `values` (same type) and
+ * `lengths` (u32), one entry per maximal run of equal elements. f32 compares bit patterns (NaN
+ * payloads and -0 are runs of their own). Example: [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8],
+ * lengths [1,2,1,3,1]; [] -> [], [].
+ * Two submissions: (1) one chained pass flags run starts, counts them per tile, looks back
+ * for the tile's first run index and scatters the end of the run before each start into a
+ * pooled worst-case buffer (4 bytes an element); the last tile writes the run count, which is
+ * read back (4 bytes: the DeviceArrays know their length); (2) one pass gathers each run's
+ * value from the input and its length from neighbouring run ends straight into buffers of the
+ * run count's size (no slack held by the application, nothing copied).
+ * With `chunkLength` (elements, a multiple of the elements per u32 word: 4 for u8, 2 for u16, 1
+ * otherwise; 0 for none), a run also starts at every multiple of it: the runs of each of the
+ * container's chunks on their own.
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
  */
-export async function rleEncodeOp(
+export async function rleEncode(
   ctx: GpuContext,
   input: DeviceArray,
   chunkLength = 0,
@@ -79,7 +90,7 @@ export async function rleEncodeOp(
 }
 
 /**
- * @internal {@link rleEncodeOp}, with `then` recorded into its second submission after the
+ * @internal {@link rleEncode}, with `then` recorded into its second submission after the
  * runs are written (`runs` >= 1 of them: values of the input's type and u32 lengths, in the
  * given buffers), so that work on the runs whose sizes follow from their count costs no round
  * trip of its own; its result is returned as `then` (undefined for an empty input, where it is
@@ -186,7 +197,17 @@ function encodeOffsets(
 }
 
 /**
- * GpuContext.rleDecode: see its documentation.
+ * Run-length decode: `values[r]` repeated `lengths[r]` times, in order, into a new DeviceArray
+ * of values' type. Example: values [0,2,9], lengths [1,2,0] -> [0,2,2]. Zero lengths are allowed.
+ * Passes: an exclusive scan of the lengths (chained, as {@link scan}) that also writes the
+ * total; then an expand in which every invocation writes 16 words of output (16 to 64
+ * elements) and finds its first run by binary search in the run offsets, so a long run is
+ * spread over many invocations. The 4-byte total is read back: for lengths that {@link
+ * rleEncode} returned (whose sum it knows) after one submission of all passes, which confirms
+ * it; for other lengths between the scan and the expand, to size the output (a second
+ * submission, one more round trip).
+ * The sum of lengths must stay below 2^32; the runs must fit one storage binding (the output
+ * may exceed one: it is expanded in windows).
  *
  * One submission when the decoded length is known beforehand (`expectTotal`, or the sum parle
  * noted for `lengths`, rleEncode's: {@link GpuContext.noteLengthSum}): the lengths' scan, the
@@ -195,13 +216,15 @@ function encodeOffsets(
  * writes stay inside its output, and whose run search stays inside the runs). Otherwise two: the
  * scan and check, whose total is read back to size the output, then the expand. On the H200 a
  * 2^28 u8 decode of rleEncode's runs took 0.80-0.88 ms of wall clock in one submission, 1.19 in
- * two (measured by bench/wall-2-28.mjs, in git history).
+ * two (measured by wall-2-28.mjs, in git history).
  *
  * With `expectTotal` (elements), runs whose lengths do not sum to it (or wrap past 2^32) fail
  * with CORRUPT, after an output of `expectTotal` elements (the caller's own figure) was
  * allocated and given back: a decoder of untrusted runs never allocates what the runs claim.
+ * @throws ParleError LENGTH_MISMATCH, UNSUPPORTED_TYPE (lengths not u32), INVALID_ARGUMENT,
+ *   TOO_LARGE, DEVICE_LOST
  */
-export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths: DeviceArray, expectTotal?: number): Promise<DeviceArray> {
+export async function rleDecode(ctx: GpuContext, values: DeviceArray, lengths: DeviceArray, expectTotal?: number): Promise<DeviceArray> {
   const v = ctx.checkInput(values, 'values', ALL_TYPES);
   const l = ctx.checkInput(lengths, 'lengths', ['u32']);
   if (v.length !== l.length) {
@@ -261,7 +284,7 @@ export async function rleDecodeOp(ctx: GpuContext, values: DeviceArray, lengths:
  * @internal Records the decode of runs whose lengths must sum to `total` elements (the caller's
  * own figure, at least 1 and below 2^32) into `s`: the lengths' scan, the wrap check and the
  * expand into `dst` (at least `total` elements, bound in windows where larger than one binding),
- * as the one-submission path of {@link rleDecodeOp}. Nothing is read back until the returned
+ * as the one-submission path of {@link rleDecode}. Nothing is read back until the returned
  * `check` runs after the submission: it throws CORRUPT when the lengths wrap past 2^32 or do not
  * sum to `total` (the expand's writes stayed inside `dst`, its run search inside the runs).
  * `values` and `lengths` have one entry per run (at least one). For a caller that records more

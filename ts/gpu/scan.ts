@@ -105,8 +105,20 @@ export function encodeScan(
   }
 }
 
-/** GpuContext.scan: see its documentation. */
-export async function scanOp(ctx: GpuContext, input: DeviceArray, opts: { inclusive: boolean }): Promise<DeviceArray> {
+/**
+ * Prefix sum of u32, i32 (two's complement, wrapping) or f32 elements, into a new DeviceArray
+ * of the same type and length. Inclusive: out[i] = in[0] + ... + in[i]; exclusive: out[0] = 0,
+ * out[i] = in[0] + ... + in[i-1]. Example: [3,1,4,1,5] -> inclusive [3,4,8,9,14], exclusive
+ * [0,3,4,8,9]. f32 sums are associated differently from a serial loop (per 16 elements, per
+ * workgroup, per tile), so they may differ from it by rounding and between runs.
+ * Algorithm: single-pass chained scan with decoupled look-back (Merrill and Garland 2016) and
+ * decoupled fallback (Smith, Levien and Owens 2025); 4096 elements per workgroup, vec4 loads.
+ * The input is not modified; output and input never overlap. Arrays beyond one storage binding
+ * are scanned in windows of whole tiles, each adding the sum of the ones before it (read on the
+ * GPU: no readback).
+ * @throws ParleError UNSUPPORTED_TYPE, INVALID_ARGUMENT, TOO_LARGE (beyond maxBufferSize), DEVICE_LOST
+ */
+export async function scan(ctx: GpuContext, input: DeviceArray, opts: { inclusive: boolean }): Promise<DeviceArray> {
   const d = ctx.checkInput(input, 'input', ['u32', 'i32', 'f32']);
   if (typeof opts !== 'object' || opts === null || typeof opts.inclusive !== 'boolean') {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.inclusive must be a boolean');

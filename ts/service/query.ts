@@ -18,7 +18,7 @@
  * Names are case-sensitive, as in the library.
  */
 import { closestName, ErrorCodes, ParleError, type ErrorCode } from '../errors.js';
-import { parseCodec } from '../codec/stages.js';
+import { parseCodec } from '../format/stages.js';
 import { MAX_LEVEL, MIN_LEVEL } from '../format/layout.js';
 import type { ElementType } from '../types.js';
 import { elementSize, isElementType } from '../types.js';

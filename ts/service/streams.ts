@@ -15,7 +15,7 @@
  * gives the turn back, so the gate's bound on concurrent engine work holds.
  */
 import { Readable } from 'node:stream';
-import { ContainerWriter, type ContainerReader } from '../format/stream.js';
+import { ContainerWriter, type ContainerReader } from '../codec/stream.js';
 import type { Header } from '../format/layout.js';
 import type { AdmissionGate, Job } from './admission.js';
 import { throwIfAborted, type RequestPhases, type RequestWork } from './body.js';

@@ -7,10 +7,14 @@ import type { CpuPath } from '../../cpu/cpu-path.js';
 import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
 import type { ElementType } from '../../types.js';
 import { elementSize } from '../../types.js';
-import { Encoding, type ChunkEntry } from '../../format/layout.js';
+import type { ChunkEntry } from '../../format/layout.js';
 import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, payloadRoomBytes, readDirectory } from './pipeline.js';
-import { pipelineName, type Pipeline } from '../stages.js';
-import { EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
+import { pipelineName, type Pipeline } from '../../format/stages.js';
+import { COUNTER_BYTES, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
+
+
+/** The batch procedures' table in the kernels' memory: their counters, then a job of JOB_WORDS u32 a chunk (./batch.ts). */
+const JOB_TABLE = { counterBytes: COUNTER_BYTES, jobBytes: JOB_WORDS * 4 };
 
 /** An encoded chunk: its table entry and its payload. */
 export interface EncodedChunk {
@@ -196,81 +200,6 @@ export function decodeChunk(
 }
 
 /**
- * Decodes chunk `index` into `out` (its elements' bytes, `entry.elementCount` x element size
- * long), checking the payload and the decoded elements against their checksums. `entry` must
- * have passed `readEntry`. `payload` and `out` must not overlap.
- * @throws ParleError CHECKSUM_MISMATCH, CORRUPT
- */
-export function decodeLegacyChunk(
-  cpu: CpuPath,
-  type: ElementType,
-  entry: ChunkEntry,
-  payload: Uint8Array,
-  out: Uint8Array,
-  index: number,
-  signal?: AbortSignal,
-): Promise<void> {
-  const size = elementSize(type);
-  const outBytes = entry.elementCount * size;
-  return cpu.runChunk(
-    'decodeLegacyChunk',
-    outBytes,
-    [payload.length + 8, entry.runCount * 4, outBytes + DECODE_SLACK_BYTES],
-    ([payloadPtr, lengthsPtr, outPtr]) => ({
-      params: { elementSize: size, entry, index, payloadPtr, lengthsPtr, outPtr },
-      regions: [
-        { param: 'payloadPtr', bytes: payload.length, access: 'in' },
-        { param: 'lengthsPtr', bytes: entry.runCount * 4, access: 'out' },
-        { param: 'outPtr', bytes: outBytes + DECODE_SLACK_BYTES, access: 'out' },
-      ],
-      fill: () => cpu.writeBytes(payloadPtr, payload),
-    }),
-    (_result, [, , outPtr]) => {
-      cpu.readBytes(outPtr, outBytes, out);
-    },
-    signal,
-  );
-}
-
-/**
- * Checks chunk `index`'s payload checksum and, for an rle chunk, decodes its run lengths (LEB128)
- * into the CPU path's memory at `lengthsPtr` (room for entry.runCount u32, allocated by the
- * caller from `cpu.heap`) and checks that they sum to the chunk's element count. A stored chunk's
- * payload is its elements; nothing is decoded. The decoded elements' checksum is not checked here
- * (the elements are expanded elsewhere: see ts/codec/gpu/decompress.ts).
- * @throws ParleError CHECKSUM_MISMATCH (payload), CORRUPT
- */
-export function decodeLegacyChunkRuns(
-  cpu: CpuPath,
-  type: ElementType,
-  entry: ChunkEntry,
-  payload: Uint8Array,
-  lengthsPtr: number,
-  index: number,
-  signal?: AbortSignal,
-): Promise<void> {
-  const size = elementSize(type);
-  const lengthBytes = entry.encoding === Encoding.Stored ? 0 : entry.runCount * 4;
-  // the decoded size picks a worker over the inline executor, as for decodeLegacyChunk: the LEB128
-  // decode scales with the runs, and small payloads of large chunks are common
-  return cpu.runChunk(
-    'decodeLegacyChunk',
-    entry.elementCount * size,
-    [payload.length + 8],
-    ([payloadPtr]) => ({
-      params: { elementSize: size, entry, index, payloadPtr, lengthsPtr, outPtr: 0, runsOnly: true },
-      regions: [
-        { param: 'payloadPtr', bytes: payload.length, access: 'in' },
-        { param: 'lengthsPtr', bytes: lengthBytes, access: 'out' },
-      ],
-      fill: () => cpu.writeBytes(payloadPtr, payload),
-    }),
-    () => undefined,
-    signal,
-  );
-}
-
-/**
  * Decodes a version-2 rle chunk down to its runs into the CPU path's memory at `valuesPtr` and
  * `lengthsPtr` (blocks the caller allocated from `cpu.heap`, laid out by `runsLayout`), for an
  * expand on the GPU (ts/codec/gpu/decode.ts). Checks the run lengths; no hash.
@@ -368,6 +297,7 @@ export function encodeChunkRun<R>(
     'encodeChunks',
     bytes.length,
     jobs,
+    JOB_TABLE,
     (participants) => [resident ? 0 : bytes.length + DECODE_SLACK_BYTES, slots.total, ...new Array<number>(participants).fill(arenaBytes)],
     ({ counterPtr, jobsPtr, blocks: [inBlock, outBlock, ...arenaPtrs] }, participants, staged) => {
       const inPtr = resident ? options.residentPtr! : inBlock;
@@ -493,6 +423,7 @@ export function decodeChunkRun(
     'decodeChunks',
     outBytes,
     chunks.length,
+    JOB_TABLE,
     (participants) => [payloadSlots.total, outSlots.total, ...new Array<number>(participants).fill(arenaBytes)],
     ({ counterPtr, jobsPtr, blocks: [payloadBlock, outBlock, ...arenaPtrs] }, _participants, staged) => {
       outBlockPtr = outBlock;

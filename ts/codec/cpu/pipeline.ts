@@ -1,5 +1,5 @@
 /**
- * Encoding and decoding of one version-2 chunk on the CPU kernels (assembly/codec.ts and the
+ * Encoding and decoding of one version-2 chunk on the CPU kernels (assembly/: hash.ts, delta.ts, shuffle.ts, statistics.ts, huffman.ts, huffman-lanes.ts and the
  * RLE / LEB128 kernels), run by one thread (a worker, or the engine's thread for small inputs)
  * on the kernels' memory: the chooser's statistics, the candidate pipelines, the payload
  * (docs/format.md, "Version 2") and both tree hashes. Plain functions of pointers: all scratch
@@ -21,8 +21,9 @@ import {
   segmentCount,
   writeHeader,
 } from '../huffman.js';
-import { entropyStage, pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from '../stages.js';
-import { QUANTIZE_HEADER_BYTES, quantizeParams, readQuantizeHeader, writeQuantizeHeader } from '../quantize.js';
+import { entropyStage, pipelineName, pipelineProblem, StageId, streamCount, type Pipeline } from '../../format/stages.js';
+import { QUANTIZE_HEADER_BYTES, readQuantizeHeader, writeQuantizeHeader } from '../../format/quantize.js';
+import { quantizeParams } from '../quantize.js';
 
 /** The kernels and the memory they work on (as ts/cpu/procedures.ts's KernelContext). */
 export interface CodecContext {

@@ -19,8 +19,10 @@ import type { GpuContext } from '../../gpu/context.js';
 import { bytesOf, elementSize } from '../../types.js';
 import { encodeChunk, type ChunkCodec, type LossyCodec } from '../cpu/chunks.js';
 import { canCompressOnDevice, compressOnDevice, type HuffmanDecoder } from './encode.js';
-import { assembleContainer, mapLimited } from '../../format/container.js';
+import { assembleContainer } from '../../format/container.js';
+import { mapLimited } from '../arrays.js';
 import { chunkLengthFor, makeHeader } from '../../format/layout.js';
+import { rleEncode } from '../../gpu/rle.js';
 
 /**
  * Compresses `input` (on `gpu`) into a container on the host; see above.
@@ -43,7 +45,7 @@ export async function compressFromDevice(
   const type = input.type;
   const size = elementSize(type);
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
-  const runs = await gpu.rleEncode(input);
+  const runs = await rleEncode(gpu, input);
   let valueBytes: Uint8Array;
   let lengths: Uint32Array;
   try {

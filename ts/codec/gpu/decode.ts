@@ -10,7 +10,7 @@
  *      step 1 needs);
  *   3. one submission holds the rest: every payload's tree hash; every Huffman (or raw) stream
  *      of every chunk decoded, one invocation per segment, and every pack stream, a workgroup
- *      per block (ts/codec/gpu/stages.ts): straight to its place for chunks without an rle
+ *      per block (ts/codec/gpu/huffman-decode.ts, pack.ts): straight to its place for chunks without an rle
  *      stage; for chunks with one, run values into one buffer per value width and LEB128
  *      lengths into another, the lengths decoded and checked (shaders/codec-leb-decode.wgsl),
  *      and each width's runs expanded in one dispatch into what the chunks hold (nothing is
@@ -31,21 +31,15 @@
  * multiple of 4, true of the default chunk size); {@link canDecodeOnDevice} says.
  */
 import { packStreamWidth, readDirectory, runsLayout } from '../cpu/pipeline.js';
-import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../quantize.js';
-import { StageId, streamCount, type Pipeline } from '../stages.js';
+import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
+import { StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { abortError } from '../../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
-import {
-  encodeDeltaDecodeChunks,
-  encodeShuffleChunks,
-  encodeHuffmanDecode,
-  encodePackDecode,
-  encodeTreeHashes,
-  parseHuffmanStream,
-  type HuffmanDecodeJob,
-  type PackDecodeJob,
-  type HuffmanStreamInfo,
-} from './stages.js';
+import { encodeDeltaDecodeChunks } from './delta.js';
+import { encodeTreeHashes } from './hash.js';
+import { encodeHuffmanDecode, parseHuffmanStream, type HuffmanDecodeJob, type HuffmanStreamInfo } from './huffman-decode.js';
+import { encodePackDecode, type PackDecodeJob } from './pack.js';
+import { encodeShuffleChunks } from './shuffle.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';

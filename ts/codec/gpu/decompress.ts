@@ -20,12 +20,13 @@ import type { CpuPath } from '../../cpu/cpu-path.js';
 import { abortError } from '../../cpu/pool.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
-import { rleDecodeOp } from '../../gpu/rle.js';
+import { rleDecode } from '../../gpu/rle.js';
 import { debug } from '../../platform/node.js';
 import { arrayConstructor, elementSize } from '../../types.js';
-import { decodeLegacyChunkRuns } from '../cpu/chunks.js';
+import { decodeLegacyChunkRuns } from '../legacy/chunk.js';
 import { canDecodeOnDevice, decodeContainerOnDevice } from './decode.js';
-import { decompressBytes, mapLimited, readAtBytes, walkChunks } from '../../format/container.js';
+import { decompressBytes, mapLimited } from '../arrays.js';
+import { readAtBytes, walkChunks } from '../../format/container.js';
 import { Encoding } from '../../format/layout.js';
 
 /**
@@ -92,7 +93,7 @@ export async function decompressToDevice(
       dLengths = await gpu.upload(lengths);
       const t2 = performance.now();
       // the header's element count sizes the output up front (one submission, checked on the GPU)
-      const out = await rleDecodeOp(gpu, dValues, dLengths, header.elementCount);
+      const out = await rleDecode(gpu, dValues, dLengths, header.elementCount);
       const t3 = performance.now();
       debug(
         () =>

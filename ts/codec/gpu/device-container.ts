@@ -28,10 +28,10 @@ import type { GpuContext } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 import { walkChunks, type ReadAt } from '../../format/container.js';
 import { ENTRY_BYTES, HEADER_BYTES, readHeader } from '../../format/layout.js';
-import { QUANTIZE_HEADER_BYTES } from '../quantize.js';
+import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
 import { canDecodeOnDevice, decodeContainerOnDevice } from './decode.js';
 import { decompressToDevice } from './decompress.js';
-import { encodeGather, type GatherJob } from './stages.js';
+import { encodeGather, type GatherJob } from './gather.js';
 import walkSource from '../../../shaders/codec-container-walk.wgsl';
 import readSrcSource from '../../../shaders/read-src.wgsl';
 

@@ -18,9 +18,10 @@
  * exactly, the CPU's encodes its best estimate): the bytes may differ, the decoded elements are
  * the same.
  */
-import { QUANTIZE_HEADER_BYTES, quantizeParams, writeQuantizeHeader } from '../quantize.js';
+import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
+import { quantizeParams } from '../quantize.js';
 import type { CpuPath } from '../../cpu/cpu-path.js';
-import { treeHashes } from './stages.js';
+import { treeHashes } from './hash.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';

@@ -11,7 +11,7 @@
  *      lower bound on them comes from the deltas' zero bytes) the rle stage's streams of every
  *      chunk are built on the GPU (runs cut at the chunks, lengths as LEB128: rleChunkStreams)
  *      and their histograms size rle and rle+huffman;
- *   3. per chunk the smallest: Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/stages.ts) and
+ *   3. per chunk the smallest: Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/huffman-encode.ts) and
  *      left there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
  *      shrinks is stored;
  *   4. the container laid out on the host from those sizes, then built on the GPU in one
@@ -27,21 +27,14 @@
 import { abortError } from '../../cpu/pool.js';
 import { storedEntry } from '../cpu/pipeline.js';
 import { DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, LANES, LANES_SEGMENT_LOG2, presentSymbols, segmentCount } from '../huffman.js';
-import { pipelineName, StageId, streamCount, type Pipeline } from '../stages.js';
-import {
-  encodeDelta,
-  encodeGather,
-  encodeHistogramCodes8,
-  encodeShuffle,
-  encodeShuffleChunks,
-  encodeTreeHashes,
-  huffmanEncodeOnDevice,
-  rleChunkStreams,
-  type GatherJob,
-  type HistogramCode,
-  type HuffmanEncodeJob,
-  type RleChunkStreams,
-} from './stages.js';
+import { pipelineName, StageId, streamCount, type Pipeline } from '../../format/stages.js';
+import { encodeDelta } from './delta.js';
+import { encodeGather, type GatherJob } from './gather.js';
+import { encodeTreeHashes } from './hash.js';
+import { encodeHistogramCodes8, type HistogramCode } from './histogram.js';
+import { huffmanEncodeOnDevice, type HuffmanEncodeJob } from './huffman-encode.js';
+import { rleChunkStreams, type RleChunkStreams } from './rle-streams.js';
+import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
 import type { GpuContext } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { debug } from '../../platform/node.js';

@@ -1,0 +1,63 @@
+// The arrays the benchmarks run on: the corpus (bench/corpus/index.json; its data/ is fetched by
+// `bash bench/corpus/fetch.sh`) and the samples `npm start` uses (data/samples/), each file's
+// element type its extension's. Also: repeating an array to a size, and comparing bytes.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CTORS, typeOfFile } from './measure.mjs';
+import { ROOT } from './results.mjs';
+
+export { CTORS, typeOfFile };
+
+/** The samples of data/samples/ (ts/cli/demo.ts SAMPLES). */
+export const SAMPLES = ['t1-brain-labels.u8', 't1-kmeans-labels.u8', 't1-mri.u16', 'camera.u8'];
+
+/**
+ * The files to run: the corpus files that are present (a warning for each missing one) when
+ * `corpus`, then `samples`; with `files` (comma-separated names or their beginnings) only those.
+ * Each: { name, path (absolute), rel (from the repository root), type, Ctor, source }.
+ */
+export function dataFiles({ corpus = true, samples = SAMPLES, files } = {}) {
+  const all = [];
+  if (corpus) {
+    for (const { file } of JSON.parse(readFileSync(join(ROOT, 'bench/corpus/index.json'), 'utf8'))) {
+      all.push({ name: file, rel: `bench/corpus/data/${file}`, source: 'corpus' });
+    }
+  }
+  for (const name of samples) all.push({ name, rel: `data/samples/${name}`, source: 'samples' });
+  const wanted = files?.split(',').map((f) => f.trim()).filter(Boolean);
+  for (const w of wanted ?? []) if (!all.some((f) => f.name.startsWith(w))) console.warn(`warning: no file matches ${w}`);
+  const chosen = [];
+  for (const f of all) {
+    if (wanted && !wanted.some((w) => f.name.startsWith(w))) continue;
+    const path = join(ROOT, f.rel);
+    if (!existsSync(path)) {
+      console.warn(`warning: ${f.rel} is missing (bash bench/corpus/fetch.sh fetches the corpus): skipped`);
+      continue;
+    }
+    const type = typeOfFile(f.name);
+    chosen.push({ ...f, path, type, Ctor: CTORS[type] });
+  }
+  return chosen;
+}
+
+/** The file's elements, over a buffer of their own (aligned, unlike a Buffer pool slice). */
+export function readArray(file) {
+  const raw = readFileSync(file.path);
+  const bytes = new Uint8Array(raw.length);
+  bytes.set(raw);
+  return new file.Ctor(bytes.buffer);
+}
+
+/** `raw` repeated (the last copy cut short) to `bytes` bytes, rounded down to whole elements of `Ctor`. */
+export function repeatTo(raw, bytes, Ctor = Uint8Array) {
+  const B = Math.floor(bytes / Ctor.BYTES_PER_ELEMENT) * Ctor.BYTES_PER_ELEMENT;
+  const out = new Uint8Array(B);
+  for (let at = 0; at < B; at += raw.length) out.set(raw.subarray(0, Math.min(raw.length, B - at)), at);
+  return new Ctor(out.buffer);
+}
+
+/** A typed array's bytes (a view, no copy). */
+export const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** Whether two typed arrays hold the same bytes. */
+export const sameBytes = (a, b) => a.byteLength === b.byteLength && Buffer.compare(bytesOf(a), bytesOf(b)) === 0;

@@ -1,0 +1,221 @@
+/**
+ * Whole arrays to .parle containers and back on the CPU path, chunks in parallel over the
+ * workers. The container's bytes (assembly, the table walk) are ts/format/container.ts; the
+ * streaming twins are in ts/codec/stream.ts.
+ */
+import type { CpuPath } from '../cpu/cpu-path.js';
+import { debug, debugEnabled } from '../platform/node.js';
+import { ErrorCodes, ParleError } from '../errors.js';
+import type { ParleArray } from '../types.js';
+import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
+import { chunkReport, decodeChunk, decodeChunkRun, encodeChunk, encodeChunkRun, type ChunkCodec, type ChunkReport, type EncodedChunk } from './cpu/chunks.js';
+import { decodeLegacyChunk } from './legacy/chunk.js';
+import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
+import { DEFAULT_LEVEL, chunkLengthFor, makeHeader } from '../format/layout.js';
+
+/**
+ * Runs `fn` over `count` items with at most `concurrency` at once; resolves to the results in
+ * order. The first failure rejects after every started call has settled.
+ */
+export async function mapLimited<R>(count: number, concurrency: number, fn: (index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(count);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async () => {
+    while (next < count && !failure) {
+      const index = next++;
+      try {
+        results[index] = await fn(index);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+  if (failure) throw failure.error;
+  return results;
+}
+
+/**
+ * Compresses a whole array into one .parle container (the current version), chunks in
+ * parallel; `codec` fixes every chunk's pipeline (undefined: the chooser picks per chunk at
+ * `level`, 1..9). `decoder`: the decoder the Huffman streams are laid out for, 'cpu' mode 2,
+ * 'gpu' mode 3 (docs/format.md, "Mode 3: interleaved lanes").
+ */
+export async function compressArray(
+  cpu: CpuPath,
+  input: ParleArray,
+  chunkBytes: number,
+  signal?: AbortSignal,
+  codec?: ChunkCodec,
+  target?: Uint8Array,
+  level = DEFAULT_LEVEL,
+  decoder: 'cpu' | 'gpu' = 'cpu',
+): Promise<Uint8Array> {
+  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec, target, level, debugEnabled(), decoder)).bytes;
+}
+
+/** {@link compressArray}, with what each chunk was coded with and why (`explain`: the chooser's reasons too). */
+export async function compressArrayReport(
+  cpu: CpuPath,
+  input: ParleArray,
+  chunkBytes: number,
+  signal?: AbortSignal,
+  codec?: ChunkCodec,
+  target?: Uint8Array,
+  level = DEFAULT_LEVEL,
+  explain = debugEnabled(),
+  decoder: 'cpu' | 'gpu' = 'cpu',
+): Promise<{ bytes: Uint8Array; reports: ChunkReport[] }> {
+  const huffmanLanes = decoder === 'gpu';
+  const type = elementTypeOf(input) as ElementType;
+  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
+  const bytes = bytesOf(input);
+  const chunkByteLength = header.chunkLength * elementSize(type);
+  const resident = cpu.isResident(input);
+  /** The container and the reports, from every chunk's entry and payload. */
+  const residentTarget = target !== undefined && (cpu.isResident(target) || target.buffer === cpu.heap.buffer);
+  const finish = async (chunks: readonly EncodedChunk[]) => {
+    const reports = chunks.map((c, i) => chunkReport(i, c));
+    if (explain) debug(() => reports.map((r) => `compress chunk ${r.index}: ${r.reason}`).join('\n'));
+    // a resident target: the payloads in the CPU path's memory are copied by the workers, each
+    // a run of them, once the header and entries are written
+    const ranges: [number, number, number][] = [];
+    // else payloads in that memory go through readBytes (V8's copy out of shared memory is a
+    // byte at a time where the alignments differ, as a payload's place in a container does)
+    const copy = (chunk: EncodedChunk, out: Uint8Array, at: number) => {
+      const n = chunk.payload.length;
+      // (a stored chunk's payload is its elements: in that memory when the input is resident,
+      // and not scratch, so never through readBytes, which may move its source)
+      const inMemory = chunk.payloadPtr !== undefined || chunk.payload.buffer === cpu.heap.buffer;
+      if (residentTarget && inMemory) ranges.push([out.byteOffset + at, chunk.payloadPtr ?? chunk.payload.byteOffset, n]);
+      else if (chunk.payloadPtr !== undefined) cpu.readBytes(chunk.payloadPtr, n, out, at);
+      else out.set(chunk.payload, at);
+    };
+    const bytes = assembleContainer(header, chunks, target, copy);
+    await cpu.copyRanges(ranges, signal);
+    return { bytes, reports };
+  };
+  if (cpu.shared || cpu.pool === undefined) {
+    // one batch: every worker takes chunks from one job table, the container is assembled from
+    // the payloads where the workers left them (one copy)
+    return encodeChunkRun(
+      cpu,
+      type,
+      bytes,
+      header.chunkLength,
+      { codec, level, signal, explain, huffmanLanes, ...(resident ? { residentPtr: input.byteOffset } : {}) },
+      finish,
+    );
+  }
+  // workers that own their memories (no SharedArrayBuffer): a task a chunk, its bytes sent along
+  const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
+    encodeChunk(
+      cpu,
+      type,
+      bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength),
+      codec,
+      signal,
+      // a resident input is read in place by the workers: no copy in
+      resident ? input.byteOffset + i * chunkByteLength : undefined,
+      level,
+      explain,
+      huffmanLanes,
+    ),
+  );
+  return finish(chunks);
+}
+
+/**
+ * Decompresses a whole container, chunks in parallel; see {@link Engine.decompress}. The result
+ * is `out` when given (checked: the container's type and element count, no overlap with
+ * `bytes`), else a new array: resident in the kernels' memory when `bytes` is (`bytesResident`),
+ * else a host array. Chunks decode in place into a resident result (no copy out) and read their
+ * payloads in place from resident `bytes` (no copy in).
+ * @throws ParleError (the reader's codes), INVALID_ARGUMENT (out's type or overlap), LENGTH_MISMATCH (out's length)
+ */
+export async function decompressBytes(
+  cpu: CpuPath,
+  bytes: Uint8Array,
+  maxElements: number,
+  signal?: AbortSignal,
+  options: { out?: ParleArray; bytesResident?: boolean } = {},
+): Promise<ParleArray> {
+  const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
+  const size = elementSize(header.type);
+  const out = options.out;
+  if (out !== undefined) checkOut(cpu, out, header.type, header.elementCount, bytes, options.bytesResident === true);
+  const result =
+    out ??
+    (options.bytesResident
+      ? cpu.residentResult(header.type, header.elementCount)
+      : new (arrayConstructor(header.type))(header.elementCount));
+  const inPlace = cpu.isResident(result);
+  const resultBytes = bytesOf(result);
+  if (header.version !== 1 && (cpu.shared || cpu.pool === undefined)) {
+    // one batch over every chunk (see compressArrayReport)
+    await decodeChunkRun(
+      cpu,
+      header.type,
+      chunks.map((c) => ({
+        entry: c,
+        index: c.index,
+        payload: bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes),
+        ...(options.bytesResident ? { payloadPtr: bytes.byteOffset + c.payloadOffset } : {}),
+      })),
+      inPlace ? result.byteOffset : resultBytes,
+      signal,
+    );
+    return result;
+  }
+  await mapLimited(chunks.length, cpu.chunkConcurrency, (i) => {
+    const chunk = chunks[i];
+    const start = chunk.elementOffset * size;
+    const payload = bytes.subarray(chunk.payloadOffset, chunk.payloadOffset + chunk.payloadBytes);
+    const target = resultBytes.subarray(start, start + chunk.elementCount * size);
+    if (header.version === 1) return decodeLegacyChunk(cpu, header.type, chunk, payload, target, chunk.index, signal);
+    return decodeChunk(
+      cpu,
+      header.type,
+      chunk,
+      payload,
+      inPlace ? result.byteOffset + start : target,
+      chunk.index,
+      signal,
+      options.bytesResident ? bytes.byteOffset + chunk.payloadOffset : undefined,
+    );
+  });
+  return result;
+}
+
+/**
+ * Checks a caller-owned output: `type` and `length` elements, not detached, not overlapping `input`
+ * (`inputResident`: the input lives in the kernels' memory).
+ * @throws ParleError INVALID_ARGUMENT, LENGTH_MISMATCH, DETACHED_BUFFER
+ */
+export function checkOut(
+  cpu: CpuPath,
+  out: ParleArray,
+  type: ElementType,
+  length: number,
+  input: ArrayBufferView,
+  inputResident: boolean,
+): void {
+  const outType = elementTypeOf(out);
+  if (outType === undefined) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out must be a typed array');
+  if (out.buffer.byteLength === 0 && out.length > 0) throw new ParleError(ErrorCodes.DETACHED_BUFFER, 'options.out is detached');
+  if (outType !== type)
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.out must hold ${type} elements (the result's type); got ${outType}`);
+  if (out.length !== length)
+    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} elements; the result has ${length}`);
+  // the same memory: one buffer object, or both in the kernels' memory (whose buffer object changes as it grows)
+  const sameMemory = out.buffer === input.buffer || (cpu.isResident(out) && inputResident);
+  const a0 = out.byteOffset;
+  const a1 = a0 + out.byteLength;
+  const b0 = input.byteOffset;
+  const b1 = b0 + input.byteLength;
+  if (sameMemory && a0 < b1 && b0 < a1 && out.byteLength > 0 && input.byteLength > 0) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out overlaps the input');
+  }
+}
+

@@ -1,0 +1,107 @@
+/**
+ * A compress call in the codec layer: its settings, built once from the call's options
+ * (ts/options.ts compressSettings) and passed down whichever route it takes, and the one place
+ * that route is chosen. The engine picks the path (the cost model, or the caller's `path`) and
+ * moves data between host and device; on that path the route is decided here:
+ *
+ *   route            input    what runs                                                  where
+ *   'cpu'            host     chunks coded on the worker pool, the chooser per chunk     ./arrays.ts
+ *   'gpu'            device   every chunk coded on the GPU, the container read back      ./gpu/encode.ts
+ *   'gpu-to-device'  device   the same, the container left on the GPU (a u8 DeviceArray) ./gpu/encode.ts
+ *   'gpu-runs'       device   runs on the GPU, read back, chunks coded on the workers    ./gpu/compress.ts
+ *   'gpu-lossy'      device   quantized on the GPU, the codes' chunks coded there        ./gpu/encode-lossy.ts
+ *
+ * The GPU codes a chunk itself when the chooser picks (its candidates) or the fixed pipeline is
+ * one it has ({@link gpuCodablePipeline}), and the chunks start on 4-byte boundaries; else the
+ * runs way, whose bytes are the CPU path's. The lossy mode runs on the GPU where the GPU codes
+ * the codes' pipeline itself, else on the CPU path.
+ */
+import type { CpuPath } from '../cpu/cpu-path.js';
+import type { DeviceArray } from '../gpu/device-array.js';
+import type { GpuContext } from '../gpu/context.js';
+import type { ElementType, ParleArray } from '../types.js';
+import { compressArray } from './arrays.js';
+import { compressRunsFromDevice } from './gpu/compress.js';
+import { compressLossyOnDevice } from './gpu/encode-lossy.js';
+import { canCompressOnDevice, compressOnDevice, compressToDevice, gpuCodablePipeline } from './gpu/encode.js';
+
+/** The settings of one compress call (every entry point of the codec's compress takes them). */
+export interface CompressSettings {
+  /** Bytes of elements a chunk on the CPU path: `chunkBytes`, or the level's default (ts/format/layout.ts defaultChunkBytes). */
+  readonly chunkBytes: number;
+  /**
+   * Bytes of elements a chunk on the GPU path: `chunkBytes` when the caller gave it (the same
+   * bytes on both paths), else at least {@link GPU_DEFAULT_CHUNK_BYTES}.
+   */
+  readonly gpuChunkBytes: number;
+  /** A fixed pipeline (stage ids, ts/format/stages.ts), or undefined: the chooser picks each chunk's. */
+  readonly codec: number[] | undefined;
+  /** The lossy mode's absolute bound (f32 only), or undefined: lossless. */
+  readonly errorBound: number | undefined;
+  /** 1 fastest ... 9 smallest; recorded in the header. */
+  readonly level: number;
+  /** The decoder the Huffman streams are laid out for: 'cpu' mode 2, 'gpu' mode 3 (docs/format.md). */
+  readonly decoder: 'cpu' | 'gpu';
+  /** Aborts the call (ABORTED). */
+  readonly signal?: AbortSignal;
+  /** Keep the chooser's reasons for each chunk (explainCodec, `parle compress --explain`, NODE_DEBUG=parle). */
+  readonly explain?: boolean;
+}
+
+/**
+ * Chunk bytes of the GPU path by default: it lays out and dispatches per chunk, and with 128 KiB
+ * chunks it ran 2-5x slower on an H200 (bench/results/nvidia-h200/gpu-corpus.json).
+ */
+export const GPU_DEFAULT_CHUNK_BYTES = 4 << 20;
+
+/** A compress's route; see this module's table. */
+export type CompressRoute = 'cpu' | 'gpu' | 'gpu-to-device' | 'gpu-runs' | 'gpu-lossy';
+
+/**
+ * The route of a compress on `path` (the engine's choice) with its container wanted at `to`.
+ *   compressRoute('gpu', 'host', { codec: undefined, errorBound: undefined, ... }, u8 of 2^20)  ->  'gpu'
+ *   compressRoute('gpu', 'host', { codec: [Delta, Pack], ... }, ...)                            ->  'gpu-runs'
+ *   compressRoute('gpu', 'host', { errorBound: 0.01, codec: [Delta, Pack], ... }, f32)          ->  'cpu'
+ */
+export function compressRoute(
+  path: 'cpu' | 'gpu',
+  to: 'host' | 'device',
+  settings: CompressSettings,
+  input: { readonly type: ElementType; readonly length: number },
+): CompressRoute {
+  if (path === 'cpu') return 'cpu';
+  if (settings.errorBound !== undefined) {
+    return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';
+  }
+  if (!canCompressOnDevice(input, settings.gpuChunkBytes, settings.codec)) return 'gpu-runs';
+  return to === 'device' ? 'gpu-to-device' : 'gpu';
+}
+
+/**
+ * Runs `route` on `input`: a host array for 'cpu', a DeviceArray for the others (the engine
+ * moves it there). With `target` (a host array of at least compressBound bytes; not with
+ * 'gpu-to-device') the container is written into its start and a view of it returned.
+ * @returns the container's bytes: a Uint8Array on the host, a u8 DeviceArray for 'gpu-to-device'
+ * @throws ParleError TOO_LARGE, DEVICE_LOST, ABORTED, WORKER_FAILED (as each route's functions)
+ */
+export async function compressOn(
+  route: CompressRoute,
+  cpu: CpuPath,
+  gpu: GpuContext | null,
+  input: ParleArray | DeviceArray,
+  settings: CompressSettings,
+  target?: Uint8Array,
+): Promise<Uint8Array | DeviceArray> {
+  if (route === 'cpu') return compressArray(cpu, input as ParleArray, settings, target);
+  const device = input as DeviceArray;
+  switch (route) {
+    case 'gpu':
+      return compressOnDevice(gpu!, device, settings, target);
+    case 'gpu-to-device':
+      return compressToDevice(gpu!, device, settings);
+    case 'gpu-runs':
+      return compressRunsFromDevice(cpu, gpu!, device, settings, target);
+    case 'gpu-lossy':
+      return compressLossyOnDevice(cpu, gpu!, device, settings, target);
+  }
+}

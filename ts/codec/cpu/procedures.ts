@@ -1,0 +1,50 @@
+/**
+ * The codec's procedures: what the CPU path's threads run for it, by name (ts/cpu/procedures.ts
+ * runs them). The table goes to the engine's CpuPath (its calling thread) and into the workers'
+ * script (./worker.ts); the procedures' parameter and result types join the CPU runtime's
+ * {@link Procedures} by declaration merging, so tasks stay typed end to end while the runtime
+ * imports nothing of the codec.
+ */
+import { callKernel, type ProcedureTable } from '../../cpu/procedures.js';
+import { decodeLegacyChunkAt, type DecodeLegacyChunkParams } from '../legacy/chunk.js';
+import {
+  decodeChunkAt,
+  decodeRunsAt,
+  encodeChunkAt,
+  type DecodeChunkParams,
+  type DecodeRunsParams,
+  type EncodeChunkParams,
+  type EncodeChunkResult,
+} from './pipeline.js';
+import {
+  decodeChunksAt,
+  encodeChunksAt,
+  type DecodeChunksParams,
+  type EncodeChunksParams,
+  type EncodeChunksResult,
+} from './batch.js';
+
+declare module '../../cpu/protocol.js' {
+  interface Procedures {
+    /** A version-1 chunk (../legacy/chunk.ts). */
+    decodeLegacyChunk: { params: DecodeLegacyChunkParams; result: null };
+    /** One chunk of the current version (./pipeline.ts). */
+    encodeChunk: { params: EncodeChunkParams; result: EncodeChunkResult };
+    decodeChunk: { params: DecodeChunkParams; result: null };
+    decodeRuns: { params: DecodeRunsParams; result: null };
+    /** Many chunks, taken from a job table in the kernels' memory (./batch.ts). */
+    encodeChunks: { params: EncodeChunksParams; result: EncodeChunksResult };
+    decodeChunks: { params: DecodeChunksParams; result: null };
+  }
+}
+
+/** Every procedure the codec's CPU path runs, and the runtime's kernel calls. */
+export const PROCEDURES: ProcedureTable = {
+  kernel: callKernel,
+  decodeLegacyChunk: decodeLegacyChunkAt,
+  encodeChunk: encodeChunkAt,
+  decodeChunk: decodeChunkAt,
+  decodeRuns: decodeRunsAt,
+  encodeChunks: encodeChunksAt,
+  decodeChunks: decodeChunksAt,
+};

@@ -1,0 +1,186 @@
+/// <reference types="@webgpu/types" />
+/**
+ * Byte histograms of byte ranges of a GPU buffer (privatised in workgroup memory, as in
+ * Podlozhnyuk, "Histogram calculation in CUDA", NVIDIA 2007), and the Huffman code lengths of
+ * those histograms made on the GPU as well (two-queue Huffman, van Leeuwen 1976, the same
+ * lengths as the host's `codeLengths` in ts/codec/huffman.ts), for the chooser and the Huffman
+ * encode: dispatch of shaders/codec-histogram.wgsl and shaders/codec-code-lengths.wgsl. The
+ * CPU's twin of the histograms is assembly/statistics.ts. Buffers and bindings follow the rules
+ * of ./common.ts.
+ */
+import { ErrorCodes, ParleError } from '../../errors.js';
+import histogramSource from '../../../shaders/codec-histogram.wgsl';
+import codeLengthsSource from '../../../shaders/codec-code-lengths.wgsl';
+import type { GpuContext, Submission } from '../../gpu/context.js';
+import { bindWindow, checkBuffer, checkCount, checkSpan, groupBySpans, pipeline, storageWords, submitThenRead } from './common.js';
+import type { ByteRange } from './hash.js';
+
+/** Bytes of a histogram tile: one workgroup each (TILE_BYTES in codec-histogram.wgsl). */
+const HISTOGRAM_TILE_BYTES = 64 << 10;
+
+/**
+ * Records byte histograms of byte ranges of `buffer` into `s`: for each range, 256 u32 counts
+ * (count of byte value v at index v). Returns a function to call after the submission: it reads
+ * back 1 KiB per range (nothing else) and gives range r's counts at [256 r, 256 r + 256).
+ *
+ * One workgroup per 64 KiB tile of a range counts into workgroup memory, then adds its counts to
+ * the range's histogram with atomicAdd (shaders/codec-histogram.wgsl); one dispatch for all the
+ * ranges (more only where they span more than one storage binding). Ranges may start at any
+ * byte, overlap, or be empty (all-zero counts).
+ * Example: bytes [7, 7, 0] -> counts[7] = 2, counts[0] = 1, the other 254 counts 0.
+ * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it, a length of
+ *   2^32 or more), TOO_LARGE (a range beyond one storage binding)
+ */
+export function encodeHistograms8(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+): () => Promise<Uint32Array> {
+  const m = Array.isArray(ranges) ? ranges.length : 0;
+  const hist = recordHistograms(ctx, s, buffer, ranges, 0);
+  return hist === undefined ? async () => new Uint32Array(0) : s.readAfter(hist, m * 1024);
+}
+
+/**
+ * encodeHistograms8's work: checks, then records the histograms into a temporary of the
+ * submission, of `m` x 1 KiB followed by `extraWords` u32 (not cleared); undefined for no ranges.
+ */
+function recordHistograms(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+  extraWords: number,
+): GPUBuffer | undefined {
+  checkBuffer(buffer, 'buffer');
+  if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
+  ranges.forEach((r, i) => {
+    checkCount(r?.byteOffset, `ranges[${i}].byteOffset`);
+    checkCount(r?.byteLength, `ranges[${i}].byteLength`);
+    checkSpan(buffer, r.byteOffset, r.byteLength, `ranges[${i}]`);
+    // counts are u32
+    if (r.byteLength >= 2 ** 32) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^32`);
+  });
+  const m = ranges.length;
+  if (m === 0) return undefined;
+  const hist = s.temp(m * 1024 + 4 * extraWords, 'histograms');
+  s.encoder.clearBuffer(hist, 0, m * 1024);
+  const live = ranges.map((_, i) => i).filter((i) => ranges[i].byteLength > 0);
+  const pipe = pipeline(ctx, 'codec-histogram', histogramSource, 'histogram', { 'TILE_BYTES: u32': `${HISTOGRAM_TILE_BYTES}u` });
+  const groups = groupBySpans(
+    ctx,
+    live.length,
+    (k) => {
+      const r = ranges[live[k]];
+      return [[r.byteOffset, r.byteOffset + r.byteLength]];
+    },
+    'histogram',
+  );
+  for (const group of groups) {
+    const w = group.windows[0]!;
+    const table = new Uint32Array(group.items.length * 4);
+    let tiles = 0;
+    group.items.forEach((k, e) => {
+      const i = live[k];
+      const r = ranges[i];
+      table.set([r.byteOffset - w.base, r.byteLength, tiles, i * 256], e * 4);
+      tiles += Math.ceil(r.byteLength / HISTOGRAM_TILE_BYTES);
+    });
+    s.dispatch(
+      pipe,
+      [
+        { binding: 0, resource: { buffer: s.uniform([tiles, group.items.length, 0, 0]) } },
+        { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'histogram-ranges') } },
+        { binding: 2, resource: bindWindow(ctx, buffer, w, 'histogram source') },
+        { binding: 3, resource: { buffer: hist, offset: 0, size: m * 1024 } },
+      ],
+      tiles,
+      'parle:histogram',
+    );
+  }
+  return hist;
+}
+
+/** A byte histogram with its Huffman code, as {@link encodeHistogramCodes8} reads them back. */
+export interface HistogramCode {
+  /** 256 counts: count of byte value v at index v. */
+  counts: Uint32Array;
+  /** 256 code lengths in bits (0: absent symbol), the host's `codeLengths(counts)`; all 0 with fewer than two present symbols. */
+  lengths: Uint8Array;
+  /** Bits the counted bytes take in that code: the sum of counts[v] x lengths[v]. */
+  codedBits: number;
+}
+
+/**
+ * {@link encodeHistograms8} with each range's Huffman code made on the GPU as well
+ * (shaders/codec-code-lengths.wgsl: the same lengths as the host's `codeLengths`, one workgroup
+ * per histogram), so that a chooser sizes its candidate streams without building their codes on
+ * the host. Reads back 1 KiB of counts, 256 bytes of lengths and a word of bits per range.
+ * @returns a function to call after the submission: one HistogramCode per range, in order
+ *   (views into one array).
+ * @throws as encodeHistograms8, and INVALID_ARGUMENT for a range of 2^28 bytes or more (its
+ *   coded bits could pass a u32)
+ */
+export function encodeHistogramCodes8(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+): () => Promise<HistogramCode[]> {
+  if (Array.isArray(ranges)) {
+    ranges.forEach((r, i) => {
+      if (typeof r?.byteLength === 'number' && r.byteLength >= 2 ** 28)
+        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^28 for code lengths`);
+    });
+  }
+  const m = Array.isArray(ranges) ? ranges.length : 0;
+  const lengthsAt = 256 * m;
+  const bitsAt = lengthsAt + 64 * m;
+  const hist = recordHistograms(ctx, s, buffer, ranges, 65 * m);
+  if (hist === undefined) return async () => [];
+  const words = 256 * m + 65 * m;
+  s.dispatch(
+    pipeline(ctx, 'codec-code-lengths', codeLengthsSource, 'codeLengths'),
+    [
+      { binding: 0, resource: { buffer: s.uniform([m, lengthsAt, bitsAt, 0]) } },
+      { binding: 1, resource: { buffer: hist, offset: 0, size: 4 * words } },
+    ],
+    m,
+    'parle:code-lengths',
+  );
+  const read = s.readAfter(hist, 4 * words);
+  return async () => {
+    const all = await read();
+    const lengths = new Uint8Array(all.buffer, all.byteOffset + 4 * lengthsAt, 256 * m);
+    return Array.from({ length: m }, (_, r) => ({
+      counts: all.subarray(256 * r, 256 * r + 256),
+      lengths: lengths.subarray(256 * r, 256 * r + 256),
+      codedBits: all[bitsAt + r],
+    }));
+  };
+}
+
+/**
+ * Byte histograms of byte ranges of `buffer` (any alignment), on the GPU in one submission; only
+ * the counts are read back (1 KiB per range). See {@link encodeHistograms8}.
+ * Example: one range over bytes [1, 1, 2] -> a Uint32Array(256) with [1] = 2, [2] = 1.
+ * @returns 256 u32 counts per range, range after range (range r at 256 r).
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function histograms8(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<Uint32Array> {
+  if (Array.isArray(ranges) && ranges.length === 0) return new Uint32Array(0);
+  return submitThenRead(ctx, 'histograms', (s) => encodeHistograms8(ctx, s, buffer, ranges));
+}
+
+/**
+ * Byte histograms of byte ranges of `buffer` with their Huffman codes, on the GPU in one
+ * submission (see {@link encodeHistogramCodes8}).
+ * Example: one range over bytes [1, 1, 2] -> counts [1] = 2, [2] = 1; lengths [1] = 1, [2] = 1;
+ * codedBits 3.
+ * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
+ */
+export async function histogramCodes8(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<HistogramCode[]> {
+  if (Array.isArray(ranges) && ranges.length === 0) return [];
+  return submitThenRead(ctx, 'histogram codes', (s) => encodeHistogramCodes8(ctx, s, buffer, ranges));
+}

@@ -1,0 +1,58 @@
+/**
+ * The body of a CPU pool worker: it instantiates the kernels posted by the engine and runs tasks
+ * (ts/cpu/protocol.ts) on them with the procedures of the table it is given. The worker script
+ * itself belongs to the layer that owns the table (the codec's: ts/codec/cpu/worker.ts, bundled
+ * as dist/node/worker.js and dist/browser/worker.js), so the pool knows no codec.
+ */
+import * as Comlink from 'comlink';
+import { parentEndpoint } from '../platform/node.js';
+import { runProcedure, setRegionPointer, type KernelContext, type ProcedureTable } from './procedures.js';
+import type { Outcome, Task, WorkerApi, WorkerInit } from './protocol.js';
+import { WASM_PAGE_BYTES, createKernelMemory, instantiateKernels } from './wasm.js';
+
+
+/** Runs a task on a memory this worker owns: place its regions, run, send `out` bytes back. */
+function runUnshared(table: ProcedureTable, context: KernelContext, task: Task, inputs: ArrayBuffer[]): Outcome<unknown> {
+  const params = task.params as unknown as Record<string, unknown>;
+  let top = Math.ceil(context.kernels.heapBase() / 64) * 64;
+  const placed: number[] = [];
+  for (const region of task.regions) {
+    placed.push(top);
+    top += Math.ceil((region.bytes + 64) / 64) * 64;
+  }
+  const need = top - context.memory.buffer.byteLength;
+  if (need > 0) context.memory.grow(Math.ceil(need / WASM_PAGE_BYTES));
+  let input = 0;
+  task.regions.forEach((region, i) => {
+    if (region.access !== 'out') new Uint8Array(context.memory.buffer, placed[i], region.bytes).set(new Uint8Array(inputs[input++]));
+    setRegionPointer(params, region.param, placed[i]);
+  });
+  const outcome = runProcedure(table, context, task.proc, task.params as never);
+  if (!outcome.ok) return outcome;
+  const outputs = task.regions.flatMap((region, i) =>
+    region.access === 'in' ? [] : [new Uint8Array(context.memory.buffer, placed[i], region.bytes).slice().buffer],
+  );
+  return Comlink.transfer({ ...outcome, outputs }, outputs);
+}
+
+/**
+ * Serves this worker's end of the pool (comlink over the parent's endpoint) with the procedures
+ * of `table`. Call once, at the top of a worker script.
+ */
+export function serveWorker(table: ProcedureTable): void {
+  let ctx: KernelContext | undefined;
+  let shared = true;
+  const api: WorkerApi = {
+    async init(init: WorkerInit) {
+      shared = init.memory !== null;
+      const memory = init.memory ?? createKernelMemory(16, init.variant);
+      ctx = { kernels: await instantiateKernels(init.module, memory), memory };
+    },
+    async run(task: Task, inputs?: ArrayBuffer[]) {
+      if (!ctx) throw new Error('worker used before init');
+      if (shared) return runProcedure(table, ctx, task.proc, task.params as never);
+      return runUnshared(table, ctx, task, inputs ?? []);
+    },
+  };
+  Comlink.expose(api, parentEndpoint());
+}
