@@ -15,19 +15,15 @@ import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, t
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArray, compressArrayReport, decompressBytes } from './codec/arrays.js';
-import type { ChunkCodec, ChunkReport } from './codec/cpu/chunks.js';
-import { checkErrorBound } from './codec/quantize.js';
+import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
-import { compressFromDevice } from './codec/gpu/compress.js';
-import { compressLossyOnDevice } from './codec/gpu/encode-lossy.js';
-import { canCompressOnDevice, compressToDevice, gpuCodablePipeline } from './codec/gpu/encode.js';
+import { compressOn, compressRoute } from './codec/compress.js';
+import { compressSettingsWith } from './codec/settings.js';
 import {
   compressBound,
   DEFAULT_CHUNK_BYTES,
-  defaultChunkBytes,
   HEADER_BYTES,
-  MAX_CHUNK_BYTES,
   readHeader,
 } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './codec/stream.js';
@@ -42,13 +38,12 @@ import { PROCEDURES } from './codec/cpu/procedures.js';
 
 import {
   checkChoice,
-  checkCodec,
   checkData,
   checkInteger,
-  checkLevel,
   checkOptions,
   checkOutOption,
   checkSignal,
+  compressSettings,
   elementTypeOfData,
   type CalibrateOptions,
   type CompressOptions,
@@ -94,9 +89,6 @@ export type {
   SortOptions,
 } from './options.js';
 export { DeviceArray } from './gpu/index.js';
-
-/** Default chunk size of compress on the GPU path (see compress). */
-const GPU_DEFAULT_CHUNK_BYTES = 4 << 20;
 
 /** The package version, part of the calibration key. */
 export const VERSION = '0.1.0';
@@ -532,7 +524,7 @@ export class Engine {
     const containers = new Map<number, Promise<Uint8Array>>();
     const container = (bytes: number) => {
       let packed = containers.get(bytes);
-      if (packed === undefined) containers.set(bytes, (packed = compressArray(cpu, sample('decompress', bytes), DEFAULT_CHUNK_BYTES)));
+      if (packed === undefined) containers.set(bytes, (packed = compressArray(cpu, sample('decompress', bytes), compressSettingsWith({ chunkBytes: DEFAULT_CHUNK_BYTES }))));
       return packed;
     };
     // Each op runs through its public method with the path fixed (validation, routing, the
@@ -1053,23 +1045,14 @@ export class Engine {
   async compress(input: Data, options?: CompressOptions | CompressToDeviceOptions): Promise<Uint8Array | DeviceArray> {
     const type = checkData(input, 'input');
     const opts = checkOptions(options, 'compress');
-    const codec = checkCodec(opts.codec, type);
-    const errorBound = checkErrorBound(opts.errorBound, type);
-    const level = checkLevel(opts.level);
-    const decoder = opts.decoder === undefined ? 'cpu' : checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
-    const chunkBytes =
-      opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    // the GPU path lays out and dispatches per chunk: by default it keeps version 2's 4 MiB chunks
-    // (with 128 KiB ones it ran 2-5x slower on an H200: bench/results/gpu-corpus-*.json); the
-    // same chunkBytes on both paths writes the same bytes
-    const gpuChunkBytes = opts.chunkBytes === undefined ? Math.max(chunkBytes, GPU_DEFAULT_CHUNK_BYTES) : chunkBytes;
+    const settings = compressSettings(opts, type);
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, 'host');
     if (to === 'device' && opts.out !== undefined) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
     }
     const out = checkOutOption(opts, 'u8', undefined, [input]) as Uint8Array | undefined;
     if (out !== undefined) {
-      const bound = compressBound(input.length, type, chunkBytes);
+      const bound = compressBound(input.length, type, settings.chunkBytes);
       if (out.length < bound) {
         throw new ParleError(
           ErrorCodes.LENGTH_MISMATCH,
@@ -1077,32 +1060,23 @@ export class Engine {
         );
       }
     }
-    const chunkCodec: ChunkCodec = errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } };
     const route = await this.route('compress', input, { ...opts, to });
-    const { signal } = route;
-    return this.admit(signal, () =>
+    return this.admit(route.signal, () =>
       this.withFallback(route, async (path) => {
-        // the lossy mode quantizes on the GPU where the GPU codes the codes' pipeline itself,
-        // else on the CPU path (a device input is read back first)
-        const lossyOnGpu = errorBound !== undefined && (codec === undefined || gpuCodablePipeline(codec));
-        if (path === 'gpu' && (errorBound === undefined || lossyOnGpu)) {
-          const device = await this.toDevice(input);
-          try {
-            // built in place on the GPU where the GPU codes every chunk itself
-            if (to === 'device' && errorBound === undefined && canCompressOnDevice(device, gpuChunkBytes, codec)) {
-              return await compressToDevice(this.gpu, device, gpuChunkBytes, signal, codec, level, decoder);
-            }
-            const container = await (errorBound === undefined
-              ? compressFromDevice(this.cpu, this.gpu, device, gpuChunkBytes, signal, codec, out, level, decoder)
-              : compressLossyOnDevice(this.cpu, this.gpu, device, gpuChunkBytes, errorBound, signal, codec, out, level, decoder));
-            return (await this.deliver(container, to)) as Uint8Array | DeviceArray;
-          } finally {
-            if (device !== input) device.destroy();
-          }
+        // the route on this path: chosen by the codec (ts/codec/compress.ts), the transfers here
+        const chosen = compressRoute(path, to, settings, { type, length: input.length });
+        if (chosen === 'cpu') {
+          const container = await compressOn(chosen, this.cpu, null, await this.toHost(input), settings, out);
+          return (await this.deliver(container, to)) as Uint8Array | DeviceArray;
         }
-        const host = await this.toHost(input);
-        const container = await compressArray(this.cpu, host, chunkBytes, signal, chunkCodec, out, level, decoder);
-        return (await this.deliver(container, to)) as Uint8Array | DeviceArray;
+        const device = await this.toDevice(input);
+        try {
+          // 'gpu-to-device' builds the container in place on the GPU: nothing to deliver
+          const container = await compressOn(chosen, this.cpu, this.gpu, device, settings, out);
+          return chosen === 'gpu-to-device' ? container : ((await this.deliver(container, to)) as Uint8Array | DeviceArray);
+        } finally {
+          if (device !== input) device.destroy();
+        }
       }),
     );
   }
@@ -1235,29 +1209,12 @@ export class Engine {
     const opts = checkOptions(options, 'createCompressor') as CompressorOptions;
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
-    const level = checkLevel(opts.level);
-    const chunkBytes =
-      opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    const codec = checkCodec(opts.codec, type);
-    const errorBound = checkErrorBound(opts.errorBound, type);
-    const decoder = checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
+    const settings = compressSettings(opts as Record<string, unknown>, type);
     if (opts.explain !== undefined && typeof opts.explain !== 'boolean') {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.explain must be a boolean; got ${String(opts.explain)}`);
     }
-    const signal = checkSignal(opts.signal);
-    return new ContainerWriter(
-      this.cpu,
-      type,
-      elementCount,
-      chunkBytes,
-      errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } },
-      {
-        signal,
-        admit: (work) => this.admit(signal, work),
-        level,
-        decoder,
-        explain: opts.explain === true,
-      },
+    return new ContainerWriter(this.cpu, type, elementCount, { ...settings, explain: opts.explain === true }, (work) =>
+      this.admit(settings.signal, work),
     );
   }
 
@@ -1367,18 +1324,8 @@ export class Engine {
   async explainCodec(input: ParleArray, options?: ExplainCodecOptions): Promise<ChunkReport[]> {
     const opts = checkOptions(options, 'explainCodec') as ExplainCodecOptions;
     const type = checkArray(input, 'input');
-    const pipeline = checkCodec(opts.codec, type);
-    const errorBound = checkErrorBound(opts.errorBound, type);
-    const codec: ChunkCodec = errorBound === undefined ? pipeline : { pipeline, errorBound: { abs: errorBound } };
-    const level = checkLevel(opts.level);
-    const decoder = checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
-    const chunkBytes =
-      opts.chunkBytes === undefined ? defaultChunkBytes(level) : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
-    const signal = checkSignal(opts.signal);
-    return this.admit(
-      signal,
-      async () => (await compressArrayReport(this.cpu, input, chunkBytes, signal, codec, undefined, level, true, decoder)).reports,
-    );
+    const settings = compressSettings(opts as Record<string, unknown>, type);
+    return this.admit(settings.signal, async () => (await compressArrayReport(this.cpu, input, { ...settings, explain: true })).reports);
   }
 
   /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */

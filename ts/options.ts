@@ -6,7 +6,9 @@
  */
 import type { CostOp, Location } from './cost/model.js';
 import { checkKeys, ErrorCodes, ParleError } from './errors.js';
-import { DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } from './format/layout.js';
+import { DEFAULT_LEVEL, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL } from './format/layout.js';
+import { checkErrorBound } from './codec/quantize.js';
+import { compressSettingsWith, type CompressSettings } from './codec/settings.js';
 import { parseCodec } from './format/stages.js';
 import { DeviceArray } from './gpu/device-array.js';
 import type { ElementType, ParleArray, SortKeys } from './types.js';
@@ -468,3 +470,26 @@ export function checkData(value: unknown, name: string, allowed?: readonly Eleme
   return checkArray(value, name, allowed);
 }
 
+/**
+ * The settings of a compress (and of `explainCodec`, `createCompressor`) from its options object,
+ * built once and passed down every route (ts/codec/settings.ts): the level, the chunk sizes of
+ * both paths, the codec, the error bound, the Huffman layout and the signal.
+ *   compressSettings({ level: 9 }, 'u8')  ->  { level: 9, chunkBytes: 1 MiB, gpuChunkBytes: 4 MiB, codec: undefined, errorBound: undefined, decoder: 'cpu' }
+ * @throws ParleError INVALID_OPTION naming the option (codec, errorBound, level, decoder, chunkBytes, signal)
+ */
+export function compressSettings(opts: Record<string, unknown>, type: ElementType): CompressSettings {
+  const codec = checkCodec(opts.codec, type);
+  const errorBound = checkErrorBound(opts.errorBound, type);
+  const level = checkLevel(opts.level);
+  const decoder = checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
+  const chunkBytes = opts.chunkBytes === undefined ? undefined : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
+  const signal = checkSignal(opts.signal);
+  return compressSettingsWith({
+    codec,
+    errorBound,
+    level,
+    decoder,
+    ...(chunkBytes !== undefined ? { chunkBytes } : {}),
+    ...(signal !== undefined ? { signal } : {}),
+  });
+}

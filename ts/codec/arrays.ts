@@ -8,10 +8,11 @@ import { debug, debugEnabled } from '../platform/node.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
-import { chunkReport, decodeChunk, decodeChunkRun, encodeChunk, encodeChunkRun, type ChunkCodec, type ChunkReport, type EncodedChunk } from './cpu/chunks.js';
+import { chunkReport, decodeChunk, decodeChunkRun, encodeChunk, encodeChunkRun, type ChunkReport, type EncodedChunk } from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
-import { DEFAULT_LEVEL, chunkLengthFor, makeHeader } from '../format/layout.js';
+import { chunkLengthFor, makeHeader } from '../format/layout.js';
+import { chunkCodecOf, type CompressSettings } from './settings.js';
 
 /**
  * Runs `fn` over `count` items with at most `concurrency` at once; resolves to the results in
@@ -37,37 +38,30 @@ export async function mapLimited<R>(count: number, concurrency: number, fn: (ind
 }
 
 /**
- * Compresses a whole array into one .parle container (the current version), chunks in
- * parallel; `codec` fixes every chunk's pipeline (undefined: the chooser picks per chunk at
- * `level`, 1..9). `decoder`: the decoder the Huffman streams are laid out for, 'cpu' mode 2,
- * 'gpu' mode 3 (docs/format.md, "Mode 3: interleaved lanes").
+ * Compresses a whole array into one .parle container (the current version), chunks of
+ * `settings.chunkBytes` in parallel: `settings.codec` fixes every chunk's pipeline (undefined:
+ * the chooser picks per chunk at `settings.level`), `settings.errorBound` quantizes f32 first,
+ * `settings.decoder` lays the Huffman streams out for the CPU (mode 2) or a GPU (mode 3,
+ * docs/format.md "Mode 3: interleaved lanes"). With `target` (at least compressBound bytes, not
+ * overlapping `input`) the container is written at its start and a view of it returned.
+ * @throws ParleError TOO_LARGE (memory), ABORTED, WORKER_FAILED
  */
-export async function compressArray(
-  cpu: CpuPath,
-  input: ParleArray,
-  chunkBytes: number,
-  signal?: AbortSignal,
-  codec?: ChunkCodec,
-  target?: Uint8Array,
-  level = DEFAULT_LEVEL,
-  decoder: 'cpu' | 'gpu' = 'cpu',
-): Promise<Uint8Array> {
-  return (await compressArrayReport(cpu, input, chunkBytes, signal, codec, target, level, debugEnabled(), decoder)).bytes;
+export async function compressArray(cpu: CpuPath, input: ParleArray, settings: CompressSettings, target?: Uint8Array): Promise<Uint8Array> {
+  return (await compressArrayReport(cpu, input, settings, target)).bytes;
 }
+
 
 /** {@link compressArray}, with what each chunk was coded with and why (`explain`: the chooser's reasons too). */
 export async function compressArrayReport(
   cpu: CpuPath,
   input: ParleArray,
-  chunkBytes: number,
-  signal?: AbortSignal,
-  codec?: ChunkCodec,
+  settings: CompressSettings,
   target?: Uint8Array,
-  level = DEFAULT_LEVEL,
-  explain = debugEnabled(),
-  decoder: 'cpu' | 'gpu' = 'cpu',
 ): Promise<{ bytes: Uint8Array; reports: ChunkReport[] }> {
-  const huffmanLanes = decoder === 'gpu';
+  const { chunkBytes, signal, level } = settings;
+  const codec = chunkCodecOf(settings);
+  const explain = settings.explain ?? debugEnabled();
+  const huffmanLanes = settings.decoder === 'gpu';
   const type = elementTypeOf(input) as ElementType;
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
   const bytes = bytesOf(input);
@@ -110,18 +104,15 @@ export async function compressArrayReport(
   }
   // workers that own their memories (no SharedArrayBuffer): a task a chunk, its bytes sent along
   const chunks = await mapLimited(header.chunkCount, cpu.chunkConcurrency, (i) =>
-    encodeChunk(
-      cpu,
-      type,
-      bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength),
+    encodeChunk(cpu, type, bytes.subarray(i * chunkByteLength, (i + 1) * chunkByteLength), {
       codec,
       signal,
       // a resident input is read in place by the workers: no copy in
-      resident ? input.byteOffset + i * chunkByteLength : undefined,
+      ...(resident ? { elementsPtr: input.byteOffset + i * chunkByteLength } : {}),
       level,
       explain,
       huffmanLanes,
-    ),
+    }),
   );
   return finish(chunks);
 }

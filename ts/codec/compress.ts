@@ -24,35 +24,9 @@ import { compressArray } from './arrays.js';
 import { compressRunsFromDevice } from './gpu/compress.js';
 import { compressLossyOnDevice } from './gpu/encode-lossy.js';
 import { canCompressOnDevice, compressOnDevice, compressToDevice, gpuCodablePipeline } from './gpu/encode.js';
+import type { CompressSettings } from './settings.js';
 
-/** The settings of one compress call (every entry point of the codec's compress takes them). */
-export interface CompressSettings {
-  /** Bytes of elements a chunk on the CPU path: `chunkBytes`, or the level's default (ts/format/layout.ts defaultChunkBytes). */
-  readonly chunkBytes: number;
-  /**
-   * Bytes of elements a chunk on the GPU path: `chunkBytes` when the caller gave it (the same
-   * bytes on both paths), else at least {@link GPU_DEFAULT_CHUNK_BYTES}.
-   */
-  readonly gpuChunkBytes: number;
-  /** A fixed pipeline (stage ids, ts/format/stages.ts), or undefined: the chooser picks each chunk's. */
-  readonly codec: number[] | undefined;
-  /** The lossy mode's absolute bound (f32 only), or undefined: lossless. */
-  readonly errorBound: number | undefined;
-  /** 1 fastest ... 9 smallest; recorded in the header. */
-  readonly level: number;
-  /** The decoder the Huffman streams are laid out for: 'cpu' mode 2, 'gpu' mode 3 (docs/format.md). */
-  readonly decoder: 'cpu' | 'gpu';
-  /** Aborts the call (ABORTED). */
-  readonly signal?: AbortSignal;
-  /** Keep the chooser's reasons for each chunk (explainCodec, `parle compress --explain`, NODE_DEBUG=parle). */
-  readonly explain?: boolean;
-}
-
-/**
- * Chunk bytes of the GPU path by default: it lays out and dispatches per chunk, and with 128 KiB
- * chunks it ran 2-5x slower on an H200 (bench/results/nvidia-h200/gpu-corpus.json).
- */
-export const GPU_DEFAULT_CHUNK_BYTES = 4 << 20;
+export type { CompressSettings } from './settings.js';
 
 /** A compress's route; see this module's table. */
 export type CompressRoute = 'cpu' | 'gpu' | 'gpu-to-device' | 'gpu-runs' | 'gpu-lossy';

@@ -16,6 +16,7 @@ import { abortError } from '../cpu/pool.js';
 import { checkOut } from './arrays.js';
 import { chunkReport, decodeChunkRun, encodeChunkRun, type ChunkCodec, type ChunkToDecode, type ChunkReport, type EncodedChunk } from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
+import { chunkCodecOf, type CompressSettings } from './settings.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
@@ -127,21 +128,16 @@ export class ContainerWriter {
     private readonly cpu: CpuPath,
     readonly type: ElementType,
     elementCount: number,
-    chunkBytes: number,
-    private readonly codec?: ChunkCodec,
-    private readonly options: {
-      signal?: AbortSignal;
-      admit?: <R>(work: () => Promise<R>) => Promise<R>;
-      /** 1..9 (default 5). */
-      level?: number;
-      /** The decoder the Huffman streams are laid out for: 'cpu' mode 2 (default), 'gpu' mode 3 (docs/format.md, "Mode 3: interleaved lanes"). */
-      decoder?: 'cpu' | 'gpu';
-      /** Keep the chooser's reasons in {@link reports}. */
-      explain?: boolean;
-    } = {},
+    /** Chunks of `settings.chunkBytes`; `explain`: keep the chooser's reasons in {@link reports}. */
+    private readonly settings: CompressSettings,
+    /** Runs each write and end through the engine's queue. */
+    private readonly admit?: <R>(work: () => Promise<R>) => Promise<R>,
   ) {
-    this.header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes), options.level);
+    this.header = makeHeader(type, elementCount, chunkLengthFor(type, settings.chunkBytes), settings.level);
+    this.codec = chunkCodecOf(settings);
   }
+
+  private readonly codec: ChunkCodec;
 
   /** Bytes of input expected in all. */
   get totalInputBytes(): number {
@@ -155,11 +151,11 @@ export class ContainerWriter {
    * @throws ParleError INVALID_ARGUMENT when more bytes arrive than the element count allows
    */
   async write(bytes: Uint8Array): Promise<Uint8Array[]> {
-    return this.options.admit ? this.options.admit(() => this.writeNow(bytes)) : this.writeNow(bytes);
+    return this.admit ? this.admit(() => this.writeNow(bytes)) : this.writeNow(bytes);
   }
 
   private async writeNow(bytes: Uint8Array): Promise<Uint8Array[]> {
-    if (this.options.signal?.aborted) throw abortError(this.options.signal);
+    if (this.settings.signal?.aborted) throw abortError(this.settings.signal);
     if (this.received + bytes.length > this.totalInputBytes) {
       this.received += bytes.length;
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `more input than the ${this.header.elementCount} elements announced`);
@@ -223,9 +219,9 @@ export class ContainerWriter {
       {
         codec: this.codec,
         level: this.header.level,
-        huffmanLanes: this.options.decoder === 'gpu',
-        signal: this.options.signal,
-        explain: this.options.explain === true,
+        huffmanLanes: this.settings.decoder === 'gpu',
+        signal: this.settings.signal,
+        explain: this.settings.explain === true,
         ...(resident ? { residentPtr: bytes.byteOffset } : {}),
       },
       // the payloads are views into the kernels' memory (or the input): copied before it goes back
@@ -240,7 +236,7 @@ export class ContainerWriter {
    * @throws ParleError UNALIGNED_LENGTH or INVALID_ARGUMENT when the input was short
    */
   async end(): Promise<Uint8Array[]> {
-    return this.options.admit ? this.options.admit(() => this.endNow()) : this.endNow();
+    return this.admit ? this.admit(() => this.endNow()) : this.endNow();
   }
 
   private async endNow(): Promise<Uint8Array[]> {

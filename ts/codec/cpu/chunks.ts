@@ -64,8 +64,23 @@ export interface LossyCodec {
   errorBound: { abs: number };
 }
 
+/** How {@link encodeChunk} codes a chunk. */
+export interface EncodeChunkOptions {
+  /** The pipeline (undefined: the chooser's), or the lossy codec. */
+  codec: ChunkCodec;
+  signal?: AbortSignal;
+  /** Where the elements already are in the kernels' memory (a resident input: read in place). */
+  elementsPtr?: number;
+  /** 1..9: how many candidates the chooser encodes (default 5). */
+  level?: number;
+  /** Keep the chooser's reasons in the chunk's report (default true). */
+  explain?: boolean;
+  /** Huffman streams in 32 interleaved lanes (decoder 'gpu', mode 3). */
+  huffmanLanes?: boolean;
+}
+
 /**
- * Encodes one chunk as version 2 (ts/codec/cpu/pipeline.ts): the chooser's pipeline, or `codec`.
+ * Encodes one chunk (ts/codec/cpu/pipeline.ts): the chooser's pipeline, or `codec`.
  * `elementBytes` (the elements' little-endian bytes) is not modified. When `runs` are given (a
  * GPU encode), the elements are expanded from them instead (`elementBytes` is then unused).
  */
@@ -73,13 +88,9 @@ export function encodeChunk(
   cpu: CpuPath,
   type: ElementType,
   elementBytes: Uint8Array | { count: number; values: Uint8Array; lengths: Uint32Array; elementsHash?: number },
-  codec: ChunkCodec,
-  signal?: AbortSignal,
-  elementsPtr?: number,
-  level?: number,
-  explain = true,
-  huffmanLanes = false,
+  options: EncodeChunkOptions,
 ): Promise<EncodedChunk> {
+  const { codec, signal, elementsPtr, level, explain = true, huffmanLanes = false } = options;
   const size = elementSize(type);
   const fromRuns = !(elementBytes instanceof Uint8Array);
   // elements already in the kernels' memory (a resident input) are read in place

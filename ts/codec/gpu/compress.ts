@@ -1,47 +1,41 @@
 /**
- * Compression of a DeviceArray into a .parle container on the GPU path: Rutter's case (a volume
- * on the GPU, compressed bytes wanted on the host), where readback + CPU compression moves the
- * whole array over the bus. Two ways:
- *   - with the chooser or a pipeline the GPU codes by itself (huffman, delta+huffman,
- *     shuffle+huffman, delta+shuffle+huffman, rle, rle+huffman), and chunks that start on 4-byte
- *     boundaries: ts/codec/gpu/encode.ts, where the elements never come to the host;
- *   - otherwise, the runs way below, whose container is byte for byte the CPU path's:
+ * Compression of a DeviceArray into a .parle container on the GPU path where the GPU cannot code
+ * the chunks itself (a fixed pipeline it does not have, or chunks that do not start on 4-byte
+ * boundaries; ts/codec/compress.ts chooses; otherwise ts/codec/gpu/encode.ts, where the elements
+ * never come to the host): Rutter's case (a volume on the GPU, compressed bytes wanted on the
+ * host) the runs way, whose container is byte for byte the CPU path's:
  *
  *   1. the GPU encodes the whole array (PARLE) and the runs are read back;
  *   2. the runs are cut at chunk boundaries (a run across one becomes two);
  *   3. chunks in parallel on the worker pool: each chunk's runs are expanded into the CPU path's
- *      memory, and the chunk is coded there as version 2 (the chooser's pipeline and both tree
+ *      memory, and the chunk is coded there (the chooser's pipeline and both tree
  *      hashes, ts/codec/cpu/pipeline.ts).
  */
 import type { CpuPath } from '../../cpu/cpu-path.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { bytesOf, elementSize } from '../../types.js';
-import { encodeChunk, type ChunkCodec, type LossyCodec } from '../cpu/chunks.js';
-import { canCompressOnDevice, compressOnDevice, type HuffmanDecoder } from './encode.js';
+import { encodeChunk } from '../cpu/chunks.js';
+import type { CompressSettings } from '../settings.js';
 import { assembleContainer } from '../../format/container.js';
 import { mapLimited } from '../arrays.js';
 import { chunkLengthFor, makeHeader } from '../../format/layout.js';
 import { rleEncode } from '../../gpu/rle.js';
 
 /**
- * Compresses `input` (on `gpu`) into a container on the host; see above.
+ * Compresses `input` (on `gpu`) into a container on the host the runs way above, chunks of
+ * `settings.gpuChunkBytes` (../compress.ts chooses this route where the GPU cannot code the
+ * chunks itself).
  * @throws ParleError TOO_LARGE (beyond what RLE encode binds), DEVICE_LOST, ABORTED, WORKER_FAILED
  */
-export async function compressFromDevice(
+export async function compressRunsFromDevice(
   cpu: CpuPath,
   gpu: GpuContext,
   input: DeviceArray,
-  chunkBytes: number,
-  signal?: AbortSignal,
-  codec?: Exclude<ChunkCodec, LossyCodec>,
+  settings: CompressSettings,
   target?: Uint8Array,
-  level?: number,
-  decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
-  if (canCompressOnDevice(input, chunkBytes, codec)) {
-    return compressOnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder);
-  }
+  const { gpuChunkBytes: chunkBytes, signal, codec, level, decoder } = settings;
   const type = input.type;
   const size = elementSize(type);
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
@@ -76,7 +70,7 @@ export async function compressFromDevice(
     chunkLengths[0] -= skip[chunk];
     chunkLengths[chunkLengths.length - 1] -= covered - count;
     const values = valueBytes.subarray(r0 * size, (r + 1) * size);
-    return encodeChunk(cpu, type, { count, values, lengths: chunkLengths }, codec, signal, undefined, level, true, decoder === 'gpu');
+    return encodeChunk(cpu, type, { count, values, lengths: chunkLengths }, { codec, signal, level, huffmanLanes: decoder === 'gpu' });
   });
   return assembleContainer(header, chunks, target);
 }

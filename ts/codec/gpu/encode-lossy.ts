@@ -31,7 +31,8 @@ import { encodeScan } from '../../gpu/scan.js';
 import exceptionsSource from '../../../shaders/codec-exceptions.wgsl';
 import type { EncodedChunk } from '../cpu/chunks.js';
 import { assembleContainer } from '../../format/container.js';
-import { encodeChunksOnDevice, readRanges, type HuffmanDecoder } from './encode.js';
+import { encodeChunksOnDevice, readRanges } from './encode.js';
+import type { CompressSettings } from '../settings.js';
 
 function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exceptionList'): GPUComputePipeline {
   return getPipeline(gpu.device, `codec-exceptions:${entryPoint}`, () => ({
@@ -51,18 +52,15 @@ export async function compressLossyOnDevice(
   cpu: CpuPath,
   gpu: GpuContext,
   input: DeviceArray,
-  chunkBytes: number,
-  abs: number,
-  signal?: AbortSignal,
-  codec?: number[],
+  settings: CompressSettings,
   target?: Uint8Array,
-  level?: number,
-  decoder: HuffmanDecoder = 'cpu',
 ): Promise<Uint8Array> {
+  const { errorBound, signal } = settings;
+  const abs = errorBound!;
   const n = input.length;
   const q = quantizeParams(abs);
   if (q === undefined || n === 0)
-    return (await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
+    return (await encodeChunksOnDevice(gpu, input, settings, { target })).container;
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
   const reconBuf = gpu.acquireStorage(n * 4, 'lossy reconstructions');
   const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');
@@ -88,7 +86,7 @@ export async function compressLossyOnDevice(
       );
       encodeScan(gpu, s, flags, posBuf, n, 'u32', false, totalBuf);
     });
-    const { header, encoded: codeChunks } = await encodeChunksOnDevice(gpu, codes, chunkBytes, signal, codec, undefined, level, decoder);
+    const { header, encoded: codeChunks } = await encodeChunksOnDevice(gpu, codes, settings);
     const C = header.chunkLength;
     const chunkCount = header.chunkCount;
     const starts = await readRanges(gpu, [
@@ -163,7 +161,7 @@ export async function compressLossyOnDevice(
       }),
     );
     if (out.some((x) => x === undefined)) {
-      const { encoded: lossless } = await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, undefined, undefined, decoder);
+      const { encoded: lossless } = await encodeChunksOnDevice(gpu, input, settings);
       out.forEach((x, c) => {
         if (x === undefined) out[c] = { ...lossless[c], reason: `GPU: quantizing does not pay: coded losslessly: ${lossless[c].reason}` };
       });

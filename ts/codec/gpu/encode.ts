@@ -38,7 +38,8 @@ import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
 import type { GpuContext } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { debug } from '../../platform/node.js';
-import { elementSize } from '../../types.js';
+import { elementSize, type ElementType } from '../../types.js';
+import type { CompressSettings } from '../settings.js';
 import type { EncodedChunk } from '../cpu/chunks.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import {
@@ -168,31 +169,23 @@ export async function readRanges(
  * True when {@link compressOnDevice} takes this array in chunks of `chunkBytes` with `codec`
  * (undefined: the GPU's chooser; else one of {@link gpuCodablePipeline}).
  */
-export function canCompressOnDevice(input: DeviceArray, chunkBytes: number, codec?: readonly number[]): boolean {
+export function canCompressOnDevice(input: { readonly type: ElementType; readonly length: number }, chunkBytes: number, codec?: readonly number[]): boolean {
   const size = elementSize(input.type);
   const C = chunkLengthFor(input.type, chunkBytes);
   return ((C * size) % 4 === 0 || input.length <= C) && (codec === undefined || gpuCodablePipeline(codec));
 }
 
 /**
- * Compresses `input` (on `gpu`) into a version-2 container on the host as described above;
+ * Compresses `input` (on `gpu`) into a container on the host as described above, chunks of
+ * `settings.gpuChunkBytes`;
  * `codec` fixes the pipeline (one of {@link gpuCodablePipeline}) or undefined lets the GPU's
  * chooser pick per chunk. With `target` (at least the container's length: compressBound) the
  * container is read back into its start and a view of it returned, else into a new array.
  * @throws ParleError TOO_LARGE (the input beyond one storage binding, the container beyond
  *   maxBufferSize), DEVICE_LOST, ABORTED
  */
-export async function compressOnDevice(
-  gpu: GpuContext,
-  input: DeviceArray,
-  chunkBytes: number,
-  signal?: AbortSignal,
-  codec?: number[],
-  target?: Uint8Array,
-  level?: number,
-  decoder: HuffmanDecoder = 'cpu',
-): Promise<Uint8Array> {
-  return (await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, target, level, decoder)).container;
+export async function compressOnDevice(gpu: GpuContext, input: DeviceArray, settings: CompressSettings, target?: Uint8Array): Promise<Uint8Array> {
+  return (await encodeChunksOnDevice(gpu, input, settings, { target })).container;
 }
 
 /**
@@ -202,22 +195,14 @@ export async function compressOnDevice(
  * into the container's buffer on the GPU (one upload and one gather).
  * @throws as compressOnDevice
  */
-export async function compressToDevice(
-  gpu: GpuContext,
-  input: DeviceArray,
-  chunkBytes: number,
-  signal?: AbortSignal,
-  codec?: number[],
-  level?: number,
-  decoder: HuffmanDecoder = 'cpu',
-): Promise<DeviceArray> {
-  return (await encodeChunksOnDevice(gpu, input, chunkBytes, signal, codec, undefined, level, decoder, true)).device!;
+export async function compressToDevice(gpu: GpuContext, input: DeviceArray, settings: CompressSettings): Promise<DeviceArray> {
+  return (await encodeChunksOnDevice(gpu, input, settings, { resident: true })).device!;
 }
 
 /**
  * {@link compressOnDevice} with the container's parts: its header and each chunk's entry and
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
- * device-encode-lossy.ts). With `target` (at least the container's length) the container is
+ * ./encode-lossy.ts). With `target` (at least the container's length) the container is
  * read back into its start and `container` is a view of it. `resident`: the container is not
  * read back but returned as `device` ({@link compressToDevice}; `container` is then empty and
  * the payloads are not given).
@@ -226,14 +211,10 @@ export async function compressToDevice(
 export async function encodeChunksOnDevice(
   gpu: GpuContext,
   input: DeviceArray,
-  chunkBytes: number,
-  signal?: AbortSignal,
-  codec?: number[],
-  target?: Uint8Array,
-  level?: number,
-  decoder: HuffmanDecoder = 'cpu',
-  resident = false,
+  settings: CompressSettings,
+  { target, resident = false }: { target?: Uint8Array; resident?: boolean } = {},
 ): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[]; device?: DeviceArray }> {
+  const { gpuChunkBytes: chunkBytes, signal, codec, level, decoder } = settings;
   const t0 = performance.now();
   const type = input.type;
   const w = elementSize(type);

@@ -1,0 +1,54 @@
+/**
+ * The settings of one compress call, built once from the call's options (ts/options.ts
+ * compressSettings) and passed down whichever route it takes (ts/codec/compress.ts) instead of
+ * positional arguments.
+ */
+import { DEFAULT_LEVEL, defaultChunkBytes } from '../format/layout.js';
+import type { ChunkCodec } from './cpu/chunks.js';
+
+/** The settings of one compress call (every entry point of the codec's compress takes them). */
+export interface CompressSettings {
+  /** Bytes of elements a chunk on the CPU path: `chunkBytes`, or the level's default (ts/format/layout.ts defaultChunkBytes). */
+  readonly chunkBytes: number;
+  /**
+   * Bytes of elements a chunk on the GPU path: `chunkBytes` when the caller gave it (the same
+   * bytes on both paths), else at least {@link GPU_DEFAULT_CHUNK_BYTES}.
+   */
+  readonly gpuChunkBytes: number;
+  /** A fixed pipeline (stage ids, ts/format/stages.ts), or undefined: the chooser picks each chunk's. */
+  readonly codec: number[] | undefined;
+  /** The lossy mode's absolute bound (f32 only), or undefined: lossless. */
+  readonly errorBound: number | undefined;
+  /** 1 fastest ... 9 smallest; recorded in the header. */
+  readonly level: number;
+  /** The decoder the Huffman streams are laid out for: 'cpu' mode 2, 'gpu' mode 3 (docs/format.md). */
+  readonly decoder: 'cpu' | 'gpu';
+  /** Aborts the call (ABORTED). */
+  readonly signal?: AbortSignal;
+  /** Keep the chooser's reasons for each chunk (default: when NODE_DEBUG=parle logs them). */
+  readonly explain?: boolean;
+}
+
+/**
+ * Chunk bytes of the GPU path by default: it lays out and dispatches per chunk, and with 128 KiB
+ * chunks it ran 2-5x slower on an H200 (bench/results/nvidia-h200/gpu-corpus.json).
+ */
+export const GPU_DEFAULT_CHUNK_BYTES = 4 << 20;
+
+/**
+ * Settings with the library's defaults for what `given` leaves out: level 5, the level's chunk
+ * size (and at least 4 MiB on the GPU unless `chunkBytes` is given), the chooser, lossless, the
+ * CPU's Huffman layout.
+ *   compressSettingsWith({ level: 9 })  ->  { level: 9, chunkBytes: 1 MiB, gpuChunkBytes: 4 MiB, codec: undefined, ... }
+ */
+export function compressSettingsWith(given: Partial<CompressSettings> = {}): CompressSettings {
+  const level = given.level ?? DEFAULT_LEVEL;
+  const chunkBytes = given.chunkBytes ?? defaultChunkBytes(level);
+  const gpuChunkBytes = given.gpuChunkBytes ?? (given.chunkBytes !== undefined ? chunkBytes : Math.max(chunkBytes, GPU_DEFAULT_CHUNK_BYTES));
+  return { codec: undefined, errorBound: undefined, decoder: 'cpu', ...given, level, chunkBytes, gpuChunkBytes };
+}
+
+/** The chunk codec of `settings` on the CPU path: the pipeline, quantized first in the lossy mode. */
+export function chunkCodecOf({ codec, errorBound }: CompressSettings): ChunkCodec {
+  return errorBound === undefined ? codec : { pipeline: codec, errorBound: { abs: errorBound } };
+}
