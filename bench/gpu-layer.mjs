@@ -27,7 +27,7 @@ import { rng } from './suite/data.mjs';
 import { loadGpuLayer, startClockSampler, timestampHooks, warmUntilSteady } from './lib/gpu.mjs';
 import { machineInfo, median, writeResults } from './lib/results.mjs';
 
-const { createGpuContext } = await loadGpuLayer();
+const { createGpuContext, scan, rleEncode, rleDecode, radixSort } = await loadGpuLayer();
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -105,12 +105,12 @@ async function correctness(c, label) {
   const next = rng(12345);
   for (const n of [1, 255, 4097, 65536 * 4 + 3, 1_000_003]) {
     const a = new Uint32Array(n).map(() => next() % 1000);
-    const out = await c.download(await c.scan(await c.upload(a), { inclusive: false }));
+    const out = await c.download(await scan(c, await c.upload(a), { inclusive: false }));
     let acc = 0, ok = true;
     for (let i = 0; i < n && ok; i++) { if (out[i] !== acc >>> 0) ok = false; acc = (acc + a[i]) >>> 0; }
     check(`${label} scan u32 exclusive n=${n}`, ok);
     const f = Float32Array.from({ length: n }, () => (next() % 200) - 100);
-    const fo = await c.download(await c.scan(await c.upload(f), { inclusive: true }));
+    const fo = await c.download(await scan(c, await c.upload(f), { inclusive: true }));
     let fa = 0, fok = true;
     for (let i = 0; i < n && fok; i++) { fa += f[i]; if (fo[i] !== fa) fok = false; }
     check(`${label} scan f32 inclusive n=${n}`, fok);
@@ -119,7 +119,7 @@ async function correctness(c, label) {
     if (label !== 'spin0' || n <= 70_000) {
       const keys = new Uint32Array(n).map(() => next() % 5000);
       const vals = Uint32Array.from({ length: n }, (_, i) => i);
-      const s = await c.sort(await c.upload(keys), await c.upload(vals));
+      const s = await radixSort(c, await c.upload(keys), await c.upload(vals));
       const sk = await c.download(s.keys);
       const sv = await c.download(s.values);
       let sok = true;
@@ -129,7 +129,7 @@ async function correctness(c, label) {
       }
       check(`${label} sort u32 key-value stable n=${n}`, sok);
       const fk = Float32Array.from({ length: n }, () => ((next() % 2001) - 1000) / 7);
-      const fs = await c.download((await c.sort(await c.upload(fk))).keys);
+      const fs = await c.download((await radixSort(c, await c.upload(fk))).keys);
       const want = fk.slice().sort();
       let fsok = true;
       for (let i = 0; i < n && fsok; i++) if (!Object.is(fs[i], want[i])) fsok = false;
@@ -137,10 +137,10 @@ async function correctness(c, label) {
     }
     for (const meanRun of [1, 16, 5000]) {
       const u8 = makeRuns(n, meanRun, next);
-      const runs = await c.rleEncode(await c.upload(u8));
+      const runs = await rleEncode(c, await c.upload(u8));
       let count = 0;
       for (let i = 0; i < n; i++) if (i === 0 || u8[i] !== u8[i - 1]) count++;
-      const back = await c.download(await c.rleDecode(runs.values, runs.lengths));
+      const back = await c.download(await rleDecode(c, runs.values, runs.lengths));
       let rok = runs.values.length === count && back.length === n;
       for (let i = 0; i < n && rok; i++) if (back[i] !== u8[i]) rok = false;
       check(`${label} rle u8 round trip n=${n} mean run ${meanRun}`, rok, `runs ${runs.values.length}/${count}`);
@@ -237,9 +237,9 @@ for (const log2 of [20, 24, 26, 27, 27.99, 28].filter((k) => k <= maxLog2)) {
   const a = new Uint32Array(n);
   for (let i = 0; i < n; i++) a[i] = next() & 0xff;
   const d = await ctx.upload(a);
-  const t = await timeOp(ctx, ts, () => ctx.scan(d, { inclusive: true }), (o) => o.destroy());
+  const t = await timeOp(ctx, ts, () => scan(ctx, d, { inclusive: true }), (o) => o.destroy());
   if (log2 === maxLog2 || log2 === 27.99) {
-    const out = await ctx.download(await ctx.scan(d, { inclusive: true }));
+    const out = await ctx.download(await scan(ctx, d, { inclusive: true }));
     let acc = 0, ok = true;
     for (let i = 0; i < n && ok; i++) { acc = (acc + a[i]) >>> 0; if (out[i] !== acc) ok = false; }
     check(`scan u32 inclusive n=2^${log2}`, ok);
@@ -255,11 +255,11 @@ for (const log2 of [24, 28].filter((k) => k <= maxLog2)) {
   const next = rng(100 + log2);
   const a = makeRuns(n, 16, next);
   const d = await ctx.upload(a);
-  const enc = await timeOp(ctx, ts, () => ctx.rleEncode(d), (o) => { o.values.destroy(); o.lengths.destroy(); });
-  const runs = await ctx.rleEncode(d);
-  const dec = await timeOp(ctx, ts, () => ctx.rleDecode(runs.values, runs.lengths), (o) => o.destroy());
+  const enc = await timeOp(ctx, ts, () => rleEncode(ctx, d), (o) => { o.values.destroy(); o.lengths.destroy(); });
+  const runs = await rleEncode(ctx, d);
+  const dec = await timeOp(ctx, ts, () => rleDecode(ctx, runs.values, runs.lengths), (o) => o.destroy());
   if (log2 === maxLog2) {
-    const back = await ctx.download(await ctx.rleDecode(runs.values, runs.lengths));
+    const back = await ctx.download(await rleDecode(ctx, runs.values, runs.lengths));
     let ok = back.length === n;
     for (let i = 0; i < n && ok; i++) if (back[i] !== a[i]) ok = false;
     check(`rle u8 mean run 16 round trip n=2^${log2}`, ok, `runs ${runs.values.length}`);
@@ -277,9 +277,9 @@ for (const log2 of [20, 24, 26, 28].filter((k) => k <= maxLog2)) {
   const keys = new Uint32Array(n);
   for (let i = 0; i < n; i++) keys[i] = next();
   const d = await ctx.upload(keys);
-  const t = await timeOp(ctx, ts, () => ctx.sort(d), (o) => o.keys.destroy());
+  const t = await timeOp(ctx, ts, () => radixSort(ctx, d), (o) => o.keys.destroy());
   if (log2 === maxLog2 || log2 === 24) {
-    const out = await ctx.download((await ctx.sort(d)).keys);
+    const out = await ctx.download((await radixSort(ctx, d)).keys);
     let ok = true, xa = 0, xb = 0, sa = 0, sb = 0;
     for (let i = 0; i < n; i++) {
       if (i > 0 && out[i - 1] > out[i]) ok = false;
@@ -292,7 +292,7 @@ for (const log2 of [20, 24, 26, 28].filter((k) => k <= maxLog2)) {
   if (log2 === 24) {
     const vals = Uint32Array.from({ length: n }, (_, i) => i);
     const dv = await ctx.upload(vals);
-    const kv = await timeOp(ctx, ts, () => ctx.sort(d, dv), (o) => { o.keys.destroy(); o.values.destroy(); });
+    const kv = await timeOp(ctx, ts, () => radixSort(ctx, d, dv), (o) => { o.keys.destroy(); o.values.destroy(); });
     results.figures[`sortKV_u32_2^${log2}`] = { ...kv, GpairsPerS: n / 1e6 / kv.gpuMs };
     dv.destroy();
   }
