@@ -1,7 +1,8 @@
 // Delta stage of the version-2 codec (docs/format.md, "The stages", stage 1): d[0] = x[0],
 // d[i] = x[i] - x[i-1] over 8-, 16- or 32-bit elements, wrapping (floats by their bit patterns),
 // and its inverse, a wrapping prefix sum. The pipeline that applies it is TypeScript
-// (ts/codec/cpu/pipeline.ts); these kernels allocate nothing and take pointers.
+// (ts/codec/cpu/encode.ts, ts/codec/cpu/decode.ts); these kernels allocate nothing and take
+// pointers.
 //
 // One source, two builds: `if (ASC_FEATURE_SIMD)` picks the v128 bodies for build/parle.wasm
 // and the scalar twins for build/parle-scalar.wasm; tests compare both with the plain reference

@@ -3,8 +3,8 @@
 // its xxhash_spec.md): four accumulators over 16-byte stripes, then the tail and the avalanche.
 // The tree is XXH32 of each 4096-byte block, level after level, so that a GPU (WGSL has no
 // 64-bit integers) and a pool of threads can compute it in parallel. The container code that
-// calls them is TypeScript (ts/codec/cpu/pipeline.ts); these kernels allocate nothing and take
-// pointers.
+// calls them is TypeScript (ts/codec/cpu/arena.ts treeHashAt); these kernels allocate nothing
+// and take pointers.
 //
 // One source, two builds: `if (ASC_FEATURE_SIMD)` picks the v128 bodies for build/parle.wasm
 // and the scalar twins for build/parle-scalar.wasm; tests compare both with the plain reference

@@ -1,7 +1,7 @@
 // Byte-plane shuffle stage of the version-2 codec (docs/format.md, "The stages", stage 2):
 // Blosc's shuffle, plane k holding byte k of every 2- or 4-byte element, and its inverse. The
-// pipeline that applies it is TypeScript (ts/codec/cpu/pipeline.ts); these kernels allocate
-// nothing and take pointers.
+// pipeline that applies it is TypeScript (ts/codec/cpu/encode.ts, ts/codec/cpu/decode.ts); these
+// kernels allocate nothing and take pointers.
 //
 // One source, two builds: `if (ASC_FEATURE_SIMD)` picks the v128 bodies (byte shuffles of whole
 // vectors) for build/parle.wasm and the scalar twins for build/parle-scalar.wasm; tests compare

@@ -11,7 +11,7 @@
 //
 // What a library user installs: comlink and xxhash-wasm (dependencies) stay imports; webgpu,
 // fastify and prom-client are optional peer dependencies, loaded by import() where used
-// (ts/gpu/context.ts, ts/service/load.ts); the CLI's own packages (commander, cli-progress, and
+// (ts/gpu/device.ts, ts/service/load.ts); the CLI's own packages (commander, cli-progress, and
 // fflate for `parle demo`) are bundled into the CLI's chunks, so `npx parle compress` works
 // without them installed.
 // Usage: node build/build.mjs [--quiet] [--no-types]

@@ -1,6 +1,6 @@
 // The rle stage's lengths streams decoded on the GPU (docs/format.md, "Version 2", stage 3: each
 // run's (length - 1) as unsigned LEB128), for decompress to the device, with the checks of the
-// CPU decoder (assembly/varint.ts varintDecodeLengths, ts/codec/cpu/pipeline.ts decodeRunsAt):
+// CPU decoder (assembly/varint.ts varintDecodeLengths, ts/codec/cpu/decode.ts decodeRunsAt):
 // at most 5 bytes a value, a value below 2^32 - 1, exactly R values that use every byte of the
 // stream; and each length at most the chunk's element count (the sum check's first half: a
 // longer run cannot fit; the caller checks the total before expanding).

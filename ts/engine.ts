@@ -8,7 +8,10 @@
  * overrides. `path: 'auto'` (the default) asks the cost model (ts/cost/model.ts), which weighs
  * the transfers a path needs against its calibrated kernel rates; `explain` shows its reasoning.
  */
-import { CpuPath, type Runs } from './cpu/cpu-path.js';
+import { CpuPath } from './cpu/cpu-path.js';
+import { rleDecode as rleDecodeOnCpu, rleEncode as rleEncodeOnCpu, type Runs } from './cpu/rle.js';
+import { scan as scanOnCpu } from './cpu/scan.js';
+import { sort as sortOnCpu } from './cpu/sort.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
@@ -31,9 +34,9 @@ import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } 
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 import { bytesOf, checkArray, elementSize, isElementType } from './types.js';
-import { radixSort } from './gpu/radix-sort.js';
-import { rleDecode, rleEncode } from './gpu/rle.js';
-import { scan } from './gpu/scan.js';
+import { radixSort as sortOnGpu } from './gpu/radix-sort.js';
+import { rleDecode as rleDecodeOnGpu, rleEncode as rleEncodeOnGpu } from './gpu/rle.js';
+import { scan as scanOnGpu } from './gpu/scan.js';
 import { PROCEDURES } from './codec/cpu/procedures.js';
 
 import {
@@ -65,7 +68,7 @@ import {
   type SortOptions,
 } from './options.js';
 
-export type { Runs } from './cpu/cpu-path.js';
+export type { Runs } from './cpu/rle.js';
 export type {
   CalibrateOptions,
   CompressOptions,
@@ -542,7 +545,7 @@ export class Engine {
       await gpu.device.queue.onSubmittedWorkDone(); // (not the upload's copy in the op's time)
       try {
         if (op === 'rleDecode') {
-          const runs = await rleEncode(gpu, input);
+          const runs = await rleEncodeOnGpu(gpu, input);
           try {
             return await time(async () => (await this.rleDecode(runs, { path: 'gpu' })).destroy());
           } finally {
@@ -559,7 +562,7 @@ export class Engine {
       cpu: async (op: CostOp, bytes: number) => {
         const input = sample(op, bytes);
         if (op === 'rleDecode') {
-          const runs = await cpu.rleEncode(input);
+          const runs = await rleEncodeOnCpu(cpu, input);
           return time(() => this.rleDecode(runs, { path: 'cpu' }));
         }
         if (op === 'decompress') {
@@ -802,11 +805,11 @@ export class Engine {
         let runs: { values: Data; lengths: Data };
         if (path === 'cpu') {
           const host = await this.toHost(input);
-          runs = await this.cpu.rleEncode(host, signal);
+          runs = await rleEncodeOnCpu(this.cpu, host, signal);
         } else {
           const device = await this.toDevice(input);
           try {
-            runs = await rleEncode(this.gpu, device);
+            runs = await rleEncodeOnGpu(this.gpu, device);
           } finally {
             if (device !== input) device.destroy();
           }
@@ -867,7 +870,7 @@ export class Engine {
           if (out !== undefined && out.length !== total) {
             throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} elements; the runs expand to ${total}`);
           }
-          result = await this.cpu.rleDecode(values, lengths, total, signal, out as typeof values | undefined);
+          result = await rleDecodeOnCpu(this.cpu, values, lengths, total, signal, out as typeof values | undefined);
         } else {
           const values = await this.toDevice(runs.values);
           const lengths = await this.toDevice(runs.lengths);
@@ -875,7 +878,7 @@ export class Engine {
           // the sum back (one submission, as for rleEncode's runs)
           if (lengths !== runs.lengths && sizes.elements !== undefined) this.gpu.noteLengthSum(lengths, sizes.elements);
           try {
-            result = await rleDecode(this.gpu, values, lengths);
+            result = await rleDecodeOnGpu(this.gpu, values, lengths);
           } finally {
             if (values !== runs.values) values.destroy();
             if (lengths !== runs.lengths) lengths.destroy();
@@ -938,12 +941,12 @@ export class Engine {
         if (path === 'cpu') {
           const hostKeys = await this.toHost<SortKeys>(keys);
           const hostValues = values && (await this.toHost<Uint32Array>(values));
-          sorted = await this.cpu.sort(hostKeys, hostValues, signal);
+          sorted = await sortOnCpu(this.cpu, hostKeys, hostValues, signal);
         } else {
           const deviceKeys = await this.toDevice(keys);
           const deviceValues = values && (await this.toDevice(values));
           try {
-            sorted = await radixSort(this.gpu, deviceKeys, deviceValues);
+            sorted = await sortOnGpu(this.gpu, deviceKeys, deviceValues);
           } finally {
             if (deviceKeys !== keys) deviceKeys.destroy();
             if (deviceValues && deviceValues !== values) deviceValues.destroy();
@@ -998,11 +1001,11 @@ export class Engine {
         let result: Data;
         if (path === 'cpu') {
           const host = await this.toHost<Uint32Array>(input);
-          result = await this.cpu.scan(host, inclusive, signal, out as Uint32Array | undefined);
+          result = await scanOnCpu(this.cpu, host, inclusive, signal, out as Uint32Array | undefined);
         } else {
           const device = await this.toDevice(input);
           try {
-            result = await scan(this.gpu, device, { inclusive });
+            result = await scanOnGpu(this.gpu, device, { inclusive });
           } finally {
             if (device !== input) device.destroy();
           }

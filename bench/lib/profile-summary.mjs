@@ -272,7 +272,7 @@ export const CATEGORIES = [
     (f) =>
       f.kind === 'js' &&
       (f.source === 'ts/codec/chooser.ts' ||
-        (f.source === 'ts/codec/cpu/pipeline.ts' && /^(gatherStats|encodeBest|effortOf)$/.test(f.name))),
+        (f.source === 'ts/codec/cpu/encode.ts' && /^(gatherStats|encodeBest|effortOf)$/.test(f.name))),
   ],
   [
     'codec driver JS',

@@ -6,7 +6,7 @@
  * (run values assumed distributed as the elements, run lengths geometric), pack sizes exactly
  * from the sample's blocks (assembly/pack.ts `packStats`). A pack candidate is preferred to a
  * smaller Huffman one when it comes within {@link packTolerance} of it: it decodes faster. The encoder then
- * encodes the best few and keeps the smallest (ts/codec/cpu/pipeline.ts), so an estimate only
+ * encodes the best few and keeps the smallest (ts/codec/cpu/encode.ts), so an estimate only
  * ranks; it never decides the bytes.
  */
 import { DEFAULT_SEGMENT_LOG2, segmentCount } from './huffman.js';

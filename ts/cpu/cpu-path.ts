@@ -8,33 +8,24 @@
  * space. Arrays made by {@link CpuPath.alloc} already live in the memory: they are used in
  * place, and results of an op on them live there too (zero copy).
  *
- * Parallel algorithms (each segment is one task):
- * - RLE encode: each segment encodes alone; runs that cross a segment boundary are merged, and
- *   the segments' runs move into place (Rutter's stitch, on the CPU).
- * - RLE decode: runs split into groups; a group's output offset is the sum of the lengths
- *   before it; groups decode into their own ranges.
- * - Scan: reduce each segment, scan the segment sums, scan each segment from its carry.
- * - Sort: sort segments (LSD radix sort each), then merge pairs of sorted runs, each merge
- *   split by merge path so every worker takes part (measured faster here than a parallel LSD
- *   with per-pass histograms: see the closing notes of the worker pool issue).
+ * The primitives run on it are functions of a CpuPath, one family a file as in ts/gpu/:
+ * ./rle.ts (encode, decode), ./scan.ts, ./sort.ts; the codec's chunk procedures go through
+ * {@link CpuPath.runChunk} and {@link CpuPath.runChunks} (ts/codec/cpu/).
  *
  * All element work goes through unsigned "bit views" (Uint8/16/32Array over the same bytes), so
  * f32 NaN payloads and -0 survive every copy.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import type { ElementType, ParleArray, SortKeys } from '../types.js';
-import { arrayConstructor, elementSize, elementTypeOf } from '../types.js';
+import type { ElementType, ParleArray } from '../types.js';
+import { arrayConstructor, elementSize } from '../types.js';
 import { canShareMemory } from '../platform/node.js';
 import { WasmHeap, formatBytes, type HeapBlock } from './memory.js';
 import { InlineExecutor, WorkerPool, abortError, type Executor } from './pool.js';
 import { KERNEL_PROCEDURES, type KernelContext, type ProcedureTable } from './procedures.js';
 import type { ProcName, Procedures, Region, Task } from './protocol.js';
 import {
-  DECODE_SLACK_BYTES,
   MAX_MEMORY_PAGES,
   WASM_PAGE_BYTES,
-  KeyKind,
-  SORT_SCRATCH_BYTES,
   compileKernels,
   createKernelMemory,
   instantiateKernels,
@@ -61,13 +52,6 @@ export const INLINE_BYTES = 4 << 20;
  */
 export const PARALLEL_BYTES = 256 << 10;
 
-/** Runs of a run-length encoding: `values[i]` repeated `lengths[i]` times. */
-export interface Runs<T extends ParleArray = ParleArray> {
-  /** One element per run, of the input's type. */
-  values: T;
-  /** Run lengths in elements, each >= 1 from an encoder. */
-  lengths: Uint32Array;
-}
 
 /** Options of {@link CpuPath.create}. */
 export interface CpuPathOptions {
@@ -91,7 +75,7 @@ export interface CpuPathOptions {
   procedures?: ProcedureTable;
 }
 
-type BitView = Uint8Array | Uint16Array | Uint32Array;
+export type BitView = Uint8Array | Uint16Array | Uint32Array;
 
 /** An unsigned view of the same bytes as `array`, so copies keep bit patterns. */
 export function bitView(array: ParleArray): BitView {
@@ -121,7 +105,7 @@ export function kernelTask(kernel: KernelName, args: number[], regions: [number,
 }
 
 /** A task that copies `bytes` bytes from `src` to `dst` in the kernels' memory (memmove). */
-function copyTask(dst: number, src: number, bytes: number): Task<'kernel'> {
+export function copyTask(dst: number, src: number, bytes: number): Task<'kernel'> {
   return kernelTask(
     'copyBytes',
     [dst, src, bytes],
@@ -211,7 +195,8 @@ export class CpuPath {
   }
 
   /** Threads that run tasks at once for an input of `bytes`. */
-  private executorFor(bytes: number): Executor {
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  executorFor(bytes: number): Executor {
     return this.pool && bytes >= this.inlineBytes ? this.pool : this.inline;
   }
 
@@ -239,7 +224,8 @@ export class CpuPath {
   }
 
   /** A resident array; `zero` clears it, `slackBytes` more bytes are kept after it (decode overshoot). */
-  private allocResident<T extends ElementType>(type: T, length: number, zero: boolean, slackBytes = 0): ParleArray {
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  allocResident<T extends ElementType>(type: T, length: number, zero: boolean, slackBytes = 0): ParleArray {
     const bytes = length * elementSize(type);
     const block = this.heap.alloc(Math.max(1, bytes + slackBytes));
     if (zero) this.heap.bytes(block.ptr, bytes).fill(0);
@@ -297,7 +283,8 @@ export class CpuPath {
   }
 
   /** A result array: resident (not cleared) when `likeResident`, else a plain one. */
-  private result<T extends ElementType>(type: T, length: number, likeResident: boolean): ParleArray {
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  result<T extends ElementType>(type: T, length: number, likeResident: boolean): ParleArray {
     if (likeResident) return this.allocResident(type, length, false);
     return new (arrayConstructor(type))(length);
   }
@@ -399,17 +386,20 @@ export class CpuPath {
   // ---- helpers ------------------------------------------------------------------------
 
   /** Copies `source` (any bit view) into the memory at `ptr`. */
-  private copyIn(ptr: number, source: BitView): void {
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  copyIn(ptr: number, source: BitView): void {
     bitViewOf(this.heap.buffer, ptr, source.length, source.BYTES_PER_ELEMENT).set(source);
   }
 
   /** A view of `length` elements of width `size` at `ptr` (valid until the next allocation). */
-  private view(ptr: number, length: number, size: number): BitView {
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  view(ptr: number, length: number, size: number): BitView {
     return bitViewOf(this.heap.buffer, ptr, length, size);
   }
 
   /** The input's pointer when it is resident, else copies `count` elements from `start` into `block`. */
-  private place(input: ParleArray, start: number, count: number, block: HeapBlock | undefined): number {
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  place(input: ParleArray, start: number, count: number, block: HeapBlock | undefined): number {
     const size = input.BYTES_PER_ELEMENT;
     if (this.resident.has(input)) return input.byteOffset + start * size;
     if (!block) throw new Error('place() needs a block for a host array');
@@ -421,7 +411,8 @@ export class CpuPath {
    * Runs tasks and waits until every one has settled (so no task still writes to memory that is
    * about to be released), then returns their results or throws the first error.
    */
-  private async runAll<P extends ProcName>(exec: Executor, tasks: Task<P>[], signal?: AbortSignal): Promise<Procedures[P]['result'][]> {
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  async runAll<P extends ProcName>(exec: Executor, tasks: Task<P>[], signal?: AbortSignal): Promise<Procedures[P]['result'][]> {
     if (signal?.aborted) throw abortError(signal);
     const settled = await Promise.allSettled(tasks.map((t) => exec.run(t, signal)));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -430,7 +421,8 @@ export class CpuPath {
   }
 
   /** Allocates blocks (undefined for sizes of 0), runs `fn`, and releases them afterwards. */
-  private async withBlocks<R>(
+  /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
+  async withBlocks<R>(
     sizes: readonly number[],
     fn: (blocks: (HeapBlock | undefined)[]) => Promise<R>,
     signal?: AbortSignal,
@@ -534,622 +526,6 @@ export class CpuPath {
   private residentBytesCount = 0;
   private get residentBytes(): number {
     return this.residentBytesCount;
-  }
-
-  // ---- RLE encode ---------------------------------------------------------------------
-
-  /** Run-length encode; see {@link Engine.rleEncode}. */
-  async rleEncode<T extends ParleArray>(input: T, signal?: AbortSignal): Promise<Runs<T>> {
-    const type = elementTypeOf(input) as ElementType;
-    const size = elementSize(type);
-    const n = input.length;
-    const exec = this.executorFor(n * size);
-    const segment = Math.max(1, Math.floor(this.segmentBytes / size));
-    const window = segment * exec.concurrency;
-    const resident = this.resident.has(input);
-    const kernel: KernelName = size === 1 ? 'rleEncode8' : size === 2 ? 'rleEncode16' : 'rleEncode32';
-    if (resident) return this.rleEncodeResident(input, exec, kernel, signal);
-    const windows: Runs[] = [];
-    const windowLength = Math.min(n, window);
-    await this.withBlocks(
-      [resident ? 0 : windowLength * size, windowLength * size, windowLength * 4],
-      async ([inBlock, valuesBlock, lengthsBlock]) => {
-        for (let start = 0; start < n; start += window) {
-          const count = Math.min(window, n - start);
-          const inPtr = this.place(input, start, count, inBlock);
-          const pieces = splitEven(count, exec.concurrency, 4096);
-          const runCounts = await this.runAll(
-            exec,
-            pieces.map((p) =>
-              kernelTask(
-                kernel,
-                [inPtr + p.offset * size, p.length, valuesBlock!.ptr + p.offset * size, lengthsBlock!.ptr + p.offset * 4],
-                [
-                  [0, p.length * size, 'in'],
-                  [2, p.length * size, 'out'],
-                  [3, p.length * 4, 'out'],
-                ],
-              ),
-            ),
-            signal,
-          );
-          // Stitch this window's pieces while they are in memory (the next window reuses it).
-          const pieceRuns = pieces.map((p, k) => ({
-            values: this.view(valuesBlock!.ptr + p.offset * size, runCounts[k], size),
-            lengths: new Uint32Array(this.heap.buffer, lengthsBlock!.ptr + p.offset * 4, runCounts[k]),
-          }));
-          windows.push(stitchRuns(pieceRuns, type));
-        }
-      },
-    );
-    const joined =
-      windows.length === 0
-        ? { values: new (arrayConstructor(type))(0), lengths: new Uint32Array(0) }
-        : windows.length === 1
-          ? windows[0]
-          : stitchRuns(
-              windows.map((w) => ({ values: bitView(w.values), lengths: w.lengths })),
-              type,
-            );
-    return joined as Runs<T>;
-  }
-
-  /**
-   * RLE of a resident input into resident runs: one task a segment encodes into scratch, then
-   * the segments' runs move into their final places in parallel and the runs that cross a
-   * segment boundary are merged (Rutter's encode / scan / stitch kernels, on threads).
-   */
-  private async rleEncodeResident<T extends ParleArray>(
-    input: T,
-    exec: Executor,
-    kernel: KernelName,
-    signal?: AbortSignal,
-  ): Promise<Runs<T>> {
-    const type = elementTypeOf(input) as ElementType;
-    const size = elementSize(type);
-    const n = input.length;
-    // Untouched scratch costs address space only: pages are committed when written.
-    return this.withBlocks([n * size, n * 4], async ([valuesBlock, lengthsBlock]) => {
-      const pieces = splitEven(n, exec.concurrency, 4096);
-      const counts =
-        n === 0
-          ? []
-          : await this.runAll(
-              exec,
-              pieces.map((p) =>
-                kernelTask(
-                  kernel,
-                  [input.byteOffset + p.offset * size, p.length, valuesBlock!.ptr + p.offset * size, lengthsBlock!.ptr + p.offset * 4],
-                  [
-                    [0, p.length * size, 'in'],
-                    [2, p.length * size, 'out'],
-                    [3, p.length * 4, 'out'],
-                  ],
-                ),
-              ),
-              signal,
-            );
-      // Plan: where each piece's runs go, and which first runs continue the previous piece's last.
-      const scratchValues = this.view(valuesBlock?.ptr ?? 0, n, size);
-      const plan: { piece: number; from: number; at: number; mergeInto: number }[] = [];
-      let total = 0;
-      pieces.forEach((p, k) => {
-        const first = scratchValues[p.offset];
-        const previous = k > 0 ? scratchValues[pieces[k - 1].offset + counts[k - 1] - 1] : undefined;
-        const merges = total > 0 && first === previous;
-        plan.push({ piece: k, from: merges ? 1 : 0, at: total, mergeInto: merges ? total - 1 : -1 });
-        total += counts[k] - (merges ? 1 : 0);
-      });
-      const values = this.allocResident(type, total, false) as T;
-      const lengths = this.allocResident('u32', total, false) as Uint32Array;
-      try {
-        const tasks: Task<'kernel'>[] = [];
-        for (const { piece, from, at } of plan) {
-          const p = pieces[piece];
-          const count = counts[piece] - from;
-          if (count === 0) continue;
-          tasks.push(
-            copyTask(values.byteOffset + at * size, valuesBlock!.ptr + (p.offset + from) * size, count * size),
-            copyTask(lengths.byteOffset + at * 4, lengthsBlock!.ptr + (p.offset + from) * 4, count * 4),
-          );
-        }
-        await this.runAll(exec, tasks, signal);
-        const scratchLengths = new Uint32Array(this.heap.buffer, lengthsBlock?.ptr ?? 0, n);
-        const finalLengths = new Uint32Array(this.heap.buffer, lengths.byteOffset, total);
-        for (const { piece, mergeInto } of plan) {
-          if (mergeInto < 0) continue;
-          const merged = finalLengths[mergeInto] + scratchLengths[pieces[piece].offset];
-          if (merged > 0xffffffff) {
-            throw new ParleError(ErrorCodes.TOO_LARGE, 'a run longer than 2^32 - 1 elements does not fit a u32 run length');
-          }
-          finalLengths[mergeInto] = merged;
-        }
-      } catch (e) {
-        this.free(values);
-        this.free(lengths);
-        throw e;
-      }
-      return { values, lengths };
-    });
-  }
-
-  // ---- RLE decode ---------------------------------------------------------------------
-
-  /**
-   * Expands runs into `totalLength` elements (the sum of `lengths`, computed by the caller).
-   * Batches of runs whose output fits a window are split in groups, one a task; a run longer
-   * than a window is filled directly.
-   */
-  async rleDecode<T extends ParleArray>(values: T, lengths: Uint32Array, totalLength: number, signal?: AbortSignal, out?: T): Promise<T> {
-    const type = elementTypeOf(values) as ElementType;
-    const size = elementSize(type);
-    const exec = this.executorFor(totalLength * size);
-    if (this.resident.has(values) && this.resident.has(lengths) && (out === undefined || this.resident.has(out))) {
-      return this.rleDecodeResident(values, lengths, totalLength, exec, signal, out);
-    }
-    const P = exec.concurrency;
-    const result = out ?? (new (arrayConstructor(type))(totalLength) as T);
-    const valueBits = bitView(values);
-    const window = Math.max(1, Math.floor(this.segmentBytes / size)) * P;
-    const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
-    const runCount = lengths.length;
-    const batchRuns = Math.min(runCount, window);
-    const outBytes = window * size + P * DECODE_SLACK_BYTES;
-    await this.withBlocks([batchRuns * size, batchRuns * 4, outBytes], async ([valuesBlock, lengthsBlock, outBlock]) => {
-      let run = 0;
-      let out = 0;
-      let take = batchRuns;
-      while (run < runCount) {
-        if (signal?.aborted) throw abortError(signal);
-        // Take `take` runs; while their output is larger than a window, take fewer in proportion
-        // (the kernel sums, so JavaScript never loops over runs).
-        const end = Math.min(runCount, run + take);
-        this.copyIn(lengthsBlock!.ptr, lengths.subarray(run, end));
-        const elements = this.kernels.sumLengths(lengthsBlock!.ptr, end - run);
-        if (elements > window) {
-          if (end - run === 1) {
-            bitView(result).fill(valueBits[run], out, out + elements); // one long run: a memset
-            out += elements;
-            run = end;
-          } else {
-            take = Math.max(1, Math.min(end - run - 1, Math.floor(((end - run) * window) / elements)));
-          }
-          continue;
-        }
-        this.copyIn(valuesBlock!.ptr, valueBits.subarray(run, end));
-        // Groups of runs, each decoded into its own range with slack after it, so one group's
-        // overshooting v128 stores never land on another's output.
-        const groups = splitEven(end - run, P, 1024).map((g) => ({
-          ...g,
-          elements: this.kernels.sumLengths(lengthsBlock!.ptr + g.offset * 4, g.length),
-        }));
-        let at = outBlock!.ptr;
-        const tasks = groups.map((g) => {
-          const task = kernelTask(
-            kernel,
-            [valuesBlock!.ptr + g.offset * size, lengthsBlock!.ptr + g.offset * 4, g.length, at],
-            [
-              [0, g.length * size, 'in'],
-              [1, g.length * 4, 'in'],
-              [3, g.elements * size + DECODE_SLACK_BYTES, 'out'],
-            ],
-          );
-          at += g.elements * size + DECODE_SLACK_BYTES;
-          return task;
-        });
-        await this.runAll(exec, tasks, signal);
-        const resultBits = bitView(result);
-        at = outBlock!.ptr;
-        for (const g of groups) {
-          resultBits.set(this.view(at, g.elements, size), out);
-          out += g.elements;
-          at += g.elements * size + DECODE_SLACK_BYTES;
-        }
-        run = end;
-        take = Math.min(batchRuns, take * 2);
-      }
-    });
-    return result;
-  }
-
-  /**
-   * Decode of resident runs into a resident result: groups of runs decode straight into their
-   * ranges in parallel; then the first 32 bytes of each group, which the previous group's
-   * overshooting v128 stores may have hit, are written again.
-   */
-  private async rleDecodeResident<T extends ParleArray>(
-    values: T,
-    lengths: Uint32Array,
-    total: number,
-    exec: Executor,
-    signal?: AbortSignal,
-    into?: T,
-  ): Promise<T> {
-    const type = elementTypeOf(values) as ElementType;
-    const size = elementSize(type);
-    const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
-    // a caller's resident array has 64 bytes of slack after it (alloc), room for the overshoot
-    const result = into ?? (this.allocResident(type, total, false, DECODE_SLACK_BYTES) as T);
-    try {
-      const groups = splitEven(lengths.length, exec.concurrency, 1024);
-      let offset = 0;
-      const placed = groups.map((g) => {
-        const at = offset;
-        offset += this.kernels.sumLengths(lengths.byteOffset + g.offset * 4, g.length);
-        return { ...g, at };
-      });
-      await this.runAll(
-        exec,
-        placed.map((g) =>
-          kernelTask(
-            kernel,
-            [values.byteOffset + g.offset * size, lengths.byteOffset + g.offset * 4, g.length, result.byteOffset + g.at * size],
-            [
-              [0, g.length * size, 'in'],
-              [1, g.length * 4, 'in'],
-              [3, (total - g.at) * size + DECODE_SLACK_BYTES, 'out'],
-            ],
-          ),
-        ),
-        signal,
-      );
-      const out = bitView(new (arrayConstructor(type))(this.heap.buffer, result.byteOffset, total));
-      const valueBits = bitView(new (arrayConstructor(type))(this.heap.buffer, values.byteOffset, values.length));
-      const lengthView = new Uint32Array(this.heap.buffer, lengths.byteOffset, lengths.length);
-      const repair = Math.ceil(DECODE_SLACK_BYTES / size);
-      for (const g of placed.slice(1)) {
-        let at = g.at;
-        for (let r = g.offset; r < g.offset + g.length && at < g.at + repair; r++) {
-          const end = Math.min(at + lengthView[r], g.at + repair);
-          out.fill(valueBits[r], at, end);
-          at += lengthView[r];
-        }
-      }
-    } catch (e) {
-      if (into === undefined) this.free(result);
-      throw e;
-    }
-    return result;
-  }
-
-  // ---- scan ---------------------------------------------------------------------------
-
-  /** Prefix sum; see {@link Engine.scan}. Reduce, scan of the sums, scan from the carries. */
-  async scan<T extends Uint32Array | Int32Array | Float32Array>(input: T, inclusive: boolean, signal?: AbortSignal, out?: T): Promise<T> {
-    const type = elementTypeOf(input) as 'u32' | 'i32' | 'f32';
-    const n = input.length;
-    const exec = this.executorFor(n * 4);
-    const isFloat = type === 'f32';
-    const resident = this.resident.has(input);
-    const result = out ?? (this.result(type, n, resident) as T);
-    // where the sums go: in place into a resident result; else into a block, then copied out
-    const outResident = this.resident.has(result);
-    const window = Math.max(1, Math.floor(this.segmentBytes / 4)) * exec.concurrency;
-    const windowLength = Math.min(n, window);
-    const add = isFloat ? (a: number, b: number) => Math.fround(a + b) : (a: number, b: number) => (a + b) >>> 0;
-    const outBlockBytes = resident && !outResident ? windowLength * 4 : 0;
-    await this.withBlocks([resident ? 0 : windowLength * 4, outBlockBytes], async ([block, outBlock]) => {
-      let carry = 0;
-      for (let start = 0; start < n; start += window) {
-        const count = Math.min(window, n - start);
-        const inPtr = this.place(input, start, count, block);
-        const outPtr = outResident ? result.byteOffset + start * 4 : outBlock ? outBlock.ptr : inPtr;
-        const pieces = splitEven(count, exec.concurrency, 1 << 16);
-        const sums = await this.runAll(
-          exec,
-          pieces
-            .slice(0, -1)
-            .map((p) => kernelTask(isFloat ? 'reduceF32' : 'reduceU32', [inPtr + p.offset * 4, p.length], [[0, p.length * 4, 'in']])),
-          signal,
-        );
-        const carries = [carry];
-        for (const s of sums) carries.push(add(carries[carries.length - 1], s));
-        const outs = await this.runAll(
-          exec,
-          pieces.map((p, k) =>
-            kernelTask(
-              isFloat ? 'scanF32' : 'scanU32',
-              [inPtr + p.offset * 4, outPtr + p.offset * 4, p.length, inclusive ? 1 : 0, carries[k]],
-              [
-                [0, p.length * 4, 'in'],
-                [1, p.length * 4, 'out'],
-              ],
-            ),
-          ),
-          signal,
-        );
-        carry = isFloat ? outs[outs.length - 1] : outs[outs.length - 1] >>> 0;
-        if (!outResident) bitView(result).set(this.view(outPtr, count, 4), start);
-      }
-    });
-    return result;
-  }
-
-  // ---- sort ---------------------------------------------------------------------------
-
-  /** Stable LSD radix sort; see {@link Engine.sort}. Sorts segments, then merges them. */
-  async sort<K extends SortKeys>(
-    keys: K,
-    values: Uint32Array | undefined,
-    signal?: AbortSignal,
-  ): Promise<{ keys: K; values?: Uint32Array }> {
-    const type = elementTypeOf(keys) as 'u32' | 'i32' | 'f32';
-    const kind = type === 'u32' ? KeyKind.U32 : type === 'i32' ? KeyKind.I32 : KeyKind.F32;
-    const n = keys.length;
-    if (n === 0) {
-      const empty = this.result(type, 0, this.resident.has(keys)) as K;
-      return values ? { keys: empty, values: this.result('u32', 0, this.resident.has(values)) as Uint32Array } : { keys: empty };
-    }
-    const bytes = n * 4;
-    const exec = this.executorFor(bytes);
-    const pieces = splitEven(n, exec.concurrency, 1 << 16);
-    // Resident keys (values) sort into resident buffers, one of which becomes the result;
-    // host arrays use scratch blocks and are copied out.
-    const keysResident = this.resident.has(keys);
-    const valuesResident = values !== undefined && this.resident.has(values);
-    const kb = keysResident ? 0 : bytes;
-    const vb = values && !valuesResident ? bytes : 0;
-    const keyBuffers = keysResident ? [this.allocResident(type, n, false), this.allocResident(type, n, false)] : [];
-    const valueBuffers = valuesResident ? [this.allocResident('u32', n, false), this.allocResident('u32', n, false)] : [];
-    let resultIndex = -1;
-    try {
-      return await this.withBlocks(
-        [kb, kb, vb, vb, SORT_SCRATCH_BYTES * pieces.length],
-        async ([keysBlock, keysTmp, valsBlock, valsTmp, scratch]) => {
-          const K = keysResident ? keyBuffers.map((b) => b.byteOffset) : [keysBlock!.ptr, keysTmp!.ptr];
-          const V = valuesResident ? valueBuffers.map((b) => b.byteOffset) : values ? [valsBlock!.ptr, valsTmp!.ptr] : [0, 0];
-          this.copyIn(K[0], bitView(keys));
-          if (values) this.copyIn(V[0], values);
-          const src =
-            (await this.sortByTopDigit(exec, pieces, K, V, n, kind, scratch!.ptr, signal)) ??
-            (await this.sortAndMerge(exec, pieces, K, V, n, kind, scratch!.ptr, signal));
-          resultIndex = src;
-          let sortedKeys: K;
-          if (keysResident) sortedKeys = keyBuffers[src] as K;
-          else {
-            sortedKeys = new (arrayConstructor(type))(n) as K;
-            bitView(sortedKeys).set(this.view(K[src], n, 4));
-          }
-          if (!values) return { keys: sortedKeys };
-          let sortedValues: Uint32Array;
-          if (valuesResident) sortedValues = valueBuffers[src] as Uint32Array;
-          else {
-            sortedValues = new Uint32Array(n);
-            sortedValues.set(this.view(V[src], n, 4));
-          }
-          return { keys: sortedKeys, values: sortedValues };
-        },
-      );
-    } finally {
-      // Free the resident buffers that are not the result (both on failure).
-      keyBuffers.forEach((b, i) => i !== resultIndex && this.free(b));
-      valueBuffers.forEach((b, i) => i !== resultIndex && this.free(b));
-    }
-  }
-
-  /**
-   * Sort, then merge: each worker sorts one segment, then pairs of sorted runs are merged,
-   * each merge split by merge path so every worker takes part. Returns the buffer index (0 or 1)
-   * holding the result.
-   */
-  private async sortAndMerge(
-    exec: Executor,
-    pieces: { offset: number; length: number }[],
-    K: number[],
-    V: number[],
-    n: number,
-    kind: KeyKind,
-    scratchPtr: number,
-    signal?: AbortSignal,
-  ): Promise<number> {
-    const values = V[0] !== 0;
-    // 1. Sort each segment in place (its tmp is the same range of the tmp buffer).
-    const where = await this.runAll(
-      exec,
-      pieces.map((p, k) => {
-        const o = p.offset * 4;
-        return kernelTask(
-          'radixSort32',
-          [K[0] + o, K[1] + o, V[0] && V[0] + o, V[1] && V[1] + o, p.length, kind, scratchPtr + k * SORT_SCRATCH_BYTES],
-          [
-            [0, p.length * 4, 'inout'],
-            [1, p.length * 4, 'inout'],
-            [2, p.length * 4, 'inout'],
-            [3, p.length * 4, 'inout'],
-            [6, SORT_SCRATCH_BYTES, 'out'],
-          ],
-        );
-      }),
-      signal,
-    );
-    // Bring every sorted segment into the keys buffer.
-    const copies: Task<'kernel'>[] = [];
-    pieces.forEach((p, k) => {
-      if (where[k] !== 1) return;
-      const o = p.offset * 4;
-      copies.push(copyTask(K[0] + o, K[1] + o, p.length * 4));
-      if (values) copies.push(copyTask(V[0] + o, V[1] + o, p.length * 4));
-    });
-    await this.runAll(exec, copies, signal);
-    // 2. Merge pairs of sorted runs until one is left, alternating between the buffers.
-    let runs = pieces;
-    let src = 0;
-    while (runs.length > 1) {
-      const dst = 1 - src;
-      const next: { offset: number; length: number }[] = [];
-      const tasks: Task<'kernel'>[] = [];
-      for (let i = 0; i < runs.length; i += 2) {
-        const a = runs[i];
-        const b = runs[i + 1];
-        if (!b) {
-          const o = a.offset * 4;
-          tasks.push(copyTask(K[dst] + o, K[src] + o, a.length * 4));
-          if (values) tasks.push(copyTask(V[dst] + o, V[src] + o, a.length * 4));
-          next.push(a);
-          continue;
-        }
-        const total = a.length + b.length;
-        const parts = Math.max(1, Math.round((exec.concurrency * total) / n));
-        const aKeys = K[src] + a.offset * 4;
-        const bKeys = K[src] + b.offset * 4;
-        const split = (diag: number) => this.kernels.mergePathSplit32(aKeys, a.length, bKeys, b.length, diag, kind);
-        for (let q = 0; q < parts; q++) {
-          const d0 = Math.floor((q * total) / parts);
-          const d1 = Math.floor(((q + 1) * total) / parts);
-          const a0 = split(d0);
-          const a1 = split(d1);
-          const b0 = d0 - a0;
-          const b1 = d1 - a1;
-          const la = (a1 - a0) * 4;
-          const lb = (b1 - b0) * 4;
-          const out = (a.offset + d0) * 4;
-          tasks.push(
-            kernelTask(
-              'mergeRuns32',
-              [
-                aKeys + a0 * 4,
-                V[src] && V[src] + (a.offset + a0) * 4,
-                a1 - a0,
-                bKeys + b0 * 4,
-                V[src] && V[src] + (b.offset + b0) * 4,
-                b1 - b0,
-                K[dst] + out,
-                V[dst] && V[dst] + out,
-                kind,
-              ],
-              [
-                [0, la, 'in'],
-                [1, la, 'in'],
-                [3, lb, 'in'],
-                [4, lb, 'in'],
-                [6, la + lb, 'out'],
-                [7, la + lb, 'out'],
-              ],
-            ),
-          );
-        }
-        next.push({ offset: a.offset, length: total });
-      }
-      await this.runAll(exec, tasks, signal);
-      runs = next;
-      src = dst;
-    }
-    return src;
-  }
-
-  /**
-   * Parallel MSD split, then LSD within buckets (as the single-thread kernel does for large
-   * inputs, on every worker): each worker counts its segment's digits; the most significant
-   * digit that varies splits the keys into 256 buckets; each worker scatters its segment
-   * stably into them; each worker sorts a contiguous range of buckets of about n / workers
-   * keys. Returns the buffer index holding the result, or undefined when one bucket would hold
-   * too many keys to share the work (then sort-and-merge runs).
-   */
-  private async sortByTopDigit(
-    exec: Executor,
-    pieces: { offset: number; length: number }[],
-    K: number[],
-    V: number[],
-    n: number,
-    kind: KeyKind,
-    scratchPtr: number,
-    signal?: AbortSignal,
-  ): Promise<number | undefined> {
-    const P = pieces.length;
-    // Workers that own their memory would send whole buffers back over each other's buckets.
-    if (P < 2 || !this.shared) return undefined;
-    const HIST = 4 * 256 * 4;
-    return this.withBlocks([P * HIST, P * 1024, 257 * 4], async ([histBlock, offsetsBlock, boundsBlock]) => {
-      await this.runAll(
-        exec,
-        pieces.map((p, w) =>
-          kernelTask(
-            'radixHistograms32',
-            [K[0] + p.offset * 4, p.length, kind, histBlock!.ptr + w * HIST],
-            [
-              [0, p.length * 4, 'in'],
-              [3, HIST, 'out'],
-            ],
-          ),
-        ),
-        signal,
-      );
-      const hist = new Uint32Array(this.heap.buffer, histBlock!.ptr, P * 1024).slice();
-      const total = (digit: number, bucket: number) => {
-        let sum = 0;
-        for (let w = 0; w < P; w++) sum += hist[w * 1024 + digit * 256 + bucket];
-        return sum;
-      };
-      let digit = 3;
-      for (; digit >= 0; digit--) {
-        let nonEmpty = 0;
-        for (let b = 0; b < 256 && nonEmpty < 2; b++) if (total(digit, b) > 0) nonEmpty++;
-        if (nonEmpty > 1) break;
-      }
-      if (digit < 0) return 0; // every key is equal: already sorted
-      const sizes = Array.from({ length: 256 }, (_, b) => total(digit, b));
-      if (Math.max(...sizes) > (1.5 * n) / P) return undefined;
-      // Offsets: bucket-major, then worker, so the scatter is stable.
-      const bounds = new Uint32Array(257);
-      const offsets = new Uint32Array(P * 256);
-      let at = 0;
-      for (let b = 0; b < 256; b++) {
-        bounds[b] = at;
-        for (let w = 0; w < P; w++) {
-          offsets[w * 256 + b] = at;
-          at += hist[w * 1024 + digit * 256 + b];
-        }
-      }
-      bounds[256] = at;
-      new Uint32Array(this.heap.buffer, offsetsBlock!.ptr, P * 256).set(offsets);
-      new Uint32Array(this.heap.buffer, boundsBlock!.ptr, 257).set(bounds);
-      await this.runAll(
-        exec,
-        pieces.map((p, w) =>
-          kernelTask(
-            'radixScatter32',
-            [K[0] + p.offset * 4, V[0] && V[0] + p.offset * 4, K[1], V[1], p.length, kind, digit * 8, offsetsBlock!.ptr + w * 1024],
-            [
-              [0, p.length * 4, 'in'],
-              [1, p.length * 4, 'in'],
-              [2, n * 4, 'inout'],
-              [3, n * 4, 'inout'],
-              [7, 1024, 'inout'],
-            ],
-          ),
-        ),
-        signal,
-      );
-      // Contiguous bucket ranges of about n / P keys each.
-      const ranges: [number, number][] = [];
-      let first = 0;
-      for (let w = 0; w < P && first < 256; w++) {
-        const goal = ((w + 1) * n) / P;
-        let last = first + 1;
-        while (last < 256 && (w === P - 1 || bounds[last + 1] <= goal)) last++;
-        ranges.push([first, last]);
-        first = last;
-      }
-      await this.runAll(
-        exec,
-        ranges.map(([from, to], w) =>
-          kernelTask(
-            'radixSortBuckets32',
-            [K[1], K[0], V[1], V[0], boundsBlock!.ptr, from, to, kind, scratchPtr + w * SORT_SCRATCH_BYTES],
-            [
-              [0, n * 4, 'inout'],
-              [1, n * 4, 'inout'],
-              [2, n * 4, 'inout'],
-              [3, n * 4, 'inout'],
-              [4, 257 * 4, 'in'],
-              [8, SORT_SCRATCH_BYTES, 'out'],
-            ],
-          ),
-        ),
-        signal,
-      );
-      return 1;
-    });
   }
 
   // ---- .parle chunks ------------------------------------------------------------------
@@ -1275,35 +651,4 @@ export class CpuPath {
   async destroy(): Promise<void> {
     await this.pool?.destroy();
   }
-}
-
-/**
- * Joins runs of consecutive pieces into one encoding: the last run of a piece and the first
- * of the next merge when their values have the same bits.
- * @throws ParleError TOO_LARGE when a merged run exceeds 2^32 - 1 elements
- */
-export function stitchRuns(parts: readonly { values: BitView; lengths: Uint32Array }[], type: ElementType): Runs {
-  let total = 0;
-  for (const part of parts) total += part.lengths.length;
-  const Ctor = arrayConstructor(type);
-  const values = new Ctor(total);
-  const valueBits = bitView(values);
-  const lengths = new Uint32Array(total);
-  let count = 0;
-  for (const part of parts) {
-    let from = 0;
-    if (count > 0 && part.values.length > 0 && valueBits[count - 1] === part.values[0]) {
-      const merged = lengths[count - 1] + part.lengths[0];
-      if (merged > 0xffffffff) {
-        throw new ParleError(ErrorCodes.TOO_LARGE, 'a run longer than 2^32 - 1 elements does not fit a u32 run length');
-      }
-      lengths[count - 1] = merged;
-      from = 1;
-    }
-    valueBits.set(part.values.subarray(from), count);
-    lengths.set(part.lengths.subarray(from), count);
-    count += part.values.length - from;
-  }
-  if (count === total) return { values, lengths };
-  return { values: values.slice(0, count), lengths: lengths.slice(0, count) };
 }

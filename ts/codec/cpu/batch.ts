@@ -11,7 +11,9 @@
  * message carries pointers only, not 32 bytes of entry a chunk through structured clone.
  */
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
-import { decodeChunkAt, encodeChunkAt, type CodecContext } from './pipeline.js';
+import type { CodecContext } from './arena.js';
+import { decodeChunkAt } from './decode.js';
+import { encodeChunkAt } from './encode.js';
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
@@ -182,7 +184,7 @@ export function markReady(memory: ArrayBufferLike, counterPtr: number, ready: nu
 }
 
 /**
- * Encodes the chunks of a job table (ts/codec/cpu/pipeline.ts, one chunk at a time): each result's
+ * Encodes the chunks of a job table (ts/codec/cpu/encode.ts, one chunk at a time): each result's
  * payload is copied to its job's OutPtr unless the chunk is stored.
  * @throws Error (a bug: an arena too small); no ParleError (encoding never fails on data)
  */

@@ -8,7 +8,9 @@ import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
 import type { ElementType } from '../../types.js';
 import { elementSize } from '../../types.js';
 import type { ChunkEntry } from '../../format/layout.js';
-import { decodeArenaBytes, decodeArenaBytesFor, encodeArenaBytes, payloadRoomBytes, readDirectory } from './pipeline.js';
+import { encodeArenaBytes, payloadRoomBytes } from './encode.js';
+import { decodeArenaBytes, decodeArenaBytesFor } from './decode.js';
+import { readDirectory } from './directory.js';
 import { pipelineName, type Pipeline } from '../../format/stages.js';
 import { COUNTER_BYTES, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
 
@@ -80,7 +82,7 @@ export interface EncodeChunkOptions {
 }
 
 /**
- * Encodes one chunk (ts/codec/cpu/pipeline.ts): the chooser's pipeline, or `codec`.
+ * Encodes one chunk (ts/codec/cpu/encode.ts): the chooser's pipeline, or `codec`.
  * `elementBytes` (the elements' little-endian bytes) is not modified. When `runs` are given (a
  * GPU encode), the elements are expanded from them instead (`elementBytes` is then unused).
  */

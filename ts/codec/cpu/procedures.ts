@@ -7,15 +7,8 @@
  */
 import { callKernel, type ProcedureTable } from '../../cpu/procedures.js';
 import { decodeLegacyChunkAt, type DecodeLegacyChunkParams } from '../legacy/chunk.js';
-import {
-  decodeChunkAt,
-  decodeRunsAt,
-  encodeChunkAt,
-  type DecodeChunkParams,
-  type DecodeRunsParams,
-  type EncodeChunkParams,
-  type EncodeChunkResult,
-} from './pipeline.js';
+import { encodeChunkAt, type EncodeChunkParams, type EncodeChunkResult } from './encode.js';
+import { decodeChunkAt, decodeRunsAt, type DecodeChunkParams, type DecodeRunsParams } from './decode.js';
 import {
   decodeChunksAt,
   encodeChunksAt,
@@ -28,7 +21,7 @@ declare module '../../cpu/protocol.js' {
   interface Procedures {
     /** A version-1 chunk (../legacy/chunk.ts). */
     decodeLegacyChunk: { params: DecodeLegacyChunkParams; result: null };
-    /** One chunk of the current version (./pipeline.ts). */
+    /** One chunk of the current version (./encode.ts, ./decode.ts). */
     encodeChunk: { params: EncodeChunkParams; result: EncodeChunkResult };
     decodeChunk: { params: DecodeChunkParams; result: null };
     decodeRuns: { params: DecodeRunsParams; result: null };

@@ -9,7 +9,7 @@
  *   2. the runs are cut at chunk boundaries (a run across one becomes two);
  *   3. chunks in parallel on the worker pool: each chunk's runs are expanded into the CPU path's
  *      memory, and the chunk is coded there (the chooser's pipeline and both tree
- *      hashes, ts/codec/cpu/pipeline.ts).
+ *      hashes, ts/codec/cpu/encode.ts).
  */
 import type { CpuPath } from '../../cpu/cpu-path.js';
 import type { DeviceArray } from '../../gpu/device-array.js';

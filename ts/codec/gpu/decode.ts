@@ -30,7 +30,7 @@
  * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
  * multiple of 4, true of the default chunk size); {@link canDecodeOnDevice} says.
  */
-import { packStreamWidth, readDirectory, runsLayout } from '../cpu/pipeline.js';
+import { packStreamWidth, readDirectory, runsLayout } from '../cpu/directory.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
 import { StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { abortError } from '../../cpu/pool.js';

@@ -11,7 +11,7 @@
  *   3. the codes are compressed as u32 by the GPU path of version 2 (ts/codec/gpu/encode.ts: the
  *      chooser's or the given pipeline, Huffman and rle streams on the GPU);
  *   4. each chunk becomes the quantize header, its exceptions and its codes' payload, unless, as
- *      on the CPU path (ts/codec/cpu/pipeline.ts encodeQuantized), it has more exceptions than half
+ *      on the CPU path (ts/codec/cpu/encode.ts encodeQuantized), it has more exceptions than half
  *      its elements, its codes were stored, or the result is not smaller than the elements: such
  *      chunks are coded losslessly (the GPU path of version 2 on the elements).
  * The pipeline of the codes may differ from the CPU path's (the GPU's chooser sizes candidates

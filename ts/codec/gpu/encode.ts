@@ -25,7 +25,7 @@
  * CPU path's, and the bytes with it; the format is the same.
  */
 import { abortError } from '../../cpu/pool.js';
-import { storedEntry } from '../cpu/pipeline.js';
+import { storedEntry } from '../cpu/encode.js';
 import { DEFAULT_SEGMENT_LOG2, headerBytes, HuffmanMode, LANES, LANES_SEGMENT_LOG2, presentSymbols, segmentCount } from '../huffman.js';
 import { pipelineName, StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { encodeDelta } from './delta.js';
@@ -115,7 +115,7 @@ const segmentLog2For = (decoder: HuffmanDecoder) => (decoder === 'gpu' ? LANES_S
 
 /**
  * The size of a Huffman stream of the `n` bytes counted in `code` (its code made on the GPU), as
- * the CPU encoder (ts/codec/cpu/pipeline.ts encodeHuffmanStream) sizes it for `decoder` before
+ * the CPU encoder (ts/codec/cpu/encode.ts encodeHuffmanStream) sizes it for `decoder` before
  * coding: mode 2 with a byte of padding a segment (a bound), mode 3 with 32 lanes' last units
  * half padding (32 bytes a segment: the likely size); `lengths` when it is coded (not raw): the
  * same decision as the CPU's, so that both write the same bytes.
