@@ -2,7 +2,7 @@
 // paths). A layer imports only the layers below it; no file imports itself through others.
 //
 //   cli, service, node, zarr, index   the user's entry points
-//   engine, options                   the facade: dispatch only
+//   engine, options, probe            the facade: dispatch only (its options; its calibration probe)
 //   codec                             pipelines of both paths, drivers, streaming, the chooser
 //   format | cpu | gpu                the container's bytes | the CPU runtime | the GPU runtime
 //   cost, platform, errors, types     below everything
@@ -10,7 +10,7 @@
 // Run by test/layout.test.ts (so `npm test` and CI fail on a new upward import or a cycle) and
 // by hand: npx depcruise ts --config .dependency-cruiser.cjs
 const ABOVE_ENGINE = '^ts/(cli|service|node|zarr)/|^ts/index\\.ts$|^ts/cjs/';
-const ENGINE = '^ts/(engine|options)\\.ts$';
+const ENGINE = '^ts/(engine|options|probe)\\.ts$';
 const CODEC = '^ts/codec/';
 const RUNTIMES = '^ts/(format|cpu|gpu)/';
 const BASE = '^ts/(cost|platform)/|^ts/(errors|types)\\.ts$';

@@ -2,7 +2,8 @@
 // boundaries (a CPU path with tiny segments), and every bad argument with its error code.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CpuPath } from '../ts/cpu/cpu-path.js';
-import { createEngine, destroyAll, Engine } from '../ts/engine.js';
+import { createEngine, Engine } from '../ts/engine.js';
+import { destroyAll } from '../ts/probe.js';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
 import { createGpuContext } from '../ts/gpu/index.js';
 import type { ParleArray } from '../ts/types.js';

@@ -7,6 +7,10 @@
  * arrays ({@link DeviceArray}, data in a GPUBuffer) in give device results, and `{ to }`
  * overrides. `path: 'auto'` (the default) asks the cost model (ts/cost/model.ts), which weighs
  * the transfers a path needs against its calibrated kernel rates; `explain` shows its reasoning.
+ *
+ * The facade dispatches and does no codec work: the options and their checks are in
+ * ts/options.ts, the codec's routes in ts/codec/ (a compress: ts/codec/compress.ts), the
+ * primitives in ts/cpu/ and ts/gpu/, the calibration probe in ts/probe.ts.
  */
 import { CpuPath } from './cpu/cpu-path.js';
 import { rleDecode as rleDecodeOnCpu, rleEncode as rleEncodeOnCpu, type Runs } from './cpu/rle.js';
@@ -14,18 +18,16 @@ import { scan as scanOnCpu } from './cpu/scan.js';
 import { sort as sortOnCpu } from './cpu/sort.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
-import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
+import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
-import { checkOut, compressArray, compressArrayReport, decompressBytes } from './codec/arrays.js';
+import { checkOut, compressArrayReport, decompressBytes } from './codec/arrays.js';
 import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
 import { compressOn, compressRoute } from './codec/compress.js';
-import { compressSettingsWith } from './codec/settings.js';
 import {
   compressBound,
-  DEFAULT_CHUNK_BYTES,
   HEADER_BYTES,
   readHeader,
 } from './format/layout.js';
@@ -39,7 +41,10 @@ import { rleDecode as rleDecodeOnGpu, rleEncode as rleEncodeOnGpu } from './gpu/
 import { scan as scanOnGpu } from './gpu/scan.js';
 import { PROCEDURES } from './codec/cpu/procedures.js';
 
+import { makeProbe } from './probe.js';
 import {
+  GPU_OPS,
+  OPS,
   checkChoice,
   checkData,
   checkInteger,
@@ -122,12 +127,6 @@ interface ModelSizes {
   roundTrips?: number;
 }
 
-/**
- * Ops with a GPU path: the kernels, and compress / decompress with their RLE on the GPU and the
- * container's checks on the CPU (ts/codec/gpu/compress.ts, ts/codec/gpu/decompress.ts).
- */
-const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress']);
-const OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
 /**
@@ -457,7 +456,7 @@ export class Engine {
     // the probes' rleEncode calls would move the run-length ratio that predictions of result
     // sizes use: it stays what the caller's own calls made it
     const rleRatio = this.rleRatio;
-    const { rates, tookMs, warmUpMs } = await calibrate(this.probe(gpu), { onProgress }).finally(() => (this.rleRatio = rleRatio));
+    const { rates, tookMs, warmUpMs } = await calibrate(makeProbe(this, this.cpu, gpu), { onProgress }).finally(() => (this.rleRatio = rleRatio));
     // the staging pieces and pooled buffers of the probes' largest inputs (64 MiB) go back
     if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;
@@ -470,154 +469,6 @@ export class Engine {
       warmUpMs,
       rates,
     } satisfies CalibrationRecord);
-  }
-
-  /**
-   * Micro-benchmarks of each path on synthetic data: bytes in runs of 1 to 31 (mean 16) of
-   * pseudo-random values (what RLE and the codecs' choices see in the main job's data; an
-   * incrementing pattern is coded by delta far faster than such data), or pseudo-random u32 keys.
-   * Inputs are made once per size and reused (their pages touched: a fresh array costs page faults
-   * that a caller's data has paid already), larger ones by repeating a 1 MiB pattern; the upload
-   * and readback go through gpu.upload and gpu.download, the engine's own paths (the staging ring,
-   * whole-size staging pieces from 32 MiB).
-   */
-  private probe(gpu: GpuContext): CalibrationProbe {
-    const PATTERN = 1 << 20;
-    const pattern = (keys: boolean): Uint8Array => {
-      const u8 = new Uint8Array(PATTERN);
-      let s = keys ? 7 : 1;
-      if (keys) {
-        const u32 = new Uint32Array(u8.buffer);
-        for (let i = 0; i < u32.length; i++) u32[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-        return u8;
-      }
-      for (let i = 0, v = 0; i < PATTERN;) {
-        s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-        const len = 1 + ((s >>> 8) % 31);
-        v = (v + 1 + (s % 200)) & 255;
-        u8.fill(v, i, Math.min(PATTERN, i + len));
-        i += len;
-      }
-      return u8;
-    };
-    const patterns = new Map<boolean, Uint8Array>();
-    const samples = new Map<string, ParleArray>();
-    const sample = (op: CostOp | 'transfer', bytes: number): ParleArray => {
-      const keys = op === 'sort' || op === 'scan';
-      const id = `${keys ? 'keys' : 'runs'} ${bytes}`;
-      let made = samples.get(id);
-      if (made === undefined) {
-        let p = patterns.get(keys);
-        if (p === undefined) patterns.set(keys, (p = pattern(keys)));
-        const u8 = new Uint8Array(bytes);
-        u8.set(p.subarray(0, Math.min(bytes, PATTERN)));
-        for (let filled = Math.min(bytes, PATTERN); filled < bytes; filled *= 2) u8.copyWithin(filled, 0, Math.min(filled, bytes - filled));
-        made = keys ? new Uint32Array(u8.buffer, 0, bytes >> 2) : u8;
-        samples.set(id, made);
-      }
-      return made;
-    };
-    const time = async (fn: () => Promise<unknown>) => {
-      const t0 = performance.now();
-      await fn();
-      return performance.now() - t0;
-    };
-    const cpu = this.cpu;
-    // containers of the decompress probes, made once per size (not part of what is timed)
-    const containers = new Map<number, Promise<Uint8Array>>();
-    const container = (bytes: number) => {
-      let packed = containers.get(bytes);
-      if (packed === undefined) containers.set(bytes, (packed = compressArray(cpu, sample('decompress', bytes), compressSettingsWith({ chunkBytes: DEFAULT_CHUNK_BYTES }))));
-      return packed;
-    };
-    // Each op runs through its public method with the path fixed (validation, routing, the
-    // result's delivery included: what the model predicts is a caller's call; on the H200 host a
-    // 4 KiB rleEncode took 0.034 ms through the CPU path's kernel call, 0.092 ms through the
-    // engine). The history those calls leave is cleared when the rates are set.
-    const probeGpu = async (op: CostOp, bytes: number): Promise<number> => {
-      if (!GPU_OPS.has(op)) return Infinity;
-      if (bytes > gpu.limits.maxStorageBufferBindingSize) return Infinity; // no point (compressFromDevice: TOO_LARGE)
-      if (op === 'decompress') {
-        const packed = await container(bytes);
-        return time(async () => (await this.decompress(packed, { path: 'gpu', to: 'device' })).destroy());
-      }
-      const input = await gpu.upload(sample(op, bytes));
-      await gpu.device.queue.onSubmittedWorkDone(); // (not the upload's copy in the op's time)
-      try {
-        if (op === 'rleDecode') {
-          const runs = await rleEncodeOnGpu(gpu, input);
-          try {
-            return await time(async () => (await this.rleDecode(runs, { path: 'gpu' })).destroy());
-          } finally {
-            runs.values.destroy();
-            runs.lengths.destroy();
-          }
-        }
-        return await time(async () => destroyAll(await this.runOp(op, input, 'gpu')));
-      } finally {
-        input.destroy();
-      }
-    };
-    return {
-      cpu: async (op: CostOp, bytes: number) => {
-        const input = sample(op, bytes);
-        if (op === 'rleDecode') {
-          const runs = await rleEncodeOnCpu(cpu, input);
-          return time(() => this.rleDecode(runs, { path: 'cpu' }));
-        }
-        if (op === 'decompress') {
-          const packed = await container(bytes);
-          return time(() => this.decompress(packed, { path: 'cpu' }));
-        }
-        return time(() => this.runOp(op, input, 'cpu'));
-      },
-      gpu: (op: CostOp, bytes: number) => probeGpu(op, bytes),
-      upload: async (bytes: number) => {
-        const data = sample('transfer', bytes);
-        let d: DeviceArray | undefined;
-        const ms = await time(async () => (d = await gpu.upload(data)));
-        d?.destroy();
-        return ms;
-      },
-      warmUp: async () => {
-        for (const op of OPS) if (GPU_OPS.has(op)) await probeGpu(op, 64);
-      },
-      // the CPU path splits compress and decompress into chunks, one a worker at a time
-      poolBytes: Math.max(1, this.workers) * DEFAULT_CHUNK_BYTES,
-      // Into a new array, as a caller's readback: up to FRESH_RESULT_BYTES its memory is reused
-      // once earlier arrays are collected (hence READBACK_MID_RUNS runs at 16 MiB, the best kept:
-      // 13.5, 11, 10.3 and 5.5 ms on the H200 host as garbage collection freed them); past it,
-      // fresh pages on every call. Neither a reused array nor one reused and cleared (what calloc
-      // does with memory that comes back) is what a caller's steady calls see: on an H100 host a
-      // 16 MiB readback took 2.56 ms into a reused array cleared after it, 8.7-17 into new arrays
-      // in a row, and 5.1-6.5 in a caller's interleaved calls (bench/cost-model.mjs), as the
-      // collector had given memory back or not.
-      readback: async (bytes: number) => {
-        const d = await gpu.upload(sample('transfer', bytes));
-        try {
-          await gpu.device.queue.onSubmittedWorkDone(); // (not the upload's copy in the time)
-          return await time(() => gpu.download(d));
-        } finally {
-          d.destroy();
-        }
-      },
-    };
-  }
-
-  /** rleEncode, scan, sort or compress of `input` through its public method on `path`, for calibration. */
-  private runOp(op: CostOp, input: Data, path: 'cpu' | 'gpu'): Promise<unknown> {
-    switch (op) {
-      case 'rleEncode':
-        return this.rleEncode(input, { path });
-      case 'scan':
-        return this.scan(input, { path });
-      case 'sort':
-        return this.sort(input, { path });
-      case 'compress':
-        return this.compress(input, { path });
-      default:
-        throw new Error(`no probe for ${op}`);
-    }
   }
 
   /** Bytes a result is expected to take, for the cost of moving it. */
@@ -1338,20 +1189,5 @@ export class Engine {
     this.gpuContext?.destroy();
     this.gpuContext = null;
     await cpu?.destroy();
-  }
-}
-
-/**
- * @internal Destroys `value` if it is a DeviceArray, or the DeviceArrays among an object's own
- * values (an op's result: DeviceRuns, sorted keys and values); anything else, typed arrays
- * included, is left alone.
- */
-export function destroyAll(value: unknown): void {
-  if (value instanceof DeviceArray) value.destroy();
-  // (not a typed array's elements: Object.values of a GPU compress's container took 20 ms at
-  // 16 MiB on the H200 host, inside the calibration's timing, so its GPU compress line came out
-  // at 1.5 ms per MiB against 0.2 steady, and the cold choice went to the CPU)
-  else if (value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
-    for (const v of Object.values(value)) if (v instanceof DeviceArray) v.destroy();
   }
 }

@@ -493,3 +493,10 @@ export function compressSettings(opts: Record<string, unknown>, type: ElementTyp
     ...(signal !== undefined ? { signal } : {}),
   });
 }
+
+/**
+ * Ops with a GPU path: the kernels, and compress / decompress with their RLE on the GPU and the
+ * container's checks on the CPU (ts/codec/gpu/compress.ts, ts/codec/gpu/decompress.ts).
+ */
+export const GPU_OPS: ReadonlySet<CostOp> = new Set(['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress']);
+export const OPS: readonly CostOp[] = ['rleEncode', 'rleDecode', 'scan', 'sort', 'compress', 'decompress'];
