@@ -9,6 +9,11 @@
  * reconstruction); never another error, a crash or a hang. The engine's memory must not grow
  * past what the headers' element counts allow.
  * PARLE_FUZZ_CASES changes the count (CI runs the default); the seed is printed on failure.
+ *
+ * A second pass feeds a twentieth as many mutated containers to the streaming reader (the one the
+ * CLI and the service use), cut into pieces at random points and without a `maxElements` limit,
+ * and expects the in-memory reader's outcome on the same bytes, also without a limit: the same
+ * error code, or the same elements.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../ts/engine.js';
@@ -70,5 +75,57 @@ describe(`version-3 fuzz: ${CASES} mutated containers, a ParleError with a code 
     }
     expect(exact, 'most mutations are caught').toBeLessThan(CASES / 4);
     expect(memory.buffer.byteLength - before, 'the engine memory grew for a lying header').toBeLessThanOrEqual(64 << 20);
+  }, 600_000);
+});
+
+describe(`version-3 fuzz through the streaming reader: ${Math.ceil(CASES / 20)} mutated containers in random pieces, no limit`, () => {
+  /** The streaming reader's outcome for `bytes` written in pieces cut at random points: the elements' bytes or the error. */
+  async function viaStream(rng: Rng, bytes: Uint8Array): Promise<Uint8Array | unknown> {
+    const reader = engine.createDecompressor();
+    const out: Uint8Array[] = [];
+    try {
+      for (let at = 0; at < bytes.length; ) {
+        const end = Math.min(bytes.length, at + 1 + rng.intBetween(0, rng.nextFloat() < 0.5 ? 64 : 4096));
+        for (const piece of await reader.write(bytes.subarray(at, end))) out.push(piece.slice());
+        at = end;
+      }
+      for (const piece of await reader.end()) out.push(piece.slice());
+      return Buffer.concat(out);
+    } catch (e) {
+      return e;
+    }
+  }
+
+  it('every case ends as the in-memory reader ends', async () => {
+    const seed = caseSeed('fuzz v3 streaming');
+    const rng = new Rng(seed);
+    const samples = await makeSamples(engine);
+    const cases = Math.ceil(CASES / 20);
+    const seen = new Map<string, number>();
+    for (let i = 0; i < cases; i++) {
+      const s = samples[i % samples.length];
+      const { bytes, what } = mutate(rng, s);
+      const context = `case ${i}, ${s.name}: ${what}, ${describeSeed(seed)}`;
+      let whole: unknown;
+      try {
+        whole = bytesOf(await engine.decompress(bytes));
+      } catch (e) {
+        whole = e;
+      }
+      const streamed = await viaStream(rng, bytes);
+      if (whole instanceof ParleError) {
+        if (!(streamed instanceof ParleError)) expect.fail(`${context}: in memory ${whole.code}, streamed ${streamed instanceof Error ? streamed.stack : 'decoded'}`);
+        if (streamed.code !== whole.code) expect.fail(`${context}: in memory ${whole.code} (${whole.message}), streamed ${streamed.code} (${streamed.message})`);
+        seen.set(whole.code, (seen.get(whole.code) ?? 0) + 1);
+      } else if (whole instanceof Uint8Array) {
+        if (!(streamed instanceof Uint8Array)) expect.fail(`${context}: decoded in memory, streamed ${String(streamed)}`);
+        if (Buffer.compare(Buffer.from(streamed), Buffer.from(whole)) !== 0) expect.fail(`${context}: streamed other elements`);
+      } else {
+        expect.fail(`${context}: in memory not a ParleError: ${whole instanceof Error ? whole.stack : String(whole)}`);
+      }
+    }
+    for (const code of [ErrorCodes.CORRUPT, ErrorCodes.CHECKSUM_MISMATCH, ErrorCodes.TRUNCATED]) {
+      expect(seen.get(code) ?? 0, `${code} never seen ${describeSeed(seed)}`).toBeGreaterThan(0);
+    }
   }, 600_000);
 });

@@ -84,6 +84,8 @@ export interface GateOptions {
   maxWaitMs: number;
   /** Bytes per second assumed before the first measurement (> 0). */
   initialBytesPerS: number;
+  /** The clock, in milliseconds (default `performance.now`; tests pass their own). */
+  now?: () => number;
 }
 
 /**
@@ -112,6 +114,7 @@ export class AdmissionGate extends EventEmitter {
   private meanBytes = 1 << 20;
   /** Actual over predicted waits, a running mean (see the module comment). */
   private correction = 1;
+  private readonly now: () => number;
 
   /** @internal the service makes its gate */
   constructor(options: GateOptions) {
@@ -121,6 +124,7 @@ export class AdmissionGate extends EventEmitter {
     this.maxWaitMs = options.maxWaitMs;
     this.rate = options.initialBytesPerS;
     this.initialRate = options.initialBytesPerS;
+    this.now = options.now ?? (() => performance.now());
   }
 
   /** Resolves once no request holds or waits for a turn (at once when none does). */
@@ -149,7 +153,7 @@ export class AdmissionGate extends EventEmitter {
 
   /** The rate the estimates use, bytes per second, and whether it was measured yet. */
   get bytesPerS(): { value: number; measured: boolean } {
-    this.sample(performance.now());
+    this.sample(this.now());
     return { value: this.rate, measured: this.measured };
   }
 
@@ -174,7 +178,7 @@ export class AdmissionGate extends EventEmitter {
 
   /** Milliseconds of the work queued (working and waiting) at the rate, before the correction. */
   private aheadMs(): number {
-    this.sample(performance.now());
+    this.sample(this.now());
     let seconds = 0;
     for (const job of this.activeJobs) seconds += Math.max(0, this.sizeOf(job) - job.done()) / this.rateOf(job);
     for (const waiter of this.waiters) seconds += this.sizeOf(waiter.job) / this.rateOf(waiter.job);
@@ -228,7 +232,7 @@ export class AdmissionGate extends EventEmitter {
       );
     }
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, job, queuedAt: performance.now(), predictedMs: this.aheadMs() };
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, job, queuedAt: this.now(), predictedMs: this.aheadMs() };
       if (signal) {
         waiter.onAbort = () => {
           const at = this.waiters.indexOf(waiter);
@@ -289,9 +293,9 @@ export class AdmissionGate extends EventEmitter {
   }
 
   private start(job: Job): void {
-    this.sample(performance.now());
+    this.sample(this.now());
     this.activeJobs.add(job);
-    this.sample(performance.now());
+    this.sample(this.now());
     this.emit('admitted');
   }
 
@@ -300,7 +304,7 @@ export class AdmissionGate extends EventEmitter {
     return () => {
       if (released) return;
       released = true;
-      const now = performance.now();
+      const now = this.now();
       this.sample(now);
       this.activeJobs.delete(job);
       const done = job.done();
