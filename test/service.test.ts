@@ -896,3 +896,72 @@ describe('decompression bombs: output bounds (maxOutputBytes, maxOutputRatio)', 
     expect(seen).toEqual([random.length]);
   });
 });
+
+describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutMs, maxRequestsPerSocket)', () => {
+  let limited: Service;
+  let host: string;
+  let port: number;
+  beforeAll(async () => {
+    limited = await createService(engine, { maxConnections: 2, headersTimeoutMs: 300, keepAliveTimeoutMs: 200, maxRequestsPerSocket: 2 });
+    const url = new URL(await limited.listen({ port: 0, host: '127.0.0.1' }));
+    host = url.hostname;
+    port = Number(url.port);
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  /** A raw TCP connection; `text()` resolves to everything the server sent once it closes. */
+  async function connect(): Promise<{ socket: net.Socket; text: () => Promise<string> }> {
+    const socket = net.connect({ host, port });
+    socket.on('error', () => undefined);
+    const received: Buffer[] = [];
+    socket.on('data', (d: Buffer) => received.push(d));
+    const closed = once(socket, 'close').then(() => Buffer.concat(received).toString('latin1'));
+    await once(socket, 'connect');
+    return { socket, text: () => closed };
+  }
+
+  it('a connection beyond maxConnections is closed as it arrives; the others are served', async () => {
+    const server = limited.app.server;
+    const accepted = new Promise<void>((resolve) => {
+      let n = 0;
+      const onConnection = () => {
+        if (++n === 2) {
+          server.off('connection', onConnection);
+          resolve();
+        }
+      };
+      server.on('connection', onConnection);
+    });
+    const a = await connect();
+    const b = await connect();
+    await accepted;
+    const dropped = once(server, 'drop');
+    const c = await connect();
+    await dropped;
+    expect(await c.text()).toBe('');
+    a.socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(await a.text()).toMatch(/^HTTP\/1\.1 200 /);
+    b.socket.destroy();
+  });
+
+  it('a client that does not finish its headers gets 408 and a closed connection', async () => {
+    const slow = await connect();
+    slow.socket.write('POST /v1/compress?type=u8 HTTP/1.1\r\nHost: x\r\n');
+    expect(await slow.text()).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('an idle keep-alive connection is closed after keepAliveTimeoutMs; a connection carries at most maxRequestsPerSocket requests', async () => {
+    const idle = await connect();
+    idle.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    // the server closes it (no request follows): the one response, then the end
+    expect((await idle.text()).match(/HTTP\/1\.1 200 /g)).toHaveLength(1);
+    const busy = await connect();
+    busy.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const both = await busy.text();
+    expect(both.match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+    // the second, the last this connection may carry, says so
+    expect(both.slice(both.lastIndexOf('HTTP/1.1 200 '))).toMatch(/\r\nconnection: close\r\n/i);
+  });
+});

@@ -11,7 +11,8 @@
  *   parle inspect [FILE.parle|-]
  *   parle sort IN OUT --type u32|i32|f32
  *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--max-output-bytes BYTES]
- *               [--max-output-ratio N] [--queue N] [--timeout-ms N]
+ *               [--max-output-ratio N] [--queue N] [--timeout-ms N] [--max-connections N] [--headers-timeout-ms N]
+ *               [--keep-alive-timeout-ms N] [--max-requests-per-socket N]
  *               [--max-wait-ms N] [--min-body-rate BYTES] [--gpu MODE]
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -322,6 +323,26 @@ export function buildProgram(): Command {
     )
     .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
     .addOption(
+      new Option('--max-connections <n>', 'open connections per process; more are closed as they arrive')
+        .argParser(integerFlag('--max-connections', 1, 2 ** 31 - 1))
+        .default(4096),
+    )
+    .addOption(
+      new Option('--headers-timeout-ms <n>', "time a client may take to send a request's headers (408 after)")
+        .argParser(integerFlag('--headers-timeout-ms', 1, 2 ** 31 - 1))
+        .default(10_000),
+    )
+    .addOption(
+      new Option('--keep-alive-timeout-ms <n>', 'idle time a keep-alive connection stays open')
+        .argParser(integerFlag('--keep-alive-timeout-ms', 0, 2 ** 31 - 1))
+        .default(5000),
+    )
+    .addOption(
+      new Option('--max-requests-per-socket <n>', 'requests a connection may carry (0: no limit)')
+        .argParser(integerFlag('--max-requests-per-socket', 0, 2 ** 31 - 1))
+        .default(0),
+    )
+    .addOption(
       new Option(
         '--max-wait-ms <n>',
         'shed a request (503 OVERLOADED, before its body is read) when the work queued ahead would take longer',
@@ -362,6 +383,10 @@ export function buildProgram(): Command {
         maxOutputRatio: opts.maxOutputRatio,
         queue: opts.queue,
         timeoutMs: opts.timeoutMs,
+        maxConnections: opts.maxConnections,
+        headersTimeoutMs: opts.headersTimeoutMs,
+        keepAliveTimeoutMs: opts.keepAliveTimeoutMs,
+        maxRequestsPerSocket: opts.maxRequestsPerSocket,
         maxWaitMs: opts.maxWaitMs,
         minBodyRate: opts.minBodyRate,
       });

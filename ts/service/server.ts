@@ -22,6 +22,7 @@
  * requests already wait. A body slower than `minBodyRate` is cut with 408 SLOW_BODY.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import http from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Engine } from '../engine.js';
 import { checkKeys, ErrorCodes, ParleError } from '../errors.js';
@@ -102,6 +103,18 @@ export interface ServiceOptions {
    * chunks); larger ones cost fewer worker round trips.
    */
   chunkBytes?: number;
+  /**
+   * Open connections the service accepts at once (default 4096); a connection beyond it is
+   * closed as it arrives, so a flood of idle or half-open sockets cannot take the process's file
+   * descriptors and memory from the clients being served.
+   */
+  maxConnections?: number;
+  /** Milliseconds a client may take to send a request's headers (default 10000); then 408 and the connection closed. */
+  headersTimeoutMs?: number;
+  /** Milliseconds an idle keep-alive connection stays open between requests (default 5000, Node's). */
+  keepAliveTimeoutMs?: number;
+  /** Requests a connection may carry (default 0: no limit); the last is answered with `Connection: close`. */
+  maxRequestsPerSocket?: number;
   /** fastify's logger option (default false: no request logs). */
   logger?: boolean;
   /**
@@ -134,7 +147,7 @@ export interface Service {
 const BODY_TYPES = ['application/octet-stream', 'application/x-parle'];
 /** Decompressed bytes held back before the status is sent (see the decompress route). */
 const HOLD_BYTES = 1 << 20;
-const DEFAULTS = { maxBody: 2 ** 30, maxOutputBytes: 2 ** 30, maxOutputRatio: 65536, queue: 128, timeoutMs: 120_000, maxWaitMs: 1500, minBodyRate: 16384, bodyGraceMs: 5000 };
+const DEFAULTS = { maxConnections: 4096, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxRequestsPerSocket: 0, maxBody: 2 ** 30, maxOutputBytes: 2 ** 30, maxOutputRatio: 65536, queue: 128, timeoutMs: 120_000, maxWaitMs: 1500, minBodyRate: 16384, bodyGraceMs: 5000 };
 /**
  * Bytes per second per worker the admission gate assumes before it has measured the rate: about
  * half what a worker compresses of real photographs (u8) on the 16-core host, so the first
@@ -154,6 +167,10 @@ export const SERVICE_OPTION_KEYS: readonly (keyof ServiceOptions)[] = [
   'maxActive',
   'timeoutMs',
   'chunkBytes',
+  'maxConnections',
+  'headersTimeoutMs',
+  'keepAliveTimeoutMs',
+  'maxRequestsPerSocket',
   'logger',
   'readMetrics',
 ];
@@ -200,6 +217,10 @@ interface CheckedServiceOptions {
   timeoutMs: number;
   /** undefined: the library's default for the request's level. */
   chunkBytes: number | undefined;
+  maxConnections: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxRequestsPerSocket: number;
   logger: boolean;
   readMetrics: (() => Promise<string>) | undefined;
 }
@@ -228,6 +249,10 @@ export function checkServiceOptions(options: unknown, fn = 'createService'): Che
     maxActive: checkOption(o.maxActive, 'maxActive', 1, 2 ** 16),
     timeoutMs: checkOption(o.timeoutMs, 'timeoutMs', 1, 2 ** 31 - 1, DEFAULTS.timeoutMs),
     chunkBytes: checkOption(o.chunkBytes, 'chunkBytes', 1024, MAX_CHUNK_BYTES),
+    maxConnections: checkOption(o.maxConnections, 'maxConnections', 1, 2 ** 31 - 1, DEFAULTS.maxConnections),
+    headersTimeoutMs: checkOption(o.headersTimeoutMs, 'headersTimeoutMs', 1, 2 ** 31 - 1, DEFAULTS.headersTimeoutMs),
+    keepAliveTimeoutMs: checkOption(o.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 0, 2 ** 31 - 1, DEFAULTS.keepAliveTimeoutMs),
+    maxRequestsPerSocket: checkOption(o.maxRequestsPerSocket, 'maxRequestsPerSocket', 0, 2 ** 31 - 1, DEFAULTS.maxRequestsPerSocket),
     logger: (o.logger as boolean | undefined) ?? false,
     readMetrics: o.readMetrics as (() => Promise<string>) | undefined,
   };
@@ -305,6 +330,18 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     return503OnClosing: false,
     // The per-request timeout is ours (timeoutMs); Node's would cut uploads without an answer.
     requestTimeout: 0,
+    // Node checks the headers' timeout every connectionsCheckingInterval (30 s by default): a
+    // server of its own, checked every second, so a slow sender of headers goes within a second
+    serverFactory: (handler) => {
+      const server = http.createServer(
+        { headersTimeout: checked.headersTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: Math.min(1000, checked.headersTimeoutMs) },
+        handler,
+      );
+      server.maxConnections = checked.maxConnections;
+      server.keepAliveTimeout = checked.keepAliveTimeoutMs;
+      server.maxRequestsPerSocket = checked.maxRequestsPerSocket;
+      return server;
+    },
   });
 
   const workOf = (request: FastifyRequest): RequestWork => works.get(request)!;
