@@ -965,3 +965,29 @@ describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutM
     expect(both.slice(both.lastIndexOf('HTTP/1.1 200 '))).toMatch(/\r\nconnection: close\r\n/i);
   });
 });
+
+describe('a client that stops reading its response (SLOW_READ)', () => {
+  it('has its response cut after bodyGraceMs of waiting for it, and its turn goes back', async () => {
+    const service = await createService(engine, { bodyGraceMs: 300, chunkBytes: 64 << 10 });
+    const url = await service.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      // 48 MiB of output from a container of a few KiB: more than the sockets' buffers hold
+      const packed = await engine.compress(new Uint8Array(48 << 20), { chunkBytes: 1 << 20 });
+      const before = await service.metrics.registry.getSingleMetricAsString('parle_service_failed_requests_total');
+      const released = once(service.gate, 'released');
+      const r = open(url, 'POST', '/v1/decompress', { ...PARLE, 'content-length': packed.length });
+      r.req.end(packed);
+      const res = await r.response;
+      expect(res.statusCode).toBe(200);
+      res.pause(); // and never read
+      await released;
+      // the cut request is no longer in flight: close() waits for none
+      await service.close();
+      const after = await service.metrics.registry.getSingleMetricAsString('parle_service_failed_requests_total');
+      expect(metricSum(after, 'parle_service_failed_requests_total', { code: 'SLOW_READ' }) - metricSum(before, 'parle_service_failed_requests_total', { code: 'SLOW_READ' })).toBe(1);
+      res.destroy();
+    } finally {
+      await service.close();
+    }
+  });
+});

@@ -27,6 +27,12 @@ export const ServiceErrorCodes = {
    * it): a slow or stalled client, or a Content-Length longer than the bytes sent. 408.
    */
   SLOW_BODY: 'SLOW_BODY',
+  /**
+   * The client read the response slower than the floor (option minBodyRate, after bodyGraceMs of
+   * the response waiting for it): a client that stopped reading. The response is cut (its status
+   * went out already) and the request's turn given back. 408 in the metrics.
+   */
+  SLOW_READ: 'SLOW_READ',
   /** The service is shutting down (SIGTERM) and takes no new requests. 503. */
   SHUTTING_DOWN: 'SHUTTING_DOWN',
   /** A bug: anything that is not a ParleError. 500; the message is generic and the error is logged. */

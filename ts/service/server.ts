@@ -78,7 +78,9 @@ export interface ServiceOptions {
    * floor). After `bodyGraceMs` of waiting, a client whose body arrives slower (a slow or
    * stalled client, a Content-Length longer than what is sent) is answered 408 SLOW_BODY (or cut,
    * once the response has started) and its turn given back. Only time waiting for the client
-   * counts, not time the codec holds the body back.
+   * counts, not time the codec holds the body back. The same floor holds for reading the
+   * response of compress and decompress: a client that takes it slower, or leaves it waiting
+   * longer than `bodyGraceMs` at once, has it cut (SLOW_READ) and its turn given back.
    */
   minBodyRate?: number;
   /** Milliseconds of waiting for body bytes always allowed before `minBodyRate` applies (default 5000). */
@@ -506,6 +508,21 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     }
   }
 
+  /**
+   * The read floor of a streamed response (the body floor's rate and grace): a client that stops
+   * reading has its response cut with SLOW_READ, so its turn goes back before the request's
+   * timeout (ts/service/streams.ts).
+   */
+  function readFloorOf(reply: FastifyReply, work: RequestWork): StreamContext['readFloor'] {
+    return {
+      ...floor,
+      onSlow: (error) => {
+        work.error ??= error;
+        reply.raw.destroy(error);
+      },
+    };
+  }
+
   /** The request body stream; an empty one when the request had none. */
   function bodyOf(request: FastifyRequest): Readable {
     return (request.body as Readable | undefined) ?? request.raw;
@@ -556,6 +573,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         work,
         maxInFlight,
         job: { bytes: length, done: () => work.bytesIn },
+        readFloor: readFloorOf(reply, work),
         onAdmitted: () => metrics.admitted.inc({ route: '/v1/compress' }),
       };
       const output = compressBody(writer, () => readBody(bodyOf(request), work, maxBody, floor), ctx);
@@ -597,6 +615,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
           done: () => work.bytesOut,
         },
         beforeOutput: (bytes) => limit.checkOutput(work.bytesOut + bytes, work.bytesIn),
+        readFloor: readFloorOf(reply, work),
         onAdmitted: () => metrics.admitted.inc({ route: '/v1/decompress' }),
       };
       const output = decompressBody(reader, () => limit.checkedBody(head, body), ctx);

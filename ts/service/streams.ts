@@ -18,7 +18,8 @@ import { Readable } from 'node:stream';
 import { ContainerWriter, type ContainerReader } from '../codec/stream.js';
 import type { Header } from '../format/layout.js';
 import type { AdmissionGate, Job } from './admission.js';
-import { throwIfAborted, type RequestPhases, type RequestWork } from './body.js';
+import { throwIfAborted, type BodyFloor, type RequestPhases, type RequestWork } from './body.js';
+import { ServiceError, ServiceErrorCodes } from './errors.js';
 
 /**
  * Waits until no chunk of `codec` is in flight any more. `end()` awaits the in-flight chunks
@@ -55,6 +56,15 @@ export interface StreamContext {
   onAdmitted?: () => void;
   /** Chunks a codec keeps in flight at most (the CPU path's chunkConcurrency). */
   maxInFlight: number;
+  /**
+   * The slowest reader of the response: after `graceMs` of the response waiting for the client,
+   * at least `minBytesPerS` of output must have been taken per second of waiting, and no single
+   * wait may pass `graceMs` (a client that stopped reading: the bytes its socket took before it
+   * stopped, megabytes on loopback, would otherwise buy it minutes at the rate), else `onSlow` is
+   * called with a SLOW_READ error (the route cuts the response, which ends this generator and
+   * gives the turn back). Only time waiting for the client counts.
+   */
+  readFloor?: BodyFloor & { onSlow: (error: ServiceError) => void };
 }
 
 /**
@@ -65,7 +75,7 @@ export interface StreamContext {
 async function* runCodec(
   codec: ContainerWriter | ContainerReader,
   body: () => AsyncIterable<Uint8Array>,
-  { gate, work, maxInFlight, job, beforeOutput, onAdmitted }: StreamContext,
+  { gate, work, maxInFlight, job, beforeOutput, onAdmitted, readFloor }: StreamContext,
 ): AsyncGenerator<Uint8Array> {
   const signal = work.controller.signal;
   const phases = work.phases;
@@ -94,6 +104,31 @@ async function* runCodec(
   }
   onAdmitted?.();
   let finished = false;
+  // the read floor: a timer armed while a piece waits for the client to take it
+  let readWaitMs = 0;
+  let disarm: (() => void) | undefined;
+  const watchRead = () => {
+    if (readFloor === undefined || readFloor.minBytesPerS <= 0) return;
+    const started = performance.now();
+    const allowanceMs = readFloor.graceMs + (work.bytesOut * 1000) / readFloor.minBytesPerS - readWaitMs;
+    const timer = setTimeout(() => {
+      readWaitMs += performance.now() - started;
+      readFloor.onSlow(
+        new ServiceError(
+          ServiceErrorCodes.SLOW_READ,
+          408,
+          `the client read ${work.bytesOut} bytes of the response in ${Math.round(readWaitMs)} ms of waiting for it, ` +
+            `below the floor (minBodyRate) of ${readFloor.minBytesPerS} bytes/s`,
+        ),
+      );
+    }, Math.max(0, Math.min(allowanceMs, readFloor.graceMs)));
+    timer.unref?.();
+    disarm = () => {
+      clearTimeout(timer);
+      readWaitMs += performance.now() - started;
+      disarm = undefined;
+    };
+  };
   try {
     // Time between the body's pieces is body reading (readBody counts the part spent waiting for
     // the client in work.bodyWaitMs); awaiting the codec is coding; a suspended yield is the
@@ -106,7 +141,9 @@ async function* runCodec(
       for (const bytes of out) {
         beforeOutput?.(bytes.length);
         work.bytesOut += bytes.length;
+        watchRead();
         yield bytes;
+        disarm?.();
         spent('sendMs');
       }
     }
@@ -117,13 +154,16 @@ async function* runCodec(
     for (const bytes of out) {
       beforeOutput?.(bytes.length);
       work.bytesOut += bytes.length;
+      watchRead();
       yield bytes;
+      disarm?.();
       spent('sendMs');
     }
   } catch (e) {
     work.error ??= e;
     throw e;
   } finally {
+    disarm?.();
     if (!finished) await drain(codec, maxInFlight);
     release();
   }
