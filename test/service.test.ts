@@ -402,7 +402,10 @@ describe('backpressure', () => {
   let hasty: Service;
   let hastyBase: string;
   beforeAll(async () => {
-    tight = await createService(engine, { maxActive: 1, queue: 1, maxBody: MAX_BODY });
+    // never sheds (the test is of the queue's count): with the default bound, a rate sample taken
+    // while the first request's body stalls (250 ms of 1000 bytes) shed the second request instead
+    // of queueing it, whenever a loaded machine let 250 ms pass between the two
+    tight = await createService(engine, { maxActive: 1, queue: 1, maxBody: MAX_BODY, maxWaitMs: 2 ** 31 - 1 });
     tightBase = await tight.listen({ port: 0, host: '127.0.0.1' });
     hasty = await createService(engine, { timeoutMs: 200 });
     hastyBase = await hasty.listen({ port: 0, host: '127.0.0.1' });
@@ -447,8 +450,10 @@ describe('shedding and bad clients', () => {
     // maxWaitMs 0: any request that would have to wait is shed.
     shedder = await createService(engine, { maxActive: 1, maxWaitMs: 0, maxBody: MAX_BODY });
     shedderBase = await shedder.listen({ port: 0, host: '127.0.0.1' });
-    // A floor no real client falls below (1 MiB/s after 50 ms of waiting), met only by bodies sent at once.
-    strict = await createService(engine, { minBodyRate: 1 << 20, bodyGraceMs: 50, maxBody: MAX_BODY });
+    // A floor no real client falls below (1 MiB/s after 1 s of waiting), met only by bodies sent at
+    // once. (A grace of 50 ms had the body sent at once fail on a loaded machine: a 50 ms stall
+    // of either process is common there, and the same floor now holds for reading responses.)
+    strict = await createService(engine, { minBodyRate: 1 << 20, bodyGraceMs: 1000, maxBody: MAX_BODY });
     strictBase = await strict.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
