@@ -80,8 +80,17 @@ printTable(
   `B (this checkout) against A (${args.baseline}): time, median of ${rounds} rounds, 1 worker`,
 );
 const ratios = rows.map((r) => r.ratio);
-console.log(`B / A over all ${rows.length} cells: median ${median(ratios).toFixed(3)}, min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)}`);
+console.log(
+  `B / A over all ${rows.length} cells: median ${median(ratios).toFixed(3)}, min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)}`,
+);
 const differ = checks.filter((c) => !c.sameBytes || !c.crossDecode);
-console.log(differ.length === 0 ? `containers: the same bytes from both builds, each decodes the other's (${checks.length} cases)` : `containers differ: ${JSON.stringify(differ)}`);
-writeResults({ 'ab.json': { machine: machineInfo(), baseline: args.baseline, rounds, quick: args.quick, rows, checks } }, { quick: args.quick, out: outArg() });
+console.log(
+  differ.length === 0
+    ? `containers: the same bytes from both builds, each decodes the other's (${checks.length} cases)`
+    : `containers differ: ${JSON.stringify(differ)}`,
+);
+writeResults(
+  { 'ab.json': { machine: machineInfo(), baseline: args.baseline, rounds, quick: args.quick, rows, checks } },
+  { quick: args.quick, out: outArg() },
+);
 if (differ.length > 0) process.exitCode = 1;

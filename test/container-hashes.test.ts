@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type CompressOptions, type Engine } from '../ts/engine.js';
+import { createEngine, type Engine } from '../ts/engine.js';
+import type { CompressOptions } from '../ts/options.js';
 import type { ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
 import { Rng, fillRuns } from './support/random.js';
@@ -87,7 +88,11 @@ const computed: Record<string, string> = {};
 const data = inputs();
 
 afterAll(() => {
-  if (UPDATE) writeFileSync(FIXTURE, JSON.stringify({ ...JSON.parse(existsSync(FIXTURE) ? readFileSync(FIXTURE, 'utf8') : '{}'), ...computed }, null, 2) + '\n');
+  if (UPDATE)
+    writeFileSync(
+      FIXTURE,
+      JSON.stringify({ ...JSON.parse(existsSync(FIXTURE) ? readFileSync(FIXTURE, 'utf8') : '{}'), ...computed }, null, 2) + '\n',
+    );
 });
 
 async function check(engine: Engine, c: Case, path: 'cpu' | 'gpu'): Promise<void> {
@@ -106,7 +111,8 @@ describe('container bytes of the CPU path are those of the fixture', () => {
   });
   it('the fixture holds a hash for every case', () => {
     if (UPDATE) return;
-    for (const c of [...cpuCases(Object.keys(data)), ...gpuCases(Object.keys(data))]) expect(stored[c.name], c.name).toMatch(/^[0-9a-f]{64}$/);
+    for (const c of [...cpuCases(Object.keys(data)), ...gpuCases(Object.keys(data))])
+      expect(stored[c.name], c.name).toMatch(/^[0-9a-f]{64}$/);
   });
   for (const c of cpuCases(Object.keys(data))) it(c.name, () => check(engine, c, 'cpu'));
 });

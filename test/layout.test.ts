@@ -73,7 +73,8 @@ describe('the layout', () => {
   it('every file a comment names exists', () => {
     // repository paths (under ts, docs, ...) and relative ones (starting ./ or ../); dist/ and
     // generated folders are built, not kept
-    const pathRe = /(?:\.{1,2}\/)*(?:(?:ts|assembly|shaders|test|bench|docs|build|data|web)\/)?[\w.-]+(?:\/[\w.-]+)*\.(?:ts|wgsl|mjs|cjs|md|json|sh|py)\b/g;
+    const pathRe =
+      /(?:\.{1,2}\/)*(?:(?:ts|assembly|shaders|test|bench|docs|build|data|web)\/)?[\w.-]+(?:\/[\w.-]+)*\.(?:ts|wgsl|mjs|cjs|md|json|sh|py)\b/g;
     const missing: string[] = [];
     for (const file of SOURCES) {
       for (const comment of commentsOf(readFileSync(join(ROOT, file), 'utf8'))) {
@@ -91,10 +92,12 @@ describe('the layout', () => {
   });
 
   it('no identifier in ts/, assembly/ or shaders/ carries a format version', () => {
-    const versioned = /\b\w*(?:[a-z]V[1-9]|(?:Chunks?|Runs|Entry|Payload|Header|Container|Stream|Table|Pipeline|Codec|Format|Device)[1-9])(?![0-9])\w*/g;
+    const versioned =
+      /\b\w*(?:[a-z]V[1-9]|(?:Chunks?|Runs|Entry|Payload|Header|Container|Stream|Table|Pipeline|Codec|Format|Device)[1-9])(?![0-9])\w*/g;
     const found: string[] = [];
     for (const file of SOURCES.filter((f) => /^(ts|assembly|shaders)\//.test(f))) {
-      for (const m of codeOf(readFileSync(join(ROOT, file), 'utf8')).matchAll(versioned)) found.push(`${relative(ROOT, join(ROOT, file))}: ${m[0]}`);
+      for (const m of codeOf(readFileSync(join(ROOT, file), 'utf8')).matchAll(versioned))
+        found.push(`${relative(ROOT, join(ROOT, file))}: ${m[0]}`);
     }
     expect(found).toEqual([]);
   });

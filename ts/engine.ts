@@ -26,11 +26,7 @@ import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
 import { compressOn, compressRoute } from './codec/compress.js';
-import {
-  compressBound,
-  HEADER_BYTES,
-  readHeader,
-} from './format/layout.js';
+import { compressBound, HEADER_BYTES, readHeader } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './codec/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
@@ -73,29 +69,6 @@ import {
   type SortOptions,
 } from './options.js';
 
-export type { Runs } from './cpu/rle.js';
-export type {
-  CalibrateOptions,
-  CompressOptions,
-  CompressorOptions,
-  CompressToDeviceOptions,
-  Data,
-  DecompressOptions,
-  DecompressorOptions,
-  DeviceRuns,
-  DownloadOptions,
-  EngineOptions,
-  ErrorBound,
-  ExplainCodecOptions,
-  ExplainOptions,
-  Explanation,
-  OpName,
-  OpOptions,
-  PathChoice,
-  RleDecodeOptions,
-  ScanOptions,
-  SortOptions,
-} from './options.js';
 export { DeviceArray } from './gpu/index.js';
 
 /** The package version, part of the calibration key. */
@@ -165,7 +138,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   }
   let cpu: CpuPath;
   try {
-    cpu = await CpuPath.create({ procedures: PROCEDURES,
+    cpu = await CpuPath.create({
+      procedures: PROCEDURES,
       variant: kernels as 'simd' | 'scalar',
       workers,
       shareMemory: opts.sharedMemory as boolean | undefined,
@@ -456,7 +430,9 @@ export class Engine {
     // the probes' rleEncode calls would move the run-length ratio that predictions of result
     // sizes use: it stays what the caller's own calls made it
     const rleRatio = this.rleRatio;
-    const { rates, tookMs, warmUpMs } = await calibrate(makeProbe(this, this.cpu, gpu), { onProgress }).finally(() => (this.rleRatio = rleRatio));
+    const { rates, tookMs, warmUpMs } = await calibrate(makeProbe(this, this.cpu, gpu), { onProgress }).finally(
+      () => (this.rleRatio = rleRatio),
+    );
     // the staging pieces and pooled buffers of the probes' largest inputs (64 MiB) go back
     if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;

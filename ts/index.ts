@@ -38,10 +38,10 @@ export type {
   OpOptions,
   PathChoice,
   RleDecodeOptions,
-  Runs,
   ScanOptions,
   SortOptions,
-} from './engine.js';
+} from './options.js';
+export type { Runs } from './cpu/rle.js';
 export { ErrorCodes, ParleError, isParleError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';

@@ -82,7 +82,11 @@ export function makeProbe(calls: ProbedCalls, cpu: CpuPath, gpu: GpuContext): Ca
   const containers = new Map<number, Promise<Uint8Array>>();
   const container = (bytes: number) => {
     let packed = containers.get(bytes);
-    if (packed === undefined) containers.set(bytes, (packed = compressArray(cpu, sample('decompress', bytes), compressSettingsWith({ chunkBytes: DEFAULT_CHUNK_BYTES }))));
+    if (packed === undefined)
+      containers.set(
+        bytes,
+        (packed = compressArray(cpu, sample('decompress', bytes), compressSettingsWith({ chunkBytes: DEFAULT_CHUNK_BYTES }))),
+      );
     return packed;
   };
   // Each op runs through its public method with the path fixed (validation, routing, the

@@ -8,7 +8,15 @@ import { debug, debugEnabled } from '../platform/node.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
 import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
-import { chunkReport, decodeChunk, decodeChunkRun, encodeChunk, encodeChunkRun, type ChunkReport, type EncodedChunk } from './cpu/chunks.js';
+import {
+  chunkReport,
+  decodeChunk,
+  decodeChunkRun,
+  encodeChunk,
+  encodeChunkRun,
+  type ChunkReport,
+  type EncodedChunk,
+} from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
 import { chunkLengthFor, makeHeader } from '../format/layout.js';
@@ -49,7 +57,6 @@ export async function mapLimited<R>(count: number, concurrency: number, fn: (ind
 export async function compressArray(cpu: CpuPath, input: ParleArray, settings: CompressSettings, target?: Uint8Array): Promise<Uint8Array> {
   return (await compressArrayReport(cpu, input, settings, target)).bytes;
 }
-
 
 /** {@link compressArray}, with what each chunk was coded with and why (`explain`: the chooser's reasons too). */
 export async function compressArrayReport(
@@ -209,4 +216,3 @@ export function checkOut(
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out overlaps the input');
   }
 }
-

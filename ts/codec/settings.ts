@@ -44,7 +44,8 @@ export const GPU_DEFAULT_CHUNK_BYTES = 4 << 20;
 export function compressSettingsWith(given: Partial<CompressSettings> = {}): CompressSettings {
   const level = given.level ?? DEFAULT_LEVEL;
   const chunkBytes = given.chunkBytes ?? defaultChunkBytes(level);
-  const gpuChunkBytes = given.gpuChunkBytes ?? (given.chunkBytes !== undefined ? chunkBytes : Math.max(chunkBytes, GPU_DEFAULT_CHUNK_BYTES));
+  const gpuChunkBytes =
+    given.gpuChunkBytes ?? (given.chunkBytes !== undefined ? chunkBytes : Math.max(chunkBytes, GPU_DEFAULT_CHUNK_BYTES));
   return { codec: undefined, errorBound: undefined, decoder: 'cpu', ...given, level, chunkBytes, gpuChunkBytes };
 }
 

@@ -52,7 +52,6 @@ export const INLINE_BYTES = 4 << 20;
  */
 export const PARALLEL_BYTES = 256 << 10;
 
-
 /** Options of {@link CpuPath.create}. */
 export interface CpuPathOptions {
   /** SIMD kernels (default) or their scalar twins. */
@@ -422,11 +421,7 @@ export class CpuPath {
 
   /** Allocates blocks (undefined for sizes of 0), runs `fn`, and releases them afterwards. */
   /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
-  async withBlocks<R>(
-    sizes: readonly number[],
-    fn: (blocks: (HeapBlock | undefined)[]) => Promise<R>,
-    signal?: AbortSignal,
-  ): Promise<R> {
+  async withBlocks<R>(sizes: readonly number[], fn: (blocks: (HeapBlock | undefined)[]) => Promise<R>, signal?: AbortSignal): Promise<R> {
     const blocks = await this.acquireBlocks(sizes, signal);
     try {
       return await fn(blocks);

@@ -159,13 +159,19 @@ async function rleEncodeResident<T extends ParleArray>(
   });
 }
 
-
 /**
  * Expands runs into `totalLength` elements (the sum of `lengths`, computed by the caller).
  * Batches of runs whose output fits a window are split in groups, one a task; a run longer
  * than a window is filled directly.
  */
-export async function rleDecode<T extends ParleArray>(cpu: CpuPath, values: T, lengths: Uint32Array, totalLength: number, signal?: AbortSignal, out?: T): Promise<T> {
+export async function rleDecode<T extends ParleArray>(
+  cpu: CpuPath,
+  values: T,
+  lengths: Uint32Array,
+  totalLength: number,
+  signal?: AbortSignal,
+  out?: T,
+): Promise<T> {
   const type = elementTypeOf(values) as ElementType;
   const size = elementSize(type);
   const exec = cpu.executorFor(totalLength * size);

@@ -6,7 +6,13 @@ import { CpuPath, kernelTask, splitEven, bitView } from './cpu-path.js';
 import { elementTypeOf } from '../types.js';
 
 /** Prefix sum; see {@link Engine.scan}. Reduce, scan of the sums, scan from the carries. */
-export async function scan<T extends Uint32Array | Int32Array | Float32Array>(cpu: CpuPath, input: T, inclusive: boolean, signal?: AbortSignal, out?: T): Promise<T> {
+export async function scan<T extends Uint32Array | Int32Array | Float32Array>(
+  cpu: CpuPath,
+  input: T,
+  inclusive: boolean,
+  signal?: AbortSignal,
+  out?: T,
+): Promise<T> {
   const type = elementTypeOf(input) as 'u32' | 'i32' | 'f32';
   const n = input.length;
   const exec = cpu.executorFor(n * 4);

@@ -10,7 +10,6 @@ import { runProcedure, setRegionPointer, type KernelContext, type ProcedureTable
 import type { Outcome, Task, WorkerApi, WorkerInit } from './protocol.js';
 import { WASM_PAGE_BYTES, createKernelMemory, instantiateKernels } from './wasm.js';
 
-
 /** Runs a task on a memory this worker owns: place its regions, run, send `out` bytes back. */
 function runUnshared(table: ProcedureTable, context: KernelContext, task: Task, inputs: ArrayBuffer[]): Outcome<unknown> {
   const params = task.params as unknown as Record<string, unknown>;

@@ -82,6 +82,15 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> 
   }).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
+/**
+ * Milliseconds of waiting `floor` still allows a client that moved `bytes` in `waitedMs` of
+ * waiting: its grace plus the time its bytes earned at the floor's rate, less what it waited.
+ * The same rule for bodies (readBody) and responses (ts/service/streams.ts).
+ */
+export function floorAllowanceMs(floor: BodyFloor, bytes: number, waitedMs: number): number {
+  return floor.graceMs + (bytes * 1000) / floor.minBytesPerS - waitedMs;
+}
+
 /** The SLOW_BODY error for `work`. */
 function slowBody(work: RequestWork, floor: BodyFloor): ServiceError {
   return new ServiceError(
@@ -121,8 +130,7 @@ export async function* readBody(
     try {
       let waiting = unlessAborted(next, signal);
       if (floor.minBytesPerS > 0) {
-        // the waiting this request may still do: its grace plus the time its bytes so far earned
-        const allowanceMs = floor.graceMs + (work.bytesIn * 1000) / floor.minBytesPerS - work.bodyWaitMs;
+        const allowanceMs = floorAllowanceMs(floor, work.bytesIn, work.bodyWaitMs);
         if (allowanceMs <= 0) throw slowBody(work, floor);
         waiting = Promise.race([
           waiting,

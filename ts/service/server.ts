@@ -149,7 +149,20 @@ export interface Service {
 const BODY_TYPES = ['application/octet-stream', 'application/x-parle'];
 /** Decompressed bytes held back before the status is sent (see the decompress route). */
 const HOLD_BYTES = 1 << 20;
-const DEFAULTS = { maxConnections: 4096, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxRequestsPerSocket: 0, maxBody: 2 ** 30, maxOutputBytes: 2 ** 30, maxOutputRatio: 65536, queue: 128, timeoutMs: 120_000, maxWaitMs: 1500, minBodyRate: 16384, bodyGraceMs: 5000 };
+const DEFAULTS = {
+  maxConnections: 4096,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5000,
+  maxRequestsPerSocket: 0,
+  maxBody: 2 ** 30,
+  maxOutputBytes: 2 ** 30,
+  maxOutputRatio: 65536,
+  queue: 128,
+  timeoutMs: 120_000,
+  maxWaitMs: 1500,
+  minBodyRate: 16384,
+  bodyGraceMs: 5000,
+};
 /**
  * Bytes per second per worker the admission gate assumes before it has measured the rate: about
  * half what a worker compresses of real photographs (u8) on the 16-core host, so the first
@@ -336,7 +349,11 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     // server of its own, checked every second, so a slow sender of headers goes within a second
     serverFactory: (handler) => {
       const server = http.createServer(
-        { headersTimeout: checked.headersTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: Math.min(1000, checked.headersTimeoutMs) },
+        {
+          headersTimeout: checked.headersTimeoutMs,
+          requestTimeout: 0,
+          connectionsCheckingInterval: Math.min(1000, checked.headersTimeoutMs),
+        },
         handler,
       );
       server.maxConnections = checked.maxConnections;

@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import { ContainerWriter, type ContainerReader } from '../codec/stream.js';
 import type { Header } from '../format/layout.js';
 import type { AdmissionGate, Job } from './admission.js';
-import { throwIfAborted, type BodyFloor, type RequestPhases, type RequestWork } from './body.js';
+import { floorAllowanceMs, throwIfAborted, type BodyFloor, type RequestPhases, type RequestWork } from './body.js';
 import { ServiceError, ServiceErrorCodes } from './errors.js';
 
 /**
@@ -110,18 +110,21 @@ async function* runCodec(
   const watchRead = () => {
     if (readFloor === undefined || readFloor.minBytesPerS <= 0) return;
     const started = performance.now();
-    const allowanceMs = readFloor.graceMs + (work.bytesOut * 1000) / readFloor.minBytesPerS - readWaitMs;
-    const timer = setTimeout(() => {
-      readWaitMs += performance.now() - started;
-      readFloor.onSlow(
-        new ServiceError(
-          ServiceErrorCodes.SLOW_READ,
-          408,
-          `the client read ${work.bytesOut} bytes of the response in ${Math.round(readWaitMs)} ms of waiting for it, ` +
-            `below the floor (minBodyRate) of ${readFloor.minBytesPerS} bytes/s`,
-        ),
-      );
-    }, Math.max(0, Math.min(allowanceMs, readFloor.graceMs)));
+    const allowanceMs = floorAllowanceMs(readFloor, work.bytesOut, readWaitMs);
+    const timer = setTimeout(
+      () => {
+        readWaitMs += performance.now() - started;
+        readFloor.onSlow(
+          new ServiceError(
+            ServiceErrorCodes.SLOW_READ,
+            408,
+            `the client read ${work.bytesOut} bytes of the response in ${Math.round(readWaitMs)} ms of waiting for it, ` +
+              `below the floor (minBodyRate) of ${readFloor.minBytesPerS} bytes/s`,
+          ),
+        );
+      },
+      Math.max(0, Math.min(allowanceMs, readFloor.graceMs)),
+    );
     timer.unref?.();
     disarm = () => {
       clearTimeout(timer);

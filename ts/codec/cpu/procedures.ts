@@ -9,13 +9,7 @@ import { callKernel, type ProcedureTable } from '../../cpu/procedures.js';
 import { decodeLegacyChunkAt, type DecodeLegacyChunkParams } from '../legacy/chunk.js';
 import { encodeChunkAt, type EncodeChunkParams, type EncodeChunkResult } from './encode.js';
 import { decodeChunkAt, decodeRunsAt, type DecodeChunkParams, type DecodeRunsParams } from './decode.js';
-import {
-  decodeChunksAt,
-  encodeChunksAt,
-  type DecodeChunksParams,
-  type EncodeChunksParams,
-  type EncodeChunksResult,
-} from './batch.js';
+import { decodeChunksAt, encodeChunksAt, type DecodeChunksParams, type EncodeChunksParams, type EncodeChunksResult } from './batch.js';
 
 declare module '../../cpu/protocol.js' {
   interface Procedures {
