@@ -21,3 +21,8 @@ export { huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode } fr
 export { huffmanEncodeLanes, huffmanLanesBytes, huffmanDecodeLanes } from './huffman-lanes';
 export { quantizeF32, dequantizeF32, scatterExceptions } from './quantize';
 export { packEncode, packBytes, packStats, packDecode } from './pack';
+export {
+  predictEncode8, predictEncode16, predictEncode32, predictDecode8, predictDecode16, predictDecode32,
+  splitFields8, splitFields16, splitFields32, joinFields8, joinFields16, joinFields32,
+  floatOrderEncode, floatOrderDecode, decimalEncodeF32, decimalDecodeF32, scatterBits32,
+} from './predict';

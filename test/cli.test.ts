@@ -237,10 +237,29 @@ describe('standard input and output, and outputs that are not regular files', ()
     expect(Buffer.compare(await readFile(at('p.back')), Buffer.from(raw))).toBe(0);
   });
 
+  it('--shape records the shape, predicts along it and round-trips; a bad --shape exits with a usage error', async () => {
+    const image = new Uint8Array(60 * 80 * 4).map((_, i) =>
+      i % 4 === 3 ? 255 : (Math.floor(i / 320) * 2 + ((i >> 2) % 80) + (i % 4) * 30) & 255,
+    );
+    await writeFile(at('img.u8'), image);
+    const r = await parle('compress', at('img.u8'), '--shape', '60x80x4');
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse((await parle('inspect', at('img.u8.parle'))).stdout);
+    expect(report).toMatchObject({ version: 4, type: 'u8', shape: [60, 80, 4] });
+    expect(report.chunks.some((c: { encoding: string }) => c.encoding.startsWith('predict('))).toBe(true);
+    expect((await parle('decompress', at('img.u8.parle'), at('img.back'))).status).toBe(0);
+    expect(Buffer.compare(await readFile(at('img.back')), Buffer.from(image))).toBe(0);
+    for (const bad of ['60x0x4', '60,80,4', '60x80x3']) {
+      const failed = await parle('compress', at('img.u8'), at('img.bad'), '--shape', bad, '-f');
+      expect(failed.status, bad).not.toBe(0);
+      expect(failed.stderr, bad).toMatch(/shape/);
+    }
+  });
+
   it("takes the element type from the input's extension when --type is not given", async () => {
     await writeFile(at('ext.u16'), raw);
     expect((await parle('compress', at('ext.u16'))).status).toBe(0);
-    expect(JSON.parse((await parle('inspect', at('ext.u16.parle'))).stdout)).toMatchObject({ type: 'u16', version: 3, level: 5 });
+    expect(JSON.parse((await parle('inspect', at('ext.u16.parle'))).stdout)).toMatchObject({ type: 'u16', version: 4, level: 5 });
     await writeFile(at('noext'), raw);
     expect((await parle('compress', at('noext'))).status).toBe(0);
     const report = JSON.parse((await parle('inspect', at('noext.parle'))).stdout);

@@ -274,7 +274,7 @@ function checkAgainstReference(packed: Uint8Array, input: ParleArray, requested:
   const w = input.BYTES_PER_ELEMENT as Width;
   const raw = bytesOf(input);
   const walked = walk(packed);
-  expect(walked.version, context).toBe(3);
+  expect(walked.version, context).toBe(4);
   expect(walked.level, context).toBe(5);
   expect(walked.count, context).toBe(input.length);
   expect(packed.length, `size bound, ${context}`).toBeLessThanOrEqual(HEADER_BYTES + ENTRY_BYTES * walked.chunks.length + raw.length);
@@ -319,7 +319,7 @@ describe('round trips of every pipeline and auto', () => {
               const names = checkAgainstReference(packed, input, codec, decode, context);
               names.forEach((name) => coded.add(name));
               const report = inspectContainer(readAtBytes(packed), packed.length);
-              expect(report.version, context).toBe(3);
+              expect(report.version, context).toBe(4);
               expect(
                 report.chunks.map((c) => c.encoding),
                 context,
@@ -702,7 +702,7 @@ describe('version-1 fixtures', () => {
       for (const c of report.chunks) expect(['stored', 'rle']).toContain(c.encoding);
       // and written again, it is version 3 of the same elements
       const again = await engine.compress(back);
-      expect(walk(again).version).toBe(3);
+      expect(walk(again).version).toBe(4);
       expect(sameBytes(bytesOf(await engine.decompress(again)), raw)).toBe(true);
     });
   }
@@ -748,7 +748,7 @@ describe('inspect', () => {
     for (const codec of ['delta+shuffle+rle+huffman', 'rle', 'stored', 'shuffle+huffman']) {
       const packed = await engine.compress(input, { codec, chunkBytes: 2048 });
       const report = inspectContainer(readAtBytes(packed), packed.length);
-      expect(report.version).toBe(3);
+      expect(report.version).toBe(4);
       expect(report.level).toBe(5);
       expect(report.chunkCount).toBe(3);
       const walked = walk(packed);

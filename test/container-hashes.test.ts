@@ -2,7 +2,7 @@
 // same bytes, build after build, unless the format or an encoder's choice is meant to change.
 // This holds SHA-256 hashes of containers made from the shipped samples (data/samples/) and
 // seeded synthetic arrays of every element type, at every level, with both Huffman layouts
-// (decoder 'cpu' and 'gpu'), fixed codecs and the lossy mode, on the CPU path and (SwiftShader on
+// (decoder 'cpu' and 'gpu'), fixed codecs, the lossy mode and shapes, on the CPU path and (SwiftShader on
 // CI) the GPU path. A refactor must leave every hash as it is. After an intended change of the
 // bytes, rewrite the fixture and say why in the commit:
 //   PARLE_UPDATE_HASHES=1 npx vitest run test/container-hashes.test.ts
@@ -68,6 +68,16 @@ function cpuCases(names: string[]): Case[] {
   }
   cases.push({ name: 'smooth.f32 lossy 0.01', input: 'smooth.f32', options: { errorBound: { abs: 0.01 } } });
   cases.push({ name: 'noisy.f32 lossy 1e-4', input: 'noisy.f32', options: { errorBound: { abs: 1e-4 } } });
+  // version 4's shape and predict stage
+  for (const [input, shape] of [
+    ['camera.u8', [512, 512]],
+    ['t1-mri.u16', [62, 128, 128]],
+    ['t1-brain-labels.u8', [62, 128, 128]],
+    ['smooth.f32', [600, 500]],
+    ['steps.i32', [1000, 100, 3]],
+  ] as const) {
+    cases.push({ name: `${input} shape ${shape.join('x')}`, input, options: { shape } });
+  }
   return cases;
 }
 

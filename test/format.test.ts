@@ -72,7 +72,7 @@ describe('round trips', () => {
     const noise = new Uint8Array(50_000).map(() => rng.nextU32());
     const packed = await engine.compress(noise, { chunkBytes: 4096 });
     const report = inspectContainer(readAtBytes(packed), packed.length);
-    expect(report.version).toBe(3);
+    expect(report.version).toBe(4);
     expect(report.chunks.every((c) => c.encoding === 'stored')).toBe(true);
     expect(packed.length).toBe(noise.length + HEADER_BYTES + ENTRY_BYTES * report.chunkCount);
 
@@ -245,12 +245,12 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
     });
   }
 
-  it('a header of version 4, a version-2 header with flags set or a version-3 header with byte 11 set is UNSUPPORTED_VERSION; a version-3 level outside 1..9 is CORRUPT', async () => {
+  it('a header of version 5, a version-2 header with flags set or a version-3 header with byte 11 set is UNSUPPORTED_VERSION; a version-3 level outside 1..9 is CORRUPT', async () => {
     const reseal = (h: Uint8Array) => new DataView(h.buffer).setUint32(28, Number(xxh64(h.subarray(0, 28)) & 0xffffffffn), true);
-    const v4 = lyingHeader(0n, 1, 0, 3);
-    v4[8] = 4;
-    reseal(v4);
-    expect((await parleErrorOf(engine.decompress(v4))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
+    const v5 = lyingHeader(0n, 1, 0, 3);
+    v5[8] = 5;
+    reseal(v5);
+    expect((await parleErrorOf(engine.decompress(v5))).code).toBe(ErrorCodes.UNSUPPORTED_VERSION);
     const flagged = lyingHeader(0n, 1, 0, 2);
     flagged[10] = 1;
     reseal(flagged);
@@ -294,7 +294,7 @@ describe('hostile input: a ParleError with a code, never a crash, a hang or a hu
       { codec: 'rle' },
     );
     const payloadAt = HEADER_BYTES + ENTRY_BYTES;
-    expect(bytes[8]).toBe(3);
+    expect(bytes[8]).toBe(4);
     expect(Array.from(bytes.subarray(HEADER_BYTES + 4, HEADER_BYTES + 8))).toEqual([3, 0, 0, 0]);
     expect(Array.from(bytes.subarray(payloadAt))).toEqual([2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 5, 7, 31, 31]);
     const reseal = () => {

@@ -270,7 +270,7 @@ describe('compress with errorBound: the bound holds on every element', () => {
     const lossy = await engine.compress(x, { errorBound: { abs: 1e-3 * rangeOf(x) } });
     expect(lossy.length * 2).toBeLessThan(lossless.length);
     const report = inspectContainer(readAtBytes(lossy), lossy.length);
-    expect(report.version).toBe(3);
+    expect(report.version).toBe(4);
     expect(report.chunks[0].encoding.startsWith('quantize+')).toBe(true);
     const explained = await engine.explainCodec(x, { errorBound: { abs: 1e-3 } });
     expect(explained[0].pipeline.startsWith('quantize+')).toBe(true);

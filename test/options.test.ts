@@ -300,3 +300,27 @@ describe('checkKeys and closestName', () => {
     expect(() => checkKeys(Object.create({ levle: 1 }) as object, ['level'], 'compress')).not.toThrow();
   });
 });
+
+describe('shape', () => {
+  it("compress, createCompressor and explainCodec refuse a bad shape alike (INVALID_OPTION, option 'shape')", async () => {
+    const input = new Uint8Array(12);
+    for (const bad of [[], [0, 12], [5, 2], [1.5, 8], ['3', 4], [1, 1, 1, 1, 1, 1, 1, 1, 12], 12, 'x', null]) {
+      for (const run of [
+        () => engine.compress(input, { shape: bad as never }),
+        () => engine.createCompressor('u8', 12, { shape: bad as never }),
+        () => engine.explainCodec(input, { shape: bad as never }),
+      ]) {
+        const e = await errorOf(run);
+        expect(e, JSON.stringify(bad)).toMatchObject({ code: ErrorCodes.INVALID_OPTION, option: 'shape', message: /^options\.shape / });
+      }
+    }
+  });
+
+  it('a shape whose product is the element count is taken, and recorded', async () => {
+    for (const shape of [[12], [3, 4], [2, 3, 2], [1, 1, 12]]) {
+      const packed = await engine.compress(new Uint8Array(12), { shape });
+      expect(engine.inspect(packed).shape).toEqual(shape);
+    }
+    expect(engine.inspect(await engine.compress(new Uint8Array(12))).shape).toBeUndefined();
+  });
+});

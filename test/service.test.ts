@@ -197,6 +197,21 @@ describe('routes', () => {
     expect(reply.body.length).toBe(0);
   });
 
+  it('POST /v1/compress?shape=: the container records the shape and predicts along it; a bad shape is 400 INVALID_OPTION', async () => {
+    const grid = new Float32Array(40 * 50).map((_, i) => Math.sin(Math.floor(i / 50) / 7) * Math.cos((i % 50) / 9) * 100);
+    const packed = await send(base, 'POST', '/v1/compress?type=f32&shape=40,50', OCTETS, bytesOf(grid));
+    expect(packed.status).toBe(200);
+    const header = packed.body.subarray(0, 32 + 8 * 2 + 4);
+    expect([header[8], header[11]]).toEqual([4, 2]);
+    expect(new DataView(header.buffer, header.byteOffset).getBigUint64(40, true)).toBe(50n);
+    const back = await send(base, 'POST', '/v1/decompress', PARLE, packed.body);
+    expect(back.status).toBe(200);
+    expect(Buffer.compare(back.body, Buffer.from(bytesOf(grid)))).toBe(0);
+    for (const bad of ['40,49', '40x50', '0,2000', '40,,50']) {
+      expectError(await send(base, 'POST', `/v1/compress?type=f32&shape=${bad}`, OCTETS, bytesOf(grid)), 400, ErrorCodes.INVALID_OPTION);
+    }
+  });
+
   it('GET /metrics: requests by route and status, bytes, latency, queue depth, paths, worker restarts', async () => {
     // Deltas over this test's own requests: the counters also hold every other test's.
     const scrape = async () => {
@@ -989,7 +1004,10 @@ describe('a client that stops reading its response (SLOW_READ)', () => {
       // the cut request is no longer in flight: close() waits for none
       await service.close();
       const after = await service.metrics.registry.getSingleMetricAsString('parle_service_failed_requests_total');
-      expect(metricSum(after, 'parle_service_failed_requests_total', { code: 'SLOW_READ' }) - metricSum(before, 'parle_service_failed_requests_total', { code: 'SLOW_READ' })).toBe(1);
+      expect(
+        metricSum(after, 'parle_service_failed_requests_total', { code: 'SLOW_READ' }) -
+          metricSum(before, 'parle_service_failed_requests_total', { code: 'SLOW_READ' }),
+      ).toBe(1);
       res.destroy();
     } finally {
       await service.close();

@@ -26,12 +26,14 @@ import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
 import { compressOn, compressRoute } from './codec/compress.js';
-import { compressBound, HEADER_BYTES, readHeader } from './format/layout.js';
+import { compressBound, HEADER_BYTES, readHeader, shapeBlockBytes } from './format/layout.js';
 import { ContainerReader, ContainerWriter } from './codec/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 import { bytesOf, checkArray, elementSize, isElementType } from './types.js';
+import { chunkLengthOf } from './codec/settings.js';
+import { inspectContainer, readAtBytes, type ContainerReport } from './format/container.js';
 import { radixSort as sortOnGpu } from './gpu/radix-sort.js';
 import { rleDecode as rleDecodeOnGpu, rleEncode as rleEncodeOnGpu } from './gpu/rle.js';
 import { scan as scanOnGpu } from './gpu/scan.js';
@@ -875,14 +877,15 @@ export class Engine {
   async compress(input: Data, options?: CompressOptions | CompressToDeviceOptions): Promise<Uint8Array | DeviceArray> {
     const type = checkData(input, 'input');
     const opts = checkOptions(options, 'compress');
-    const settings = compressSettings(opts, type);
+    const settings = compressSettings(opts, type, input.length);
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, 'host');
     if (to === 'device' && opts.out !== undefined) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
     }
     const out = checkOutOption(opts, 'u8', undefined, [input]) as Uint8Array | undefined;
     if (out !== undefined) {
-      const bound = compressBound(input.length, type, settings.chunkBytes);
+      const bound =
+        compressBound(input.length, type, chunkLengthOf(settings, type) * elementSize(type)) + shapeBlockBytes(settings.shape?.length ?? 0);
       if (out.length < bound) {
         throw new ParleError(
           ErrorCodes.LENGTH_MISMATCH,
@@ -1039,7 +1042,7 @@ export class Engine {
     const opts = checkOptions(options, 'createCompressor') as CompressorOptions;
     if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
-    const settings = compressSettings(opts as Record<string, unknown>, type);
+    const settings = compressSettings(opts as Record<string, unknown>, type, elementCount);
     if (opts.explain !== undefined && typeof opts.explain !== 'boolean') {
       throw new ParleError(ErrorCodes.INVALID_OPTION, `options.explain must be a boolean; got ${String(opts.explain)}`);
     }
@@ -1154,8 +1157,22 @@ export class Engine {
   async explainCodec(input: ParleArray, options?: ExplainCodecOptions): Promise<ChunkReport[]> {
     const opts = checkOptions(options, 'explainCodec') as ExplainCodecOptions;
     const type = checkArray(input, 'input');
-    const settings = compressSettings(opts as Record<string, unknown>, type);
+    const settings = compressSettings(opts as Record<string, unknown>, type, input.length);
     return this.admit(settings.signal, async () => (await compressArrayReport(this.cpu, input, { ...settings, explain: true })).reports);
+  }
+
+  /**
+   * The header and chunk table of a container in memory, without decoding it (what `parle
+   * inspect` prints): version, level, element type and count, the shape when the writer recorded
+   * one (version 4), and each chunk's pipeline, sizes and checksums. Synchronous; reads only
+   * the header and the entries.
+   * @param bytes the container (a Uint8Array; not modified).
+   * @throws ParleError INVALID_ARGUMENT, NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT
+   */
+  inspect(bytes: Uint8Array): ContainerReport {
+    checkArray(bytes, 'bytes');
+    const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return inspectContainer(readAtBytes(view), view.length);
   }
 
   /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */

@@ -6,7 +6,7 @@
  */
 import type { CostOp, Location } from './cost/model.js';
 import { checkKeys, ErrorCodes, ParleError } from './errors.js';
-import { DEFAULT_LEVEL, MAX_CHUNK_BYTES, MAX_LEVEL, MIN_LEVEL } from './format/layout.js';
+import { DEFAULT_LEVEL, MAX_CHUNK_BYTES, MAX_LEVEL, MAX_RANK, MIN_LEVEL } from './format/layout.js';
 import { checkErrorBound } from './codec/quantize.js';
 import { compressSettingsWith, type CompressSettings } from './codec/settings.js';
 import { parseCodec } from './format/stages.js';
@@ -179,6 +179,18 @@ export interface CompressOptions extends Omit<OpOptions, 'to'> {
    */
   errorBound?: ErrorBound;
   /**
+   * The array's shape, C order (the last axis varies fastest): `[720, 1440]` for a grid,
+   * `[h, w, 4]` for an RGBA image as u8, `[n, fields]` for records; positive integers, 1 to 8
+   * axes, whose product is the element count (INVALID_OPTION naming `shape` otherwise). The
+   * container records it (`engine.inspect`), chunks are whole slabs along the first axis, and
+   * the chooser predicts each value from its neighbours along the axes (left, up, 2-D and 3-D
+   * Lorenzo, LOCO-I's median predictor for integer images), codes channels and record fields as
+   * planes of their own, and f32 decimals as integers (docs/format.md, "Stage 7: predict"). Not
+   * with `codec` or `errorBound` (they then apply as without a shape, which is still recorded).
+   * Compress with a shape on the CPU path (a GPU compress of a shaped array runs there).
+   */
+  shape?: readonly number[];
+  /**
    * A caller-owned Uint8Array to write the container into, from its start, instead of a new
    * array: at least `compressBound(input.length, type, chunkBytes)` bytes (LENGTH_MISMATCH
    * otherwise), not overlapping a host input (INVALID_ARGUMENT). The promise resolves to the
@@ -238,6 +250,8 @@ export interface CompressorOptions {
   decoder?: 'cpu' | 'gpu';
   /** Keep the chooser's reasons in the writer's `reports` (as {@link Engine.explainCodec}); default false. */
   explain?: boolean;
+  /** The array's shape, as {@link CompressOptions.shape}: its product must be the writer's element count. */
+  shape?: readonly number[];
   /** Aborts the chunks in flight and later calls (ABORTED). */
   signal?: AbortSignal;
 }
@@ -274,6 +288,8 @@ export interface ExplainCodecOptions {
   level?: number;
   /** As {@link CompressOptions.decoder} (default `'cpu'`): the payload sizes reported are those of its Huffman streams. */
   decoder?: 'cpu' | 'gpu';
+  /** As {@link CompressOptions.shape}. */
+  shape?: readonly number[];
   /** Aborts the call (ABORTED). */
   signal?: AbortSignal;
 }
@@ -340,7 +356,16 @@ export const OPTION_KEYS = {
   rleDecode: keysOf<RleDecodeOptions>({ ...OP_KEYS, out: true }),
   sort: keysOf<SortOptions>({ ...OP_KEYS, values: true, out: true, outValues: true }),
   scan: keysOf<ScanOptions>({ ...OP_KEYS, inclusive: true, out: true }),
-  compress: keysOf<CompressOptions>({ ...OP_KEYS, chunkBytes: true, level: true, codec: true, decoder: true, errorBound: true, out: true }),
+  compress: keysOf<CompressOptions>({
+    ...OP_KEYS,
+    chunkBytes: true,
+    level: true,
+    codec: true,
+    decoder: true,
+    errorBound: true,
+    shape: true,
+    out: true,
+  }),
   decompress: keysOf<DecompressOptions>({ ...OP_KEYS, maxElements: true, out: true }),
   createCompressor: keysOf<CompressorOptions>({
     chunkBytes: true,
@@ -349,11 +374,20 @@ export const OPTION_KEYS = {
     level: true,
     decoder: true,
     explain: true,
+    shape: true,
     signal: true,
   }),
   createDecompressor: keysOf<DecompressorOptions>({ maxElements: true, out: true, signal: true }),
   explain: keysOf<ExplainOptions>({ to: true }),
-  explainCodec: keysOf<ExplainCodecOptions>({ chunkBytes: true, codec: true, errorBound: true, level: true, decoder: true, signal: true }),
+  explainCodec: keysOf<ExplainCodecOptions>({
+    chunkBytes: true,
+    codec: true,
+    errorBound: true,
+    level: true,
+    decoder: true,
+    shape: true,
+    signal: true,
+  }),
   calibrate: keysOf<CalibrateOptions>({ force: true, onProgress: true }),
   download: keysOf<DownloadOptions>({ into: true }),
 };
@@ -389,6 +423,25 @@ export function checkInteger(value: unknown, name: string, min: number, max: num
     throw new ParleError(ErrorCodes.INVALID_OPTION, `${name} must be an integer from ${min} to ${max}; got ${String(value)}`);
   }
   return value;
+}
+
+/**
+ * The `shape` option for an array of `length` elements: undefined, or 1 to 8 positive safe
+ * integers whose product is `length`; returns a copy.
+ * @throws ParleError INVALID_OPTION naming `options.shape`
+ */
+export function checkShape(value: unknown, length: number): number[] | undefined {
+  if (value === undefined) return undefined;
+  const bad = (why: string) => new ParleError(ErrorCodes.INVALID_OPTION, `options.shape ${why}`, { option: 'shape' });
+  if (!Array.isArray(value) || value.length < 1 || value.length > MAX_RANK)
+    throw bad(`must be an array of 1 to ${MAX_RANK} dims; got ${String(value)}`);
+  const shape = value.map((d) => {
+    if (!Number.isSafeInteger(d) || (d as number) < 1) throw bad(`dims must be positive integers; got [${value.join(', ')}]`);
+    return d as number;
+  });
+  const product = shape.reduce((a, d) => a * d, 1);
+  if (product !== length) throw bad(`[${shape.join(', ')}] holds ${product} elements; the array has ${length}`);
+  return shape;
 }
 
 /** The `level` option: 1..9, default {@link DEFAULT_LEVEL}. @throws ParleError INVALID_OPTION */
@@ -475,16 +528,18 @@ export function checkData(value: unknown, name: string, allowed?: readonly Eleme
  * built once and passed down every route (ts/codec/settings.ts): the level, the chunk sizes of
  * both paths, the codec, the error bound, the Huffman layout and the signal.
  *   compressSettings({ level: 9 }, 'u8')  ->  { level: 9, chunkBytes: 1 MiB, gpuChunkBytes: 4 MiB, codec: undefined, errorBound: undefined, decoder: 'cpu' }
- * @throws ParleError INVALID_OPTION naming the option (codec, errorBound, level, decoder, chunkBytes, signal)
+ * @throws ParleError INVALID_OPTION naming the option (codec, errorBound, level, decoder, chunkBytes, shape, signal)
  */
-export function compressSettings(opts: Record<string, unknown>, type: ElementType): CompressSettings {
+export function compressSettings(opts: Record<string, unknown>, type: ElementType, length: number): CompressSettings {
   const codec = checkCodec(opts.codec, type);
   const errorBound = checkErrorBound(opts.errorBound, type);
   const level = checkLevel(opts.level);
   const decoder = checkChoice(opts.decoder, 'options.decoder', ['cpu', 'gpu'] as const, 'cpu');
   const chunkBytes = opts.chunkBytes === undefined ? undefined : checkInteger(opts.chunkBytes, 'options.chunkBytes', 1024, MAX_CHUNK_BYTES);
   const signal = checkSignal(opts.signal);
+  const shape = checkShape(opts.shape, length);
   return compressSettingsWith({
+    ...(shape !== undefined ? { shape } : {}),
     codec,
     errorBound,
     level,

@@ -217,6 +217,85 @@ def soundfont_audio(root):
     return (pcm.astype(np.float32) / np.float32(32768)).astype("<f4")
 
 
+def emoji_rgba(root):
+    # Noto Color Emoji (Apache-2.0): the colour glyphs are PNG images embedded
+    # in the font's CBDT table, all 136x128 with transparent backgrounds. Every
+    # 13th PNG in table order (0, 13, 26, ...) is decoded to RGBA (most are
+    # palette PNGs with a tRNS chunk; Pillow expands them) and stacked.
+    from PIL import Image
+    import io
+
+    path = os.path.join(root, "usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
+    buf = open(path, "rb").read()
+    ntables = struct.unpack_from(">H", buf, 4)[0]
+    tables = {}
+    for i in range(ntables):
+        tag, _, off, length = struct.unpack_from(">4sIII", buf, 12 + 16 * i)
+        tables[tag] = (off, length)
+    off, length = tables[b"CBDT"]
+    cbdt = buf[off:off + length]
+    sig = b"\x89PNG\r\n\x1a\n"
+    pngs, pos = [], 0
+    while (start := cbdt.find(sig, pos)) >= 0:
+        end = start + 8
+        while True:  # walk the PNG chunks to IEND
+            n, ctype = struct.unpack_from(">I4s", cbdt, end)
+            end += 12 + n
+            if ctype == b"IEND":
+                break
+        pngs.append(cbdt[start:end])
+        pos = end
+    if len(pngs) != 3926:
+        raise SystemExit(f"{path}: expected 3926 PNG glyphs, found {len(pngs)}")
+    out = []
+    for png in pngs[::13]:
+        with Image.open(io.BytesIO(png)) as im:
+            a = np.asarray(im.convert("RGBA"), dtype=np.uint8)
+        if a.shape != (128, 136, 4):
+            raise SystemExit(f"{path}: glyph image of shape {a.shape}")
+        out.append(a)
+    return np.stack(out)
+
+
+def pdb_atoms(root):
+    # Atom records of the 427 Protein Data Bank files shipped as THESEUS
+    # examples (public domain), files sorted by path, records in file order.
+    # One f32 row per ATOM/HETATM record: x, y, z (PDB columns 31-54, three
+    # decimals, angstrom), occupancy (55-60) and B-factor (61-66, two decimals).
+    base = os.path.join(root, "usr/share/doc/theseus/examples")
+    paths = sorted(
+        os.path.relpath(os.path.join(d, f), base)
+        for d, _, fs in os.walk(base) for f in fs if f.endswith(".pdb.gz")
+    )
+    if len(paths) != 427:
+        raise SystemExit(f"{base}: expected 427 .pdb.gz files, found {len(paths)}")
+    rows = []
+    for rel in paths:
+        for line in gzip.open(os.path.join(base, rel), "rt", encoding="ascii"):
+            if line.startswith(("ATOM  ", "HETATM")):
+                rows.append((line[30:38], line[38:46], line[46:54], line[54:60], line[60:66]))
+    return np.array(rows, dtype=np.float64).astype("<f4")  # decimal text -> nearest double -> f32
+
+
+def chessboards_gray(root):
+    # OpenCV's stereo-calibration sample photographs: 26 grayscale 640x480
+    # JPEGs of a chessboard (left01..left14 and right01..right14; 10 is not
+    # shipped), decoded to 8-bit and stacked in that order.
+    from PIL import Image
+
+    data = os.path.join(root, "usr/share/doc/opencv-doc/examples/data")
+    out = []
+    for side in ("left", "right"):
+        for i in (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14):
+            path = os.path.join(data, f"{side}{i:02d}.jpg")
+            with Image.open(path) as im:
+                im.load()
+                if im.mode != "L" or im.size != (640, 480):
+                    raise SystemExit(f"{path}: expected 640x480 grayscale, got {im.mode} {im.size}")
+                out.append(np.asarray(im, dtype=np.uint8))
+    return np.stack(out)
+
+
 ENTRIES = {
     "photos_rgb": (photos_rgb, np.uint8),
     "retina_rgba": (retina_rgba, np.uint32),
@@ -225,6 +304,9 @@ ENTRIES = {
     "dem_trinidad": (dem_trinidad, np.float32),
     "hst_acs_sci": (hst_acs_sci, np.float32),
     "soundfont_audio": (soundfont_audio, np.float32),
+    "emoji_rgba": (emoji_rgba, np.uint8),
+    "pdb_atoms": (pdb_atoms, np.float32),
+    "chessboards_gray": (chessboards_gray, np.uint8),
 }
 
 

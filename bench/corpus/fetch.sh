@@ -29,6 +29,9 @@ declare -A PKG_VERSION=(
   [libncarg-data]="6.6.2.dfsg.1-1"
   [python-drizzle-testdata]="1.13.4-1"
   [csound-soundfont]="1:6.18.1+dfsg-1"
+  [fonts-noto-color-emoji]="2.042-0+deb12u1"
+  [theseus-examples]="3.3.0-14"
+  [opencv-doc]="4.6.0+dfsg-12"
 )
 declare -A PKG_SHA256=(
   [python3-skimage]="728d88c3e3440f1f3712de0805dc834d29248ff07e1eec8c0f3da07606f752f9"
@@ -36,12 +39,18 @@ declare -A PKG_SHA256=(
   [libncarg-data]="52b4f825c6ab75d8f324185b96defab7a2b746ab15850a047198ee3f6da3bb3d"
   [python-drizzle-testdata]="a54d820772e51d5e19467913f7a445a7de775386258cc997848f63f517c9bb78"
   [csound-soundfont]="0d05bec0cff2486f4537dd0236fece99f3565b62959717f82e975be8e0cf1393"
+  [fonts-noto-color-emoji]="a5ab0f69c7938423862320d9aca5dd187b3fd879d6a9a57dd52e17c3fa8d2751"
+  [theseus-examples]="28edee17ca89b2d75d34c022cb8dd8ed60d4b0597a2f26f3c655f497eb776978"
+  [opencv-doc]="4b12681df35878207ac7097dc66184b2ae552e4bf4ddd2af04a0f03ed0b8682a"
 )
 
 # Corpus files: output file -> "package member member ..." (members are paths
 # inside the package that convert.py reads).
 SK=./usr/lib/python3/dist-packages/skimage/data
 MRI=./usr/share/mricron/templates
+CV=./usr/share/doc/opencv-doc/examples/data
+CV_BOARDS=$(for side in left right; do for i in 01 02 03 04 05 06 07 08 09 11 12 13 14; do
+  printf '%s ' "$CV/$side$i.jpg"; done; done)
 FILES=(
   photos_rgb.u8
   retina_rgba.u32
@@ -50,6 +59,9 @@ FILES=(
   dem_trinidad.f32
   hst_acs_sci.f32
   soundfont_audio.f32
+  emoji_rgba.u8
+  pdb_atoms.f32
+  chessboards_gray.u8
 )
 declare -A SOURCE=(
   [photos_rgb.u8]="python3-skimage $SK/astronaut.png $SK/coffee.png $SK/chelsea.png $SK/rocket.jpg $SK/ihc.png $SK/hubble_deep_field.jpg"
@@ -59,6 +71,9 @@ declare -A SOURCE=(
   [dem_trinidad.f32]="libncarg-data ./usr/share/ncarg/data/cdf/trinidad.nc"
   [hst_acs_sci.f32]="python-drizzle-testdata ./usr/share/python-drizzle/test_data/j8bt06nyq_flt.fits"
   [soundfont_audio.f32]="csound-soundfont ./usr/share/sounds/sf2/sf_GMbank.sf2"
+  [emoji_rgba.u8]="fonts-noto-color-emoji ./usr/share/fonts/truetype/noto/NotoColorEmoji.ttf"
+  [pdb_atoms.f32]="theseus-examples ./usr/share/doc/theseus/examples"
+  [chessboards_gray.u8]="opencv-doc $CV_BOARDS"
 )
 
 log() { printf '[corpus] %s\n' "$*" >&2; }

@@ -42,7 +42,9 @@ function entryOffsets(packed: Uint8Array): number[] {
   const view = new DataView(packed.buffer, packed.byteOffset, packed.length);
   const chunks = view.getUint32(24, true);
   const out: number[] = [];
-  let at = HEADER_BYTES;
+  // version 4: a shape block of 8 bytes a dim and a checksum after the header
+  const rank = packed[11];
+  let at = HEADER_BYTES + (rank > 0 ? 8 * rank + 4 : 0);
   for (let i = 0; i < chunks; i++) {
     out.push(at);
     at += ENTRY_BYTES + view.getUint32(at + 12, true);
@@ -98,6 +100,21 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
   const i32 = new Int32Array(3000).map((_, i) => 1000 * Math.floor(i / 37) - 70_000 + (i % 5));
   const f32 = new Float32Array(randomF32Bits(rng, 2500, 0.05).buffer);
   const smooth = new Float32Array(4000).map((_, i) => Math.sin(i / 40) * 100);
+  const image = new Uint8Array(40 * 50 * 3).map(
+    (_, i) => (Math.floor(i / 150) * 3 + ((i / 3) % 50) * 2 + (i % 3) * 40 + (rng.nextU32() % 4)) & 255,
+  );
+  const volume = new Uint16Array(6 * 20 * 30).map(
+    (_, i) => 3000 + Math.round(900 * Math.sin(Math.floor(i / 600) / 2) * Math.cos((Math.floor(i / 30) % 20) / 4) * Math.sin((i % 30) / 5)),
+  );
+  const grid = new Float32Array(50 * 60).map((_, i) => Math.sin(Math.floor(i / 60) / 9) * Math.cos((i % 60) / 7) * 50);
+  // decimals with 2, 3 and 1 places, a few NaN and -0 exceptions
+  const records = new Float32Array(600 * 3).map((_, i) =>
+    i % 97 === 5
+      ? NaN
+      : i % 131 === 7
+        ? -0
+        : Math.round((Math.sin(i / 30) * 40 + (i % 3)) * [100, 1000, 10][i % 3]) / [100, 1000, 10][i % 3],
+  );
   const specs: [string, ParleArray, Record<string, unknown>][] = [
     ['u8 auto', u8, { chunkBytes: 2048 }],
     ['u8 delta+huffman', u8, { codec: 'delta+huffman', chunkBytes: 2048 }],
@@ -120,11 +137,17 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
     ['u8 delta+huffman, mode 3', u8, { codec: 'delta+huffman', chunkBytes: 2048, decoder: 'gpu' }],
     ['u16 shuffle+rle+huffman, mode 3', u16, { codec: 'shuffle+rle+huffman', chunkBytes: 4096, decoder: 'gpu' }],
     ['f32 delta+shuffle+huffman, mode 3', smooth, { codec: 'delta+shuffle+huffman', chunkBytes: 8192, decoder: 'gpu' }],
+    // version 4's predict stage (stage 7): the lies land in its header (map, predictor, fields,
+    // geometry, exponents, exceptions) and its field blocks; the shape block in the header
+    ['u8 image, shape', image, { shape: [40, 50, 3], chunkBytes: 2048 }],
+    ['u16 volume, shape', volume, { shape: [6, 20, 30], chunkBytes: 4096 }],
+    ['f32 grid, shape', grid, { shape: [50, 60], chunkBytes: 4096 }],
+    ['f32 decimal records, shape', records, { shape: [600, 3], chunkBytes: 4096 }],
   ];
   const out: Sample[] = [];
   for (const [name, input, options] of specs) {
     const packed = await engine.compress(input, options);
-    expect(packed[8], name).toBe(3);
+    expect(packed[8], name).toBe(4);
     const decoded = await engine.decompress(packed, { path: 'cpu' });
     const bytes = (a: ParleArray) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
     expect(decoded.constructor, name).toBe(input.constructor);
@@ -138,6 +161,12 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
       ).toBe(true);
     // the mode-3 samples hold mode-3 streams: a Huffman stream's first byte 3 after a directory
     if (name.includes('mode 3')) expect(modeThreeStreams(packed, entries), name).toBeGreaterThan(0);
+    // the shaped samples hold predicted chunks (entry byte 24 = 7)
+    if (name.includes('shape'))
+      expect(
+        entries.some((at) => packed[at + 24] === 7),
+        name,
+      ).toBe(true);
     out.push({ name, input, packed, decoded, entries });
   }
   return out;
@@ -146,7 +175,7 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
 /** One mutation of `s.packed`, by kind; returns the mutated copy and what was done. */
 export function mutate(rng: Rng, s: Sample): { bytes: Uint8Array; what: string } {
   const src = s.packed;
-  const pick = rng.nextU32() % 12;
+  const pick = rng.nextU32() % 13;
   const at = rng.intBetween(0, src.length - 1);
   const entryAt = s.entries[rng.nextU32() % s.entries.length];
   const payloadAt = entryAt + ENTRY_BYTES;
@@ -221,6 +250,21 @@ export function mutate(rng: Rng, s: Sample): { bytes: Uint8Array; what: string }
       b[where] = rng.nextU32() & 255;
       reseal(b, entryAt);
       return { bytes: b, what: `payload byte ${where - payloadAt} of entry ${entryAt}, resealed` };
+    }
+    case 11: {
+      // version 4's shape block: a dim or the rank changed, the checksums recomputed
+      const b = copy();
+      const rank = b[11];
+      if (rank === 0 || rng.nextU32() % 4 === 0) {
+        b[11] = rng.nextU32() % 4 === 0 ? rng.nextU32() & 255 : rng.intBetween(0, 9);
+        resealHeader(b);
+        return { bytes: b, what: `rank ${b[11]}, resealed` };
+      }
+      const dim = HEADER_BYTES + 8 * rng.intBetween(0, rank - 1) + rng.intBetween(0, 7);
+      b[dim] = rng.nextU32() & 255;
+      const view = new DataView(b.buffer);
+      view.setUint32(HEADER_BYTES + 8 * rank, Number(xxh64(b.subarray(HEADER_BYTES, HEADER_BYTES + 8 * rank)) & 0xffffffffn), true);
+      return { bytes: b, what: `shape byte ${dim - HEADER_BYTES}, resealed` };
     }
     default: {
       // a lying header: element count, chunk length, chunk count, level, type

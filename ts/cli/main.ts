@@ -59,6 +59,7 @@ const FLAGS: Record<string, string> = {
   codec: '--codec',
   decoder: '--decoder',
   errorBound: '--error-bound-abs',
+  shape: '--shape',
   'errorBound.abs': '--error-bound-abs',
   maxElements: '--max-elements',
   workers: '--workers',
@@ -100,6 +101,14 @@ function positiveInteger(name: string, max = Number.MAX_SAFE_INTEGER) {
     }
     return n;
   };
+}
+
+/** The --shape flag: positive integers joined by x (720x1440). */
+function shapeArgument(value: string): number[] {
+  const dims = value.split('x').map((d) => (/^[1-9][0-9]*$/.test(d) ? Number(d) : NaN));
+  if (dims.some((d) => !Number.isSafeInteger(d)))
+    throw new InvalidArgumentError(`--shape must be positive integers joined by x (720x1440); got ${value}`);
+  return dims;
 }
 
 /** The --level flag: 1..9. */
@@ -185,6 +194,11 @@ export function buildProgram(): Command {
       'f32 only: lossy, every finite element within x of its original (NaN, Infinity, -0 exact); see docs/format.md "Stage 5: quantize"',
       (value: string) => Number(value),
     )
+    .option(
+      '--shape <dims>',
+      "the array's shape, C order, dims joined by x (720x1440 for a grid, 512x512x4 for an RGBA image as u8): predictors along its axes, channels and fields as planes",
+      shapeArgument,
+    )
     .option('-f, --force', 'replace an existing output file; write to a terminal')
     .option('--explain', "print the path the engine picks and why, then each chunk's pipeline and why")
     .action(async (input: string, output: string | undefined, opts) => {
@@ -204,6 +218,7 @@ export function buildProgram(): Command {
             decoder: opts.decoder as 'cpu' | 'gpu',
             explain: opts.explain === true,
             ...(opts.errorBoundAbs !== undefined ? { errorBound: { abs: opts.errorBoundAbs as number } } : {}),
+            ...(opts.shape !== undefined ? { shape: opts.shape as number[] } : {}),
             force: opts.force,
             onProgress,
           }),

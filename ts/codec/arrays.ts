@@ -19,8 +19,8 @@ import {
 } from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
-import { chunkLengthFor, makeHeader } from '../format/layout.js';
-import { chunkCodecOf, type CompressSettings } from './settings.js';
+import { makeHeader } from '../format/layout.js';
+import { chunkCodecOf, chunkLengthOf, predictPlanOf, type CompressSettings } from './settings.js';
 
 /**
  * Runs `fn` over `count` items with at most `concurrency` at once; resolves to the results in
@@ -70,8 +70,9 @@ export async function compressArrayReport(
   const explain = settings.explain ?? debugEnabled();
   const huffmanLanes = settings.decoder === 'gpu';
   const type = elementTypeOf(input) as ElementType;
-  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
+  const header = makeHeader(type, input.length, chunkLengthOf(settings, type, chunkBytes), level, settings.shape);
   const bytes = bytesOf(input);
+  const predict = predictPlanOf(settings, type, bytes);
   const chunkByteLength = header.chunkLength * elementSize(type);
   const resident = cpu.isResident(input);
   /** The container and the reports, from every chunk's entry and payload. */
@@ -105,7 +106,7 @@ export async function compressArrayReport(
       type,
       bytes,
       header.chunkLength,
-      { codec, level, signal, explain, huffmanLanes, ...(resident ? { residentPtr: input.byteOffset } : {}) },
+      { codec, level, signal, explain, huffmanLanes, predict, ...(resident ? { residentPtr: input.byteOffset } : {}) },
       finish,
     );
   }
@@ -119,6 +120,7 @@ export async function compressArrayReport(
       level,
       explain,
       huffmanLanes,
+      predict,
     }),
   );
   return finish(chunks);

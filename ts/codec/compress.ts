@@ -43,7 +43,8 @@ export function compressRoute(
   settings: CompressSettings,
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
-  if (path === 'cpu') return 'cpu';
+  // the predict stage and the shape block are the CPU path's (the GPU path's writer has neither yet)
+  if (path === 'cpu' || settings.shape !== undefined) return 'cpu';
   if (settings.errorBound !== undefined) {
     return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';
   }

@@ -3,8 +3,10 @@
  * compressSettings) and passed down whichever route it takes (ts/codec/compress.ts) instead of
  * positional arguments.
  */
-import { DEFAULT_LEVEL, defaultChunkBytes } from '../format/layout.js';
+import { chunkLengthFor, DEFAULT_LEVEL, defaultChunkBytes, MAX_CHUNK_BYTES } from '../format/layout.js';
+import { elementSize, type ElementType } from '../types.js';
 import type { ChunkCodec } from './cpu/chunks.js';
+import { planPredict, type PredictPlan } from './predict.js';
 
 /** The settings of one compress call (every entry point of the codec's compress takes them). */
 export interface CompressSettings {
@@ -27,6 +29,11 @@ export interface CompressSettings {
   readonly signal?: AbortSignal;
   /** Keep the chooser's reasons for each chunk (default: when NODE_DEBUG=parle logs them). */
   readonly explain?: boolean;
+  /**
+   * The array's shape (C order; the product is the element count): recorded in the container,
+   * chunks cut into whole slabs along the first axis, and the predict stage planned from it.
+   */
+  readonly shape?: readonly number[];
 }
 
 /**
@@ -47,6 +54,28 @@ export function compressSettingsWith(given: Partial<CompressSettings> = {}): Com
   const gpuChunkBytes =
     given.gpuChunkBytes ?? (given.chunkBytes !== undefined ? chunkBytes : Math.max(chunkBytes, GPU_DEFAULT_CHUNK_BYTES));
   return { codec: undefined, errorBound: undefined, decoder: 'cpu', ...given, level, chunkBytes, gpuChunkBytes };
+}
+
+/**
+ * Elements a chunk of `type` holds under `settings`: `chunkBytes` worth, cut down to whole slabs
+ * along a shape's first axis (one slab at least, unless a slab is over 64 MiB).
+ */
+export function chunkLengthOf(settings: CompressSettings, type: ElementType, chunkBytes = settings.chunkBytes): number {
+  const length = chunkLengthFor(type, chunkBytes);
+  const shape = settings.shape;
+  if (shape === undefined || shape.length < 2) return length;
+  const slab = shape.slice(1).reduce((a, d) => a * d, 1);
+  if (slab * elementSize(type) > MAX_CHUNK_BYTES) return length;
+  return Math.max(1, Math.floor(length / slab)) * slab;
+}
+
+/**
+ * The predict plan of a call (ts/codec/predict.ts) over the elements' `bytes`: with a shape, the
+ * chooser's pipelines and no error bound; else undefined.
+ */
+export function predictPlanOf(settings: CompressSettings, type: ElementType, bytes: Uint8Array): PredictPlan | undefined {
+  if (settings.shape === undefined || settings.codec !== undefined || settings.errorBound !== undefined) return undefined;
+  return planPredict(bytes, type, settings.shape);
 }
 
 /** The chunk codec of `settings` on the CPU path: the pipeline, quantized first in the lossy mode. */

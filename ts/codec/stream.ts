@@ -14,14 +14,24 @@ import type { ElementType, ParleArray } from '../types.js';
 import { bytesOf, elementSize } from '../types.js';
 import { abortError } from '../cpu/pool.js';
 import { checkOut } from './arrays.js';
-import { chunkReport, decodeChunkRun, encodeChunkRun, type ChunkCodec, type ChunkToDecode, type ChunkReport, type EncodedChunk } from './cpu/chunks.js';
+import {
+  chunkReport,
+  decodeChunkRun,
+  encodeChunkRun,
+  type ChunkCodec,
+  type ChunkToDecode,
+  type ChunkReport,
+  type EncodedChunk,
+} from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
-import { chunkCodecOf, type CompressSettings } from './settings.js';
+import { chunkCodecOf, chunkLengthOf, predictPlanOf, type CompressSettings } from './settings.js';
+import type { PredictPlan } from './predict.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
   chunkElementCount,
-  chunkLengthFor,
+  readShape,
+  shapeBlockBytes,
   makeHeader,
   checkMagic,
   readEntry,
@@ -133,11 +143,14 @@ export class ContainerWriter {
     /** Runs each write and end through the engine's queue. */
     private readonly admit?: <R>(work: () => Promise<R>) => Promise<R>,
   ) {
-    this.header = makeHeader(type, elementCount, chunkLengthFor(type, settings.chunkBytes), settings.level);
+    this.header = makeHeader(type, elementCount, chunkLengthOf(settings, type), settings.level, settings.shape);
     this.codec = chunkCodecOf(settings);
   }
 
   private readonly codec: ChunkCodec;
+  /** The predict plan (a shape given), made from the first batch's elements: whole slabs of the array. */
+  private plan: PredictPlan | undefined;
+  private planned = false;
 
   /** Bytes of input expected in all. */
   get totalInputBytes(): number {
@@ -211,6 +224,14 @@ export class ContainerWriter {
     const { bytes } = this.gathering!;
     this.gathering = undefined;
     const resident = this.cpu.isResident(bytes);
+    const shape = this.settings.shape;
+    if (!this.planned && shape !== undefined) {
+      const slab = shape.slice(1).reduce((a, d) => a * d, 1);
+      const elements = bytes.length / elementSize(this.type);
+      const batchShape = [Math.floor(elements / slab), ...shape.slice(1)];
+      if (batchShape[0] * slab === elements) this.plan = predictPlanOf({ ...this.settings, shape: batchShape }, this.type, bytes);
+      this.planned = true;
+    }
     const run = encodeChunkRun(
       this.cpu,
       this.type,
@@ -222,6 +243,7 @@ export class ContainerWriter {
         huffmanLanes: this.settings.decoder === 'gpu',
         signal: this.settings.signal,
         explain: this.settings.explain === true,
+        ...(this.plan !== undefined ? { predict: this.plan } : {}),
         ...(resident ? { residentPtr: bytes.byteOffset } : {}),
       },
       // the payloads are views into the kernels' memory (or the input): copied before it goes back
@@ -331,6 +353,13 @@ export class ContainerReader {
         if (target !== undefined) checkOut(this.cpu, target, this.header.type, this.header.elementCount, bytes, false);
         continue;
       }
+      if ((this.header.rank ?? 0) > 0 && this.header.shape === undefined) {
+        // a version-4 header's shape block
+        const need = shapeBlockBytes(this.header.rank!);
+        if (this.pending.length < need) break;
+        readShape(this.pending.take(need), this.header);
+        continue;
+      }
       if (this.chunkIndex === this.header.chunkCount) {
         if (this.pending.length > 0) {
           throw new ParleError(ErrorCodes.CORRUPT, 'corrupt .parle file: bytes after the last chunk');
@@ -360,7 +389,9 @@ export class ContainerReader {
       }
       const at = this.chunkIndex * this.header.chunkLength * size;
       const decoded = target !== undefined ? bytesOf(target).subarray(at, at + chunkBytes) : new Uint8Array(chunkBytes);
-      const decoding = decodeLegacyChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal).then(() => decoded);
+      const decoding = decodeLegacyChunk(this.cpu, this.header.type, this.entry, payload, decoded, this.chunkIndex, signal).then(
+        () => decoded,
+      );
       decoding.catch(() => undefined); // awaited below, in order
       this.inflight.push(decoding);
       this.entry = undefined;

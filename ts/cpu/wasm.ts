@@ -358,4 +358,42 @@ export interface QuantizeKernels {
   dequantizeF32(codesPtr: number, n: number, step: number, outPtr: number): number;
   /** Writes the exceptions over the output, checking order, range and codes; 0 or -1. */
   scatterExceptions(codesPtr: number, n: number, excIndexPtr: number, excValuePtr: number, e: number, outPtr: number): number;
+  /**
+   * Stage 7 (assembly/predict.ts): zigzagged residuals of rows first..first+rows-1 of the values at
+   * uPtr (rows of `row` elements, planes of `planeRows` rows, cells of `lead` elements) under
+   * predictor `p`, interleaved at outPtr. No overlap.
+   */
+  predictEncode8(uPtr: number, outPtr: number, row: number, planeRows: number, lead: number, p: number, first: number, rows: number): void;
+  predictEncode16(uPtr: number, outPtr: number, row: number, planeRows: number, lead: number, p: number, first: number, rows: number): void;
+  predictEncode32(uPtr: number, outPtr: number, row: number, planeRows: number, lead: number, p: number, first: number, rows: number): void;
+  /** The inverse over `rows` whole rows; in place allowed. */
+  predictDecode8(resPtr: number, outPtr: number, row: number, planeRows: number, lead: number, p: number, rows: number): void;
+  predictDecode16(resPtr: number, outPtr: number, row: number, planeRows: number, lead: number, p: number, rows: number): void;
+  predictDecode32(resPtr: number, outPtr: number, row: number, planeRows: number, lead: number, p: number, rows: number): void;
+  /** Interleaved cells of `fields` elements to field-major planes (split) and back (join). No overlap. */
+  splitFields8(inPtr: number, outPtr: number, fields: number, cells: number): void;
+  splitFields16(inPtr: number, outPtr: number, fields: number, cells: number): void;
+  splitFields32(inPtr: number, outPtr: number, fields: number, cells: number): void;
+  joinFields8(inPtr: number, outPtr: number, fields: number, cells: number): void;
+  joinFields16(inPtr: number, outPtr: number, fields: number, cells: number): void;
+  joinFields32(inPtr: number, outPtr: number, fields: number, cells: number): void;
+  /** fpzip's order-preserving map of f32 bits, and its inverse; in place allowed. */
+  floatOrderEncode(inPtr: number, outPtr: number, n: number): void;
+  floatOrderDecode(inPtr: number, outPtr: number, n: number): void;
+  /** ALP's decimal map of f32 (exponent a field at expPtr, F[e] at factorPtr); returns the exceptions (may exceed cap). */
+  decimalEncodeF32(
+    inPtr: number,
+    outPtr: number,
+    n: number,
+    fields: number,
+    expPtr: number,
+    factorPtr: number,
+    excIndexPtr: number,
+    excValuePtr: number,
+    cap: number,
+  ): number;
+  /** The decimal map's inverse (exceptions not written); in place allowed. */
+  decimalDecodeF32(inPtr: number, outPtr: number, n: number, fields: number, expPtr: number, factorPtr: number): void;
+  /** Writes listed u32 values at strictly increasing indices below n; 0, or 1 for bad indices. */
+  scatterBits32(outPtr: number, n: number, indexPtr: number, valuePtr: number, e: number): number;
 }

@@ -7,9 +7,13 @@
 import { ErrorCodes, ParleError } from '../errors.js';
 import { elementSize, type ElementType } from '../types.js';
 import { pipelineName } from './stages.js';
+import { PREDICT_HEADER_BYTES, predictName } from './predict.js';
 import {
   ENTRY_BYTES,
   HEADER_BYTES,
+  firstEntryOffset,
+  readShape,
+  shapeBlockBytes,
   readEntry,
   readHeader,
   writeEntry,
@@ -32,11 +36,12 @@ export function assembleContainer<C extends { entry: ChunkEntry; payload: Uint8A
   target?: Uint8Array,
   copy: (chunk: C, out: Uint8Array, at: number) => void = (chunk, out, at) => out.set(chunk.payload, at),
 ): Uint8Array {
-  let total = HEADER_BYTES;
+  const head = writeHeader(header);
+  let total = head.length;
   for (const { payload } of chunks) total += ENTRY_BYTES + payload.length;
   const out = target === undefined ? new Uint8Array(total) : target.subarray(0, total);
-  out.set(writeHeader(header), 0);
-  let offset = HEADER_BYTES;
+  out.set(head, 0);
+  let offset = head.length;
   for (const chunk of chunks) {
     writeEntry(chunk.entry, out, offset);
     copy(chunk, out, offset + ENTRY_BYTES);
@@ -59,8 +64,9 @@ export type ReadAt = (offset: number, length: number) => Uint8Array;
  */
 export function walkChunks(readAt: ReadAt, totalBytes: number, maxElements?: number): { header: Header; chunks: LocatedChunk[] } {
   const header = readHeader(readAt(0, HEADER_BYTES), maxElements);
+  if ((header.rank ?? 0) > 0) readShape(readAt(HEADER_BYTES, shapeBlockBytes(header.rank!)), header);
   const chunks: LocatedChunk[] = [];
-  let offset = HEADER_BYTES;
+  let offset = firstEntryOffset(header);
   for (let index = 0; index < header.chunkCount; index++) {
     const entry = readEntry(readAt(offset, ENTRY_BYTES), header, index);
     const payloadOffset = offset + ENTRY_BYTES;
@@ -97,6 +103,8 @@ export interface ContainerReport {
   level?: number;
   type: ElementType;
   elementCount: number;
+  /** Version 4: the array's shape, when the writer recorded one. */
+  shape?: number[];
   chunkLength: number;
   chunkCount: number;
   fileBytes: number;
@@ -132,6 +140,7 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
     ...(header.level !== undefined ? { level: header.level } : {}),
     type: header.type,
     elementCount: header.elementCount,
+    ...(header.shape !== undefined ? { shape: header.shape } : {}),
     chunkLength: header.chunkLength,
     chunkCount: header.chunkCount,
     fileBytes: totalBytes,
@@ -141,7 +150,14 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
       index: c.index,
       elementOffset: c.elementOffset,
       elementCount: c.elementCount,
-      encoding: c.stages !== undefined ? pipelineName(c.stages, c.quantize === true) : c.encoding === 0 ? 'stored' : 'rle',
+      encoding:
+        c.predict === true
+          ? predictedName(readAt(c.payloadOffset, PREDICT_HEADER_BYTES))
+          : c.stages !== undefined
+            ? pipelineName(c.stages, c.quantize === true)
+            : c.encoding === 0
+              ? 'stored'
+              : 'rle',
       runCount: c.runCount,
       ...(c.streamCount !== undefined ? { streamCount: c.streamCount } : {}),
       payloadOffset: c.payloadOffset,
@@ -150,4 +166,10 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
       elementsChecksum: c.elementsChecksum.toString(16).padStart(digits, '0'),
     })),
   };
+}
+
+/** A predicted chunk's name from its payload's first bytes (`predict(lorenzo2, float-order)`), unchecked: `inspect` decodes nothing. */
+function predictedName(head: Uint8Array): string {
+  if (head.length < PREDICT_HEADER_BYTES) return 'predict';
+  return predictName({ map: head[0], predictor: head[1], fields: head[2], rowCells: 0, planeRows: 0 });
 }

@@ -1,5 +1,5 @@
 /**
- * Byte layout of the .parle container, versions 1, 2 and 3 (writers write 3). docs/format.md has the diagram and the
+ * Byte layout of the .parle container, versions 1 to 4 (writers write 4). docs/format.md has the diagram and the
  * reasons; this file is its executable twin: constants, writers and checking readers of the
  * header and of chunk table entries.
  */
@@ -9,11 +9,14 @@ import { ELEMENT_TYPES, elementSize } from '../types.js';
 import { xxh64 } from './checksum.js';
 import { pipelineProblem, StageId, streamCount } from './stages.js';
 import { QUANTIZE_HEADER_BYTES } from './quantize.js';
+import { PREDICT_HEADER_BYTES } from './predict.js';
 
 /** "\x89PARLE\r\n": the high byte catches 7-bit transfers, CR LF catches newline conversion. */
 export const MAGIC = new Uint8Array([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a]);
-/** The version writers produce. Readers take versions 1, 2 and {@link VERSION}. */
-export const VERSION = 3;
+/** The version writers produce. Readers take versions 1, 2, 3 and {@link VERSION}. */
+export const VERSION = 4;
+/** Most axes a version-4 shape has. */
+export const MAX_RANK = 8;
 export const HEADER_BYTES = 32;
 export const ENTRY_BYTES = 32;
 /** Largest chunk a reader accepts, in bytes of decoded elements. */
@@ -50,12 +53,17 @@ export const enum Encoding {
   Rle = 1,
   /** Version 2: a pipeline of codec stages (ChunkEntry.stages), streams in the payload. */
   Pipeline = 2,
+  /**
+   * Version 4: stage 7, predict (entry byte 24 = 7; ts/format/predict.ts): the payload holds the
+   * predict header and a block a field, each with its own pipeline; ChunkEntry.stages is empty.
+   */
+  Predicted = 3,
 }
 
 /** The fixed header. */
 export interface Header {
-  /** Container version: 1, 2 or 3 (written: 3). */
-  version?: 1 | 2 | 3;
+  /** Container version: 1, 2, 3 or 4 (written: 4). */
+  version?: 1 | 2 | 3 | 4;
   /** Version 3: the compression level the writer used (1..9; informational: readers need not know it). */
   level?: number;
   type: ElementType;
@@ -65,6 +73,14 @@ export interface Header {
   elementCount: number;
   /** ceil(elementCount / chunkLength). */
   chunkCount: number;
+  /**
+   * Version 4: the array's shape (C order, the last axis fastest; the product is elementCount),
+   * or undefined when none was recorded (or, for a reader that has seen only the 32-byte header,
+   * not yet read: `rank` says it exists).
+   */
+  shape?: number[];
+  /** Version 4: axes of the shape (0: none); the shape block's bytes follow the header. */
+  rank?: number;
 }
 
 /** One chunk table entry, as stored in front of its payload. */
@@ -88,6 +104,11 @@ export interface ChunkEntry {
    * payload starts with the quantize header and exceptions, and `stages` code the codes.
    */
   quantize?: boolean;
+  /**
+   * Version 4: the chunk is predicted (stage 7, entry byte 24; ts/format/predict.ts); `stages` is
+   * empty and `encoding` {@link Encoding.Predicted}.
+   */
+  predict?: boolean;
 }
 
 /** A table entry with where it sits: for `inspect` and parallel decoders. */
@@ -119,15 +140,41 @@ export function compressBound(elementCount: number, type: ElementType, chunkByte
   if (!Number.isSafeInteger(elementCount) || elementCount < 0) {
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'elementCount must be a non-negative integer');
   }
-  if (!(ELEMENT_TYPES as readonly string[]).includes(type)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `unknown element type ${String(type)}`);
-  if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'chunkBytes must be a positive integer');
+  if (!(ELEMENT_TYPES as readonly string[]).includes(type))
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `unknown element type ${String(type)}`);
+  if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1)
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'chunkBytes must be a positive integer');
   const header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes));
   return HEADER_BYTES + header.chunkCount * ENTRY_BYTES + elementCount * elementSize(type);
 }
 
 /** Builds a header for `elementCount` elements of `type` in chunks of `chunkLength` elements. */
-export function makeHeader(type: ElementType, elementCount: number, chunkLength: number, level = DEFAULT_LEVEL): Header {
-  return { version: VERSION, level, type, elementCount, chunkLength, chunkCount: Math.ceil(elementCount / chunkLength) };
+export function makeHeader(
+  type: ElementType,
+  elementCount: number,
+  chunkLength: number,
+  level = DEFAULT_LEVEL,
+  shape?: readonly number[],
+): Header {
+  return {
+    version: VERSION,
+    level,
+    type,
+    elementCount,
+    chunkLength,
+    chunkCount: Math.ceil(elementCount / chunkLength),
+    ...(shape !== undefined && shape.length > 0 ? { shape: [...shape], rank: shape.length } : {}),
+  };
+}
+
+/** Bytes of the shape block after the 32-byte header: 8 a dim and a 4-byte checksum; 0 without a shape. */
+export function shapeBlockBytes(rank: number): number {
+  return rank > 0 ? 8 * rank + 4 : 0;
+}
+
+/** Where a container with this header has its first chunk table entry: after the header and its shape block. */
+export function firstEntryOffset(header: Header): number {
+  return HEADER_BYTES + shapeBlockBytes(header.rank ?? 0);
 }
 
 /** Elements in chunk `index` of a file with this header. */
@@ -135,21 +182,58 @@ export function chunkElementCount(header: Header, index: number): number {
   return Math.min(header.chunkLength, header.elementCount - index * header.chunkLength);
 }
 
-/** Serialises the header (32 bytes). */
+/** Serialises the header (32 bytes, then a version-4 header's shape block). */
 export function writeHeader(header: Header): Uint8Array {
-  const bytes = new Uint8Array(HEADER_BYTES);
+  const rank = header.shape?.length ?? 0;
+  const bytes = new Uint8Array(HEADER_BYTES + shapeBlockBytes(rank));
   const view = new DataView(bytes.buffer);
   bytes.set(MAGIC, 0);
   view.setUint8(8, header.version ?? VERSION);
   view.setUint8(9, ELEMENT_TYPES.indexOf(header.type));
   // version 3: byte 10 the level; versions 1 and 2: flags = 0
   view.setUint8(10, (header.version ?? VERSION) >= 3 ? (header.level ?? DEFAULT_LEVEL) : 0);
-  view.setUint8(11, 0);
+  view.setUint8(11, rank);
   view.setUint32(12, header.chunkLength, true);
   view.setBigUint64(16, BigInt(header.elementCount), true);
   view.setUint32(24, header.chunkCount, true);
   view.setUint32(28, Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn), true);
+  if (rank > 0) {
+    header.shape!.forEach((d, i) => view.setBigUint64(HEADER_BYTES + 8 * i, BigInt(d), true));
+    const dims = bytes.subarray(HEADER_BYTES, HEADER_BYTES + 8 * rank);
+    view.setUint32(HEADER_BYTES + 8 * rank, Number(xxh64(dims) & 0xffffffffn), true);
+  }
   return bytes;
+}
+
+/**
+ * Reads and checks the shape block of a version-4 header of rank > 0 from `bytes`, which start
+ * at the block (8 x rank dim bytes and their checksum): each dim >= 1, their product the header's
+ * element count. Sets and returns `header.shape`.
+ * @throws ParleError TRUNCATED, CORRUPT
+ */
+export function readShape(bytes: Uint8Array, header: Header): number[] {
+  const rank = header.rank ?? 0;
+  const need = shapeBlockBytes(rank);
+  if (bytes.length < need)
+    throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle header: shape block of ${bytes.length} of ${need} bytes`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, need);
+  if (view.getUint32(8 * rank, true) !== Number(xxh64(bytes.subarray(0, 8 * rank)) & 0xffffffffn)) {
+    throw new ParleError(ErrorCodes.CORRUPT, 'corrupt .parle header: shape checksum mismatch');
+  }
+  const shape: number[] = [];
+  let product = 1n;
+  for (let i = 0; i < rank; i++) {
+    const d = view.getBigUint64(8 * i, true);
+    if (d === 0n || d > BigInt(Number.MAX_SAFE_INTEGER))
+      throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: shape dim ${i} is ${d}`);
+    product *= d;
+    shape.push(Number(d));
+  }
+  if (product !== BigInt(header.elementCount)) {
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: shape [${shape.join(', ')}] for ${header.elementCount} elements`);
+  }
+  header.shape = shape;
+  return shape;
 }
 
 /**
@@ -174,19 +258,22 @@ export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTE
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, HEADER_BYTES);
   const version = view.getUint8(8);
-  // versions 1 and 2: bytes 10..11 are flags, all 0; version 3: byte 10 the level, byte 11 reserved
+  // versions 1 and 2: bytes 10..11 are flags, all 0; version 3: byte 10 the level, byte 11
+  // reserved; version 4: byte 11 the shape's rank
   const level = version >= 3 ? view.getUint8(10) : 0;
-  const flags = version >= 3 ? view.getUint8(11) : view.getUint16(10, true);
-  if ((version !== 1 && version !== 2 && version !== 3) || flags !== 0) {
+  const flags = version === 3 ? view.getUint8(11) : version === 4 ? 0 : view.getUint16(10, true);
+  if ((version !== 1 && version !== 2 && version !== 3 && version !== 4) || flags !== 0) {
     throw new ParleError(
       ErrorCodes.UNSUPPORTED_VERSION,
-      `unsupported .parle version ${version} (flags ${flags}); this build reads versions 1, 2 and 3`,
+      `unsupported .parle version ${version} (flags ${flags}); this build reads versions 1 to 4`,
     );
   }
+  const rank = version === 4 ? view.getUint8(11) : 0;
   const stored = view.getUint32(28, true);
   const computed = Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn);
   if (stored !== computed) throw new ParleError(ErrorCodes.CORRUPT, 'corrupt .parle header (checksum mismatch)');
-  if (version >= 3 && (level < MIN_LEVEL || level > MAX_LEVEL)) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: level ${level}`);
+  if (version >= 3 && (level < MIN_LEVEL || level > MAX_LEVEL))
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: level ${level}`);
   const typeCode = view.getUint8(9);
   const type = ELEMENT_TYPES[typeCode];
   if (type === undefined) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: element type code ${typeCode}`);
@@ -209,7 +296,18 @@ export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTE
   if (chunkCount !== Math.ceil(elementCount / chunkLength)) {
     throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: ${chunkCount} chunks for ${elementCount} elements`);
   }
-  return { version: version as 1 | 2 | 3, ...(version >= 3 ? { level } : {}), type, chunkLength, elementCount, chunkCount };
+  if (rank > MAX_RANK) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: rank ${rank}`);
+  const header: Header = {
+    version: version as 1 | 2 | 3 | 4,
+    ...(version >= 3 ? { level } : {}),
+    type,
+    chunkLength,
+    elementCount,
+    chunkCount,
+    ...(rank > 0 ? { rank } : {}),
+  };
+  if (rank > 0 && bytes.length >= HEADER_BYTES + shapeBlockBytes(rank)) readShape(bytes.subarray(HEADER_BYTES), header);
+  return header;
 }
 
 /** Serialises a chunk table entry (32 bytes) into `target` at `offset`. */
@@ -223,7 +321,7 @@ export function writeEntry(entry: ChunkEntry, target: Uint8Array = new Uint8Arra
     view.setUint32(12, entry.payloadBytes, true);
     view.setUint32(16, Number(entry.payloadChecksum), true);
     view.setUint32(20, Number(entry.elementsChecksum), true);
-    view.setUint32(24, entry.quantize === true ? StageId.Quantize : 0, true);
+    view.setUint32(24, entry.quantize === true ? StageId.Quantize : entry.predict === true ? StageId.Predict : 0, true);
     const bytes = new Uint8Array(target.buffer, target.byteOffset + offset, 28);
     view.setUint32(28, Number(xxh64(bytes) & 0xffffffffn), true);
     return target;
@@ -247,8 +345,8 @@ export function readEntry(bytes: Uint8Array, header: Header, index: number): Chu
   if (bytes.length < ENTRY_BYTES) {
     throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle file: chunk ${index} of ${header.chunkCount} is missing`);
   }
-  // version 3's entries are version 2's
-  if (header.version === 2 || header.version === 3) return readPipelineEntry(bytes, header, index);
+  // versions 3 and 4's entries are version 2's (version 4 adds stage 7 in byte 24)
+  if (header.version === 2 || header.version === 3 || header.version === 4) return readPipelineEntry(bytes, header, index);
   const view = new DataView(bytes.buffer, bytes.byteOffset, ENTRY_BYTES);
   const entry: ChunkEntry = {
     elementCount: view.getUint32(0, true),
@@ -307,10 +405,21 @@ function readPipelineEntry(bytes: Uint8Array, header: Header, index: number): Ch
   };
   const expected = chunkElementCount(header, index);
   if (entry.elementCount !== expected) throw corrupt(`${entry.elementCount} elements, expected ${expected}`);
-  // byte 24: stage 5 (quantize) or 0; bytes 25..27 reserved
+  // byte 24: stage 5 (quantize), stage 7 (predict, version 4) or 0; bytes 25..27 reserved
   const pre = view.getUint8(24);
-  if (view.getUint8(25) !== 0 || view.getUint16(26, true) !== 0 || (pre !== 0 && pre !== StageId.Quantize)) {
-    throw corrupt(pre !== 0 && pre !== StageId.Quantize ? `unknown stage id ${pre} in byte 24` : 'reserved bytes are not zero');
+  const known = pre === 0 || pre === StageId.Quantize || (pre === StageId.Predict && header.version === 4);
+  if (view.getUint8(25) !== 0 || view.getUint16(26, true) !== 0 || !known) {
+    throw corrupt(!known ? `unknown stage id ${pre} in byte 24` : 'reserved bytes are not zero');
+  }
+  if (pre === StageId.Predict) {
+    if (stages.length !== 0 || entry.streamCount !== 0) throw corrupt('predict stage with a pipeline in the entry');
+    const rawBytes = expected * size;
+    if (entry.payloadBytes >= rawBytes || entry.payloadBytes < PREDICT_HEADER_BYTES) {
+      throw corrupt(`predicted payload of ${entry.payloadBytes} bytes for ${rawBytes} bytes of elements`);
+    }
+    entry.encoding = Encoding.Predicted;
+    entry.predict = true;
+    return entry;
   }
   if (pre === StageId.Quantize) {
     if (header.type !== 'f32') throw corrupt(`quantize stage on ${header.type} elements`);

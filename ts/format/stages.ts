@@ -22,6 +22,12 @@ export const enum StageId {
    * streams"): the alternative to huffman that decodes faster. Version 3 only.
    */
   Pack = 6,
+  /**
+   * Predict (version 4; ts/format/predict.ts): a value map and a predictor along the array's axes,
+   * fields as planes. Not a pipeline slot: an entry records it in byte 24, and each field's
+   * residuals then have a pipeline of their own in the payload.
+   */
+  Predict = 7,
 }
 
 /** Stage names, as `compress({ codec })`, `parle compress --codec` and `parle inspect` write them. */
@@ -32,6 +38,7 @@ export const STAGE_NAMES: Record<StageId, string> = {
   [StageId.Huffman]: 'huffman',
   [StageId.Quantize]: 'quantize',
   [StageId.Pack]: 'pack',
+  [StageId.Predict]: 'predict',
 };
 
 /** A pipeline: stage ids in the order the encoder applies them; empty = stored. */

@@ -54,6 +54,8 @@ export interface CompressFileOptions {
   decoder?: 'cpu' | 'gpu';
   /** f32 only: lossy within this absolute bound (see CompressOptions.errorBound). */
   errorBound?: { abs: number };
+  /** The array's shape, C order; its product must be the input's element count (see CompressOptions.shape). */
+  shape?: readonly number[];
   /** Replace an existing regular output file, write binary to a terminal (default false). */
   force?: boolean;
   onProgress?: ProgressCallback;
@@ -254,6 +256,7 @@ export async function compressFile(
       ...(options.decoder !== undefined ? { decoder: options.decoder } : {}),
       explain: options.explain === true,
       ...(options.errorBound !== undefined ? { errorBound: options.errorBound } : {}),
+      ...(options.shape !== undefined ? { shape: options.shape } : {}),
     });
     let done = 0;
     await writeOutput(outPath, options.force, (sink) =>

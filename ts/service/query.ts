@@ -3,7 +3,7 @@
  *
  *   route                  parameters (required first)
  *   POST /v1/compress      type (required): u8|u16|u32|i32|f32; codec: auto|stored|stages joined
- *                          by '+' (%2B in a URL); level: 1..9; decoder: cpu|gpu
+ *                          by '+' (%2B in a URL); level: 1..9; decoder: cpu|gpu; shape: 720,1440
  *   POST /v1/decompress    none (the container says its type)
  *   POST /v1/sort          type (required): u32|i32|f32
  *   GET  /healthz          none
@@ -45,7 +45,7 @@ export const SORT_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32'];
 
 /** The query parameters each route takes; a route not listed takes none. */
 export const ROUTE_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
-  'POST /v1/compress': ['type', 'codec', 'level', 'decoder'],
+  'POST /v1/compress': ['type', 'codec', 'level', 'decoder', 'shape'],
   'POST /v1/decompress': [],
   'POST /v1/sort': ['type'],
   'GET /healthz': [],
@@ -64,6 +64,8 @@ export interface CompressParameters {
    * CompressOptions.decoder); undefined: the library's default (`cpu`).
    */
   decoder?: 'cpu' | 'gpu';
+  /** The array's shape (`?shape=720,1440`; see CompressOptions.shape); its product is checked against the body's elements by the library. */
+  shape?: number[];
 }
 
 /**
@@ -170,6 +172,24 @@ function levelOf(query: Map<string, string>): number | undefined {
   return level;
 }
 
+/**
+ * The `shape` parameter: positive decimal integers joined by commas (`720,1440`).
+ * @throws ParleError INVALID_OPTION
+ */
+function shapeOf(query: Map<string, string>): number[] | undefined {
+  const raw = query.get('shape');
+  if (raw === undefined) return undefined;
+  const dims = raw.split(',').map((d) => (/^[1-9][0-9]*$/.test(d) ? Number(d) : NaN));
+  if (dims.some((d) => !Number.isSafeInteger(d))) {
+    throw new QueryParameterError(
+      ErrorCodes.INVALID_OPTION,
+      'shape',
+      `query parameter shape must be positive integers joined by commas (720,1440); got '${raw}'`,
+    );
+  }
+  return dims;
+}
+
 /** Values of the `decoder` parameter. */
 const DECODERS = ['cpu', 'gpu'] as const;
 
@@ -203,7 +223,9 @@ export function compressParameters(url: string): CompressParameters {
   const codec = codecOf(query, type);
   const level = levelOf(query);
   const decoder = decoderOf(query);
+  const shape = shapeOf(query);
   return {
+    ...(shape !== undefined ? { shape } : {}),
     type,
     ...(codec !== undefined ? { codec } : {}),
     ...(level !== undefined ? { level } : {}),

@@ -572,7 +572,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       },
     },
     async (request, reply) => {
-      const { type, codec, level, decoder } = compressParams.get(request)!;
+      const { type, codec, level, decoder, shape } = compressParams.get(request)!;
       const length = contentLength(request)!;
       const work = workOf(request);
       // The options `parle compress` passes for the same flags (ts/node/files.ts compressFile):
@@ -582,6 +582,7 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         ...(codec !== undefined ? { codec } : {}),
         ...(level !== undefined ? { level } : {}),
         ...(decoder !== undefined ? { decoder } : {}),
+        ...(shape !== undefined ? { shape } : {}),
       });
       // Streams always run on the CPU path (the ContainerWriter takes chunks to the workers).
       metrics.paths.inc({ op: 'compress', path: 'cpu' });

@@ -14,6 +14,7 @@ import { Encoding, type ChunkEntry } from '../../format/layout.js';
 import type { CodecContext } from './arena.js';
 import { decodeChunkAt } from './decode.js';
 import { encodeChunkAt } from './encode.js';
+import type { PredictPlan } from '../predict.js';
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
@@ -75,6 +76,8 @@ export const enum JobFlags {
   Quantize = 1,
   /** Encode result: the chunk is stored (its payload is its input). */
   Stored = 2,
+  /** The chunk is predicted (stage 7; its stages are empty). */
+  Predict = 4,
 }
 
 /** Parameters of `encodeChunks`. */
@@ -89,6 +92,8 @@ export interface EncodeChunksParams {
   pipeline?: number[];
   level?: number;
   errorBound?: number;
+  /** Predict every chunk so (ts/codec/predict.ts). */
+  predict?: PredictPlan;
   explain?: boolean;
   /** Huffman streams in mode 3 (EncodeChunkParams.huffmanLanes). */
   huffmanLanes?: boolean;
@@ -210,6 +215,7 @@ export function encodeChunksAt(ctx: CodecContext, p: EncodeChunksParams): Encode
         huffmanLanes: p.huffmanLanes,
         payloadPtr: words[EncodeJob.OutPtr],
         ...(p.errorBound !== undefined ? { errorBound: p.errorBound } : {}),
+        ...(p.predict !== undefined ? { predict: p.predict } : {}),
       });
       const stored = r.entry.encoding === Encoding.Stored;
       if (!stored && r.inPlace !== true) ctx.kernels.copyBytes(words[EncodeJob.OutPtr], arenaPtr + r.payloadOffset, r.entry.payloadBytes);
@@ -230,15 +236,16 @@ function writeJobEntry(words: Uint32Array, entry: ChunkEntry): void {
   words[EncodeJob.StreamCount] = entry.streamCount ?? 0;
   words[EncodeJob.PayloadHash] = Number(entry.payloadChecksum);
   words[EncodeJob.ElementsHash] = Number(entry.elementsChecksum);
-  words[EncodeJob.Flags] = entry.quantize === true ? JobFlags.Quantize : 0;
+  words[EncodeJob.Flags] = (entry.quantize === true ? JobFlags.Quantize : 0) | (entry.predict === true ? JobFlags.Predict : 0);
 }
 
 /** The entry in a job's words 1 and 3..8: an encode job's results, or a decode job's chunk. */
 export function jobEntry(words: Uint32Array): ChunkEntry {
   const stages = unpackStages(words[EncodeJob.Stages]);
+  const predict = (words[EncodeJob.Flags] & JobFlags.Predict) !== 0;
   return {
     elementCount: words[EncodeJob.Count],
-    encoding: stages.length === 0 ? Encoding.Stored : Encoding.Pipeline,
+    encoding: predict ? Encoding.Predicted : stages.length === 0 ? Encoding.Stored : Encoding.Pipeline,
     runCount: 0,
     payloadBytes: words[EncodeJob.PayloadBytes],
     payloadChecksum: BigInt(words[EncodeJob.PayloadHash]),
@@ -246,6 +253,7 @@ export function jobEntry(words: Uint32Array): ChunkEntry {
     stages,
     streamCount: words[EncodeJob.StreamCount],
     ...((words[EncodeJob.Flags] & JobFlags.Quantize) !== 0 ? { quantize: true } : {}),
+    ...(predict ? { predict: true } : {}),
   };
 }
 

@@ -13,7 +13,7 @@ import { decodeArenaBytes, decodeArenaBytesFor } from './decode.js';
 import { readDirectory } from './directory.js';
 import { pipelineName, type Pipeline } from '../../format/stages.js';
 import { COUNTER_BYTES, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
-
+import type { PredictPlan } from '../predict.js';
 
 /** The batch procedures' table in the kernels' memory: their counters, then a job of JOB_WORDS u32 a chunk (./batch.ts). */
 const JOB_TABLE = { counterBytes: COUNTER_BYTES, jobBytes: JOB_WORDS * 4 };
@@ -48,7 +48,7 @@ export function chunkReport(index: number, { entry, reason }: EncodedChunk): Chu
   return {
     index,
     elementCount: entry.elementCount,
-    pipeline: pipelineName((entry.stages ?? []) as Pipeline, entry.quantize === true),
+    pipeline: entry.predict === true ? 'predict' : pipelineName((entry.stages ?? []) as Pipeline, entry.quantize === true),
     payloadBytes: entry.payloadBytes,
     reason: reason ?? '',
   };
@@ -79,6 +79,8 @@ export interface EncodeChunkOptions {
   explain?: boolean;
   /** Huffman streams in 32 interleaved lanes (decoder 'gpu', mode 3). */
   huffmanLanes?: boolean;
+  /** Predict the chunk with this plan (ts/codec/predict.ts). */
+  predict?: PredictPlan;
 }
 
 /**
@@ -92,7 +94,7 @@ export function encodeChunk(
   elementBytes: Uint8Array | { count: number; values: Uint8Array; lengths: Uint32Array; elementsHash?: number },
   options: EncodeChunkOptions,
 ): Promise<EncodedChunk> {
-  const { codec, signal, elementsPtr, level, explain = true, huffmanLanes = false } = options;
+  const { codec, signal, elementsPtr, level, explain = true, huffmanLanes = false, predict } = options;
   const size = elementSize(type);
   const fromRuns = !(elementBytes instanceof Uint8Array);
   // elements already in the kernels' memory (a resident input) are read in place
@@ -102,7 +104,7 @@ export function encodeChunk(
   const lossy = codec !== undefined && !Array.isArray(codec) ? codec : undefined;
   const errorBound = size === 4 ? lossy?.errorBound.abs : undefined;
   const pipeline = lossy !== undefined ? lossy.pipeline : (codec as number[] | undefined);
-  const arenaBytes = encodeArenaBytes(count, size, errorBound !== undefined);
+  const arenaBytes = encodeArenaBytes(count, size, errorBound !== undefined, predict !== undefined);
   const runCount = fromRuns ? elementBytes.lengths.length : 0;
   const sizes = fromRuns
     ? [raw + DECODE_SLACK_BYTES, arenaBytes, runCount * size + 16, runCount * 4 + 16]
@@ -125,6 +127,7 @@ export function encodeChunk(
           ...(level !== undefined ? { level } : {}),
           ...(huffmanLanes ? { huffmanLanes } : {}),
           ...(errorBound !== undefined ? { errorBound } : {}),
+          ...(predict !== undefined ? { predict } : {}),
           ...(fromRuns ? { runCount, runValuesPtr, runLengthsPtr, elementsHash: elementBytes.elementsHash } : {}),
         },
         regions: [
@@ -278,6 +281,8 @@ export interface ChunkRunOptions {
   residentPtr?: number;
   /** Build the chooser's reasons. */
   explain?: boolean;
+  /** Predict every chunk with this plan (ts/codec/predict.ts). */
+  predict?: PredictPlan;
 }
 
 /**
@@ -303,7 +308,7 @@ export function encodeChunkRun<R>(
   const lossy = options.codec !== undefined && !Array.isArray(options.codec) ? options.codec : undefined;
   const errorBound = size === 4 ? lossy?.errorBound.abs : undefined;
   const pipeline = lossy !== undefined ? lossy.pipeline : (options.codec as number[] | undefined);
-  const arenaBytes = encodeArenaBytes(Math.min(count, chunkLength), size, errorBound !== undefined);
+  const arenaBytes = encodeArenaBytes(Math.min(count, chunkLength), size, errorBound !== undefined, options.predict !== undefined);
   const resident = options.residentPtr !== undefined;
   const slots = slotOffsets(jobs, (i) => payloadRoomBytes(Math.min(chunkBytes, bytes.length - i * chunkBytes)));
   return cpu.runChunks(
@@ -341,6 +346,7 @@ export function encodeChunkRun<R>(
         ...(options.level !== undefined ? { level: options.level } : {}),
         ...(options.huffmanLanes === true ? { huffmanLanes: true } : {}),
         ...(errorBound !== undefined ? { errorBound } : {}),
+        ...(options.predict !== undefined ? { predict: options.predict } : {}),
         ...(options.explain === true ? { explain: true } : {}),
         ...(stage ? { staged: true } : {}),
       };

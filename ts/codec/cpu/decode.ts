@@ -17,6 +17,8 @@ import { HuffmanMode, readHeader } from '../huffman.js';
 import { entropyStage, pipelineProblem, StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
 import { Arena, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
+import { readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
+import { DECIMAL_FACTORS } from '../predict.js';
 import { packStreamWidth, readDirectory, runsLayout, type Directory } from './directory.js';
 
 /** Arena bytes {@link decodeChunkAt} needs for a chunk with this directory. */
@@ -36,6 +38,18 @@ export function decodeArenaBytes(directory: Directory, count: number, width: num
 export function decodeArenaBytesFor(payload: Uint8Array, entry: ChunkEntry, width: 1 | 2 | 4, index: number): number {
   const stages = (entry.stages ?? []) as Pipeline;
   const count = entry.elementCount;
+  if (entry.predict === true) {
+    // the planes, and the largest field block's decode
+    const head = readPredictHeader(payload, count, width, index);
+    const n = count / head.fields;
+    let most = 0;
+    for (const block of readFieldBlocks(payload, head, count, width, index)) {
+      if (block.stages.length === 0) continue;
+      const dir = readDirectory(payload.subarray(block.at, block.at + block.bytes), block.bytes, block.stages as Pipeline, width, n, index);
+      most = Math.max(most, decodeArenaBytes(dir, n, width));
+    }
+    return most + count * width + 8 * head.exceptions + 4 * SLACK + SMALL_SCRATCH + Math.ceil(Math.max(count * width, 1) / 4096) * 4;
+  }
   if (stages.length === 0) return 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64;
   if (entry.quantize !== true) return decodeArenaBytes(readDirectory(payload, payload.length, stages, width, count, index), count, width);
   const head = readQuantizeHeader(payload, payload.length, count, 8 * streamCount(stages, 4), index);
@@ -85,7 +99,9 @@ export function decodeChunkAt(ctx: CodecContext, p: DecodeChunkParams): null {
   if (treeHashAt(ctx, arena, p.payloadPtr, entry.payloadBytes) !== Number(entry.payloadChecksum)) {
     throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${index}: payload checksum mismatch`);
   }
-  if (stages.length === 0) {
+  if (entry.predict === true) {
+    decodePredicted(ctx, arena, p);
+  } else if (stages.length === 0) {
     kernels.copyBytes(p.outPtr, p.payloadPtr, raw);
   } else if (entry.quantize === true) {
     if (width !== 4) throw corrupt('quantize stage on elements that are not f32');
@@ -324,6 +340,58 @@ function decodeHuffmanStream(
       throw corrupt('a segment needs bits past its end');
     }
   } finally {
+    arena.reset(mark);
+  }
+}
+
+/**
+ * Decodes a predicted chunk (docs/format.md, "Stage 7: predict") into `p.outPtr`: each field's
+ * block into its plane (stored, or its pipeline decoded), the planes joined into cells, the
+ * predictor undone row by row, the value map undone and the exceptions written over it.
+ * @throws ParleError CORRUPT
+ */
+function decodePredicted(ctx: CodecContext, arena: Arena, p: DecodeChunkParams): void {
+  const { kernels } = ctx;
+  const { entry, index } = p;
+  const width = p.elementSize;
+  const count = entry.elementCount;
+  const raw = count * width;
+  const payload = u8(ctx, p.payloadPtr, entry.payloadBytes);
+  const head = readPredictHeader(payload, count, width, index);
+  const blocks = readFieldBlocks(payload, head, count, width, index);
+  const fields = head.fields;
+  const cells = count / fields;
+  const planeBytes = cells * width;
+  // one field: its block decodes straight into the output; several: into planes, then joined
+  const planes = fields === 1 ? p.outPtr : arena.alloc(raw + SLACK);
+  for (let k = 0; k < fields; k++) {
+    const block = blocks[k];
+    const target = planes + k * planeBytes;
+    if (block.stages.length === 0) kernels.copyBytes(target, p.payloadPtr + block.at, block.bytes);
+    else {
+      const mark = arena.mark();
+      decodePipelineTo(ctx, arena, p.payloadPtr + block.at, block.bytes, block.stages as Pipeline, width, cells, target, true, index);
+      arena.reset(mark);
+    }
+  }
+  if (fields > 1)
+    (width === 1 ? kernels.joinFields8 : width === 2 ? kernels.joinFields16 : kernels.joinFields32)(planes, p.outPtr, fields, cells);
+  const rows = cells / head.rowCells;
+  const predict = width === 1 ? kernels.predictDecode8 : width === 2 ? kernels.predictDecode16 : kernels.predictDecode32;
+  predict(p.outPtr, p.outPtr, head.rowCells * fields, head.planeRows, fields, head.predictor, rows);
+  if (head.map === ValueMap.FloatOrder) kernels.floatOrderDecode(p.outPtr, p.outPtr, count);
+  if (head.map === ValueMap.Decimal) {
+    const mark = arena.mark();
+    const expPtr = arena.alloc(fields);
+    const factorPtr = arena.alloc(8 * DECIMAL_FACTORS.length + 8);
+    const factorsAt = Math.ceil(factorPtr / 8) * 8;
+    new Float64Array(ctx.memory.buffer, factorsAt, DECIMAL_FACTORS.length).set(DECIMAL_FACTORS);
+    u8(ctx, expPtr, fields).set(head.exponents!);
+    kernels.decimalDecodeF32(p.outPtr, p.outPtr, count, fields, expPtr, factorsAt);
+    const at = p.payloadPtr + head.exceptionsAt;
+    if (kernels.scatterBits32(p.outPtr, count, at, at + 4 * head.exceptions, head.exceptions) !== 0) {
+      throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: exception indices out of order or out of range`);
+    }
     arena.reset(mark);
   }
 }

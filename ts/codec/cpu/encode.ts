@@ -27,6 +27,15 @@ import { entropyStage, pipelineName, StageId, streamCount, type Pipeline } from 
 import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
 import { quantizeParams } from '../quantize.js';
 import { Arena, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
+import { chooseExponents, DECIMAL_FACTORS, type PredictPlan } from '../predict.js';
+import {
+  FIELD_BLOCK_HEADER_BYTES,
+  predictName,
+  predictPrefixBytes,
+  ValueMap,
+  writePredictHeader,
+  type PredictParams,
+} from '../../format/predict.js';
 
 /**
  * Bytes sampled for the chooser's statistics at most, by level (in ranges spread over the chunk,
@@ -50,9 +59,11 @@ const STORE_ABOVE = 0.97;
  * Arena bytes {@link encodeChunkAt} needs for a chunk of `count` elements of `width` bytes
  * (`quantize`: with an error bound, which adds codes, reconstructions and exception lists).
  */
-export function encodeArenaBytes(count: number, width: number, quantize = false): number {
+export function encodeArenaBytes(count: number, width: number, quantize = false, predict = false): number {
   const raw = count * width;
-  if (quantize) return encodeArenaBytes(count, width) + 3 * raw + 8 * SLACK;
+  if (quantize) return encodeArenaBytes(count, width, false, predict) + 3 * raw + 8 * SLACK;
+  // predict: values, residuals, planes, the payload, exception lists (count / 64 at most)
+  if (predict) return encodeArenaBytes(count, width) + 3 * (raw + SLACK) + payloadRoomBytes(raw) + Math.ceil(count / 64) * 8 + 4 * SLACK;
   // delta, shuffle, rle values, LEB128 lengths (<= runs + 4 n / 129), u32 lengths, two payloads, hash scratch
   return (
     SMALL_SCRATCH +
@@ -135,6 +146,11 @@ export interface EncodeChunkParams {
    * then needs {@link encodeArenaBytes}(count, 4, true).
    */
   errorBound?: number;
+  /**
+   * Predict the chunk with this plan (stage 7, ts/codec/predict.ts; a lossless chunk without a
+   * fixed pipeline): the arena then needs {@link encodeArenaBytes}(count, size, false, true).
+   */
+  predict?: PredictPlan;
 }
 
 /** What {@link encodeChunkAt} returns: the entry, where the payload lies, and why this pipeline. */
@@ -451,6 +467,21 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
     reason,
   });
   if (p.count === 0) return stored('empty chunk');
+  if (p.predict !== undefined && p.pipeline === undefined && lossless === '') {
+    const predicted = encodePredicted(ctx, arena, p, p.predict, elementsHash);
+    if (typeof predicted !== 'string') {
+      // the plan was ranked on entropy alone: a chunk whose elements the plain pipelines promise
+      // to code smaller (runs of a label volume) is encoded plainly too, and the smaller kept
+      const level = effortOf(p).level;
+      const plain = plainEstimate(ctx, arena, p.inPtr, p.count, width, level);
+      if (plain >= predicted.entry.payloadBytes) return predicted;
+      const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, undefined, 0, effortOf(p));
+      if (coded.ptr < 0 || coded.bytes >= predicted.entry.payloadBytes) return predicted;
+      lossless = p.explain === true ? `${predicted.reason}: ${predicted.entry.payloadBytes} B, plain smaller; ` : '';
+    } else {
+      lossless = `${predicted}; `;
+    }
+  }
   const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, p.pipeline, 0, effortOf(p), p.payloadPtr);
   if (coded.ptr < 0) return stored(p.explain === true ? `${lossless}${coded.why}: stored` : '');
   return {
@@ -661,4 +692,131 @@ function encodeBest(
   const why = explain ? `${reason}; tried ${tried.join(', ') || 'nothing'}` : '';
   if (best < 0) return { ptr: -1, bytes: 0, pipeline: [], why };
   return { ptr: payloads[best], bytes: prefix + bestBytes, pipeline: bestPipeline, why };
+}
+
+/** The chooser's best estimate of `count` elements at `inPtr` without prediction (bytes of payload). */
+function plainEstimate(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, level: number): number {
+  const mark = arena.mark();
+  const tolerance = packTolerance(level);
+  const stats = gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]);
+  let estimates = estimateCandidates(stats, tolerance);
+  if (width > 1 && estimates[0].bytes * (1 + tolerance) > packFloorBytes(count, width)) {
+    estimates = estimateCandidates({ ...stats, pack: gatherPackStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]) }, tolerance);
+  }
+  arena.reset(mark);
+  return estimates[0].bytes;
+}
+
+/**
+ * Encodes a chunk predicted by `plan` (docs/format.md, "Stage 7: predict"; assembly/predict.ts):
+ * its values under the plan's map (a decimal map's exponents from a sample of the chunk, the
+ * float-order map where a field is not decimal or exceptions pass an eighth of the chunk), the
+ * predictor's zigzagged residuals, split into a plane a field, and each plane coded by the
+ * chooser on its own (its own pipeline and Huffman tables). Returns why not when the chunk's
+ * geometry does not fit the plan or the payload is not smaller than the elements.
+ */
+function encodePredicted(
+  ctx: CodecContext,
+  arena: Arena,
+  p: EncodeChunkParams,
+  plan: PredictPlan,
+  elementsHash: number,
+): EncodeChunkResult | string {
+  const { kernels } = ctx;
+  const width = p.elementSize;
+  const count = p.count;
+  const raw = count * width;
+  const fields = plan.fields;
+  const cells = count / fields;
+  const rowCells = plan.rowCells === 0 ? cells : plan.rowCells;
+  const rows = cells / rowCells;
+  if (!Number.isInteger(cells) || !Number.isInteger(rows) || rows % plan.planeRows !== 0)
+    return `chunk of ${count} elements not whole rows of the plan`;
+  const mark = arena.mark();
+  const params: PredictParams = { ...plan, rowCells };
+  // 1. the values under the map
+  let values = p.inPtr;
+  let exceptions = 0;
+  let excIndex = 0;
+  let excValue = 0;
+  if (params.map === ValueMap.Decimal) {
+    const exps = chooseExponents(new Float32Array(ctx.memory.buffer, p.inPtr, count), count, fields);
+    // an exception costs 8 bytes where a value costs one or two: past 1 in 64 the float-order map codes better
+    const cap = Math.floor(count / 64);
+    if (exps !== undefined) {
+      values = arena.alloc(raw + SLACK);
+      excIndex = arena.alloc(4 * cap + SLACK);
+      excValue = arena.alloc(4 * cap + SLACK);
+      const expPtr = arena.alloc(fields);
+      const factorPtr = arena.alloc(8 * DECIMAL_FACTORS.length + 8);
+      const factorsAt = Math.ceil(factorPtr / 8) * 8;
+      new Float64Array(ctx.memory.buffer, factorsAt, DECIMAL_FACTORS.length).set(DECIMAL_FACTORS);
+      u8(ctx, expPtr, fields).set(exps);
+      exceptions = kernels.decimalEncodeF32(p.inPtr, values, count, fields, expPtr, factorsAt, excIndex, excValue, cap);
+      if (exceptions <= cap) params.exponents = exps;
+    }
+    if (params.exponents === undefined) {
+      params.map = ValueMap.FloatOrder;
+      exceptions = 0;
+    }
+  }
+  if (params.map === ValueMap.FloatOrder) {
+    values = arena.alloc(raw + SLACK);
+    kernels.floatOrderEncode(p.inPtr, values, count);
+  }
+  // 2. residuals, 3. a plane a field
+  const residuals = arena.alloc(raw + SLACK);
+  const predict = width === 1 ? kernels.predictEncode8 : width === 2 ? kernels.predictEncode16 : kernels.predictEncode32;
+  predict(values, residuals, rowCells * fields, params.planeRows, fields, params.predictor, 0, rows);
+  let planes = residuals;
+  if (fields > 1) {
+    planes = arena.alloc(raw + SLACK);
+    (width === 1 ? kernels.splitFields8 : width === 2 ? kernels.splitFields16 : kernels.splitFields32)(residuals, planes, fields, cells);
+  }
+  // 4. the payload: header, exceptions, then each field's block
+  const payload = arena.alloc(payloadRoomBytes(raw));
+  let at = writePredictHeader(u8(ctx, payload, predictPrefixBytes(params, 0)), params, exceptions);
+  kernels.copyBytes(payload + at, excIndex, 4 * exceptions);
+  kernels.copyBytes(payload + at + 4 * exceptions, excValue, 4 * exceptions);
+  at += 8 * exceptions;
+  const name = predictName(params);
+  const why: string[] = [];
+  const planeBytes = cells * width;
+  for (let k = 0; k < fields && at < raw; k++) {
+    if (at + FIELD_BLOCK_HEADER_BYTES + 1 >= raw) {
+      at = raw;
+      break;
+    }
+    const fieldMark = arena.mark();
+    const plane = planes + k * planeBytes;
+    const coded = encodeBest(ctx, arena, plane, cells, width, undefined, 0, effortOf(p));
+    const head = new DataView(ctx.memory.buffer, payload + at, FIELD_BLOCK_HEADER_BYTES);
+    const bytes = coded.ptr < 0 ? planeBytes : coded.bytes;
+    for (let i = 0; i < 4; i++) head.setUint8(i, coded.ptr < 0 ? 0 : (coded.pipeline[i] ?? 0));
+    head.setUint32(4, bytes, true);
+    if (at + FIELD_BLOCK_HEADER_BYTES + bytes < raw)
+      kernels.copyBytes(payload + at + FIELD_BLOCK_HEADER_BYTES, coded.ptr < 0 ? plane : coded.ptr, bytes);
+    at += FIELD_BLOCK_HEADER_BYTES + bytes;
+    if (p.explain === true) why.push(`field ${k}: ${coded.ptr < 0 ? 'stored' : pipelineName(coded.pipeline)} ${bytes} B`);
+    arena.reset(fieldMark);
+  }
+  if (at >= raw) {
+    arena.reset(mark);
+    return `${name}: not smaller`;
+  }
+  return {
+    entry: {
+      elementCount: count,
+      encoding: Encoding.Predicted,
+      runCount: 0,
+      payloadBytes: at,
+      payloadChecksum: BigInt(treeHashAt(ctx, arena, payload, at)),
+      elementsChecksum: BigInt(elementsHash),
+      stages: [],
+      streamCount: 0,
+      predict: true,
+    },
+    payloadOffset: payload - p.arenaPtr,
+    reason: p.explain === true ? `${name}${exceptions > 0 ? ` (${exceptions} exceptions)` : ''}; ${why.join(', ')}` : '',
+  };
 }

@@ -45,8 +45,10 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    if (canDecodeOnDevice(header)) return decodeContainerOnDevice(gpu, bytes, header, chunks, signal);
-    // chunks that do not start on 4-byte boundaries: decoded on the CPU (both hashes checked), then uploaded
+    if (canDecodeOnDevice(header) && !chunks.some((c) => c.predict === true))
+      return decodeContainerOnDevice(gpu, bytes, header, chunks, signal);
+    // chunks that do not start on 4-byte boundaries, predicted chunks (stage 7): decoded on the
+    // CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);

@@ -187,7 +187,8 @@ export async function decompressDeviceContainer(
     const { reached, stop } = await walkTable(gpu, container.buffer, sparse, first, start, slots);
     if (first === 0) {
       const header = readHeader(sparse.readAt(0, HEADER_BYTES), maxElements);
-      if (header.version === 1 || !canDecodeOnDevice(header)) {
+      // version 1, a version-4 shape block (the walk above assumed entries at byte 32)
+      if (header.version === 1 || (header.rank ?? 0) > 0 || !canDecodeOnDevice(header)) {
         return readBackWhole();
       }
       left = header.chunkCount;
@@ -200,6 +201,8 @@ export async function decompressDeviceContainer(
     start = stop;
   }
   const { header, chunks } = walkChunks(sparse.readAt, length, maxElements);
+  // predicted chunks (stage 7) decode on the CPU so far
+  if (chunks.some((c) => c.predict === true)) return readBackWhole();
   // the exceptions of quantized chunks (the walk read their header, directory and stream heads)
   const regions: [number, number][] = [];
   for (const c of chunks) {

@@ -1,0 +1,342 @@
+// Stage 7 of the version-4 codec, predict (docs/format.md, "Stage 7: predict"): the value maps
+// (float order after fpzip, decimal floats after ALP), the predictors along an array's axes
+// (left, up, 2-D and 3-D Lorenzo after SZ, LOCO-I's median edge detector) with zigzagged
+// residuals, and the split of interleaved fields into planes. The chunk's layout and the
+// chooser are TypeScript (ts/codec/cpu/encode.ts, ts/codec/cpu/decode.ts); these kernels allocate nothing and take
+// pointers. Plain scalar loops in both builds: tests compare them with the reference in
+// test/support/predict-reference.ts.
+//
+// The predictors work in element space: a row is `row` elements (X cells of `lead` fields),
+// a plane `planeRows` rows; an element's neighbours are `lead` (left), `row` (up) and
+// `row * planeRows` (back) elements before it, 0 where the chunk has none.
+
+/** Predictor ids (entry payload byte 1). */
+const NONE: u32 = 0;
+const LEFT: u32 = 1;
+const UP: u32 = 2;
+const LORENZO2: u32 = 3;
+const LORENZO3: u32 = 4;
+const MED: u32 = 5;
+
+// @ts-ignore: decorator
+@inline function zigzag<T>(d: u32): T {
+  const bits: u32 = sizeof<T>() * 8;
+  const m: u32 = bits == 32 ? 0xffffffff : (1 << bits) - 1;
+  const v = d & m;
+  const sign = v >> (bits - 1);
+  return <T>(((v << 1) ^ (0 - sign)) & m);
+}
+
+// @ts-ignore: decorator
+@inline function unzigzag(r: u32): u32 {
+  return (r >>> 1) ^ (0 - (r & 1));
+}
+
+// @ts-ignore: decorator
+@inline function med<T>(a: u32, b: u32, c: u32): u32 {
+  const x = <T>a;
+  const y = <T>b;
+  const z = <T>c;
+  const mx = x > y ? x : y;
+  const mn = x > y ? y : x;
+  if (z >= mx) return <u32>mn;
+  if (z <= mn) return <u32>mx;
+  return a + b - c;
+}
+
+/**
+ * The prediction of element `e` (at place `j` of its row in elements, in row `i`) from the
+ * elements before it at `base`. `up`/`back`: the chunk has the row above / the plane before.
+ */
+// @ts-ignore: decorator
+@inline function predictAt<T>(base: usize, e: usize, j: usize, lead: usize, row: usize, plane: usize, p: u32, up: bool, back: bool): u32 {
+  const w = sizeof<T>();
+  const left = j >= lead;
+  const a: u32 = left ? <u32>load<T>(base + (e - lead) * w) : 0;
+  if (p == LEFT) return a;
+  const b: u32 = up ? <u32>load<T>(base + (e - row) * w) : 0;
+  if (p == UP) return b;
+  const ab: u32 = up && left ? <u32>load<T>(base + (e - row - lead) * w) : 0;
+  if (p == LORENZO2) return a + b - ab;
+  if (p == MED) return med<T>(a, b, ab);
+  if (p == LORENZO3) {
+    if (!back) return a + b - ab;
+    const z: u32 = <u32>load<T>(base + (e - plane) * w);
+    const az: u32 = left ? <u32>load<T>(base + (e - plane - lead) * w) : 0;
+    const bz: u32 = up ? <u32>load<T>(base + (e - plane - row) * w) : 0;
+    const abz: u32 = up && left ? <u32>load<T>(base + (e - plane - row - lead) * w) : 0;
+    return a + b + z - ab - az - bz + abz;
+  }
+  return 0;
+}
+
+/**
+ * Residuals of rows `first` .. `first + rows - 1` of the values at `uPtr` (a chunk of rows of
+ * `row` elements, planes of `planeRows` rows, cells of `lead` elements), zigzagged, written
+ * interleaved at `outPtr` (element e of row first at outPtr[e - first * row]). Reads rows before
+ * `first` as neighbours. `uPtr` and `outPtr` must not overlap.
+ */
+// @ts-ignore: decorator
+@inline function predictEncode<T>(uPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, first: usize, rows: usize): void {
+  const w = sizeof<T>();
+  const plane = row * planeRows;
+  for (let i = first; i < first + rows; i++) {
+    const up = p == LORENZO3 ? i % planeRows != 0 : i > 0;
+    const back = i >= planeRows;
+    const start = i * row;
+    const out = outPtr + (start - first * row) * w;
+    if (p == NONE) {
+      for (let j: usize = 0; j < row; j++) store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + (start + j) * w)));
+      continue;
+    }
+    if (p == LEFT) {
+      let j: usize = 0;
+      for (; j < lead && j < row; j++) store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + (start + j) * w)));
+      for (; j < row; j++) {
+        const e = start + j;
+        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - <u32>load<T>(uPtr + (e - lead) * w)));
+      }
+      continue;
+    }
+    if (p == UP && up) {
+      for (let j: usize = 0; j < row; j++) {
+        const e = start + j;
+        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - <u32>load<T>(uPtr + (e - row) * w)));
+      }
+      continue;
+    }
+    if (p == LORENZO2 && up) {
+      let j: usize = 0;
+      for (; j < lead && j < row; j++) {
+        const e = start + j;
+        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - <u32>load<T>(uPtr + (e - row) * w)));
+      }
+      for (; j < row; j++) {
+        const e = start + j;
+        const pred = <u32>load<T>(uPtr + (e - lead) * w) + <u32>load<T>(uPtr + (e - row) * w) - <u32>load<T>(uPtr + (e - row - lead) * w);
+        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - pred));
+      }
+      continue;
+    }
+    for (let j: usize = 0; j < row; j++) {
+      const e = start + j;
+      const pred = predictAt<T>(uPtr, e, j, lead, row, plane, p, up, back);
+      store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - pred));
+    }
+  }
+}
+
+/**
+ * The inverse of {@link predictEncode} over `rows` whole rows: residuals at `resPtr` (interleaved,
+ * zigzagged) to values at `outPtr`, row by row (each element's prediction reads only elements
+ * already decoded). In place (resPtr == outPtr) is allowed; other overlap is not.
+ */
+// @ts-ignore: decorator
+@inline function predictDecode<T>(resPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, rows: usize): void {
+  const w = sizeof<T>();
+  const plane = row * planeRows;
+  for (let i: usize = 0; i < rows; i++) {
+    const up = p == LORENZO3 ? i % planeRows != 0 : i > 0;
+    const back = i >= planeRows;
+    const start = i * row;
+    if (p == NONE) {
+      for (let j: usize = 0; j < row; j++) {
+        const e = start + j;
+        store<T>(outPtr + e * w, <T>unzigzag(<u32>load<T>(resPtr + e * w)));
+      }
+      continue;
+    }
+    if (p == LEFT || (p == LORENZO2 && !up)) {
+      let j: usize = 0;
+      for (; j < lead && j < row; j++) {
+        const e = start + j;
+        store<T>(outPtr + e * w, <T>unzigzag(<u32>load<T>(resPtr + e * w)));
+      }
+      for (; j < row; j++) {
+        const e = start + j;
+        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + <u32>load<T>(outPtr + (e - lead) * w)));
+      }
+      continue;
+    }
+    if (p == UP && up) {
+      for (let j: usize = 0; j < row; j++) {
+        const e = start + j;
+        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + <u32>load<T>(outPtr + (e - row) * w)));
+      }
+      continue;
+    }
+    if (p == LORENZO2) {
+      let j: usize = 0;
+      for (; j < lead && j < row; j++) {
+        const e = start + j;
+        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + <u32>load<T>(outPtr + (e - row) * w)));
+      }
+      for (; j < row; j++) {
+        const e = start + j;
+        const pred = <u32>load<T>(outPtr + (e - lead) * w) + <u32>load<T>(outPtr + (e - row) * w) - <u32>load<T>(outPtr + (e - row - lead) * w);
+        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + pred));
+      }
+      continue;
+    }
+    for (let j: usize = 0; j < row; j++) {
+      const e = start + j;
+      const pred = predictAt<T>(outPtr, e, j, lead, row, plane, p, up, back);
+      store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + pred));
+    }
+  }
+}
+
+/** Interleaved cells of `fields` elements to field-major planes of `cells` elements each. No overlap. */
+// @ts-ignore: decorator
+@inline function splitFields<T>(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  const w = sizeof<T>();
+  for (let k: usize = 0; k < fields; k++) {
+    const plane = outPtr + k * cells * w;
+    for (let c: usize = 0; c < cells; c++) store<T>(plane + c * w, load<T>(inPtr + (c * fields + k) * w));
+  }
+}
+
+/** The inverse of {@link splitFields}. No overlap. */
+// @ts-ignore: decorator
+@inline function joinFields<T>(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  const w = sizeof<T>();
+  for (let k: usize = 0; k < fields; k++) {
+    const plane = inPtr + k * cells * w;
+    for (let c: usize = 0; c < cells; c++) store<T>(outPtr + (c * fields + k) * w, load<T>(plane + c * w));
+  }
+}
+
+export function predictEncode8(uPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, first: usize, rows: usize): void {
+  predictEncode<u8>(uPtr, outPtr, row, planeRows, lead, p, first, rows);
+}
+export function predictEncode16(uPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, first: usize, rows: usize): void {
+  predictEncode<u16>(uPtr, outPtr, row, planeRows, lead, p, first, rows);
+}
+export function predictEncode32(uPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, first: usize, rows: usize): void {
+  predictEncode<u32>(uPtr, outPtr, row, planeRows, lead, p, first, rows);
+}
+export function predictDecode8(resPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, rows: usize): void {
+  predictDecode<u8>(resPtr, outPtr, row, planeRows, lead, p, rows);
+}
+export function predictDecode16(resPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, rows: usize): void {
+  predictDecode<u16>(resPtr, outPtr, row, planeRows, lead, p, rows);
+}
+export function predictDecode32(resPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, rows: usize): void {
+  predictDecode<u32>(resPtr, outPtr, row, planeRows, lead, p, rows);
+}
+export function splitFields8(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  splitFields<u8>(inPtr, outPtr, fields, cells);
+}
+export function splitFields16(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  splitFields<u16>(inPtr, outPtr, fields, cells);
+}
+export function splitFields32(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  splitFields<u32>(inPtr, outPtr, fields, cells);
+}
+export function joinFields8(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  joinFields<u8>(inPtr, outPtr, fields, cells);
+}
+export function joinFields16(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  joinFields<u16>(inPtr, outPtr, fields, cells);
+}
+export function joinFields32(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
+  joinFields<u32>(inPtr, outPtr, fields, cells);
+}
+
+/**
+ * fpzip's order-preserving map of `n` f32 bit patterns (Lindstrom and Isenburg 2006): b xor
+ * 0x80000000 when the sign is clear, else not b. In place allowed.
+ */
+export function floatOrderEncode(inPtr: usize, outPtr: usize, n: usize): void {
+  for (let i: usize = 0; i < n; i++) {
+    const b = load<u32>(inPtr + i * 4);
+    store<u32>(outPtr + i * 4, (b >> 31) != 0 ? ~b : b ^ 0x80000000);
+  }
+}
+
+/** The inverse of {@link floatOrderEncode}. In place allowed. */
+export function floatOrderDecode(inPtr: usize, outPtr: usize, n: usize): void {
+  for (let i: usize = 0; i < n; i++) {
+    const u = load<u32>(inPtr + i * 4);
+    store<u32>(outPtr + i * 4, (u >> 31) != 0 ? u ^ 0x80000000 : ~u);
+  }
+}
+
+/** 10^e, exact in f64 for e = 0..18 (the decimal map's scales). */
+const POW10: usize = memory.data<f64>([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18]);
+
+/**
+ * ALP's decimal map of `n` f32 elements in cells of `fields` (Afroozeh, Kuffo and Boncz 2024):
+ * field k's element x becomes the i32 v = round(x 10^e_k) when f32(f64(v) F[e_k]) has x's bits
+ * (`expPtr`: one byte a field, `factorPtr`: F[e] as f64 for e = 0..18). Other elements are
+ * exceptions: their index and bits go to `excIndexPtr` / `excValuePtr` (at most `cap`; the count
+ * is returned, and may exceed cap: then stop using the lists), and their v is the previous
+ * cell's (0 in the first cell). `in` and `out` must not overlap.
+ */
+export function decimalEncodeF32(
+  inPtr: usize,
+  outPtr: usize,
+  n: usize,
+  fields: usize,
+  expPtr: usize,
+  factorPtr: usize,
+  excIndexPtr: usize,
+  excValuePtr: usize,
+  cap: u32,
+): u32 {
+  let e: u32 = 0;
+  let k: usize = 0;
+  for (let i: usize = 0; i < n; i++, k = k + 1 == fields ? 0 : k + 1) {
+    const exp = <u32>load<u8>(expPtr + k);
+    const scale = load<f64>(POW10 + <usize>exp * 8);
+    const factor = load<f64>(factorPtr + exp * 8);
+    {
+      const bits = load<u32>(inPtr + i * 4);
+      const x = reinterpret<f32>(bits);
+      const v = nearest(<f64>x * scale);
+      let ok = v > -2147483648.0 && v < 2147483648.0;
+      let iv: i32 = 0;
+      if (ok) {
+        iv = <i32>v;
+        ok = reinterpret<u32>(<f32>(<f64>iv * factor)) == bits;
+      }
+      if (!ok) {
+        iv = i >= fields ? load<i32>(outPtr + (i - fields) * 4) : 0;
+        if (e < cap) {
+          store<u32>(excIndexPtr + e * 4, <u32>i);
+          store<u32>(excValuePtr + e * 4, bits);
+        }
+        e++;
+      }
+      store<i32>(outPtr + i * 4, iv);
+    }
+  }
+  return e;
+}
+
+/**
+ * The inverse of {@link decimalEncodeF32} without its exceptions (see {@link scatterBits32}):
+ * field k's i32 v becomes f32(f64(v) F[e_k]). In place allowed.
+ */
+export function decimalDecodeF32(inPtr: usize, outPtr: usize, n: usize, fields: usize, expPtr: usize, factorPtr: usize): void {
+  for (let k: usize = 0; k < fields; k++) {
+    const factor = load<f64>(factorPtr + <u32>load<u8>(expPtr + k) * 8);
+    for (let i = k; i < n; i += fields) store<f32>(outPtr + i * 4, <f32>(<f64>load<i32>(inPtr + i * 4) * factor));
+  }
+}
+
+/**
+ * Writes `e` listed u32 values (`valuePtr`) at their element indices (`indexPtr`) into `outPtr`
+ * (`n` elements). Returns 0, or 1 when the indices are not strictly increasing or not below n
+ * (nothing is written past the first bad index).
+ */
+export function scatterBits32(outPtr: usize, n: usize, indexPtr: usize, valuePtr: usize, e: usize): u32 {
+  let last: i64 = -1;
+  for (let j: usize = 0; j < e; j++) {
+    const i = load<u32>(indexPtr + j * 4);
+    if (<i64>i <= last || <usize>i >= n) return 1;
+    store<u32>(outPtr + <usize>i * 4, load<u32>(valuePtr + j * 4));
+    last = <i64>i;
+  }
+  return 0;
+}

@@ -1,0 +1,950 @@
+/**
+ * Container version 4 (docs/format.md, "Version 4: shape and stage 7 (predict)"): the plain
+ * reference of test/support/predict-reference.ts tested on its own (maps, predictors, residuals,
+ * predicted payloads and their checks, a hand-built container), then the engine's version-4
+ * writer checked against it: `compress(array, { shape })` round trips, the reference reads the
+ * container and its shape, and a shape makes images, grids and records smaller.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../ts/index.js';
+import { compressRoute } from '../ts/codec/compress.js';
+import { compressSettingsWith } from '../ts/codec/settings.js';
+import { STAGE, treeHash } from './support/codec-reference.js';
+import {
+  MAP,
+  PREDICTOR,
+  PREDICT_STAGE,
+  TYPE_CODE,
+  decodeContainerV4,
+  decodePredictedPayload,
+  encodeContainerV4,
+  encodeEntry,
+  encodeHeaderV4,
+  encodePredictedPayload,
+  f32Bits,
+  f32FromBits,
+  floatOrder,
+  floatOrderInverse,
+  mapDecode,
+  mapEncode,
+  neighbours,
+  prediction,
+  predictResiduals,
+  readPredictedPayload,
+  unpredict,
+  unzigzag,
+  xxh64Low,
+  zigzag,
+  type PredictParams,
+  type Width,
+} from './support/predict-reference.js';
+import { Rng, caseSeed, describeSeed } from './support/random.js';
+
+type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array;
+
+function bytesOf(array: Typed): Uint8Array {
+  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+}
+
+function f32BytesOf(values: readonly number[]): Uint8Array {
+  return bytesOf(Float32Array.from(values));
+}
+
+function u32le(bytes: Uint8Array, at: number): number {
+  return new DataView(bytes.buffer, bytes.byteOffset).getUint32(at, true);
+}
+
+function setU32le(bytes: Uint8Array, at: number, value: number): void {
+  new DataView(bytes.buffer, bytes.byteOffset).setUint32(at, value, true);
+}
+
+/** Values of `cells` cells x `fields` fields on rows of X: smooth (a ramp, a slow wave and a little noise) or noisy. */
+function makeValues(rng: Rng, w: Width, fields: number, X: number, rows: number, smooth: boolean): Uint32Array {
+  const M = 2 ** (8 * w);
+  const u = new Uint32Array(X * rows * fields);
+  for (let c = 0; c < X * rows; c++) {
+    const i = Math.floor(c / X);
+    const j = c % X;
+    for (let k = 0; k < fields; k++) {
+      const v = smooth ? Math.round(M / 3 + 3 * i - 2 * j + 10 * k + 5 * Math.sin(i / 3 + j / 5) + rng.intBetween(-2, 2)) : rng.nextU32();
+      u[c * fields + k] = ((v % M) + M) % M;
+    }
+  }
+  return u;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference on its own
+// ---------------------------------------------------------------------------------------------
+
+describe('predict reference: predictors', () => {
+  const WIDTHS: Width[] = [1, 2, 4];
+  for (let p = 0; p <= 5; p++) {
+    for (const w of WIDTHS) {
+      for (let fields = 1; fields <= 4; fields++) {
+        for (const smooth of [true, false]) {
+          it(`unpredict(predictResiduals(u)) = u: p=${p} w=${w} f=${fields} ${smooth ? 'smooth' : 'noisy'}`, () => {
+            const seed = caseSeed(`predict round trip ${p} ${w} ${fields} ${smooth}`);
+            const rng = new Rng(seed);
+            for (let trial = 0; trial < 4; trial++) {
+              const X = rng.intBetween(1, 13);
+              const Y = rng.intBetween(1, 4);
+              const rows = Y * rng.intBetween(1, 3);
+              const u = makeValues(rng, w, fields, X, rows, smooth);
+              const planes = predictResiduals(u, w, fields, X, Y, p);
+              expect(planes.length).toBe(fields);
+              for (const plane of planes) {
+                expect(plane.length).toBe(X * rows);
+                for (const r of plane) expect(r).toBeLessThan(2 ** (8 * w));
+              }
+              const back = unpredict(planes, w, fields, X, Y, p);
+              expect(Array.from(back), `${describeSeed(seed)} X=${X} Y=${Y} rows=${rows}`).toEqual(Array.from(u));
+            }
+          });
+        }
+      }
+    }
+  }
+
+  it('zigzag maps small residuals of either sign to small values', () => {
+    expect([0, 1, 2, 3, 4].map((r) => unzigzag(r, 1))).toEqual([0, 255, 1, 254, 2]);
+    expect([0, 255, 1, 254, 2].map((d) => zigzag(d, 1))).toEqual([0, 1, 2, 3, 4]);
+    expect(zigzag(0x7f, 1)).toBe(0xfe);
+    expect(zigzag(0x80, 1)).toBe(0xff);
+    expect(zigzag(0xffff, 2)).toBe(1);
+    expect(zigzag(0xffffffff, 4)).toBe(1);
+    expect(zigzag(0x80000000, 4)).toBe(0xffffffff);
+    expect(zigzag(0x7fffffff, 4)).toBe(0xfffffffe);
+    for (const w of [1, 2, 4] as const) for (const r of [0, 1, 2, 77, 2 ** (8 * w) - 1]) expect(zigzag(unzigzag(r, w), w)).toBe(r);
+  });
+
+  it('lorenzo2 leaves 0 residuals on a linear ramp away from the borders', () => {
+    for (const w of [1, 2, 4] as const) {
+      const X = 9;
+      const rows = 7;
+      const M = 2 ** (8 * w);
+      const fields = 2;
+      const u = new Uint32Array(X * rows * fields);
+      for (let c = 0; c < X * rows; c++) {
+        const i = Math.floor(c / X);
+        const j = c % X;
+        u[c * 2] = (((5 + 3 * i + 7 * j) % M) + M) % M;
+        u[c * 2 + 1] = (((M - 1 - 40 * i + 11 * j) % M) + M) % M; // wraps below 0
+      }
+      const planes = predictResiduals(u, w, fields, X, 1, PREDICTOR.lorenzo2);
+      for (let c = 0; c < X * rows; c++) {
+        const i = Math.floor(c / X);
+        const j = c % X;
+        if (i > 0 && j > 0) {
+          expect(planes[0][c], `w=${w} c=${c}`).toBe(0);
+          expect(planes[1][c], `w=${w} c=${c}`).toBe(0);
+        }
+      }
+      // borders: the first row predicts from the left only, the first column from above only
+      expect(planes[0][1]).toBe(zigzag(7, w));
+      expect(planes[0][X]).toBe(zigzag(3, w));
+      expect(planes[1][X]).toBe(zigzag(-40, w));
+      expect(Array.from(unpredict(planes, w, fields, X, 1, PREDICTOR.lorenzo2))).toEqual(Array.from(u));
+    }
+  });
+
+  it('lorenzo3 leaves 0 residuals on a 3-D linear ramp away from the borders', () => {
+    const w = 2;
+    const X = 6;
+    const Y = 5;
+    const planesCount = 4;
+    const u = new Uint32Array(X * Y * planesCount);
+    for (let c = 0; c < u.length; c++) {
+      const i = Math.floor(c / X);
+      const t = Math.floor(i / Y);
+      const y = i % Y;
+      const j = c % X;
+      u[c] = 100 + 7 * t + 3 * y + 2 * j;
+    }
+    const [plane] = predictResiduals(u, w, 1, X, Y, PREDICTOR.lorenzo3);
+    for (let c = 0; c < u.length; c++) {
+      const i = Math.floor(c / X);
+      const j = c % X;
+      if (i >= Y && i % Y > 0 && j > 0) expect(plane[c], `c=${c}`).toBe(0);
+    }
+    // the first row of a later plane: b and ab are 0, so the prediction is a + z - az (2-D over t, j)
+    const c = Y * X + 2; // t = 1, y = 0, j = 2
+    expect(plane[c]).toBe(0);
+    // and the neighbours say so
+    const n = neighbours(u, 1, X, Y, c, 0, PREDICTOR.lorenzo3);
+    expect(n.b).toBe(0);
+    expect(n.ab).toBe(0);
+    expect(n.z).toBe(u[c - X * Y]);
+    // with lorenzo2 the same cell sees its row above (the previous plane's last row)
+    expect(neighbours(u, 1, X, Y, c, 0, PREDICTOR.lorenzo2).b).toBe(u[c - X]);
+  });
+
+  it("Lorenzo's inverse is a prefix sum along each axis in turn", () => {
+    const rng = new Rng(caseSeed('lorenzo prefix sums'));
+    for (const w of [1, 2, 4] as const) {
+      const M = 2 ** (8 * w);
+      const X = 7;
+      const Y = 4;
+      const T = 3;
+      const u = makeValues(rng, w, 1, X, Y * T, false);
+      for (const p of [PREDICTOR.lorenzo2, PREDICTOR.lorenzo3]) {
+        const [plane] = predictResiduals(u, w, 1, X, Y, p);
+        const s = Array.from(plane, (r) => unzigzag(r, w));
+        const at = (t: number, y: number, j: number) => (t * Y + y) * X + j;
+        // along j, then along the rows (lorenzo2: all rows; lorenzo3: the rows of a plane), then along the planes
+        for (let i = 0; i < Y * T; i++) for (let j = 1; j < X; j++) s[i * X + j] = (s[i * X + j] + s[i * X + j - 1]) % M;
+        if (p === PREDICTOR.lorenzo2) {
+          for (let i = 1; i < Y * T; i++) for (let j = 0; j < X; j++) s[i * X + j] = (s[i * X + j] + s[(i - 1) * X + j]) % M;
+        } else {
+          for (let t = 0; t < T; t++)
+            for (let y = 1; y < Y; y++) for (let j = 0; j < X; j++) s[at(t, y, j)] = (s[at(t, y, j)] + s[at(t, y - 1, j)]) % M;
+          for (let t = 1; t < T; t++)
+            for (let y = 0; y < Y; y++) for (let j = 0; j < X; j++) s[at(t, y, j)] = (s[at(t, y, j)] + s[at(t - 1, y, j)]) % M;
+        }
+        expect(s, `w=${w} p=${p}`).toEqual(Array.from(u));
+      }
+    }
+  });
+
+  it('med: hand-computed examples', () => {
+    // 2x2, w = 1: [10, 20 / 30, 5]
+    // c0: a=b=ab=0 -> ab >= max -> min = 0, d = 10 -> 20; c1: a=10, b=ab=0 -> ab <= min -> max = 10, d = 10 -> 20
+    // c2: b=10, a=ab=0 -> 10, d = 20 -> 40; c3: a=30, b=20, ab=10 <= min -> max = 30, d = -25 -> 49
+    expect(Array.from(predictResiduals([10, 20, 30, 5], 1, 1, 2, 1, PREDICTOR.med)[0])).toEqual([20, 20, 40, 49]);
+    // c3: a=20, b=5, ab=10 between -> a + b - ab = 15, u = 14, d = -1 -> 1
+    expect(predictResiduals([10, 5, 20, 14], 1, 1, 2, 1, PREDICTOR.med)[0][3]).toBe(1);
+    // c3: a=20, b=5, ab=30 >= max -> min = 5, u = 8, d = 3 -> 6
+    expect(predictResiduals([30, 5, 20, 8], 1, 1, 2, 1, PREDICTOR.med)[0][3]).toBe(6);
+    // unsigned: a = 0xFFFFFFF0, b = 5, ab = 0x80000000 lies between them (signed it would not)
+    const n = { a: 0xfffffff0, b: 5, z: 0, ab: 0x80000000, az: 0, bz: 0, abz: 0 };
+    expect(prediction(PREDICTOR.med, n, 4)).toBe(0x7ffffff5);
+    const u = [0x80000000, 5, 0xfffffff0, 0x7ffffff5 + 2];
+    expect(predictResiduals(u, 4, 1, 2, 1, PREDICTOR.med)[0][3]).toBe(4);
+    expect(Array.from(unpredict(predictResiduals(u, 4, 1, 2, 1, PREDICTOR.med), 4, 1, 2, 1, PREDICTOR.med))).toEqual(u);
+  });
+
+  it('left, up and none predict from a, b and 0', () => {
+    const u = [1, 4, 9, 16, 25, 36]; // X = 3, 2 rows
+    expect(Array.from(predictResiduals(u, 1, 1, 3, 1, PREDICTOR.none)[0])).toEqual(u.map((x) => zigzag(x, 1)));
+    expect(Array.from(predictResiduals(u, 1, 1, 3, 1, PREDICTOR.left)[0])).toEqual([2, 6, 10, 32, 18, 22]);
+    expect(Array.from(predictResiduals(u, 1, 1, 3, 1, PREDICTOR.up)[0])).toEqual([2, 8, 18, 30, 42, 54]);
+  });
+
+  it('fields are interleaved: field k of cell c is element c f + k', () => {
+    const u = [1, 100, 2, 102, 3, 104]; // 3 cells, 2 fields, X = 3
+    const planes = predictResiduals(u, 1, 2, 3, 1, PREDICTOR.left);
+    expect(Array.from(planes[0])).toEqual([2, 2, 2]);
+    expect(Array.from(planes[1])).toEqual([200, 4, 4]);
+  });
+});
+
+describe('predict reference: maps', () => {
+  it('decimal map round trips decimals and lists NaN, -0, Infinity and others as exceptions', () => {
+    const values = [12.345, 0.5, -3.25, 100, 0.001, NaN, -0, 0, Infinity, 1 / 3, 3e9, -12.345];
+    const elements = f32BytesOf(values);
+    const { values: u, exceptions } = mapEncode(elements, TYPE_CODE.f32, MAP.decimal, 1, [3]);
+    expect(u[0] | 0).toBe(12345);
+    expect(u[1] | 0).toBe(500);
+    expect(u[2] | 0).toBe(-3250);
+    expect(u[3] | 0).toBe(100000);
+    expect(u[4] | 0).toBe(1);
+    expect(u[7] | 0).toBe(0);
+    expect(u[11] | 0).toBe(-12345);
+    expect(exceptions.indices).toEqual([5, 6, 8, 9, 10]);
+    expect(exceptions.values).toEqual([5, 6, 8, 9, 10].map((i) => f32Bits(values[i])));
+    // an exception's place holds the previous cell's value
+    expect(u[5]).toBe(u[4]);
+    expect(u[6]).toBe(u[4]);
+    expect(u[8]).toBe(u[7]);
+    const back = mapDecode(u, TYPE_CODE.f32, MAP.decimal, 1, [3], exceptions);
+    expect(Array.from(back)).toEqual(Array.from(elements));
+    // without the exceptions, their places decode to the previous values
+    const bare = new Float32Array(mapDecode(u, TYPE_CODE.f32, MAP.decimal, 1, [3]).buffer);
+    expect(bare[5]).toBe(Math.fround(0.001));
+  });
+
+  it('decimal map: one exponent a field; f32(f64(v) x 10^-e) exactly', () => {
+    const rng = new Rng(caseSeed('decimal fields'));
+    const exps = [2, 5, 0, 18];
+    const values: number[] = [];
+    for (let c = 0; c < 200; c++) {
+      values.push(
+        rng.intBetween(-99999, 99999) / 100,
+        rng.intBetween(-9999999, 9999999) / 1e5,
+        rng.intBetween(-1e6, 1e6),
+        rng.intBetween(0, 1000) * 1e-18,
+      );
+    }
+    const elements = f32BytesOf(values);
+    const { values: u, exceptions } = mapEncode(elements, TYPE_CODE.f32, MAP.decimal, 4, exps);
+    for (let i = 0; i < values.length; i++) {
+      if (exceptions.indices.includes(i)) continue;
+      const e = exps[i % 4];
+      expect(f32Bits(Math.fround((u[i] | 0) * Number('1e-' + e)))).toBe(u32le(elements, 4 * i));
+    }
+    expect(exceptions.indices.length).toBeLessThan(values.length / 10);
+    expect(Array.from(mapDecode(u, TYPE_CODE.f32, MAP.decimal, 4, exps, exceptions))).toEqual(Array.from(elements));
+  });
+
+  it('float order map is monotonic on sorted floats and inverts', () => {
+    const rng = new Rng(caseSeed('float order'));
+    const floats = new Set<number>();
+    for (let i = 0; i < 2000; i++) {
+      const bits = rng.nextU32();
+      if ((bits & 0x7f800000) === 0x7f800000) continue; // NaN/Infinity added below
+      floats.add(bits);
+    }
+    for (const bits of [0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff]) floats.add(bits);
+    const sorted = [...floats].sort((x, y) => {
+      const a = f32FromBits(x);
+      const b = f32FromBits(y);
+      if (a !== b) return a - b;
+      return (x === 0x80000000 ? -1 : 0) - (y === 0x80000000 ? -1 : 0); // -0 before +0
+    });
+    let previous = -1;
+    for (const bits of sorted) {
+      const u = floatOrder(bits);
+      expect(u, `0x${bits.toString(16)}`).toBeGreaterThan(previous);
+      expect(floatOrderInverse(u)).toBe(bits);
+      previous = u;
+    }
+    const elements = bytesOf(Uint32Array.from(sorted));
+    const { values, exceptions } = mapEncode(elements, TYPE_CODE.f32, MAP.floatOrder, 1);
+    expect(exceptions.indices).toEqual([]);
+    expect(Array.from(mapDecode(values, TYPE_CODE.f32, MAP.floatOrder, 1))).toEqual(Array.from(elements));
+  });
+
+  it('map none is the bits, for every type', () => {
+    const rng = new Rng(caseSeed('map none'));
+    for (const [type, w] of [
+      [0, 1],
+      [1, 2],
+      [2, 4],
+      [3, 4],
+      [4, 4],
+    ] as const) {
+      const elements = new Uint8Array(40 * w).map(() => rng.nextU32() & 0xff);
+      const { values } = mapEncode(elements, type, MAP.none, 1);
+      expect(Array.from(mapDecode(values, type, MAP.none, 1))).toEqual(Array.from(elements));
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Predicted payloads
+// ---------------------------------------------------------------------------------------------
+
+function smoothF32(rng: Rng, n: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(Math.fround(50 * Math.sin(i / 40) + rng.nextFloat() * 1e-3));
+  return out;
+}
+
+describe('predict reference: payloads', () => {
+  it('a payload laid out by hand decodes (decimal map, exceptions, a stored and a piped field block)', () => {
+    // 4 cells x 2 fields, f32, X = 2, Y = 1, predictor left, exponents [1, 2]
+    const values = [1.5, 0.25, 1.7, NaN, 1.9, 0.75, 2.1, 1];
+    // field 0 (e=1): v = 15, 17, 19, 21 -> residuals from the left: 15, 2, 19 (new row), 2 -> zigzag 30, 4, 38, 4
+    // field 1 (e=2): v = 25, (NaN: previous cell's 25), 75, 100 -> 25, 0, 75, 25 -> 50, 0, 150, 50
+    const f0 = bytesOf(Uint32Array.from([30, 4, 38, 4]));
+    const f1 = new Uint8Array(bytesOf(Uint32Array.from([50, 0, 150, 50])));
+    const payload: number[] = [2, 1, 2, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 2, 0, 0];
+    payload.push(1, 0, 0, 0, 3, 0, 0, 0, ...bytesOf(Uint32Array.from([f32Bits(NaN)])));
+    payload.push(0, 0, 0, 0, 16, 0, 0, 0, ...f0);
+    // the encoder writes exactly these bytes
+    const viaEncoder = encodePredictedPayload(f32BytesOf(values), TYPE_CODE.f32, {
+      map: MAP.decimal,
+      predictor: PREDICTOR.left,
+      fields: 2,
+      X: 2,
+      Y: 1,
+      exponents: [1, 2],
+      stages: [[], []],
+    });
+    const handStored = Uint8Array.from([...payload, 0, 0, 0, 0, 16, 0, 0, 0, ...f1]);
+    expect(Array.from(viaEncoder)).toEqual(Array.from(handStored));
+    expect(Array.from(decodePredictedPayload(handStored, TYPE_CODE.f32, 8))).toEqual(Array.from(f32BytesOf(values)));
+
+    // field 1 asked as [rle]: 4 runs of 4-byte values (16 B) + lengths (4 B) + a 16 B directory are not below 16 B,
+    // so the encoder writes it stored (piped field blocks are tested on larger chunks below)
+    const piped = encodePredictedPayload(f32BytesOf(values), TYPE_CODE.f32, {
+      map: MAP.decimal,
+      predictor: PREDICTOR.left,
+      fields: 2,
+      X: 2,
+      Y: 1,
+      exponents: [1, 2],
+      stages: [[], [STAGE.rle]],
+    });
+    // layout: 12 header, 4 exponents, 4 E, 4 index, 4 value: field 0's block at 28, field 1's at 28 + 8 + 16
+    expect(u32le(piped, 52)).toBe(0); // fell back to stored
+    expect(Array.from(piped)).toEqual(Array.from(handStored));
+  });
+
+  it('encode / decode round trips every map, predictor and pipeline', () => {
+    const rng = new Rng(caseSeed('payload round trip'));
+    let pipedBlocks = 0;
+    const pipelines: number[][] = [
+      [],
+      [STAGE.huffman],
+      [STAGE.rle, STAGE.huffman],
+      [STAGE.shuffle, STAGE.huffman],
+      [STAGE.delta, STAGE.shuffle, STAGE.rle, STAGE.huffman],
+      [STAGE.shuffle, STAGE.rle],
+    ];
+    for (const type of [0, 1, 2, 3, 4] as const) {
+      const w = ([1, 2, 4, 4, 4] as const)[type];
+      for (const map of type === 4 ? [0, 1, 2] : [0]) {
+        for (let p = 0; p <= 5; p++) {
+          const fields = rng.intBetween(1, 3);
+          const X = rng.intBetween(8, 40);
+          const Y = rng.intBetween(1, 3);
+          const rows = Y * rng.intBetween(2, 4);
+          const count = X * rows * fields;
+          let elements: Uint8Array;
+          if (type === 4)
+            elements = f32BytesOf(
+              smoothF32(rng, count).map((x, i) => (map === 2 ? Math.round(x * 100) / 100 : x) * (i % 97 === 5 ? NaN : 1)),
+            );
+          else elements = bytesOf(Uint32Array.from(makeValues(rng, w, fields, X, rows, true))).filter((_, i) => i % 4 < w);
+          const stages = Array.from({ length: fields }, () =>
+            pipelines[rng.intBetween(0, pipelines.length - 1)].filter((s) => w > 1 || s !== STAGE.shuffle),
+          );
+          const params: PredictParams = {
+            map,
+            predictor: p,
+            fields,
+            X,
+            Y,
+            exponents: map === 2 ? Array.from({ length: fields }, () => 2) : undefined,
+            stages,
+          };
+          const payload = encodePredictedPayload(elements, type, params);
+          const { elements: back, info } = readPredictedPayload(payload, type, count);
+          expect(Array.from(back), `type ${type} map ${map} p ${p}`).toEqual(Array.from(elements));
+          expect(info.fields).toBe(fields);
+          pipedBlocks += info.stages.filter((st) => st.length > 0).length;
+          if (map === 2) expect(info.exceptions.indices.length).toBeGreaterThan(0);
+        }
+      }
+    }
+    expect(pipedBlocks, 'field blocks the encoder kept piped').toBeGreaterThan(10);
+  });
+
+  describe('CORRUPT', () => {
+    const rng = new Rng(caseSeed('payload corrupt'));
+    const n = 256; // cells, and residuals a field: 16 x 16
+    const nw = 4 * n;
+    const values = smoothF32(rng, 2 * n).map((x) => Math.round(x * 100) / 100);
+    values[7] = NaN;
+    values[20] = -0;
+    const elements = f32BytesOf(values);
+    const count = values.length;
+    const params: PredictParams = {
+      map: MAP.decimal,
+      predictor: PREDICTOR.lorenzo2,
+      fields: 2,
+      X: 16,
+      Y: 2,
+      exponents: [2, 2],
+      stages: [[], [STAGE.shuffle, STAGE.huffman]],
+    };
+    const good = encodePredictedPayload(elements, TYPE_CODE.f32, params);
+    // layout: 12 header, 4 exponents, 4 E = 2, 8 indices, 8 values -> field 0 block at 36
+    const fieldAt = 36;
+
+    it('the good payload decodes, and its layout is as expected', () => {
+      expect(u32le(good, 16)).toBe(2);
+      expect(u32le(good, 20)).toBe(7);
+      expect(u32le(good, 24)).toBe(20);
+      expect(u32le(good, fieldAt)).toBe(0);
+      expect(u32le(good, fieldAt + 4)).toBe(nw);
+      const field1 = fieldAt + 8 + nw;
+      expect(u32le(good, field1)).toBe(STAGE.shuffle | (STAGE.huffman << 8));
+      expect(field1 + 8 + u32le(good, field1 + 4)).toBe(good.length);
+      expect(Array.from(decodePredictedPayload(good, TYPE_CODE.f32, count))).toEqual(Array.from(elements));
+    });
+
+    const mutations: [string, (p: Uint8Array) => Uint8Array, number?][] = [
+      ['map over 2', (p) => ((p[0] = 3), p)],
+      ['decimal map on u32', (p) => p, TYPE_CODE.u32],
+      ['predictor over 5', (p) => ((p[1] = 6), p)],
+      ['f = 0', (p) => ((p[2] = 0), p)],
+      ['count not a multiple of f', (p) => ((p[2] = 5), p)],
+      ['byte 3 not 0', (p) => ((p[3] = 1), p)],
+      ['X = 0', (p) => (setU32le(p, 4, 0), p)],
+      ['Y = 0', (p) => (setU32le(p, 8, 0), p)],
+      ['cells not a multiple of X', (p) => (setU32le(p, 4, 7), p)],
+      ['rows not whole: X larger than the cells', (p) => (setU32le(p, 4, 512), p)],
+      ['rows not a multiple of Y', (p) => (setU32le(p, 8, 3), p)],
+      ['an exponent over 18', (p) => ((p[13] = 19), p)],
+      ['E > count', (p) => (setU32le(p, 16, count + 1), p)],
+      ['E past P', (p) => (setU32le(p, 16, count), p)],
+      ['indices not increasing', (p) => (setU32le(p, 24, 7), p)],
+      ['an index >= count', (p) => (setU32le(p, 24, count), p)],
+      ['stored field block of the wrong length', (p) => (setU32le(p, fieldAt + 4, nw - 4), p)],
+      ['field block past P', (p) => p.subarray(0, p.length - 1)],
+      ['bytes after the last field block', (p) => Uint8Array.from([...p, 0])],
+      ['a header past P', (p) => p.subarray(0, 10)],
+      ['an unknown stage id', (p) => ((p[fieldAt] = 5), p)],
+      ['a stage after a 0', (p) => ((p[fieldAt + 1] = STAGE.huffman), p)],
+      ['stages out of order', (p) => (setU32le(p, fieldAt + 8 + nw, STAGE.huffman | (STAGE.shuffle << 8)), p)],
+      [
+        'piped field block not below n w',
+        (p) => {
+          const field1 = fieldAt + 8 + nw;
+          const L = u32le(p, field1 + 4);
+          const out = Uint8Array.from([...p.subarray(0, field1 + 8 + L), ...new Uint8Array(nw - L)]);
+          setU32le(out, field1 + 4, nw);
+          return out;
+        },
+      ],
+      [
+        'a piped block whose directory lies',
+        (p) => {
+          const field1 = fieldAt + 8 + nw;
+          setU32le(p, field1 + 8, n - 1); // decoded bytes of plane 0
+          return p;
+        },
+      ],
+    ];
+    for (const [name, mutate, type] of mutations) {
+      it(name, () => {
+        const bad = mutate(good.slice());
+        expect(() => decodePredictedPayload(bad, type ?? TYPE_CODE.f32, count)).toThrow(/CORRUPT/);
+      });
+    }
+
+    it('map 1 on u8, shuffle on a u8 field block', () => {
+      const u8 = new Uint8Array(64).map((_, i) => i);
+      const payload = encodePredictedPayload(u8, TYPE_CODE.u8, { map: 0, predictor: 1, fields: 1, X: 8, Y: 1, stages: [[STAGE.huffman]] });
+      expect(Array.from(decodePredictedPayload(payload, TYPE_CODE.u8, 64))).toEqual(Array.from(u8));
+      const badMap = payload.slice();
+      badMap[0] = 1;
+      expect(() => decodePredictedPayload(badMap, TYPE_CODE.u8, 64)).toThrow(/CORRUPT/);
+      const badShuffle = payload.slice();
+      badShuffle[12] = STAGE.shuffle;
+      badShuffle[13] = STAGE.huffman;
+      expect(() => decodePredictedPayload(badShuffle, TYPE_CODE.u8, 64)).toThrow(/CORRUPT/);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A hand-built container
+// ---------------------------------------------------------------------------------------------
+
+describe('hand-built version-4 container', () => {
+  // a u8 RGB image 16 x 24 x 3, smooth, cut in 2 chunks of 8 rows (576 elements)
+  const shape = [16, 24, 3];
+  const image = new Uint8Array(16 * 24 * 3);
+  for (let i = 0; i < 16; i++)
+    for (let j = 0; j < 24; j++) for (let k = 0; k < 3; k++) image[(i * 24 + j) * 3 + k] = (20 * k + 3 * i + 5 * j) & 0xff;
+  // chunk 0: field 0 stored, fields 1, 2 piped; chunk 1: all piped
+  const chunk0: PredictParams = {
+    map: 0,
+    predictor: PREDICTOR.lorenzo2,
+    fields: 3,
+    X: 24,
+    Y: 1,
+    stages: [[], [STAGE.rle, STAGE.huffman], [STAGE.huffman]],
+  };
+  const chunk1: PredictParams = {
+    map: 0,
+    predictor: PREDICTOR.med,
+    fields: 3,
+    X: 24,
+    Y: 4,
+    stages: [[STAGE.rle, STAGE.huffman], [STAGE.rle, STAGE.huffman], [STAGE.huffman]],
+  };
+  const container = encodeContainerV4(image, {
+    type: TYPE_CODE.u8,
+    chunkLength: 576,
+    level: 5,
+    shape,
+    chunks: [
+      { kind: 'predicted', ...chunk0 },
+      { kind: 'predicted', ...chunk1 },
+    ],
+  });
+
+  it('decodes to the image, with its shape', () => {
+    const decoded = decodeContainerV4(container);
+    expect(decoded.version).toBe(4);
+    expect(decoded.type).toBe(TYPE_CODE.u8);
+    expect(decoded.shape).toEqual(shape);
+    expect(Array.from(decoded.elements)).toEqual(Array.from(image));
+    expect(decoded.chunks.map((c) => c.byte24)).toEqual([PREDICT_STAGE, PREDICT_STAGE]);
+    expect(decoded.chunks[0].predicted!.stages).toEqual([[], [STAGE.rle, STAGE.huffman], [STAGE.huffman]]);
+    expect(decoded.chunks[1].predicted!.stages).toEqual([[STAGE.rle, STAGE.huffman], [STAGE.rle, STAGE.huffman], [STAGE.huffman]]);
+    expect(decoded.chunks[1].predicted!.predictor).toBe(PREDICTOR.med);
+    expect(container.length).toBeLessThan(32 + 3 * 8 + 4 + 2 * 32 + image.length);
+    expect(decoded.chunks.every((c) => c.P < 576)).toBe(true);
+  });
+
+  it('lays out the header, the shape block and the first entry as the spec says', () => {
+    expect(Array.from(container.subarray(0, 8))).toEqual([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a]);
+    expect(container[8]).toBe(4);
+    expect(container[11]).toBe(3);
+    expect(u32le(container, 12)).toBe(576);
+    expect(u32le(container, 16)).toBe(1152);
+    expect(u32le(container, 24)).toBe(2);
+    expect(u32le(container, 28)).toBe(xxh64Low(container.subarray(0, 28)));
+    expect([u32le(container, 32), u32le(container, 40), u32le(container, 48)]).toEqual(shape);
+    expect(u32le(container, 56)).toBe(xxh64Low(container.subarray(32, 56)));
+    const entry = 60;
+    expect(u32le(container, entry)).toBe(576);
+    expect(u32le(container, entry + 4)).toBe(0);
+    expect(u32le(container, entry + 8)).toBe(0);
+    expect(container[entry + 24]).toBe(7);
+    const P = u32le(container, entry + 12);
+    expect(P).toBeLessThan(576);
+    const payload = container.subarray(entry + 32, entry + 32 + P);
+    expect(u32le(container, entry + 16)).toBe(treeHash(payload));
+    expect(u32le(container, entry + 20)).toBe(treeHash(image.subarray(0, 576)));
+    expect(Array.from(payload.subarray(0, 12))).toEqual([0, 3, 3, 0, 24, 0, 0, 0, 1, 0, 0, 0]);
+    expect(Array.from(decodePredictedPayload(payload, TYPE_CODE.u8, 576))).toEqual(Array.from(image.subarray(0, 576)));
+  });
+
+  it('a hand-assembled container with a stored, a piped and a predicted f32 chunk', () => {
+    const rng = new Rng(caseSeed('hand f32 container'));
+    const values = smoothF32(rng, 3000).map((x) => Math.round(x * 1000) / 1000);
+    values[2500] = NaN;
+    const elements = f32BytesOf(values);
+    const header = encodeHeaderV4(TYPE_CODE.f32, 9, 1000, 3000, [3000]);
+    const parts: Uint8Array[] = [header];
+    // chunk 0 stored
+    const c0 = elements.subarray(0, 4000);
+    parts.push(
+      encodeEntry({ count: 1000, stages: [], S: 0, P: 4000, payloadHash: treeHash(c0), elementsHash: treeHash(c0), byte24: 0 }),
+      c0,
+    );
+    // chunk 1 predicted, one field, decimal e = 3, lorenzo2 on rows of 10
+    const c1 = elements.subarray(4000, 8000);
+    const p1 = encodePredictedPayload(c1, TYPE_CODE.f32, {
+      map: 2,
+      predictor: 3,
+      fields: 1,
+      X: 10,
+      Y: 5,
+      exponents: [3],
+      stages: [[STAGE.shuffle, STAGE.huffman]],
+    });
+    expect(p1.length).toBeLessThan(4000);
+    parts.push(
+      encodeEntry({ count: 1000, stages: [], S: 0, P: p1.length, payloadHash: treeHash(p1), elementsHash: treeHash(c1), byte24: 7 }),
+      p1,
+    );
+    // chunk 2 predicted, 2 fields at e = 3, left, field 0 stored, field 1 piped; the NaN an exception
+    const c2 = elements.subarray(8000, 12000);
+    const p2 = encodePredictedPayload(c2, TYPE_CODE.f32, {
+      map: 2,
+      predictor: 1,
+      fields: 2,
+      X: 50,
+      Y: 1,
+      exponents: [3, 3],
+      stages: [[], [STAGE.shuffle, STAGE.rle, STAGE.huffman]],
+    });
+    expect(p2.length).toBeLessThan(4000);
+    parts.push(
+      encodeEntry({ count: 1000, stages: [], S: 0, P: p2.length, payloadHash: treeHash(p2), elementsHash: treeHash(c2), byte24: 7 }),
+      p2,
+    );
+    const bytes = Uint8Array.from(parts.flatMap((p) => Array.from(p)));
+    const decoded = decodeContainerV4(bytes);
+    expect(decoded.shape).toEqual([3000]);
+    expect(Array.from(decoded.elements)).toEqual(Array.from(elements));
+    expect(decoded.chunks[2].predicted!.exceptions.indices).toEqual([500]);
+    expect(decoded.chunks[1].predicted!.stages).toEqual([[STAGE.shuffle, STAGE.huffman]]);
+    expect(decoded.chunks[2].predicted!.stages).toEqual([[], [STAGE.shuffle, STAGE.rle, STAGE.huffman]]);
+    expect(decoded.chunks.map((c) => c.byte24)).toEqual([0, 7, 7]);
+  });
+
+  describe('reader checks', () => {
+    const entry = 60;
+    const reseal = (bytes: Uint8Array, at: number) => setU32le(bytes, at + 28, xxh64Low(bytes.subarray(at, at + 28)));
+
+    it('shape checksum', () => {
+      const bad = container.slice();
+      bad[40] = 13;
+      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+    });
+    it('dims that do not multiply to N', () => {
+      const bad = container.slice();
+      bad[40] = 13;
+      setU32le(bad, 56, xxh64Low(bad.subarray(32, 56)));
+      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+    });
+    it('a dim of 0', () => {
+      const c = encodeHeaderV4(TYPE_CODE.u8, 5, 10, 0, [0, 4]);
+      expect(() => decodeContainerV4(c)).toThrow(/CORRUPT/);
+    });
+    it('rank over 8', () => {
+      const bad = container.slice();
+      bad[11] = 9;
+      reseal(bad, 0);
+      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+    });
+    it('byte 24 = 7 in a version-3 container', () => {
+      const v3 = encodeContainerV4(image, {
+        type: TYPE_CODE.u8,
+        chunkLength: 576,
+        version: 3,
+        chunks: [
+          { kind: 'predicted', ...chunk0 },
+          { kind: 'predicted', ...chunk1 },
+        ],
+      });
+      expect(() => decodeContainerV4(v3)).toThrow(/CORRUPT: .*version 3/);
+    });
+    it('a version-3 container without predicted chunks decodes', () => {
+      const v3 = encodeContainerV4(image, {
+        type: TYPE_CODE.u8,
+        chunkLength: 576,
+        version: 3,
+        chunks: [{ kind: 'piped', stages: [STAGE.delta, STAGE.huffman] }, { kind: 'stored' }],
+      });
+      const decoded = decodeContainerV4(v3);
+      expect(decoded.shape).toBeUndefined();
+      expect(Array.from(decoded.elements)).toEqual(Array.from(image));
+    });
+    it('stage ids or S on a predicted entry', () => {
+      const bad = container.slice();
+      bad[entry + 4] = STAGE.huffman;
+      reseal(bad, entry);
+      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+      const badS = container.slice();
+      setU32le(badS, entry + 8, 1);
+      reseal(badS, entry);
+      expect(() => decodeContainerV4(badS)).toThrow(/CORRUPT/);
+    });
+    it('byte 24 neither 0, 5 nor 7', () => {
+      const bad = container.slice();
+      bad[entry + 24] = 6;
+      reseal(bad, entry);
+      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+    });
+    it('a payload bit flipped: CHECKSUM_MISMATCH', () => {
+      const bad = container.slice();
+      bad[entry + 32 + 20] ^= 1;
+      expect(() => decodeContainerV4(bad)).toThrow(/CHECKSUM_MISMATCH/);
+    });
+    it('a residual changed with the payload hash recomputed: the elements hash', () => {
+      const bad = container.slice();
+      const P = u32le(bad, entry + 12);
+      bad[entry + 32 + 12 + 8 + 5] ^= 1; // field 0 is stored: residual 5
+      setU32le(bad, entry + 16, treeHash(bad.subarray(entry + 32, entry + 32 + P)));
+      reseal(bad, entry);
+      expect(() => decodeContainerV4(bad)).toThrow(/CHECKSUM_MISMATCH: elements/);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The engine's version-4 writer
+// ---------------------------------------------------------------------------------------------
+
+interface EngineCase {
+  name: string;
+  shape: number[];
+  make: (rng: Rng) => Typed;
+  /** 'lt': a shape must make the container smaller; 'le': not larger; undefined: no size check. */
+  smaller?: 'lt' | 'le';
+}
+
+const clampU8 = (x: number) => Math.max(0, Math.min(255, Math.round(x)));
+
+const ENGINE_CASES: EngineCase[] = [
+  {
+    name: 'u8 RGB image [64, 80, 3]',
+    shape: [64, 80, 3],
+    smaller: 'le',
+    make: (rng) => {
+      const out = new Uint8Array(64 * 80 * 3);
+      for (let i = 0; i < 64; i++)
+        for (let j = 0; j < 80; j++)
+          for (let k = 0; k < 3; k++)
+            out[(i * 80 + j) * 3 + k] = clampU8(40 + 2 * i + 1.5 * j + 30 * k + 20 * Math.sin((i + j * k) / 9) + rng.intBetween(-3, 3));
+      return out;
+    },
+  },
+  {
+    name: 'u8 RGBA image [50, 70, 4] with alpha 0 in a region',
+    shape: [50, 70, 4],
+    smaller: 'lt',
+    make: (rng) => {
+      const out = new Uint8Array(50 * 70 * 4);
+      for (let i = 0; i < 50; i++)
+        for (let j = 0; j < 70; j++) {
+          const at = (i * 70 + j) * 4;
+          const hole = i >= 10 && i < 30 && j >= 20 && j < 55;
+          for (let k = 0; k < 3; k++)
+            out[at + k] = clampU8(100 + 2 * i - j + 25 * k + 15 * Math.cos((i * (k + 1)) / 7 + j / 11) + rng.intBetween(-2, 2));
+          out[at + 3] = hole ? 0 : 255;
+        }
+      return out;
+    },
+  },
+  {
+    name: 'u16 volume [12, 30, 40]',
+    shape: [12, 30, 40],
+    make: (rng) => {
+      const out = new Uint16Array(12 * 30 * 40);
+      for (let t = 0; t < 12; t++)
+        for (let y = 0; y < 30; y++)
+          for (let x = 0; x < 40; x++)
+            out[(t * 30 + y) * 40 + x] = Math.round(
+              20000 + 300 * Math.sin(t / 3) + 200 * Math.cos(y / 5) + 150 * Math.sin(x / 7) + rng.intBetween(-4, 4),
+            );
+      return out;
+    },
+  },
+  {
+    name: 'f32 grid [100, 130] of smooth values',
+    shape: [100, 130],
+    smaller: 'lt',
+    make: () => {
+      const out = new Float32Array(100 * 130);
+      for (let i = 0; i < 100; i++)
+        for (let j = 0; j < 130; j++) out[i * 130 + j] = 10 * Math.sin(i / 17) * Math.cos(j / 23) + 0.01 * i * j;
+      return out;
+    },
+  },
+  {
+    name: 'f32 records [500, 4] of decimals (2 and 5 decimals a column)',
+    shape: [500, 4],
+    smaller: 'le',
+    make: (rng) => {
+      const out = new Float32Array(500 * 4);
+      let price = 100;
+      let rate = 0.5;
+      for (let r = 0; r < 500; r++) {
+        price += rng.intBetween(-50, 50) / 100;
+        rate += rng.intBetween(-100, 100) / 1e5;
+        out[r * 4] = Math.round(price * 100) / 100;
+        out[r * 4 + 1] = Math.round(rate * 1e5) / 1e5;
+        out[r * 4 + 2] = rng.intBetween(0, 99999) / 100;
+        out[r * 4 + 3] = Math.round((rate * 2 + rng.intBetween(-10, 10) / 1e5) * 1e5) / 1e5;
+      }
+      return out;
+    },
+  },
+  {
+    name: 'i32 1-D array [20000]',
+    shape: [20000],
+    make: (rng) => {
+      const out = new Int32Array(20000);
+      let x = 0;
+      for (let i = 0; i < out.length; i++) out[i] = x += rng.intBetween(-1000, 1000);
+      return out;
+    },
+  },
+];
+
+describe('engine writes version 4', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ workers: 1, gpu: 'off' });
+  });
+  afterAll(async () => {
+    await engine?.destroy();
+  });
+
+  for (const c of ENGINE_CASES) {
+    it(c.name, async () => {
+      const seed = caseSeed(`engine v4 ${c.name}`);
+      const input = c.make(new Rng(seed));
+      const inputBytes = bytesOf(input).slice();
+      expect(c.shape.reduce((a, b) => a * b, 1)).toBe(input.length);
+
+      const container = await engine.compress(input, { shape: c.shape });
+      // (a) the engine decodes it
+      const back = (await engine.decompress(container)) as Typed;
+      expect(back.constructor, describeSeed(seed)).toBe(input.constructor);
+      expect(Buffer.from(bytesOf(back)).equals(Buffer.from(inputBytes)), describeSeed(seed)).toBe(true);
+      // (b) the reference decodes it
+      const decoded = decodeContainerV4(container);
+      expect(decoded.version).toBe(4);
+      expect(Buffer.from(decoded.elements).equals(Buffer.from(inputBytes)), describeSeed(seed)).toBe(true);
+      // (c) with the shape given
+      expect(decoded.shape).toEqual(c.shape);
+      // (d) smaller than without a shape
+      if (c.smaller) {
+        const plain = await engine.compress(input);
+        if (c.smaller === 'lt')
+          expect(container.length, `${c.name}: ${container.length} with shape, ${plain.length} without`).toBeLessThan(plain.length);
+        else
+          expect(container.length, `${c.name}: ${container.length} with shape, ${plain.length} without`).toBeLessThanOrEqual(plain.length);
+      }
+    });
+  }
+});
+
+describe('shape across the entry points', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ workers: 2, gpu: 'off', calibration: 'skip' });
+  });
+  afterAll(async () => {
+    await engine?.destroy();
+  });
+  // an RGB image of 90 x 120 with smooth channels and a little noise
+  const image = new Uint8Array(90 * 120 * 3).map((_, i) => {
+    const y = Math.floor(i / 360);
+    const x = Math.floor(i / 3) % 120;
+    return (Math.round(60 * Math.sin(y / 13) + 50 * Math.cos(x / 17) + 40 * (i % 3)) + ((i * 2654435761) >>> 30)) & 255;
+  });
+  const shape = [90, 120, 3];
+
+  it('the streaming writer writes the bytes compress writes, fed in odd pieces', async () => {
+    const options = { shape, chunkBytes: 8192 };
+    const whole = await engine.compress(image, options);
+    const writer = engine.createCompressor('u8', image.length, options);
+    const pieces: Uint8Array[] = [];
+    for (let at = 0; at < image.length; at += 7777) pieces.push(...(await writer.write(image.subarray(at, at + 7777))));
+    pieces.push(...(await writer.end()));
+    expect(Buffer.compare(Buffer.concat(pieces), Buffer.from(whole))).toBe(0);
+    expect(writer.reports.some((r) => r.pipeline === 'predict')).toBe(true);
+  });
+
+  it('chunks are whole slabs along the first axis; inspect names the predictor', async () => {
+    const packed = await engine.compress(image, { shape, chunkBytes: 8192 });
+    const report = engine.inspect(packed);
+    expect(report.version).toBe(4);
+    expect(report.shape).toEqual(shape);
+    expect(report.chunkLength % (120 * 3)).toBe(0);
+    expect(report.chunks.some((c) => c.encoding.startsWith('predict('))).toBe(true);
+  });
+
+  it('the streaming reader reads a shaped container in pieces of any size', async () => {
+    const packed = await engine.compress(image, { shape, chunkBytes: 8192 });
+    for (const size of [1, 5, 33, 1000]) {
+      const reader = engine.createDecompressor();
+      const out: Uint8Array[] = [];
+      for (let at = 0; at < packed.length; at += size) out.push(...(await reader.write(packed.subarray(at, at + size))));
+      out.push(...(await reader.end()));
+      expect(Buffer.compare(Buffer.concat(out), Buffer.from(image)), `pieces of ${size}`).toBe(0);
+      expect(reader.header?.shape, `pieces of ${size}`).toEqual(shape);
+    }
+  });
+
+  it('a fixed codec or an error bound keeps the shape but predicts nothing', async () => {
+    for (const options of [{ codec: 'delta+huffman' }, { level: 5, codec: 'auto' }]) {
+      const packed = await engine.compress(image, { shape, ...options });
+      expect(engine.inspect(packed).shape).toEqual(shape);
+      const predicted = engine.inspect(packed).chunks.some((c) => c.encoding.startsWith('predict'));
+      expect(predicted, JSON.stringify(options)).toBe(options.codec === 'auto');
+    }
+    const grid = new Float32Array(64 * 64).map((_, i) => Math.sin(i / 64) * Math.cos(i % 64));
+    const lossy = await engine.compress(grid, { shape: [64, 64], errorBound: { abs: 1e-3 } });
+    expect(engine.inspect(lossy).chunks.every((c) => c.encoding.startsWith('quantize'))).toBe(true);
+  });
+
+  it('a compress with a shape takes the CPU path whatever path was asked for (the GPU writer has no predict stage yet)', () => {
+    const settings = compressSettingsWith({ shape });
+    for (const to of ['host', 'device'] as const)
+      expect(compressRoute('gpu', to, settings, { type: 'u8', length: image.length })).toBe('cpu');
+    expect(compressRoute('gpu', 'host', compressSettingsWith({}), { type: 'u8', length: image.length })).not.toBe('cpu');
+  });
+});

@@ -1,0 +1,229 @@
+/**
+ * The predict stage's plan (docs/format.md, "Stage 7: predict"): which value map, predictor and
+ * fields a shaped array's chunks are coded with, picked once a call from a sample of whole rows
+ * (as Blosc2 picks one filter pipeline an array), and the decimal exponents of a chunk's fields
+ * (ALP's sampling, Afroozeh, Kuffo and Boncz 2024). Plain TypeScript over the input's bytes; the
+ * kernels that apply a plan are in assembly/predict.ts, the chunk coder in ./cpu/encode.ts.
+ *
+ * The plan is ranked by order-0 entropy of the residuals' bytes (each field's bytes, or its byte
+ * planes for 2- and 4-byte elements, whichever is smaller), which is what the pipelines after
+ * it (shuffle, huffman) can reach; run-length gains are not modelled, so a plan is kept only
+ * where it beats the elements' and their deltas' estimates by {@link PLAN_MARGIN}.
+ */
+import type { ElementType } from '../types.js';
+import { elementSize } from '../types.js';
+import { MAX_DECIMAL_EXPONENT, Predictor, ValueMap, type PredictParams } from '../format/predict.js';
+
+/** A plan for every chunk of a call: PredictParams less the chunk's own (rowCells 0: a row is the chunk's cells; exponents per chunk). */
+export type PredictPlan = Omit<PredictParams, 'exponents'>;
+
+/** A plan must promise at most this share of the plain codec's estimate to be used. */
+const PLAN_MARGIN = 0.97;
+/** Elements a plan's sample holds at most, in {@link PLAN_PARTS} ranges spread over the array. */
+const PLAN_SAMPLE_ELEMENTS = 1 << 14;
+const PLAN_PARTS = 8;
+/** Most fields a record stride or channel axis may have to be coded as planes. */
+const MAX_PLANE_FIELDS = 16;
+
+/** F[e]: the f64 nearest 10^-e, the decimal map's factor (index e = 0..18). */
+export const DECIMAL_FACTORS: Float64Array = Float64Array.from({ length: MAX_DECIMAL_EXPONENT + 1 }, (_, e) => Number(`1e-${e}`));
+
+/** A way to see the array: cells of `fields` elements, rows of `rowCells` cells, planes of `planeRows` rows. */
+interface Geometry {
+  fields: number;
+  /** Cells a row; 0: the chunk's cells (records in one row). */
+  rowCells: number;
+  planeRows: number;
+  /** Axes the cells span (1: a sequence, 2: rows, 3: planes of rows). */
+  axes: number;
+}
+
+/**
+ * The geometries a shape offers: the grid of elements (the last axis a row, the one before it a
+ * plane's rows), and where the last axis is short (2..16) channels or record fields as cells.
+ */
+function geometries(shape: readonly number[]): Geometry[] {
+  const r = shape.length;
+  const out: Geometry[] = [];
+  if (r >= 2) out.push({ fields: 1, rowCells: shape[r - 1], planeRows: r >= 3 ? shape[r - 2] : 1, axes: Math.min(r, 3) });
+  const last = shape[r - 1];
+  if (r >= 2 && last >= 2 && last <= MAX_PLANE_FIELDS) {
+    if (r === 2) out.push({ fields: last, rowCells: 0, planeRows: 1, axes: 1 });
+    else out.push({ fields: last, rowCells: shape[r - 2], planeRows: r >= 4 ? shape[r - 3] : 1, axes: Math.min(r - 1, 3) });
+  }
+  return out;
+}
+
+/** Predictors worth trying over cells that span `axes` axes. */
+function predictorsFor(axes: number, isFloat: boolean): Predictor[] {
+  if (axes === 1) return [Predictor.Left];
+  const out = [Predictor.Left, Predictor.Up, Predictor.Lorenzo2];
+  if (axes >= 3) out.push(Predictor.Lorenzo3);
+  if (!isFloat) out.push(Predictor.Med);
+  return out;
+}
+
+/** Order-0 entropy in bytes of `n` values of `w` bytes: the smaller of their bytes as one stream and as w byte planes. */
+function entropyBytes(values: Uint32Array, n: number, w: number): number {
+  const planes = Array.from({ length: w }, () => new Float64Array(256));
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    for (let k = 0; k < w; k++) planes[k][(v >>> (8 * k)) & 255]++;
+  }
+  const bits = (h: Float64Array, total: number) => {
+    let s = 0;
+    for (let i = 0; i < 256; i++) if (h[i] > 0) s -= h[i] * Math.log2(h[i] / total);
+    // a symbol costs at least a bit a byte under Huffman, unless one symbol fills the stream
+    const present = h.reduce((a, c) => a + (c > 0 ? 1 : 0), 0);
+    return present <= 1 ? 0 : Math.max(s, total * 0.05);
+  };
+  const planeBits = planes.reduce((a, h) => a + bits(h, n), 0);
+  if (w === 1) return planeBits / 8;
+  const whole = new Float64Array(256);
+  for (const h of planes) for (let i = 0; i < 256; i++) whole[i] += h[i];
+  return Math.min(planeBits, bits(whole, n * w)) / 8;
+}
+
+/** fpzip's order-preserving map of one f32's bits. */
+function floatOrder(b: number): number {
+  return (b >>> 31 !== 0 ? ~b : b ^ 0x80000000) >>> 0;
+}
+
+/**
+ * The entropy bytes of the residuals (zigzagged, w bytes) of elements [first, first + n) of the
+ * values `u(e)` (e: an element index of the whole array) under predictor `p` over geometry `g`
+ * (rows of `row` elements, cells of `lead`), field by field, summed: neighbours come from the
+ * whole array, so a sample needs no whole rows.
+ */
+function residualBytes(u: (e: number) => number, first: number, n: number, w: number, g: Geometry, row: number, p: Predictor): number {
+  const bits = 8 * w;
+  const mask = w === 4 ? 0xffffffff : (1 << bits) - 1;
+  const lead = g.fields;
+  const plane = row * g.planeRows;
+  const per = Math.floor(n / lead);
+  if (per <= 0) return Infinity;
+  const res = Array.from({ length: lead }, () => new Uint32Array(per));
+  const at = (e: number) => (e >= 0 ? u(e) : 0);
+  for (let e = first - (first % lead), c = 0; c < per; c++) {
+    for (let k = 0; k < lead; k++, e++) {
+      const j = e % row;
+      const i = Math.floor(e / row);
+      const up = p === Predictor.Lorenzo3 ? i % g.planeRows !== 0 : i > 0;
+      const a = j >= lead ? at(e - lead) : 0;
+      const b = up ? at(e - row) : 0;
+      const ab = up && j >= lead ? at(e - row - lead) : 0;
+      let pred = 0;
+      if (p === Predictor.Left) pred = a;
+      else if (p === Predictor.Up) pred = b;
+      else if (p === Predictor.Lorenzo2) pred = a + b - ab;
+      else if (p === Predictor.Med) {
+        const mx = Math.max(a, b);
+        const mn = Math.min(a, b);
+        pred = ab >= mx ? mn : ab <= mn ? mx : a + b - ab;
+      } else if (p === Predictor.Lorenzo3) {
+        const back = i >= g.planeRows;
+        const z = back ? at(e - plane) : 0;
+        const az = back && j >= lead ? at(e - plane - lead) : 0;
+        const bz = back && up ? at(e - plane - row) : 0;
+        const abz = back && up && j >= lead ? at(e - plane - row - lead) : 0;
+        pred = a + b + z - ab - az - bz + abz;
+      }
+      const d = (u(e) - pred) & mask;
+      const sign = d >>> (bits - 1);
+      res[k][c] = ((d << 1) ^ -sign) & mask;
+    }
+  }
+  return res.reduce((s, r) => s + entropyBytes(r, per, w), 0);
+}
+
+/**
+ * The decimal exponents of `fields` interleaved fields of `count` f32 elements (`values`): for
+ * each field the smallest e (0..MAX) under which most of a sample's values round-trip as
+ * f32(round(x 10^e) F[e]) with |round(x 10^e)| < 2^31, or undefined when some field has none
+ * for nine in ten of its sample (the float-order map codes it better).
+ */
+export function chooseExponents(values: Float32Array, count: number, fields: number, sample = 64): number[] | undefined {
+  const exps: number[] = [];
+  const cells = Math.floor(count / fields);
+  const step = Math.max(1, Math.floor(cells / sample));
+  for (let k = 0; k < fields; k++) {
+    let best = -1;
+    let tried = 0;
+    for (let e = 0; e <= MAX_DECIMAL_EXPONENT && best < 0; e++) {
+      const scale = 10 ** e;
+      let ok = 0;
+      tried = 0;
+      for (let c = 0; c < cells; c += step) {
+        const x = values[c * fields + k];
+        tried++;
+        const v = Math.round(x * scale);
+        if (Math.abs(v) < 2 ** 31 && Math.fround(v * DECIMAL_FACTORS[e]) === x && !Object.is(x, -0)) ok++;
+      }
+      if (ok * 10 >= tried * 9) best = e;
+    }
+    if (best < 0) return undefined;
+    exps.push(best);
+  }
+  return exps;
+}
+
+/**
+ * The plan for compressing `bytes` (elements of `type`, little-endian) of this `shape` (C order),
+ * or undefined when none promises less than the plain codec (or the shape offers no geometry).
+ * Ranks every geometry x predictor x value map (f32: float order, and decimal where a sample's
+ * values are decimals) on a sample of whole rows.
+ */
+export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonly number[]): PredictPlan | undefined {
+  const w = elementSize(type);
+  const n = bytes.length / w;
+  const options = geometries(shape);
+  if (options.length === 0 || n < 64) return undefined;
+  const isFloat = type === 'f32';
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const bitsAt = (i: number) => (w === 1 ? bytes[i] : w === 2 ? view.getUint16(2 * i, true) : view.getUint32(4 * i, true));
+  // the sample: PLAN_PARTS ranges spread over the array (neighbours are read from the whole array)
+  const partLength = Math.max(1, Math.floor(Math.min(PLAN_SAMPLE_ELEMENTS, n) / PLAN_PARTS));
+  const parts = Array.from({ length: PLAN_PARTS }, (_, q) => Math.floor((q * (n - partLength)) / Math.max(1, PLAN_PARTS - 1)));
+  const maps: { map: ValueMap; u: (e: number) => number }[] = [{ map: ValueMap.None, u: bitsAt }];
+  if (isFloat) {
+    const f32 = new Float32Array(1);
+    const u32 = new Uint32Array(f32.buffer);
+    const floatAt = (i: number) => ((u32[0] = bitsAt(i)), f32[0]);
+    maps[0] = { map: ValueMap.FloatOrder, u: (e) => floatOrder(bitsAt(e)) };
+    // decimal exponents from the sample's values (a field a geometry with fields)
+    for (const g of options) {
+      const sample = new Float32Array(parts.length * partLength);
+      parts.forEach((first, q) => {
+        for (let i = 0; i < partLength; i++) sample[q * partLength + i] = floatAt(first - (first % g.fields) + i);
+      });
+      const exps = chooseExponents(sample, sample.length - (sample.length % g.fields), g.fields);
+      if (exps === undefined) continue;
+      const scales = exps.map((e) => 10 ** e);
+      maps.push({ map: ValueMap.Decimal, u: (e) => Math.round(floatAt(e) * scales[e % g.fields]) >>> 0 });
+      break;
+    }
+  }
+  const whole: Geometry = { fields: 1, rowCells: 0, planeRows: 1, axes: 1 };
+  let plain = 0;
+  for (const first of parts) {
+    // the plain codec's estimate: the elements or their deltas, as they are
+    plain += Math.min(
+      residualBytes(bitsAt, first, partLength, w, whole, n, Predictor.None),
+      residualBytes(bitsAt, first, partLength, w, whole, n, Predictor.Left),
+    );
+  }
+  let best: { plan: PredictPlan; bytes: number } | undefined;
+  for (const g of options) {
+    const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
+    for (const { map, u } of maps) {
+      for (const predictor of predictorsFor(g.axes, isFloat)) {
+        let bytes = 0;
+        for (const first of parts) bytes += residualBytes(u, first, partLength, w, g, row, predictor);
+        if (best === undefined || bytes < best.bytes)
+          best = { plan: { map, predictor, fields: g.fields, rowCells: g.rowCells, planeRows: g.planeRows }, bytes };
+      }
+    }
+  }
+  if (best === undefined || !(best.bytes < PLAN_MARGIN * plain)) return undefined;
+  return best.plan;
+}

@@ -1,0 +1,201 @@
+/**
+ * The payload layout of a predicted chunk (docs/format.md, "Stage 7: predict"; version 4): the
+ * predict header (value map, predictor, fields, the cells' geometry), a decimal map's exponents
+ * and exceptions, then a block a field with its own pipeline. Bytes only: the kernels are in
+ * assembly/predict.ts, the chunk coder in ts/codec/cpu/encode.ts and ts/codec/cpu/decode.ts.
+ */
+import { ErrorCodes, ParleError } from '../errors.js';
+import { pipelineProblem } from './stages.js';
+
+/** Bytes of the fixed predict header. */
+export const PREDICT_HEADER_BYTES = 12;
+/** Bytes in front of each field block: its stage ids (4) and its length (4). */
+export const FIELD_BLOCK_HEADER_BYTES = 8;
+/** Largest decimal exponent a reader accepts (10^-18 is the smallest factor). */
+export const MAX_DECIMAL_EXPONENT = 18;
+/** Most fields a chunk may split into. */
+export const MAX_FIELDS = 255;
+
+/** How elements become the unsigned values the predictor sees (payload byte 0). */
+export const enum ValueMap {
+  /** The elements' bits. */
+  None = 0,
+  /** fpzip's order-preserving map of f32 bits (Lindstrom and Isenburg 2006). */
+  FloatOrder = 1,
+  /** ALP's decimal floats (Afroozeh, Kuffo and Boncz 2024): f32 = i32 x 10^-e, exceptions listed. */
+  Decimal = 2,
+}
+
+/** The predictor (payload byte 1). */
+export const enum Predictor {
+  None = 0,
+  /** The previous cell's value. */
+  Left = 1,
+  /** The value a row before. */
+  Up = 2,
+  /** 2-D Lorenzo: left + up - upper left (SZ). */
+  Lorenzo2 = 3,
+  /** 3-D Lorenzo over planes of Y rows. */
+  Lorenzo3 = 4,
+  /** LOCO-I's median edge detector. */
+  Med = 5,
+}
+
+/** Map and predictor names, as `parle inspect` and the chooser's reasons write them. */
+export const VALUE_MAP_NAMES = ['bits', 'float-order', 'decimal'] as const;
+export const PREDICTOR_NAMES = ['none', 'left', 'up', 'lorenzo2', 'lorenzo3', 'med'] as const;
+
+/** A predicted chunk's parameters (its payload's header). */
+export interface PredictParams {
+  map: ValueMap;
+  predictor: Predictor;
+  /** Elements a cell (1..255): channels or record fields, each coded as its own plane. */
+  fields: number;
+  /** Cells a row (>= 1). */
+  rowCells: number;
+  /** Rows a plane (>= 1; the 3-D Lorenzo's third axis). */
+  planeRows: number;
+  /** Decimal map: an exponent a field (0..18). */
+  exponents?: number[];
+}
+
+/** Bytes of a decimal map's exponents: one a field, padded to a multiple of 4. */
+export function exponentBytes(fields: number): number {
+  return Math.ceil(fields / 4) * 4;
+}
+
+/** Bytes of the predict header with its map's parameters and `exceptions` exceptions, before the field blocks. */
+export function predictPrefixBytes(params: PredictParams, exceptions: number): number {
+  return PREDICT_HEADER_BYTES + (params.map === ValueMap.Decimal ? exponentBytes(params.fields) + 4 + 8 * exceptions : 0);
+}
+
+/** `inspect`'s name of a predicted chunk: `predict(lorenzo2, float-order, 3 fields)`. */
+export function predictName(params: PredictParams): string {
+  const parts: string[] = [PREDICTOR_NAMES[params.predictor]];
+  if (params.map !== ValueMap.None) parts.push(VALUE_MAP_NAMES[params.map]);
+  if (params.fields > 1) parts.push(`${params.fields} fields`);
+  return `predict(${parts.join(', ')})`;
+}
+
+/**
+ * Writes the predict header (and a decimal map's exponents and exception count; the caller
+ * writes the exception lists after) at the start of `target`. Returns the bytes written.
+ */
+export function writePredictHeader(target: Uint8Array, params: PredictParams, exceptions: number): number {
+  const view = new DataView(target.buffer, target.byteOffset, target.byteLength);
+  view.setUint8(0, params.map);
+  view.setUint8(1, params.predictor);
+  view.setUint8(2, params.fields);
+  view.setUint8(3, 0);
+  view.setUint32(4, params.rowCells, true);
+  view.setUint32(8, params.planeRows, true);
+  if (params.map !== ValueMap.Decimal) return PREDICT_HEADER_BYTES;
+  const eb = exponentBytes(params.fields);
+  target.fill(0, PREDICT_HEADER_BYTES, PREDICT_HEADER_BYTES + eb);
+  target.set(params.exponents!, PREDICT_HEADER_BYTES);
+  view.setUint32(PREDICT_HEADER_BYTES + eb, exceptions, true);
+  return PREDICT_HEADER_BYTES + eb + 4;
+}
+
+/** A predict header as read: its parameters, its exceptions and where the lists and blocks are. */
+export interface PredictHeader extends PredictParams {
+  exceptions: number;
+  /** Byte offset of the exception indices (then values), E u32 each. */
+  exceptionsAt: number;
+  /** Byte offset of the first field block. */
+  blocksAt: number;
+}
+
+/**
+ * Reads and checks a predicted chunk's header from `payload` (P bytes) of a chunk of `count`
+ * elements of `width` bytes (the float maps need 4: the container's type is not checked here, a
+ * map of i32 or u32 bits decodes to other bits, which the elements' hash rejects).
+ * @throws ParleError CORRUPT naming chunk `index`
+ */
+export function readPredictHeader(payload: Uint8Array, count: number, width: number, index: number): PredictHeader {
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  if (payload.length < PREDICT_HEADER_BYTES) throw corrupt('predict header past the payload');
+  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const map = view.getUint8(0);
+  const predictor = view.getUint8(1);
+  const fields = view.getUint8(2);
+  const rowCells = view.getUint32(4, true);
+  const planeRows = view.getUint32(8, true);
+  if (map > ValueMap.Decimal) throw corrupt(`unknown value map ${map}`);
+  if (map !== ValueMap.None && width !== 4) throw corrupt(`value map ${VALUE_MAP_NAMES[map]} on ${width}-byte elements`);
+  if (predictor > Predictor.Med) throw corrupt(`unknown predictor ${predictor}`);
+  if (view.getUint8(3) !== 0) throw corrupt('predict header byte 3 is not zero');
+  if (fields === 0 || count % fields !== 0) throw corrupt(`${fields} fields for ${count} elements`);
+  const cells = count / fields;
+  if (rowCells === 0 || planeRows === 0 || cells % rowCells !== 0 || (cells / rowCells) % planeRows !== 0) {
+    throw corrupt(`rows of ${rowCells} cells in planes of ${planeRows} rows for ${cells} cells`);
+  }
+  const head: PredictHeader = {
+    map,
+    predictor,
+    fields,
+    rowCells,
+    planeRows,
+    exceptions: 0,
+    exceptionsAt: PREDICT_HEADER_BYTES,
+    blocksAt: PREDICT_HEADER_BYTES,
+  };
+  if (map === ValueMap.Decimal) {
+    const eb = exponentBytes(fields);
+    if (payload.length < PREDICT_HEADER_BYTES + eb + 4) throw corrupt('decimal exponents past the payload');
+    const exponents = Array.from(payload.subarray(PREDICT_HEADER_BYTES, PREDICT_HEADER_BYTES + fields));
+    if (exponents.some((e) => e > MAX_DECIMAL_EXPONENT)) throw corrupt(`a decimal exponent over ${MAX_DECIMAL_EXPONENT}`);
+    const exceptions = view.getUint32(PREDICT_HEADER_BYTES + eb, true);
+    if (exceptions > count) throw corrupt(`${exceptions} exceptions for ${count} elements`);
+    const at = PREDICT_HEADER_BYTES + eb + 4;
+    if (at + 8 * exceptions > payload.length) throw corrupt('exceptions past the payload');
+    Object.assign(head, { exponents, exceptions, exceptionsAt: at, blocksAt: at + 8 * exceptions });
+  }
+  return head;
+}
+
+/** One field block as read: its pipeline, and where its bytes lie in the payload. */
+export interface FieldBlock {
+  stages: number[];
+  /** Byte offset of the block's bytes (after its 8-byte head) in the payload. */
+  at: number;
+  bytes: number;
+}
+
+/**
+ * Reads and checks the `fields` block heads of a predicted payload from `head.blocksAt`: each
+ * pipeline valid for `width`, a stored block exactly `n x width` bytes, a piped one below it,
+ * and nothing after the last block. The blocks' own payloads are checked by their decoder.
+ * @throws ParleError CORRUPT naming chunk `index`
+ */
+export function readFieldBlocks(payload: Uint8Array, head: PredictHeader, count: number, width: number, index: number): FieldBlock[] {
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
+  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const raw = (count / head.fields) * width;
+  const blocks: FieldBlock[] = [];
+  let at = head.blocksAt;
+  for (let k = 0; k < head.fields; k++) {
+    if (at + FIELD_BLOCK_HEADER_BYTES > payload.length) throw corrupt(`field ${k}'s block past the payload`);
+    const stages: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const id = view.getUint8(at + i);
+      if (id === 0) {
+        for (let j = i + 1; j < 4; j++)
+          if (view.getUint8(at + j) !== 0) throw corrupt(`field ${k}: stage id after the end of the pipeline`);
+        break;
+      }
+      stages.push(id);
+    }
+    const problem = pipelineProblem(stages, width);
+    if (problem) throw corrupt(`field ${k}: ${problem}`);
+    const bytes = view.getUint32(at + 4, true);
+    if (stages.length === 0 ? bytes !== raw : bytes >= raw)
+      throw corrupt(`field ${k}: block of ${bytes} bytes for ${raw} bytes of residuals`);
+    at += FIELD_BLOCK_HEADER_BYTES;
+    if (at + bytes > payload.length) throw corrupt(`field ${k}'s block past the payload`);
+    blocks.push({ stages, at, bytes });
+    at += bytes;
+  }
+  if (at !== payload.length) throw corrupt(`${payload.length - at} bytes after the last field block`);
+  return blocks;
+}
