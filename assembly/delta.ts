@@ -43,7 +43,7 @@
  * (inPtr == outPtr) is allowed; other overlap is not.
  */
 // @ts-ignore: decorator
-@inline function deltaDecode<T>(inPtr: usize, outPtr: usize, n: usize): void {
+@inline export function deltaDecode<T>(inPtr: usize, outPtr: usize, n: usize): void {
   let i: usize = 0;
   let carry: T = 0;
   if (ASC_FEATURE_SIMD) {

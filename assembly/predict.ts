@@ -10,6 +10,8 @@
 // a plane `planeRows` rows; an element's neighbours are `lead` (left), `row` (up) and
 // `row * planeRows` (back) elements before it, 0 where the chunk has none.
 
+import { deltaDecode } from './delta';
+
 /** Predictor ids (entry payload byte 1). */
 const NONE: u32 = 0;
 const LEFT: u32 = 1;
@@ -32,16 +34,12 @@ const MED: u32 = 5;
   return (r >>> 1) ^ (0 - (r & 1));
 }
 
+// LOCO-I's median edge detector on values of T held in u32, without branches (wasm selects)
 // @ts-ignore: decorator
 @inline function med<T>(a: u32, b: u32, c: u32): u32 {
-  const x = <T>a;
-  const y = <T>b;
-  const z = <T>c;
-  const mx = x > y ? x : y;
-  const mn = x > y ? y : x;
-  if (z >= mx) return <u32>mn;
-  if (z <= mn) return <u32>mx;
-  return a + b - c;
+  const mx = max<u32>(a, b);
+  const mn = min<u32>(a, b);
+  return select<u32>(mn, select<u32>(mx, a + b - c, c <= mn), c >= mx);
 }
 
 /**
@@ -70,6 +68,81 @@ const MED: u32 = 5;
   return 0;
 }
 
+// v128 lanes of T: wrapping arithmetic, zigzag and unsigned comparisons at T's width
+// @ts-ignore: decorator
+@inline function vsub<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? i8x16.sub(a, b) : sizeof<T>() == 2 ? i16x8.sub(a, b) : i32x4.sub(a, b);
+}
+// @ts-ignore: decorator
+@inline function vadd<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? i8x16.add(a, b) : sizeof<T>() == 2 ? i16x8.add(a, b) : i32x4.add(a, b);
+}
+// @ts-ignore: decorator
+@inline function vzigzag<T>(d: v128): v128 {
+  if (sizeof<T>() == 1) return v128.xor(i8x16.shl(d, 1), i8x16.shr_s(d, 7));
+  if (sizeof<T>() == 2) return v128.xor(i16x8.shl(d, 1), i16x8.shr_s(d, 15));
+  return v128.xor(i32x4.shl(d, 1), i32x4.shr_s(d, 31));
+}
+// @ts-ignore: decorator
+@inline function vunzigzag<T>(r: v128): v128 {
+  const one = sizeof<T>() == 1 ? i8x16.splat(1) : sizeof<T>() == 2 ? i16x8.splat(1) : i32x4.splat(1);
+  const half = sizeof<T>() == 1 ? i8x16.shr_u(r, 1) : sizeof<T>() == 2 ? i16x8.shr_u(r, 1) : i32x4.shr_u(r, 1);
+  return v128.xor(half, vsub<T>(i32x4.splat(0), v128.and(r, one)));
+}
+// @ts-ignore: decorator
+@inline function vmed<T>(a: v128, b: v128, c: v128): v128 {
+  let mx: v128, mn: v128, ge: v128, le: v128;
+  if (sizeof<T>() == 1) {
+    mx = i8x16.max_u(a, b); mn = i8x16.min_u(a, b); ge = i8x16.ge_u(c, mx); le = i8x16.le_u(c, mn);
+  } else if (sizeof<T>() == 2) {
+    mx = i16x8.max_u(a, b); mn = i16x8.min_u(a, b); ge = i16x8.ge_u(c, mx); le = i16x8.le_u(c, mn);
+  } else {
+    mx = i32x4.max_u(a, b); mn = i32x4.min_u(a, b); ge = i32x4.ge_u(c, mx); le = i32x4.le_u(c, mn);
+  }
+  return v128.bitselect(mn, v128.bitselect(mx, vsub<T>(vadd<T>(a, b), c), le), ge);
+}
+
+/**
+ * SIMD residuals of elements e0 .. e1 - 1 of one row (each with a left neighbour: place j >= lead)
+ * to out (out + (e - e0) * w): the row's predictor with `up` / `back` as the row has them.
+ * Returns the first element not done (the scalar loop does the rest).
+ */
+// @ts-ignore: decorator
+@inline function predictEncodeRow<T>(u: usize, out: usize, e0: usize, e1: usize, lead: usize, row: usize, plane: usize, p: u32, up: bool, back: bool): usize {
+  const w = sizeof<T>();
+  const lanes: usize = 16 / w;
+  let e = e0;
+  if (!ASC_FEATURE_SIMD) return e;
+  for (; e + lanes <= e1; e += lanes) {
+    const x = v128.load(u + e * w);
+    const a = v128.load(u + (e - lead) * w);
+    let pred: v128;
+    if (p == LEFT || (!up && (p == UP || p == LORENZO2 || p == MED)) || (p == LORENZO3 && !up && !back)) {
+      pred = p == UP ? i32x4.splat(0) : a;
+    } else if (p == UP) {
+      pred = v128.load(u + (e - row) * w);
+    } else if (p == LORENZO2 || (p == LORENZO3 && !back)) {
+      pred = vsub<T>(vadd<T>(a, v128.load(u + (e - row) * w)), v128.load(u + (e - row - lead) * w));
+    } else if (p == MED) {
+      pred = vmed<T>(a, v128.load(u + (e - row) * w), v128.load(u + (e - row - lead) * w));
+    } else {
+      // lorenzo3 with the plane before; b and ab only when the row above is in the plane
+      const z = v128.load(u + (e - plane) * w);
+      const az = v128.load(u + (e - plane - lead) * w);
+      pred = vsub<T>(vadd<T>(a, z), az);
+      if (up) {
+        const b = v128.load(u + (e - row) * w);
+        const ab = v128.load(u + (e - row - lead) * w);
+        const bz = v128.load(u + (e - plane - row) * w);
+        const abz = v128.load(u + (e - plane - row - lead) * w);
+        pred = vadd<T>(pred, vsub<T>(vadd<T>(vsub<T>(b, ab), abz), bz));
+      }
+    }
+    v128.store(out + (e - e0) * w, vzigzag<T>(vsub<T>(x, pred)));
+  }
+  return e;
+}
+
 /**
  * Residuals of rows `first` .. `first + rows - 1` of the values at `uPtr` (a chunk of rows of
  * `row` elements, planes of `planeRows` rows, cells of `lead` elements), zigzagged, written
@@ -89,39 +162,16 @@ const MED: u32 = 5;
       for (let j: usize = 0; j < row; j++) store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + (start + j) * w)));
       continue;
     }
-    if (p == LEFT) {
-      let j: usize = 0;
-      for (; j < lead && j < row; j++) store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + (start + j) * w)));
-      for (; j < row; j++) {
-        const e = start + j;
-        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - <u32>load<T>(uPtr + (e - lead) * w)));
-      }
-      continue;
-    }
-    if (p == UP && up) {
-      for (let j: usize = 0; j < row; j++) {
-        const e = start + j;
-        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - <u32>load<T>(uPtr + (e - row) * w)));
-      }
-      continue;
-    }
-    if (p == LORENZO2 && up) {
-      let j: usize = 0;
-      for (; j < lead && j < row; j++) {
-        const e = start + j;
-        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - <u32>load<T>(uPtr + (e - row) * w)));
-      }
-      for (; j < row; j++) {
-        const e = start + j;
-        const pred = <u32>load<T>(uPtr + (e - lead) * w) + <u32>load<T>(uPtr + (e - row) * w) - <u32>load<T>(uPtr + (e - row - lead) * w);
-        store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - pred));
-      }
-      continue;
-    }
-    for (let j: usize = 0; j < row; j++) {
+    // the first cell (no left neighbour), then SIMD over the rest, then the scalar tail
+    let j: usize = 0;
+    for (; j < lead && j < row; j++) {
       const e = start + j;
-      const pred = predictAt<T>(uPtr, e, j, lead, row, plane, p, up, back);
-      store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - pred));
+      store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - predictAt<T>(uPtr, e, j, lead, row, plane, p, up, back)));
+    }
+    if (j < row) j = predictEncodeRow<T>(uPtr, out + j * w, start + j, start + row, lead, row, plane, p, up, back) - start;
+    for (; j < row; j++) {
+      const e = start + j;
+      store<T>(out + j * w, zigzag<T>(<u32>load<T>(uPtr + e * w) - predictAt<T>(uPtr, e, j, lead, row, plane, p, up, back)));
     }
   }
 }
@@ -129,60 +179,88 @@ const MED: u32 = 5;
 /**
  * The inverse of {@link predictEncode} over `rows` whole rows: residuals at `resPtr` (interleaved,
  * zigzagged) to values at `outPtr`, row by row (each element's prediction reads only elements
- * already decoded). In place (resPtr == outPtr) is allowed; other overlap is not.
+ * already decoded). The linear predictors take two passes a row: SIMD over what does not depend
+ * on the left neighbour (the residual, up and the plane before), then a running sum along the
+ * row; med runs element by element. In place (resPtr == outPtr) is allowed; other overlap is not.
  */
 // @ts-ignore: decorator
 @inline function predictDecode<T>(resPtr: usize, outPtr: usize, row: usize, planeRows: usize, lead: usize, p: u32, rows: usize): void {
   const w = sizeof<T>();
+  const lanes: usize = 16 / w;
   const plane = row * planeRows;
   for (let i: usize = 0; i < rows; i++) {
     const up = p == LORENZO3 ? i % planeRows != 0 : i > 0;
     const back = i >= planeRows;
     const start = i * row;
-    if (p == NONE) {
-      for (let j: usize = 0; j < row; j++) {
-        const e = start + j;
-        store<T>(outPtr + e * w, <T>unzigzag(<u32>load<T>(resPtr + e * w)));
-      }
-      continue;
-    }
-    if (p == LEFT || (p == LORENZO2 && !up)) {
+    const end = start + row;
+    const x = outPtr + start * w;
+    const r = resPtr + start * w;
+    if (p == MED && up) {
       let j: usize = 0;
-      for (; j < lead && j < row; j++) {
-        const e = start + j;
-        store<T>(outPtr + e * w, <T>unzigzag(<u32>load<T>(resPtr + e * w)));
+      for (; j < lead && j < row; j++) store<T>(x + j * w, <T>(unzigzag(<u32>load<T>(r + j * w)) + <u32>load<T>(x + (j - row) * w)));
+      if (lead == 1) {
+        // one field: the left and upper-left neighbours stay in registers
+        let a = <u32>load<T>(x);
+        let ab = <u32>load<T>(x - row * w);
+        for (; j < row; j++) {
+          const b = <u32>load<T>(x + (j - row) * w);
+          a = <u32><T>(unzigzag(<u32>load<T>(r + j * w)) + med<T>(a, b, ab));
+          store<T>(x + j * w, <T>a);
+          ab = b;
+        }
+        continue;
       }
       for (; j < row; j++) {
-        const e = start + j;
-        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + <u32>load<T>(outPtr + (e - lead) * w)));
+        const pred = med<T>(<u32>load<T>(x + (j - lead) * w), <u32>load<T>(x + (j - row) * w), <u32>load<T>(x + (j - row - lead) * w));
+        store<T>(x + j * w, <T>(unzigzag(<u32>load<T>(r + j * w)) + pred));
       }
       continue;
     }
-    if (p == UP && up) {
-      for (let j: usize = 0; j < row; j++) {
-        const e = start + j;
-        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + <u32>load<T>(outPtr + (e - row) * w)));
+    // what each element adds besides its left neighbour: none, up (b), or Lorenzo's b - ab
+    // (and z - az - bz + abz with the plane before); the first cell has no ab, az, abz
+    const withUp = up && (p == UP || p == LORENZO2 || p == LORENZO3);
+    const withBack = back && p == LORENZO3;
+    const withLeft = p == LEFT || p == LORENZO2 || p == LORENZO3 || p == MED;
+    let j: usize = 0;
+    for (; j < lead && j < row; j++) {
+      let t = unzigzag(<u32>load<T>(r + j * w));
+      if (withUp) t += <u32>load<T>(x + (j - row) * w);
+      if (withBack) {
+        t += <u32>load<T>(x + (j - plane) * w);
+        if (up) t -= <u32>load<T>(x + (j - plane - row) * w);
       }
-      continue;
+      store<T>(x + j * w, <T>t);
     }
-    if (p == LORENZO2) {
-      let j: usize = 0;
-      for (; j < lead && j < row; j++) {
-        const e = start + j;
-        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + <u32>load<T>(outPtr + (e - row) * w)));
+    if (ASC_FEATURE_SIMD) {
+      for (; j + lanes <= row; j += lanes) {
+        let t = vunzigzag<T>(v128.load(r + j * w));
+        if (withUp) {
+          t = vadd<T>(t, v128.load(x + (j - row) * w));
+          if (withLeft) t = vsub<T>(t, v128.load(x + (j - row - lead) * w));
+        }
+        if (withBack) {
+          t = vsub<T>(vadd<T>(t, v128.load(x + (j - plane) * w)), v128.load(x + (j - plane - lead) * w));
+          if (up) t = vadd<T>(vsub<T>(t, v128.load(x + (j - plane - row) * w)), v128.load(x + (j - plane - row - lead) * w));
+        }
+        v128.store(x + j * w, t);
       }
-      for (; j < row; j++) {
-        const e = start + j;
-        const pred = <u32>load<T>(outPtr + (e - lead) * w) + <u32>load<T>(outPtr + (e - row) * w) - <u32>load<T>(outPtr + (e - row - lead) * w);
-        store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + pred));
+    }
+    for (; j < row; j++) {
+      let t = unzigzag(<u32>load<T>(r + j * w));
+      if (withUp) {
+        t += <u32>load<T>(x + (j - row) * w);
+        if (withLeft) t -= <u32>load<T>(x + (j - row - lead) * w);
       }
-      continue;
+      if (withBack) {
+        t = t + <u32>load<T>(x + (j - plane) * w) - <u32>load<T>(x + (j - plane - lead) * w);
+        if (up) t = t - <u32>load<T>(x + (j - plane - row) * w) + <u32>load<T>(x + (j - plane - row - lead) * w);
+      }
+      store<T>(x + j * w, <T>t);
     }
-    for (let j: usize = 0; j < row; j++) {
-      const e = start + j;
-      const pred = predictAt<T>(outPtr, e, j, lead, row, plane, p, up, back);
-      store<T>(outPtr + e * w, <T>(unzigzag(<u32>load<T>(resPtr + e * w)) + pred));
-    }
+    // the running sum along the row: each element adds its left neighbour
+    // (one field: the delta stage's SIMD prefix sum)
+    if (withLeft && lead == 1) deltaDecode<T>(x, x, row);
+    else if (withLeft) for (let e = lead; e < row; e++) store<T>(x + e * w, <T>(<u32>load<T>(x + e * w) + <u32>load<T>(x + (e - lead) * w)));
   }
 }
 

@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { codeLengths } from '../ts/codec/huffman.js';
 import type { Kernels } from '../ts/cpu/wasm.js';
 import * as ref from './support/codec-reference.js';
+import * as ref2 from './support/predict-reference.js';
 import { concat, expectSameBytes, expectUntouched, le32, placeAtMemoryEnd, randomBytes, SENTINEL, skewedBytes } from './support/bytes.js';
 import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
@@ -955,5 +956,111 @@ describe.each(VARIANTS)('%s build', (variant) => {
         }
       }
     });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Stage 7, predict (assembly/predict.ts), against test/support/predict-reference.ts
+// ---------------------------------------------------------------------------------------------
+
+describe.each(VARIANTS)('%s build: predict', (variant) => {
+  const typed = (w: Width, n: number) => (w === 1 ? new Uint8Array(n) : w === 2 ? new Uint16Array(n) : new Uint32Array(n));
+  for (const w of [1, 2, 4] as const) {
+    it(`every predictor, width ${w}: residuals split into fields are the reference's, decode inverts them (in place), the SIMD body and its edges`, () => {
+      const h = builds[variant];
+      const k = h.kernels;
+      const encode = w === 1 ? k.predictEncode8 : w === 2 ? k.predictEncode16 : k.predictEncode32;
+      const decode = w === 1 ? k.predictDecode8 : w === 2 ? k.predictDecode16 : k.predictDecode32;
+      const split = w === 1 ? k.splitFields8 : w === 2 ? k.splitFields16 : k.splitFields32;
+      const join = w === 1 ? k.joinFields8 : w === 2 ? k.joinFields16 : k.joinFields32;
+      const seed = caseSeed(`kernels predict ${w}`);
+      const rng = new Rng(seed);
+      const mask = w === 4 ? 0xffffffff : (1 << (8 * w)) - 1;
+      for (let trial = 0; trial < 40; trial++) {
+        const fields = rng.intBetween(1, 5);
+        const X = rng.intBetween(1, 70); // rows of 1 to 70 cells: past and below a vector
+        const Y = rng.intBetween(1, 4);
+        const rows = Y * rng.intBetween(1, 4);
+        const n = fields * X * rows;
+        const smooth = trial % 2 === 0;
+        const u = typed(w, n).map((_, i) => (smooth ? Math.round(1000 * Math.sin(i / 17)) + (rng.nextU32() % 5) : rng.nextU32()) & mask);
+        for (let p = 0; p <= 5; p++) {
+          const context = `predictor ${p}, ${fields} fields, X ${X}, Y ${Y}, ${rows} rows, ${smooth ? 'smooth' : 'noise'}, ${describeSeed(seed)}`;
+          h.reset();
+          const uPtr = h.copyIn(u);
+          const resPtr = h.allocFilled(n * w + GUARD, SENTINEL);
+          encode(uPtr, resPtr, X * fields, Y, fields, p, 0, rows);
+          expectUntouched(h, resPtr + n * w, GUARD, `encode, ${context}`);
+          const planesPtr = h.allocFilled(n * w + GUARD, SENTINEL);
+          split(resPtr, planesPtr, fields, n / fields);
+          const planes = ref2.predictResiduals(u, w, fields, X, Y, p);
+          const got = h.copyOut(w === 1 ? Uint8Array : w === 2 ? Uint16Array : Uint32Array, planesPtr, n);
+          expect(Array.from(got), `encode, ${context}`).toEqual(planes.flatMap((plane) => Array.from(plane)));
+          // rows encoded apart (a sample's rows: neighbours read before `first`) are the same residuals
+          if (rows > 1) {
+            const partPtr = h.allocFilled(n * w, 0);
+            const first = rng.intBetween(1, rows - 1);
+            encode(uPtr, partPtr, X * fields, Y, fields, p, first, rows - first);
+            expectSameBytes(
+              h.bytes(partPtr, (rows - first) * X * fields * w),
+              h.bytes(resPtr + first * X * fields * w, (rows - first) * X * fields * w),
+              `rows from ${first}, ${context}`,
+            );
+          }
+          // decode: join the planes back and undo the predictor in place
+          const backPtr = h.allocFilled(n * w + GUARD, SENTINEL);
+          join(planesPtr, backPtr, fields, n / fields);
+          decode(backPtr, backPtr, X * fields, Y, fields, p, rows);
+          expectSameBytes(h.bytes(backPtr, n * w), h.bytes(uPtr, n * w), `decode, ${context}`);
+          expectUntouched(h, backPtr + n * w, GUARD, `decode, ${context}`);
+        }
+      }
+    });
+  }
+
+  it('float order and decimal maps: the reference values, exceptions in element order, the inverse', () => {
+    const h = builds[variant];
+    const k = h.kernels;
+    const rng = new Rng(caseSeed('kernels predict maps'));
+    const n = 3 * 500;
+    const x = new Float32Array(n).map((_, i) =>
+      i % 101 === 4 ? NaN : i % 77 === 3 ? -0 : i % 59 === 2 ? 1 / 3 : Math.round((rng.nextFloat() - 0.5) * 1e5) / [100, 1000, 10][i % 3],
+    );
+    const bytes = new Uint8Array(x.buffer);
+    h.reset();
+    const inPtr = h.copyIn(x);
+    const outPtr = h.alloc(4 * n);
+    k.floatOrderEncode(inPtr, outPtr, n);
+    expect(Array.from(h.copyOut(Uint32Array, outPtr, n))).toEqual(Array.from(ref2.mapEncode(bytes, 4, 1, 3).values));
+    k.floatOrderDecode(outPtr, outPtr, n);
+    expectSameBytes(h.bytes(outPtr, 4 * n), bytes, 'float order inverse');
+    const exps = [2, 3, 1];
+    const expPtr = h.copyIn(new Uint8Array(exps));
+    const factorPtr = h.copyIn(
+      Float64Array.from({ length: 19 }, (_, e) => Number(`1e-${e}`)),
+      0,
+      8,
+    );
+    const idx = h.alloc(4 * n);
+    const val = h.alloc(4 * n);
+    const e = k.decimalEncodeF32(inPtr, outPtr, n, 3, expPtr, factorPtr, idx, val, n);
+    const expected = ref2.mapEncode(bytes, 4, 2, 3, exps);
+    expect(e).toBe(expected.exceptions.indices.length);
+    expect(Array.from(h.copyOut(Uint32Array, idx, e))).toEqual(expected.exceptions.indices);
+    expect(Array.from(h.copyOut(Uint32Array, val, e))).toEqual(expected.exceptions.values);
+    // the values at exceptions are the writer's choice: compare the others
+    const got = h.copyOut(Uint32Array, outPtr, n);
+    const exc = new Set(expected.exceptions.indices);
+    for (let i = 0; i < n; i++) if (!exc.has(i)) expect(got[i], `element ${i}`).toBe(expected.values[i]);
+    k.decimalDecodeF32(outPtr, outPtr, n, 3, expPtr, factorPtr);
+    expect(k.scatterBits32(outPtr, n, idx, val, e)).toBe(0);
+    expectSameBytes(h.bytes(outPtr, 4 * n), bytes, 'decimal inverse with its exceptions');
+    // exception lists out of order or out of range are refused
+    if (e >= 2) {
+      h.view(Uint32Array, idx, e).reverse();
+      expect(k.scatterBits32(outPtr, n, idx, val, e)).toBe(1);
+    }
+    h.view(Uint32Array, idx, 1)[0] = n;
+    expect(k.scatterBits32(outPtr, n, idx, val, 1)).toBe(1);
   });
 });
