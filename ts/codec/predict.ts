@@ -22,6 +22,12 @@ const PLAN_MARGIN = 0.97;
 /** Elements a plan's sample holds at most, in {@link PLAN_PARTS} ranges spread over the array. */
 const PLAN_SAMPLE_ELEMENTS = 1 << 14;
 const PLAN_PARTS = 8;
+/**
+ * The share of the best linear predictor's size that med must save to be picked below level 8:
+ * its decode is serial (about 150 MB/s a worker on the corpus's images against 600 for
+ * Lorenzo's), and it saved 0.5-2 % on two of the three images (11 % on icons).
+ */
+const MED_MARGIN = 0.03;
 /** Most fields a record stride or channel axis may have to be coded as planes. */
 const MAX_PLANE_FIELDS = 16;
 
@@ -171,9 +177,9 @@ export function chooseExponents(values: Float32Array, count: number, fields: num
  * The plan for compressing `bytes` (elements of `type`, little-endian) of this `shape` (C order),
  * or undefined when none promises less than the plain codec (or the shape offers no geometry).
  * Ranks every geometry x predictor x value map (f32: float order, and decimal where a sample's
- * values are decimals) on a sample of whole rows.
+ * values are decimals) on a sample; `level` (1..9) weighs med's slower decode below 8.
  */
-export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonly number[]): PredictPlan | undefined {
+export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonly number[], level = 5): PredictPlan | undefined {
   const w = elementSize(type);
   const n = bytes.length / w;
   const options = geometries(shape);
@@ -219,6 +225,9 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
       for (const predictor of predictorsFor(g.axes, isFloat)) {
         let bytes = 0;
         for (const first of parts) bytes += residualBytes(u, first, partLength, w, g, row, predictor);
+        // med decodes element by element (the linear predictors in v128 lanes and a prefix sum):
+        // below level 8 it must save MED_MARGIN over the best of the others
+        if (predictor === Predictor.Med && level < 8) bytes /= 1 - MED_MARGIN;
         if (best === undefined || bytes < best.bytes)
           best = { plan: { map, predictor, fields: g.fields, rowCells: g.rowCells, planeRows: g.planeRows }, bytes };
       }

@@ -75,7 +75,7 @@ export function chunkLengthOf(settings: CompressSettings, type: ElementType, chu
  */
 export function predictPlanOf(settings: CompressSettings, type: ElementType, bytes: Uint8Array): PredictPlan | undefined {
   if (settings.shape === undefined || settings.codec !== undefined || settings.errorBound !== undefined) return undefined;
-  return planPredict(bytes, type, settings.shape);
+  return planPredict(bytes, type, settings.shape, settings.level);
 }
 
 /** The chunk codec of `settings` on the CPU path: the pipeline, quantized first in the lossy mode. */

@@ -474,7 +474,9 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
       // to code smaller (runs of a label volume) is encoded plainly too, and the smaller kept
       const level = effortOf(p).level;
       const plain = plainEstimate(ctx, arena, p.inPtr, p.count, width, level);
-      if (plain >= predicted.entry.payloadBytes) return predicted;
+      // (a chunk predicted to a twelfth of its size or less is also encoded plainly: the run-length
+      // estimates of such chunks (a label volume's) are the least sure, and the encode is cheap)
+      if (plain >= predicted.entry.payloadBytes && predicted.entry.payloadBytes * 12 > p.count * width) return predicted;
       const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, undefined, 0, effortOf(p));
       if (coded.ptr < 0 || coded.bytes >= predicted.entry.payloadBytes) return predicted;
       lossless = p.explain === true ? `${predicted.reason}: ${predicted.entry.payloadBytes} B, plain smaller; ` : '';
