@@ -20,7 +20,7 @@ export type PredictPlan = Omit<PredictParams, 'exponents'>;
 /** A plan must promise at most this share of the plain codec's estimate to be used. */
 const PLAN_MARGIN = 0.97;
 /** Elements a plan's sample holds at most, in {@link PLAN_PARTS} ranges spread over the array. */
-const PLAN_SAMPLE_ELEMENTS = 1 << 14;
+const PLAN_SAMPLE_ELEMENTS = 1 << 13;
 const PLAN_PARTS = 8;
 /**
  * The share of the best linear predictor's size that med must save to be picked below level 8:
@@ -106,48 +106,71 @@ function floatOrder(b: number): number {
   return (b >>> 31 !== 0 ? ~b : b ^ 0x80000000) >>> 0;
 }
 
+/** The values (under a map) of elements lo .. lo + values.length - 1: a sample range and the neighbours it reads. */
+interface Window {
+  values: Uint32Array;
+  lo: number;
+}
+
+/** The window of `u` over [first - back, first + length), clipped at 0. */
+function windowOf(u: (e: number) => number, first: number, length: number, back: number): Window {
+  const lo = Math.max(0, first - back);
+  const values = new Uint32Array(first + length - lo);
+  for (let i = 0; i < values.length; i++) values[i] = u(lo + i);
+  return { values, lo };
+}
+
 /**
  * The entropy bytes of the residuals (zigzagged, w bytes) of elements [first, first + n) of the
  * values `u(e)` (e: an element index of the whole array) under predictor `p` over geometry `g`
  * (rows of `row` elements, cells of `lead`), field by field, summed: neighbours come from the
  * whole array, so a sample needs no whole rows.
  */
-function residualBytes(u: (e: number) => number, first: number, n: number, w: number, g: Geometry, row: number, p: Predictor): number {
+function residualBytes(win: Window, first: number, n: number, w: number, g: Geometry, row: number, p: Predictor): number {
   const bits = 8 * w;
   const mask = w === 4 ? 0xffffffff : (1 << bits) - 1;
   const lead = g.fields;
-  const plane = row * g.planeRows;
+  const planeRows = g.planeRows;
+  const plane = row * planeRows;
   const per = Math.floor(n / lead);
   if (per <= 0) return Infinity;
   const res = Array.from({ length: lead }, () => new Uint32Array(per));
-  const at = (e: number) => (e >= 0 ? u(e) : 0);
-  for (let e = first - (first % lead), c = 0; c < per; c++) {
+  const { values, lo } = win;
+  const at = (e: number) => (e >= 0 ? values[e - lo] : 0);
+  let e = first - (first % lead);
+  // the element's place in its row (j) and its row (i), kept as e moves on
+  let j = e % row;
+  let i = Math.floor(e / row);
+  for (let c = 0; c < per; c++) {
     for (let k = 0; k < lead; k++, e++) {
-      const j = e % row;
-      const i = Math.floor(e / row);
-      const up = p === Predictor.Lorenzo3 ? i % g.planeRows !== 0 : i > 0;
-      const a = j >= lead ? at(e - lead) : 0;
-      const b = up ? at(e - row) : 0;
-      const ab = up && j >= lead ? at(e - row - lead) : 0;
-      let pred = 0;
-      if (p === Predictor.Left) pred = a;
-      else if (p === Predictor.Up) pred = b;
-      else if (p === Predictor.Lorenzo2) pred = a + b - ab;
-      else if (p === Predictor.Med) {
-        const mx = Math.max(a, b);
-        const mn = Math.min(a, b);
-        pred = ab >= mx ? mn : ab <= mn ? mx : a + b - ab;
-      } else if (p === Predictor.Lorenzo3) {
-        const back = i >= g.planeRows;
-        const z = back ? at(e - plane) : 0;
-        const az = back && j >= lead ? at(e - plane - lead) : 0;
-        const bz = back && up ? at(e - plane - row) : 0;
-        const abz = back && up && j >= lead ? at(e - plane - row - lead) : 0;
-        pred = a + b + z - ab - az - bz + abz;
+      const left = j >= lead;
+      const up = p === Predictor.Lorenzo3 ? i % planeRows !== 0 : i > 0;
+      const a = left ? at(e - lead) : 0;
+      let pred = a;
+      if (p === Predictor.None) pred = 0;
+      else if (p !== Predictor.Left) {
+        const b = up ? at(e - row) : 0;
+        const ab = up && left ? at(e - row - lead) : 0;
+        if (p === Predictor.Up) pred = b;
+        else if (p === Predictor.Lorenzo2) pred = a + b - ab;
+        else if (p === Predictor.Med) {
+          const mx = a > b ? a : b;
+          const mn = a > b ? b : a;
+          pred = ab >= mx ? mn : ab <= mn ? mx : a + b - ab;
+        } else if (i >= planeRows) {
+          const z = at(e - plane);
+          const az = left ? at(e - plane - lead) : 0;
+          const bz = up ? at(e - plane - row) : 0;
+          const abz = up && left ? at(e - plane - row - lead) : 0;
+          pred = a + b + z - ab - az - bz + abz;
+        } else pred = a + b - ab;
       }
-      const d = (u(e) - pred) & mask;
-      const sign = d >>> (bits - 1);
-      res[k][c] = ((d << 1) ^ -sign) & mask;
+      const d = (values[e - lo] - pred) & mask;
+      res[k][c] = ((d << 1) ^ -(d >>> (bits - 1))) & mask;
+      if (++j === row) {
+        j = 0;
+        i++;
+      }
     }
   }
   return res.reduce((s, r) => s + Math.min(entropyBytes(r, per, w), runBytes(r, per, w)), 0);
@@ -223,21 +246,25 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
     }
   }
   const whole: Geometry = { fields: 1, rowCells: 0, planeRows: 1, axes: 1 };
+  // each part's values under each map, with the neighbours the geometries reach back to
+  const back = Math.max(...options.map((g) => (g.rowCells === 0 ? 0 : g.rowCells * g.fields * (g.planeRows + 1))), 0) + 16;
+  const windows = maps.map(({ u }) => parts.map((first) => windowOf(u, first, partLength, back)));
   let plain = 0;
-  for (const first of parts) {
+  parts.forEach((first, q) => {
     // the plain codec's estimate: the elements or their deltas, as they are
+    const win = isFloat ? windowOf(bitsAt, first, partLength, 1) : windows[0][q];
     plain += Math.min(
-      residualBytes(bitsAt, first, partLength, w, whole, n, Predictor.None),
-      residualBytes(bitsAt, first, partLength, w, whole, n, Predictor.Left),
+      residualBytes(win, first, partLength, w, whole, n, Predictor.None),
+      residualBytes(win, first, partLength, w, whole, n, Predictor.Left),
     );
-  }
+  });
   let best: { plan: PredictPlan; bytes: number } | undefined;
   for (const g of options) {
     const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
-    for (const { map, u } of maps) {
+    for (const [m, { map }] of maps.entries()) {
       for (const predictor of predictorsFor(g.axes, isFloat)) {
         let bytes = 0;
-        for (const first of parts) bytes += residualBytes(u, first, partLength, w, g, row, predictor);
+        parts.forEach((first, q) => (bytes += residualBytes(windows[m][q], first, partLength, w, g, row, predictor)));
         // med decodes element by element (the linear predictors in v128 lanes and a prefix sum):
         // below level 8 it must save MED_MARGIN over the best of the others
         if (predictor === Predictor.Med && level < 8) bytes /= 1 - MED_MARGIN;
