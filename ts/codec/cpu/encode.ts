@@ -468,20 +468,25 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
   });
   if (p.count === 0) return stored('empty chunk');
   if (p.predict !== undefined && p.pipeline === undefined && lossless === '') {
-    const predicted = encodePredicted(ctx, arena, p, p.predict, elementsHash);
-    if (typeof predicted !== 'string') {
-      // the plan was ranked on entropy alone: a chunk whose elements the plain pipelines promise
-      // to code smaller (runs of a label volume) is encoded plainly too, and the smaller kept
-      const level = effortOf(p).level;
-      const plain = plainEstimate(ctx, arena, p.inPtr, p.count, width, level);
-      // (a chunk predicted to a twelfth of its size or less is also encoded plainly: the run-length
-      // estimates of such chunks (a label volume's) are the least sure, and the encode is cheap)
-      if (plain >= predicted.entry.payloadBytes && predicted.entry.payloadBytes * 12 > p.count * width) return predicted;
-      const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, undefined, 0, effortOf(p));
-      if (coded.ptr < 0 || coded.bytes >= predicted.entry.payloadBytes) return predicted;
-      lossless = p.explain === true ? `${predicted.reason}: ${predicted.entry.payloadBytes} B, plain smaller; ` : '';
+    // the plan was ranked on a sample's entropy and runs: a chunk the plain pipelines already
+    // code to a twelfth (runs of a label volume, a background) is coded plainly, where the
+    // estimates of run lengths are least sure and prediction only costs time; a predicted chunk
+    // whose plain estimate is not a fifth larger is encoded both ways, the smaller kept
+    const level = effortOf(p).level;
+    const plain = plainEstimate(ctx, arena, p.inPtr, p.count, width, level);
+    if (plain * 12 > raw) {
+      const predicted = encodePredicted(ctx, arena, p, p.predict, elementsHash);
+      if (typeof predicted !== 'string') {
+        // (estimates run 5-20 % off: within a fifth of the predicted size, the plain one is encoded too)
+        if (plain >= 1.2 * predicted.entry.payloadBytes) return predicted;
+        const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, undefined, 0, effortOf(p));
+        if (coded.ptr < 0 || coded.bytes >= predicted.entry.payloadBytes) return predicted;
+        lossless = p.explain === true ? `${predicted.reason}: ${predicted.entry.payloadBytes} B, plain smaller; ` : '';
+      } else {
+        lossless = `${predicted}; `;
+      }
     } else {
-      lossless = `${predicted}; `;
+      lossless = p.explain === true ? `plain estimate ${Math.round(plain)} B, a twelfth of the chunk or less: not predicted; ` : '';
     }
   }
   const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, p.pipeline, 0, effortOf(p), p.payloadPtr);
