@@ -17,14 +17,28 @@ export interface Sample {
   name: string;
   file: string;
   type: ElementType;
+  /** C order, as data/samples/<name>.json gives it. */
+  shape: readonly number[];
   note: string;
 }
 
 export const SAMPLES: readonly Sample[] = [
-  { name: 't1-brain-labels', file: 't1-brain-labels.u8', type: 'u8', note: 'skull-stripped label volume 128x128x62' },
-  { name: 't1-kmeans-labels', file: 't1-kmeans-labels.u8', type: 'u8', note: 'k-means tissue segmentation 128x128x62' },
-  { name: 't1-mri', file: 't1-mri.u16', type: 'u16', note: 'T1 MRI volume 128x128x62' },
-  { name: 'camera', file: 'camera.u8', type: 'u8', note: 'photograph 512x512 (not RLE-friendly)' },
+  {
+    name: 't1-brain-labels',
+    file: 't1-brain-labels.u8',
+    type: 'u8',
+    shape: [62, 128, 128],
+    note: 'skull-stripped label volume 128x128x62',
+  },
+  {
+    name: 't1-kmeans-labels',
+    file: 't1-kmeans-labels.u8',
+    type: 'u8',
+    shape: [62, 128, 128],
+    note: 'k-means tissue segmentation 128x128x62',
+  },
+  { name: 't1-mri', file: 't1-mri.u16', type: 'u16', shape: [62, 128, 128], note: 'T1 MRI volume 128x128x62' },
+  { name: 'camera', file: 'camera.u8', type: 'u8', shape: [512, 512], note: 'photograph 512x512 (not RLE-friendly)' },
 ];
 
 /** Where the samples live: ts/cli and dist/node are both two levels below the package root. */
@@ -147,12 +161,13 @@ export async function runDemo(engine: Engine, print: (line: string) => void = co
     const data = new Ctor(new Uint8Array(raw).buffer) as ParleArray;
     const bytes = bytesOf(data);
 
-    const packed = await engine.compress(data);
+    // the sample's shape (data/samples/<name>.json): predictors along its axes
+    const packed = await engine.compress(data, { shape: sample.shape });
     const back = await engine.decompress(packed);
     if (!sameBytes(bytesOf(back), bytes)) {
       throw new ParleError(ErrorCodes.CORRUPT, `round trip of ${sample.name} differs`);
     }
-    const encodeMs = await timeMedianAsync(() => engine.compress(data));
+    const encodeMs = await timeMedianAsync(() => engine.compress(data, { shape: sample.shape }));
     const decodeMs = await timeMedianAsync(() => engine.decompress(packed));
     const path = engine.explain('compress', data).path;
     // the pipelines the chooser picked, from the chunk table

@@ -28,6 +28,8 @@ const PLAN_PARTS = 8;
  * Lorenzo's), and it saved 0.5-2 % on two of the three images (11 % on icons).
  */
 const MED_MARGIN = 0.03;
+/** A sample the plain codec is estimated to code to 1 / PLAIN_ENOUGH of its bytes is not planned (ts/codec/cpu/encode.ts uses the same share a chunk). */
+export const PLAIN_ENOUGH = 12;
 /** Most fields a record stride or channel axis may have to be coded as planes. */
 const MAX_PLANE_FIELDS = 16;
 
@@ -246,18 +248,21 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
     }
   }
   const whole: Geometry = { fields: 1, rowCells: 0, planeRows: 1, axes: 1 };
-  // each part's values under each map, with the neighbours the geometries reach back to
-  const back = Math.max(...options.map((g) => (g.rowCells === 0 ? 0 : g.rowCells * g.fields * (g.planeRows + 1))), 0) + 16;
-  const windows = maps.map(({ u }) => parts.map((first) => windowOf(u, first, partLength, back)));
   let plain = 0;
-  parts.forEach((first, q) => {
+  for (const first of parts) {
     // the plain codec's estimate: the elements or their deltas, as they are
-    const win = isFloat ? windowOf(bitsAt, first, partLength, 1) : windows[0][q];
+    const win = windowOf(bitsAt, first, partLength, 1);
     plain += Math.min(
       residualBytes(win, first, partLength, w, whole, n, Predictor.None),
       residualBytes(win, first, partLength, w, whole, n, Predictor.Left),
     );
-  });
+  }
+  // an array the plain pipelines code to a twelfth is not predicted (as a chunk is not: runs of
+  // labels and backgrounds), and its plan is not worth its time
+  if (plain * PLAIN_ENOUGH <= parts.length * partLength * w) return undefined;
+  // each part's values under each map, with the neighbours the geometries reach back to
+  const back = Math.max(...options.map((g) => (g.rowCells === 0 ? 0 : g.rowCells * g.fields * (g.planeRows + 1))), 0) + 16;
+  const windows = maps.map(({ u }) => parts.map((first) => windowOf(u, first, partLength, back)));
   let best: { plan: PredictPlan; bytes: number } | undefined;
   for (const g of options) {
     const row = g.rowCells === 0 ? n : g.rowCells * g.fields;

@@ -27,7 +27,7 @@ import { entropyStage, pipelineName, StageId, streamCount, type Pipeline } from 
 import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
 import { quantizeParams } from '../quantize.js';
 import { Arena, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
-import { chooseExponents, DECIMAL_FACTORS, type PredictPlan } from '../predict.js';
+import { chooseExponents, DECIMAL_FACTORS, PLAIN_ENOUGH, type PredictPlan } from '../predict.js';
 import {
   FIELD_BLOCK_HEADER_BYTES,
   predictName,
@@ -474,7 +474,7 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
     // whose plain estimate is not a fifth larger is encoded both ways, the smaller kept
     const level = effortOf(p).level;
     const plain = plainEstimate(ctx, arena, p.inPtr, p.count, width, level);
-    if (plain * 12 > raw) {
+    if (plain * PLAIN_ENOUGH > raw) {
       const predicted = encodePredicted(ctx, arena, p, p.predict, elementsHash);
       if (typeof predicted !== 'string') {
         // (estimates run 5-20 % off: within a fifth of the predicted size, the plain one is encoded too)
