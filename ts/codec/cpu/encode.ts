@@ -717,7 +717,7 @@ function plainEstimate(ctx: CodecContext, arena: Arena, inPtr: number, count: nu
 /**
  * Encodes a chunk predicted by `plan` (docs/format.md, "Stage 7: predict"; assembly/predict.ts):
  * its values under the plan's map (a decimal map's exponents from a sample of the chunk, the
- * float-order map where a field is not decimal or exceptions pass an eighth of the chunk), the
+ * float-order map where a field is not decimal or exceptions pass 1 in 64 elements), the
  * predictor's zigzagged residuals, split into a plane a field, and each plane coded by the
  * chooser on its own (its own pipeline and Huffman tables). Returns why not when the chunk's
  * geometry does not fit the plan or the payload is not smaller than the elements.
