@@ -500,6 +500,40 @@ describeGpu('engine with a GPU', () => {
     ]);
   });
 
+  gpuIt(
+    'version-4 containers with a shape decode on the GPU path: without predicted chunks on the GPU, with them through the CPU; from host memory and from the device',
+    async () => {
+      // a label-like volume: runs the plain pipelines code to a twelfth, so no chunk is predicted
+      const labels = new Uint16Array(8 * 40 * 64).map((_, i) => (Math.floor(i / 5000) % 3) * 7 + (i % 64 > 40 ? 1 : 0));
+      // a smooth grid: predicted (stage 7)
+      const grid = new Float32Array(96 * 128).map((_, i) => Math.sin(Math.floor(i / 128) / 11) * Math.cos((i % 128) / 13) * 300);
+      for (const [input, shape, predicted] of [
+        [labels, [8, 40, 64], false],
+        [grid, [96, 128], true],
+      ] as const) {
+        const packed = await engine.compress(input, { shape, chunkBytes: 8192, path: 'cpu' });
+        expect(engine.inspect(packed).shape).toEqual(shape);
+        expect(
+          engine.inspect(packed).chunks.some((c) => c.encoding.startsWith('predict')),
+          JSON.stringify(shape),
+        ).toBe(predicted);
+        const fromHost = await engine.decompress(packed, { to: 'device', path: 'gpu' });
+        const onDevice = await engine.upload(packed);
+        const fromDevice = await engine.decompress(onDevice, { to: 'device' });
+        try {
+          for (const back of [fromHost, fromDevice]) {
+            const host = await engine.download(back);
+            expect(Buffer.compare(Buffer.from(bytesOf(host)), Buffer.from(bytesOf(input))), JSON.stringify(shape)).toBe(0);
+          }
+        } finally {
+          fromHost.destroy();
+          fromDevice.destroy();
+          onDevice.destroy();
+        }
+      }
+    },
+  );
+
   gpuIt('decompress on the GPU path checks payload checksums and the table like the CPU path', async () => {
     const input = new Uint8Array(50_000);
     fillRuns(new Rng(caseSeed('engine gpu decompress corrupt')), input, { kind: 'uniform', maxRun: 20 });
