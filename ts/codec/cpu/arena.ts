@@ -6,6 +6,7 @@
  * (docs/format.md, "Tree hash"; assembly/hash.ts).
  */
 import type { Kernels } from '../../cpu/wasm.js';
+import { DECIMAL_FACTORS } from '../predict.js';
 
 /** The kernels and the memory they work on (as ts/cpu/procedures.ts's KernelContext). */
 export interface CodecContext {
@@ -59,4 +60,17 @@ export function treeHashAt(ctx: CodecContext, arena: Arena, ptr: number, len: nu
   const h = ctx.kernels.treeHash(ptr, len, scratch) >>> 0;
   arena.reset(mark);
   return h;
+}
+
+/**
+ * The decimal map's tables in the arena, as assembly/predict.ts decimalEncodeF32 and
+ * decimalDecodeF32 take them: `exponents` a byte a field at expPtr, F[e] (DECIMAL_FACTORS) as f64
+ * at factorPtr (the arena's 16-byte alignment suits f64).
+ */
+export function decimalTablesAt(ctx: CodecContext, arena: Arena, exponents: readonly number[]): { expPtr: number; factorPtr: number } {
+  const expPtr = arena.alloc(exponents.length);
+  u8(ctx, expPtr, exponents.length).set(exponents);
+  const factorPtr = arena.alloc(8 * DECIMAL_FACTORS.length);
+  new Float64Array(ctx.memory.buffer, factorPtr, DECIMAL_FACTORS.length).set(DECIMAL_FACTORS);
+  return { expPtr, factorPtr };
 }

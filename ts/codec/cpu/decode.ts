@@ -16,9 +16,8 @@ import { PACK_SCRATCH_BYTES } from '../../cpu/wasm.js';
 import { HuffmanMode, readHeader } from '../huffman.js';
 import { entropyStage, pipelineProblem, StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
-import { Arena, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
+import { Arena, decimalTablesAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
 import { readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
-import { DECIMAL_FACTORS } from '../predict.js';
 import { packStreamWidth, readDirectory, runsLayout, type Directory } from './directory.js';
 
 /** Arena bytes {@link decodeChunkAt} needs for a chunk with this directory. */
@@ -382,12 +381,8 @@ function decodePredicted(ctx: CodecContext, arena: Arena, p: DecodeChunkParams):
   if (head.map === ValueMap.FloatOrder) kernels.floatOrderDecode(p.outPtr, p.outPtr, count);
   if (head.map === ValueMap.Decimal) {
     const mark = arena.mark();
-    const expPtr = arena.alloc(fields);
-    const factorPtr = arena.alloc(8 * DECIMAL_FACTORS.length + 8);
-    const factorsAt = Math.ceil(factorPtr / 8) * 8;
-    new Float64Array(ctx.memory.buffer, factorsAt, DECIMAL_FACTORS.length).set(DECIMAL_FACTORS);
-    u8(ctx, expPtr, fields).set(head.exponents!);
-    kernels.decimalDecodeF32(p.outPtr, p.outPtr, count, fields, expPtr, factorsAt);
+    const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, head.exponents!);
+    kernels.decimalDecodeF32(p.outPtr, p.outPtr, count, fields, expPtr, factorPtr);
     const at = p.payloadPtr + head.exceptionsAt;
     if (kernels.scatterBits32(p.outPtr, count, at, at + 4 * head.exceptions, head.exceptions) !== 0) {
       throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: exception indices out of order or out of range`);

@@ -11,7 +11,7 @@
  */
 import { DEFAULT_LEVEL, Encoding, type ChunkEntry } from '../../format/layout.js';
 import { lanesScratchBytes, PACK_SCRATCH_BYTES } from '../../cpu/wasm.js';
-import { competingBytes, describeEstimates, estimateCandidates, packTolerance, type ChunkStats } from '../chooser.js';
+import { competingBytes, describeEstimates, estimateCandidates, packTolerance, type ChunkStats, type Estimate } from '../chooser.js';
 import {
   codeLengths,
   codedBits,
@@ -26,8 +26,8 @@ import {
 import { entropyStage, pipelineName, StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
 import { quantizeParams } from '../quantize.js';
-import { Arena, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
-import { chooseExponents, DECIMAL_FACTORS, PLAIN_ENOUGH, type PredictPlan } from '../predict.js';
+import { Arena, decimalTablesAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
+import { chooseExponents, PLAIN_ENOUGH, type PredictPlan } from '../predict.js';
 import {
   FIELD_BLOCK_HEADER_BYTES,
   predictName,
@@ -473,7 +473,7 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
     // estimates of run lengths are least sure and prediction only costs time; a predicted chunk
     // whose plain estimate is not a fifth larger is encoded both ways, the smaller kept
     const level = effortOf(p).level;
-    const plain = plainEstimate(ctx, arena, p.inPtr, p.count, width, level);
+    const plain = chooserEstimates(ctx, arena, p.inPtr, p.count, width, level)[0].bytes;
     if (plain * PLAIN_ENOUGH > raw) {
       const predicted = encodePredicted(ctx, arena, p, p.predict, elementsHash);
       if (typeof predicted !== 'string') {
@@ -615,16 +615,7 @@ function encodeBest(
     candidates = fixed.length === 0 ? [] : [fixed as Pipeline];
     reason = `codec ${pipelineName(fixed as Pipeline)} requested`;
   } else {
-    const mark = arena.mark();
-    const stats = gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]);
-    let estimates = estimateCandidates(stats, tolerance);
-    // pack candidates for 2- and 4-byte types (1-byte ones decoded no faster packed), sized only
-    // where pack could come first: its estimate is never below packFloorBytes (labels whose rle
-    // estimates are far below it skip the pack pass)
-    if (width > 1 && estimates[0].bytes * (1 + tolerance) > packFloorBytes(count, width)) {
-      estimates = estimateCandidates({ ...stats, pack: gatherPackStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]) }, tolerance);
-    }
-    arena.reset(mark);
+    const estimates = chooserEstimates(ctx, arena, inPtr, count, width, level);
     reason = explain ? `level ${level}, estimates: ${describeEstimates(estimates)}` : '';
     if (level < 9 && prefix + estimates[0].bytes > STORE_ABOVE * raw) {
       // incompressible by the estimates: stored at copy speed
@@ -701,17 +692,23 @@ function encodeBest(
   return { ptr: payloads[best], bytes: prefix + bestBytes, pipeline: bestPipeline, why };
 }
 
-/** The chooser's best estimate of `count` elements at `inPtr` without prediction (bytes of payload). */
-function plainEstimate(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, level: number): number {
+/**
+ * The chooser's estimates of every candidate pipeline for `count` elements at `inPtr`, best
+ * first, from a sample's statistics at `level` (the arena is left as it was).
+ */
+function chooserEstimates(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, level: number): Estimate[] {
   const mark = arena.mark();
   const tolerance = packTolerance(level);
   const stats = gatherStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]);
   let estimates = estimateCandidates(stats, tolerance);
+  // pack candidates for 2- and 4-byte types (1-byte ones decoded no faster packed), sized only
+  // where pack could come first: its estimate is never below packFloorBytes (labels whose rle
+  // estimates are far below it skip the pack pass)
   if (width > 1 && estimates[0].bytes * (1 + tolerance) > packFloorBytes(count, width)) {
     estimates = estimateCandidates({ ...stats, pack: gatherPackStats(ctx, arena, inPtr, count, width, SAMPLE_BYTES[level]) }, tolerance);
   }
   arena.reset(mark);
-  return estimates[0].bytes;
+  return estimates;
 }
 
 /**
@@ -754,12 +751,8 @@ function encodePredicted(
       values = arena.alloc(raw + SLACK);
       excIndex = arena.alloc(4 * cap + SLACK);
       excValue = arena.alloc(4 * cap + SLACK);
-      const expPtr = arena.alloc(fields);
-      const factorPtr = arena.alloc(8 * DECIMAL_FACTORS.length + 8);
-      const factorsAt = Math.ceil(factorPtr / 8) * 8;
-      new Float64Array(ctx.memory.buffer, factorsAt, DECIMAL_FACTORS.length).set(DECIMAL_FACTORS);
-      u8(ctx, expPtr, fields).set(exps);
-      exceptions = kernels.decimalEncodeF32(p.inPtr, values, count, fields, expPtr, factorsAt, excIndex, excValue, cap);
+      const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, exps);
+      exceptions = kernels.decimalEncodeF32(p.inPtr, values, count, fields, expPtr, factorPtr, excIndex, excValue, cap);
       if (exceptions <= cap) params.exponents = exps;
     }
     if (params.exponents === undefined) {
