@@ -44,11 +44,13 @@ function rotl32(x: number, r: number): number {
   return ((x << r) | (x >>> (32 - r))) >>> 0;
 }
 
-function readU32(bytes: Uint8Array, at: number): number {
+/** The little-endian u32 at `at`. */
+export function readU32(bytes: Uint8Array, at: number): number {
   return (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
 }
 
-function writeU32(bytes: Uint8Array, at: number, value: number): void {
+/** Writes `value` as a little-endian u32 at `at`. */
+export function writeU32(bytes: Uint8Array, at: number, value: number): void {
   bytes[at] = value & 0xff;
   bytes[at + 1] = (value >>> 8) & 0xff;
   bytes[at + 2] = (value >>> 16) & 0xff;

@@ -23,7 +23,8 @@
  *   check that the shape's dims multiply to N.
  */
 import { xxh64 } from '../../ts/format/checksum.js';
-import { STAGE, decodePayload, encodePayload, streamCount, treeHash } from './codec-reference.js';
+import { concat } from './bytes.js';
+import { STAGE, decodePayload, encodePayload, readU32, streamCount, treeHash, writeU32 } from './codec-reference.js';
 
 // ---------------------------------------------------------------------------------------------
 // Constants and small helpers
@@ -58,17 +59,6 @@ function widthOf(type: number): Width {
   return w;
 }
 
-function readU32(bytes: Uint8Array, at: number): number {
-  return (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
-}
-
-function writeU32(bytes: Uint8Array, at: number, value: number): void {
-  bytes[at] = value & 0xff;
-  bytes[at + 1] = (value >>> 8) & 0xff;
-  bytes[at + 2] = (value >>> 16) & 0xff;
-  bytes[at + 3] = (value >>> 24) & 0xff;
-}
-
 function readU64(bytes: Uint8Array, at: number): number {
   return readU32(bytes, at) + readU32(bytes, at + 4) * 2 ** 32;
 }
@@ -95,16 +85,6 @@ function writeWord(bytes: Uint8Array, index: number, width: number, value: numbe
 /** Low 32 bits of XXH64 (seed 0) of `bytes`: the header, entry and shape checksums. */
 export function xxh64Low(bytes: Uint8Array): number {
   return Number(xxh64(bytes) & 0xffffffffn);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 // f32 <-> bits
