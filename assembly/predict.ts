@@ -418,3 +418,93 @@ export function scatterBits32(outPtr: usize, n: usize, indexPtr: usize, valuePtr
   }
   return 0;
 }
+
+/**
+ * fpzip's order-preserving map of `n` f64 elements' bits (the 64-bit twin of
+ * {@link floatOrderEncode}): a negative value's bits inverted, a positive one's sign bit set.
+ * In place allowed.
+ */
+export function floatOrderEncode64(inPtr: usize, outPtr: usize, n: usize): void {
+  for (let i: usize = 0; i < n; i++) {
+    const b = load<u64>(inPtr + i * 8);
+    store<u64>(outPtr + i * 8, (b >> 63) != 0 ? ~b : b ^ 0x8000000000000000);
+  }
+}
+
+/** The inverse of {@link floatOrderEncode64}. In place allowed. */
+export function floatOrderDecode64(inPtr: usize, outPtr: usize, n: usize): void {
+  for (let i: usize = 0; i < n; i++) {
+    const u = load<u64>(inPtr + i * 8);
+    store<u64>(outPtr + i * 8, (u >> 63) != 0 ? u ^ 0x8000000000000000 : ~u);
+  }
+}
+
+/**
+ * ALP's decimal map of `n` f64 elements in cells of `fields` (Afroozeh, Kuffo and Boncz 2024):
+ * field k's element x becomes the i64 v = round(x 10^e_k) when |v| < 2^52 and v / 10^e_k (a
+ * correctly rounded division of two exact values, so the nearest f64 to the decimal) has x's
+ * bits (`expPtr`: one byte a field). Other elements are exceptions: index and bits to
+ * `excIndexPtr` (u32) / `excValuePtr` (u64), at most `cap` of them (the count is returned and may
+ * exceed cap), their v the previous cell's (0 in the first cell). `in` and `out` must not overlap.
+ */
+export function decimalEncodeF64(
+  inPtr: usize,
+  outPtr: usize,
+  n: usize,
+  fields: usize,
+  expPtr: usize,
+  excIndexPtr: usize,
+  excValuePtr: usize,
+  cap: u32,
+): u32 {
+  let e: u32 = 0;
+  let k: usize = 0;
+  for (let i: usize = 0; i < n; i++, k = k + 1 == fields ? 0 : k + 1) {
+    const scale = load<f64>(POW10 + <usize>load<u8>(expPtr + k) * 8);
+    const bits = load<u64>(inPtr + i * 8);
+    const v = nearest(reinterpret<f64>(bits) * scale);
+    let ok = v > -4503599627370496.0 && v < 4503599627370496.0;
+    let iv: i64 = 0;
+    if (ok) {
+      iv = <i64>v;
+      ok = reinterpret<u64>(<f64>iv / scale) == bits;
+    }
+    if (!ok) {
+      iv = i >= fields ? load<i64>(outPtr + (i - fields) * 8) : 0;
+      if (e < cap) {
+        store<u32>(excIndexPtr + e * 4, <u32>i);
+        store<u64>(excValuePtr + e * 8, bits);
+      }
+      e++;
+    }
+    store<i64>(outPtr + i * 8, iv);
+  }
+  return e;
+}
+
+/**
+ * The inverse of {@link decimalEncodeF64} without its exceptions (see {@link scatterBits64}):
+ * field k's i64 v becomes f64(v) / 10^e_k. In place allowed.
+ */
+export function decimalDecodeF64(inPtr: usize, outPtr: usize, n: usize, fields: usize, expPtr: usize): void {
+  for (let k: usize = 0; k < fields; k++) {
+    const scale = load<f64>(POW10 + <usize>load<u8>(expPtr + k) * 8);
+    for (let i = k; i < n; i += fields) store<f64>(outPtr + i * 8, <f64>load<i64>(inPtr + i * 8) / scale);
+  }
+}
+
+/**
+ * Writes `e` listed u64 values (`valuePtr`) at their element indices (`indexPtr`, u32) into
+ * `outPtr` (`n` elements). Returns 0, or 1 when the indices are not strictly increasing or not
+ * below n (nothing is written past the first bad index).
+ */
+export function scatterBits64(outPtr: usize, n: usize, indexPtr: usize, valuePtr: usize, e: usize): u32 {
+  let last: i64 = -1;
+  for (let j: usize = 0; j < e; j++) {
+    const i = load<u32>(indexPtr + j * 4);
+    if (<i64>i <= last || <usize>i >= n) return 1;
+    store<u64>(outPtr + <usize>i * 8, load<u64>(valuePtr + j * 8));
+    last = <i64>i;
+  }
+  return 0;
+}

@@ -1,4 +1,4 @@
-// Run-length encoding and decoding of 8-, 16- and 32-bit elements (compared as bit patterns).
+// Run-length encoding and decoding of 8-, 16-, 32- and 64-bit elements (compared as bit patterns).
 //
 // One source, two builds: `if (ASC_FEATURE_SIMD)` is a compile-time constant, so build/parle.wasm
 // gets the v128 bodies and build/parle-scalar.wasm the scalar twins. Kernels allocate nothing;
@@ -85,7 +85,7 @@ const ENCODE_CHUNK: usize = 8192;
 
   while (i < n) {
     const chunkEnd = min(n, i + ENCODE_CHUNK);
-    if (ASC_FEATURE_SIMD) {
+    if (ASC_FEATURE_SIMD && size < 8) {
       // Element i + j starts a run when bit j of `mask` is set. The first four set bits are
       // written unconditionally (an exhausted mask gives ctz 32, position i + 32, whose writes
       // land past the runs found so far and are overwritten later), so a block with 0..4 run
@@ -164,6 +164,15 @@ export function rleEncode32(inPtr: usize, n: usize, valuesPtr: usize, lengthsPtr
   return <f64>rleEncode<u32>(inPtr, n, valuesPtr, lengthsPtr);
 }
 
+/**
+ * As {@link rleEncode8} for 64-bit elements (f64, i64, u64 as bit patterns), with the scalar
+ * loop in both builds: a 16-element mask of 64-bit lanes comes out of i8x16.bitmask with each bit
+ * doubled, and 64-bit arrays are rare enough in parle's users' rle calls not to pay for its unpacking.
+ */
+export function rleEncode64(inPtr: usize, n: usize, valuesPtr: usize, lengthsPtr: usize): f64 {
+  return <f64>rleEncode<u64>(inPtr, n, valuesPtr, lengthsPtr);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decode
 
@@ -172,6 +181,7 @@ export function rleEncode32(inPtr: usize, n: usize, valuesPtr: usize, lengthsPtr
 @inline function splat64<T>(value: T): u64 {
   if (sizeof<T>() == 1) return <u64>(<u8>value) * 0x0101010101010101;
   if (sizeof<T>() == 2) return <u64>(<u16>value) * 0x0001000100010001;
+  if (sizeof<T>() == 8) return <u64>value;
   return <u64>(<u32>value) * 0x0000000100000001;
 }
 
@@ -179,6 +189,7 @@ export function rleEncode32(inPtr: usize, n: usize, valuesPtr: usize, lengthsPtr
 @inline function splat128<T>(value: T): v128 {
   if (sizeof<T>() == 1) return i8x16.splat(<i8>value);
   if (sizeof<T>() == 2) return i16x8.splat(<i16>value);
+  if (sizeof<T>() == 8) return i64x2.splat(<i64>value);
   return i32x4.splat(<i32>value);
 }
 
@@ -258,4 +269,9 @@ export function rleDecode16(valuesPtr: usize, lengthsPtr: usize, runCount: usize
 /** As {@link rleDecode8} for 32-bit elements (u32, i32, f32 as bit patterns). */
 export function rleDecode32(valuesPtr: usize, lengthsPtr: usize, runCount: usize, outPtr: usize): f64 {
   return <f64>rleDecode<u32>(valuesPtr, lengthsPtr, runCount, outPtr);
+}
+
+/** As {@link rleDecode8} for 64-bit elements (f64, i64, u64 as bit patterns). */
+export function rleDecode64(valuesPtr: usize, lengthsPtr: usize, runCount: usize, outPtr: usize): f64 {
+  return <f64>rleDecode<u64>(valuesPtr, lengthsPtr, runCount, outPtr);
 }

@@ -31,7 +31,7 @@ import { ContainerReader, ContainerWriter } from './codec/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
-import { bytesOf, checkArray, elementSize, isElementType } from './types.js';
+import { bytesOf, checkArray, ELEMENT_TYPES, elementSize, elementTypeOf, isElementType, isKernelType, KERNEL_TYPES } from './types.js';
 import { chunkLengthOf } from './codec/settings.js';
 import { inspectContainer, readAtBytes, type ContainerReport } from './format/container.js';
 import { radixSort as sortOnGpu } from './gpu/radix-sort.js';
@@ -103,6 +103,15 @@ interface ModelSizes {
 }
 
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
+
+/** The element type a container's header names, or undefined where the header does not read (its decode then says why). */
+function headerType(bytes: Uint8Array): ElementType | undefined {
+  try {
+    return readHeader(bytes.subarray(0, HEADER_BYTES), Number.MAX_SAFE_INTEGER).type;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Creates an engine: compiles the kernels, starts the workers and opens the GPU.
@@ -276,7 +285,8 @@ export class Engine {
    * @throws ParleError INVALID_OPTION, TOO_LARGE (beyond the 4 GiB wasm32 memory)
    */
   alloc<T extends ElementType>(type: T, length: number): ArrayOf[T] {
-    if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
+    if (!isElementType(type))
+      throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be one of ${ELEMENT_TYPES.join(', ')}; got ${String(type)}`);
     checkInteger(length, 'length', 0, 2 ** 32 - 1);
     return this.cpu.alloc(type, length) as ArrayOf[T];
   }
@@ -292,7 +302,7 @@ export class Engine {
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
    */
   async upload<T extends ParleArray>(array: T): Promise<DeviceArray> {
-    checkArray(array, 'array');
+    checkArray(array, 'array', KERNEL_TYPES);
     return this.gpu.upload(array);
   }
 
@@ -544,12 +554,18 @@ export class Engine {
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
     const signal = checkSignal(opts.signal);
     if (from === 'device' || to === 'device') void this.gpu; // transfers need the GPU
+    // a host array of a type the GPU's kernels do not take (f64, i16, ...): the CPU's, except a
+    // compress, whose route keeps it on the CPU (ts/codec/compress.ts compressRoute)
+    const hostType = from === 'host' && op !== 'decompress' ? elementTypeOf(input) : undefined;
+    const cpuOnly = hostType !== undefined && !isKernelType(hostType);
+    if (requested === 'gpu' && cpuOnly && op !== 'compress')
+      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${op} of ${hostType} elements has no GPU kernel; use path 'cpu' or 'auto'`);
     if (requested === 'gpu') {
       void this.gpu;
       if (!GPU_OPS.has(op)) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `${op} has no GPU kernel yet; use path 'cpu' or 'auto'`);
       return { op, path: 'gpu', to, signal, auto: false, from, bytes, workBytes, roundTrips };
     }
-    if (requested === 'cpu' || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
+    if (requested === 'cpu' || cpuOnly || this.gpuContext === null || this.gpuContext.isLost || !GPU_OPS.has(op))
       return { op, path: 'cpu', to, signal, auto: requested === 'auto', from, bytes, workBytes, roundTrips };
     if (this.calibrationMode !== 'skip' && !this.calibrated) await this.calibrate();
     const path = this.model.choose(this.callShape(op, bytes, from, to, sizes ?? {}));
@@ -875,9 +891,9 @@ export class Engine {
   async compress(input: Data, options: CompressToDeviceOptions): Promise<DeviceArray>;
   async compress(input: Data, options?: CompressOptions): Promise<Uint8Array>;
   async compress(input: Data, options?: CompressOptions | CompressToDeviceOptions): Promise<Uint8Array | DeviceArray> {
-    const type = checkData(input, 'input');
     const opts = checkOptions(options, 'compress');
-    const settings = compressSettings(opts, type, input.length);
+    const settings = compressSettings(opts, checkData(input, 'input'), input.length);
+    const type = settings.type ?? checkData(input, 'input');
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, 'host');
     if (to === 'device' && opts.out !== undefined) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
@@ -968,7 +984,8 @@ export class Engine {
     const bytesResident = this.cpu.isResident(bytes);
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
-        if (path === 'gpu') {
+        // (the types of version 4 beyond the kernels' five decode on the CPU)
+        if (path === 'gpu' && isKernelType(headerType(view) ?? 'u8')) {
           const onDevice = await decompressToDevice(this.cpu, this.gpu, view, maxElements, signal);
           return this.deliverDecoded(onDevice, to, out, view, bytesResident);
         }
@@ -1040,7 +1057,8 @@ export class Engine {
    */
   createCompressor(type: ElementType, elementCount: number, options?: CompressorOptions): ContainerWriter {
     const opts = checkOptions(options, 'createCompressor') as CompressorOptions;
-    if (!isElementType(type)) throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be u8, u16, u32, i32 or f32; got ${String(type)}`);
+    if (!isElementType(type))
+      throw new ParleError(ErrorCodes.INVALID_OPTION, `type must be one of ${ELEMENT_TYPES.join(', ')}; got ${String(type)}`);
     checkInteger(elementCount, 'elementCount', 0, Number.MAX_SAFE_INTEGER);
     const settings = compressSettings(opts as Record<string, unknown>, type, elementCount);
     if (opts.explain !== undefined && typeof opts.explain !== 'boolean') {

@@ -191,6 +191,13 @@ export interface CompressOptions extends Omit<OpOptions, 'to'> {
    */
   shape?: readonly number[];
   /**
+   * The element type, where the array's own does not say it: `'f16'` for a Uint16Array of IEEE
+   * half-precision bits (a runtime without Float16Array; with one, pass the Float16Array). The
+   * container records it and decompress returns that type's array. Any other value must be the
+   * array's own type (INVALID_OPTION naming `type` otherwise).
+   */
+  type?: ElementType;
+  /**
    * A caller-owned Uint8Array to write the container into, from its start, instead of a new
    * array: at least `compressBound(input.length, type, chunkBytes)` bytes (LENGTH_MISMATCH
    * otherwise), not overlapping a host input (INVALID_ARGUMENT). The promise resolves to the
@@ -290,6 +297,8 @@ export interface ExplainCodecOptions {
   decoder?: 'cpu' | 'gpu';
   /** As {@link CompressOptions.shape}. */
   shape?: readonly number[];
+  /** As {@link CompressOptions.type}. */
+  type?: ElementType;
   /** Aborts the call (ABORTED). */
   signal?: AbortSignal;
 }
@@ -364,6 +373,7 @@ export const OPTION_KEYS = {
     decoder: true,
     errorBound: true,
     shape: true,
+    type: true,
     out: true,
   }),
   decompress: keysOf<DecompressOptions>({ ...OP_KEYS, maxElements: true, out: true }),
@@ -386,6 +396,7 @@ export const OPTION_KEYS = {
     level: true,
     decoder: true,
     shape: true,
+    type: true,
     signal: true,
   }),
   calibrate: keysOf<CalibrateOptions>({ force: true, onProgress: true }),
@@ -464,7 +475,8 @@ export function checkChoice<T extends string>(value: unknown, name: string, choi
 export function checkCodec(value: unknown, type: ElementType): number[] | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new ParleError(ErrorCodes.INVALID_OPTION, `options.codec must be a string; got ${typeof value}`);
-  const pipeline = parseCodec(value, elementSize(type));
+  // (8-byte elements: the pipeline codes each of their u32 word planes)
+  const pipeline = parseCodec(value, Math.min(elementSize(type), 4));
   return pipeline === undefined ? undefined : [...pipeline];
 }
 
@@ -524,13 +536,29 @@ export function checkData(value: unknown, name: string, allowed?: readonly Eleme
 }
 
 /**
+ * The `type` option of an input whose array holds `given` elements: undefined or `given` itself,
+ * or 'f16' for a Uint16Array's bits.
+ * @throws ParleError INVALID_OPTION naming `options.type`
+ */
+export function checkTypeOption(value: unknown, given: ElementType): ElementType {
+  if (value === undefined || value === given) return given;
+  if (value === 'f16' && given === 'u16') return 'f16';
+  throw new ParleError(
+    ErrorCodes.INVALID_OPTION,
+    `options.type must be the array's own type (${given})${given === 'u16' ? " or 'f16'" : ''}; got ${String(value)}`,
+    { option: 'type' },
+  );
+}
+
+/**
  * The settings of a compress (and of `explainCodec`, `createCompressor`) from its options object,
  * built once and passed down every route (ts/codec/settings.ts): the level, the chunk sizes of
  * both paths, the codec, the error bound, the Huffman layout and the signal.
  *   compressSettings({ level: 9 }, 'u8')  ->  { level: 9, chunkBytes: 1 MiB, gpuChunkBytes: 4 MiB, codec: undefined, errorBound: undefined, decoder: 'cpu' }
  * @throws ParleError INVALID_OPTION naming the option (codec, errorBound, level, decoder, chunkBytes, shape, signal)
  */
-export function compressSettings(opts: Record<string, unknown>, type: ElementType, length: number): CompressSettings {
+export function compressSettings(opts: Record<string, unknown>, given: ElementType, length: number): CompressSettings {
+  const type = checkTypeOption(opts.type, given);
   const codec = checkCodec(opts.codec, type);
   const errorBound = checkErrorBound(opts.errorBound, type);
   const level = checkLevel(opts.level);
@@ -540,6 +568,7 @@ export function compressSettings(opts: Record<string, unknown>, type: ElementTyp
   const shape = checkShape(opts.shape, length);
   return compressSettingsWith({
     ...(shape !== undefined ? { shape } : {}),
+    ...(type !== given ? { type } : {}),
     codec,
     errorBound,
     level,

@@ -26,11 +26,27 @@ declare global {
   }
 }
 
-/** Element type names, as in the CLI's `--type`. */
-export type ElementType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32';
+/**
+ * Element type names, as in the CLI's `--type`. `f16` is IEEE half precision: a Float16Array
+ * where the runtime has one, else a Uint16Array of its bits (passed with `type: 'f16'`).
+ */
+export type ElementType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'i8' | 'i16' | 'f16' | 'f64' | 'i64' | 'u64';
 
-/** The typed arrays parle accepts and returns. */
-export type ParleArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array;
+/** The element types the kernels of rle, scan, sort and the GPU path take: 1-, 2- and 4-byte ones as they were before version 4. */
+export type KernelType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32';
+
+/** The typed arrays parle accepts and returns (compress and decompress take every one; the kernels {@link KERNEL_TYPES}' only). */
+export type ParleArray =
+  | Uint8Array
+  | Uint16Array
+  | Uint32Array
+  | Int32Array
+  | Float32Array
+  | Int8Array
+  | Int16Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array;
 
 /** Sort keys: 32-bit elements. */
 export type SortKeys = Uint32Array | Int32Array | Float32Array;
@@ -42,6 +58,13 @@ export interface ArrayOf {
   u32: Uint32Array;
   i32: Int32Array;
   f32: Float32Array;
+  i8: Int8Array;
+  i16: Int16Array;
+  /** A Uint16Array of the halves' bits (a Float16Array's type is not in TypeScript's lib yet). */
+  f16: Uint16Array;
+  f64: Float64Array;
+  i64: BigInt64Array;
+  u64: BigUint64Array;
 }
 
 type ArrayConstructorOf<T extends ElementType> = {
@@ -56,17 +79,64 @@ const constructors: { [T in ElementType]: ArrayConstructorOf<T> } = {
   u32: Uint32Array,
   i32: Int32Array,
   f32: Float32Array,
+  i8: Int8Array,
+  i16: Int16Array,
+  f16: Uint16Array,
+  f64: Float64Array,
+  i64: BigInt64Array,
+  u64: BigUint64Array,
 };
 
-/** All element types, in the order of their codes in the .parle header. */
-export const ELEMENT_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
+/** The runtime's Float16Array (Node 24, recent browsers), or undefined. */
+const Float16: (new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => ArrayBufferView) | undefined = (
+  globalThis as { Float16Array?: new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => ArrayBufferView }
+).Float16Array;
+if (Float16 !== undefined) (constructors as Record<string, unknown>).f16 = Float16;
+
+/**
+ * All element types, in the order of their codes in the .parle header (codes 5 and up: version 4).
+ */
+export const ELEMENT_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32', 'i8', 'i16', 'f16', 'f64', 'i64', 'u64'];
+
+/** The element types the kernels of rle, scan, sort and the GPU path take. */
+export const KERNEL_TYPES: readonly KernelType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
 
 /** Bytes per element of `type`. */
-export function elementSize(type: ElementType): 1 | 2 | 4 {
-  return constructors[type].BYTES_PER_ELEMENT as 1 | 2 | 4;
+export function elementSize(type: ElementType): 1 | 2 | 4 | 8 {
+  return ELEMENT_SIZES[type];
 }
 
-/** The typed array constructor of `type`. */
+const ELEMENT_SIZES: { [T in ElementType]: 1 | 2 | 4 | 8 } = {
+  u8: 1,
+  u16: 2,
+  u32: 4,
+  i32: 4,
+  f32: 4,
+  i8: 1,
+  i16: 2,
+  f16: 2,
+  f64: 8,
+  i64: 8,
+  u64: 8,
+};
+
+/**
+ * Bytes per element of `type` where a kernel of 1-, 2- and 4-byte lanes works on it (rle, scan,
+ * the GPU path, versions 1-3 of the format).
+ * @throws ParleError UNSUPPORTED_TYPE for 8-byte types
+ */
+export function kernelSize(type: ElementType): 1 | 2 | 4 {
+  const size = ELEMENT_SIZES[type];
+  if (size === 8) throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${type} elements are not taken here (only 1-, 2- and 4-byte ones)`);
+  return size;
+}
+
+/** True for the element types the kernels take ({@link KERNEL_TYPES}). */
+export function isKernelType(type: ElementType): type is KernelType {
+  return (KERNEL_TYPES as readonly string[]).includes(type);
+}
+
+/** The typed array constructor of `type` (f16: Float16Array where the runtime has it, else Uint16Array). */
 export function arrayConstructor<T extends ElementType>(type: T): ArrayConstructorOf<T> {
   return constructors[type];
 }
@@ -83,7 +153,18 @@ export function elementTypeOf(array: unknown): ElementType | undefined {
   if (array instanceof Uint32Array) return 'u32';
   if (array instanceof Int32Array) return 'i32';
   if (array instanceof Float32Array) return 'f32';
+  if (array instanceof Int8Array) return 'i8';
+  if (array instanceof Int16Array) return 'i16';
+  if (array instanceof Float64Array) return 'f64';
+  if (array instanceof BigInt64Array) return 'i64';
+  if (array instanceof BigUint64Array) return 'u64';
+  if (Float16 !== undefined && array instanceof Float16) return 'f16';
   return undefined;
+}
+
+/** True when `array` can hold elements of `type`: its own type, or an f16's array (a Uint16Array where the runtime has no Float16Array). */
+export function holdsType(array: ParleArray, type: ElementType): boolean {
+  return elementTypeOf(array) === type || (type === 'f16' && array instanceof constructors.f16);
 }
 
 /** True when `buffer` was detached (transferred); a detached buffer has byteLength 0 and cannot be viewed. */
@@ -104,11 +185,8 @@ export function isDetached(buffer: ArrayBufferLike): boolean {
 export function checkArray(value: unknown, name: string, allowed: readonly ElementType[] = ELEMENT_TYPES): ElementType {
   const type = elementTypeOf(value);
   if (type === undefined) {
-    const got = value === null ? 'null' : typeof value === 'object' ? (value as object).constructor?.name ?? 'object' : typeof value;
-    throw new ParleError(
-      ErrorCodes.INVALID_ARGUMENT,
-      `${name} must be one of ${allowed.map(typedArrayName).join(', ')}; got ${got}`,
-    );
+    const got = value === null ? 'null' : typeof value === 'object' ? ((value as object).constructor?.name ?? 'object') : typeof value;
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name} must be one of ${allowed.map(typedArrayName).join(', ')}; got ${got}`);
   }
   if (!allowed.includes(type)) {
     throw new ParleError(
@@ -124,7 +202,7 @@ export function checkArray(value: unknown, name: string, allowed: readonly Eleme
 
 /** The constructor name of `type`'s typed array, e.g. 'Uint8Array'. */
 export function typedArrayName(type: ElementType): string {
-  return constructors[type].name;
+  return type === 'f16' && Float16 === undefined ? 'Uint16Array (f16)' : constructors[type].name;
 }
 
 /** A byte view of the same memory as `array` (no copy). */

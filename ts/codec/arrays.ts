@@ -7,7 +7,7 @@ import type { CpuPath } from '../cpu/cpu-path.js';
 import { debug, debugEnabled } from '../platform/node.js';
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ParleArray } from '../types.js';
-import { arrayConstructor, bytesOf, elementSize, elementTypeOf, type ElementType } from '../types.js';
+import { arrayConstructor, bytesOf, elementSize, elementTypeOf, holdsType, type ElementType } from '../types.js';
 import {
   chunkReport,
   decodeChunk,
@@ -69,7 +69,7 @@ export async function compressArrayReport(
   const codec = chunkCodecOf(settings);
   const explain = settings.explain ?? debugEnabled();
   const huffmanLanes = settings.decoder === 'gpu';
-  const type = elementTypeOf(input) as ElementType;
+  const type = settings.type ?? (elementTypeOf(input) as ElementType);
   const header = makeHeader(type, input.length, chunkLengthOf(settings, type, chunkBytes), level, settings.shape);
   const bytes = bytesOf(input);
   const predict = predictPlanOf(settings, type, bytes);
@@ -204,7 +204,7 @@ export function checkOut(
   const outType = elementTypeOf(out);
   if (outType === undefined) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out must be a typed array');
   if (out.buffer.byteLength === 0 && out.length > 0) throw new ParleError(ErrorCodes.DETACHED_BUFFER, 'options.out is detached');
-  if (outType !== type)
+  if (!holdsType(out, type))
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.out must hold ${type} elements (the result's type); got ${outType}`);
   if (out.length !== length)
     throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.out holds ${out.length} elements; the result has ${length}`);

@@ -19,7 +19,7 @@
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
-import type { ElementType, ParleArray } from '../types.js';
+import { isKernelType, type ElementType, type ParleArray } from '../types.js';
 import { compressArray } from './arrays.js';
 import { compressRunsFromDevice } from './gpu/compress.js';
 import { compressLossyOnDevice } from './gpu/encode-lossy.js';
@@ -43,8 +43,9 @@ export function compressRoute(
   settings: CompressSettings,
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
-  // the predict stage and the shape block are the CPU path's (the GPU path's writer has neither yet)
-  if (path === 'cpu' || settings.shape !== undefined) return 'cpu';
+  // the predict stage, the shape block and the types of version 4 are the CPU path's (the GPU
+  // path's writer has none of them yet)
+  if (path === 'cpu' || settings.shape !== undefined || !isKernelType(input.type)) return 'cpu';
   if (settings.errorBound !== undefined) {
     return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';
   }

@@ -179,12 +179,14 @@ function residualBytes(win: Window, first: number, n: number, w: number, g: Geom
 }
 
 /**
- * The decimal exponents of `fields` interleaved fields of `count` f32 elements (`values`): for
- * each field the smallest e (0..MAX) under which most of a sample's values round-trip as
- * f32(round(x 10^e) F[e]) with |round(x 10^e)| < 2^31, or undefined when some field has none
- * for all but 1 in 64 of its sample (the float-order map codes it better).
+ * The decimal exponents of `fields` interleaved fields of `count` float elements (`values`: f32
+ * or f64): for each field the smallest e (0..MAX) under which most of a sample's values
+ * round-trip (f32: as f32(round(x 10^e) F[e]) with |round(x 10^e)| < 2^31; f64: as
+ * round(x 10^e) / 10^e with |round(x 10^e)| < 2^52, the kernels' tests), or undefined when some
+ * field has none for all but 1 in 64 of its sample (the float-order map codes it better).
  */
-export function chooseExponents(values: Float32Array, count: number, fields: number, sample = 64): number[] | undefined {
+export function chooseExponents(values: Float32Array | Float64Array, count: number, fields: number, sample = 64): number[] | undefined {
+  const wide = values instanceof Float64Array;
   const exps: number[] = [];
   const cells = Math.floor(count / fields);
   const step = Math.max(1, Math.floor(cells / sample));
@@ -199,10 +201,11 @@ export function chooseExponents(values: Float32Array, count: number, fields: num
         const x = values[c * fields + k];
         tried++;
         const v = Math.round(x * scale);
-        if (Math.abs(v) < 2 ** 31 && Math.fround(v * DECIMAL_FACTORS[e]) === x && !Object.is(x, -0)) ok++;
+        const exact = wide ? Math.abs(v) < 2 ** 52 && v / scale === x : Math.abs(v) < 2 ** 31 && Math.fround(v * DECIMAL_FACTORS[e]) === x;
+        if (exact && !Object.is(x, -0)) ok++;
       }
-      // an exception costs 8 bytes where a value costs one or two: the chunk coder gives up past
-      // 1 in 64 (ts/codec/cpu/encode.ts), so a sample must have at most that share
+      // an exception costs 4 + width bytes where a value costs one or two: the chunk coder gives
+      // up past 1 in 64 (ts/codec/cpu/encode.ts), so a sample must have at most that share
       if (ok >= tried - Math.floor(tried / 64)) best = e;
     }
     if (best < 0) return undefined;
@@ -212,58 +215,103 @@ export function chooseExponents(values: Float32Array, count: number, fields: num
 }
 
 /**
+ * The geometries of an 8-byte type's words (an element's low and high u32 halves, each a field):
+ * the element shape's geometries with twice the fields, and the sequence of elements.
+ */
+function wordGeometries(shape: readonly number[]): Geometry[] {
+  const out: Geometry[] = [{ fields: 2, rowCells: 0, planeRows: 1, axes: 1 }];
+  for (const g of geometries(shape)) if (2 * g.fields <= MAX_PLANE_FIELDS) out.push({ ...g, fields: 2 * g.fields });
+  return out;
+}
+
+/**
+ * The plan of an 8-byte type's chunks without a search (a fixed codec): each element's halves
+ * coded as two planes, unpredicted.
+ */
+export const WORD_PLANES_PLAN: PredictPlan = { map: ValueMap.None, predictor: Predictor.None, fields: 2, rowCells: 0, planeRows: 1 };
+
+/**
  * The plan for compressing `bytes` (elements of `type`, little-endian) of this `shape` (C order),
  * or undefined when none promises less than the plain codec (or the shape offers no geometry).
- * Ranks every geometry x predictor x value map (f32: float order, and decimal where a sample's
- * values are decimals) on a sample; `level` (1..9) weighs med's slower decode below 8.
+ * Ranks every geometry x predictor x value map (f32, f64: float order, and decimal where a
+ * sample's values are decimals) on a sample; `level` (1..9) weighs med's slower decode below 8.
+ * 8-byte types (f64, i64, u64) always get a plan (their chunks have no plain pipeline): their
+ * words are ranked, each element's halves as two fields, unpredicted ({@link WORD_PLANES_PLAN})
+ * among the candidates.
  */
 export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonly number[], level = 5): PredictPlan | undefined {
-  const w = elementSize(type);
+  const size = elementSize(type);
+  const wide = size === 8;
+  const w = wide ? 4 : size;
   const n = bytes.length / w;
-  const options = geometries(shape);
+  const options = wide ? wordGeometries(shape) : geometries(shape);
+  if (wide && n < 64) return WORD_PLANES_PLAN;
   if (options.length === 0 || n < 64) return undefined;
-  const isFloat = type === 'f32';
+  const isFloat = type === 'f32' || type === 'f64';
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const bitsAt = (i: number) => (w === 1 ? bytes[i] : w === 2 ? view.getUint16(2 * i, true) : view.getUint32(4 * i, true));
   // the sample: PLAN_PARTS ranges spread over the array (neighbours are read from the whole array)
-  const partLength = Math.max(1, Math.floor(Math.min(PLAN_SAMPLE_ELEMENTS, n) / PLAN_PARTS));
-  const parts = Array.from({ length: PLAN_PARTS }, (_, q) => Math.floor((q * (n - partLength)) / Math.max(1, PLAN_PARTS - 1)));
+  // (8-byte types: whole elements, two words each)
+  const per = wide ? 2 : 1;
+  const partLength = Math.max(per, Math.floor(Math.min(PLAN_SAMPLE_ELEMENTS, n) / PLAN_PARTS / per) * per);
+  const parts = Array.from({ length: PLAN_PARTS }, (_, q) => Math.floor((q * (n - partLength)) / Math.max(1, PLAN_PARTS - 1) / per) * per);
   const maps: { map: ValueMap; u: (e: number) => number }[] = [{ map: ValueMap.None, u: bitsAt }];
   if (isFloat) {
-    const f32 = new Float32Array(1);
-    const u32 = new Uint32Array(f32.buffer);
-    const floatAt = (i: number) => ((u32[0] = bitsAt(i)), f32[0]);
-    maps[0] = { map: ValueMap.FloatOrder, u: (e) => floatOrder(bitsAt(e)) };
-    // decimal exponents from the sample's values (a field a geometry with fields)
+    // element i's value, and (8-byte types) word e's half of a 64-bit value v
+    const floatAt = wide ? (i: number) => view.getFloat64(8 * i, true) : (i: number) => view.getFloat32(4 * i, true);
+    const half = (e: number, lo: number, hi: number) => (e % 2 === 0 ? lo : hi) >>> 0;
+    maps[0] = {
+      map: ValueMap.FloatOrder,
+      u: wide
+        ? (e) => {
+            const lo = view.getUint32(8 * (e >> 1), true);
+            const hi = view.getUint32(8 * (e >> 1) + 4, true);
+            return hi >>> 31 !== 0 ? half(e, ~lo, ~hi) : half(e, lo, hi ^ 0x80000000);
+          }
+        : (e) => floatOrder(bitsAt(e)),
+    };
+    // decimal exponents from the sample's values (an element field a geometry with fields)
+    const elements = n / per;
     for (const g of options) {
-      const sample = new Float32Array(parts.length * partLength);
+      const ef = g.fields / per;
+      const sample = new (wide ? Float64Array : Float32Array)((parts.length * partLength) / per);
+      const partElements = partLength / per;
       parts.forEach((first, q) => {
-        for (let i = 0; i < partLength; i++) sample[q * partLength + i] = floatAt(first - (first % g.fields) + i);
+        const at = first / per - ((first / per) % ef);
+        for (let i = 0; i < partElements && at + i < elements; i++) sample[q * partElements + i] = floatAt(at + i);
       });
-      const exps = chooseExponents(sample, sample.length - (sample.length % g.fields), g.fields);
+      const exps = chooseExponents(sample, sample.length - (sample.length % ef), ef);
       if (exps === undefined) continue;
       const scales = exps.map((e) => 10 ** e);
-      maps.push({ map: ValueMap.Decimal, u: (e) => Math.round(floatAt(e) * scales[e % g.fields]) >>> 0 });
+      const decimal = wide
+        ? (e: number) => {
+            const i = e >> 1;
+            const v = Math.round(floatAt(i) * scales[i % ef]);
+            return half(e, v % 2 ** 32, Math.floor(v / 2 ** 32));
+          }
+        : (e: number) => Math.round(floatAt(e) * scales[e % ef]) >>> 0;
+      maps.push({ map: ValueMap.Decimal, u: decimal });
       break;
     }
   }
-  const whole: Geometry = { fields: 1, rowCells: 0, planeRows: 1, axes: 1 };
+  const whole: Geometry = { fields: wide ? 2 : 1, rowCells: 0, planeRows: 1, axes: 1 };
   let plain = 0;
   for (const first of parts) {
-    // the plain codec's estimate: the elements or their deltas, as they are
-    const win = windowOf(bitsAt, first, partLength, 1);
+    // the plain codec's estimate: the elements or their deltas, as they are (8-byte types: the
+    // words planes unpredicted, which is a candidate below)
+    const win = windowOf(bitsAt, first, partLength, per);
     plain += Math.min(
       residualBytes(win, first, partLength, w, whole, n, Predictor.None),
-      residualBytes(win, first, partLength, w, whole, n, Predictor.Left),
+      wide ? Infinity : residualBytes(win, first, partLength, w, whole, n, Predictor.Left),
     );
   }
   // an array the plain pipelines code to a twelfth is not predicted (as a chunk is not: runs of
   // labels and backgrounds), and its plan is not worth its time
-  if (plain * PLAIN_ENOUGH <= parts.length * partLength * w) return undefined;
+  if (!wide && plain * PLAIN_ENOUGH <= parts.length * partLength * w) return undefined;
   // each part's values under each map, with the neighbours the geometries reach back to
   const back = Math.max(...options.map((g) => (g.rowCells === 0 ? 0 : g.rowCells * g.fields * (g.planeRows + 1))), 0) + 16;
   const windows = maps.map(({ u }) => parts.map((first) => windowOf(u, first, partLength, back)));
-  let best: { plan: PredictPlan; bytes: number } | undefined;
+  let best: { plan: PredictPlan; bytes: number } | undefined = wide ? { plan: WORD_PLANES_PLAN, bytes: plain } : undefined;
   for (const g of options) {
     const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
     for (const [m, { map }] of maps.entries()) {
@@ -273,11 +321,14 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
         // med decodes element by element (the linear predictors in v128 lanes and a prefix sum):
         // below level 8 it must save MED_MARGIN over the best of the others
         if (predictor === Predictor.Med && level < 8) bytes /= 1 - MED_MARGIN;
+        // (8-byte types: a predicted plan must beat the word planes by the margin too)
+        if (wide && !(bytes < PLAN_MARGIN * plain)) continue;
         if (best === undefined || bytes < best.bytes)
           best = { plan: { map, predictor, fields: g.fields, rowCells: g.rowCells, planeRows: g.planeRows }, bytes };
       }
     }
   }
+  if (wide) return best!.plan;
   if (best === undefined || !(best.bytes < PLAN_MARGIN * plain)) return undefined;
   return best.plan;
 }

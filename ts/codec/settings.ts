@@ -6,7 +6,7 @@
 import { chunkLengthFor, DEFAULT_LEVEL, defaultChunkBytes, MAX_CHUNK_BYTES } from '../format/layout.js';
 import { elementSize, type ElementType } from '../types.js';
 import type { ChunkCodec } from './cpu/chunks.js';
-import { planPredict, type PredictPlan } from './predict.js';
+import { planPredict, WORD_PLANES_PLAN, type PredictPlan } from './predict.js';
 
 /** The settings of one compress call (every entry point of the codec's compress takes them). */
 export interface CompressSettings {
@@ -34,6 +34,8 @@ export interface CompressSettings {
    * chunks cut into whole slabs along the first axis, and the predict stage planned from it.
    */
   readonly shape?: readonly number[];
+  /** The element type recorded where the input's own is not it: 'f16' for a Uint16Array of half-precision bits. */
+  readonly type?: ElementType;
 }
 
 /**
@@ -71,9 +73,15 @@ export function chunkLengthOf(settings: CompressSettings, type: ElementType, chu
 
 /**
  * The predict plan of a call (ts/codec/predict.ts) over the elements' `bytes`: with a shape, the
- * chooser's pipelines and no error bound; else undefined.
+ * chooser's pipelines and no error bound; else undefined. 8-byte types always have one (their
+ * chunks are predicted or stored): planned over the shape or the sequence of elements, or the
+ * word planes under a fixed codec.
  */
 export function predictPlanOf(settings: CompressSettings, type: ElementType, bytes: Uint8Array): PredictPlan | undefined {
+  if (elementSize(type) === 8) {
+    if (settings.codec !== undefined) return WORD_PLANES_PLAN;
+    return planPredict(bytes, type, settings.shape ?? [bytes.length / 8], settings.level);
+  }
   if (settings.shape === undefined || settings.codec !== undefined || settings.errorBound !== undefined) return undefined;
   return planPredict(bytes, type, settings.shape, settings.level);
 }

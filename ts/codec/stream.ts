@@ -232,6 +232,9 @@ export class ContainerWriter {
       if (batchShape[0] * slab === elements) this.plan = predictPlanOf({ ...this.settings, shape: batchShape }, this.type, bytes);
       this.planned = true;
     }
+    // 8-byte types are always planned (a shape that did not fit the batch: as a sequence)
+    if (this.plan === undefined && elementSize(this.type) === 8)
+      this.plan = predictPlanOf({ ...this.settings, shape: undefined }, this.type, bytes);
     const run = encodeChunkRun(
       this.cpu,
       this.type,

@@ -74,23 +74,29 @@ export interface CpuPathOptions {
   procedures?: ProcedureTable;
 }
 
-export type BitView = Uint8Array | Uint16Array | Uint32Array;
+export type BitView = Uint8Array | Uint16Array | Uint32Array | BigUint64Array;
 
-/** An unsigned view of the same bytes as `array`, so copies keep bit patterns. */
+/** An unsigned view of the same bytes as `array`, so copies keep bit patterns (an f16's, an f64's NaN payload, -0). */
 export function bitView(array: ParleArray): BitView {
-  switch (array.BYTES_PER_ELEMENT) {
-    case 1:
-      return array instanceof Uint8Array ? array : new Uint8Array(array.buffer, array.byteOffset, array.length);
-    case 2:
-      return array as Uint16Array;
-    default:
-      return array instanceof Uint32Array ? array : new Uint32Array(array.buffer, array.byteOffset, array.length);
-  }
+  if (array instanceof Uint8Array || array instanceof Uint16Array || array instanceof Uint32Array || array instanceof BigUint64Array)
+    return array;
+  return bitViewOf(array.buffer, array.byteOffset, array.length, array.BYTES_PER_ELEMENT);
+}
+
+/** `target.set(source, at)` for two bit views of one element width (TypeScript cannot pair a union's methods). */
+export function setBits(target: BitView, source: BitView, at = 0): void {
+  (target as Uint8Array).set(source as Uint8Array, at);
+}
+
+/** `target.fill(value, start, end)` for a bit view and one of its own elements. */
+export function fillBits(target: BitView, value: number | bigint, start: number, end: number): void {
+  (target as Uint8Array).fill(value as number, start, end);
 }
 
 function bitViewOf(buffer: ArrayBufferLike, byteOffset: number, length: number, size: number): BitView {
   if (size === 1) return new Uint8Array(buffer, byteOffset, length);
   if (size === 2) return new Uint16Array(buffer, byteOffset, length);
+  if (size === 8) return new BigUint64Array(buffer, byteOffset, length);
   return new Uint32Array(buffer, byteOffset, length);
 }
 
@@ -387,7 +393,7 @@ export class CpuPath {
   /** Copies `source` (any bit view) into the memory at `ptr`. */
   /** @internal the primitives' modules (rle.ts, scan.ts, sort.ts) */
   copyIn(ptr: number, source: BitView): void {
-    bitViewOf(this.heap.buffer, ptr, source.length, source.BYTES_PER_ELEMENT).set(source);
+    setBits(bitViewOf(this.heap.buffer, ptr, source.length, source.BYTES_PER_ELEMENT), source);
   }
 
   /** A view of `length` elements of width `size` at `ptr` (valid until the next allocation). */

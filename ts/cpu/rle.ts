@@ -10,7 +10,7 @@
 import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType, ParleArray } from '../types.js';
 import { arrayConstructor, elementSize, elementTypeOf } from '../types.js';
-import { CpuPath, bitView, kernelTask, splitEven, type BitView, copyTask } from './cpu-path.js';
+import { CpuPath, bitView, fillBits, kernelTask, setBits, splitEven, type BitView, copyTask } from './cpu-path.js';
 import { type Task } from './protocol.js';
 import { type Executor, abortError } from './pool.js';
 import { DECODE_SLACK_BYTES, type KernelName } from './wasm.js';
@@ -32,7 +32,7 @@ export async function rleEncode<T extends ParleArray>(cpu: CpuPath, input: T, si
   const segment = Math.max(1, Math.floor(cpu.segmentBytes / size));
   const window = segment * exec.concurrency;
   const resident = cpu.isResident(input);
-  const kernel: KernelName = size === 1 ? 'rleEncode8' : size === 2 ? 'rleEncode16' : 'rleEncode32';
+  const kernel: KernelName = size === 1 ? 'rleEncode8' : size === 2 ? 'rleEncode16' : size === 4 ? 'rleEncode32' : 'rleEncode64';
   if (resident) return rleEncodeResident(cpu, input, exec, kernel, signal);
   const windows: Runs[] = [];
   const windowLength = Math.min(n, window);
@@ -182,7 +182,7 @@ export async function rleDecode<T extends ParleArray>(
   const result = out ?? (new (arrayConstructor(type))(totalLength) as T);
   const valueBits = bitView(values);
   const window = Math.max(1, Math.floor(cpu.segmentBytes / size)) * P;
-  const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
+  const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : size === 4 ? 'rleDecode32' : 'rleDecode64';
   const runCount = lengths.length;
   const batchRuns = Math.min(runCount, window);
   const outBytes = window * size + P * DECODE_SLACK_BYTES;
@@ -199,7 +199,7 @@ export async function rleDecode<T extends ParleArray>(
       const elements = cpu.kernels.sumLengths(lengthsBlock!.ptr, end - run);
       if (elements > window) {
         if (end - run === 1) {
-          bitView(result).fill(valueBits[run], out, out + elements); // one long run: a memset
+          fillBits(bitView(result), valueBits[run], out, out + elements); // one long run: a memset
           out += elements;
           run = end;
         } else {
@@ -232,7 +232,7 @@ export async function rleDecode<T extends ParleArray>(
       const resultBits = bitView(result);
       at = outBlock!.ptr;
       for (const g of groups) {
-        resultBits.set(cpu.view(at, g.elements, size), out);
+        setBits(resultBits, cpu.view(at, g.elements, size), out);
         out += g.elements;
         at += g.elements * size + DECODE_SLACK_BYTES;
       }
@@ -259,7 +259,7 @@ async function rleDecodeResident<T extends ParleArray>(
 ): Promise<T> {
   const type = elementTypeOf(values) as ElementType;
   const size = elementSize(type);
-  const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : 'rleDecode32';
+  const kernel: KernelName = size === 1 ? 'rleDecode8' : size === 2 ? 'rleDecode16' : size === 4 ? 'rleDecode32' : 'rleDecode64';
   // a caller's resident array has 64 bytes of slack after it (alloc), room for the overshoot
   const result = into ?? (cpu.allocResident(type, total, false, DECODE_SLACK_BYTES) as T);
   try {
@@ -293,7 +293,7 @@ async function rleDecodeResident<T extends ParleArray>(
       let at = g.at;
       for (let r = g.offset; r < g.offset + g.length && at < g.at + repair; r++) {
         const end = Math.min(at + lengthView[r], g.at + repair);
-        out.fill(valueBits[r], at, end);
+        fillBits(out, valueBits[r], at, end);
         at += lengthView[r];
       }
     }
@@ -327,7 +327,7 @@ export function stitchRuns(parts: readonly { values: BitView; lengths: Uint32Arr
       lengths[count - 1] = merged;
       from = 1;
     }
-    valueBits.set(part.values.subarray(from), count);
+    setBits(valueBits, part.values.subarray(from), count);
     lengths.set(part.lengths.subarray(from), count);
     count += part.values.length - from;
   }

@@ -2,7 +2,7 @@
  * Prefix scan on the CPU path (assembly/scan.ts): reduce each segment, scan the segment sums,
  * scan each segment from its carry; segments on the workers.
  */
-import { CpuPath, kernelTask, splitEven, bitView } from './cpu-path.js';
+import { CpuPath, kernelTask, splitEven, bitView, setBits } from './cpu-path.js';
 import { elementTypeOf } from '../types.js';
 
 /** Prefix sum; see {@link Engine.scan}. Reduce, scan of the sums, scan from the carries. */
@@ -56,7 +56,7 @@ export async function scan<T extends Uint32Array | Int32Array | Float32Array>(
         signal,
       );
       carry = isFloat ? outs[outs.length - 1] : outs[outs.length - 1] >>> 0;
-      if (!outResident) bitView(result).set(cpu.view(outPtr, count, 4), start);
+      if (!outResident) setBits(bitView(result), cpu.view(outPtr, count, 4), start);
     }
   });
   return result;

@@ -4,7 +4,7 @@
  * path so every worker takes part (measured faster here than a parallel LSD with per-pass
  * histograms: see the closing notes of the worker pool issue).
  */
-import { CpuPath, kernelTask, splitEven, bitView, copyTask } from './cpu-path.js';
+import { CpuPath, kernelTask, splitEven, bitView, copyTask, setBits } from './cpu-path.js';
 import { type Task } from './protocol.js';
 import { type SortKeys, arrayConstructor, elementTypeOf } from '../types.js';
 import { KeyKind, SORT_SCRATCH_BYTES } from './wasm.js';
@@ -52,14 +52,14 @@ export async function sort<K extends SortKeys>(
         if (keysResident) sortedKeys = keyBuffers[src] as K;
         else {
           sortedKeys = new (arrayConstructor(type))(n) as K;
-          bitView(sortedKeys).set(cpu.view(K[src], n, 4));
+          setBits(bitView(sortedKeys), cpu.view(K[src], n, 4));
         }
         if (!values) return { keys: sortedKeys };
         let sortedValues: Uint32Array;
         if (valuesResident) sortedValues = valueBuffers[src] as Uint32Array;
         else {
           sortedValues = new Uint32Array(n);
-          sortedValues.set(cpu.view(V[src], n, 4));
+          sortedValues.set(cpu.view(V[src], n, 4) as Uint32Array);
         }
         return { keys: sortedKeys, values: sortedValues };
       },

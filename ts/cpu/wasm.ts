@@ -50,6 +50,7 @@ export interface Kernels extends QuantizeKernels {
   rleEncode8(inPtr: number, n: number, valuesPtr: number, lengthsPtr: number): number;
   rleEncode16(inPtr: number, n: number, valuesPtr: number, lengthsPtr: number): number;
   rleEncode32(inPtr: number, n: number, valuesPtr: number, lengthsPtr: number): number;
+  rleEncode64(inPtr: number, n: number, valuesPtr: number, lengthsPtr: number): number;
 
   /**
    * Expand `runCount` runs into `outPtr`; returns the element count written. The output needs
@@ -59,6 +60,7 @@ export interface Kernels extends QuantizeKernels {
   rleDecode8(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
   rleDecode16(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
   rleDecode32(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
+  rleDecode64(valuesPtr: number, lengthsPtr: number, runCount: number, outPtr: number): number;
 
   /**
    * Prefix sum of `n` u32 (also i32: wrapping addition is the same) from `inPtr` to `outPtr`,
@@ -396,4 +398,22 @@ export interface QuantizeKernels {
   decimalDecodeF32(inPtr: number, outPtr: number, n: number, fields: number, expPtr: number, factorPtr: number): void;
   /** Writes listed u32 values at strictly increasing indices below n; 0, or 1 for bad indices. */
   scatterBits32(outPtr: number, n: number, indexPtr: number, valuePtr: number, e: number): number;
+  /** fpzip's order-preserving map of f64 bits, and its inverse; in place allowed. */
+  floatOrderEncode64(inPtr: number, outPtr: number, n: number): void;
+  floatOrderDecode64(inPtr: number, outPtr: number, n: number): void;
+  /** ALP's decimal map of f64 to i64 (exponent a field at expPtr); returns the exceptions (may exceed cap). No overlap. */
+  decimalEncodeF64(
+    inPtr: number,
+    outPtr: number,
+    n: number,
+    fields: number,
+    expPtr: number,
+    excIndexPtr: number,
+    excValuePtr: number,
+    cap: number,
+  ): number;
+  /** The f64 decimal map's inverse (exceptions not written); in place allowed. */
+  decimalDecodeF64(inPtr: number, outPtr: number, n: number, fields: number, expPtr: number): void;
+  /** Writes listed u64 bits at their indices; 1 when the indices are out of order or range. */
+  scatterBits64(outPtr: number, n: number, indexPtr: number, valuePtr: number, e: number): number;
 }

@@ -276,7 +276,9 @@ export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTE
     throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: level ${level}`);
   const typeCode = view.getUint8(9);
   const type = ELEMENT_TYPES[typeCode];
-  if (type === undefined) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: element type code ${typeCode}`);
+  // codes 5 and up (i8, i16, f16, f64, i64, u64) came with version 4
+  if (type === undefined || (typeCode >= 5 && version < 4))
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: element type code ${typeCode} in version ${version}`);
   const chunkLength = view.getUint32(12, true);
   if (chunkLength === 0 || chunkLength * elementSize(type) > MAX_CHUNK_BYTES) {
     throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle header: chunk length ${chunkLength} elements`);
@@ -421,6 +423,8 @@ function readPipelineEntry(bytes: Uint8Array, header: Header, index: number): Ch
     entry.predict = true;
     return entry;
   }
+  // 8-byte elements have no version-2 pipeline: their chunks are stored or predicted
+  if (size === 8 && stages.length > 0) throw corrupt(`a pipeline on ${header.type} elements`);
   if (pre === StageId.Quantize) {
     if (header.type !== 'f32') throw corrupt(`quantize stage on ${header.type} elements`);
     if (stages.length === 0) throw corrupt('quantize stage without a pipeline for its codes');

@@ -20,9 +20,12 @@ export const MAX_FIELDS = 255;
 export const enum ValueMap {
   /** The elements' bits. */
   None = 0,
-  /** fpzip's order-preserving map of f32 bits (Lindstrom and Isenburg 2006). */
+  /** fpzip's order-preserving map of f32 or f64 bits (Lindstrom and Isenburg 2006). */
   FloatOrder = 1,
-  /** ALP's decimal floats (Afroozeh, Kuffo and Boncz 2024): f32 = i32 x 10^-e, exceptions listed. */
+  /**
+   * ALP's decimal floats (Afroozeh, Kuffo and Boncz 2024): f32 = f32(i32 x F[e]), f64 = i64 / 10^e,
+   * exceptions listed.
+   */
   Decimal = 2,
 }
 
@@ -45,28 +48,51 @@ export const enum Predictor {
 export const VALUE_MAP_NAMES = ['bits', 'float-order', 'decimal'] as const;
 export const PREDICTOR_NAMES = ['none', 'left', 'up', 'lorenzo2', 'lorenzo3', 'med'] as const;
 
+/**
+ * The words a predicted chunk's predictor and fields see for `count` elements of `width` bytes:
+ * an 8-byte element is two u32 words (its low, then its high half: the elements' own little-endian
+ * bytes), every other element one word of its width.
+ */
+export function predictWords(count: number, width: number): { words: number; wordWidth: 1 | 2 | 4 } {
+  return width === 8 ? { words: 2 * count, wordWidth: 4 } : { words: count, wordWidth: width as 1 | 2 | 4 };
+}
+
 /** A predicted chunk's parameters (its payload's header). */
 export interface PredictParams {
   map: ValueMap;
   predictor: Predictor;
-  /** Elements a cell (1..255): channels or record fields, each coded as its own plane. */
+  /**
+   * Words a cell (1..255): channels or record fields, each coded as its own plane (8-byte
+   * elements: two words an element field, so an even count).
+   */
   fields: number;
   /** Cells a row (>= 1). */
   rowCells: number;
   /** Rows a plane (>= 1; the 3-D Lorenzo's third axis). */
   planeRows: number;
-  /** Decimal map: an exponent a field (0..18). */
+  /** Decimal map: an exponent an element field (0..18; fields / 2 of them for 8-byte elements). */
   exponents?: number[];
 }
 
-/** Bytes of a decimal map's exponents: one a field, padded to a multiple of 4. */
-export function exponentBytes(fields: number): number {
-  return Math.ceil(fields / 4) * 4;
+/** Element fields of a cell of `fields` words of `width`-byte elements. */
+export function elementFields(fields: number, width: number): number {
+  return width === 8 ? fields / 2 : fields;
 }
 
-/** Bytes of the predict header with its map's parameters and `exceptions` exceptions, before the field blocks. */
-export function predictPrefixBytes(params: PredictParams, exceptions: number): number {
-  return PREDICT_HEADER_BYTES + (params.map === ValueMap.Decimal ? exponentBytes(params.fields) + 4 + 8 * exceptions : 0);
+/** Bytes of a decimal map's exponents: one an element field, padded to a multiple of 4. */
+export function exponentBytes(elementFieldCount: number): number {
+  return Math.ceil(elementFieldCount / 4) * 4;
+}
+
+/** Bytes a decimal map's exception takes: its u32 index and the element's bits. */
+export function exceptionBytes(width: number): number {
+  return 4 + width;
+}
+
+/** Bytes of the predict header with its map's parameters and `exceptions` exceptions of `width`-byte elements, before the field blocks. */
+export function predictPrefixBytes(params: PredictParams, exceptions: number, width: number): number {
+  if (params.map !== ValueMap.Decimal) return PREDICT_HEADER_BYTES;
+  return PREDICT_HEADER_BYTES + exponentBytes(elementFields(params.fields, width)) + 4 + exceptionBytes(width) * exceptions;
 }
 
 /** `inspect`'s name of a predicted chunk: `predict(lorenzo2, float-order, 3 fields)`. */
@@ -82,6 +108,7 @@ export function predictName(params: PredictParams): string {
  * writes the exception lists after) at the start of `target`. Returns the bytes written.
  */
 export function writePredictHeader(target: Uint8Array, params: PredictParams, exceptions: number): number {
+  const exponents = params.exponents ?? [];
   const view = new DataView(target.buffer, target.byteOffset, target.byteLength);
   view.setUint8(0, params.map);
   view.setUint8(1, params.predictor);
@@ -90,17 +117,20 @@ export function writePredictHeader(target: Uint8Array, params: PredictParams, ex
   view.setUint32(4, params.rowCells, true);
   view.setUint32(8, params.planeRows, true);
   if (params.map !== ValueMap.Decimal) return PREDICT_HEADER_BYTES;
-  const eb = exponentBytes(params.fields);
+  const eb = exponentBytes(exponents.length);
   target.fill(0, PREDICT_HEADER_BYTES, PREDICT_HEADER_BYTES + eb);
-  target.set(params.exponents!, PREDICT_HEADER_BYTES);
+  target.set(exponents, PREDICT_HEADER_BYTES);
   view.setUint32(PREDICT_HEADER_BYTES + eb, exceptions, true);
   return PREDICT_HEADER_BYTES + eb + 4;
 }
 
 /** A predict header as read: its parameters, its exceptions and where the lists and blocks are. */
 export interface PredictHeader extends PredictParams {
+  /** Words of the chunk ({@link predictWords}) and their width in bytes. */
+  words: number;
+  wordWidth: 1 | 2 | 4;
   exceptions: number;
-  /** Byte offset of the exception indices (then values), E u32 each. */
+  /** Byte offset of the exception indices (E u32), then their values (E elements' bits). */
   exceptionsAt: number;
   /** Byte offset of the first field block. */
   blocksAt: number;
@@ -108,8 +138,8 @@ export interface PredictHeader extends PredictParams {
 
 /**
  * Reads and checks a predicted chunk's header from `payload` (P bytes) of a chunk of `count`
- * elements of `width` bytes (the float maps need 4: the container's type is not checked here, a
- * map of i32 or u32 bits decodes to other bits, which the elements' hash rejects).
+ * elements of `width` bytes (the float maps need 4 or 8: the container's type is not checked
+ * here, a map of integer bits decodes to other bits, which the elements' hash rejects).
  * @throws ParleError CORRUPT naming chunk `index`
  */
 export function readPredictHeader(payload: Uint8Array, count: number, width: number, index: number): PredictHeader {
@@ -122,11 +152,13 @@ export function readPredictHeader(payload: Uint8Array, count: number, width: num
   const rowCells = view.getUint32(4, true);
   const planeRows = view.getUint32(8, true);
   if (map > ValueMap.Decimal) throw corrupt(`unknown value map ${map}`);
-  if (map !== ValueMap.None && width !== 4) throw corrupt(`value map ${VALUE_MAP_NAMES[map]} on ${width}-byte elements`);
+  if (map !== ValueMap.None && width !== 4 && width !== 8) throw corrupt(`value map ${VALUE_MAP_NAMES[map]} on ${width}-byte elements`);
   if (predictor > Predictor.Med) throw corrupt(`unknown predictor ${predictor}`);
   if (view.getUint8(3) !== 0) throw corrupt('predict header byte 3 is not zero');
-  if (fields === 0 || count % fields !== 0) throw corrupt(`${fields} fields for ${count} elements`);
-  const cells = count / fields;
+  const { words, wordWidth } = predictWords(count, width);
+  if (fields === 0 || words % fields !== 0 || (width === 8 && fields % 2 !== 0))
+    throw corrupt(`${fields} fields for ${count} elements of ${width} bytes`);
+  const cells = words / fields;
   if (rowCells === 0 || planeRows === 0 || cells % rowCells !== 0 || (cells / rowCells) % planeRows !== 0) {
     throw corrupt(`rows of ${rowCells} cells in planes of ${planeRows} rows for ${cells} cells`);
   }
@@ -136,20 +168,24 @@ export function readPredictHeader(payload: Uint8Array, count: number, width: num
     fields,
     rowCells,
     planeRows,
+    words,
+    wordWidth,
     exceptions: 0,
     exceptionsAt: PREDICT_HEADER_BYTES,
     blocksAt: PREDICT_HEADER_BYTES,
   };
   if (map === ValueMap.Decimal) {
-    const eb = exponentBytes(fields);
+    const ef = elementFields(fields, width);
+    const eb = exponentBytes(ef);
     if (payload.length < PREDICT_HEADER_BYTES + eb + 4) throw corrupt('decimal exponents past the payload');
-    const exponents = Array.from(payload.subarray(PREDICT_HEADER_BYTES, PREDICT_HEADER_BYTES + fields));
+    const exponents = Array.from(payload.subarray(PREDICT_HEADER_BYTES, PREDICT_HEADER_BYTES + ef));
     if (exponents.some((e) => e > MAX_DECIMAL_EXPONENT)) throw corrupt(`a decimal exponent over ${MAX_DECIMAL_EXPONENT}`);
     const exceptions = view.getUint32(PREDICT_HEADER_BYTES + eb, true);
     if (exceptions > count) throw corrupt(`${exceptions} exceptions for ${count} elements`);
     const at = PREDICT_HEADER_BYTES + eb + 4;
-    if (at + 8 * exceptions > payload.length) throw corrupt('exceptions past the payload');
-    Object.assign(head, { exponents, exceptions, exceptionsAt: at, blocksAt: at + 8 * exceptions });
+    const listBytes = exceptionBytes(width) * exceptions;
+    if (at + listBytes > payload.length) throw corrupt('exceptions past the payload');
+    Object.assign(head, { exponents, exceptions, exceptionsAt: at, blocksAt: at + listBytes });
   }
   return head;
 }
@@ -164,14 +200,16 @@ export interface FieldBlock {
 
 /**
  * Reads and checks the `fields` block heads of a predicted payload from `head.blocksAt`: each
- * pipeline valid for `width`, a stored block exactly `n x width` bytes, a piped one below it,
- * and nothing after the last block. The blocks' own payloads are checked by their decoder.
+ * pipeline valid for the header's word width, a stored block exactly a plane's bytes (its words
+ * / fields x word width), a piped one below it, and nothing after the last block. The blocks' own
+ * payloads are checked by their decoder.
  * @throws ParleError CORRUPT naming chunk `index`
  */
-export function readFieldBlocks(payload: Uint8Array, head: PredictHeader, count: number, width: number, index: number): FieldBlock[] {
+export function readFieldBlocks(payload: Uint8Array, head: PredictHeader, index: number): FieldBlock[] {
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
   const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-  const raw = (count / head.fields) * width;
+  const width = head.wordWidth;
+  const raw = (head.words / head.fields) * width;
   const blocks: FieldBlock[] = [];
   let at = head.blocksAt;
   for (let k = 0; k < head.fields; k++) {

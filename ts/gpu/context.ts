@@ -6,7 +6,7 @@
  * buffers of uploads and downloads: ts/gpu/transfer.ts.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { arrayConstructor, bytesOf, checkArray, elementSize, type ElementType, type ParleArray } from '../types.js';
+import { arrayConstructor, bytesOf, checkArray, elementSize, KERNEL_TYPES, type ElementType, type ParleArray } from '../types.js';
 import { DeviceArray, paddedSize } from './device-array.js';
 import {
   DEFAULT_TUNING,
@@ -440,7 +440,9 @@ export class GpuContext {
   takeReadback(size: number): GPUBuffer {
     const cls = size <= GpuContext.#READBACK_KEPT_BYTES ? Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(1, size)))) : size;
     const kept = this.#readbackPool.get(cls)?.pop();
-    return kept ?? this.device.createBuffer({ label: 'parle:readback', size: cls, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    return (
+      kept ?? this.device.createBuffer({ label: 'parle:readback', size: cls, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
+    );
   }
 
   /** @internal Takes back an unmapped buffer of {@link takeReadback}. */
@@ -516,7 +518,7 @@ export class GpuContext {
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, TOO_LARGE, DEVICE_LOST
    */
   async upload(array: ParleArray): Promise<DeviceArray> {
-    const type = checkArray(array, 'array');
+    const type = checkArray(array, 'array', KERNEL_TYPES);
     this.checkUsable();
     // any size up to the largest buffer: ops that need one binding check for themselves
     const buffer = this.acquireStorage(array.byteLength, `upload-${type}`, 0, true);
@@ -635,10 +637,6 @@ export class GpuContext {
     }
     return new DeviceArray(buffer, type, length, false);
   }
-
-
-
-
 
   /**
    * Destroys the staging buffers (made again on the next transfer) and the storage buffers the

@@ -2,7 +2,7 @@
  * The query parameters of the service's routes, checked strictly before any body byte is read:
  *
  *   route                  parameters (required first)
- *   POST /v1/compress      type (required): u8|u16|u32|i32|f32; codec: auto|stored|stages joined
+ *   POST /v1/compress      type (required): u8|u16|u32|i32|f32|i8|i16|f16|f64|i64|u64; codec: auto|stored|stages joined
  *                          by '+' (%2B in a URL); level: 1..9; decoder: cpu|gpu; shape: 720,1440
  *   POST /v1/decompress    none (the container says its type)
  *   POST /v1/sort          type (required): u32|i32|f32
@@ -21,7 +21,7 @@ import { closestName, ErrorCodes, ParleError, type ErrorCode } from '../errors.j
 import { parseCodec } from '../format/stages.js';
 import { MAX_LEVEL, MIN_LEVEL } from '../format/layout.js';
 import type { ElementType } from '../types.js';
-import { elementSize, isElementType } from '../types.js';
+import { ELEMENT_TYPES, elementSize, isElementType } from '../types.js';
 
 /**
  * A 400 about one query parameter; `parameter` is its name as the client wrote it (decoded),
@@ -39,7 +39,7 @@ export class QueryParameterError extends ParleError {
 }
 
 /** Element types of POST /v1/compress. */
-export const COMPRESS_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
+export const COMPRESS_TYPES: readonly ElementType[] = ELEMENT_TYPES;
 /** Element types of POST /v1/sort (its kernels sort 32-bit keys). */
 export const SORT_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32'];
 
@@ -140,7 +140,7 @@ function codecOf(query: Map<string, string>, type: ElementType): string | undefi
     );
   }
   try {
-    parseCodec(codec, elementSize(type));
+    parseCodec(codec, Math.min(elementSize(type), 4));
   } catch (e) {
     if (!(e instanceof ParleError)) throw e;
     // "options.codec: unknown stage 'x' (...)" in the query's terms

@@ -1,7 +1,7 @@
 /**
  * The HTTP service over one {@link Engine} (and its worker pool), shared by all requests:
  *
- *   POST /v1/compress?type=u8|u16|u32|i32|f32[&codec=...][&level=1..9][&decoder=cpu|gpu]   raw little-endian elements -> application/x-parle
+ *   POST /v1/compress?type=u8|u16|u32|i32|f32|i8|i16|f16|f64|i64|u64[&codec=...][&level=1..9][&decoder=cpu|gpu]   raw little-endian elements -> application/x-parle
  *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream), at most maxOutputBytes
  *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
  *   GET  /healthz                                200 {"status":"ok", "pid", ...} (503 while shutting down)

@@ -82,7 +82,7 @@ export const enum JobFlags {
 
 /** Parameters of `encodeChunks`. */
 export interface EncodeChunksParams {
-  elementSize: 1 | 2 | 4;
+  elementSize: 1 | 2 | 4 | 8;
   jobsPtr: number;
   jobs: number;
   counterPtr: number;
@@ -103,7 +103,7 @@ export interface EncodeChunksParams {
 
 /** Parameters of `decodeChunks`. */
 export interface DecodeChunksParams {
-  elementSize: 1 | 2 | 4;
+  elementSize: 1 | 2 | 4 | 8;
   jobsPtr: number;
   jobs: number;
   counterPtr: number;

@@ -6,7 +6,7 @@
 import type { CpuPath } from '../../cpu/cpu-path.js';
 import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
 import type { ElementType } from '../../types.js';
-import { elementSize } from '../../types.js';
+import { elementSize, kernelSize } from '../../types.js';
 import type { ChunkEntry } from '../../format/layout.js';
 import { encodeArenaBytes, payloadRoomBytes } from './encode.js';
 import { decodeArenaBytes, decodeArenaBytesFor } from './decode.js';
@@ -233,7 +233,7 @@ export function decodeChunkRuns(
   runs: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  const size = elementSize(type);
+  const size = kernelSize(type);
   const arenaBytes = decodeArenaBytes(
     readDirectory(payload, payload.length, entry.stages ?? [], size, entry.elementCount, index),
     entry.elementCount,

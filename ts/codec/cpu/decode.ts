@@ -17,7 +17,7 @@ import { HuffmanMode, readHeader } from '../huffman.js';
 import { entropyStage, pipelineProblem, StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
 import { Arena, decimalTablesAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
-import { readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
+import { exceptionBytes, readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
 import { packStreamWidth, readDirectory, runsLayout, type Directory } from './directory.js';
 
 /** Arena bytes {@link decodeChunkAt} needs for a chunk with this directory. */
@@ -34,31 +34,46 @@ export function decodeArenaBytes(directory: Directory, count: number, width: num
  * this payload: of its stream directory, and for a quantized chunk of its codes too.
  * @throws ParleError CORRUPT (the directory or the quantize header)
  */
-export function decodeArenaBytesFor(payload: Uint8Array, entry: ChunkEntry, width: 1 | 2 | 4, index: number): number {
+export function decodeArenaBytesFor(payload: Uint8Array, entry: ChunkEntry, width: 1 | 2 | 4 | 8, index: number): number {
   const stages = (entry.stages ?? []) as Pipeline;
   const count = entry.elementCount;
   if (entry.predict === true) {
     // the planes, and the largest field block's decode
     const head = readPredictHeader(payload, count, width, index);
-    const n = count / head.fields;
+    const n = head.words / head.fields;
     let most = 0;
-    for (const block of readFieldBlocks(payload, head, count, width, index)) {
+    for (const block of readFieldBlocks(payload, head, index)) {
       if (block.stages.length === 0) continue;
-      const dir = readDirectory(payload.subarray(block.at, block.at + block.bytes), block.bytes, block.stages as Pipeline, width, n, index);
-      most = Math.max(most, decodeArenaBytes(dir, n, width));
+      const stream = payload.subarray(block.at, block.at + block.bytes);
+      most = Math.max(
+        most,
+        decodeArenaBytes(readDirectory(stream, block.bytes, block.stages as Pipeline, head.wordWidth, n, index), n, head.wordWidth),
+      );
     }
-    return most + count * width + 8 * head.exceptions + 4 * SLACK + SMALL_SCRATCH + Math.ceil(Math.max(count * width, 1) / 4096) * 4;
+    const lists = exceptionBytes(width) * head.exceptions;
+    return most + count * width + lists + 4 * SLACK + SMALL_SCRATCH + Math.ceil(Math.max(count * width, 1) / 4096) * 4;
   }
   if (stages.length === 0) return 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64;
-  if (entry.quantize !== true) return decodeArenaBytes(readDirectory(payload, payload.length, stages, width, count, index), count, width);
+  const w = pipelineWidth(width, index);
+  if (entry.quantize !== true) return decodeArenaBytes(readDirectory(payload, payload.length, stages, w, count, index), count, w);
   const head = readQuantizeHeader(payload, payload.length, count, 8 * streamCount(stages, 4), index);
   const codes = payload.subarray(head.codesAt);
   return decodeArenaBytes(readDirectory(codes, codes.length, stages, 4, count, index), count, 4) + 4 * count + 2 * SLACK;
 }
 
+/**
+ * The element width a version-2 pipeline runs at: 8-byte elements have none (their chunks are
+ * stored or predicted; ts/format/layout.ts rejects the entry, this guards a caller that did not read it).
+ * @throws ParleError CORRUPT naming chunk `index`
+ */
+function pipelineWidth(width: 1 | 2 | 4 | 8, index: number): 1 | 2 | 4 {
+  if (width === 8) throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: a pipeline on 8-byte elements`);
+  return width;
+}
+
 /** What every chunk decode procedure takes: the chunk, its payload and an arena of scratch. */
 export interface ChunkDecodeBase {
-  elementSize: 1 | 2 | 4;
+  elementSize: 1 | 2 | 4 | 8;
   entry: ChunkEntry;
   index: number;
   /** The payload, with at least 16 readable bytes after it. */
@@ -121,7 +136,8 @@ export function decodeChunkAt(ctx: CodecContext, p: DecodeChunkParams): null {
       throw corrupt('exception indices out of order, out of range, or not at exception codes');
     }
   } else {
-    decodePipelineTo(ctx, arena, p.payloadPtr, entry.payloadBytes, stages, width, count, p.outPtr, p.exactOut === true, index);
+    const w = pipelineWidth(width, index);
+    decodePipelineTo(ctx, arena, p.payloadPtr, entry.payloadBytes, stages, w, count, p.outPtr, p.exactOut === true, index);
   }
   if (p.skipElementsHash !== true && treeHashAt(ctx, arena, p.outPtr, raw) !== Number(entry.elementsChecksum)) {
     throw new ParleError(ErrorCodes.CHECKSUM_MISMATCH, `chunk ${index}: decoded elements checksum mismatch`);
@@ -250,7 +266,7 @@ export interface DecodeRunsParams extends ChunkDecodeBase {
 export function decodeRunsAt(ctx: CodecContext, p: DecodeRunsParams): null {
   const { kernels } = ctx;
   const { entry, index } = p;
-  const width = p.elementSize;
+  const width = pipelineWidth(p.elementSize, index);
   const count = entry.elementCount;
   const stages = (entry.stages ?? []) as Pipeline;
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
@@ -354,39 +370,52 @@ function decodePredicted(ctx: CodecContext, arena: Arena, p: DecodeChunkParams):
   const { entry, index } = p;
   const width = p.elementSize;
   const count = entry.elementCount;
-  const raw = count * width;
   const payload = u8(ctx, p.payloadPtr, entry.payloadBytes);
   const head = readPredictHeader(payload, count, width, index);
-  const blocks = readFieldBlocks(payload, head, count, width, index);
-  const fields = head.fields;
-  const cells = count / fields;
-  const planeBytes = cells * width;
+  const blocks = readFieldBlocks(payload, head, index);
+  // the predictor's words: the elements, or an 8-byte element's two u32 halves
+  const { fields, words, wordWidth } = head;
+  const cells = words / fields;
+  const planeBytes = cells * wordWidth;
   // one field: its block decodes straight into the output; several: into planes, then joined
-  const planes = fields === 1 ? p.outPtr : arena.alloc(raw + SLACK);
+  const planes = fields === 1 ? p.outPtr : arena.alloc(count * width + SLACK);
   for (let k = 0; k < fields; k++) {
     const block = blocks[k];
     const target = planes + k * planeBytes;
     if (block.stages.length === 0) kernels.copyBytes(target, p.payloadPtr + block.at, block.bytes);
     else {
       const mark = arena.mark();
-      decodePipelineTo(ctx, arena, p.payloadPtr + block.at, block.bytes, block.stages as Pipeline, width, cells, target, true, index);
+      decodePipelineTo(ctx, arena, p.payloadPtr + block.at, block.bytes, block.stages as Pipeline, wordWidth, cells, target, true, index);
       arena.reset(mark);
     }
   }
   if (fields > 1)
-    (width === 1 ? kernels.joinFields8 : width === 2 ? kernels.joinFields16 : kernels.joinFields32)(planes, p.outPtr, fields, cells);
+    (wordWidth === 1 ? kernels.joinFields8 : wordWidth === 2 ? kernels.joinFields16 : kernels.joinFields32)(
+      planes,
+      p.outPtr,
+      fields,
+      cells,
+    );
   const rows = cells / head.rowCells;
-  const predict = width === 1 ? kernels.predictDecode8 : width === 2 ? kernels.predictDecode16 : kernels.predictDecode32;
+  const predict = wordWidth === 1 ? kernels.predictDecode8 : wordWidth === 2 ? kernels.predictDecode16 : kernels.predictDecode32;
   predict(p.outPtr, p.outPtr, head.rowCells * fields, head.planeRows, fields, head.predictor, rows);
-  if (head.map === ValueMap.FloatOrder) kernels.floatOrderDecode(p.outPtr, p.outPtr, count);
+  if (head.map === ValueMap.FloatOrder) (width === 8 ? kernels.floatOrderDecode64 : kernels.floatOrderDecode)(p.outPtr, p.outPtr, count);
   if (head.map === ValueMap.Decimal) {
     const mark = arena.mark();
-    const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, head.exponents!);
-    kernels.decimalDecodeF32(p.outPtr, p.outPtr, count, fields, expPtr, factorPtr);
     const at = p.payloadPtr + head.exceptionsAt;
-    if (kernels.scatterBits32(p.outPtr, count, at, at + 4 * head.exceptions, head.exceptions) !== 0) {
-      throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: exception indices out of order or out of range`);
+    let bad: number;
+    if (width === 8) {
+      const expPtr = arena.alloc(head.exponents!.length + SLACK);
+      u8(ctx, expPtr, head.exponents!.length).set(head.exponents!);
+      kernels.decimalDecodeF64(p.outPtr, p.outPtr, count, fields / 2, expPtr);
+      bad = kernels.scatterBits64(p.outPtr, count, at, at + 4 * head.exceptions, head.exceptions);
+    } else {
+      const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, head.exponents!);
+      kernels.decimalDecodeF32(p.outPtr, p.outPtr, count, fields, expPtr, factorPtr);
+      bad = kernels.scatterBits32(p.outPtr, count, at, at + 4 * head.exceptions, head.exceptions);
     }
+    if (bad !== 0)
+      throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: exception indices out of order or out of range`);
     arena.reset(mark);
   }
 }

@@ -27,10 +27,13 @@ import { entropyStage, pipelineName, StageId, streamCount, type Pipeline } from 
 import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
 import { quantizeParams } from '../quantize.js';
 import { Arena, decimalTablesAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
-import { chooseExponents, PLAIN_ENOUGH, type PredictPlan } from '../predict.js';
+import { chooseExponents, PLAIN_ENOUGH, WORD_PLANES_PLAN, type PredictPlan } from '../predict.js';
 import {
+  elementFields,
+  exceptionBytes,
   FIELD_BLOCK_HEADER_BYTES,
   predictName,
+  predictWords,
   predictPrefixBytes,
   ValueMap,
   writePredictHeader,
@@ -63,7 +66,8 @@ export function encodeArenaBytes(count: number, width: number, quantize = false,
   const raw = count * width;
   if (quantize) return encodeArenaBytes(count, width, false, predict) + 3 * raw + 8 * SLACK;
   // predict: values, residuals, planes, the payload, exception lists (count / 64 at most)
-  if (predict) return encodeArenaBytes(count, width) + 3 * (raw + SLACK) + payloadRoomBytes(raw) + Math.ceil(count / 64) * 8 + 4 * SLACK;
+  if (predict)
+    return encodeArenaBytes(count, width) + 3 * (raw + SLACK) + payloadRoomBytes(raw) + Math.ceil(count / 64) * (4 + width) + 4 * SLACK;
   // delta, shuffle, rle values, LEB128 lengths (<= runs + 4 n / 129), u32 lengths, two payloads, hash scratch
   return (
     SMALL_SCRATCH +
@@ -103,7 +107,7 @@ export function storedEntry(count: number, raw: number, elementsHash: number): C
 
 /** Parameters of {@link encodeChunkAt}. */
 export interface EncodeChunkParams {
-  elementSize: 1 | 2 | 4;
+  elementSize: 1 | 2 | 4 | 8;
   count: number;
   /** The chunk's elements (count x elementSize bytes, plus 32 bytes of slack when runs are given). */
   inPtr: number;
@@ -407,6 +411,14 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
   const width = p.elementSize;
   const raw = p.count * width;
   const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
+  if (width === 8) {
+    // 8-byte elements have no pipeline of their own: predicted (their words in planes, a fixed
+    // codec's pipeline on each) or stored
+    const elementsHash = treeHashAt(ctx, arena, p.inPtr, raw);
+    const predicted = p.count === 0 ? 'empty chunk' : encodePredicted(ctx, arena, p, p.predict ?? WORD_PLANES_PLAN, elementsHash);
+    if (typeof predicted !== 'string') return predicted;
+    return { entry: storedEntry(p.count, raw, elementsHash), payloadOffset: -1, reason: p.explain === true ? `${predicted}: stored` : '' };
+  }
   const expand = () => {
     const decode = width === 1 ? kernels.rleDecode8 : width === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
     decode(p.runValuesPtr ?? 0, p.runLengthsPtr ?? 0, p.runCount ?? 0, p.inPtr);
@@ -730,8 +742,10 @@ function encodePredicted(
   const width = p.elementSize;
   const count = p.count;
   const raw = count * width;
+  // the predictor's words: the elements, or an 8-byte element's two u32 halves
+  const { words, wordWidth } = predictWords(count, width);
   const fields = plan.fields;
-  const cells = count / fields;
+  const cells = words / fields;
   const rowCells = plan.rowCells === 0 ? cells : plan.rowCells;
   const rows = cells / rowCells;
   if (!Number.isInteger(cells) || !Number.isInteger(rows) || rows % plan.planeRows !== 0)
@@ -744,15 +758,23 @@ function encodePredicted(
   let excIndex = 0;
   let excValue = 0;
   if (params.map === ValueMap.Decimal) {
-    const exps = chooseExponents(new Float32Array(ctx.memory.buffer, p.inPtr, count), count, fields);
-    // an exception costs 8 bytes where a value costs one or two: past 1 in 64 the float-order map codes better
+    const ef = elementFields(fields, width);
+    const floats = width === 8 ? new Float64Array(ctx.memory.buffer, p.inPtr, count) : new Float32Array(ctx.memory.buffer, p.inPtr, count);
+    const exps = chooseExponents(floats, count, ef);
+    // an exception costs 4 + width bytes where a value costs one or two: past 1 in 64 the float-order map codes better
     const cap = Math.floor(count / 64);
     if (exps !== undefined) {
       values = arena.alloc(raw + SLACK);
       excIndex = arena.alloc(4 * cap + SLACK);
-      excValue = arena.alloc(4 * cap + SLACK);
-      const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, exps);
-      exceptions = kernels.decimalEncodeF32(p.inPtr, values, count, fields, expPtr, factorPtr, excIndex, excValue, cap);
+      excValue = arena.alloc(width * cap + SLACK);
+      if (width === 8) {
+        const expPtr = arena.alloc(exps.length + SLACK);
+        u8(ctx, expPtr, exps.length).set(exps);
+        exceptions = kernels.decimalEncodeF64(p.inPtr, values, count, ef, expPtr, excIndex, excValue, cap);
+      } else {
+        const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, exps);
+        exceptions = kernels.decimalEncodeF32(p.inPtr, values, count, ef, expPtr, factorPtr, excIndex, excValue, cap);
+      }
       if (exceptions <= cap) params.exponents = exps;
     }
     if (params.exponents === undefined) {
@@ -762,26 +784,33 @@ function encodePredicted(
   }
   if (params.map === ValueMap.FloatOrder) {
     values = arena.alloc(raw + SLACK);
-    kernels.floatOrderEncode(p.inPtr, values, count);
+    (width === 8 ? kernels.floatOrderEncode64 : kernels.floatOrderEncode)(p.inPtr, values, count);
   }
   // 2. residuals, 3. a plane a field
   const residuals = arena.alloc(raw + SLACK);
-  const predict = width === 1 ? kernels.predictEncode8 : width === 2 ? kernels.predictEncode16 : kernels.predictEncode32;
+  const predict = wordWidth === 1 ? kernels.predictEncode8 : wordWidth === 2 ? kernels.predictEncode16 : kernels.predictEncode32;
   predict(values, residuals, rowCells * fields, params.planeRows, fields, params.predictor, 0, rows);
   let planes = residuals;
   if (fields > 1) {
     planes = arena.alloc(raw + SLACK);
-    (width === 1 ? kernels.splitFields8 : width === 2 ? kernels.splitFields16 : kernels.splitFields32)(residuals, planes, fields, cells);
+    (wordWidth === 1 ? kernels.splitFields8 : wordWidth === 2 ? kernels.splitFields16 : kernels.splitFields32)(
+      residuals,
+      planes,
+      fields,
+      cells,
+    );
   }
   // 4. the payload: header, exceptions, then each field's block
   const payload = arena.alloc(payloadRoomBytes(raw));
-  let at = writePredictHeader(u8(ctx, payload, predictPrefixBytes(params, 0)), params, exceptions);
+  let at = writePredictHeader(u8(ctx, payload, predictPrefixBytes(params, 0, width)), params, exceptions);
   kernels.copyBytes(payload + at, excIndex, 4 * exceptions);
-  kernels.copyBytes(payload + at + 4 * exceptions, excValue, 4 * exceptions);
-  at += 8 * exceptions;
+  kernels.copyBytes(payload + at + 4 * exceptions, excValue, width * exceptions);
+  at += exceptionBytes(width) * exceptions;
   const name = predictName(params);
   const why: string[] = [];
-  const planeBytes = cells * width;
+  const planeBytes = cells * wordWidth;
+  // (a fixed codec reaches here only for 8-byte elements: its pipeline codes each plane)
+  const pipeline = width === 8 ? p.pipeline : undefined;
   for (let k = 0; k < fields && at < raw; k++) {
     if (at + FIELD_BLOCK_HEADER_BYTES + 1 >= raw) {
       at = raw;
@@ -789,7 +818,7 @@ function encodePredicted(
     }
     const fieldMark = arena.mark();
     const plane = planes + k * planeBytes;
-    const coded = encodeBest(ctx, arena, plane, cells, width, undefined, 0, effortOf(p));
+    const coded = encodeBest(ctx, arena, plane, cells, wordWidth, pipeline, 0, effortOf(p));
     const head = new DataView(ctx.memory.buffer, payload + at, FIELD_BLOCK_HEADER_BYTES);
     const bytes = coded.ptr < 0 ? planeBytes : coded.bytes;
     for (let i = 0; i < 4; i++) head.setUint8(i, coded.ptr < 0 ? 0 : (coded.pipeline[i] ?? 0));

@@ -49,7 +49,7 @@ import { encodeRleDecodeExpected } from '../../gpu/rle.js';
 import { encodeScan } from '../../gpu/scan.js';
 import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../../platform/node.js';
-import { elementSize } from '../../types.js';
+import { elementSize, isKernelType, kernelSize } from '../../types.js';
 import type { Header, LocatedChunk } from '../../format/layout.js';
 import { readAtBytes, type ReadAt } from '../../format/container.js';
 
@@ -70,8 +70,9 @@ function rawStream(bytes: number): HuffmanStreamInfo {
   };
 }
 
-/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice}. */
+/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice} (its type one the GPU's kernels take, its chunks on 4-byte boundaries). */
 export function canDecodeOnDevice(header: Header): boolean {
+  if (!isKernelType(header.type)) return false;
   return (header.chunkLength * elementSize(header.type)) % 4 === 0 || header.chunkCount <= 1;
 }
 
@@ -304,7 +305,7 @@ export async function decodeContainerOnDevice(
 ): Promise<DeviceArray> {
   const t0 = performance.now();
   const readAt = container instanceof Uint8Array ? readAtBytes(container) : container.readAt;
-  const size = elementSize(header.type);
+  const size = kernelSize(header.type);
   const outBytes = header.elementCount * size;
   gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   const jobs: (StreamJob & { target: Target })[] = [];

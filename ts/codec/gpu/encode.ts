@@ -38,7 +38,7 @@ import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
 import type { GpuContext } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { debug } from '../../platform/node.js';
-import { elementSize, type ElementType } from '../../types.js';
+import { elementSize, kernelSize, type ElementType } from '../../types.js';
 import type { CompressSettings } from '../settings.js';
 import type { EncodedChunk } from '../cpu/chunks.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
@@ -169,7 +169,11 @@ export async function readRanges(
  * True when {@link compressOnDevice} takes this array in chunks of `chunkBytes` with `codec`
  * (undefined: the GPU's chooser; else one of {@link gpuCodablePipeline}).
  */
-export function canCompressOnDevice(input: { readonly type: ElementType; readonly length: number }, chunkBytes: number, codec?: readonly number[]): boolean {
+export function canCompressOnDevice(
+  input: { readonly type: ElementType; readonly length: number },
+  chunkBytes: number,
+  codec?: readonly number[],
+): boolean {
   const size = elementSize(input.type);
   const C = chunkLengthFor(input.type, chunkBytes);
   return ((C * size) % 4 === 0 || input.length <= C) && (codec === undefined || gpuCodablePipeline(codec));
@@ -184,7 +188,12 @@ export function canCompressOnDevice(input: { readonly type: ElementType; readonl
  * @throws ParleError TOO_LARGE (the input beyond one storage binding, the container beyond
  *   maxBufferSize), DEVICE_LOST, ABORTED
  */
-export async function compressOnDevice(gpu: GpuContext, input: DeviceArray, settings: CompressSettings, target?: Uint8Array): Promise<Uint8Array> {
+export async function compressOnDevice(
+  gpu: GpuContext,
+  input: DeviceArray,
+  settings: CompressSettings,
+  target?: Uint8Array,
+): Promise<Uint8Array> {
   return (await encodeChunksOnDevice(gpu, input, settings, { target })).container;
 }
 
@@ -217,7 +226,7 @@ export async function encodeChunksOnDevice(
   const { gpuChunkBytes: chunkBytes, signal, codec, level, decoder } = settings;
   const t0 = performance.now();
   const type = input.type;
-  const w = elementSize(type);
+  const w = kernelSize(type);
   // the level is recorded; the GPU's chooser does not depend on it (its candidates are fixed)
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
   const C = header.chunkLength;

@@ -12,7 +12,7 @@ import { bytesAt, type KernelContext } from '../../cpu/procedures.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { xxh64 } from '../../format/checksum.js';
 import { Encoding, type ChunkEntry } from '../../format/layout.js';
-import { elementSize, type ElementType } from '../../types.js';
+import { kernelSize, type ElementType } from '../../types.js';
 import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
 
 /** Parameters of `decodeLegacyChunk`. */
@@ -88,7 +88,7 @@ export function decodeLegacyChunk(
   index: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  const size = elementSize(type);
+  const size = kernelSize(type);
   const outBytes = entry.elementCount * size;
   return cpu.runChunk(
     'decodeLegacyChunk',
@@ -127,7 +127,7 @@ export function decodeLegacyChunkRuns(
   index: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  const size = elementSize(type);
+  const size = kernelSize(type);
   const lengthBytes = entry.encoding === Encoding.Stored ? 0 : entry.runCount * 4;
   // the decoded size picks a worker over the inline executor, as for decodeLegacyChunk: the LEB128
   // decode scales with the runs, and small payloads of large chunks are common
@@ -147,4 +147,3 @@ export function decodeLegacyChunkRuns(
     signal,
   );
 }
-
