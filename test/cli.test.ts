@@ -256,6 +256,20 @@ describe('standard input and output, and outputs that are not regular files', ()
     }
   });
 
+  it('compresses the element types of version 4: an f64 grid by its extension, i16 and f16 by --type', async () => {
+    const grid = Float64Array.from({ length: 30 * 40 }, (_, i) => Math.round(1000 * Math.sin(i / 40)) / 100);
+    await writeFile(at('grid.f64'), new Uint8Array(grid.buffer));
+    expect((await parle('compress', at('grid.f64'), '--shape', '30x40')).status).toBe(0);
+    expect(JSON.parse((await parle('inspect', at('grid.f64.parle'))).stdout)).toMatchObject({ type: 'f64', shape: [30, 40] });
+    expect((await parle('decompress', at('grid.f64.parle'), at('grid.back'))).status).toBe(0);
+    expect(Buffer.compare(await readFile(at('grid.back')), Buffer.from(grid.buffer))).toBe(0);
+    for (const type of ['i16', 'f16']) {
+      const r = await parle('compress', at('grid.f64'), at(`grid.${type}.parle`), '--type', type, '-f');
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse((await parle('inspect', at(`grid.${type}.parle`))).stdout)).toMatchObject({ type });
+    }
+  });
+
   it("takes the element type from the input's extension when --type is not given", async () => {
     await writeFile(at('ext.u16'), raw);
     expect((await parle('compress', at('ext.u16'))).status).toBe(0);

@@ -42,7 +42,27 @@ function inputs(): Record<string, ParleArray> {
     'steps.i32': steps,
     'smooth.f32': smooth,
     'noisy.f32': noisyF32,
+    // version 4's element types (not in the per-level loops: {@link TYPED_INPUTS})
+    'smooth.f64': Float64Array.from(smooth, (x, i) => (i % 2 === 0 ? Math.round(x * 100) / 100 : x * 1.000001)),
+    'stamps.i64': BigInt64Array.from({ length: n / 4 }, (_, i) => 1_700_000_000_000_000n + BigInt(i) * 1_000_000n + BigInt(steps[i])),
+    'mri.i16': Int16Array.from(sample('t1-mri.u16', Uint16Array), (v) => v - 2000),
+    'noisy.u64': new BigUint64Array(noisyF32.buffer.slice(0, (n / 2) * 4)),
   };
+}
+
+/** Inputs of version 4's element types, with cases of their own ({@link typedCases}). */
+const TYPED_INPUTS = ['smooth.f64', 'stamps.i64', 'mri.i16', 'noisy.u64'];
+
+/** The element types' cases: the default, levels 1 and 9, a fixed codec, and a shape. */
+function typedCases(): Case[] {
+  const cases: Case[] = [];
+  for (const input of TYPED_INPUTS) {
+    for (const level of [1, 5, 9]) cases.push({ name: `${input} level ${level}`, input, options: { level } });
+    cases.push({ name: `${input} codec delta+shuffle+huffman`, input, options: { codec: 'delta+shuffle+huffman' } });
+  }
+  cases.push({ name: 'smooth.f64 shape 600x500', input: 'smooth.f64', options: { shape: [600, 500] } });
+  cases.push({ name: 'mri.i16 shape 62x128x128', input: 'mri.i16', options: { shape: [62, 128, 128] } });
+  return cases;
 }
 
 interface Case {
@@ -54,7 +74,7 @@ interface Case {
 /** The CPU path's cases: every level with each Huffman layout, fixed codecs, the lossy mode. */
 function cpuCases(names: string[]): Case[] {
   const cases: Case[] = [];
-  for (const input of names) {
+  for (const input of names.filter((name) => !TYPED_INPUTS.includes(name))) {
     for (let level = 1; level <= 9; level++) {
       cases.push({ name: `${input} level ${level}`, input, options: { level } });
     }
@@ -78,13 +98,13 @@ function cpuCases(names: string[]): Case[] {
   ] as const) {
     cases.push({ name: `${input} shape ${shape.join('x')}`, input, options: { shape } });
   }
-  return cases;
+  return [...cases, ...typedCases()];
 }
 
 /** The GPU path's cases (fewer: SwiftShader is slow): the default level, both layouts, lossy. */
 function gpuCases(names: string[]): Case[] {
   const cases: Case[] = [];
-  for (const input of names) {
+  for (const input of names.filter((name) => !TYPED_INPUTS.includes(name))) {
     cases.push({ name: `gpu ${input}`, input, options: {} });
     cases.push({ name: `gpu ${input} decoder gpu`, input, options: { decoder: 'gpu' } });
   }

@@ -212,6 +212,24 @@ describe('routes', () => {
     }
   });
 
+  it('POST /v1/compress?type=f64 (and i64, i16): the container records the type and the elements come back', async () => {
+    const cases: [string, ArrayBufferView][] = [
+      ['f64', Float64Array.from({ length: 3000 }, (_, i) => Math.round(100 * Math.cos(i / 60)) / 8)],
+      ['i64', BigInt64Array.from({ length: 1000 }, (_, i) => BigInt(i) * 1_000_000_007n - 2n ** 60n)],
+      ['i16', Int16Array.from({ length: 2000 }, (_, i) => Math.round(-3000 * Math.sin(i / 30)))],
+    ];
+    for (const [type, array] of cases) {
+      const body = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+      const packed = await send(base, 'POST', `/v1/compress?type=${type}`, OCTETS, body);
+      expect(packed.status, type).toBe(200);
+      expect(packed.body[9], type).toBe(['u8', 'u16', 'u32', 'i32', 'f32', 'i8', 'i16', 'f16', 'f64', 'i64', 'u64'].indexOf(type));
+      const back = await send(base, 'POST', '/v1/decompress', PARLE, packed.body);
+      expect(Buffer.compare(back.body, Buffer.from(body)), type).toBe(0);
+    }
+    // a body that is not whole 8-byte elements
+    expectError(await send(base, 'POST', '/v1/compress?type=f64', OCTETS, new Uint8Array(12)), 400, ErrorCodes.UNALIGNED_LENGTH);
+  });
+
   it('GET /metrics: requests by route and status, bytes, latency, queue depth, paths, worker restarts', async () => {
     // Deltas over this test's own requests: the counters also hold every other test's.
     const scrape = async () => {

@@ -115,6 +115,14 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
         ? -0
         : Math.round((Math.sin(i / 30) * 40 + (i % 3)) * [100, 1000, 10][i % 3]) / [100, 1000, 10][i % 3],
   );
+  // version 4's element types: f64 decimals with exceptions (the decimal map's 12-byte
+  // exceptions), an f64 grid (float order), i64 stamps (word planes), i16 and f16 shaped
+  const f64Records = new Float64Array(400 * 2).map((_, i) =>
+    i % 89 === 3 ? NaN : Math.round((Math.cos(i / 25) * 300 + (i % 2)) * [1000, 10][i % 2]) / [1000, 10][i % 2],
+  );
+  const f64Grid = new Float64Array(30 * 40).map((_, i) => Math.sin(Math.floor(i / 40) / 7) * Math.cos((i % 40) / 5) * 1e4);
+  const stamps = new BigInt64Array(1500).map((_, i) => 1_700_000_000_000n + BigInt(1000 * i + (i % 3)));
+  const dem = new Int16Array(40 * 50).map((_, i) => Math.round(-500 + 800 * Math.sin(Math.floor(i / 50) / 6) * Math.cos((i % 50) / 8)));
   const specs: [string, ParleArray, Record<string, unknown>][] = [
     ['u8 auto', u8, { chunkBytes: 2048 }],
     ['u8 delta+huffman', u8, { codec: 'delta+huffman', chunkBytes: 2048 }],
@@ -143,6 +151,11 @@ export async function makeSamples(engine: Engine): Promise<Sample[]> {
     ['u16 volume, shape', volume, { shape: [6, 20, 30], chunkBytes: 4096 }],
     ['f32 grid, shape', grid, { shape: [50, 60], chunkBytes: 4096 }],
     ['f32 decimal records, shape', records, { shape: [600, 3], chunkBytes: 4096 }],
+    ['f64 decimal records, shape', f64Records, { shape: [400, 2], chunkBytes: 4096 }],
+    ['f64 grid, shape', f64Grid, { shape: [30, 40], chunkBytes: 4096 }],
+    ['i64 stamps, shape', stamps, { shape: [1500], chunkBytes: 4096 }],
+    ['i16 elevation, shape', dem, { shape: [40, 50], chunkBytes: 2000 }],
+    ['f16 image, shape', volume, { shape: [6, 20, 30], chunkBytes: 4096, type: 'f16' }],
   ];
   const out: Sample[] = [];
   for (const [name, input, options] of specs) {

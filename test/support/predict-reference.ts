@@ -30,12 +30,14 @@ import { STAGE, decodePayload, encodePayload, readU32, streamCount, treeHash, wr
 // Constants and small helpers
 // ---------------------------------------------------------------------------------------------
 
-/** Element type codes of the header (byte 9). */
-export type TypeCode = 0 | 1 | 2 | 3 | 4;
+/** Element type codes of the header (byte 9); 5 and up only in version 4. */
+export type TypeCode = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10;
+/** A word's width: the pipelines' and the predictor's (an 8-byte element is two 4-byte words). */
 export type Width = 1 | 2 | 4;
-export const TYPE_CODE = { u8: 0, u16: 1, u32: 2, i32: 3, f32: 4 } as const;
+export type ElementWidth = Width | 8;
+export const TYPE_CODE = { u8: 0, u16: 1, u32: 2, i32: 3, f32: 4, i8: 5, i16: 6, f16: 7, f64: 8, i64: 9, u64: 10 } as const;
 /** Element width of each type code. */
-export const TYPE_WIDTH: readonly Width[] = [1, 2, 4, 4, 4];
+export const TYPE_WIDTH: readonly ElementWidth[] = [1, 2, 4, 4, 4, 1, 2, 2, 8, 8, 8];
 
 export const MAP = { none: 0, floatOrder: 1, decimal: 2 } as const;
 export const PREDICTOR = { none: 0, left: 1, up: 2, lorenzo2: 3, lorenzo3: 4, med: 5 } as const;
@@ -53,7 +55,7 @@ function corrupt(what: string): never {
   throw new Error(`CORRUPT: ${what}`);
 }
 
-function widthOf(type: number): Width {
+function widthOf(type: number): ElementWidth {
   const w = TYPE_WIDTH[type];
   if (w === undefined) throw new Error(`unknown element type code ${type}`);
   return w;
@@ -145,8 +147,54 @@ export function decimalEncodeOne(bits: number, e: number): number | undefined {
 export interface Exceptions {
   /** Element indices, strictly increasing. */
   indices: number[];
-  /** The elements' bits (u32), one per index. */
+  /** The elements' bits (u32), one per index; 8-byte elements: their bits as a BigInt in bigValues. */
   values: number[];
+  bigValues?: bigint[];
+}
+
+/** 8-byte element `index` of little-endian bytes, unsigned. */
+function readBig(bytes: Uint8Array, index: number): bigint {
+  return BigInt(readWord(bytes, 2 * index, 4)) | (BigInt(readWord(bytes, 2 * index + 1, 4)) << 32n);
+}
+
+function writeBig(bytes: Uint8Array, index: number, value: bigint): void {
+  writeWord(bytes, 2 * index, 4, Number(value & 0xffffffffn));
+  writeWord(bytes, 2 * index + 1, 4, Number((value >> 32n) & 0xffffffffn));
+}
+
+const F64 = new Float64Array(1);
+const F64_BITS = new BigUint64Array(F64.buffer);
+export function f64Bits(x: number): bigint {
+  F64[0] = x;
+  return F64_BITS[0];
+}
+export function f64FromBits(bits: bigint): number {
+  F64_BITS[0] = BigInt.asUintN(64, bits);
+  return F64[0];
+}
+
+/** fpzip's order map of f64 bits: sign clear -> b xor 2^63, else not b. */
+export function floatOrder64(bits: bigint): bigint {
+  return bits >> 63n === 0n ? bits ^ (1n << 63n) : BigInt.asUintN(64, ~bits);
+}
+
+export function floatOrder64Inverse(u: bigint): bigint {
+  return u >> 63n !== 0n ? u ^ (1n << 63n) : BigInt.asUintN(64, ~u);
+}
+
+/**
+ * A v with v / 10^e = the f64 of `bits` (a correctly rounded division) and |v| < 2^52, or
+ * undefined (an exception): always for -0, NaN and +-Infinity.
+ */
+export function decimalEncodeOne64(bits: bigint, e: number): number | undefined {
+  const x = f64FromBits(bits);
+  if (!Number.isFinite(x) || Object.is(x, -0)) return undefined;
+  const v0 = Math.round(x * 10 ** e);
+  for (const v of [v0, v0 - 1, v0 + 1]) {
+    if (!Number.isFinite(v) || Math.abs(v) >= 2 ** 52) continue;
+    if (f64Bits(v / 10 ** e) === bits) return v;
+  }
+  return undefined;
 }
 
 function checkExponents(fields: number, exponents: readonly number[] | undefined): readonly number[] {
@@ -169,6 +217,7 @@ export function mapEncode(
   exponents?: readonly number[],
 ): { values: Uint32Array; exceptions: Exceptions } {
   const w = widthOf(type);
+  if (w === 8) return mapEncodeWide(elements, type, m, fields, exponents);
   if (elements.length % w !== 0) throw new Error('not whole elements');
   const count = elements.length / w;
   if (fields < 1 || count % fields !== 0) throw new Error(`count ${count} not a multiple of ${fields} fields`);
@@ -208,6 +257,7 @@ export function mapDecode(
   exceptions?: Exceptions,
 ): Uint8Array {
   const w = widthOf(type);
+  if (w === 8) return mapDecodeWide(values, type, m, fields, exponents, exceptions);
   const count = values.length;
   const out = new Uint8Array(count * w);
   if (m === MAP.none) {
@@ -225,6 +275,73 @@ export function mapDecode(
   if (exceptions) {
     for (let x = 0; x < exceptions.indices.length; x++) writeWord(out, exceptions.indices[x], w, exceptions.values[x] >>> 0);
   }
+  return out;
+}
+
+/**
+ * {@link mapEncode} of 8-byte elements (f64, i64, u64): two u32 words an element (low, high) of
+ * its 64-bit value u, `fields` counting words (two an element field). Map 0: the bits; 1: f64
+ * order; 2: decimal (f64; element field k = (element index mod fields / 2) at exponents[k]), v as
+ * a two's complement i64.
+ */
+function mapEncodeWide(
+  elements: Uint8Array,
+  type: number,
+  m: number,
+  fields: number,
+  exponents?: readonly number[],
+): { values: Uint32Array; exceptions: Exceptions } {
+  const count = elements.length / 8;
+  if (fields % 2 !== 0 || (2 * count) % fields !== 0) throw new Error(`${fields} word fields for ${count} 8-byte elements`);
+  if (m !== 0 && type !== TYPE_CODE.f64) throw new Error(`map ${m} on type ${type}`);
+  const ef = fields / 2;
+  const big = new Array<bigint>(count);
+  const exceptions: Exceptions = { indices: [], values: [], bigValues: [] };
+  for (let i = 0; i < count; i++) {
+    const bits = readBig(elements, i);
+    if (m === MAP.none) big[i] = bits;
+    else if (m === MAP.floatOrder) big[i] = floatOrder64(bits);
+    else if (m === MAP.decimal) {
+      const exps = checkExponents(ef, exponents);
+      const v = decimalEncodeOne64(bits, exps[i % ef]);
+      if (v === undefined) {
+        exceptions.indices.push(i);
+        exceptions.bigValues!.push(bits);
+        big[i] = i >= ef ? big[i - ef] : 0n;
+      } else big[i] = BigInt.asUintN(64, BigInt(v));
+    } else throw new Error(`unknown map ${m}`);
+  }
+  const values = new Uint32Array(2 * count);
+  for (let i = 0; i < count; i++) {
+    values[2 * i] = Number(big[i] & 0xffffffffn);
+    values[2 * i + 1] = Number(big[i] >> 32n);
+  }
+  return { values, exceptions };
+}
+
+/** The inverse of {@link mapEncodeWide}. */
+function mapDecodeWide(
+  values: ArrayLike<number>,
+  type: number,
+  m: number,
+  fields: number,
+  exponents?: readonly number[],
+  exceptions?: Exceptions,
+): Uint8Array {
+  const count = values.length / 2;
+  const out = new Uint8Array(8 * count);
+  if (m !== 0 && type !== TYPE_CODE.f64) throw new Error(`map ${m} on type ${type}`);
+  const ef = fields / 2;
+  for (let i = 0; i < count; i++) {
+    const u = BigInt(values[2 * i]) | (BigInt(values[2 * i + 1]) << 32n);
+    let bits: bigint;
+    if (m === MAP.none) bits = u;
+    else if (m === MAP.floatOrder) bits = floatOrder64Inverse(u);
+    else if (m === MAP.decimal) bits = f64Bits(Number(BigInt.asIntN(64, u)) / 10 ** checkExponents(ef, exponents)[i % ef]);
+    else throw new Error(`unknown map ${m}`);
+    writeBig(out, i, bits);
+  }
+  if (exceptions) for (let x = 0; x < exceptions.indices.length; x++) writeBig(out, exceptions.indices[x], exceptions.bigValues![x]);
   return out;
 }
 
@@ -450,10 +567,13 @@ function planeBytes(plane: ArrayLike<number>, w: Width): Uint8Array {
  * payload is smaller than count x w (the container writer's job).
  */
 export function encodePredictedPayload(elementBytes: Uint8Array, type: number, params: PredictParams): Uint8Array {
-  const w = widthOf(type);
+  const ew = widthOf(type);
+  // the words: the elements, or an 8-byte element's two u32 halves
+  const w: Width = ew === 8 ? 4 : ew;
   const { map, predictor, fields, X, Y } = params;
-  if (elementBytes.length % w !== 0) throw new Error('not whole elements');
+  if (elementBytes.length % ew !== 0) throw new Error('not whole elements');
   const count = elementBytes.length / w;
+  if (ew === 8 && fields % 2 !== 0) throw new Error(`${fields} word fields of 8-byte elements`);
   checkGeometry(count, fields, X, Y);
   if (map < 0 || map > 2) throw new Error(`map ${map}`);
   if (predictor < 0 || predictor > 5) throw new Error(`predictor ${predictor}`);
@@ -471,16 +591,18 @@ export function encodePredictedPayload(elementBytes: Uint8Array, type: number, p
   writeU32(header, 8, Y);
   parts.push(header);
   if (map === MAP.decimal) {
-    const exps = checkExponents(fields, params.exponents);
-    const padded = new Uint8Array(Math.ceil(fields / 4) * 4);
+    const ef = ew === 8 ? fields / 2 : fields;
+    const exps = checkExponents(ef, params.exponents);
+    const padded = new Uint8Array(Math.ceil(ef / 4) * 4);
     padded.set(exps);
     parts.push(padded);
     const E = exceptions.indices.length;
-    const list = new Uint8Array(4 + 8 * E);
+    const list = new Uint8Array(4 + (4 + ew) * E);
     writeU32(list, 0, E);
     for (let x = 0; x < E; x++) {
       writeU32(list, 4 + 4 * x, exceptions.indices[x]);
-      writeU32(list, 4 + 4 * E + 4 * x, exceptions.values[x]);
+      if (ew === 8) writeBig(list.subarray(4 + 4 * E), x, exceptions.bigValues![x]);
+      else writeU32(list, 4 + 4 * E + 4 * x, exceptions.values[x]);
     }
     parts.push(list);
   }
@@ -519,21 +641,24 @@ export function readPredictedPayload(
   type: number,
   count: number,
 ): { elements: Uint8Array; info: PredictedPayloadInfo } {
-  const w = widthOf(type);
+  const ew = widthOf(type);
+  // the words: the elements, or an 8-byte element's two u32 halves
+  const w: Width = ew === 8 ? 4 : ew;
+  const words = (count * ew) / w;
   const P = payload.length;
   if (P < PREDICT_HEADER_BYTES) corrupt(`predicted payload of ${P} bytes is shorter than its header`);
   const map = payload[0];
   const predictor = payload[1];
   const fields = payload[2];
   if (map > 2) corrupt(`map ${map}`);
-  if (map !== MAP.none && type !== TYPE_CODE.f32) corrupt(`map ${map} on element type ${type}`);
+  if (map !== MAP.none && type !== TYPE_CODE.f32 && type !== TYPE_CODE.f64) corrupt(`map ${map} on element type ${type}`);
   if (predictor > 5) corrupt(`predictor ${predictor}`);
-  if (fields === 0 || count % fields !== 0) corrupt(`${fields} fields for ${count} elements`);
+  if (fields === 0 || words % fields !== 0 || (ew === 8 && fields % 2 !== 0)) corrupt(`${fields} fields for ${words} words`);
   if (payload[3] !== 0) corrupt('byte 3 not 0');
   const X = readU32(payload, 4);
   const Y = readU32(payload, 8);
   if (X === 0 || Y === 0) corrupt(`X = ${X}, Y = ${Y}`);
-  const n = count / fields; // cells, and residuals a field
+  const n = words / fields; // cells, and residuals a field
   if (n % X !== 0) corrupt(`${n} cells are not whole rows of ${X}`);
   if ((n / X) % Y !== 0) corrupt(`${n / X} rows are not whole planes of ${Y}`);
 
@@ -541,25 +666,28 @@ export function readPredictedPayload(
   let exponents: number[] | undefined;
   const exceptions: Exceptions = { indices: [], values: [] };
   if (map === MAP.decimal) {
-    const padded = Math.ceil(fields / 4) * 4;
+    const ef = ew === 8 ? fields / 2 : fields;
+    const padded = Math.ceil(ef / 4) * 4;
     if (at + padded > P) corrupt('exponents past P');
-    exponents = Array.from(payload.subarray(at, at + fields));
+    exponents = Array.from(payload.subarray(at, at + ef));
     for (const e of exponents) if (e > 18) corrupt(`exponent ${e} over 18`);
     at += padded;
     if (at + 4 > P) corrupt('exception count past P');
     const E = readU32(payload, at);
     at += 4;
     if (E > count) corrupt(`${E} exceptions in ${count} elements`);
-    if (at + 8 * E > P) corrupt('exceptions past P');
+    if (at + (4 + ew) * E > P) corrupt('exceptions past P');
     let last = -1;
+    if (ew === 8) exceptions.bigValues = [];
     for (let x = 0; x < E; x++) {
       const index = readU32(payload, at + 4 * x);
       if (index <= last || index >= count) corrupt(`exception index ${index} after ${last} in ${count} elements`);
       last = index;
       exceptions.indices.push(index);
-      exceptions.values.push(readU32(payload, at + 4 * E + 4 * x));
+      if (ew === 8) exceptions.bigValues!.push(readBig(payload.subarray(at + 4 * E), x));
+      else exceptions.values.push(readU32(payload, at + 4 * E + 4 * x));
     }
-    at += 8 * E;
+    at += (4 + ew) * E;
   }
 
   const planes: Uint32Array[] = [];
@@ -677,6 +805,7 @@ export function encodeEntry(fields: {
  */
 export function encodeContainerV4(elementBytes: Uint8Array, plan: ContainerPlan): Uint8Array {
   const w = widthOf(plan.type);
+  if (w === 8 && plan.chunks.some((c) => c.kind === 'piped')) throw new Error('8-byte elements have no piped chunks');
   if (elementBytes.length % w !== 0) throw new Error('not whole elements');
   const N = elementBytes.length / w;
   const C = plan.chunkLength;
@@ -694,8 +823,8 @@ export function encodeContainerV4(elementBytes: Uint8Array, plan: ContainerPlan)
       payload = chunk;
     } else if (chunkPlan.kind === 'piped') {
       stages = chunkPlan.stages;
-      S = streamCount(stages, w);
-      payload = encodePayload(stages, chunk, w);
+      S = streamCount(stages, w as Width);
+      payload = encodePayload(stages, chunk, w as Width);
     } else {
       byte24 = PREDICT_STAGE;
       payload = encodePredictedPayload(chunk, plan.type, chunkPlan);
@@ -751,7 +880,7 @@ export function decodeContainerV4(bytes: Uint8Array): DecodedContainer {
   const type = bytes[9];
   const level = bytes[10];
   if (level < 1 || level > 9) corrupt(`level ${level}`);
-  if (type > 4) corrupt(`element type ${type}`);
+  if (type > 10 || (type > 4 && version < 4)) corrupt(`element type ${type} in version ${version}`);
   const w = widthOf(type);
   const C = readU32(bytes, 12);
   const N = readU64(bytes, 16);
@@ -783,7 +912,8 @@ export function decodeContainerV4(bytes: Uint8Array): DecodedContainer {
     const count = readU32(entry, 0);
     const expected = i < K - 1 ? C : N - (K - 1) * C;
     if (count !== expected) corrupt(`entry ${i}: count ${count}, expected ${expected}`);
-    const stages = parsePipeline(entry.subarray(4, 8), w);
+    const stages = parsePipeline(entry.subarray(4, 8), w === 8 ? 4 : w);
+    if (w === 8 && stages.length > 0) corrupt(`entry ${i}: a pipeline on 8-byte elements`);
     const S = readU32(entry, 8);
     const P = readU32(entry, 12);
     const byte24 = entry[24];
@@ -800,7 +930,7 @@ export function decodeContainerV4(bytes: Uint8Array): DecodedContainer {
       if (S !== 0) corrupt(`entry ${i}: stored with S = ${S}`);
       if (P !== count * w) corrupt(`entry ${i}: stored P ${P}, expected ${count * w}`);
     } else {
-      if (S !== streamCount(stages, w)) corrupt(`entry ${i}: S = ${S}, the pipeline's is ${streamCount(stages, w)}`);
+      if (S !== streamCount(stages, w as Width)) corrupt(`entry ${i}: S = ${S}, the pipeline's is ${streamCount(stages, w as Width)}`);
       if (P >= count * w) corrupt(`entry ${i}: piped P ${P} not below ${count * w}`);
       if (P < 8 * S) corrupt(`entry ${i}: P ${P} below its directory`);
     }
@@ -825,7 +955,7 @@ export function decodeContainerV4(bytes: Uint8Array): DecodedContainer {
     } else if (chunk.stages.length === 0) {
       decoded = payload;
     } else {
-      decoded = decodePiped(chunk.stages, payload, w, chunk.count);
+      decoded = decodePiped(chunk.stages, payload, w as Width, chunk.count);
     }
     if (treeHash(decoded) !== readU32(entry, 20)) throw new Error(`CHECKSUM_MISMATCH: elements of chunk ${i}`);
     elements.set(decoded, i * C * w);
