@@ -48,7 +48,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
-ELEMENT_SIZE = {"u8": 1, "u16": 2, "u32": 4, "f32": 4}
+ELEMENT_SIZE = {"u8": 1, "u16": 2, "u32": 4, "i32": 4, "f32": 4, "i8": 1, "i16": 2, "f16": 2, "f64": 8, "i64": 8, "u64": 8}
 
 
 def log(msg):

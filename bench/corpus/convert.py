@@ -217,6 +217,11 @@ def soundfont_audio(root):
     return (pcm.astype(np.float32) / np.float32(32768)).astype("<f4")
 
 
+def soundfont_pcm(root):
+    # The same sample pool as soundfont_audio in its own type: 16-bit PCM.
+    return (soundfont_audio(root) * np.float32(32768)).astype("<i2")
+
+
 def emoji_rgba(root):
     # Noto Color Emoji (Apache-2.0): the colour glyphs are PNG images embedded
     # in the font's CBDT table, all 136x128 with transparent backgrounds. Every
@@ -257,11 +262,12 @@ def emoji_rgba(root):
     return np.stack(out)
 
 
-def pdb_atoms(root):
+def _pdb_rows(root):
     # Atom records of the 427 Protein Data Bank files shipped as THESEUS
     # examples (public domain), files sorted by path, records in file order.
-    # One f32 row per ATOM/HETATM record: x, y, z (PDB columns 31-54, three
-    # decimals, angstrom), occupancy (55-60) and B-factor (61-66, two decimals).
+    # One row per ATOM/HETATM record: x, y, z (PDB columns 31-54, three
+    # decimals, angstrom), occupancy (55-60) and B-factor (61-66, two decimals),
+    # each decimal text parsed to its nearest double.
     base = os.path.join(root, "usr/share/doc/theseus/examples")
     paths = sorted(
         os.path.relpath(os.path.join(d, f), base)
@@ -274,7 +280,17 @@ def pdb_atoms(root):
         for line in gzip.open(os.path.join(base, rel), "rt", encoding="ascii"):
             if line.startswith(("ATOM  ", "HETATM")):
                 rows.append((line[30:38], line[38:46], line[46:54], line[54:60], line[60:66]))
-    return np.array(rows, dtype=np.float64).astype("<f4")  # decimal text -> nearest double -> f32
+    return np.array(rows, dtype="<f8")
+
+
+def pdb_atoms(root):
+    # The records as f32 (decimal text -> nearest double -> f32).
+    return _pdb_rows(root).astype("<f4")
+
+
+def pdb_atoms_f64(root):
+    # The records as f64, the array a PDB reader (numpy, Biopython) holds.
+    return _pdb_rows(root)
 
 
 def chessboards_gray(root):
@@ -307,6 +323,8 @@ ENTRIES = {
     "emoji_rgba": (emoji_rgba, np.uint8),
     "pdb_atoms": (pdb_atoms, np.float32),
     "chessboards_gray": (chessboards_gray, np.uint8),
+    "soundfont_pcm": (soundfont_pcm, np.int16),
+    "pdb_atoms_f64": (pdb_atoms_f64, np.float64),
 }
 
 

@@ -62,6 +62,8 @@ FILES=(
   emoji_rgba.u8
   pdb_atoms.f32
   chessboards_gray.u8
+  soundfont_pcm.i16
+  pdb_atoms_f64.f64
 )
 declare -A SOURCE=(
   [photos_rgb.u8]="python3-skimage $SK/astronaut.png $SK/coffee.png $SK/chelsea.png $SK/rocket.jpg $SK/ihc.png $SK/hubble_deep_field.jpg"
@@ -74,6 +76,8 @@ declare -A SOURCE=(
   [emoji_rgba.u8]="fonts-noto-color-emoji ./usr/share/fonts/truetype/noto/NotoColorEmoji.ttf"
   [pdb_atoms.f32]="theseus-examples ./usr/share/doc/theseus/examples"
   [chessboards_gray.u8]="opencv-doc $CV_BOARDS"
+  [soundfont_pcm.i16]="csound-soundfont ./usr/share/sounds/sf2/sf_GMbank.sf2"
+  [pdb_atoms_f64.f64]="theseus-examples ./usr/share/doc/theseus/examples"
 )
 
 log() { printf '[corpus] %s\n' "$*" >&2; }

@@ -11,7 +11,18 @@ export const MIN_MS = 500;
 /** A measurement stops after this many timed calls even under MIN_MS (tiny inputs). */
 export const MAX_RUNS = 400;
 
-export const CTORS = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array };
+export const CTORS = {
+  u8: Uint8Array,
+  u16: Uint16Array,
+  u32: Uint32Array,
+  i32: Int32Array,
+  f32: Float32Array,
+  i8: Int8Array,
+  i16: Int16Array,
+  f64: Float64Array,
+  i64: BigInt64Array,
+  u64: BigUint64Array,
+};
 const TYPE_OF = new Map(Object.entries(CTORS).map(([type, Ctor]) => [Ctor, type]));
 
 /** The element type named by a file's extension (`camera.u8` -> `u8`), or undefined. */
