@@ -44,9 +44,9 @@ export type {
 export type { Runs } from './cpu/rle.js';
 export { ErrorCodes, ParleError, isParleError } from './errors.js';
 export type { ErrorCode } from './errors.js';
-export type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
+export type { ArrayOf, ElementType, KernelType, ParleArray, SortKeys } from './types.js';
 export type { Location } from './cost/model.js';
-export { ELEMENT_TYPES, elementSize } from './types.js';
+export { ELEMENT_TYPES, KERNEL_TYPES, elementSize } from './types.js';
 export { ContainerReader, ContainerWriter } from './codec/stream.js';
 export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';

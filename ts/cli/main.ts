@@ -5,7 +5,7 @@
  * outputs are written.
  *
  *   parle demo
- *   parle compress [IN|-] [OUT|-] [--type u8|u16|u32|i32|f32] [--level N] [--codec C] [--decoder cpu|gpu] [--path auto|cpu|gpu]
+ *   parle compress [IN|-] [OUT|-] [--type u8|u16|u32|i32|f32|i8|i16|f16|f64|i64|u64] [--level N] [--codec C] [--decoder cpu|gpu] [--path auto|cpu|gpu]
  *                  [--workers N] [-f]
  *   parle decompress [IN.parle|-] [OUT|-] [--max-elements N] [-f]
  *   parle inspect [FILE.parle|-]
