@@ -183,7 +183,7 @@ describe('bad usage: exit 2', () => {
     ['compress', 'x', '--chunk-bytes', '0'],
     ['compress', 'x', '--level', '10'],
     ['compress', 'x', '--decoder', 'GPU'],
-    ['compress', 'x', '--type', 'u64'],
+    ['compress', 'x', '--type', 'u128'],
     ['compress', 'x', '--workers', '-3'],
     ['compress', 'x', '--workers', 'NaN'],
     ['sort', 'a', 'b'],

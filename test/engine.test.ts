@@ -171,7 +171,7 @@ describe('sort', () => {
 describe('bad arguments throw ParleError with a code naming the argument', () => {
   const cases: [string, () => Promise<unknown>, string, RegExp][] = [
     ['rleEncode of a plain array', () => engine.rleEncode([1, 2, 3] as unknown as Uint8Array), ErrorCodes.INVALID_ARGUMENT, /input/],
-    ['rleEncode of a Float64Array', () => engine.rleEncode(new Float64Array(2) as unknown as Uint8Array), ErrorCodes.INVALID_ARGUMENT, /input/],
+    ['rleEncode of a Uint8ClampedArray', () => engine.rleEncode(new Uint8ClampedArray(2) as unknown as Uint8Array), ErrorCodes.INVALID_ARGUMENT, /input/],
     ['rleEncode of null', () => engine.rleEncode(null as unknown as Uint8Array), ErrorCodes.INVALID_ARGUMENT, /input/],
     ['rleEncode with path NaN', () => engine.rleEncode(new Uint8Array(1), { path: NaN as unknown as 'cpu' }), ErrorCodes.INVALID_OPTION, /options\.path/],
     ['rleEncode on the GPU path', () => engine.rleEncode(new Uint8Array(1), { path: 'gpu' }), ErrorCodes.PATH_UNAVAILABLE, /gpu/],

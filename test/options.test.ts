@@ -201,7 +201,7 @@ describe('ParleError.option', () => {
   });
 
   it('is undefined for a positional argument and for other codes', async () => {
-    const type = await errorOf(() => engine.createCompressor('u64' as 'u8', 1));
+    const type = await errorOf(() => engine.createCompressor('u128' as 'u8', 1));
     expect(type).toMatchObject({ code: ErrorCodes.INVALID_OPTION, option: undefined });
     const arg = await errorOf(() => engine.compress([1, 2] as unknown as Uint8Array));
     expect(arg).toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT, option: undefined });

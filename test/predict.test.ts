@@ -6,7 +6,7 @@
  * container and its shape, and a shape makes images, grids and records smaller.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../ts/index.js';
+import { compressBound, createEngine, type Engine } from '../ts/index.js';
 import { compressRoute } from '../ts/codec/compress.js';
 import { compressSettingsWith } from '../ts/codec/settings.js';
 import { STAGE, treeHash } from './support/codec-reference.js';
@@ -946,5 +946,72 @@ describe('shape across the entry points', () => {
     for (const to of ['host', 'device'] as const)
       expect(compressRoute('gpu', to, settings, { type: 'u8', length: image.length })).toBe('cpu');
     expect(compressRoute('gpu', 'host', compressSettingsWith({}), { type: 'u8', length: image.length })).not.toBe('cpu');
+  });
+});
+
+describe("a flat array's record stride", () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ workers: 2, gpu: 'off', calibration: 'skip' });
+  });
+  afterAll(async () => {
+    await engine?.destroy();
+  });
+  // interleaved RGB pixels (a 200 x 300 image, no shape given) and xyz points of a smooth curve
+  const rgb = new Uint8Array(200 * 300 * 3).map((_, i) => {
+    const p = Math.floor(i / 3);
+    return (
+      (Math.round(60 * Math.sin(Math.floor(p / 300) / 19) + 50 * Math.cos((p % 300) / 23) + 70 * (i % 3)) + ((i * 2654435761) >>> 30)) & 255
+    );
+  });
+  const points = new Float32Array(60_000 * 3).map((_, i) => {
+    const t = Math.floor(i / 3) / 500;
+    return Math.round([Math.cos(t) * 100, Math.sin(t) * 100, t][i % 3] * 1000) / 1000;
+  });
+
+  it('interleaved channels and points are planned by their stride: whole records a chunk, smaller than without', async () => {
+    for (const [name, array, stride] of [
+      ['rgb', rgb, 3],
+      ['points', points, 3],
+    ] as const) {
+      // chunks of 64 KiB: the chunk length is cut to whole records, the chunk count kept
+      const chunkBytes = 64 << 10;
+      const packed = await engine.compress(array, { chunkBytes });
+      const report = engine.inspect(packed);
+      expect(report.shape, name).toBeUndefined();
+      expect(report.chunkLength % stride, name).toBe(0);
+      expect(
+        report.chunks.some((c) => c.encoding.startsWith('predict(')),
+        name,
+      ).toBe(true);
+      expect(Buffer.compare(Buffer.from(bytesOf((await engine.decompress(packed)) as Typed)), Buffer.from(bytesOf(array))), name).toBe(0);
+      // the plain pipelines' best, each fixed
+      const codecs =
+        name === 'rgb' ? ['delta+huffman', 'rle+huffman', 'huffman'] : ['delta+shuffle+huffman', 'shuffle+huffman', 'delta+pack'];
+      const plain = Math.min(
+        ...(await Promise.all(codecs.map(async (codec) => (await engine.compress(array, { chunkBytes, codec })).length))),
+      );
+      expect(packed.length, name).toBeLessThan(0.9 * plain);
+      // within compressBound: a caller's out of exactly that size takes it
+      const out = new Uint8Array(compressBound(array.length, name === 'rgb' ? 'u8' : 'f32', chunkBytes));
+      expect((await engine.compress(array, { chunkBytes, out })).length, name).toBe(packed.length);
+    }
+  });
+
+  it('a smooth signal, noise and small arrays get no stride', async () => {
+    const smooth = new Float32Array(100_000).map((_, i) => Math.sin(i / 300));
+    const noise = new Uint8Array(200_000).map((_, i) => (i * 2654435761) >>> 24);
+    const small = rgb.subarray(0, 30_000);
+    for (const [name, array] of [
+      ['smooth', smooth],
+      ['noise', noise],
+      ['small', small],
+    ] as const) {
+      const report = engine.inspect(await engine.compress(array as Typed));
+      expect(
+        report.chunks.some((c) => c.encoding.startsWith('predict(')),
+        name,
+      ).toBe(false);
+    }
   });
 });

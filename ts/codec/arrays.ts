@@ -20,7 +20,7 @@ import {
 import { decodeLegacyChunk } from './legacy/chunk.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
 import { makeHeader } from '../format/layout.js';
-import { chunkCodecOf, chunkLengthOf, predictPlanOf, type CompressSettings } from './settings.js';
+import { chunkCodecOf, chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from './settings.js';
 
 /**
  * Runs `fn` over `count` items with at most `concurrency` at once; resolves to the results in
@@ -70,9 +70,15 @@ export async function compressArrayReport(
   const explain = settings.explain ?? debugEnabled();
   const huffmanLanes = settings.decoder === 'gpu';
   const type = settings.type ?? (elementTypeOf(input) as ElementType);
-  const header = makeHeader(type, input.length, chunkLengthOf(settings, type, chunkBytes), level, settings.shape);
   const bytes = bytesOf(input);
-  const predict = predictPlanOf(settings, type, bytes);
+  const { chunkLength, plan: predict } = chunkingOf(
+    settings,
+    type,
+    input.length,
+    chunkLengthOf(settings, type, chunkBytes),
+    predictPlanOf(settings, type, bytes),
+  );
+  const header = makeHeader(type, input.length, chunkLength, level, settings.shape);
   const chunkByteLength = header.chunkLength * elementSize(type);
   const resident = cpu.isResident(input);
   /** The container and the reports, from every chunk's entry and payload. */

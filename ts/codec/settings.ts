@@ -6,7 +6,7 @@
 import { chunkLengthFor, DEFAULT_LEVEL, defaultChunkBytes, MAX_CHUNK_BYTES } from '../format/layout.js';
 import { elementSize, type ElementType } from '../types.js';
 import type { ChunkCodec } from './cpu/chunks.js';
-import { planPredict, WORD_PLANES_PLAN, type PredictPlan } from './predict.js';
+import { planFlat, planPredict, planRecord, WORD_PLANES_PLAN, type PredictPlan } from './predict.js';
 
 /** The settings of one compress call (every entry point of the codec's compress takes them). */
 export interface CompressSettings {
@@ -82,8 +82,32 @@ export function predictPlanOf(settings: CompressSettings, type: ElementType, byt
     if (settings.codec !== undefined) return WORD_PLANES_PLAN;
     return planPredict(bytes, type, settings.shape ?? [bytes.length / 8], settings.level);
   }
-  if (settings.shape === undefined || settings.codec !== undefined || settings.errorBound !== undefined) return undefined;
+  if (settings.codec !== undefined || settings.errorBound !== undefined) return undefined;
+  // a flat array (no shape, or one axis): the plan of its record stride, if it has one
+  if (settings.shape === undefined || settings.shape.length < 2) return planFlat(bytes, type, settings.level);
   return planPredict(bytes, type, settings.shape, settings.level);
+}
+
+/**
+ * The chunk length and plan of a call on `length` elements whose chunks would hold `chunkLength`:
+ * a flat array's plan (a record stride, not an 8-byte type's) needs chunks of whole records, so
+ * the length is cut down to a multiple of the record, where that leaves the chunk count as it is
+ * (a container stays within compressBound); where it does not, the plan is dropped.
+ */
+export function chunkingOf(
+  settings: CompressSettings,
+  type: ElementType,
+  length: number,
+  chunkLength: number,
+  plan: PredictPlan | undefined,
+): { chunkLength: number; plan: PredictPlan | undefined } {
+  const flat = settings.shape === undefined || settings.shape.length < 2;
+  if (plan === undefined || !flat || elementSize(type) === 8) return { chunkLength, plan };
+  const record = planRecord(plan);
+  const aligned = Math.floor(chunkLength / record) * record;
+  if (length <= aligned) return { chunkLength: aligned, plan };
+  if (aligned === 0 || Math.ceil(length / aligned) !== Math.ceil(length / chunkLength)) return { chunkLength, plan: undefined };
+  return { chunkLength: aligned, plan };
 }
 
 /** The chunk codec of `settings` on the CPU path: the pipeline, quantized first in the lossy mode. */

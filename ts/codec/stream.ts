@@ -225,7 +225,8 @@ export class ContainerWriter {
     this.gathering = undefined;
     const resident = this.cpu.isResident(bytes);
     const shape = this.settings.shape;
-    if (!this.planned && shape !== undefined) {
+    // (a flat array's record stride is not searched here: the chunk length was fixed before any data)
+    if (!this.planned && shape !== undefined && shape.length >= 2) {
       const slab = shape.slice(1).reduce((a, d) => a * d, 1);
       const elements = bytes.length / elementSize(this.type);
       const batchShape = [Math.floor(elements / slab), ...shape.slice(1)];
