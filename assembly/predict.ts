@@ -364,23 +364,182 @@ const SHORT_ROW: usize = 64;
   }
 }
 
-/** Interleaved cells of `fields` elements to field-major planes of `cells` elements each. No overlap. */
+// Interleaving and deinterleaving of v128 lanes for joinFields / splitFields (unit: bytes).
+// @ts-ignore: decorator
+@inline function zipLo8(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+}
+// @ts-ignore: decorator
+@inline function zipHi8(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+}
+// @ts-ignore: decorator
+@inline function zipLo16(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+}
+// @ts-ignore: decorator
+@inline function zipHi16(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
+}
+// @ts-ignore: decorator
+@inline function zipLo32(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+}
+// @ts-ignore: decorator
+@inline function zipHi32(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+}
+// @ts-ignore: decorator
+@inline function zipLo64(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+}
+// @ts-ignore: decorator
+@inline function zipHi64(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+}
+// @ts-ignore: decorator
+@inline function unzipEven8(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+}
+// @ts-ignore: decorator
+@inline function unzipOdd8(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+}
+// @ts-ignore: decorator
+@inline function unzipEven16(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29);
+}
+// @ts-ignore: decorator
+@inline function unzipOdd16(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+}
+// @ts-ignore: decorator
+@inline function unzipEven32(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+}
+// @ts-ignore: decorator
+@inline function unzipOdd32(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+}
+// @ts-ignore: decorator
+@inline function unzipEven64(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+}
+// @ts-ignore: decorator
+@inline function unzipOdd64(a: v128, b: v128): v128 {
+  return i8x16.shuffle(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+}
+
+// @ts-ignore: decorator
+@inline function zipLoW<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? zipLo8(a, b) : sizeof<T>() == 2 ? zipLo16(a, b) : zipLo32(a, b);
+}
+// @ts-ignore: decorator
+@inline function zipHiW<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? zipHi8(a, b) : sizeof<T>() == 2 ? zipHi16(a, b) : zipHi32(a, b);
+}
+// @ts-ignore: decorator
+@inline function zipLo2W<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? zipLo16(a, b) : sizeof<T>() == 2 ? zipLo32(a, b) : zipLo64(a, b);
+}
+// @ts-ignore: decorator
+@inline function zipHi2W<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? zipHi16(a, b) : sizeof<T>() == 2 ? zipHi32(a, b) : zipHi64(a, b);
+}
+// @ts-ignore: decorator
+@inline function unzipEvenW<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? unzipEven8(a, b) : sizeof<T>() == 2 ? unzipEven16(a, b) : unzipEven32(a, b);
+}
+// @ts-ignore: decorator
+@inline function unzipOddW<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? unzipOdd8(a, b) : sizeof<T>() == 2 ? unzipOdd16(a, b) : unzipOdd32(a, b);
+}
+// @ts-ignore: decorator
+@inline function unzipEven2W<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? unzipEven16(a, b) : sizeof<T>() == 2 ? unzipEven32(a, b) : unzipEven64(a, b);
+}
+// @ts-ignore: decorator
+@inline function unzipOdd2W<T>(a: v128, b: v128): v128 {
+  return sizeof<T>() == 1 ? unzipOdd16(a, b) : sizeof<T>() == 2 ? unzipOdd32(a, b) : unzipOdd64(a, b);
+}
+
+/**
+ * Interleaved cells of `fields` elements to field-major planes of `cells` elements each: 2 and 4
+ * fields a vector of cells at a time (lanes deinterleaved by shuffles), the rest cell by cell.
+ * No overlap.
+ */
 // @ts-ignore: decorator
 @inline function splitFields<T>(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
   const w = sizeof<T>();
-  for (let k: usize = 0; k < fields; k++) {
-    const plane = outPtr + k * cells * w;
-    for (let c: usize = 0; c < cells; c++) store<T>(plane + c * w, load<T>(inPtr + (c * fields + k) * w));
+  const per: usize = 16 / w;
+  let c: usize = 0;
+  if (ASC_FEATURE_SIMD && fields == 2) {
+    const pb = outPtr + cells * w;
+    for (; c + per <= cells; c += per) {
+      const o0 = v128.load(inPtr + c * 2 * w);
+      const o1 = v128.load(inPtr + c * 2 * w, 16);
+      v128.store(outPtr + c * w, unzipEvenW<T>(o0, o1));
+      v128.store(pb + c * w, unzipOddW<T>(o0, o1));
+    }
+  } else if (ASC_FEATURE_SIMD && fields == 4) {
+    const plane = cells * w;
+    for (; c + per <= cells; c += per) {
+      const at = inPtr + c * 4 * w;
+      const o0 = v128.load(at);
+      const o1 = v128.load(at, 16);
+      const o2 = v128.load(at, 32);
+      const o3 = v128.load(at, 48);
+      const ab0 = unzipEven2W<T>(o0, o1);
+      const cd0 = unzipOdd2W<T>(o0, o1);
+      const ab1 = unzipEven2W<T>(o2, o3);
+      const cd1 = unzipOdd2W<T>(o2, o3);
+      const to = outPtr + c * w;
+      v128.store(to, unzipEvenW<T>(ab0, ab1));
+      v128.store(to + plane, unzipOddW<T>(ab0, ab1));
+      v128.store(to + 2 * plane, unzipEvenW<T>(cd0, cd1));
+      v128.store(to + 3 * plane, unzipOddW<T>(cd0, cd1));
+    }
+  }
+  for (; c < cells; c++) {
+    for (let k: usize = 0; k < fields; k++) store<T>(outPtr + (k * cells + c) * w, load<T>(inPtr + (c * fields + k) * w));
   }
 }
 
-/** The inverse of {@link splitFields}. No overlap. */
+/** The inverse of {@link splitFields} (2 and 4 fields by shuffles). No overlap. */
 // @ts-ignore: decorator
 @inline function joinFields<T>(inPtr: usize, outPtr: usize, fields: usize, cells: usize): void {
   const w = sizeof<T>();
-  for (let k: usize = 0; k < fields; k++) {
-    const plane = inPtr + k * cells * w;
-    for (let c: usize = 0; c < cells; c++) store<T>(outPtr + (c * fields + k) * w, load<T>(plane + c * w));
+  const per: usize = 16 / w;
+  let c: usize = 0;
+  if (ASC_FEATURE_SIMD && fields == 2) {
+    const pb = inPtr + cells * w;
+    for (; c + per <= cells; c += per) {
+      const a = v128.load(inPtr + c * w);
+      const b = v128.load(pb + c * w);
+      v128.store(outPtr + c * 2 * w, zipLoW<T>(a, b));
+      v128.store(outPtr + c * 2 * w, zipHiW<T>(a, b), 16);
+    }
+  } else if (ASC_FEATURE_SIMD && fields == 4) {
+    const plane = cells * w;
+    for (; c + per <= cells; c += per) {
+      const from = inPtr + c * w;
+      const a = v128.load(from);
+      const b = v128.load(from + plane);
+      const cc = v128.load(from + 2 * plane);
+      const d = v128.load(from + 3 * plane);
+      const abLo = zipLoW<T>(a, b);
+      const abHi = zipHiW<T>(a, b);
+      const cdLo = zipLoW<T>(cc, d);
+      const cdHi = zipHiW<T>(cc, d);
+      const to = outPtr + c * 4 * w;
+      v128.store(to, zipLo2W<T>(abLo, cdLo));
+      v128.store(to, zipHi2W<T>(abLo, cdLo), 16);
+      v128.store(to, zipLo2W<T>(abHi, cdHi), 32);
+      v128.store(to, zipHi2W<T>(abHi, cdHi), 48);
+    }
+  }
+  for (; c < cells; c++) {
+    for (let k: usize = 0; k < fields; k++) store<T>(outPtr + (c * fields + k) * w, load<T>(inPtr + (k * cells + c) * w));
   }
 }
 
