@@ -6,6 +6,7 @@
 //   dist/node/chunk-*.js   code the Node entries share (one copy of the library, one ParleError)
 //   dist/*/worker.js       the CPU worker pool's worker script
 //   dist/browser/index.js  the library for browsers (ts/platform/browser.ts swapped in)
+//   dist/*/zarr.js         `parle-codec/zarr`: the Zarr codec's exports re-exported from index.js
 //   dist/types/            .d.ts from tsc, and index.d.cts, checked as a consumer compiles them
 //                          (skipped with --no-types)
 //
@@ -17,7 +18,7 @@
 // Usage: node build/build.mjs [--quiet] [--no-types]
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWasm } from './wasm.mjs';
@@ -66,6 +67,12 @@ await esbuild.build({
   banner: { js: "import { createRequire as __parleCreateRequire } from 'node:module';\nconst require = __parleCreateRequire(import.meta.url);" },
 });
 copyFileSync('ts/cjs/index.cjs', 'dist/node/index.cjs');
+// `parle-codec/zarr` (ts/zarr/index.ts): the main entry's Zarr codec under its own names, a
+// re-export of ./index.js so that it shares the one engine module with `parle-codec`
+const ZARR_ENTRY =
+  "// parle-codec/zarr: the Zarr v3 codec for zarrita.js (ts/zarr/index.ts), from the main entry.\n" +
+  "export { registerZarrCodec as register, zarrCodec, ParleZarrCodec, ZARR_CODEC_NAME, ZARR_DATA_TYPES } from './index.js';\n";
+writeFileSync('dist/node/zarr.js', ZARR_ENTRY);
 log('built dist/node');
 
 /** Swaps ts/platform/node.ts for its browser twin. */
@@ -85,6 +92,7 @@ await esbuild.build({
   external: ['webgpu'],
   plugins: [browserPlatform],
 });
+writeFileSync('dist/browser/zarr.js', ZARR_ENTRY);
 log('built dist/browser');
 
 if (!process.argv.includes('--no-types')) {
@@ -100,7 +108,7 @@ if (!process.argv.includes('--no-types')) {
   tsc([
     '--noEmit', '--strict', '--skipLibCheck', 'false', '--types', 'node', '--lib', 'es2022',
     '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
-    'dist/types/index.d.ts', 'dist/types/index.d.cts', 'dist/types/service/index.d.ts',
+    'dist/types/index.d.ts', 'dist/types/index.d.cts', 'dist/types/service/index.d.ts', 'dist/types/zarr/index.d.ts',
   ]);
   log('built dist/types (checked as a strict application without the DOM lib and @webgpu/types compiles them)');
 }

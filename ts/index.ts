@@ -60,3 +60,16 @@ export {
   MAX_LEVEL,
   MIN_LEVEL,
 } from './format/layout.js';
+
+// The Zarr v3 codec for zarrita.js (also `parle-codec/zarr`, whose `register` is registerZarrCodec)
+export {
+  register as registerZarrCodec,
+  zarrCodec,
+  ParleZarrCodec,
+  ZARR_CODEC_NAME,
+  ZARR_DATA_TYPES,
+  type ZarrChunk,
+  type ZarrChunkMetadata,
+  type ZarrCodecConfiguration,
+  type ZarrCodecOptions,
+} from './zarr/index.js';

@@ -44,6 +44,22 @@ check(
   `import('parle-codec/service') without fastify: ${service.message}`,
 );
 
+// parle-codec/zarr: the main entry's Zarr codec (one module: the same functions), coding a chunk.
+const zarrEntry = await import('parle-codec/zarr');
+const main = await import('parle-codec');
+check(zarrEntry.register === main.registerZarrCodec, 'parle-codec/zarr re-exports the main entry');
+const zarrEngine = await createEngine({ workers: 1, calibration: 'skip' });
+try {
+  const registry = new Map();
+  zarrEntry.register(registry, { engine: zarrEngine });
+  const codec = (await registry.get('parle')()).fromConfig({ level: 5 }, { dataType: 'float64', shape: [20, 50] });
+  const chunk = Float64Array.from({ length: 1000 }, (_, i) => Math.round(Math.sin(i / 30) * 1000) / 100);
+  const decoded = await codec.decode(await codec.encode({ data: chunk, shape: [20, 50], stride: [50, 1] }));
+  check(decoded.data instanceof Float64Array && decoded.data.every((v, i) => v === chunk[i]), 'a zarr chunk of f64 round trips');
+} finally {
+  await zarrEngine.destroy();
+}
+
 // The command line: its own packages (commander, cli-progress) are bundled into dist/node/cli.js.
 const bin = join(modules, '.bin', 'parle');
 const dir = mkdtempSync(join(tmpdir(), 'parle-consumer-'));

@@ -1,0 +1,237 @@
+/**
+ * The Zarr v3 codec (ts/zarr/index.ts, `parle-codec/zarr`) under zarrita.js with its
+ * FileSystemStore: arrays of every data type parle codes written and read back, 1-D to 4-D with
+ * partial edge chunks, a sharded array (parle as the inner codec), concurrent reads, the
+ * configuration's checks, and a corrupted chunk (a ParleError with its code; the other chunks
+ * still read).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as zarr from 'zarrita';
+import { FileSystemStore } from '@zarrita/storage';
+import { createEngine, ErrorCodes, registerZarrCodec, type Engine } from '../ts/index.js';
+
+let engine: Engine;
+let dir: string;
+beforeAll(async () => {
+  engine = await createEngine({ workers: 2, gpu: 'off', calibration: 'skip' });
+  registerZarrCodec(zarr.registry as unknown as Map<string, () => Promise<unknown>>, { engine });
+  dir = mkdtempSync(join(tmpdir(), 'parle-zarr-'));
+});
+afterAll(async () => {
+  zarr.registry.delete('parle');
+  await engine?.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Typed = Exclude<zarr.TypedArray<zarr.NumberDataType | zarr.BigintDataType>, never>;
+
+/** Elements of `dtype`: smooth with a little noise (decimals for floats), `n` of them. */
+function valuesOf(dtype: string, n: number): ArrayBufferView & { length: number } {
+  const smooth = (i: number) => 1000 * Math.sin(i / 37) + ((i * 2654435761) >>> 28);
+  switch (dtype) {
+    case 'int8':
+      return Int8Array.from({ length: n }, (_, i) => smooth(i) / 10);
+    case 'int16':
+      return Int16Array.from({ length: n }, (_, i) => smooth(i) * 20);
+    case 'int32':
+      return Int32Array.from({ length: n }, (_, i) => smooth(i) * 1e5);
+    case 'int64':
+      return BigInt64Array.from({ length: n }, (_, i) => BigInt(Math.round(smooth(i))) * 10_000_000_000n);
+    case 'uint8':
+      return Uint8Array.from({ length: n }, (_, i) => smooth(i) / 10 + 128);
+    case 'uint16':
+      return Uint16Array.from({ length: n }, (_, i) => smooth(i) + 2000);
+    case 'uint32':
+      return Uint32Array.from({ length: n }, (_, i) => (smooth(i) + 2000) * 1e5);
+    case 'uint64':
+      return BigUint64Array.from({ length: n }, (_, i) => BigInt(Math.round(smooth(i) + 2000)) << 33n);
+    case 'float32':
+      return Float32Array.from({ length: n }, (_, i) => Math.round(smooth(i) * 100) / 100);
+    case 'float64':
+      return Float64Array.from({ length: n }, (_, i) => Math.round(smooth(i) * 1000) / 1000);
+    default:
+      throw new Error(dtype);
+  }
+}
+
+const bytes = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+async function writeArray(name: string, dtype: string, shape: number[], chunkShape: number[], configuration: Record<string, unknown> = {}) {
+  const store = new FileSystemStore(dir);
+  const arr = await zarr.create(zarr.root(store).resolve(name), {
+    shape,
+    chunkShape,
+    dtype: dtype as zarr.DataType,
+    codecs: [{ name: 'parle', configuration }],
+    // (zarrita fills a partial edge chunk with the fill value, null failing for 64-bit integers)
+    fillValue: 0 as never,
+  });
+  const n = shape.reduce((a, d) => a * d, 1);
+  const data = valuesOf(dtype, n);
+  const stride = shape.map((_, d) => shape.slice(d + 1).reduce((a, x) => a * x, 1));
+  await zarr.set(arr, null, { data: data as never, shape, stride });
+  return { store, data };
+}
+
+describe('the parle codec in zarrita', () => {
+  const types = ['int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'float32', 'float64'];
+  for (const [shape, chunkShape] of [
+    [[1000], [300]],
+    [
+      [50, 70],
+      [16, 32],
+    ],
+    [
+      [9, 30, 40],
+      [4, 16, 16],
+    ],
+    [
+      [3, 5, 20, 24],
+      [2, 2, 8, 8],
+    ],
+  ]) {
+    it(`every data type round trips, shape [${shape}] in chunks of [${chunkShape}] (edge chunks partial)`, async () => {
+      for (const dtype of types) {
+        const name = `${dtype}-${shape.join('x')}`;
+        const { store, data } = await writeArray(name, dtype, shape, chunkShape);
+        const arr = await zarr.open(zarr.root(store).resolve(name), { kind: 'array' });
+        const back = await zarr.get(arr);
+        expect(back.shape, name).toEqual(shape);
+        expect(bytes(back.data as unknown as ArrayBufferView).equals(bytes(data)), name).toBe(true);
+        // a chunk file is a .parle container that records the chunk's shape
+        const chunkDir = join(dir, name, 'c');
+        const first = join(chunkDir, ...chunkShape.map(() => '0'));
+        const container = new Uint8Array(readFileSync(first));
+        expect(engine.inspect(container).shape, name).toEqual(chunkShape);
+      }
+    });
+  }
+
+  it('a sub-region reads the chunks it touches; concurrent reads of one array agree', async () => {
+    const { store, data } = await writeArray('region', 'float32', [64, 64], [16, 16]);
+    const arr = await zarr.open(zarr.root(store).resolve('region'), { kind: 'array' });
+    const region = await zarr.get(arr, [zarr.slice(10, 30), zarr.slice(5, 9)]);
+    expect(region.shape).toEqual([20, 4]);
+    const src = data as Float32Array;
+    for (let i = 0; i < 20; i++)
+      for (let j = 0; j < 4; j++) expect((region.data as Float32Array)[i * 4 + j]).toBe(src[(10 + i) * 64 + 5 + j]);
+    const reads = await Promise.all(Array.from({ length: 6 }, () => zarr.get(arr)));
+    for (const r of reads) expect(bytes(r.data as Float32Array).equals(bytes(src))).toBe(true);
+  });
+
+  it('a sharded array with parle as the inner codec reads back', async () => {
+    // zarrita writes no shards: one shard of 2 x 2 inner chunks, its index at the end
+    const shape = [8, 12];
+    const inner = [4, 6];
+    const data = valuesOf('int16', 96) as Int16Array;
+    const chunks: Uint8Array[] = [];
+    for (const [ci, cj] of [
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+    ]) {
+      const chunk = new Int16Array(24);
+      for (let i = 0; i < 4; i++) for (let j = 0; j < 6; j++) chunk[i * 6 + j] = data[(ci * 4 + i) * 12 + cj * 6 + j];
+      chunks.push(await engine.compress(chunk, { shape: inner }));
+    }
+    const index = new BigUint64Array(8);
+    let at = 0;
+    chunks.forEach((c, k) => {
+      index[2 * k] = BigInt(at);
+      index[2 * k + 1] = BigInt(c.length);
+      at += c.length;
+    });
+    const base = join(dir, 'sharded');
+    mkdirSync(join(base, 'c', '0'), { recursive: true });
+    writeFileSync(join(base, 'c', '0', '0'), Buffer.concat([...chunks, bytes(index)]));
+    writeFileSync(
+      join(base, 'zarr.json'),
+      JSON.stringify({
+        zarr_format: 3,
+        node_type: 'array',
+        shape,
+        data_type: 'int16',
+        chunk_grid: { name: 'regular', configuration: { chunk_shape: shape } },
+        chunk_key_encoding: { name: 'default', configuration: { separator: '/' } },
+        fill_value: 0,
+        codecs: [
+          {
+            name: 'sharding_indexed',
+            configuration: {
+              chunk_shape: inner,
+              codecs: [{ name: 'parle' }],
+              index_codecs: [{ name: 'bytes', configuration: { endian: 'little' } }],
+              index_location: 'end',
+            },
+          },
+        ],
+        attributes: {},
+      }),
+    );
+    const arr = await zarr.open(zarr.root(new FileSystemStore(dir)).resolve('sharded'), { kind: 'array' });
+    const back = await zarr.get(arr);
+    expect(bytes(back.data as Int16Array).equals(bytes(data))).toBe(true);
+  });
+
+  it('a corrupted chunk fails with its ParleError code; the other chunks still read', async () => {
+    const { store, data } = await writeArray('corrupt', 'uint16', [40, 40], [20, 20]);
+    const file = join(dir, 'corrupt', 'c', '1', '1');
+    const packed = readFileSync(file);
+    packed[packed.length - 3] ^= 0x5a;
+    writeFileSync(file, packed);
+    const arr = await zarr.open(zarr.root(store).resolve('corrupt'), { kind: 'array' });
+    const error = await zarr.get(arr).then(
+      () => undefined,
+      (e: unknown) => e as { cause?: { code?: string } },
+    );
+    expect(error?.cause?.code).toBe(ErrorCodes.CHECKSUM_MISMATCH);
+    const top = await zarr.get(arr, [zarr.slice(0, 20), null]);
+    const src = data as Uint16Array;
+    expect(bytes(top.data as Uint16Array).equals(bytes(src.subarray(0, 800)))).toBe(true);
+  });
+
+  it('the configuration: level and errorBound apply; an unknown key, a bad level and a type parle does not code are refused', async () => {
+    const fast = await writeArray('level1', 'float32', [200, 200], [100, 100], { level: 1 });
+    const small = await writeArray('level9', 'float32', [200, 200], [100, 100], { level: 9 });
+    const size = (name: string) =>
+      readdirSync(join(dir, name, 'c'), { recursive: true })
+        .map((f) => join(dir, name, 'c', String(f)))
+        .filter((f) => statSync(f).isFile())
+        .reduce((a, f) => a + statSync(f).size, 0);
+    expect(size('level9')).toBeLessThanOrEqual(size('level1'));
+    void fast;
+    void small;
+    const lossy = await writeArray('lossy', 'float32', [100, 100], [50, 50], { errorBound: { abs: 0.01 } });
+    const back = await zarr.get(await zarr.open(zarr.root(lossy.store).resolve('lossy'), { kind: 'array' }));
+    const src = lossy.data as Float32Array;
+    let worst = 0;
+    (back.data as Float32Array).forEach((v, i) => (worst = Math.max(worst, Math.abs(v - src[i]))));
+    expect(worst).toBeLessThanOrEqual(0.01);
+    for (const [configuration, code] of [
+      [{ levle: 9 }, ErrorCodes.INVALID_OPTION],
+      [{ level: 11 }, ErrorCodes.INVALID_OPTION],
+    ] as const) {
+      const failed = await writeArray(`bad-${JSON.stringify(configuration)}`, 'uint8', [10], [10], configuration).then(
+        () => undefined,
+        (e: unknown) => e as { cause?: { code?: string }; code?: string },
+      );
+      expect(failed?.cause?.code ?? failed?.code, JSON.stringify(configuration)).toBe(code);
+    }
+    const store = new FileSystemStore(dir);
+    const bools = await zarr.create(zarr.root(store).resolve('bools'), {
+      shape: [8],
+      chunkShape: [8],
+      dtype: 'bool',
+      codecs: [{ name: 'parle', configuration: {} }],
+    });
+    const failed = await zarr.set(bools, null, { data: new zarr.BoolArray(8) as never, shape: [8], stride: [1] }).then(
+      () => undefined,
+      (e: unknown) => e as { cause?: { code?: string }; code?: string },
+    );
+    expect(failed?.cause?.code ?? failed?.code).toBe(ErrorCodes.UNSUPPORTED_TYPE);
+  });
+});
