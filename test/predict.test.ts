@@ -998,6 +998,13 @@ describe("a flat array's record stride", () => {
     }
   });
 
+  it('level 1 keeps a flat array plain (no stride search)', async () => {
+    const fast = engine.inspect(await engine.compress(rgb, { level: 1 }));
+    expect(fast.chunks.some((c) => c.encoding.startsWith('predict('))).toBe(false);
+    const two = engine.inspect(await engine.compress(rgb, { level: 2 }));
+    expect(two.chunks.some((c) => c.encoding.startsWith('predict('))).toBe(true);
+  });
+
   it('a smooth signal, noise and small arrays get no stride', async () => {
     const smooth = new Float32Array(100_000).map((_, i) => Math.sin(i / 300));
     const noise = new Uint8Array(200_000).map((_, i) => (i * 2654435761) >>> 24);
