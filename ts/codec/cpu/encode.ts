@@ -759,7 +759,9 @@ function encodePredicted(
   let excValue = 0;
   if (params.map === ValueMap.Decimal) {
     const ef = elementFields(fields, width);
-    const floats = width === 8 ? new Float64Array(ctx.memory.buffer, p.inPtr, count) : new Float32Array(ctx.memory.buffer, p.inPtr, count);
+    // (a view needs the elements aligned to their width; an unaligned chunk is copied)
+    const Floats = width === 8 ? Float64Array : Float32Array;
+    const floats = p.inPtr % width === 0 ? new Floats(ctx.memory.buffer, p.inPtr, count) : new Floats(u8(ctx, p.inPtr, raw).slice().buffer);
     const exps = chooseExponents(floats, count, ef);
     // an exception costs 4 + width bytes where a value costs one or two: past 1 in 64 the float-order map codes better
     const cap = Math.floor(count / 64);
