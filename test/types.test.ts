@@ -123,6 +123,23 @@ describe('element types of version 4', () => {
     expect(reports[0].reason).toMatch(/decimal/);
   });
 
+  it('a flat f64 array of records is planned by its record stride (its words in fields), level 1 keeps the sequence', async () => {
+    // 40,000 records of x, y, z with 3 decimals and a flag: 1.25 MB, no shape given
+    const records = Float64Array.from({ length: 40_000 * 4 }, (_, i) => {
+      const t = Math.floor(i / 4) / 300;
+      return [Math.round(Math.cos(t) * 5e4) / 1000, Math.round(Math.sin(t) * 5e4) / 1000, Math.round(t * 1000) / 1000, 1][i % 4];
+    });
+    const packed = await engine.compress(records, { chunkBytes: 256 << 10 });
+    const report = engine.inspect(packed);
+    expect(report.shape).toBeUndefined();
+    expect(report.chunkLength % 4).toBe(0);
+    expect(report.chunks[0].encoding).toMatch(/^predict\(.*8 fields\)$/);
+    expect(sameBits(await engine.decompress(packed), records)).toBe(true);
+    const sequence = await engine.compress(records, { chunkBytes: 256 << 10, level: 1 });
+    expect(engine.inspect(sequence).chunks[0].encoding).not.toMatch(/8 fields/);
+    expect(packed.length).toBeLessThan(sequence.length);
+  });
+
   it("the engine decodes the reference's 8-byte predicted chunks under every map and predictor", async () => {
     const rows = 8;
     const cols = 32;

@@ -77,6 +77,7 @@ export async function compressArrayReport(
     input.length,
     chunkLengthOf(settings, type, chunkBytes),
     predictPlanOf(settings, type, bytes),
+    bytes,
   );
   const header = makeHeader(type, input.length, chunkLength, level, settings.shape);
   const chunkByteLength = header.chunkLength * elementSize(type);

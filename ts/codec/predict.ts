@@ -225,7 +225,8 @@ const STRIDE_MIN_BYTES = 128 << 10;
 const STRIDE_SAMPLE_ELEMENTS = 2048;
 
 /**
- * The record stride of a flat array of `type` (1-, 2- or 4-byte elements): the lag s in
+ * The record stride of a flat array of `type` (8-byte elements as their two u32 words,
+ * differenced word by word as the predictor takes them): the lag s in
  * 2..{@link MAX_STRIDE} whose differences u[i] - u[i - s] (u: the bits, fpzip's order map for
  * f32) have the smallest order-0 entropy on a sample of {@link PLAN_PARTS} ranges, when it is below
  * {@link PLAN_MARGIN} of the lag-1 differences' (and of the values'); else 1. Interleaved channels
@@ -233,22 +234,31 @@ const STRIDE_SAMPLE_ELEMENTS = 2048;
  * signal's nearest neighbour is its best.
  */
 export function detectStride(bytes: Uint8Array, type: ElementType): number {
-  const w = elementSize(type);
-  if (w === 8) return 1;
+  const size = elementSize(type);
+  // the values as words: an 8-byte element's two u32 halves (under f64's order map), two words a lag
+  const per = size === 8 ? 2 : 1;
+  const w = size === 8 ? 4 : size;
   const n = bytes.length / w;
   if (bytes.length < STRIDE_MIN_BYTES) return 1;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const isFloat = type === 'f32';
-  const partLength = Math.floor(STRIDE_SAMPLE_ELEMENTS / PLAN_PARTS);
-  const span = MAX_STRIDE + partLength;
-  // the sample's values (each range with the MAX_STRIDE values before it), read once
+  const isFloat = type === 'f32' || type === 'f64';
+  const back = MAX_STRIDE * per;
+  const partLength = Math.floor((STRIDE_SAMPLE_ELEMENTS * per) / PLAN_PARTS / per) * per;
+  const span = back + partLength;
+  // the sample's values (each range with the MAX_STRIDE elements before it), read once
   const values = new Uint32Array(PLAN_PARTS * span);
   for (let q = 0; q < PLAN_PARTS; q++) {
-    const lo = Math.floor((q * (n - span)) / (PLAN_PARTS - 1));
+    const lo = Math.floor((q * (n - span)) / (PLAN_PARTS - 1) / per) * per;
     for (let i = 0; i < span; i++) {
       const e = lo + i;
       const v = w === 1 ? bytes[e] : w === 2 ? view.getUint16(2 * e, true) : view.getUint32(4 * e, true);
-      values[q * span + i] = isFloat ? floatOrder(v) : v;
+      if (!isFloat) values[q * span + i] = v;
+      else if (per === 1) values[q * span + i] = floatOrder(v);
+      else {
+        // f64's order map on the element whose half this is: its sign is the high word's top bit
+        const negative = view.getUint32(8 * (e >> 1) + 4, true) >>> 31 !== 0;
+        values[q * span + i] = negative ? ~v >>> 0 : e % 2 === 1 ? (v ^ 0x80000000) >>> 0 : v;
+      }
     }
   }
   const bits = 8 * w;
@@ -257,10 +267,11 @@ export function detectStride(bytes: Uint8Array, type: ElementType): number {
   const total = PLAN_PARTS * partLength;
   /** Order-0 entropy (bytes) of the byte planes of the zigzagged lag-s differences (s 0: the values). */
   const bytesAt = (s: number) => {
+    const lag = s * per;
     hist.fill(0);
     for (let q = 0; q < PLAN_PARTS; q++) {
-      for (let i = q * span + MAX_STRIDE, end = (q + 1) * span; i < end; i++) {
-        const d = (values[i] - (s === 0 ? 0 : values[i - s])) & mask;
+      for (let i = q * span + back, end = (q + 1) * span; i < end; i++) {
+        const d = (values[i] - (lag === 0 ? 0 : values[i - lag])) & mask;
         const r = ((d << 1) ^ -(d >>> (bits - 1))) & mask;
         hist[r & 255]++;
         if (w > 1) hist[256 + ((r >>> 8) & 255)]++;
@@ -304,14 +315,17 @@ export function planFlat(bytes: Uint8Array, type: ElementType, level = 5): Predi
   if (level < FLAT_PLAN_MIN_LEVEL) return undefined;
   const s = detectStride(bytes, type);
   if (s === 1) return undefined;
-  const w = elementSize(type);
-  const records = Math.floor(bytes.length / w / s);
-  return planPredict(bytes.subarray(0, records * s * w), type, [records, s], level);
+  const size = elementSize(type);
+  const records = Math.floor(bytes.length / size / s);
+  return planPredict(bytes.subarray(0, records * s * size), type, [records, s], level);
 }
 
-/** Elements a chunk coded with `plan` must be a multiple of: a record of fields x row cells x plane rows (a row of 0 cells: 1). */
-export function planRecord(plan: PredictPlan): number {
-  return plan.fields * Math.max(1, plan.rowCells) * plan.planeRows;
+/**
+ * Elements of `type` a chunk coded with `plan` must be a multiple of: a record of fields x row
+ * cells x plane rows words (a row of 0 cells: 1), two words an element of 8 bytes.
+ */
+export function planRecord(plan: PredictPlan, type: ElementType): number {
+  return (plan.fields * Math.max(1, plan.rowCells) * plan.planeRows) / (elementSize(type) === 8 ? 2 : 1);
 }
 
 /**

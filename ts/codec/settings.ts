@@ -73,26 +73,35 @@ export function chunkLengthOf(settings: CompressSettings, type: ElementType, chu
 
 /**
  * The predict plan of a call (ts/codec/predict.ts) over the elements' `bytes`: with a shape, the
- * chooser's pipelines and no error bound; else undefined. 8-byte types always have one (their
- * chunks are predicted or stored): planned over the shape or the sequence of elements, or the
- * word planes under a fixed codec.
+ * chooser's pipelines and no error bound; a flat array's (no shape, or one axis) when it has a
+ * record stride and `strides` (a writer that fixed its chunk length before seeing data passes
+ * false); else undefined. 8-byte types always have one (their chunks are predicted or stored):
+ * planned over the shape, the record stride or the sequence of elements, or the word planes
+ * under a fixed codec.
  */
-export function predictPlanOf(settings: CompressSettings, type: ElementType, bytes: Uint8Array): PredictPlan | undefined {
+export function predictPlanOf(
+  settings: CompressSettings,
+  type: ElementType,
+  bytes: Uint8Array,
+  { strides = true }: { strides?: boolean } = {},
+): PredictPlan | undefined {
+  const flat = settings.shape === undefined || settings.shape.length < 2;
   if (elementSize(type) === 8) {
     if (settings.codec !== undefined) return WORD_PLANES_PLAN;
-    return planPredict(bytes, type, settings.shape ?? [bytes.length / 8], settings.level);
+    const strided = flat && strides ? planFlat(bytes, type, settings.level) : undefined;
+    return strided ?? planPredict(bytes, type, settings.shape ?? [bytes.length / 8], settings.level);
   }
   if (settings.codec !== undefined || settings.errorBound !== undefined) return undefined;
-  // a flat array (no shape, or one axis): the plan of its record stride, if it has one
-  if (settings.shape === undefined || settings.shape.length < 2) return planFlat(bytes, type, settings.level);
-  return planPredict(bytes, type, settings.shape, settings.level);
+  if (flat) return strides ? planFlat(bytes, type, settings.level) : undefined;
+  return planPredict(bytes, type, settings.shape!, settings.level);
 }
 
 /**
  * The chunk length and plan of a call on `length` elements whose chunks would hold `chunkLength`:
- * a flat array's plan (a record stride, not an 8-byte type's) needs chunks of whole records, so
- * the length is cut down to a multiple of the record, where that leaves the chunk count as it is
- * (a container stays within compressBound); where it does not, the plan is dropped.
+ * a flat array's plan needs chunks of whole records (of more than one element: a record stride),
+ * so the length is cut down to a multiple of the record, where that leaves the chunk count as it
+ * is (a container stays within compressBound); where it does not, the plan is dropped (8-byte
+ * types: their plan of the sequence of elements).
  */
 export function chunkingOf(
   settings: CompressSettings,
@@ -100,13 +109,16 @@ export function chunkingOf(
   length: number,
   chunkLength: number,
   plan: PredictPlan | undefined,
+  bytes: Uint8Array,
 ): { chunkLength: number; plan: PredictPlan | undefined } {
   const flat = settings.shape === undefined || settings.shape.length < 2;
-  if (plan === undefined || !flat || elementSize(type) === 8) return { chunkLength, plan };
-  const record = planRecord(plan);
+  if (plan === undefined || !flat) return { chunkLength, plan };
+  const record = planRecord(plan, type);
+  if (record <= 1) return { chunkLength, plan };
   const aligned = Math.floor(chunkLength / record) * record;
   if (length <= aligned) return { chunkLength: aligned, plan };
-  if (aligned === 0 || Math.ceil(length / aligned) !== Math.ceil(length / chunkLength)) return { chunkLength, plan: undefined };
+  if (aligned === 0 || Math.ceil(length / aligned) !== Math.ceil(length / chunkLength))
+    return { chunkLength, plan: predictPlanOf(settings, type, bytes, { strides: false }) };
   return { chunkLength: aligned, plan };
 }
 

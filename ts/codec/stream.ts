@@ -230,12 +230,13 @@ export class ContainerWriter {
       const slab = shape.slice(1).reduce((a, d) => a * d, 1);
       const elements = bytes.length / elementSize(this.type);
       const batchShape = [Math.floor(elements / slab), ...shape.slice(1)];
-      if (batchShape[0] * slab === elements) this.plan = predictPlanOf({ ...this.settings, shape: batchShape }, this.type, bytes);
+      if (batchShape[0] * slab === elements)
+        this.plan = predictPlanOf({ ...this.settings, shape: batchShape }, this.type, bytes, { strides: false });
       this.planned = true;
     }
     // 8-byte types are always planned (a shape that did not fit the batch: as a sequence)
     if (this.plan === undefined && elementSize(this.type) === 8)
-      this.plan = predictPlanOf({ ...this.settings, shape: undefined }, this.type, bytes);
+      this.plan = predictPlanOf({ ...this.settings, shape: undefined }, this.type, bytes, { strides: false });
     const run = encodeChunkRun(
       this.cpu,
       this.type,
