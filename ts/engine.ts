@@ -298,8 +298,10 @@ export class Engine {
 
   /**
    * Copies a host array to the GPU (reusable MAP_WRITE staging buffers, overlapped with their
-   * copies). The DeviceArray is owned: `destroy()` it when done.
-   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
+   * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of the five kernel types
+   * ({@link KERNEL_TYPES}: u8, u16, u32, i32, f32).
+   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE (i8, i16, f16, f64, i64, u64),
+   *   DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
    */
   async upload<T extends ParleArray>(array: T): Promise<DeviceArray> {
     checkArray(array, 'array', KERNEL_TYPES);
@@ -628,10 +630,12 @@ export class Engine {
    * and its length. in [0,2,2,9,5,5,5,8] -> values [0,2,9,5,8], lengths [1,2,1,3,1].
    * Elements compare as bit patterns, so f32 NaN payloads and -0 are runs of their own kind.
    *
-   * @param input any element type, n elements (n may be 0), on the host or the GPU.
+   * @param input any element type, n elements (n may be 0), on the host or the GPU (the GPU path
+   *   takes the five kernel types; i8, i16, f16, f64, i64 and u64 run on the CPU, and `path:
+   *   'gpu'` with them is UNSUPPORTED_TYPE).
    * @returns values: same type as the input, one per run; lengths: u32, each >= 1, summing to n.
    *   New arrays (on the host or the GPU, see `to`); the input is not modified.
-   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
+   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
    *   DEVICE_LOST, ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
    *
    * CPU: 32 elements compared at a time against the input shifted by one (SIMD bitmask), one
