@@ -895,9 +895,10 @@ export class Engine {
   async compress(input: Data, options: CompressToDeviceOptions): Promise<DeviceArray>;
   async compress(input: Data, options?: CompressOptions): Promise<Uint8Array>;
   async compress(input: Data, options?: CompressOptions | CompressToDeviceOptions): Promise<Uint8Array | DeviceArray> {
+    const given = checkData(input, 'input');
     const opts = checkOptions(options, 'compress');
-    const settings = compressSettings(opts, checkData(input, 'input'), input.length);
-    const type = settings.type ?? checkData(input, 'input');
+    const settings = compressSettings(opts, given, input.length);
+    const type = settings.type ?? given;
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, 'host');
     if (to === 'device' && opts.out !== undefined) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");

@@ -108,6 +108,21 @@ function floatOrder(b: number): number {
   return (b >>> 31 !== 0 ? ~b : b ^ 0x80000000) >>> 0;
 }
 
+/** Word i of `bytes` (words of `w` bytes, little-endian), unsigned; `view` is a DataView of `bytes`. */
+function wordReader(bytes: Uint8Array, view: DataView, w: number): (i: number) => number {
+  return (i) => (w === 1 ? bytes[i] : w === 2 ? view.getUint16(2 * i, true) : view.getUint32(4 * i, true));
+}
+
+/**
+ * Word e of fpzip's order map of the f64 elements `view` holds (their low halves at even e, high
+ * at odd): a negative element's bits inverted, a positive one's sign bit set.
+ */
+function floatOrderWord64(view: DataView, e: number): number {
+  const v = view.getUint32(4 * e, true);
+  if (view.getUint32(8 * (e >> 1) + 4, true) >>> 31 !== 0) return ~v >>> 0;
+  return e % 2 === 1 ? (v ^ 0x80000000) >>> 0 : v;
+}
+
 /** The values (under a map) of elements lo .. lo + values.length - 1: a sample range and the neighbours it reads. */
 interface Window {
   values: Uint32Array;
@@ -247,19 +262,11 @@ export function detectStride(bytes: Uint8Array, type: ElementType): number {
   const span = back + partLength;
   // the sample's values (each range with the MAX_STRIDE elements before it), read once
   const values = new Uint32Array(PLAN_PARTS * span);
+  const wordAt = wordReader(bytes, view, w);
+  const u = !isFloat ? wordAt : per === 1 ? (e: number) => floatOrder(wordAt(e)) : (e: number) => floatOrderWord64(view, e);
   for (let q = 0; q < PLAN_PARTS; q++) {
     const lo = Math.floor((q * (n - span)) / (PLAN_PARTS - 1) / per) * per;
-    for (let i = 0; i < span; i++) {
-      const e = lo + i;
-      const v = w === 1 ? bytes[e] : w === 2 ? view.getUint16(2 * e, true) : view.getUint32(4 * e, true);
-      if (!isFloat) values[q * span + i] = v;
-      else if (per === 1) values[q * span + i] = floatOrder(v);
-      else {
-        // f64's order map on the element whose half this is: its sign is the high word's top bit
-        const negative = view.getUint32(8 * (e >> 1) + 4, true) >>> 31 !== 0;
-        values[q * span + i] = negative ? ~v >>> 0 : e % 2 === 1 ? (v ^ 0x80000000) >>> 0 : v;
-      }
-    }
+    for (let i = 0; i < span; i++) values[q * span + i] = u(lo + i);
   }
   const bits = 8 * w;
   const mask = w === 4 ? 0xffffffff : (1 << bits) - 1;
@@ -363,7 +370,7 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
   if (options.length === 0 || n < 64) return undefined;
   const isFloat = type === 'f32' || type === 'f64';
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const bitsAt = (i: number) => (w === 1 ? bytes[i] : w === 2 ? view.getUint16(2 * i, true) : view.getUint32(4 * i, true));
+  const bitsAt = wordReader(bytes, view, w);
   // the sample: PLAN_PARTS ranges spread over the array (neighbours are read from the whole array)
   // (8-byte types: whole elements, two words each)
   const per = wide ? 2 : 1;
@@ -374,16 +381,7 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
     // element i's value, and (8-byte types) word e's half of a 64-bit value v
     const floatAt = wide ? (i: number) => view.getFloat64(8 * i, true) : (i: number) => view.getFloat32(4 * i, true);
     const half = (e: number, lo: number, hi: number) => (e % 2 === 0 ? lo : hi) >>> 0;
-    maps[0] = {
-      map: ValueMap.FloatOrder,
-      u: wide
-        ? (e) => {
-            const lo = view.getUint32(8 * (e >> 1), true);
-            const hi = view.getUint32(8 * (e >> 1) + 4, true);
-            return hi >>> 31 !== 0 ? half(e, ~lo, ~hi) : half(e, lo, hi ^ 0x80000000);
-          }
-        : (e) => floatOrder(bitsAt(e)),
-    };
+    maps[0] = { map: ValueMap.FloatOrder, u: wide ? (e) => floatOrderWord64(view, e) : (e) => floatOrder(bitsAt(e)) };
     // decimal exponents from the sample's values (an element field a geometry with fields)
     const elements = n / per;
     for (const g of options) {

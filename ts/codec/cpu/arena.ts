@@ -63,13 +63,22 @@ export function treeHashAt(ctx: CodecContext, arena: Arena, ptr: number, len: nu
 }
 
 /**
- * The decimal map's tables in the arena, as assembly/predict.ts decimalEncodeF32 and
- * decimalDecodeF32 take them: `exponents` a byte a field at expPtr, F[e] (DECIMAL_FACTORS) as f64
- * at factorPtr (the arena's 16-byte alignment suits f64).
+ * The decimal map's exponents in the arena, a byte a field, as assembly/predict.ts's decimal
+ * kernels take them (decimalEncodeF64 and decimalDecodeF64 need nothing else). Returns expPtr.
  */
-export function decimalTablesAt(ctx: CodecContext, arena: Arena, exponents: readonly number[]): { expPtr: number; factorPtr: number } {
+export function exponentsAt(ctx: CodecContext, arena: Arena, exponents: readonly number[]): number {
   const expPtr = arena.alloc(exponents.length);
   u8(ctx, expPtr, exponents.length).set(exponents);
+  return expPtr;
+}
+
+/**
+ * The f32 decimal map's tables in the arena, as assembly/predict.ts decimalEncodeF32 and
+ * decimalDecodeF32 take them: {@link exponentsAt}, and F[e] (DECIMAL_FACTORS) as f64 at
+ * factorPtr (the arena's 16-byte alignment suits f64).
+ */
+export function decimalTablesAt(ctx: CodecContext, arena: Arena, exponents: readonly number[]): { expPtr: number; factorPtr: number } {
+  const expPtr = exponentsAt(ctx, arena, exponents);
   const factorPtr = arena.alloc(8 * DECIMAL_FACTORS.length);
   new Float64Array(ctx.memory.buffer, factorPtr, DECIMAL_FACTORS.length).set(DECIMAL_FACTORS);
   return { expPtr, factorPtr };

@@ -16,7 +16,7 @@ import { PACK_SCRATCH_BYTES } from '../../cpu/wasm.js';
 import { HuffmanMode, readHeader } from '../huffman.js';
 import { entropyStage, pipelineProblem, StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
-import { Arena, decimalTablesAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
+import { Arena, decimalTablesAt, exponentsAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
 import { exceptionBytes, readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
 import { packStreamWidth, readDirectory, runsLayout, type Directory } from './directory.js';
 
@@ -405,9 +405,7 @@ function decodePredicted(ctx: CodecContext, arena: Arena, p: DecodeChunkParams):
     const at = p.payloadPtr + head.exceptionsAt;
     let bad: number;
     if (width === 8) {
-      const expPtr = arena.alloc(head.exponents!.length + SLACK);
-      u8(ctx, expPtr, head.exponents!.length).set(head.exponents!);
-      kernels.decimalDecodeF64(p.outPtr, p.outPtr, count, fields / 2, expPtr);
+      kernels.decimalDecodeF64(p.outPtr, p.outPtr, count, fields / 2, exponentsAt(ctx, arena, head.exponents!));
       bad = kernels.scatterBits64(p.outPtr, count, at, at + 4 * head.exceptions, head.exceptions);
     } else {
       const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, head.exponents!);

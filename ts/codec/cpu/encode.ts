@@ -26,7 +26,7 @@ import {
 import { entropyStage, pipelineName, StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
 import { quantizeParams } from '../quantize.js';
-import { Arena, decimalTablesAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
+import { Arena, decimalTablesAt, exponentsAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
 import { chooseExponents, PLAIN_ENOUGH, WORD_PLANES_PLAN, type PredictPlan } from '../predict.js';
 import {
   elementFields,
@@ -770,9 +770,7 @@ function encodePredicted(
       excIndex = arena.alloc(4 * cap + SLACK);
       excValue = arena.alloc(width * cap + SLACK);
       if (width === 8) {
-        const expPtr = arena.alloc(exps.length + SLACK);
-        u8(ctx, expPtr, exps.length).set(exps);
-        exceptions = kernels.decimalEncodeF64(p.inPtr, values, count, ef, expPtr, excIndex, excValue, cap);
+        exceptions = kernels.decimalEncodeF64(p.inPtr, values, count, ef, exponentsAt(ctx, arena, exps), excIndex, excValue, cap);
       } else {
         const { expPtr, factorPtr } = decimalTablesAt(ctx, arena, exps);
         exceptions = kernels.decimalEncodeF32(p.inPtr, values, count, ef, expPtr, factorPtr, excIndex, excValue, cap);
