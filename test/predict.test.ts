@@ -15,11 +15,11 @@ import {
   PREDICTOR,
   PREDICT_STAGE,
   TYPE_CODE,
-  decodeContainerV4,
+  decodeContainer,
   decodePredictedPayload,
-  encodeContainerV4,
+  encodeContainer,
   encodeEntry,
-  encodeHeaderV4,
+  encodeHeader,
   encodePredictedPayload,
   f32Bits,
   f32FromBits,
@@ -557,7 +557,7 @@ describe('hand-built version-4 container', () => {
     Y: 4,
     stages: [[STAGE.rle, STAGE.huffman], [STAGE.rle, STAGE.huffman], [STAGE.huffman]],
   };
-  const container = encodeContainerV4(image, {
+  const container = encodeContainer(image, {
     type: TYPE_CODE.u8,
     chunkLength: 576,
     level: 5,
@@ -569,7 +569,7 @@ describe('hand-built version-4 container', () => {
   });
 
   it('decodes to the image, with its shape', () => {
-    const decoded = decodeContainerV4(container);
+    const decoded = decodeContainer(container);
     expect(decoded.version).toBe(4);
     expect(decoded.type).toBe(TYPE_CODE.u8);
     expect(decoded.shape).toEqual(shape);
@@ -611,7 +611,7 @@ describe('hand-built version-4 container', () => {
     const values = smoothF32(rng, 3000).map((x) => Math.round(x * 1000) / 1000);
     values[2500] = NaN;
     const elements = f32BytesOf(values);
-    const header = encodeHeaderV4(TYPE_CODE.f32, 9, 1000, 3000, [3000]);
+    const header = encodeHeader(TYPE_CODE.f32, 9, 1000, 3000, [3000]);
     const parts: Uint8Array[] = [header];
     // chunk 0 stored
     const c0 = elements.subarray(0, 4000);
@@ -652,7 +652,7 @@ describe('hand-built version-4 container', () => {
       p2,
     );
     const bytes = Uint8Array.from(parts.flatMap((p) => Array.from(p)));
-    const decoded = decodeContainerV4(bytes);
+    const decoded = decodeContainer(bytes);
     expect(decoded.shape).toEqual([3000]);
     expect(Array.from(decoded.elements)).toEqual(Array.from(elements));
     expect(decoded.chunks[2].predicted!.exceptions.indices).toEqual([500]);
@@ -668,26 +668,26 @@ describe('hand-built version-4 container', () => {
     it('shape checksum', () => {
       const bad = container.slice();
       bad[40] = 13;
-      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+      expect(() => decodeContainer(bad)).toThrow(/CORRUPT/);
     });
     it('dims that do not multiply to N', () => {
       const bad = container.slice();
       bad[40] = 13;
       setU32le(bad, 56, xxh64Low(bad.subarray(32, 56)));
-      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+      expect(() => decodeContainer(bad)).toThrow(/CORRUPT/);
     });
     it('a dim of 0', () => {
-      const c = encodeHeaderV4(TYPE_CODE.u8, 5, 10, 0, [0, 4]);
-      expect(() => decodeContainerV4(c)).toThrow(/CORRUPT/);
+      const c = encodeHeader(TYPE_CODE.u8, 5, 10, 0, [0, 4]);
+      expect(() => decodeContainer(c)).toThrow(/CORRUPT/);
     });
     it('rank over 8', () => {
       const bad = container.slice();
       bad[11] = 9;
       reseal(bad, 0);
-      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+      expect(() => decodeContainer(bad)).toThrow(/CORRUPT/);
     });
     it('byte 24 = 7 in a version-3 container', () => {
-      const v3 = encodeContainerV4(image, {
+      const v3 = encodeContainer(image, {
         type: TYPE_CODE.u8,
         chunkLength: 576,
         version: 3,
@@ -696,16 +696,16 @@ describe('hand-built version-4 container', () => {
           { kind: 'predicted', ...chunk1 },
         ],
       });
-      expect(() => decodeContainerV4(v3)).toThrow(/CORRUPT: .*version 3/);
+      expect(() => decodeContainer(v3)).toThrow(/CORRUPT: .*version 3/);
     });
     it('a version-3 container without predicted chunks decodes', () => {
-      const v3 = encodeContainerV4(image, {
+      const v3 = encodeContainer(image, {
         type: TYPE_CODE.u8,
         chunkLength: 576,
         version: 3,
         chunks: [{ kind: 'piped', stages: [STAGE.delta, STAGE.huffman] }, { kind: 'stored' }],
       });
-      const decoded = decodeContainerV4(v3);
+      const decoded = decodeContainer(v3);
       expect(decoded.shape).toBeUndefined();
       expect(Array.from(decoded.elements)).toEqual(Array.from(image));
     });
@@ -713,22 +713,22 @@ describe('hand-built version-4 container', () => {
       const bad = container.slice();
       bad[entry + 4] = STAGE.huffman;
       reseal(bad, entry);
-      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+      expect(() => decodeContainer(bad)).toThrow(/CORRUPT/);
       const badS = container.slice();
       setU32le(badS, entry + 8, 1);
       reseal(badS, entry);
-      expect(() => decodeContainerV4(badS)).toThrow(/CORRUPT/);
+      expect(() => decodeContainer(badS)).toThrow(/CORRUPT/);
     });
     it('byte 24 neither 0, 5 nor 7', () => {
       const bad = container.slice();
       bad[entry + 24] = 6;
       reseal(bad, entry);
-      expect(() => decodeContainerV4(bad)).toThrow(/CORRUPT/);
+      expect(() => decodeContainer(bad)).toThrow(/CORRUPT/);
     });
     it('a payload bit flipped: CHECKSUM_MISMATCH', () => {
       const bad = container.slice();
       bad[entry + 32 + 20] ^= 1;
-      expect(() => decodeContainerV4(bad)).toThrow(/CHECKSUM_MISMATCH/);
+      expect(() => decodeContainer(bad)).toThrow(/CHECKSUM_MISMATCH/);
     });
     it('a residual changed with the payload hash recomputed: the elements hash', () => {
       const bad = container.slice();
@@ -736,7 +736,7 @@ describe('hand-built version-4 container', () => {
       bad[entry + 32 + 12 + 8 + 5] ^= 1; // field 0 is stored: residual 5
       setU32le(bad, entry + 16, treeHash(bad.subarray(entry + 32, entry + 32 + P)));
       reseal(bad, entry);
-      expect(() => decodeContainerV4(bad)).toThrow(/CHECKSUM_MISMATCH: elements/);
+      expect(() => decodeContainer(bad)).toThrow(/CHECKSUM_MISMATCH: elements/);
     });
   });
 });
@@ -864,7 +864,7 @@ describe('engine writes version 4', () => {
       expect(back.constructor, describeSeed(seed)).toBe(input.constructor);
       expect(Buffer.from(bytesOf(back)).equals(Buffer.from(inputBytes)), describeSeed(seed)).toBe(true);
       // (b) the reference decodes it
-      const decoded = decodeContainerV4(container);
+      const decoded = decodeContainer(container);
       expect(decoded.version).toBe(4);
       expect(Buffer.from(decoded.elements).equals(Buffer.from(inputBytes)), describeSeed(seed)).toBe(true);
       // (c) with the shape given

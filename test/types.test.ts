@@ -15,10 +15,10 @@ import {
   PREDICTOR,
   PREDICT_STAGE,
   TYPE_CODE,
-  decodeContainerV4,
-  encodeContainerV4,
+  decodeContainer,
+  encodeContainer,
   encodeEntry,
-  encodeHeaderV4,
+  encodeHeader,
   encodePredictedPayload,
   f64Bits,
 } from './support/predict-reference.js';
@@ -95,7 +95,7 @@ describe('element types of version 4', () => {
         const back = await engine.decompress(packed);
         expect(back.constructor, kind).toBe(array.constructor);
         expect(sameBits(back, array), kind).toBe(true);
-        const ref = decodeContainerV4(packed);
+        const ref = decodeContainer(packed);
         expect(ref.type, kind).toBe(TYPE_OF[array.constructor.name]);
         expect(ref.shape, kind).toEqual(shape);
         expect(Buffer.compare(ref.elements, bytesOf(array)), kind).toBe(0);
@@ -163,7 +163,7 @@ describe('element types of version 4', () => {
             ...(map === MAP.decimal ? { exponents: [3] } : {}),
             stages: [[1, 3], [3]],
           };
-          const container = encodeContainerV4(bytesOf(array), {
+          const container = encodeContainer(bytesOf(array), {
             type,
             chunkLength: rows * cols,
             shape: [rows, cols],
@@ -200,7 +200,7 @@ describe('element types of version 4', () => {
     const halves = Uint16Array.from({ length: 4000 }, (_, i) => 0x3c00 + (i % 500));
     const packed = await engine.compress(halves, { type: 'f16', shape: [40, 100] });
     expect(engine.inspect(packed).type).toBe('f16');
-    expect(decodeContainerV4(packed).type).toBe(TYPE_CODE.f16);
+    expect(decodeContainer(packed).type).toBe(TYPE_CODE.f16);
     const back = await engine.decompress(packed);
     expect(sameBits(back, halves)).toBe(true);
     const out = new Uint16Array(halves.length);
@@ -223,7 +223,7 @@ describe('element types of version 4', () => {
     ];
     const container = Buffer.concat(parts);
     expect(sameBits(await engine.decompress(new Uint8Array(container)), grid)).toBe(true);
-    expect(decodeContainerV4(new Uint8Array(container)).shape).toEqual([50, 80]);
+    expect(decodeContainer(new Uint8Array(container)).shape).toEqual([50, 80]);
   });
 
   it('the kernels that take five types refuse the others with UNSUPPORTED_TYPE', async () => {
@@ -237,13 +237,13 @@ describe('element types of version 4', () => {
   it('the reader refuses a new type in version 3, a pipeline on 8-byte elements and an odd word field count (CORRUPT)', async () => {
     const elements = bytesOf(Float64Array.from({ length: 64 }, (_, i) => i / 4));
     // a type code of version 4 in a version-3 header
-    const v3 = encodeContainerV4(elements, { type: TYPE_CODE.f64, chunkLength: 64, version: 3, chunks: [{ kind: 'stored' }] });
+    const v3 = encodeContainer(elements, { type: TYPE_CODE.f64, chunkLength: 64, version: 3, chunks: [{ kind: 'stored' }] });
     await expect(engine.decompress(v3)).rejects.toMatchObject({ code: ErrorCodes.CORRUPT });
-    expect(() => decodeContainerV4(v3)).toThrow(/CORRUPT/);
+    expect(() => decodeContainer(v3)).toThrow(/CORRUPT/);
     // a container of one chunk with this payload and entry
     const single = (payload: Uint8Array, stages: number[], S: number, byte24: number) =>
       Buffer.concat([
-        encodeHeaderV4(TYPE_CODE.f64, 5, 64, 64),
+        encodeHeader(TYPE_CODE.f64, 5, 64, 64),
         encodeEntry({ count: 64, stages, S, P: payload.length, payloadHash: treeHash(payload), elementsHash: treeHash(elements), byte24 }),
         payload,
       ]);
@@ -256,7 +256,7 @@ describe('element types of version 4', () => {
     const odd = payload.slice();
     odd[2] = 1; // one word field: half an element
     await expect(engine.decompress(new Uint8Array(single(odd, [], 0, PREDICT_STAGE)))).rejects.toMatchObject({ code: ErrorCodes.CORRUPT });
-    expect(() => decodeContainerV4(new Uint8Array(single(odd, [], 0, PREDICT_STAGE)))).toThrow(/CORRUPT/);
+    expect(() => decodeContainer(new Uint8Array(single(odd, [], 0, PREDICT_STAGE)))).toThrow(/CORRUPT/);
   });
 
   it('f64 exceptions keep their bits: NaN payloads and -0 inside decimal data', async () => {

@@ -749,7 +749,7 @@ export interface ContainerPlan {
 }
 
 /** The 32-byte header and the shape block (when rank > 0). */
-export function encodeHeaderV4(
+export function encodeHeader(
   type: number,
   level: number,
   chunkLength: number,
@@ -803,14 +803,14 @@ export function encodeEntry(fields: {
  * says, chunk by chunk. Throws when a planned piped or predicted payload is not smaller than its
  * chunk's elements (the spec would not allow it).
  */
-export function encodeContainerV4(elementBytes: Uint8Array, plan: ContainerPlan): Uint8Array {
+export function encodeContainer(elementBytes: Uint8Array, plan: ContainerPlan): Uint8Array {
   const w = widthOf(plan.type);
   if (w === 8 && plan.chunks.some((c) => c.kind === 'piped')) throw new Error('8-byte elements have no piped chunks');
   if (elementBytes.length % w !== 0) throw new Error('not whole elements');
   const N = elementBytes.length / w;
   const C = plan.chunkLength;
   const K = N === 0 ? 0 : Math.ceil(N / C);
-  const parts: Uint8Array[] = [encodeHeaderV4(plan.type, plan.level ?? 5, C, N, plan.shape, plan.version ?? 4)];
+  const parts: Uint8Array[] = [encodeHeader(plan.type, plan.level ?? 5, C, N, plan.shape, plan.version ?? 4)];
   for (let i = 0; i < K; i++) {
     const chunkPlan = plan.chunks[Math.min(i, plan.chunks.length - 1)];
     const chunk = elementBytes.subarray(i * C * w, Math.min(N, (i + 1) * C) * w);
@@ -869,7 +869,7 @@ export interface DecodedContainer {
  * every payload's tree hash, then decodes stored, piped and predicted chunks and checks the
  * elements' tree hashes. Quantized chunks throw 'unsupported in reference'.
  */
-export function decodeContainerV4(bytes: Uint8Array): DecodedContainer {
+export function decodeContainer(bytes: Uint8Array): DecodedContainer {
   if (bytes.length === 0) throw new Error('NOT_PARLE: empty input');
   for (let i = 0; i < Math.min(8, bytes.length); i++) if (bytes[i] !== MAGIC[i]) throw new Error('NOT_PARLE: bad magic');
   if (bytes.length < HEADER_BYTES) throw new Error('TRUNCATED: shorter than the header');
