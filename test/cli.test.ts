@@ -147,11 +147,16 @@ describe('bad input: exit 1, one line, nothing left behind', () => {
     expect((await parle('compress', at('c.u8'), '--chunk-bytes', '16384')).status).toBe(0);
     const good = new Uint8Array(await readFile(at('c.u8.parle')));
     const truncated = good.subarray(0, good.length - 100);
+    // 13 chunks: the container ends with their index (8 x 13 + 4 bytes), the last payload before it
+    const index = 8 * Math.ceil(data.length / 16384) + 4;
     const flipped = good.slice();
-    flipped[good.length - 50] ^= 0x10;
+    flipped[good.length - index - 50] ^= 0x10;
+    const badIndex = good.slice();
+    badIndex[good.length - 20] ^= 0x01;
     for (const [name, bytes, code] of [
       ['truncated', truncated, 'TRUNCATED'],
       ['flipped', flipped, 'CHECKSUM_MISMATCH'],
+      ['bad-index', badIndex, 'CORRUPT'],
     ] as const) {
       await writeFile(at(`${name}.parle`), bytes);
       const r = await parle('decompress', at(`${name}.parle`));

@@ -13,7 +13,7 @@ import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError, type ErrorCode } from '../ts/errors.js';
 import { xxh64 } from '../ts/format/checksum.js';
 import { inspectContainer, readAtBytes } from '../ts/format/container.js';
-import { Encoding, ENTRY_BYTES, HEADER_BYTES, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
+import { Encoding, ENTRY_BYTES, HEADER_BYTES, indexBytes, makeHeader, writeEntry, writeHeader, writeIndex } from '../ts/format/layout.js';
 import { bytesOf, elementSize, type ElementType, type ParleArray } from '../ts/types.js';
 import * as ref from './support/codec-reference.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
@@ -156,8 +156,18 @@ interface WalkedChunk {
   elementsHash: number;
 }
 
-/** Walks a version-3 (or version-2) container without the library's readers. */
-function walk(bytes: Uint8Array): { version: number; level: number; type: ElementType; chunkLength: number; count: number; chunks: WalkedChunk[] } {
+/** Bytes of a version-4 container's chunk index for `chunks` chunks (written from two chunks on). */
+const indexSize = (chunks: number) => (chunks >= 2 ? 8 * chunks + 4 : 0);
+
+/** Walks a version-4, 3 (or 2) container without the library's readers. */
+function walk(bytes: Uint8Array): {
+  version: number;
+  level: number;
+  type: ElementType;
+  chunkLength: number;
+  count: number;
+  chunks: WalkedChunk[];
+} {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   const version = view.getUint8(8);
   const level = view.getUint8(10);
@@ -182,7 +192,13 @@ function walk(bytes: Uint8Array): { version: number; level: number; type: Elemen
     });
     at += ENTRY_BYTES + P;
   }
-  expect(at, 'the chunks end at the end of the container').toBe(bytes.length);
+  if (version === 4 && (view.getUint8(11) & 0x10) !== 0) {
+    // the chunk index: every entry's offset (u64), then their checksum
+    expect(chunkCount, 'an index only where there are two chunks or more').toBeGreaterThanOrEqual(2);
+    chunks.forEach((c, i) => expect(Number(view.getBigUint64(at + 8 * i, true)), `chunk ${i} in the index`).toBe(c.entryAt));
+    at += 8 * chunkCount + 4;
+  } else expect(version !== 4 || chunkCount < 2, 'version 4 indexes two chunks or more').toBe(true);
+  expect(at, 'the chunks (and the index) end at the end of the container').toBe(bytes.length);
   return { version, level, type, chunkLength, count, chunks };
 }
 
@@ -221,9 +237,13 @@ function buildContainer(
   const n = elementBytes.length / w;
   const header = makeHeader(type, n, chunkLength);
   const parts: Uint8Array[] = [writeHeader(header)];
+  const entryOffsets: number[] = [];
+  let at = parts[0].length;
   for (let i = 0; i < header.chunkCount; i++) {
     const chunk = elementBytes.subarray(i * chunkLength * w, Math.min(n, (i + 1) * chunkLength) * w);
     const coded = payloadOf(chunk, i) ?? { stages: [], payload: chunk };
+    entryOffsets.push(at);
+    at += ENTRY_BYTES + coded.payload.length;
     parts.push(
       writeEntry({
         elementCount: chunk.length / w,
@@ -238,6 +258,7 @@ function buildContainer(
       coded.payload,
     );
   }
+  if (indexBytes(header) > 0) parts.push(writeIndex(entryOffsets));
   return Buffer.concat(parts);
 }
 
@@ -277,7 +298,9 @@ function checkAgainstReference(packed: Uint8Array, input: ParleArray, requested:
   expect(walked.version, context).toBe(4);
   expect(walked.level, context).toBe(5);
   expect(walked.count, context).toBe(input.length);
-  expect(packed.length, `size bound, ${context}`).toBeLessThanOrEqual(HEADER_BYTES + ENTRY_BYTES * walked.chunks.length + raw.length);
+  expect(packed.length, `size bound, ${context}`).toBeLessThanOrEqual(
+    HEADER_BYTES + ENTRY_BYTES * walked.chunks.length + raw.length + indexSize(walked.chunks.length),
+  );
   const names: string[] = [];
   walked.chunks.forEach((c, i) => {
     const where = `chunk ${i}, ${context}`;
@@ -291,8 +314,7 @@ function checkAgainstReference(packed: Uint8Array, input: ParleArray, requested:
     if (c.stages.length === 0) expect(sameBytes(c.payload, chunkRaw), `stored payload, ${where}`).toBe(true);
     else {
       expect(c.payload.length, `a piped payload is smaller than the elements, ${where}`).toBeLessThan(chunkRaw.length);
-      if (decode)
-        expect(sameBytes(ref.decodePayload(c.stages, c.payload, w, c.count), chunkRaw), `reference decode, ${where}`).toBe(true);
+      if (decode) expect(sameBytes(ref.decodePayload(c.stages, c.payload, w, c.count), chunkRaw), `reference decode, ${where}`).toBe(true);
     }
   });
   return names;
@@ -416,18 +438,24 @@ describe('the chooser and pack', () => {
     for (const level of [1, 5]) {
       const packed = await engine.compress(u32, { level });
       const names = walk(packed).chunks.map((c) => nameOf(c.stages));
-      expect(names.every((name) => name.endsWith('pack')), `level ${level}: ${names.join(', ')}`).toBe(true);
+      expect(
+        names.every((name) => name.endsWith('pack')),
+        `level ${level}: ${names.join(', ')}`,
+      ).toBe(true);
       expectSameArray(await engine.decompress(packed), u32, `u32 level ${level}`);
       expect(sameBytes(await decodeStreaming(engine, packed, rng, 5000), bytesOf(u32)), `u32 level ${level}, streaming`).toBe(true);
       expectSameArray(await engine2.decompress(packed), u32, `u32 level ${level}, two workers`);
       const bytes = await engine.compress(u8, { level });
-      expect(walk(bytes).chunks.some((c) => nameOf(c.stages).endsWith('pack')), `u8 level ${level}`).toBe(false);
+      expect(
+        walk(bytes).chunks.some((c) => nameOf(c.stages).endsWith('pack')),
+        `u8 level ${level}`,
+      ).toBe(false);
     }
   });
 });
 
 describe('sizes', () => {
-  it('uniform noise: every pipeline falls back to stored, exactly 32 + 32 per chunk + the elements', async () => {
+  it('uniform noise: every pipeline falls back to stored, exactly 32 + 32 per chunk + the elements + the chunk index', async () => {
     const seed = caseSeed('codec noise sizes');
     const rng = new Rng(seed);
     for (const type of TYPES) {
@@ -442,7 +470,9 @@ describe('sizes', () => {
           walked.chunks.map((c) => nameOf(c.stages)).every((name) => name === 'stored'),
           context,
         ).toBe(true);
-        expect(packed.length, context).toBe(HEADER_BYTES + ENTRY_BYTES * walked.chunks.length + bytesOf(input).length);
+        expect(packed.length, context).toBe(
+          HEADER_BYTES + ENTRY_BYTES * walked.chunks.length + bytesOf(input).length + indexSize(walked.chunks.length),
+        );
       }
     }
   });
@@ -818,7 +848,16 @@ function smallInput(n: number, seed: number): Uint16Array {
   return out;
 }
 
-const HOSTILE_PIPELINES = ['rle', 'huffman', 'delta+shuffle+rle+huffman', 'shuffle+huffman', 'delta+rle', 'stored', 'delta+pack', 'delta+shuffle+rle+pack'];
+const HOSTILE_PIPELINES = [
+  'rle',
+  'huffman',
+  'delta+shuffle+rle+huffman',
+  'shuffle+huffman',
+  'delta+rle',
+  'stored',
+  'delta+pack',
+  'delta+shuffle+rle+pack',
+];
 
 describe('hostile version-2 input: a ParleError, never a crash or a hang', () => {
   for (const codec of HOSTILE_PIPELINES) {

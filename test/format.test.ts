@@ -7,7 +7,7 @@ import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
 import { xxh64 } from '../ts/format/checksum.js';
 import { inspectContainer, readAtBytes } from '../ts/format/container.js';
-import { ENTRY_BYTES, HEADER_BYTES, MAGIC } from '../ts/format/layout.js';
+import { ENTRY_BYTES, HEADER_BYTES, MAGIC, readHeader, readIndex } from '../ts/format/layout.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
 import { treeHash } from './support/codec-reference.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
@@ -67,14 +67,15 @@ describe('round trips', () => {
     expect(Array.from(new Uint32Array(back.buffer))).toEqual(Array.from(bitsIn));
   });
 
-  it('codes runs and stores noise, and never exceeds input + 32 + 32 per chunk', async () => {
+  it('codes runs and stores noise, and never exceeds input + 32 + 32 per chunk + the chunk index', async () => {
     const rng = new Rng(caseSeed('format noise'));
     const noise = new Uint8Array(50_000).map(() => rng.nextU32());
     const packed = await engine.compress(noise, { chunkBytes: 4096 });
     const report = inspectContainer(readAtBytes(packed), packed.length);
     expect(report.version).toBe(4);
     expect(report.chunks.every((c) => c.encoding === 'stored')).toBe(true);
-    expect(packed.length).toBe(noise.length + HEADER_BYTES + ENTRY_BYTES * report.chunkCount);
+    expect(report.chunkCount).toBeGreaterThanOrEqual(2);
+    expect(packed.length).toBe(noise.length + HEADER_BYTES + ENTRY_BYTES * report.chunkCount + 8 * report.chunkCount + 4);
 
     // version 2: the chooser's pipeline for each chunk (rle, or rle+huffman, ...), never stored here
     const runs = runsOf('u8', 50_000, caseSeed('format runs'), 40);
@@ -162,6 +163,90 @@ describe('round trips', () => {
     const short = engine.createCompressor('u32', 2);
     await short.write(new Uint8Array(6));
     await expect(short.end()).rejects.toMatchObject({ code: ErrorCodes.UNALIGNED_LENGTH });
+  });
+});
+
+describe("the chunk index (version 4): each entry's offset after the last payload", () => {
+  /** Little-endian u64 at `at` as a number. */
+  const u64 = (bytes: Uint8Array, at: number) => Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(at, true));
+  /** A copy of `bytes` with its index's checksum recomputed (so only the offsets' own checks can fail). */
+  const resealed = (bytes: Uint8Array, chunks: number) => {
+    const out = bytes.slice();
+    const at = out.length - (8 * chunks + 4);
+    new DataView(out.buffer).setUint32(out.length - 4, Number(xxh64(out.subarray(at, at + 8 * chunks)) & 0xffffffffn), true);
+    return out;
+  };
+  /** The header's byte 11 set to `value`, its checksum recomputed. */
+  const withByte11 = (bytes: Uint8Array, value: number) => {
+    const out = bytes.slice();
+    out[11] = value;
+    new DataView(out.buffer).setUint32(28, Number(xxh64(out.subarray(0, 28)) & 0xffffffffn), true);
+    return out;
+  };
+  /** The error code of decoding `bytes` in memory and streaming in pieces of 100 bytes (both must agree). */
+  const codesOf = async (bytes: Uint8Array) => {
+    const inMemory = (await parleErrorOf(engine.decompress(bytes))).code;
+    const reader = engine.createDecompressor();
+    const streamed = (
+      await parleErrorOf(
+        (async () => {
+          for (let at = 0; at < bytes.length; at += 100) await reader.write(bytes.subarray(at, at + 100));
+          await reader.end();
+        })(),
+      )
+    ).code;
+    return [inMemory, streamed];
+  };
+
+  let packed: Uint8Array;
+  const chunks = 3;
+  beforeAll(async () => {
+    packed = await engine.compress(runsOf('u16', 1500, caseSeed('chunk index')), { chunkBytes: 1024 });
+  });
+
+  it('lists each entry; the flag is bit 4 of byte 11; one chunk has none', async () => {
+    expect(packed[11]).toBe(0x10);
+    const report = inspectContainer(readAtBytes(packed), packed.length);
+    expect(report.chunkCount).toBe(chunks);
+    const indexAt = packed.length - (8 * chunks + 4);
+    report.chunks.forEach((c, i) => expect(u64(packed, indexAt + 8 * i), `chunk ${i}`).toBe(c.payloadOffset - ENTRY_BYTES));
+    const last = report.chunks[chunks - 1];
+    expect(last.payloadOffset + last.payloadBytes).toBe(indexAt);
+    expect(new DataView(packed.buffer, packed.byteOffset).getUint32(packed.length - 4, true)).toBe(
+      Number(xxh64(packed.subarray(indexAt, indexAt + 8 * chunks)) & 0xffffffffn),
+    );
+    // random access: the index alone finds a chunk's entry
+    const offsets = readIndex(packed.subarray(indexAt), readHeader(packed), indexAt);
+    expect(Array.from(offsets)).toEqual(report.chunks.map((c) => c.payloadOffset - ENTRY_BYTES));
+    const one = await engine.compress(runsOf('u16', 400, caseSeed('chunk index one')), { chunkBytes: 1024 });
+    expect(one[11]).toBe(0);
+    const only = inspectContainer(readAtBytes(one), one.length).chunks[0];
+    expect(only.payloadOffset + only.payloadBytes).toBe(one.length);
+  });
+
+  it('a flipped index byte, offsets that are not the entries, a missing or unflagged index: CORRUPT or TRUNCATED', async () => {
+    const indexAt = packed.length - (8 * chunks + 4);
+    const flipped = packed.slice();
+    flipped[indexAt + 9] ^= 0x04;
+    expect(await codesOf(flipped)).toEqual([ErrorCodes.CORRUPT, ErrorCodes.CORRUPT]);
+    // chunk 1 listed 32 bytes later (the checksum resealed)
+    const moved = packed.slice();
+    new DataView(moved.buffer).setBigUint64(indexAt + 8, BigInt(u64(packed, indexAt + 8) + 32), true);
+    expect(await codesOf(resealed(moved, chunks))).toEqual([ErrorCodes.CORRUPT, ErrorCodes.CORRUPT]);
+    expect(() => readIndex(resealed(moved, chunks).subarray(indexAt), readHeader(packed), indexAt)).not.toThrow();
+    // chunk 1 listed before chunk 0's end: readIndex itself refuses
+    const early = packed.slice();
+    new DataView(early.buffer).setBigUint64(indexAt + 8, BigInt(u64(packed, indexAt) + 31), true);
+    expect(() => readIndex(resealed(early, chunks).subarray(indexAt), readHeader(packed), indexAt)).toThrow(
+      expect.objectContaining({ code: ErrorCodes.CORRUPT }),
+    );
+    // the flag without the index, the index without the flag, reserved bits
+    expect(await codesOf(packed.subarray(0, indexAt))).toEqual([ErrorCodes.TRUNCATED, ErrorCodes.TRUNCATED]);
+    expect(await codesOf(withByte11(packed, 0))).toEqual([ErrorCodes.CORRUPT, ErrorCodes.CORRUPT]);
+    expect(await codesOf(withByte11(packed, 0x30))).toEqual([ErrorCodes.UNSUPPORTED_VERSION, ErrorCodes.UNSUPPORTED_VERSION]);
+    const longer = new Uint8Array(packed.length + 1);
+    longer.set(packed);
+    expect(await codesOf(longer)).toEqual([ErrorCodes.CORRUPT, ErrorCodes.CORRUPT]);
   });
 });
 

@@ -108,7 +108,8 @@ describe('decompress into a caller-owned out', () => {
     const input = sample(caseSeed('in place corrupt'), 5000);
     const packed = await engine.compress(input, { chunkBytes: 1024 });
     const bad = packed.slice();
-    bad[bad.length - 3] ^= 0x40;
+    // a byte of the last payload (the chunk index of 10 chunks follows it)
+    bad[bad.length - (8 * 10 + 4) - 3] ^= 0x40;
     const out = engine.alloc('u16', input.length);
     expect(await codeOf(engine.decompress(bad, { out }))).toBe(ErrorCodes.CHECKSUM_MISMATCH);
     engine.free(out);
@@ -299,6 +300,8 @@ describe('compress into a caller-owned out', () => {
     const input = sample(7, 5000);
     const bound = compressBound(input.length, 'u16');
     expect(bound).toBe(32 + 32 + 10_000);
+    // two chunks: their entries and the chunk index (8 bytes a chunk and its checksum)
+    expect(compressBound(1000, 'u8', 500)).toBe(32 + 2 * 32 + 1000 + 2 * 8 + 4);
     expect(await codeOf(engine.compress(input, { out: new Uint8Array(bound - 1) }))).toBe(ErrorCodes.LENGTH_MISMATCH);
     const shared = new Uint8Array(40_000);
     const overlapping = new Uint16Array(shared.buffer, 0, 5000);

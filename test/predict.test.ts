@@ -37,6 +37,7 @@ import {
   zigzag,
   type PredictParams,
   type Width,
+  encodeIndex,
 } from './support/predict-reference.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 
@@ -585,7 +586,7 @@ describe('hand-built version-4 container', () => {
   it('lays out the header, the shape block and the first entry as the spec says', () => {
     expect(Array.from(container.subarray(0, 8))).toEqual([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a]);
     expect(container[8]).toBe(4);
-    expect(container[11]).toBe(3);
+    expect(container[11]).toBe(3 | 0x10); // rank 3, a chunk index
     expect(u32le(container, 12)).toBe(576);
     expect(u32le(container, 16)).toBe(1152);
     expect(u32le(container, 24)).toBe(2);
@@ -604,6 +605,12 @@ describe('hand-built version-4 container', () => {
     expect(u32le(container, entry + 20)).toBe(treeHash(image.subarray(0, 576)));
     expect(Array.from(payload.subarray(0, 12))).toEqual([0, 3, 3, 0, 24, 0, 0, 0, 1, 0, 0, 0]);
     expect(Array.from(decodePredictedPayload(payload, TYPE_CODE.u8, 576))).toEqual(Array.from(image.subarray(0, 576)));
+    // the chunk index closes the container: both entries' offsets (u64) and their checksum
+    const second = entry + 32 + P;
+    const index = container.subarray(second + 32 + u32le(container, second + 12));
+    expect(index.length).toBe(2 * 8 + 4);
+    expect([u32le(index, 0), u32le(index, 4), u32le(index, 8), u32le(index, 12)]).toEqual([entry, 0, second, 0]);
+    expect(u32le(index, 16)).toBe(xxh64Low(index.subarray(0, 16)));
   });
 
   it('a hand-assembled container with a stored, a piped and a predicted f32 chunk', () => {
@@ -651,6 +658,10 @@ describe('hand-built version-4 container', () => {
       encodeEntry({ count: 1000, stages: [], S: 0, P: p2.length, payloadHash: treeHash(p2), elementsHash: treeHash(c2), byte24: 7 }),
       p2,
     );
+    // the chunk index: each entry's offset
+    const offsets: number[] = [];
+    parts.reduce((at, part, i) => (i % 2 === 1 && offsets.push(at), at + part.length), 0);
+    parts.push(encodeIndex(offsets));
     const bytes = Uint8Array.from(parts.flatMap((p) => Array.from(p)));
     const decoded = decodeContainer(bytes);
     expect(decoded.shape).toEqual([3000]);

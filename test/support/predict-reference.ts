@@ -748,7 +748,7 @@ export interface ContainerPlan {
   chunks: readonly ChunkPlan[];
 }
 
-/** The 32-byte header and the shape block (when rank > 0). */
+/** The 32-byte header and the shape block (when rank > 0); version 4 with two chunks or more sets the index flag. */
 export function encodeHeader(
   type: number,
   level: number,
@@ -764,7 +764,9 @@ export function encodeHeader(
   header[8] = version;
   header[9] = type;
   header[10] = level;
-  header[11] = rank;
+  const K = count === 0 ? 0 : Math.ceil(count / chunkLength);
+  // version 4: bit 4 of byte 11 says a chunk index follows the last payload (written for K >= 2)
+  header[11] = rank | (version === 4 && K >= 2 ? 0x10 : 0);
   writeU32(header, 12, chunkLength);
   writeU64(header, 16, count);
   writeU32(header, 24, count === 0 ? 0 : Math.ceil(count / chunkLength));
@@ -811,6 +813,8 @@ export function encodeContainer(elementBytes: Uint8Array, plan: ContainerPlan): 
   const C = plan.chunkLength;
   const K = N === 0 ? 0 : Math.ceil(N / C);
   const parts: Uint8Array[] = [encodeHeader(plan.type, plan.level ?? 5, C, N, plan.shape, plan.version ?? 4)];
+  const entryOffsets: number[] = [];
+  let offset = parts[0].length;
   for (let i = 0; i < K; i++) {
     const chunkPlan = plan.chunks[Math.min(i, plan.chunks.length - 1)];
     const chunk = elementBytes.subarray(i * C * w, Math.min(N, (i + 1) * C) * w);
@@ -835,8 +839,20 @@ export function encodeContainer(elementBytes: Uint8Array, plan: ContainerPlan): 
       encodeEntry({ count, stages, S, P: payload.length, payloadHash: treeHash(payload), elementsHash: treeHash(chunk), byte24 }),
       payload,
     );
+    entryOffsets.push(offset);
+    offset += ENTRY_BYTES + payload.length;
   }
+  if ((plan.version ?? 4) === 4 && K >= 2) parts.push(encodeIndex(entryOffsets));
   return concat(parts);
+}
+
+/** The chunk index of version 4 (two chunks or more): u64 entry offsets, then the low 32 bits of their XXH64. */
+export function encodeIndex(entryOffsets: readonly number[]): Uint8Array {
+  const K = entryOffsets.length;
+  const index = new Uint8Array(8 * K + 4);
+  entryOffsets.forEach((o, i) => writeU64(index, 8 * i, o));
+  writeU32(index, 8 * K, xxh64Low(index.subarray(0, 8 * K)));
+  return index;
 }
 
 export interface DecodedChunk {
@@ -889,7 +905,9 @@ export function decodeContainer(bytes: Uint8Array): DecodedContainer {
   if (N >= 2 ** 53) corrupt(`element count ${N}`);
   if (K !== (N === 0 ? 0 : Math.ceil(N / C))) corrupt(`chunk count ${K} for ${N} elements of ${C} a chunk`);
 
-  const rank = bytes[11];
+  const rank = version === 4 ? bytes[11] & 0x0f : 0;
+  const indexed = version === 4 && (bytes[11] & 0x10) !== 0;
+  if (version === 4 && (bytes[11] & 0xe0) !== 0) throw new Error('UNSUPPORTED_VERSION: byte 11 bits 5..7 not 0');
   let shape: number[] | undefined;
   let at = HEADER_BYTES;
   if (rank > 8) corrupt(`rank ${rank} over 8`);
@@ -937,6 +955,13 @@ export function decodeContainer(bytes: Uint8Array): DecodedContainer {
     if (bytes.length - (at + ENTRY_BYTES) < P) throw new Error(`TRUNCATED: inside payload ${i}`);
     chunks.push({ count, stages, S, P, byte24, at });
     at += ENTRY_BYTES + P;
+  }
+  if (indexed) {
+    if (bytes.length - at < 8 * K + 4) throw new Error('TRUNCATED: inside the chunk index');
+    const index = bytes.subarray(at, at + 8 * K + 4);
+    if (xxh64Low(index.subarray(0, 8 * K)) !== readU32(index, 8 * K)) corrupt('chunk index checksum');
+    for (let i = 0; i < K; i++) if (readU64(index, 8 * i) !== chunks[i].at) corrupt(`chunk index: chunk ${i}`);
+    at += 8 * K + 4;
   }
   if (at !== bytes.length) corrupt(`${bytes.length - at} bytes after the last payload`);
 

@@ -13,6 +13,7 @@ import { ErrorCodes, ParleError } from '../errors.js';
 import type { ElementType, ParleArray } from '../types.js';
 import { bytesOf, elementSize } from '../types.js';
 import { abortError } from '../cpu/pool.js';
+import { checkIndex } from '../format/container.js';
 import { checkOut } from './arrays.js';
 import {
   chunkReport,
@@ -38,6 +39,9 @@ import {
   readHeader,
   writeEntry,
   writeHeader,
+  indexBytes,
+  readIndex,
+  writeIndex,
   type ChunkEntry,
   type Header,
 } from '../format/layout.js';
@@ -132,6 +136,9 @@ export class ContainerWriter {
   private readonly inflight: Promise<EncodedChunk[]>[] = [];
   /** What each chunk written so far was coded with and why (the chooser's reasoning). */
   readonly reports: ChunkReport[] = [];
+  /** Each chunk's entry offset, as written (the chunk index at the end); the bytes written so far. */
+  private readonly entryOffsets: Float64Array;
+  private written = 0;
 
   /** @internal `engine.createCompressor` makes writers. */
   constructor(
@@ -145,6 +152,7 @@ export class ContainerWriter {
   ) {
     this.header = makeHeader(type, elementCount, chunkLengthOf(settings, type), settings.level, settings.shape);
     this.codec = chunkCodecOf(settings);
+    this.entryOffsets = new Float64Array(indexBytes(this.header) > 0 ? this.header.chunkCount : 0);
   }
 
   private readonly codec: ChunkCodec;
@@ -191,9 +199,11 @@ export class ContainerWriter {
     return out;
   }
 
-  /** The output pieces of a finished batch (entries and payloads), its reports noted in order. */
+  /** The output pieces of a finished batch (entries and payloads), its reports and entry offsets noted in order. */
   private emit(chunks: EncodedChunk[]): Uint8Array[] {
     return chunks.flatMap((chunk) => {
+      if (this.entryOffsets.length > 0) this.entryOffsets[this.reports.length] = this.written;
+      this.written += ENTRY_BYTES + chunk.payload.length;
       this.reports.push(chunkReport(this.reports.length, chunk));
       return serialize(chunk);
     });
@@ -274,6 +284,7 @@ export class ContainerWriter {
       this.gathering = undefined;
     }
     while (this.inflight.length > 0) out.push(...this.emit(await this.inflight.shift()!));
+    if (this.received === this.totalInputBytes && this.entryOffsets.length > 0) out.push(writeIndex(this.entryOffsets));
     if (this.received !== this.totalInputBytes) {
       const size = elementSize(this.type);
       throw new ParleError(
@@ -287,7 +298,9 @@ export class ContainerWriter {
   private start(): Uint8Array[] {
     if (this.started) return [];
     this.started = true;
-    return [writeHeader(this.header)];
+    const head = writeHeader(this.header);
+    this.written = head.length;
+    return [head];
   }
 }
 
@@ -321,6 +334,10 @@ export class ContainerReader {
   /** Whole chunks read but not yet decoding, and their decoded bytes. */
   private batch: ChunkToDecode[] = [];
   private batchBytes = 0;
+  /** Container bytes consumed so far, and each entry's offset (checked against the chunk index at the end). */
+  private consumed = 0;
+  private readonly entryOffsets: number[] = [];
+  private indexRead = false;
 
   /** @internal `engine.createDecompressor` makes readers. */
   constructor(
@@ -355,6 +372,7 @@ export class ContainerReader {
           break;
         }
         this.header = readHeader(this.pending.take(HEADER_BYTES), this.options.maxElements);
+        this.consumed = HEADER_BYTES;
         if (target !== undefined) checkOut(this.cpu, target, this.header.type, this.header.elementCount, bytes, false);
         continue;
       }
@@ -363,9 +381,21 @@ export class ContainerReader {
         const need = shapeBlockBytes(this.header.rank!);
         if (this.pending.length < need) break;
         readShape(this.pending.take(need), this.header);
+        this.consumed += need;
         continue;
       }
       if (this.chunkIndex === this.header.chunkCount) {
+        const index = indexBytes(this.header);
+        if (index > 0 && !this.indexRead) {
+          if (this.pending.length < index) break;
+          const offsets = readIndex(this.pending.take(index), this.header, this.consumed);
+          checkIndex(
+            offsets,
+            this.entryOffsets.map((entryOffset) => ({ entryOffset })),
+          );
+          this.indexRead = true;
+          continue;
+        }
         if (this.pending.length > 0) {
           throw new ParleError(ErrorCodes.CORRUPT, 'corrupt .parle file: bytes after the last chunk');
         }
@@ -374,10 +404,13 @@ export class ContainerReader {
       if (!this.entry) {
         if (this.pending.length < ENTRY_BYTES) break;
         this.entry = readEntry(this.pending.take(ENTRY_BYTES), this.header, this.chunkIndex);
+        if (indexBytes(this.header) > 0) this.entryOffsets.push(this.consumed);
+        this.consumed += ENTRY_BYTES;
         continue;
       }
       if (this.pending.length < this.entry.payloadBytes) break;
       const payload = this.pending.take(this.entry.payloadBytes);
+      this.consumed += this.entry.payloadBytes;
       const size = elementSize(this.header.type);
       const chunkBytes = this.entry.elementCount * size;
       if (this.header.version !== 1) {
@@ -444,6 +477,12 @@ export class ContainerReader {
       throw new ParleError(
         ErrorCodes.TRUNCATED,
         `truncated .parle file: ${this.header.chunkCount - this.chunkIndex} of ${this.header.chunkCount} chunks missing`,
+      );
+    }
+    if (indexBytes(this.header) > 0 && !this.indexRead) {
+      throw new ParleError(
+        ErrorCodes.TRUNCATED,
+        `truncated .parle file: chunk index of ${this.pending.length} of ${indexBytes(this.header)} bytes`,
       );
     }
     return out;

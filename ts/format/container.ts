@@ -12,19 +12,23 @@ import {
   ENTRY_BYTES,
   HEADER_BYTES,
   firstEntryOffset,
+  indexBytes,
+  readIndex,
   readShape,
   shapeBlockBytes,
   readEntry,
   readHeader,
   writeEntry,
   writeHeader,
+  writeIndex,
   type ChunkEntry,
   type Header,
   type LocatedChunk,
 } from './layout.js';
 
 /**
- * The container's bytes: the header, then each chunk's table entry and payload, in order. With
+ * The container's bytes: the header, then each chunk's table entry and payload, in order, then
+ * the chunk index when the header has one. With
  * `target` (at least as long; no payload may lie in it) they are written at its start and a view
  * of them is returned, else a new array. `copy` writes a chunk's payload to `out` at `at`
  * (default: `out.set(chunk.payload, at)`; the CPU path copies payloads out of its memory with
@@ -37,16 +41,19 @@ export function assembleContainer<C extends { entry: ChunkEntry; payload: Uint8A
   copy: (chunk: C, out: Uint8Array, at: number) => void = (chunk, out, at) => out.set(chunk.payload, at),
 ): Uint8Array {
   const head = writeHeader(header);
-  let total = head.length;
+  let total = head.length + indexBytes(header);
   for (const { payload } of chunks) total += ENTRY_BYTES + payload.length;
   const out = target === undefined ? new Uint8Array(total) : target.subarray(0, total);
   out.set(head, 0);
+  const entryOffsets = new Float64Array(chunks.length);
   let offset = head.length;
-  for (const chunk of chunks) {
+  chunks.forEach((chunk, i) => {
+    entryOffsets[i] = offset;
     writeEntry(chunk.entry, out, offset);
     copy(chunk, out, offset + ENTRY_BYTES);
     offset += ENTRY_BYTES + chunk.payload.length;
-  }
+  });
+  if (indexBytes(header) > 0) writeIndex(entryOffsets, out, offset);
   return out;
 }
 
@@ -58,8 +65,9 @@ export type ReadAt = (offset: number, length: number) => Uint8Array;
 
 /**
  * Reads the header and walks the whole chunk table, checking every entry, that every payload
- * lies inside the `totalBytes` of the input, and that nothing follows the last payload.
- * Reads and keeps only the header and the entries (32 bytes a chunk).
+ * lies inside the `totalBytes` of the input, and that nothing follows the last payload but the
+ * chunk index when the header has one (which then lists exactly the entries the walk found).
+ * Reads and keeps only the header, the entries (32 bytes a chunk) and the index.
  * @throws ParleError NOT_PARLE, UNSUPPORTED_VERSION, TRUNCATED, CORRUPT, LIMIT_EXCEEDED
  */
 export function walkChunks(readAt: ReadAt, totalBytes: number, maxElements?: number): { header: Header; chunks: LocatedChunk[] } {
@@ -85,10 +93,29 @@ export function walkChunks(readAt: ReadAt, totalBytes: number, maxElements?: num
     chunks.push(located);
     offset = payloadOffset + entry.payloadBytes;
   }
-  if (offset !== totalBytes) {
-    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle file: ${totalBytes - offset} bytes after the last chunk`);
+  const index = indexBytes(header);
+  if (offset + index !== totalBytes) {
+    if (offset + index > totalBytes)
+      throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle file: chunk index of ${totalBytes - offset} of ${index} bytes`);
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle file: ${totalBytes - offset - index} bytes after the last chunk`);
   }
+  if (index > 0) checkIndex(readIndex(readAt(offset, index), header, offset), chunks);
   return { header, chunks };
+}
+
+/**
+ * Checks that a chunk index lists the entries a walk found.
+ * @throws ParleError CORRUPT
+ */
+export function checkIndex(entryOffsets: Float64Array, chunks: readonly { entryOffset: number }[]): void {
+  for (let i = 0; i < chunks.length; i++) {
+    if (entryOffsets[i] !== chunks[i].entryOffset) {
+      throw new ParleError(
+        ErrorCodes.CORRUPT,
+        `corrupt .parle chunk index: chunk ${i} at byte ${entryOffsets[i]}, its entry is at byte ${chunks[i].entryOffset}`,
+      );
+    }
+  }
 }
 
 /** A {@link ReadAt} over bytes in memory. */

@@ -17,6 +17,10 @@ export const MAGIC = new Uint8Array([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0
 export const VERSION = 4;
 /** Most axes a version-4 shape has. */
 export const MAX_RANK = 8;
+/** Version 4, header byte 11: bits 0..3 the rank, bit 4 {@link INDEX_FLAG}, bits 5..7 reserved (0). */
+const RANK_BITS = 0x0f;
+/** Version 4, header byte 11 bit 4: a chunk index follows the last payload (docs/format.md, "Chunk index"). */
+export const INDEX_FLAG = 0x10;
 export const HEADER_BYTES = 32;
 export const ENTRY_BYTES = 32;
 /** Largest chunk a reader accepts, in bytes of decoded elements. */
@@ -81,6 +85,11 @@ export interface Header {
   shape?: number[];
   /** Version 4: axes of the shape (0: none); the shape block's bytes follow the header. */
   rank?: number;
+  /**
+   * Version 4: a chunk index (every entry's byte offset, {@link writeIndex}) follows the last
+   * payload. Writers index every container of two chunks or more.
+   */
+  indexed?: boolean;
 }
 
 /** One chunk table entry, as stored in front of its payload. */
@@ -130,9 +139,11 @@ export function chunkLengthFor(type: ElementType, chunkBytes: number): number {
 
 /**
  * The most bytes a container of `elementCount` elements of `type` takes with chunks of
- * `chunkBytes` bytes: the header, one entry a chunk and every element stored (no chunk's payload
- * is larger: a chunk that would grow is stored). What the `out` option of compress must hold
- * (as LZ4's compressBound). Example: 1000 u8 elements in chunks of 4 MiB -> 32 + 32 + 1000 = 1064.
+ * `chunkBytes` bytes: the header, one entry a chunk, every element stored (no chunk's payload
+ * is larger: a chunk that would grow is stored) and, from two chunks on, the chunk index (8 bytes
+ * a chunk and 4). What the `out` option of compress must hold, plus a shape block's 8 bytes an
+ * axis and 4 when a shape is given (as LZ4's compressBound). Example: 1000 u8 elements in chunks
+ * of 4 MiB -> 32 + 32 + 1000 = 1064; in chunks of 500 bytes -> 32 + 64 + 1000 + 20 = 1116.
  * @throws ParleError INVALID_ARGUMENT (a count that is not a non-negative safe integer, an
  *   unknown type, chunkBytes below 1)
  */
@@ -145,10 +156,13 @@ export function compressBound(elementCount: number, type: ElementType, chunkByte
   if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1)
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'chunkBytes must be a positive integer');
   const header = makeHeader(type, elementCount, chunkLengthFor(type, chunkBytes));
-  return HEADER_BYTES + header.chunkCount * ENTRY_BYTES + elementCount * elementSize(type);
+  return HEADER_BYTES + header.chunkCount * ENTRY_BYTES + elementCount * elementSize(type) + indexBytes(header);
 }
 
-/** Builds a header for `elementCount` elements of `type` in chunks of `chunkLength` elements. */
+/**
+ * Builds a header for `elementCount` elements of `type` in chunks of `chunkLength` elements:
+ * version 4, indexed when it has two chunks or more.
+ */
 export function makeHeader(
   type: ElementType,
   elementCount: number,
@@ -156,15 +170,68 @@ export function makeHeader(
   level = DEFAULT_LEVEL,
   shape?: readonly number[],
 ): Header {
+  const chunkCount = Math.ceil(elementCount / chunkLength);
   return {
     version: VERSION,
     level,
     type,
     elementCount,
     chunkLength,
-    chunkCount: Math.ceil(elementCount / chunkLength),
+    chunkCount,
     ...(shape !== undefined && shape.length > 0 ? { shape: [...shape], rank: shape.length } : {}),
+    ...(chunkCount >= 2 ? { indexed: true } : {}),
   };
+}
+
+/** Bytes of the chunk index after the last payload: 8 a chunk and a 4-byte checksum; 0 when the header has none. */
+export function indexBytes(header: Header): number {
+  return header.indexed === true && (header.version ?? VERSION) === 4 ? 8 * header.chunkCount + 4 : 0;
+}
+
+/**
+ * The chunk index (docs/format.md, "Chunk index"): each chunk's entry offset in bytes from the
+ * container's start, u64 little-endian, then the low 32 bits of XXH64 (seed 0) of those bytes.
+ * Written into `target` at `at` (8 x entryOffsets.length + 4 bytes), or a new array.
+ */
+export function writeIndex(entryOffsets: ArrayLike<number>, target?: Uint8Array, at = 0): Uint8Array {
+  const n = entryOffsets.length;
+  const out = target ?? new Uint8Array(8 * n + 4);
+  const view = new DataView(out.buffer, out.byteOffset + at, 8 * n + 4);
+  for (let i = 0; i < n; i++) view.setBigUint64(8 * i, BigInt(entryOffsets[i]), true);
+  const offsets = out.subarray(at, at + 8 * n);
+  view.setUint32(8 * n, Number(xxh64(offsets) & 0xffffffffn), true);
+  return target === undefined ? out : out.subarray(at, at + 8 * n + 4);
+}
+
+/**
+ * Reads and checks the chunk index of a container with `header` whose bytes end with it
+ * (`bytes`: the index's {@link indexBytes}; `indexAt`: where it starts in the container). Checks
+ * its checksum, that the first offset is the first entry's place, that each next offset lies at
+ * least an entry further and that the last entry lies before the index. A reader that walks the
+ * entries also checks that each offset is the one it found (parle's readers do).
+ * @returns the entry offsets (bytes from the container's start), one a chunk
+ * @throws ParleError TRUNCATED (fewer bytes than the index), CORRUPT
+ */
+export function readIndex(bytes: Uint8Array, header: Header, indexAt: number): Float64Array {
+  const k = header.chunkCount;
+  const need = indexBytes(header);
+  if (bytes.length < need)
+    throw new ParleError(ErrorCodes.TRUNCATED, `truncated .parle file: chunk index of ${bytes.length} of ${need} bytes`);
+  const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk index: ${why}`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, need);
+  if (view.getUint32(8 * k, true) !== Number(xxh64(bytes.subarray(0, 8 * k)) & 0xffffffffn)) throw corrupt('checksum mismatch');
+  const offsets = new Float64Array(k);
+  let previous = -ENTRY_BYTES;
+  for (let i = 0; i < k; i++) {
+    const offset = view.getBigUint64(8 * i, true);
+    const least = i === 0 ? firstEntryOffset(header) : previous + ENTRY_BYTES;
+    if ((i === 0 && offset !== BigInt(least)) || offset < BigInt(least) || offset + BigInt(ENTRY_BYTES) > BigInt(indexAt)) {
+      throw corrupt(`chunk ${i} at byte ${offset}`);
+    }
+    previous = Number(offset);
+    offsets[i] = previous;
+  }
+  return offsets;
 }
 
 /** Bytes of the shape block after the 32-byte header: 8 a dim and a 4-byte checksum; 0 without a shape. */
@@ -192,7 +259,7 @@ export function writeHeader(header: Header): Uint8Array {
   view.setUint8(9, ELEMENT_TYPES.indexOf(header.type));
   // version 3: byte 10 the level; versions 1 and 2: flags = 0
   view.setUint8(10, (header.version ?? VERSION) >= 3 ? (header.level ?? DEFAULT_LEVEL) : 0);
-  view.setUint8(11, rank);
+  view.setUint8(11, rank | (indexBytes(header) > 0 ? INDEX_FLAG : 0));
   view.setUint32(12, header.chunkLength, true);
   view.setBigUint64(16, BigInt(header.elementCount), true);
   view.setUint32(24, header.chunkCount, true);
@@ -259,16 +326,18 @@ export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTE
   const view = new DataView(bytes.buffer, bytes.byteOffset, HEADER_BYTES);
   const version = view.getUint8(8);
   // versions 1 and 2: bytes 10..11 are flags, all 0; version 3: byte 10 the level, byte 11
-  // reserved; version 4: byte 11 the shape's rank
+  // reserved; version 4: byte 11 the shape's rank and the index flag
   const level = version >= 3 ? view.getUint8(10) : 0;
-  const flags = version === 3 ? view.getUint8(11) : version === 4 ? 0 : view.getUint16(10, true);
+  const byte11 = view.getUint8(11);
+  const flags = version === 3 ? byte11 : version === 4 ? byte11 & ~(RANK_BITS | INDEX_FLAG) : view.getUint16(10, true);
   if ((version !== 1 && version !== 2 && version !== 3 && version !== 4) || flags !== 0) {
     throw new ParleError(
       ErrorCodes.UNSUPPORTED_VERSION,
       `unsupported .parle version ${version} (flags ${flags}); this build reads versions 1 to 4`,
     );
   }
-  const rank = version === 4 ? view.getUint8(11) : 0;
+  const rank = version === 4 ? byte11 & RANK_BITS : 0;
+  const indexed = version === 4 && (byte11 & INDEX_FLAG) !== 0;
   const stored = view.getUint32(28, true);
   const computed = Number(xxh64(bytes.subarray(0, 28)) & 0xffffffffn);
   if (stored !== computed) throw new ParleError(ErrorCodes.CORRUPT, 'corrupt .parle header (checksum mismatch)');
@@ -307,6 +376,7 @@ export function readHeader(bytes: Uint8Array, maxElements = Number.MAX_SAFE_INTE
     elementCount,
     chunkCount,
     ...(rank > 0 ? { rank } : {}),
+    ...(indexed ? { indexed } : {}),
   };
   if (rank > 0 && bytes.length >= HEADER_BYTES + shapeBlockBytes(rank)) readShape(bytes.subarray(HEADER_BYTES), header);
   return header;

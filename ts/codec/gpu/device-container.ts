@@ -27,7 +27,7 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 import { walkChunks, type ReadAt } from '../../format/container.js';
-import { ENTRY_BYTES, HEADER_BYTES, readHeader } from '../../format/layout.js';
+import { ENTRY_BYTES, HEADER_BYTES, indexBytes, readHeader } from '../../format/layout.js';
 import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
 import { canDecodeOnDevice, decodeContainerOnDevice } from './decode.js';
 import { decompressToDevice } from './decompress.js';
@@ -197,9 +197,13 @@ export async function decompressDeviceContainer(
     if (signal?.aborted) throw abortError(signal);
     first += reached;
     // the walk stopped short (the table's end, a truncated container): the host's walk says which
-    if (reached < slots || stop === NONE || stop >= length) break;
+    // (or every chunk walked: a chunk index may follow)
+    if (reached < slots || stop === NONE || stop >= length || left <= 0) break;
     start = stop;
   }
+  // the chunk index at the end, which the walk checks against the entries it found
+  const index = indexBytes(readHeader(sparse.readAt(0, HEADER_BYTES), maxElements));
+  if (index > 0 && index <= length) await fetchRegions(gpu, container.buffer, sparse, [[length - index, index]]);
   const { header, chunks } = walkChunks(sparse.readAt, length, maxElements);
   // predicted chunks (stage 7) decode on the CPU so far
   if (chunks.some((c) => c.predict === true)) return readBackWhole();

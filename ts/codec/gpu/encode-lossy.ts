@@ -59,8 +59,7 @@ export async function compressLossyOnDevice(
   const abs = errorBound!;
   const n = input.length;
   const q = quantizeParams(abs);
-  if (q === undefined || n === 0)
-    return (await encodeChunksOnDevice(gpu, input, settings, { target })).container;
+  if (q === undefined || n === 0) return (await encodeChunksOnDevice(gpu, input, settings, { target })).container;
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
   const reconBuf = gpu.acquireStorage(n * 4, 'lossy reconstructions');
   const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');

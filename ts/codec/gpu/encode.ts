@@ -50,6 +50,8 @@ import {
   makeHeader,
   writeEntry,
   writeHeader,
+  indexBytes,
+  writeIndex,
   type ChunkEntry,
   type Header,
 } from '../../format/layout.js';
@@ -527,7 +529,10 @@ export async function encodeChunksOnDevice(
       laid.push(chunk);
       at += ENTRY_BYTES + chunk.payloadBytes;
     }
-    const containerBytes = at;
+    // the chunk index (its bytes come with the header and entries)
+    const indexAt = at;
+    const index = indexBytes(header) > 0 ? writeIndex(laid.map((chunk) => chunk.entryAt)) : new Uint8Array(0);
+    const containerBytes = at + index.length;
     if (roundUp4(containerBytes) > gpu.limits.maxBufferSize) {
       throw new ParleError(
         ErrorCodes.TOO_LARGE,
@@ -604,15 +609,18 @@ export async function encodeChunksOnDevice(
       // the header and the entries into their places in the container's buffer (entries start
       // anywhere: one gather; their bytes are still the clear's zeros)
       const entries = entriesOf(await readHashes());
-      const table = new Uint8Array(roundUp4(HEADER_BYTES + ENTRY_BYTES * laid.length));
+      const tableBytes = HEADER_BYTES + ENTRY_BYTES * laid.length;
+      const table = new Uint8Array(roundUp4(tableBytes + index.length));
       table.set(writeHeader(header), 0);
       entries.forEach((entry, i) => writeEntry(entry, table, HEADER_BYTES + ENTRY_BYTES * i));
+      table.set(index, tableBytes);
       const tableBuf = acquire(table.length, 'compress chunk table');
       gpu.device.queue.writeBuffer(tableBuf, 0, table);
       const jobs: GatherJob[] = [{ srcByteOffset: 0, dstByteOffset: 0, byteLength: HEADER_BYTES }];
       laid.forEach((chunk, i) =>
         jobs.push({ srcByteOffset: HEADER_BYTES + ENTRY_BYTES * i, dstByteOffset: chunk.entryAt, byteLength: ENTRY_BYTES }),
       );
+      if (index.length > 0) jobs.push({ srcByteOffset: tableBytes, dstByteOffset: indexAt, byteLength: index.length });
       await gpu.submit('compress chunk table', (s) => encodeGather(gpu, s, tableBuf, layout, jobs));
       // the container's buffer is the result's: not given back with the scratch buffers
       acquired.splice(acquired.indexOf(layout), 1);
@@ -623,6 +631,7 @@ export async function encodeChunksOnDevice(
     const container = target === undefined ? new Uint8Array(containerBytes) : target.subarray(0, containerBytes);
     const [payloadHashes] = await Promise.all([readHashes(), gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container })]);
     container.set(writeHeader(header), 0);
+    container.set(index, indexAt);
     const entries = entriesOf(payloadHashes);
     const encoded = laid.map((chunk, i): EncodedChunk => {
       const entry = entries[i];
