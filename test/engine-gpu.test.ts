@@ -539,8 +539,12 @@ describeGpu('engine with a GPU', () => {
     fillRuns(new Rng(caseSeed('engine gpu decompress corrupt')), input, { kind: 'uniform', maxRun: 20 });
     const packed = await engine.compress(input, { chunkBytes: 8192 });
     const flipped = packed.slice();
-    flipped[packed.length - 3] ^= 0x10; // inside the last payload
+    const index = 8 * Math.ceil(input.length / 8192) + 4; // the chunk index after the last payload
+    flipped[packed.length - index - 3] ^= 0x10; // inside the last payload
     await expect(engine.decompress(flipped, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
+    const badIndex = packed.slice();
+    badIndex[packed.length - index + 1] ^= 0x10; // an offset in the chunk index
+    await expect(engine.decompress(badIndex, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CORRUPT });
     await expect(engine.decompress(packed.subarray(0, packed.length - 1), { to: 'device', path: 'gpu' })).rejects.toMatchObject({
       code: ErrorCodes.TRUNCATED,
     });

@@ -49,7 +49,7 @@ function entryOffsets(packed: Uint8Array): number[] {
   const chunks = view.getUint32(24, true);
   const out: number[] = [];
   // version 4: a shape block of 8 bytes a dim and a checksum after the header
-  const rank = packed[11];
+  const rank = packed[11] & 0x0f; // bits 0..3; bit 4 is the chunk index flag
   let at = HEADER_BYTES + (rank > 0 ? 8 * rank + 4 : 0);
   for (let i = 0; i < chunks; i++) {
     out.push(at);
@@ -276,13 +276,24 @@ export function mutate(rng: Rng, s: Sample): { bytes: Uint8Array; what: string }
       return { bytes: b, what: `payload byte ${where - payloadAt} of entry ${entryAt}, resealed` };
     }
     case 11: {
-      // version 4's shape block: a dim or the rank changed, the checksums recomputed
+      // version 4's byte 11 (rank and index flag), its shape block or its chunk index, the
+      // checksums recomputed
       const b = copy();
-      const rank = b[11];
+      const rank = b[11] & 0x0f;
+      const chunks = new DataView(b.buffer).getUint32(24, true);
+      if ((b[11] & 0x10) !== 0 && rng.nextU32() % 3 === 0) {
+        // an entry offset of the chunk index (the container's last 8 K + 4 bytes)
+        const indexAt = b.length - (8 * chunks + 4);
+        const where = indexAt + rng.intBetween(0, 8 * chunks - 1);
+        b[where] = rng.nextU32() % 2 === 0 ? rng.nextU32() & 255 : b[where] ^ (1 << rng.intBetween(0, 7));
+        const view = new DataView(b.buffer);
+        view.setUint32(b.length - 4, Number(xxh64(b.subarray(indexAt, indexAt + 8 * chunks)) & 0xffffffffn), true);
+        return { bytes: b, what: `chunk index byte ${where - indexAt}, resealed` };
+      }
       if (rank === 0 || rng.nextU32() % 4 === 0) {
-        b[11] = rng.nextU32() % 4 === 0 ? rng.nextU32() & 255 : rng.intBetween(0, 9);
+        b[11] = rng.nextU32() % 4 === 0 ? rng.nextU32() & 255 : (b[11] & 0x10) | rng.intBetween(0, 9);
         resealHeader(b);
-        return { bytes: b, what: `rank ${b[11]}, resealed` };
+        return { bytes: b, what: `byte 11 = ${b[11]}, resealed` };
       }
       const dim = HEADER_BYTES + 8 * rng.intBetween(0, rank - 1) + rng.intBetween(0, 7);
       b[dim] = rng.nextU32() & 255;

@@ -394,6 +394,8 @@ export class ContainerReader {
             this.entryOffsets.map((entryOffset) => ({ entryOffset })),
           );
           this.indexRead = true;
+          this.launchBatch();
+          while (this.inflight.length > 1) out.push(await this.inflight.shift()!);
           continue;
         }
         if (this.pending.length > 0) {
@@ -420,7 +422,10 @@ export class ContainerReader {
         this.batchBytes += chunkBytes;
         this.entry = undefined;
         this.chunkIndex++;
-        if (this.batchBytes >= BATCH_BYTES || this.chunkIndex === this.header.chunkCount) this.launchBatch();
+        // the last batch waits for the chunk index, when there is one: a container whose index is
+        // cut short (or whose last payload claims some of its bytes) is TRUNCATED, as in memory
+        const last = this.chunkIndex === this.header.chunkCount;
+        if (last ? indexBytes(this.header) === 0 : this.batchBytes >= BATCH_BYTES) this.launchBatch();
         // two batches in flight: one decoded while the next one's bytes arrive
         while (this.inflight.length > 1) out.push(await this.inflight.shift()!);
         continue;
@@ -467,7 +472,13 @@ export class ContainerReader {
 
   private async endNow(): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
-    this.launchBatch(); // the whole chunks of a short input are still handed out before TRUNCATED
+    // the whole chunks of a short input are still handed out before TRUNCATED, but not the last
+    // batch of an indexed container without its index (the in-memory reader decodes nothing then)
+    if (this.header !== undefined && this.chunkIndex === this.header.chunkCount && indexBytes(this.header) > 0 && !this.indexRead) {
+      this.batch = [];
+      this.batchBytes = 0;
+    }
+    this.launchBatch();
     while (this.inflight.length > 0) out.push(await this.inflight.shift()!);
     if (!this.header) {
       if (this.pending.length === 0) throw new ParleError(ErrorCodes.NOT_PARLE, 'not a .parle container (empty)');
