@@ -208,6 +208,7 @@ describe("the chunk index (version 4): each entry's offset after the last payloa
     expect(packed[11]).toBe(0x10);
     const report = inspectContainer(readAtBytes(packed), packed.length);
     expect(report.chunkCount).toBe(chunks);
+    expect(report.indexBytes).toBe(8 * chunks + 4);
     const indexAt = packed.length - (8 * chunks + 4);
     report.chunks.forEach((c, i) => expect(u64(packed, indexAt + 8 * i), `chunk ${i}`).toBe(c.payloadOffset - ENTRY_BYTES));
     const last = report.chunks[chunks - 1];
@@ -220,6 +221,7 @@ describe("the chunk index (version 4): each entry's offset after the last payloa
     expect(Array.from(offsets)).toEqual(report.chunks.map((c) => c.payloadOffset - ENTRY_BYTES));
     const one = await engine.compress(runsOf('u16', 400, caseSeed('chunk index one')), { chunkBytes: 1024 });
     expect(one[11]).toBe(0);
+    expect(inspectContainer(readAtBytes(one), one.length).indexBytes).toBeUndefined();
     const only = inspectContainer(readAtBytes(one), one.length).chunks[0];
     expect(only.payloadOffset + only.payloadBytes).toBe(one.length);
   });

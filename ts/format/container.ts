@@ -132,6 +132,8 @@ export interface ContainerReport {
   elementCount: number;
   /** Version 4: the array's shape, when the writer recorded one. */
   shape?: number[];
+  /** Version 4: bytes of the chunk index after the last payload (8 a chunk and 4), when it has one. */
+  indexBytes?: number;
   chunkLength: number;
   chunkCount: number;
   fileBytes: number;
@@ -168,6 +170,7 @@ export function inspectContainer(readAt: ReadAt, totalBytes: number): ContainerR
     type: header.type,
     elementCount: header.elementCount,
     ...(header.shape !== undefined ? { shape: header.shape } : {}),
+    ...(indexBytes(header) > 0 ? { indexBytes: indexBytes(header) } : {}),
     chunkLength: header.chunkLength,
     chunkCount: header.chunkCount,
     fileBytes: totalBytes,
