@@ -31,7 +31,17 @@ import { ContainerReader, ContainerWriter } from './codec/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
-import { bytesOf, checkArray, ELEMENT_TYPES, elementSize, elementTypeOf, isElementType, isKernelType, KERNEL_TYPES, SORT_KEY_TYPES } from './types.js';
+import {
+  bytesOf,
+  checkArray,
+  ELEMENT_TYPES,
+  elementSize,
+  elementTypeOf,
+  isElementType,
+  isKernelType,
+  KERNEL_TYPES,
+  SORT_KEY_TYPES,
+} from './types.js';
 import { chunkLengthOf } from './codec/settings.js';
 import { inspectContainer, readAtBytes, type ContainerReport } from './format/container.js';
 import { radixSort as sortOnGpu } from './gpu/radix-sort.js';
@@ -1163,6 +1173,16 @@ export class Engine {
           ? Math.ceil(input.byteLength / this.rleRatio)
           : input.byteLength;
     const explanation = this.predictFor(op, bytes, from, to);
+    // a host array of a type the GPU's kernels do not take runs on the CPU, as route() sends it
+    const hostType = ArrayBuffer.isView(input) && op !== 'decompress' ? elementTypeOf(input) : undefined;
+    if (hostType !== undefined && !isKernelType(hostType)) {
+      return {
+        ...explanation,
+        path: 'cpu',
+        predictedMs: { cpu: explanation.predictedMs.cpu, gpu: null },
+        reason: `${op} of ${hostType} elements has no GPU kernel, so the CPU path runs`,
+      };
+    }
     // decompress takes a container on the GPU there without asking the model (decompressDevice)
     if (op === 'decompress' && from === 'device' && this.gpuContext !== null && !this.gpuContext.isLost) {
       return {
