@@ -2,7 +2,8 @@ import { radixSort32, radixSort64 } from './radix-sort';
 
 // Kernels the worker pool needs to split work across threads (ts/cpu/cpu-path.ts): segment
 // reductions for the scan, merge-path splitting and stable merging for the sort (sort segments,
-// then merge), and a bulk copy. Same rules as the other kernels: no allocation, pointers in.
+// then merge; 32- and 64-bit keys), and a bulk copy. Same rules as the other kernels: no
+// allocation, pointers in.
 
 /** Order-preserving u32 of a 32-bit key: 0 u32, 1 i32 (flip sign), 2 f32 (IEEE totalOrder). */
 // @ts-ignore: decorator

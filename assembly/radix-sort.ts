@@ -1,6 +1,7 @@
-// Stable radix sort of 32-bit keys (u32, i32, f32 in IEEE 754 totalOrder), 8-bit digits, with
-// optional u32 values moving alongside: LSD passes while keys and tmp fit in the last-level
-// cache, an MSD split first above that (each bucket then sorted by LSD passes in cache).
+// Stable radix sort of 32-bit keys (u32, i32, f32 in IEEE 754 totalOrder; radixSort32) and of
+// 64-bit keys (u64, i64, f64; radixSort64), 8-bit digits, with optional u32 values moving
+// alongside: LSD passes while keys and tmp fit in the last-level cache, an MSD split first
+// above that (each bucket then sorted by LSD passes in cache).
 
 /** Key kinds, as KeyKind in ts/cpu/wasm.ts. */
 const KIND_U32: i32 = 0;

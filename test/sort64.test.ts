@@ -1,7 +1,8 @@
 // Sort of 64-bit keys (u64, i64, f64): the kernels (radixSort64, mergePathSplit64, mergeRuns64)
 // in both builds, and engine.sort on one thread and on pools of workers (shared memory: the
 // top-digit split or sort-and-merge; unshared: sort-and-merge), against a plain reference
-// (Array.prototype.sort of the indices with a comparator on the order keys, ties by index).
+// (test/support/reference.ts stableSort64: Array.prototype.sort of the indices with a comparator
+// on the order keys, ties by index).
 // Keys are handled as bit patterns (BigUint64Array), so NaN payloads and -0 are compared exactly.
 import { afterAll, beforeAll, describe, expect, it, test, vi } from 'vitest';
 import { CpuPath, type CpuPathOptions } from '../ts/cpu/cpu-path.js';
@@ -13,7 +14,7 @@ import type { ParleArray } from '../ts/types.js';
 import { PROCEDURES } from '../ts/codec/cpu/procedures.js';
 import { KernelHarness, loadBothBuilds, type TestedVariant } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
-import { orderKey64, stableSort64, type SortKey64Kind } from './support/reference.js';
+import { stableSort64, type SortKey64Kind } from './support/reference.js';
 
 const KINDS: { kind: SortKey64Kind; keyKind: KeyKind }[] = [
   { kind: 'u64', keyKind: KeyKind.U64 },
@@ -134,7 +135,7 @@ function expectStableSort(
   if (!got.values) return;
   const seen = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
-    const v = got.values[i];
+    const v: number = got.values[i];
     if (v >= n || seen[v] || input[v] !== got.keys[i])
       expect.fail(`${context}: value ${v} at [${i}] is not a distinct index of key ${got.keys[i]}`);
     seen[v] = 1;
