@@ -14,7 +14,7 @@ export function simdEnabled(): bool {
 
 export { rleEncode8, rleEncode16, rleEncode32, rleEncode64, rleDecode8, rleDecode16, rleDecode32, rleDecode64 } from './rle';
 export { scanU32, scanF32 } from './scan';
-export { radixSort32 } from './radix-sort';
+export { radixSort32, radixSort64 } from './radix-sort';
 export { varintEncodeLengths, varintDecodeLengths, sumLengths } from './varint';
 export {
   reduceU32,
@@ -26,6 +26,11 @@ export {
   radixHistograms32,
   radixScatter32,
   radixSortBuckets32,
+  mergePathSplit64,
+  mergeRuns64,
+  radixHistograms64,
+  radixScatter64,
+  radixSortBuckets64,
 } from './parallel';
 export { xxh32, treeHash } from './hash';
 export { deltaEncode8, deltaEncode16, deltaEncode32, deltaDecode8, deltaDecode16, deltaDecode32 } from './delta';

@@ -31,7 +31,17 @@ import { ContainerReader, ContainerWriter } from './codec/stream.js';
 import { createGpuContext, DeviceArray, gpuUnavailableReason, type GpuContext } from './gpu/index.js';
 import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } from './platform/node.js';
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
-import { bytesOf, checkArray, ELEMENT_TYPES, elementSize, elementTypeOf, isElementType, isKernelType, KERNEL_TYPES } from './types.js';
+import {
+  bytesOf,
+  checkArray,
+  ELEMENT_TYPES,
+  elementSize,
+  elementTypeOf,
+  isElementType,
+  isKernelType,
+  KERNEL_TYPES,
+  SORT_KEY_TYPES,
+} from './types.js';
 import { chunkLengthOf } from './codec/settings.js';
 import { inspectContainer, readAtBytes, type ContainerReport } from './format/container.js';
 import { radixSort as sortOnGpu } from './gpu/radix-sort.js';
@@ -739,21 +749,27 @@ export class Engine {
   }
 
   /**
-   * Stable LSD radix sort, ascending, 8-bit digits. f32 keys sort in IEEE 754 totalOrder:
-   * -NaN < -Infinity < ... < -0 < +0 < ... < +Infinity < +NaN (the NaN that arithmetic makes is
-   * +NaN, so it sorts last); bit patterns are kept.
+   * Stable LSD radix sort, ascending, 8-bit digits. f32 and f64 keys sort in IEEE 754
+   * totalOrder: -NaN < -Infinity < ... < -0 < +0 < ... < +Infinity < +NaN (the NaN that
+   * arithmetic makes is +NaN, so it sorts last); i32 and i64 as signed integers; bit patterns
+   * are kept. keys [2, -0, NaN, -1, 0] with values [0,1,2,3,4] -> keys [-1, -0, 0, 2, NaN],
+   * values [3,1,4,0,2].
    *
-   * @param keys Uint32Array, Int32Array or Float32Array of n keys (or a DeviceArray of them).
-   * @param options.values optional u32 values carried with their keys; equal keys keep their
-   *   input order.
+   * @param keys n keys: Uint32Array, Int32Array or Float32Array (either path, or a DeviceArray
+   *   of them), or BigUint64Array, BigInt64Array or Float64Array (u64, i64, f64: the CPU path
+   *   only; `path: 'auto'` runs them there and `path: 'gpu'` is UNSUPPORTED_TYPE).
+   * @param options.values optional u32 values carried with their keys (4 bytes each, also with
+   *   64-bit keys); equal keys keep their input order.
    * @returns `keys` alone as a new sorted array, or `{ keys, values }` when values were given.
-   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, DETACHED_BUFFER, LENGTH_MISMATCH,
-   *   TOO_LARGE (keys and scratch beyond 4 GiB of wasm memory), INVALID_OPTION, PATH_UNAVAILABLE
+   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE (keys of i8, u8, i16, u16, f16; u64,
+   *   i64, f64 with `path: 'gpu'`), DETACHED_BUFFER, LENGTH_MISMATCH, TOO_LARGE (keys and
+   *   scratch beyond 4 GiB of wasm memory), INVALID_OPTION, PATH_UNAVAILABLE
    *
    * CPU: each worker sorts a segment (LSD, all digit histograms in one pass, passes whose digit
-   * is equal in every key skipped), then sorted segments are merged (merge path). GPU:
-   * one OneSweep pass per 8-bit digit after one histogram of all four (Adinets and Merrill 2022;
-   * ts/gpu/radix-sort.ts).
+   * is equal in every key skipped; 64-bit keys: eight digits, assembly/radix-sort.ts
+   * radixSort64), then sorted segments are merged (merge path); large inputs on several workers
+   * split by their top varying digit first. GPU: one OneSweep pass per 8-bit digit after one
+   * histogram of all four (Adinets and Merrill 2022; ts/gpu/radix-sort.ts).
    */
   async sort<O extends SortKeys>(keys: SortKeys, options: SortOptions & { values?: undefined; out: O; to?: 'host' }): Promise<O>;
   async sort<K extends SortKeys>(keys: K, options?: SortOptions & { values?: undefined; out?: undefined; to?: 'host' }): Promise<K>;
@@ -771,7 +787,7 @@ export class Engine {
   ): Promise<{ keys: DeviceArray; values: DeviceArray }>;
   async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }>;
   async sort(keys: Data, options?: SortOptions): Promise<Data | { keys: Data; values: Data }> {
-    checkData(keys, 'keys', ['u32', 'i32', 'f32']);
+    checkData(keys, 'keys', SORT_KEY_TYPES);
     const opts = checkOptions(options, 'sort');
     const values = opts.values as Uint32Array | DeviceArray | undefined;
     if (values !== undefined) {
@@ -1157,6 +1173,16 @@ export class Engine {
           ? Math.ceil(input.byteLength / this.rleRatio)
           : input.byteLength;
     const explanation = this.predictFor(op, bytes, from, to);
+    // a host array of a type the GPU's kernels do not take runs on the CPU, as route() sends it
+    const hostType = ArrayBuffer.isView(input) && op !== 'decompress' ? elementTypeOf(input) : undefined;
+    if (hostType !== undefined && !isKernelType(hostType)) {
+      return {
+        ...explanation,
+        path: 'cpu',
+        predictedMs: { cpu: explanation.predictedMs.cpu, gpu: null },
+        reason: `${op} of ${hostType} elements has no GPU kernel, so the CPU path runs`,
+      };
+    }
     // decompress takes a container on the GPU there without asking the model (decompressDevice)
     if (op === 'decompress' && from === 'device' && this.gpuContext !== null && !this.gpuContext.isLost) {
       return {

@@ -48,8 +48,8 @@ export type ParleArray =
   | BigInt64Array
   | BigUint64Array;
 
-/** Sort keys: 32-bit elements. */
-export type SortKeys = Uint32Array | Int32Array | Float32Array;
+/** Sort keys: 32-bit elements (both paths) and 64-bit elements (the CPU path). */
+export type SortKeys = Uint32Array | Int32Array | Float32Array | BigUint64Array | BigInt64Array | Float64Array;
 
 /** Maps an element type name to its typed array. */
 export interface ArrayOf {
@@ -100,6 +100,9 @@ export const ELEMENT_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32',
 
 /** The element types the kernels of rle, scan, sort and the GPU path take. */
 export const KERNEL_TYPES: readonly KernelType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
+
+/** The element types of sort keys ({@link SortKeys}): 32-bit on both paths, 64-bit on the CPU path. */
+export const SORT_KEY_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32', 'u64', 'i64', 'f64'];
 
 /** Bytes per element of `type`. */
 export function elementSize(type: ElementType): 1 | 2 | 4 | 8 {

@@ -64,6 +64,32 @@ export function stableSort(keyBits: Uint32Array, kind: SortKeyKind, values?: Uin
   return { keys: Uint32Array.from(order, (i) => keyBits[i]), values: values && Uint32Array.from(order, (i) => values[i]) };
 }
 
+export type SortKey64Kind = 'u64' | 'i64' | 'f64';
+
+const SIGN64 = 1n << 63n;
+const MASK64 = (1n << 64n) - 1n;
+
+/** A u64 whose unsigned order is the 64-bit key's order (f64: IEEE 754 totalOrder on the bit pattern). */
+export function orderKey64(bits: bigint, kind: SortKey64Kind): bigint {
+  if (kind === 'u64') return bits;
+  if (kind === 'i64') return bits ^ SIGN64;
+  return bits & SIGN64 ? ~bits & MASK64 : bits ^ SIGN64;
+}
+
+/**
+ * Stable sort of 64-bit keys (given as bit patterns) and optional u32 values: the indices sorted
+ * by Array.prototype.sort with a comparator on the order keys, ties by index.
+ */
+export function stableSort64(
+  keyBits: BigUint64Array,
+  kind: SortKey64Kind,
+  values?: Uint32Array,
+): { keys: BigUint64Array; values?: Uint32Array } {
+  const order = Array.from(keyBits, (bits) => orderKey64(bits, kind));
+  const index = Array.from(keyBits, (_, i) => i).sort((a, b) => (order[a] < order[b] ? -1 : order[a] > order[b] ? 1 : a - b));
+  return { keys: BigUint64Array.from(index, (i) => keyBits[i]), values: values && Uint32Array.from(index, (i) => values[i]) };
+}
+
 /** Unsigned LEB128 of (length - 1) for each length. */
 export function varintEncodeLengths(lengths: Uint32Array): Uint8Array {
   const bytes: number[] = [];

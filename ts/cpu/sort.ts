@@ -2,13 +2,66 @@
  * Stable LSD radix sort on the CPU path (assembly/radix-sort.ts, assembly/parallel.ts): sort
  * segments (LSD radix sort each), then merge pairs of sorted runs, each merge split by merge
  * path so every worker takes part (measured faster here than a parallel LSD with per-pass
- * histograms: see the closing notes of the worker pool issue).
+ * histograms: see the closing notes of the worker pool issue). 32-bit keys (u32, i32, f32) and
+ * 64-bit keys (u64, i64, f64) take the same steps with their width's kernels; values are u32.
  */
 import { CpuPath, kernelTask, splitEven, bitView, copyTask, setBits } from './cpu-path.js';
 import { type Task } from './protocol.js';
 import { type SortKeys, arrayConstructor, elementTypeOf } from '../types.js';
-import { KeyKind, SORT_SCRATCH_BYTES } from './wasm.js';
+import { KeyKind, SORT_SCRATCH_BYTES, SORT64_SCRATCH_BYTES } from './wasm.js';
 import { type Executor } from './pool.js';
+
+/** The element types of sort keys. */
+type SortType = 'u32' | 'i32' | 'f32' | 'u64' | 'i64' | 'f64';
+
+const KEY_KINDS: { [T in SortType]: KeyKind } = {
+  u32: KeyKind.U32,
+  i32: KeyKind.I32,
+  f32: KeyKind.F32,
+  u64: KeyKind.U64,
+  i64: KeyKind.I64,
+  f64: KeyKind.F64,
+};
+
+/** The kernels and sizes of one key width (values are u32, 4 bytes, at either width). */
+interface KeyWidth {
+  /** Bytes a key. */
+  size: 4 | 8;
+  /** 8-bit digits a key. */
+  digits: 4 | 8;
+  /** Bytes of scratch a sorting task needs. */
+  scratchBytes: number;
+  sort: 'radixSort32' | 'radixSort64';
+  mergePathSplit: 'mergePathSplit32' | 'mergePathSplit64';
+  mergeRuns: 'mergeRuns32' | 'mergeRuns64';
+  histograms: 'radixHistograms32' | 'radixHistograms64';
+  scatter: 'radixScatter32' | 'radixScatter64';
+  sortBuckets: 'radixSortBuckets32' | 'radixSortBuckets64';
+}
+
+const WIDTH_32: KeyWidth = {
+  size: 4,
+  digits: 4,
+  scratchBytes: SORT_SCRATCH_BYTES,
+  sort: 'radixSort32',
+  mergePathSplit: 'mergePathSplit32',
+  mergeRuns: 'mergeRuns32',
+  histograms: 'radixHistograms32',
+  scatter: 'radixScatter32',
+  sortBuckets: 'radixSortBuckets32',
+};
+
+const WIDTH_64: KeyWidth = {
+  size: 8,
+  digits: 8,
+  scratchBytes: SORT64_SCRATCH_BYTES,
+  sort: 'radixSort64',
+  mergePathSplit: 'mergePathSplit64',
+  mergeRuns: 'mergeRuns64',
+  histograms: 'radixHistograms64',
+  scatter: 'radixScatter64',
+  sortBuckets: 'radixSortBuckets64',
+};
 
 /** Stable LSD radix sort; see {@link Engine.sort}. Sorts segments, then merges them. */
 export async function sort<K extends SortKeys>(
@@ -17,42 +70,43 @@ export async function sort<K extends SortKeys>(
   values: Uint32Array | undefined,
   signal?: AbortSignal,
 ): Promise<{ keys: K; values?: Uint32Array }> {
-  const type = elementTypeOf(keys) as 'u32' | 'i32' | 'f32';
-  const kind = type === 'u32' ? KeyKind.U32 : type === 'i32' ? KeyKind.I32 : KeyKind.F32;
+  const type = elementTypeOf(keys) as SortType;
+  const kind = KEY_KINDS[type];
+  const width = keys.BYTES_PER_ELEMENT === 8 ? WIDTH_64 : WIDTH_32;
   const n = keys.length;
   if (n === 0) {
     const empty = cpu.result(type, 0, cpu.isResident(keys)) as K;
     return values ? { keys: empty, values: cpu.result('u32', 0, cpu.isResident(values)) as Uint32Array } : { keys: empty };
   }
-  const bytes = n * 4;
-  const exec = cpu.executorFor(bytes);
+  const keyBytes = n * width.size;
+  const exec = cpu.executorFor(keyBytes);
   const pieces = splitEven(n, exec.concurrency, 1 << 16);
   // Resident keys (values) sort into resident buffers, one of which becomes the result;
   // host arrays use scratch blocks and are copied out.
   const keysResident = cpu.isResident(keys);
   const valuesResident = values !== undefined && cpu.isResident(values);
-  const kb = keysResident ? 0 : bytes;
-  const vb = values && !valuesResident ? bytes : 0;
+  const kb = keysResident ? 0 : keyBytes;
+  const vb = values && !valuesResident ? n * 4 : 0;
   const keyBuffers = keysResident ? [cpu.allocResident(type, n, false), cpu.allocResident(type, n, false)] : [];
   const valueBuffers = valuesResident ? [cpu.allocResident('u32', n, false), cpu.allocResident('u32', n, false)] : [];
   let resultIndex = -1;
   try {
     return await cpu.withBlocks(
-      [kb, kb, vb, vb, SORT_SCRATCH_BYTES * pieces.length],
+      [kb, kb, vb, vb, width.scratchBytes * pieces.length],
       async ([keysBlock, keysTmp, valsBlock, valsTmp, scratch]) => {
         const K = keysResident ? keyBuffers.map((b) => b.byteOffset) : [keysBlock!.ptr, keysTmp!.ptr];
         const V = valuesResident ? valueBuffers.map((b) => b.byteOffset) : values ? [valsBlock!.ptr, valsTmp!.ptr] : [0, 0];
         cpu.copyIn(K[0], bitView(keys));
         if (values) cpu.copyIn(V[0], values);
         const src =
-          (await sortByTopDigit(cpu, exec, pieces, K, V, n, kind, scratch!.ptr, signal)) ??
-          (await sortAndMerge(cpu, exec, pieces, K, V, n, kind, scratch!.ptr, signal));
+          (await sortByTopDigit(cpu, exec, width, pieces, K, V, n, kind, scratch!.ptr, signal)) ??
+          (await sortAndMerge(cpu, exec, width, pieces, K, V, n, kind, scratch!.ptr, signal));
         resultIndex = src;
         let sortedKeys: K;
         if (keysResident) sortedKeys = keyBuffers[src] as K;
         else {
           sortedKeys = new (arrayConstructor(type))(n) as K;
-          setBits(bitView(sortedKeys), cpu.view(K[src], n, 4));
+          setBits(bitView(sortedKeys), cpu.view(K[src], n, width.size));
         }
         if (!values) return { keys: sortedKeys };
         let sortedValues: Uint32Array;
@@ -74,11 +128,12 @@ export async function sort<K extends SortKeys>(
 /**
  * Sort, then merge: each worker sorts one segment, then pairs of sorted runs are merged,
  * each merge split by merge path so every worker takes part. Returns the buffer index (0 or 1)
- * holding the result.
+ * holding the result. Keys are `width.size` bytes, values 4.
  */
 async function sortAndMerge(
   cpu: CpuPath,
   exec: Executor,
+  width: KeyWidth,
   pieces: { offset: number; length: number }[],
   K: number[],
   V: number[],
@@ -88,20 +143,22 @@ async function sortAndMerge(
   signal?: AbortSignal,
 ): Promise<number> {
   const values = V[0] !== 0;
+  const size = width.size;
   // 1. Sort each segment in place (its tmp is the same range of the tmp buffer).
   const where = await cpu.runAll(
     exec,
     pieces.map((p, k) => {
-      const o = p.offset * 4;
+      const o = p.offset * size;
+      const v = p.offset * 4;
       return kernelTask(
-        'radixSort32',
-        [K[0] + o, K[1] + o, V[0] && V[0] + o, V[1] && V[1] + o, p.length, kind, scratchPtr + k * SORT_SCRATCH_BYTES],
+        width.sort,
+        [K[0] + o, K[1] + o, V[0] && V[0] + v, V[1] && V[1] + v, p.length, kind, scratchPtr + k * width.scratchBytes],
         [
-          [0, p.length * 4, 'inout'],
-          [1, p.length * 4, 'inout'],
+          [0, p.length * size, 'inout'],
+          [1, p.length * size, 'inout'],
           [2, p.length * 4, 'inout'],
           [3, p.length * 4, 'inout'],
-          [6, SORT_SCRATCH_BYTES, 'out'],
+          [6, width.scratchBytes, 'out'],
         ],
       );
     }),
@@ -111,9 +168,8 @@ async function sortAndMerge(
   const copies: Task<'kernel'>[] = [];
   pieces.forEach((p, k) => {
     if (where[k] !== 1) return;
-    const o = p.offset * 4;
-    copies.push(copyTask(K[0] + o, K[1] + o, p.length * 4));
-    if (values) copies.push(copyTask(V[0] + o, V[1] + o, p.length * 4));
+    copies.push(copyTask(K[0] + p.offset * size, K[1] + p.offset * size, p.length * size));
+    if (values) copies.push(copyTask(V[0] + p.offset * 4, V[1] + p.offset * 4, p.length * 4));
   });
   await cpu.runAll(exec, copies, signal);
   // 2. Merge pairs of sorted runs until one is left, alternating between the buffers.
@@ -127,17 +183,16 @@ async function sortAndMerge(
       const a = runs[i];
       const b = runs[i + 1];
       if (!b) {
-        const o = a.offset * 4;
-        tasks.push(copyTask(K[dst] + o, K[src] + o, a.length * 4));
-        if (values) tasks.push(copyTask(V[dst] + o, V[src] + o, a.length * 4));
+        tasks.push(copyTask(K[dst] + a.offset * size, K[src] + a.offset * size, a.length * size));
+        if (values) tasks.push(copyTask(V[dst] + a.offset * 4, V[src] + a.offset * 4, a.length * 4));
         next.push(a);
         continue;
       }
       const total = a.length + b.length;
       const parts = Math.max(1, Math.round((exec.concurrency * total) / n));
-      const aKeys = K[src] + a.offset * 4;
-      const bKeys = K[src] + b.offset * 4;
-      const split = (diag: number) => cpu.kernels.mergePathSplit32(aKeys, a.length, bKeys, b.length, diag, kind);
+      const aKeys = K[src] + a.offset * size;
+      const bKeys = K[src] + b.offset * size;
+      const split = (diag: number) => cpu.kernels[width.mergePathSplit](aKeys, a.length, bKeys, b.length, diag, kind);
       for (let q = 0; q < parts; q++) {
         const d0 = Math.floor((q * total) / parts);
         const d1 = Math.floor(((q + 1) * total) / parts);
@@ -145,30 +200,28 @@ async function sortAndMerge(
         const a1 = split(d1);
         const b0 = d0 - a0;
         const b1 = d1 - a1;
-        const la = (a1 - a0) * 4;
-        const lb = (b1 - b0) * 4;
-        const out = (a.offset + d0) * 4;
+        const out = a.offset + d0;
         tasks.push(
           kernelTask(
-            'mergeRuns32',
+            width.mergeRuns,
             [
-              aKeys + a0 * 4,
+              aKeys + a0 * size,
               V[src] && V[src] + (a.offset + a0) * 4,
               a1 - a0,
-              bKeys + b0 * 4,
+              bKeys + b0 * size,
               V[src] && V[src] + (b.offset + b0) * 4,
               b1 - b0,
-              K[dst] + out,
-              V[dst] && V[dst] + out,
+              K[dst] + out * size,
+              V[dst] && V[dst] + out * 4,
               kind,
             ],
             [
-              [0, la, 'in'],
-              [1, la, 'in'],
-              [3, lb, 'in'],
-              [4, lb, 'in'],
-              [6, la + lb, 'out'],
-              [7, la + lb, 'out'],
+              [0, (a1 - a0) * size, 'in'],
+              [1, (a1 - a0) * 4, 'in'],
+              [3, (b1 - b0) * size, 'in'],
+              [4, (b1 - b0) * 4, 'in'],
+              [6, (d1 - d0) * size, 'out'],
+              [7, (d1 - d0) * 4, 'out'],
             ],
           ),
         );
@@ -193,6 +246,7 @@ async function sortAndMerge(
 async function sortByTopDigit(
   cpu: CpuPath,
   exec: Executor,
+  width: KeyWidth,
   pieces: { offset: number; length: number }[],
   K: number[],
   V: number[],
@@ -204,29 +258,31 @@ async function sortByTopDigit(
   const P = pieces.length;
   // Workers that own their memory would send whole buffers back over each other's buckets.
   if (P < 2 || !cpu.shared) return undefined;
-  const HIST = 4 * 256 * 4;
+  const size = width.size;
+  const TABLES = width.digits * 256; // counts a worker: one table of 256 a digit
+  const HIST = TABLES * 4;
   return cpu.withBlocks([P * HIST, P * 1024, 257 * 4], async ([histBlock, offsetsBlock, boundsBlock]) => {
     await cpu.runAll(
       exec,
       pieces.map((p, w) =>
         kernelTask(
-          'radixHistograms32',
-          [K[0] + p.offset * 4, p.length, kind, histBlock!.ptr + w * HIST],
+          width.histograms,
+          [K[0] + p.offset * size, p.length, kind, histBlock!.ptr + w * HIST],
           [
-            [0, p.length * 4, 'in'],
+            [0, p.length * size, 'in'],
             [3, HIST, 'out'],
           ],
         ),
       ),
       signal,
     );
-    const hist = new Uint32Array(cpu.heap.buffer, histBlock!.ptr, P * 1024).slice();
+    const hist = new Uint32Array(cpu.heap.buffer, histBlock!.ptr, P * TABLES).slice();
     const total = (digit: number, bucket: number) => {
       let sum = 0;
-      for (let w = 0; w < P; w++) sum += hist[w * 1024 + digit * 256 + bucket];
+      for (let w = 0; w < P; w++) sum += hist[w * TABLES + digit * 256 + bucket];
       return sum;
     };
-    let digit = 3;
+    let digit = width.digits - 1;
     for (; digit >= 0; digit--) {
       let nonEmpty = 0;
       for (let b = 0; b < 256 && nonEmpty < 2; b++) if (total(digit, b) > 0) nonEmpty++;
@@ -243,7 +299,7 @@ async function sortByTopDigit(
       bounds[b] = at;
       for (let w = 0; w < P; w++) {
         offsets[w * 256 + b] = at;
-        at += hist[w * 1024 + digit * 256 + b];
+        at += hist[w * TABLES + digit * 256 + b];
       }
     }
     bounds[256] = at;
@@ -253,12 +309,12 @@ async function sortByTopDigit(
       exec,
       pieces.map((p, w) =>
         kernelTask(
-          'radixScatter32',
-          [K[0] + p.offset * 4, V[0] && V[0] + p.offset * 4, K[1], V[1], p.length, kind, digit * 8, offsetsBlock!.ptr + w * 1024],
+          width.scatter,
+          [K[0] + p.offset * size, V[0] && V[0] + p.offset * 4, K[1], V[1], p.length, kind, digit * 8, offsetsBlock!.ptr + w * 1024],
           [
-            [0, p.length * 4, 'in'],
+            [0, p.length * size, 'in'],
             [1, p.length * 4, 'in'],
-            [2, n * 4, 'inout'],
+            [2, n * size, 'inout'],
             [3, n * 4, 'inout'],
             [7, 1024, 'inout'],
           ],
@@ -280,15 +336,15 @@ async function sortByTopDigit(
       exec,
       ranges.map(([from, to], w) =>
         kernelTask(
-          'radixSortBuckets32',
-          [K[1], K[0], V[1], V[0], boundsBlock!.ptr, from, to, kind, scratchPtr + w * SORT_SCRATCH_BYTES],
+          width.sortBuckets,
+          [K[1], K[0], V[1], V[0], boundsBlock!.ptr, from, to, kind, scratchPtr + w * width.scratchBytes],
           [
-            [0, n * 4, 'inout'],
-            [1, n * 4, 'inout'],
+            [0, n * size, 'inout'],
+            [1, n * size, 'inout'],
             [2, n * 4, 'inout'],
             [3, n * 4, 'inout'],
             [4, 257 * 4, 'in'],
-            [8, SORT_SCRATCH_BYTES, 'out'],
+            [8, width.scratchBytes, 'out'],
           ],
         ),
       ),

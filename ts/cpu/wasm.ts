@@ -8,15 +8,21 @@
  */
 import { loadBuildAsset } from '../platform/node.js';
 
-/** Key kinds of {@link Kernels.radixSort32}. */
+/** Key kinds of {@link Kernels.radixSort32} (U32, I32, F32) and {@link Kernels.radixSort64} (U64, I64, F64). */
 export const enum KeyKind {
   U32 = 0,
   I32 = 1,
   F32 = 2,
+  U64 = 3,
+  I64 = 4,
+  F64 = 5,
 }
 
 /** Bytes of scratch {@link Kernels.radixSort32} needs at `scratchPtr` (4 histograms of 256 u32). */
 export const SORT_SCRATCH_BYTES = 4096;
+
+/** Bytes of scratch {@link Kernels.radixSort64} needs at `scratchPtr` (8 histograms of 256 u32). */
+export const SORT64_SCRATCH_BYTES = 8192;
 
 /**
  * Bytes of scratch {@link Kernels.huffmanEncodeLanes} needs at `scratchPtr` for segments of
@@ -92,6 +98,22 @@ export interface Kernels extends QuantizeKernels {
     keyKind: number,
     scratchPtr: number,
   ): number;
+  /**
+   * Stable radix sort of `n` 64-bit keys (8 bytes each; `keyKind` U64, I64 or F64, f64 in IEEE
+   * 754 totalOrder), eight 8-bit digits, with optional u32 values (4 bytes each): the design of
+   * {@link radixSort32}, the MSD split from 3 x 2^19 keys (the same 12 MiB) and buckets split
+   * again above 2^16 keys. `scratchPtr` is {@link SORT64_SCRATCH_BYTES} bytes. Returns 0 when the
+   * result is in keysPtr/valuesPtr, 1 when it is in the tmp buffers. No buffer may overlap another.
+   */
+  radixSort64(
+    keysPtr: number,
+    keysTmpPtr: number,
+    valuesPtr: number,
+    valuesTmpPtr: number,
+    n: number,
+    keyKind: number,
+    scratchPtr: number,
+  ): number;
 
   /**
    * Write (length - 1) of each of `runCount` run lengths (all >= 1) as unsigned LEB128 to
@@ -121,6 +143,20 @@ export interface Kernels extends QuantizeKernels {
    * `aValsPtr` is not 0. Outputs must not overlap inputs.
    */
   mergeRuns32(
+    aKeysPtr: number,
+    aValsPtr: number,
+    aLen: number,
+    bKeysPtr: number,
+    bValsPtr: number,
+    bLen: number,
+    outKeysPtr: number,
+    outValsPtr: number,
+    keyKind: number,
+  ): void;
+  /** {@link mergePathSplit32} on 64-bit keys (`keyKind` U64, I64 or F64). */
+  mergePathSplit64(aPtr: number, aLen: number, bPtr: number, bLen: number, diag: number, keyKind: number): number;
+  /** {@link mergeRuns32} on 64-bit keys with u32 values. */
+  mergeRuns64(
     aKeysPtr: number,
     aValsPtr: number,
     aLen: number,
@@ -280,6 +316,31 @@ export interface Kernels extends QuantizeKernels {
    * `boundsPtr` u32 offsets), with tmp buffers of the same layout and 4096 bytes of scratch.
    */
   radixSortBuckets32(
+    keysPtr: number,
+    tmpKeysPtr: number,
+    valsPtr: number,
+    tmpValsPtr: number,
+    boundsPtr: number,
+    first: number,
+    last: number,
+    keyKind: number,
+    scratchPtr: number,
+  ): void;
+  /** {@link radixHistograms32} on 64-bit keys: 8 x 256 u32 at `histPtr`. */
+  radixHistograms64(keysPtr: number, n: number, keyKind: number, histPtr: number): void;
+  /** {@link radixScatter32} on 64-bit keys (`shift` 0..56) with u32 values. */
+  radixScatter64(
+    srcKeysPtr: number,
+    srcValsPtr: number,
+    dstKeysPtr: number,
+    dstValsPtr: number,
+    n: number,
+    keyKind: number,
+    shift: number,
+    offsetsPtr: number,
+  ): void;
+  /** {@link radixSortBuckets32} on 64-bit keys, with {@link SORT64_SCRATCH_BYTES} of scratch. */
+  radixSortBuckets64(
     keysPtr: number,
     tmpKeysPtr: number,
     valsPtr: number,
