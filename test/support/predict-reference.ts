@@ -879,8 +879,8 @@ export interface DecodedContainer {
 /**
  * Reads a whole version-3 or version-4 container: the header and its checksum, the shape block
  * (version 4, rank > 0) and its checksum, every entry (checksum, count, pipeline, S, P, byte 24),
- * every payload's tree hash, then decodes stored, piped and predicted chunks and checks the
- * elements' tree hashes. Quantized chunks throw 'unsupported in reference'.
+ * every payload's tree hash, then decodes stored, piped, predicted and quantized f64 chunks and
+ * checks the elements' tree hashes. Quantized f32 chunks throw 'unsupported in reference'.
  */
 export function decodeContainer(bytes: Uint8Array): DecodedContainer {
   if (bytes.length === 0) throw new Error('NOT_PARLE: empty input');
