@@ -38,7 +38,7 @@ export { shuffle16, shuffle32, unshuffle16, unshuffle32 } from './shuffle';
 export { histogram8, codecStats8, codecStats16, codecStats32 } from './statistics';
 export { huffmanBuildCodes, huffmanBuildTable, huffmanEncode, huffmanDecode } from './huffman';
 export { huffmanEncodeLanes, huffmanLanesBytes, huffmanDecodeLanes } from './huffman-lanes';
-export { quantizeF32, dequantizeF32, scatterExceptions } from './quantize';
+export { quantizeF32, dequantizeF32, scatterExceptions, quantizeF64, dequantizeF64, scatterExceptions64 } from './quantize';
 export { packEncode, packBytes, packStats, packDecode } from './pack';
 export {
   predictEncode8,

@@ -1,8 +1,12 @@
 // The error-bounded lossy mode (issue 16) against Haugen's ratio-vs-SNR table (MSc thesis, 2009,
 // Table 5.3 and section 5.3: 64^3 cube 27.9x at 24.67 dB, 128^3 cube 32.3x), on the suite's
-// seismic cubes (bench/suite/data.mjs) and a real float image (data/lossy/, ITK's MRI slice):
+// seismic cubes (bench/suite/data.mjs) and a real float image (data/lossy/, ITK's MRI slice); and
+// the f64 mode (docs/format.md, Stage 5, f64) beside them: the 128^3 cube as f64 (the same values,
+// smooth) and, when the corpus is fetched (bench/corpus/fetch.sh; or PARLE_CORPUS_DIR), its f64
+// atom records pdb_atoms_f64.f64 (3-decimal coordinates, 2-decimal occupancy and B-factor), also
+// at abs 5e-4 and 5e-3 (half a unit of the coarsest and finest printed digit):
 //
-//   parle lossless v2 ('auto')                  the baseline of the 2x target
+//   parle lossless v2 ('auto')                  the baseline of the 2x target (f64: lossless v4, predicted)
 //   parle errorBound { abs }, abs = 1e-1 .. 1e-6 of the data's range: ratio, SNR (his eq. 5.1,
 //     RMS amplitudes), the largest error / abs (<= 1 on every element: checked), MB/s
 //   parle errorBound at Haugen's SNR (abs from the SNR: noise RMS of a uniform quantizer step/sqrt 12)
@@ -14,6 +18,7 @@
 //
 // Usage: npm run bench:lossy [-- --quick] [--out DIR]; writes lossy.json and a chart
 // lossy-ratio-vs-error.svg (ratio against abs / range) into bench/results/<machine>/ (quick: bench/.quick/).
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +54,21 @@ for (const edge of quick ? [64, 128] : [64, 128, 256]) {
 }
 const brain = new Float32Array((await readFile(join(root, 'data/lossy/brain-slice-magnitude.f32'))).buffer.slice(0));
 datasets.push({ name: 'MRI slice 217x181 (ITK, real)', seismic: false, values: brain, source: 'data/lossy/SOURCE.md (Debian insighttoolkit5-examples, Apache-2.0)' });
+// f64: the 128^3 cube's values as doubles, and the corpus's f64 atom records when present
+datasets.push({ name: 'seismic 128^3 as f64', seismic: false, values: Float64Array.from(datasets[1].values), source: 'seismicVolume(128) as f64 (smooth)' });
+const corpusDir = process.env.PARLE_CORPUS_DIR ?? join(root, 'bench/corpus/data');
+const atoms = join(corpusDir, 'pdb_atoms_f64.f64');
+if (existsSync(atoms)) {
+  datasets.push({
+    name: 'pdb_atoms_f64 [1067208, 5] (corpus, real)',
+    seismic: false,
+    values: new Float64Array((await readFile(atoms)).buffer.slice(0)),
+    source: 'bench/corpus/SOURCE.md (theseus-examples, public domain)',
+    absBounds: [5e-4, 5e-3],
+  });
+} else {
+  console.error(`(no ${atoms}: the f64 corpus array is left out; bench/corpus/fetch.sh fetches it)`);
+}
 
 // ---- measures -----------------------------------------------------------------------------------
 
@@ -88,18 +108,21 @@ async function time(fn) {
 
 const mbps = (bytes, ms) => bytes / 1e6 / (ms / 1e3);
 
-/** The quantizer's codes (zigzag u32), as ts/codec/quantize.ts defines them, in plain JS (for the zstd peer). */
+/** The quantizer's codes (zigzag u32), as ts/codec/quantize.ts defines them, in plain JS (for the zstd peer; f64 in f64). */
 function quantizeCodes(values, abs) {
-  const step = Math.fround(Math.min(2 * abs * (1 - 2 ** -5), 2 ** 100));
-  const inv = Math.fround(1 / step);
+  const f64 = values instanceof Float64Array;
+  const round = f64 ? (v) => v : Math.fround;
+  const step = f64 ? Math.min(2 * abs * (1 - 2 ** -5), 2 ** 960) : Math.fround(Math.min(2 * abs * (1 - 2 ** -5), 2 ** 100));
+  const inv = round(1 / step);
+  const lim = step * 2 ** (f64 ? 30 : 23);
   const codes = new Uint32Array(values.length);
   for (let i = 0; i < values.length; i++) {
     const x = values[i];
-    if (!Number.isFinite(x) || Math.abs(x) > step * 2 ** 23) {
+    if (!Number.isFinite(x) || Math.abs(x) > lim) {
       codes[i] = 0xffffffff;
       continue;
     }
-    const q = Math.round(Math.fround(x * inv));
+    const q = Math.round(round(x * inv));
     codes[i] = ((q << 1) ^ (q >> 31)) >>> 0;
   }
   return codes;
@@ -116,7 +139,7 @@ for (const d of datasets) {
   const rows = [];
   const lossless = await engine.compress(x);
   rows.push({
-    method: 'parle lossless v2',
+    method: x instanceof Float64Array ? 'parle lossless (v4: predicted)' : 'parle lossless v2',
     bytes: lossless.length,
     ratio: bytes / lossless.length,
     snrDb: Infinity,
@@ -132,7 +155,11 @@ for (const d of datasets) {
   for (const v of x) sq += v * v;
   const rms = Math.sqrt(sq / x.length);
   const absAtSnr = ((rms * 10 ** (-HAUGEN_SNR / 20) * Math.sqrt(12)) / 2) * (1 - 2 ** -5);
-  const bounds = [...REL_BOUNDS.map((rel) => ({ rel, abs: rel * range })), { rel: absAtSnr / range, abs: absAtSnr, atSnr: true }];
+  const bounds = [
+    ...REL_BOUNDS.map((rel) => ({ rel, abs: rel * range })),
+    ...(d.absBounds ?? []).map((abs) => ({ rel: abs / range, abs })),
+    { rel: absAtSnr / range, abs: absAtSnr, atSnr: true },
+  ];
   for (const { rel, abs, atSnr } of bounds) {
     const packed = await engine.compress(x, { errorBound: { abs } });
     const y = await engine.decompress(packed);

@@ -61,6 +61,9 @@ function typedCases(): Case[] {
     cases.push({ name: `${input} codec delta+shuffle+huffman`, input, options: { codec: 'delta+shuffle+huffman' } });
   }
   cases.push({ name: 'smooth.f64 shape 600x500', input: 'smooth.f64', options: { shape: [600, 500] } });
+  // the lossy mode on f64 (its quantize header, exceptions and codes' pipelines)
+  cases.push({ name: 'smooth.f64 lossy 1e-3', input: 'smooth.f64', options: { errorBound: { abs: 1e-3 } } });
+  cases.push({ name: 'smooth.f64 lossy 1e-7', input: 'smooth.f64', options: { errorBound: { abs: 1e-7 } } });
   cases.push({ name: 'mri.i16 shape 62x128x128', input: 'mri.i16', options: { shape: [62, 128, 128] } });
   return cases;
 }

@@ -211,6 +211,14 @@ describe('the parle codec in zarrita', () => {
     let worst = 0;
     (back.data as Float32Array).forEach((v, i) => (worst = Math.max(worst, Math.abs(v - src[i]))));
     expect(worst).toBeLessThanOrEqual(0.01);
+    // float64 too (the f64 lossy mode)
+    const lossy64 = await writeArray('lossy64', 'float64', [100, 100], [50, 50], { errorBound: { abs: 0.01 } });
+    const back64 = await zarr.get(await zarr.open(zarr.root(lossy64.store).resolve('lossy64'), { kind: 'array' }));
+    const src64 = lossy64.data as Float64Array;
+    let worst64 = 0;
+    (back64.data as Float64Array).forEach((v, i) => (worst64 = Math.max(worst64, Math.abs(v - src64[i]))));
+    expect(worst64).toBeLessThanOrEqual(0.01);
+    expect(back64.data).toBeInstanceOf(Float64Array);
     for (const [configuration, code] of [
       [{ levle: 9 }, ErrorCodes.INVALID_OPTION],
       [{ level: 11 }, ErrorCodes.INVALID_OPTION],

@@ -168,14 +168,17 @@ export interface CompressOptions extends Omit<OpOptions, 'to'> {
    */
   decoder?: 'cpu' | 'gpu';
   /**
-   * f32 only: lossy compression within a pointwise bound, `{ abs }` (a finite number > 0): every
-   * finite element decompresses within `abs` of its original; NaN, +-Infinity and -0 come back
-   * exactly. Each chunk is quantized (Haugen's dead-zone quantizer, step just under 2 abs) and
-   * its integer codes coded by the pipeline (`codec`, or the chooser); a chunk that would not
-   * shrink is coded losslessly. On the GPU path the GPU quantizes and codes the codes
-   * (ts/codec/gpu/encode-lossy.ts; a codes pipeline it does not code goes through the CPU
-   * path), and decompress to the device dequantizes on the GPU. See docs/format.md, "Stage 5:
-   * quantize".
+   * f32 and f64 only (INVALID_OPTION for other types): lossy compression within a pointwise
+   * bound, `{ abs }` (a finite number > 0): every finite element decompresses within `abs` of its
+   * original; NaN, +-Infinity and -0 come back exactly. Each chunk is quantized (Haugen's
+   * dead-zone quantizer, step just under 2 abs; f32 arithmetic for f32, f64 for f64) and its
+   * integer codes coded by the pipeline (`codec`, or the chooser); a chunk that would not shrink
+   * is coded losslessly. The array's shape is still recorded, but nothing is predicted (stage 7):
+   * the codes are what is coded (an f64 chunk coded losslessly gets the word planes). On the GPU
+   * path the GPU quantizes f32 and codes the codes (ts/codec/gpu/encode-lossy.ts; a codes
+   * pipeline it does not code goes through the CPU path), and decompress to the device
+   * dequantizes on the GPU; f64 is quantized and dequantized on the CPU. See docs/format.md,
+   * "Stage 5: quantize".
    */
   errorBound?: ErrorBound;
   /**
@@ -231,7 +234,7 @@ export interface DecompressOptions extends OpOptions {
 }
 
 /**
- * A pointwise error bound of the lossy mode (f32 only; see {@link CompressOptions.errorBound}).
+ * A pointwise error bound of the lossy mode (f32 and f64 only; see {@link CompressOptions.errorBound}).
  * Only absolute bounds exist: `{ rel }` is refused (INVALID_OPTION).
  */
 export interface ErrorBound {
@@ -245,7 +248,7 @@ export interface CompressorOptions {
   chunkBytes?: number;
   /** The codec pipeline, as {@link CompressOptions.codec} (default `'auto'`). */
   codec?: string;
-  /** f32 only: lossy within a pointwise bound, as {@link CompressOptions.errorBound}. */
+  /** f32 and f64 only: lossy within a pointwise bound, as {@link CompressOptions.errorBound}. */
   errorBound?: ErrorBound;
   /** Effort of the chooser, 1..9, as {@link CompressOptions.level} (default 5). */
   level?: number;

@@ -132,6 +132,12 @@ export async function makeSamples(engine: Engine, { kernelTypesOnly = false } = 
   );
   const f64Grid = new Float64Array(30 * 40).map((_, i) => Math.sin(Math.floor(i / 40) / 7) * Math.cos((i % 40) / 5) * 1e4);
   const stamps = new BigInt64Array(1500).map((_, i) => 1_700_000_000_000n + BigInt(1000 * i + (i % 3)));
+  // the f64 lossy mode: its 24-byte quantize header, 12-byte exceptions (NaN payloads, huge
+  // magnitudes) and the codes' pipeline at width 4 on an f64 chunk
+  const f64Smooth = new Float64Array(3000).map((_, i) =>
+    i % 211 === 9 ? 1e300 : i % 157 === 4 ? -Infinity : Math.sin(i / 35) * 80 + i / 1000,
+  );
+  new BigUint64Array(f64Smooth.buffer)[1234] = 0x7ff8000000000abcn;
   const dem = new Int16Array(40 * 50).map((_, i) => Math.round(-500 + 800 * Math.sin(Math.floor(i / 50) / 6) * Math.cos((i % 50) / 8)));
   const specs: [string, ParleArray, Record<string, unknown>][] = [
     ['u8 auto', u8, { chunkBytes: 2048 }],
@@ -166,6 +172,7 @@ export async function makeSamples(engine: Engine, { kernelTypesOnly = false } = 
     ['i64 stamps, shape', stamps, { shape: [1500], chunkBytes: 4096 }],
     ['i16 elevation, shape', dem, { shape: [40, 50], chunkBytes: 2000 }],
     ['f16 image, shape', volume, { shape: [6, 20, 30], chunkBytes: 4096, type: 'f16' }],
+    ['f64 lossy', f64Smooth, { errorBound: { abs: 1e-3 }, chunkBytes: 8192 }],
   ];
   const out: Sample[] = [];
   for (const [name, input, options] of specs) {
@@ -185,6 +192,12 @@ export async function makeSamples(engine: Engine, { kernelTypesOnly = false } = 
       ).toBe(true);
     // the mode-3 samples hold mode-3 streams: a Huffman stream's first byte 3 after a directory
     if (name.includes('mode 3')) expect(modeThreeStreams(packed, entries), name).toBeGreaterThan(0);
+    // the lossy samples hold quantized chunks (entry byte 24 = 5)
+    if (name.includes('lossy'))
+      expect(
+        entries.every((at) => packed[at + 24] === 5),
+        name,
+      ).toBe(true);
     // the shaped samples hold predicted chunks (entry byte 24 = 7)
     if (name.includes('shape'))
       expect(

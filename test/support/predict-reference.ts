@@ -10,7 +10,8 @@
  *
  * Errors: the decoders throw `Error('CORRUPT: ...')` on every check the spec lists,
  * `Error('CHECKSUM_MISMATCH: ...')` on a tree hash that differs, `TRUNCATED`, `NOT_PARLE` and
- * `UNSUPPORTED_VERSION` as docs/format.md names them; quantized chunks (entry byte 24 = 5) throw
+ * `UNSUPPORTED_VERSION` as docs/format.md names them; quantized f64 chunks (entry byte 24 = 5) are
+ * written and read through test/support/quantize-reference.ts, quantized f32 chunks throw
  * 'unsupported in reference'. Encoders throw plain errors on parameters the spec does not allow.
  *
  * Choices where the spec leaves room (the writer's):
@@ -25,6 +26,7 @@
 import { xxh64 } from '../../ts/format/checksum.js';
 import { concat } from './bytes.js';
 import { STAGE, decodePayload, encodePayload, readU32, streamCount, treeHash, writeU32 } from './codec-reference.js';
+import { refDequantizePayloadF64, refQuantizedPayloadF64 } from './quantize-reference.js';
 
 // ---------------------------------------------------------------------------------------------
 // Constants and small helpers
@@ -731,8 +733,12 @@ export function decodePredictedPayload(payload: Uint8Array, type: number, count:
 // Containers
 // ---------------------------------------------------------------------------------------------
 
-/** How the reference writer codes one chunk. */
-export type ChunkPlan = { kind: 'stored' } | { kind: 'piped'; stages: readonly number[] } | ({ kind: 'predicted' } & PredictParams);
+/** How the reference writer codes one chunk (quantized: f64 only, its codes by `stages`). */
+export type ChunkPlan =
+  | { kind: 'stored' }
+  | { kind: 'piped'; stages: readonly number[] }
+  | ({ kind: 'predicted' } & PredictParams)
+  | { kind: 'quantized'; abs: number; stages: readonly number[] };
 
 export interface ContainerPlan {
   type: number;
@@ -823,8 +829,18 @@ export function encodeContainer(elementBytes: Uint8Array, plan: ContainerPlan): 
     let stages: readonly number[] = [];
     let S = 0;
     let byte24 = 0;
+    let elementsHash = treeHash(chunk);
     if (chunkPlan.kind === 'stored') {
       payload = chunk;
+    } else if (chunkPlan.kind === 'quantized') {
+      if (plan.type !== TYPE_CODE.f64) throw new Error('the reference quantizes f64 chunks only');
+      const quantized = refQuantizedPayloadF64(chunk, chunkPlan.abs, chunkPlan.stages);
+      if (quantized === undefined) throw new Error(`chunk ${i}: the writer would code it losslessly`);
+      payload = quantized.payload;
+      elementsHash = treeHash(quantized.recon);
+      stages = chunkPlan.stages;
+      S = streamCount(stages, 4);
+      byte24 = QUANTIZE_STAGE;
     } else if (chunkPlan.kind === 'piped') {
       stages = chunkPlan.stages;
       S = streamCount(stages, w as Width);
@@ -835,10 +851,7 @@ export function encodeContainer(elementBytes: Uint8Array, plan: ContainerPlan): 
     }
     if (chunkPlan.kind !== 'stored' && payload.length >= chunk.length)
       throw new Error(`chunk ${i}: ${chunkPlan.kind} payload of ${payload.length} bytes is not below ${chunk.length}`);
-    parts.push(
-      encodeEntry({ count, stages, S, P: payload.length, payloadHash: treeHash(payload), elementsHash: treeHash(chunk), byte24 }),
-      payload,
-    );
+    parts.push(encodeEntry({ count, stages, S, P: payload.length, payloadHash: treeHash(payload), elementsHash, byte24 }), payload);
     entryOffsets.push(offset);
     offset += ENTRY_BYTES + payload.length;
   }
@@ -882,8 +895,8 @@ export interface DecodedContainer {
 /**
  * Reads a whole version-3 or version-4 container: the header and its checksum, the shape block
  * (version 4, rank > 0) and its checksum, every entry (checksum, count, pipeline, S, P, byte 24),
- * every payload's tree hash, then decodes stored, piped and predicted chunks and checks the
- * elements' tree hashes. Quantized chunks throw 'unsupported in reference'.
+ * every payload's tree hash, then decodes stored, piped, predicted and quantized f64 chunks and
+ * checks the elements' tree hashes. Quantized f32 chunks throw 'unsupported in reference'.
  */
 export function decodeContainer(bytes: Uint8Array): DecodedContainer {
   if (bytes.length === 0) throw new Error('NOT_PARLE: empty input');
@@ -931,16 +944,23 @@ export function decodeContainer(bytes: Uint8Array): DecodedContainer {
     const expected = i < K - 1 ? C : N - (K - 1) * C;
     if (count !== expected) corrupt(`entry ${i}: count ${count}, expected ${expected}`);
     const stages = parsePipeline(entry.subarray(4, 8), w === 8 ? 4 : w);
-    if (w === 8 && stages.length > 0) corrupt(`entry ${i}: a pipeline on 8-byte elements`);
+    const byte24 = entry[24];
+    if (w === 8 && stages.length > 0 && !(byte24 === QUANTIZE_STAGE && type === TYPE_CODE.f64))
+      corrupt(`entry ${i}: a pipeline on 8-byte elements`);
     const S = readU32(entry, 8);
     const P = readU32(entry, 12);
-    const byte24 = entry[24];
     if (entry[25] !== 0 || entry[26] !== 0 || entry[27] !== 0) corrupt(`entry ${i}: bytes 25..27 not 0`);
     if (byte24 === PREDICT_STAGE) {
       if (version < 4) corrupt(`entry ${i}: predict in version ${version}`);
       if (stages.length !== 0 || S !== 0) corrupt(`entry ${i}: predicted with stage ids or S`);
       if (P >= count * w) corrupt(`entry ${i}: predicted P ${P} not below ${count * w}`);
+    } else if (byte24 === QUANTIZE_STAGE && type === TYPE_CODE.f64) {
+      if (stages.length === 0) corrupt(`entry ${i}: quantized without a pipeline`);
+      if (S !== streamCount(stages, 4)) corrupt(`entry ${i}: S = ${S}, the codes' pipeline's is ${streamCount(stages, 4)}`);
+      if (P >= count * 8) corrupt(`entry ${i}: quantized P ${P} not below ${count * 8}`);
+      if (P < 24 + 8 * S) corrupt(`entry ${i}: P ${P} below its quantize header and directory`);
     } else if (byte24 === QUANTIZE_STAGE) {
+      if (type !== TYPE_CODE.f32) corrupt(`entry ${i}: quantize on type ${type}`);
       throw new Error(`unsupported in reference: entry ${i} is quantized`);
     } else if (byte24 !== 0) {
       corrupt(`entry ${i}: byte 24 = ${byte24}`);
@@ -977,6 +997,12 @@ export function decodeContainer(bytes: Uint8Array): DecodedContainer {
       const { elements: e, info } = readPredictedPayload(payload, type, chunk.count);
       decoded = e;
       chunk.predicted = info;
+    } else if (chunk.byte24 === QUANTIZE_STAGE) {
+      try {
+        decoded = refDequantizePayloadF64(payload, chunk.stages, chunk.count);
+      } catch (error) {
+        corrupt(`quantized payload: ${(error as Error).message}`);
+      }
     } else if (chunk.stages.length === 0) {
       decoded = payload;
     } else {

@@ -191,7 +191,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--error-bound-abs <x>',
-      'f32 only: lossy, every finite element within x of its original (NaN, Infinity, -0 exact); see docs/format.md "Stage 5: quantize"',
+      'f32 and f64 only: lossy, every finite element within x of its original (NaN, Infinity, -0 exact); see docs/format.md "Stage 5: quantize"',
       (value: string) => Number(value),
     )
     .option(

@@ -19,7 +19,7 @@ export interface CompressSettings {
   readonly gpuChunkBytes: number;
   /** A fixed pipeline (stage ids, ts/format/stages.ts), or undefined: the chooser picks each chunk's. */
   readonly codec: number[] | undefined;
-  /** The lossy mode's absolute bound (f32 only), or undefined: lossless. */
+  /** The lossy mode's absolute bound (f32 and f64 only), or undefined: lossless. */
   readonly errorBound: number | undefined;
   /** 1 fastest ... 9 smallest; recorded in the header. */
   readonly level: number;
@@ -77,7 +77,7 @@ export function chunkLengthOf(settings: CompressSettings, type: ElementType, chu
  * record stride and `strides` (a writer that fixed its chunk length before seeing data passes
  * false); else undefined. 8-byte types always have one (their chunks are predicted or stored):
  * planned over the shape, the record stride or the sequence of elements, or the word planes
- * under a fixed codec.
+ * under a fixed codec or an error bound.
  */
 export function predictPlanOf(
   settings: CompressSettings,
@@ -87,7 +87,9 @@ export function predictPlanOf(
 ): PredictPlan | undefined {
   const flat = settings.shape === undefined || settings.shape.length < 2;
   if (elementSize(type) === 8) {
-    if (settings.codec !== undefined) return WORD_PLANES_PLAN;
+    // a fixed codec, or the lossy mode (which, as for f32, predicts nothing: the plan is only
+    // the lossless fallback of a chunk quantizing does not shrink), plans nothing
+    if (settings.codec !== undefined || settings.errorBound !== undefined) return WORD_PLANES_PLAN;
     const strided = flat && strides ? planFlat(bytes, type, settings.level) : undefined;
     return strided ?? planPredict(bytes, type, settings.shape ?? [bytes.length / 8], settings.level);
   }

@@ -422,6 +422,29 @@ export interface QuantizeKernels {
   /** Writes the exceptions over the output, checking order, range and codes; 0 or -1. */
   scatterExceptions(codesPtr: number, n: number, excIndexPtr: number, excValuePtr: number, e: number, outPtr: number): number;
   /**
+   * Quantizes `n` f64 at `inPtr` (docs/format.md, "Stage 5: quantize", f64): codes (u32) to
+   * `codesPtr`, reconstructions (f64) to `reconPtr`, the first `cap` exceptions' u32 indices and
+   * u64 bits to `excIndexPtr` / `excValuePtr`. `lim` = step x 2^30. Returns the exception count
+   * (may exceed cap). Parameters from quantizeParamsF64 (ts/codec/quantize.ts).
+   */
+  quantizeF64(
+    inPtr: number,
+    n: number,
+    step: number,
+    inv: number,
+    tol: number,
+    lim: number,
+    codesPtr: number,
+    reconPtr: number,
+    excIndexPtr: number,
+    excValuePtr: number,
+    cap: number,
+  ): number;
+  /** Codes to f64 (exceptions as 0); returns the Code.Exception count, or -1 for an invalid code. No overlap. */
+  dequantizeF64(codesPtr: number, n: number, step: number, outPtr: number): number;
+  /** Writes f64 exceptions (u32 indices, u64 bits) over the output, checking order, range and codes; 0 or -1. */
+  scatterExceptions64(codesPtr: number, n: number, excIndexPtr: number, excValuePtr: number, e: number, outPtr: number): number;
+  /**
    * Stage 7 (assembly/predict.ts): zigzagged residuals of rows first..first+rows-1 of the values at
    * uPtr (rows of `row` elements, planes of `planeRows` rows, cells of `lead` elements) under
    * predictor `p`, interleaved at outPtr. No overlap.

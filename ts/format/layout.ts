@@ -8,7 +8,7 @@ import type { ElementType } from '../types.js';
 import { ELEMENT_TYPES, elementSize } from '../types.js';
 import { xxh64 } from './checksum.js';
 import { pipelineProblem, StageId, streamCount } from './stages.js';
-import { QUANTIZE_HEADER_BYTES } from './quantize.js';
+import { quantizeHeaderBytes } from './quantize.js';
 import { PREDICT_HEADER_BYTES } from './predict.js';
 
 /** "\x89PARLE\r\n": the high byte catches 7-bit transfers, CR LF catches newline conversion. */
@@ -109,8 +109,9 @@ export interface ChunkEntry {
   /** Version 2: streams in the payload. */
   streamCount?: number;
   /**
-   * Version 2, f32: the chunk is quantized (stage 5, entry byte 24; ts/codec/quantize.ts): its
-   * payload starts with the quantize header and exceptions, and `stages` code the codes.
+   * Version 2, f32 (version 4: also f64): the chunk is quantized (stage 5, entry byte 24;
+   * ts/codec/quantize.ts): its payload starts with the quantize header and exceptions, and
+   * `stages` code the u32 codes (width 4).
    */
   quantize?: boolean;
   /**
@@ -461,7 +462,10 @@ function readPipelineEntry(bytes: Uint8Array, header: Header, index: number): Ch
     stages.push(id);
   }
   const size = elementSize(header.type);
-  const problem = pipelineProblem(stages, size);
+  // a quantized chunk's pipeline codes its u32 codes (width 4), also on f64 elements
+  const pre = view.getUint8(24);
+  const codesWidth = pre === StageId.Quantize ? 4 : size;
+  const problem = pipelineProblem(stages, codesWidth);
   if (problem) throw corrupt(problem);
   // the pack stage came with version 3: a version-2 container that names it is not one a writer made
   if ((header.version ?? VERSION) < 3 && stages.includes(StageId.Pack)) throw corrupt('pack stage in a version-2 container');
@@ -478,7 +482,6 @@ function readPipelineEntry(bytes: Uint8Array, header: Header, index: number): Ch
   const expected = chunkElementCount(header, index);
   if (entry.elementCount !== expected) throw corrupt(`${entry.elementCount} elements, expected ${expected}`);
   // byte 24: stage 5 (quantize), stage 7 (predict, version 4) or 0; bytes 25..27 reserved
-  const pre = view.getUint8(24);
   const known = pre === 0 || pre === StageId.Quantize || (pre === StageId.Predict && header.version === 4);
   if (view.getUint8(25) !== 0 || view.getUint16(26, true) !== 0 || !known) {
     throw corrupt(!known ? `unknown stage id ${pre} in byte 24` : 'reserved bytes are not zero');
@@ -493,16 +496,18 @@ function readPipelineEntry(bytes: Uint8Array, header: Header, index: number): Ch
     entry.predict = true;
     return entry;
   }
-  // 8-byte elements have no version-2 pipeline: their chunks are stored or predicted
-  if (size === 8 && stages.length > 0) throw corrupt(`a pipeline on ${header.type} elements`);
   if (pre === StageId.Quantize) {
-    if (header.type !== 'f32') throw corrupt(`quantize stage on ${header.type} elements`);
+    // f32, and f64 (a type of version 4 only)
+    if (header.type !== 'f32' && header.type !== 'f64') throw corrupt(`quantize stage on ${header.type} elements`);
     if (stages.length === 0) throw corrupt('quantize stage without a pipeline for its codes');
     entry.quantize = true;
   }
-  if (entry.streamCount !== streamCount(stages, size)) throw corrupt(`${entry.streamCount} streams for pipeline ${stages.join(',')}`);
+  // 8-byte elements have no version-2 pipeline: their chunks are stored, predicted or (f64) quantized
+  if (size === 8 && stages.length > 0 && entry.quantize !== true) throw corrupt(`a pipeline on ${header.type} elements`);
+  if (entry.streamCount !== streamCount(stages, codesWidth)) throw corrupt(`${entry.streamCount} streams for pipeline ${stages.join(',')}`);
+  // a quantized payload, as any piped one, is below the elements' raw size (f64: count x 8)
   const rawBytes = expected * size;
-  const minPayload = 8 * entry.streamCount + (entry.quantize === true ? QUANTIZE_HEADER_BYTES : 0);
+  const minPayload = 8 * entry.streamCount + (entry.quantize === true ? quantizeHeaderBytes(size === 8 ? 8 : 4) : 0);
   if (stages.length === 0 ? entry.payloadBytes !== rawBytes : entry.payloadBytes >= rawBytes || entry.payloadBytes < minPayload) {
     throw corrupt(`payload of ${entry.payloadBytes} bytes for ${rawBytes} bytes of elements`);
   }

@@ -13,7 +13,7 @@ export const enum StageId {
   Rle = 3,
   Huffman = 4,
   /**
-   * The error-bounded quantizer of f32 (ts/codec/quantize.ts). Not part of a pipeline's four
+   * The error-bounded quantizer of f32 and f64 (ts/codec/quantize.ts). Not part of a pipeline's four
    * slots: an entry records it in its byte 24, and the pipeline then codes the quantizer's codes.
    */
   Quantize = 5,
@@ -99,7 +99,7 @@ export function parseCodec(codec: string, width: number): Pipeline | undefined {
     if (name === 'quantize') {
       throw new ParleError(
         ErrorCodes.INVALID_OPTION,
-        "options.codec: 'quantize' is not a codec stage; ask for it with options.errorBound (f32)",
+        "options.codec: 'quantize' is not a codec stage; ask for it with options.errorBound (f32, f64)",
       );
     }
     if (!entry) {

@@ -52,7 +52,7 @@ export interface CompressFileOptions {
   codec?: string;
   /** The decoder the Huffman streams are laid out for: 'cpu' (default, mode 2) or 'gpu' (mode 3; see CompressOptions.decoder). */
   decoder?: 'cpu' | 'gpu';
-  /** f32 only: lossy within this absolute bound (see CompressOptions.errorBound). */
+  /** f32 and f64 only: lossy within this absolute bound (see CompressOptions.errorBound). */
   errorBound?: { abs: number };
   /** The array's shape, C order; its product must be the input's element count (see CompressOptions.shape). */
   shape?: readonly number[];

@@ -40,7 +40,7 @@ export const ZARR_DATA_TYPES: Readonly<Record<string, ElementType>> = {
 export interface ZarrCodecConfiguration {
   /** 1 fastest ... 9 smallest (default 5), as `compress`'s `level`. */
   level?: number;
-  /** float32 only: lossy within `abs` on every element, as `compress`'s `errorBound`. */
+  /** float32 and float64 only: lossy within `abs` on every element, as `compress`'s `errorBound`. */
   errorBound?: { abs: number };
 }
 

@@ -60,7 +60,7 @@ export function chunkReport(index: number, { entry, reason }: EncodedChunk): Chu
  */
 export type ChunkCodec = number[] | undefined | LossyCodec;
 
-/** An error-bounded f32 codec (ts/codec/quantize.ts). */
+/** An error-bounded f32 or f64 codec (ts/codec/quantize.ts). */
 export interface LossyCodec {
   pipeline?: number[];
   errorBound: { abs: number };
@@ -102,7 +102,7 @@ export function encodeChunk(
   const count = fromRuns ? elementBytes.count : elementBytes.length / size;
   const raw = count * size;
   const lossy = codec !== undefined && !Array.isArray(codec) ? codec : undefined;
-  const errorBound = size === 4 ? lossy?.errorBound.abs : undefined;
+  const errorBound = size === 4 || size === 8 ? lossy?.errorBound.abs : undefined;
   const pipeline = lossy !== undefined ? lossy.pipeline : (codec as number[] | undefined);
   const arenaBytes = encodeArenaBytes(count, size, errorBound !== undefined, predict !== undefined);
   const runCount = fromRuns ? elementBytes.lengths.length : 0;
@@ -306,7 +306,7 @@ export function encodeChunkRun<R>(
   const jobs = Math.ceil(count / chunkLength);
   const chunkBytes = chunkLength * size;
   const lossy = options.codec !== undefined && !Array.isArray(options.codec) ? options.codec : undefined;
-  const errorBound = size === 4 ? lossy?.errorBound.abs : undefined;
+  const errorBound = size === 4 || size === 8 ? lossy?.errorBound.abs : undefined;
   const pipeline = lossy !== undefined ? lossy.pipeline : (options.codec as number[] | undefined);
   const arenaBytes = encodeArenaBytes(Math.min(count, chunkLength), size, errorBound !== undefined, options.predict !== undefined);
   const resident = options.residentPtr !== undefined;

@@ -15,7 +15,7 @@ import type { ChunkEntry } from '../../format/layout.js';
 import { PACK_SCRATCH_BYTES } from '../../cpu/wasm.js';
 import { HuffmanMode, readHeader } from '../huffman.js';
 import { entropyStage, pipelineProblem, StageId, streamCount, type Pipeline } from '../../format/stages.js';
-import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
+import { readQuantizeHeader } from '../../format/quantize.js';
 import { Arena, decimalTablesAt, exponentsAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
 import { exceptionBytes, readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
 import { packStreamWidth, readDirectory, runsLayout, type Directory } from './directory.js';
@@ -54,11 +54,24 @@ export function decodeArenaBytesFor(payload: Uint8Array, entry: ChunkEntry, widt
     return most + count * width + lists + 4 * SLACK + SMALL_SCRATCH + Math.ceil(Math.max(count * width, 1) / 4096) * 4;
   }
   if (stages.length === 0) return 4096 + Math.ceil(Math.max(payload.length, 1) / 4096) * 4 + 64;
-  const w = pipelineWidth(width, index);
-  if (entry.quantize !== true) return decodeArenaBytes(readDirectory(payload, payload.length, stages, w, count, index), count, w);
-  const head = readQuantizeHeader(payload, payload.length, count, 8 * streamCount(stages, 4), index);
+  if (entry.quantize !== true) {
+    const w = pipelineWidth(width, index);
+    return decodeArenaBytes(readDirectory(payload, payload.length, stages, w, count, index), count, w);
+  }
+  const head = readQuantizeHeader(payload, payload.length, count, 8 * streamCount(stages, 4), index, quantizedWidth(width, index));
   const codes = payload.subarray(head.codesAt);
   return decodeArenaBytes(readDirectory(codes, codes.length, stages, 4, count, index), count, 4) + 4 * count + 2 * SLACK;
+}
+
+/**
+ * The element width of a quantized chunk: 4 (f32) or 8 (f64; ts/format/layout.ts allows
+ * quantize on no other type, this guards a caller that did not read the entry).
+ * @throws ParleError CORRUPT naming chunk `index`
+ */
+function quantizedWidth(width: 1 | 2 | 4 | 8, index: number): 4 | 8 {
+  if (width !== 4 && width !== 8)
+    throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: quantize stage on elements that are not f32 or f64`);
+  return width;
 }
 
 /**
@@ -118,21 +131,24 @@ export function decodeChunkAt(ctx: CodecContext, p: DecodeChunkParams): null {
   } else if (stages.length === 0) {
     kernels.copyBytes(p.outPtr, p.payloadPtr, raw);
   } else if (entry.quantize === true) {
-    if (width !== 4) throw corrupt('quantize stage on elements that are not f32');
+    // f32 or f64: the u32 codes decoded at width 4, mapped to elements, the exceptions written over them
+    const f64 = quantizedWidth(width, index) === 8;
     const head = readQuantizeHeader(
       u8(ctx, p.payloadPtr, entry.payloadBytes),
       entry.payloadBytes,
       count,
       8 * streamCount(stages, 4),
       index,
+      f64 ? 8 : 4,
     );
-    const codes = arena.alloc(raw + SLACK);
+    const codes = arena.alloc(4 * count + SLACK);
     decodePipelineTo(ctx, arena, p.payloadPtr + head.codesAt, entry.payloadBytes - head.codesAt, stages, 4, count, codes, false, index);
-    const found = kernels.dequantizeF32(codes, count, head.step, p.outPtr);
+    const found = (f64 ? kernels.dequantizeF64 : kernels.dequantizeF32)(codes, count, head.step, p.outPtr);
     if (found < 0) throw corrupt('a code that is neither a quantized value nor a reserved one');
     if (found !== head.exceptions) throw corrupt(`${found} exception codes, ${head.exceptions} exceptions listed`);
-    const at = p.payloadPtr + QUANTIZE_HEADER_BYTES;
-    if (kernels.scatterExceptions(codes, count, at, at + 4 * head.exceptions, head.exceptions, p.outPtr) !== 0) {
+    const indices = p.payloadPtr + head.indicesAt;
+    const values = p.payloadPtr + head.valuesAt;
+    if ((f64 ? kernels.scatterExceptions64 : kernels.scatterExceptions)(codes, count, indices, values, head.exceptions, p.outPtr) !== 0) {
       throw corrupt('exception indices out of order, out of range, or not at exception codes');
     }
   } else {

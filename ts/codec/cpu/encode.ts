@@ -24,8 +24,8 @@ import {
   writeHeader,
 } from '../huffman.js';
 import { entropyStage, pipelineName, StageId, streamCount, type Pipeline } from '../../format/stages.js';
-import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
-import { quantizeParams } from '../quantize.js';
+import { quantizeHeaderBytes, writeQuantizeHeader } from '../../format/quantize.js';
+import { quantizeParams, quantizeParamsF64 } from '../quantize.js';
 import { Arena, decimalTablesAt, exponentsAt, SLACK, SMALL_SCRATCH, treeHashAt, u32, u8, type CodecContext } from './arena.js';
 import { chooseExponents, PLAIN_ENOUGH, WORD_PLANES_PLAN, type PredictPlan } from '../predict.js';
 import {
@@ -146,8 +146,8 @@ export interface EncodeChunkParams {
    */
   elementsHash?: number;
   /**
-   * f32 only: quantize within this absolute error bound first (ts/codec/quantize.ts); the arena
-   * then needs {@link encodeArenaBytes}(count, 4, true).
+   * f32 and f64 only (elementSize 4 or 8): quantize within this absolute error bound first
+   * (ts/codec/quantize.ts); the arena then needs {@link encodeArenaBytes}(count, size, true).
    */
   errorBound?: number;
   /**
@@ -412,12 +412,23 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
   const raw = p.count * width;
   const arena = new Arena(p.arenaPtr, p.arenaPtr + p.arenaBytes);
   if (width === 8) {
+    // f64 with a bound: quantized (the u32 codes through a pipeline at width 4) where it pays
+    let lossy = '';
+    if (p.errorBound !== undefined && p.count > 0) {
+      const quantized = encodeQuantized(ctx, arena, p, p.errorBound);
+      if (typeof quantized !== 'string') return quantized;
+      lossy = `${quantized}; coded losslessly: `;
+    }
     // 8-byte elements have no pipeline of their own: predicted (their words in planes, a fixed
     // codec's pipeline on each) or stored
     const elementsHash = treeHashAt(ctx, arena, p.inPtr, raw);
     const predicted = p.count === 0 ? 'empty chunk' : encodePredicted(ctx, arena, p, p.predict ?? WORD_PLANES_PLAN, elementsHash);
-    if (typeof predicted !== 'string') return predicted;
-    return { entry: storedEntry(p.count, raw, elementsHash), payloadOffset: -1, reason: p.explain === true ? `${predicted}: stored` : '' };
+    if (typeof predicted !== 'string') return lossy === '' ? predicted : { ...predicted, reason: `${lossy}${predicted.reason}` };
+    return {
+      entry: storedEntry(p.count, raw, elementsHash),
+      payloadOffset: -1,
+      reason: p.explain === true ? `${lossy}${predicted}: stored` : '',
+    };
   }
   const expand = () => {
     const decode = width === 1 ? kernels.rleDecode8 : width === 2 ? kernels.rleDecode16 : kernels.rleDecode32;
@@ -535,43 +546,52 @@ function effortOf(p: EncodeChunkParams): Effort {
 }
 
 /**
- * Encodes an f32 chunk quantized within `abs` (docs/format.md, "Stage 5: quantize"): the codes
- * and reconstructions (assembly/quantize.ts), the chooser's pipeline over the codes, and the
- * payload: quantize header, exception indices, exception values, then the codes' payload. The
- * elements' hash is the reconstructions'. Returns why not when the chunk is better (or only)
- * coded losslessly: a bound below MIN_BOUND, too many exceptions, or no payload smaller than
- * the raw elements.
+ * Encodes an f32 or f64 chunk (`p.elementSize` 4 or 8) quantized within `abs` (docs/format.md,
+ * "Stage 5: quantize"): the u32 codes and the reconstructions (assembly/quantize.ts), the
+ * chooser's pipeline over the codes (width 4), and the payload: quantize header, exception
+ * indices, exception values (the elements' bits), then the codes' payload. The elements' hash is
+ * the reconstructions'. Returns why not when the chunk is better (or only) coded losslessly: a
+ * bound below MIN_BOUND (f64: MIN_BOUND_F64), exceptions past count / 2, or no payload smaller
+ * than the raw elements (count x 4, or count x 8).
  */
 function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunkParams, abs: number): EncodeChunkResult | string {
-  const q = quantizeParams(abs);
-  if (q === undefined) return `bound ${abs} below 2^-120`;
+  const width = p.elementSize === 8 ? 8 : 4;
+  const q32 = width === 4 ? quantizeParams(abs) : undefined;
+  const q64 = width === 8 ? quantizeParamsF64(abs) : undefined;
+  const step = q32?.step ?? q64?.step;
+  if (step === undefined) return `bound ${abs} below ${width === 8 ? '2^-960' : '2^-120'}`;
   const { kernels } = ctx;
   const count = p.count;
-  const raw = 4 * count;
+  const raw = width * count;
+  const headerBytes = quantizeHeaderBytes(width);
   const mark = arena.mark();
-  const codes = arena.alloc(raw + SLACK);
+  const codes = arena.alloc(4 * count + SLACK);
   const recon = arena.alloc(raw + SLACK);
-  // a payload with E exceptions holds 8 E bytes of them: past count / 2 it cannot beat raw
+  // a payload with E exceptions holds (4 + w) E bytes of them: past count / 2 it cannot beat raw
   const cap = Math.floor(count / 2);
   const excIndex = arena.alloc(4 * cap + SLACK);
-  const excValue = arena.alloc(4 * cap + SLACK);
-  const exceptions = kernels.quantizeF32(p.inPtr, count, q.step, q.inv, q.tol, q.limBits, codes, recon, excIndex, excValue, cap);
-  const prefix = QUANTIZE_HEADER_BYTES + 8 * exceptions;
-  const why = `quantize (abs ${abs}, step ${q.step}, ${exceptions} exceptions)`;
+  const excValue = arena.alloc(width * cap + SLACK);
+  const exceptions =
+    q64 !== undefined
+      ? kernels.quantizeF64(p.inPtr, count, q64.step, q64.inv, q64.abs, q64.lim, codes, recon, excIndex, excValue, cap)
+      : kernels.quantizeF32(p.inPtr, count, q32!.step, q32!.inv, q32!.tol, q32!.limBits, codes, recon, excIndex, excValue, cap);
+  const prefix = headerBytes + (4 + width) * exceptions;
+  const why = `quantize (abs ${abs}, step ${step}, ${exceptions} exceptions)`;
   if (exceptions > cap || prefix >= raw) {
     arena.reset(mark);
     return `${why}: too many exceptions`;
   }
   // the codes' estimates rank their pipelines well: only the best is encoded, which halves the
-  // time for a few tenths of a percent of size (bench/lossy.mjs)
-  const coded = encodeBest(ctx, arena, codes, count, 4, p.pipeline, prefix, { ...effortOf(p), single: true }, p.payloadPtr);
+  // time for a few tenths of a percent of size (bench/lossy.mjs); the payload must stay below
+  // the elements' raw size (an f64 chunk's: twice the codes')
+  const coded = encodeBest(ctx, arena, codes, count, 4, p.pipeline, prefix, { ...effortOf(p), single: true }, p.payloadPtr, raw);
   if (coded.ptr < 0) {
     arena.reset(mark);
     return `${why}: not smaller (${coded.why})`;
   }
-  writeQuantizeHeader(u8(ctx, coded.ptr, QUANTIZE_HEADER_BYTES), abs, q.step, exceptions);
-  kernels.copyBytes(coded.ptr + QUANTIZE_HEADER_BYTES, excIndex, 4 * exceptions);
-  kernels.copyBytes(coded.ptr + QUANTIZE_HEADER_BYTES + 4 * exceptions, excValue, 4 * exceptions);
+  writeQuantizeHeader(u8(ctx, coded.ptr, headerBytes), abs, step, exceptions, width);
+  kernels.copyBytes(coded.ptr + headerBytes, excIndex, 4 * exceptions);
+  kernels.copyBytes(coded.ptr + headerBytes + 4 * exceptions, excValue, width * exceptions);
   return {
     entry: {
       elementCount: count,
@@ -596,8 +616,9 @@ function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunkParams, 
  * encoded once, 2-6 also the second where it promises a tenth less than the first came to, 7-8
  * the best two, 9 the best two and version 1's RLE guard; the smallest kept (`single`: the best
  * only). Below 9 a chunk whose best estimate is near its raw size is stored without an encode. The payload lies at `ptr` in the arena after `prefix` bytes left free for the
- * caller (a quantize header), and prefix + bytes is below the elements' raw size; `ptr` is -1
- * when no pipeline gets there.
+ * caller (a quantize header), and prefix + bytes is below `limit` (default: the elements' raw
+ * size; an f64 chunk's codes: the chunk's raw size, twice theirs); `ptr` is -1 when no pipeline
+ * gets there. The payload's place (`payloadPtr`) has room for payloadRoomBytes(limit).
  */
 function encodeBest(
   ctx: CodecContext,
@@ -609,8 +630,8 @@ function encodeBest(
   prefix: number,
   effort: Effort,
   payloadPtr?: number,
+  limit = count * width,
 ): { ptr: number; bytes: number; pipeline: Pipeline; why: string } {
-  const raw = count * width;
   const { level, explain } = effort;
   const tries = effort.single === true || level <= 1 ? 1 : 2;
   // levels 2-6 encode the second-best estimate only when it promises a tenth less than the first
@@ -629,22 +650,22 @@ function encodeBest(
   } else {
     const estimates = chooserEstimates(ctx, arena, inPtr, count, width, level);
     reason = explain ? `level ${level}, estimates: ${describeEstimates(estimates)}` : '';
-    if (level < 9 && prefix + estimates[0].bytes > STORE_ABOVE * raw) {
+    if (level < 9 && prefix + estimates[0].bytes > STORE_ABOVE * limit) {
       // incompressible by the estimates: stored at copy speed
       return { ptr: -1, bytes: 0, pipeline: [], why: explain ? `${reason}; none below ${STORE_ABOVE * 100} % of raw` : '' };
     }
     const tried = estimates.slice(0, tries);
     // level 9: version 1's RLE is tried when it could win, so no chunk is larger than it would have been
     const rle = estimates.find((e) => e.pipeline.length === 1 && e.pipeline[0] === StageId.Rle);
-    if (level >= 9 && rle && rle.bytes < 2 * raw && !tried.includes(rle) && effort.single !== true) tried.push(rle);
+    if (level >= 9 && rle && rle.bytes < 2 * limit && !tried.includes(rle) && effort.single !== true) tried.push(rle);
     candidates = tried.map((e) => e.pipeline);
     estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
   }
   // the first candidate goes to the caller's place when there is one; a second one that wins
   // lies in the arena (and is copied by the caller)
-  const payloads = [payloadPtr ?? arena.alloc(payloadRoomBytes(raw)), arena.alloc(payloadRoomBytes(raw))];
+  const payloads = [payloadPtr ?? arena.alloc(payloadRoomBytes(limit)), arena.alloc(payloadRoomBytes(limit))];
   let best = -1;
-  let bestBytes = raw - prefix;
+  let bestBytes = limit - prefix;
   let bestPipeline: Pipeline = [];
   /** A candidate's bytes as they compete with the best so far (pack against huffman: {@link competingBytes}). */
   const against = (pipeline: Pipeline, bytes: number) => competingBytes(pipeline, bytes, bestPipeline, tolerance);
@@ -677,8 +698,8 @@ function encodeBest(
       continue;
     }
     const slot = best === 0 ? 1 : 0;
-    // room: what would still win (pack against huffman: up to 1 + tolerance times it), never the raw size
-    const room = Math.min(raw - prefix, Math.ceil(bestBytes / against(pipeline, 1)));
+    // room: what would still win (pack against huffman: up to 1 + tolerance times it), never the limit (raw size)
+    const room = Math.min(limit - prefix, Math.ceil(bestBytes / against(pipeline, 1)));
     const bytes = encodePipeline(
       ctx,
       arena,
