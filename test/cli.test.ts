@@ -113,6 +113,28 @@ describe('parle compress / decompress / inspect / sort', () => {
     const sorted = new Float32Array(new Uint8Array(await readFile(at('k.sorted'))).buffer);
     expect(Array.from(sorted).map((x) => (Object.is(x, -0) ? '-0' : String(x)))).toEqual(['-Infinity', '-1', '-0', '0', '2.5', '3', 'NaN']);
   });
+
+  it('sorts f64 and i64 keys (on the CPU path)', async () => {
+    const keys = new Float64Array([3, -1e300, NaN, -0, 0, -Infinity, 2.5]);
+    await writeFile(at('k.f64'), new Uint8Array(keys.buffer));
+    const s = await parle('sort', at('k.f64'), at('k64.sorted'), '--type', 'f64');
+    expect(s, s.stderr).toMatchObject({ status: 0 });
+    const sorted = new Float64Array(new Uint8Array(await readFile(at('k64.sorted'))).buffer);
+    expect(Array.from(sorted).map((x) => (Object.is(x, -0) ? '-0' : String(x)))).toEqual([
+      '-Infinity',
+      '-1e+300',
+      '-0',
+      '0',
+      '2.5',
+      '3',
+      'NaN',
+    ]);
+    const ints = new BigInt64Array([5n, -(2n ** 63n), 2n ** 63n - 1n, 0n, -1n]);
+    await writeFile(at('k.i64'), new Uint8Array(ints.buffer));
+    expect((await parle('sort', at('k.i64'), at('i64.sorted'), '--type', 'i64')).status).toBe(0);
+    const sortedInts = new BigInt64Array(new Uint8Array(await readFile(at('i64.sorted'))).buffer);
+    expect(Array.from(sortedInts)).toEqual([-(2n ** 63n), -1n, 0n, 5n, 2n ** 63n - 1n]);
+  });
 });
 
 describe('bad input: exit 1, one line, nothing left behind', () => {

@@ -21,7 +21,7 @@ import { closestName, ErrorCodes, ParleError, type ErrorCode } from '../errors.j
 import { parseCodec } from '../format/stages.js';
 import { MAX_LEVEL, MIN_LEVEL } from '../format/layout.js';
 import type { ElementType } from '../types.js';
-import { ELEMENT_TYPES, elementSize, isElementType } from '../types.js';
+import { ELEMENT_TYPES, elementSize, isElementType, SORT_KEY_TYPES } from '../types.js';
 
 /**
  * A 400 about one query parameter; `parameter` is its name as the client wrote it (decoded),
@@ -40,8 +40,8 @@ export class QueryParameterError extends ParleError {
 
 /** Element types of POST /v1/compress. */
 export const COMPRESS_TYPES: readonly ElementType[] = ELEMENT_TYPES;
-/** Element types of POST /v1/sort (its kernels sort 32-bit keys). */
-export const SORT_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32'];
+/** Element types of POST /v1/sort: 32-bit keys on either path, 64-bit keys on the CPU path. */
+export const SORT_TYPES: readonly ElementType[] = SORT_KEY_TYPES;
 
 /** The query parameters each route takes; a route not listed takes none. */
 export const ROUTE_PARAMETERS: Readonly<Record<string, readonly string[]>> = {

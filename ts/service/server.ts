@@ -3,7 +3,7 @@
  *
  *   POST /v1/compress?type=u8|u16|u32|i32|f32|i8|i16|f16|f64|i64|u64[&codec=...][&level=1..9][&decoder=cpu|gpu]   raw little-endian elements -> application/x-parle
  *   POST /v1/decompress                          a .parle container -> raw elements (application/octet-stream), at most maxOutputBytes
- *   POST /v1/sort?type=u32|i32|f32               raw keys -> the keys sorted (stable LSD radix sort)
+ *   POST /v1/sort?type=u32|i32|f32|u64|i64|f64   raw keys -> the keys sorted (stable LSD radix sort)
  *   GET  /healthz                                200 {"status":"ok", "pid", ...} (503 while shutting down)
  *   GET  /metrics                                Prometheus text (ts/service/metrics.ts; option readMetrics)
  *
@@ -679,10 +679,10 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       metrics.admitted.inc({ route: '/v1/sort' });
       try {
         const bytes = await readWholeBody(bodyOf(request), work, maxBody, length, floor);
-        if (bytes.length % 4 !== 0) {
+        if (bytes.length % elementSize(type) !== 0) {
           throw new ParleError(ErrorCodes.UNALIGNED_LENGTH, `the body has ${bytes.length} bytes, not a whole number of ${type} keys`);
         }
-        const keys = new (arrayConstructor(type))(bytes.buffer, 0, bytes.length / 4) as SortKeys;
+        const keys = new (arrayConstructor(type))(bytes.buffer, bytes.byteOffset, bytes.length / elementSize(type)) as SortKeys;
         metrics.paths.inc({ op: 'sort', path: engine.explain('sort', keys).path });
         const sorted = await engine.sort(keys, { signal });
         return reply
