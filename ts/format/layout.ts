@@ -86,7 +86,7 @@ export interface Header {
   /** Version 4: axes of the shape (0: none); the shape block's bytes follow the header. */
   rank?: number;
   /**
-   * Version 4: a chunk index (every entry's byte offset, {@link writeIndex}) follows the last
+   * Version 4: a chunk index (every entry's byte offset; docs/format.md, "Chunk index") follows the last
    * payload. Writers index every container of two chunks or more.
    */
   indexed?: boolean;
