@@ -32,13 +32,21 @@ export interface ScanOptions {
 }
 
 /** Sequential prefix sum, wrapping for Uint32Array/Int32Array, f32 rounding for Float32Array. */
-export function scan<A extends Uint32Array | Int32Array | Float32Array>(input: A, { inclusive, carryIn = 0 }: ScanOptions): { out: A; carryOut: number } {
-  const add = input instanceof Float32Array ? (a: number, b: number) => Math.fround(a + b) : input instanceof Int32Array ? (a: number, b: number) => (a + b) | 0 : (a: number, b: number) => (a + b) >>> 0;
+export function scan<A extends Uint32Array | Int32Array | Float32Array>(
+  input: A,
+  { inclusive, carryIn = 0 }: ScanOptions,
+): { out: A; carryOut: number } {
+  const add =
+    input instanceof Float32Array
+      ? (a: number, b: number) => Math.fround(a + b)
+      : input instanceof Int32Array
+        ? (a: number, b: number) => (a + b) | 0
+        : (a: number, b: number) => (a + b) >>> 0;
   const out = new (input.constructor as { new (n: number): A })(input.length);
   let carry = input instanceof Float32Array ? Math.fround(carryIn) : carryIn;
   for (let i = 0; i < input.length; i++) {
     if (inclusive) out[i] = carry = add(carry, input[i]);
-    else (out[i] = carry), (carry = add(carry, input[i]));
+    else ((out[i] = carry), (carry = add(carry, input[i])));
   }
   return { out, carryOut: carry };
 }
@@ -59,7 +67,9 @@ export function stableSort(keyBits: Uint32Array, kind: SortKeyKind, values?: Uin
   // Packed as orderKey * 2^21 + index in a float64 (exact while n <= 2^21), else a comparator.
   const order: ArrayLike<number> =
     n <= 2 ** 21
-      ? Float64Array.from(keyBits, (bits, i) => orderKey(bits, kind) * 2 ** 21 + i).sort().map((packed) => packed % 2 ** 21)
+      ? Float64Array.from(keyBits, (bits, i) => orderKey(bits, kind) * 2 ** 21 + i)
+          .sort()
+          .map((packed) => packed % 2 ** 21)
       : Array.from(keyBits, (_, i) => i).sort((a, b) => orderKey(keyBits[a], kind) - orderKey(keyBits[b], kind) || a - b);
   return { keys: Uint32Array.from(order, (i) => keyBits[i]), values: values && Uint32Array.from(order, (i) => values[i]) };
 }
