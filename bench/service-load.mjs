@@ -28,7 +28,7 @@
 //
 //   npm run build && node bench/service-load.mjs [--quick] [--workers N] [--connections N]
 //     [--seconds N] [--chunk-bytes N] [--max-active N] [--max-wait-ms N] [--rss-bytes N]
-//     [--body photos|mri|runs] [--client-timeout-s N] [--expect-continue 0|1]
+//     [--body photos|mri|runs] [--client-timeout-s N] [--expect-continue 0|1] [--backoff 0|1]
 //     [--loads ROUTE:BODY,...]   the load phases (default compress:BODY,compress:runs,decompress:BODY)
 //     [--clients N]     load client processes (default one per 8 cores)
 //     [--rss-only | --load-only]   (one phase alone, printed as JSON, nothing written: for tuning;
@@ -77,6 +77,11 @@ const BODY_BYTES = 16 * MiB;
  * body follows the headers at once, and a shed request's body is read and dropped by the server.
  */
 const EXPECT_CONTINUE = value('--expect-continue', 1) !== 0;
+/**
+ * Whether a load client waits Retry-After after a 503 (a polite client, the default); --backoff 0:
+ * it sends its next request at once, as naive clients and retry loops do (issue #47's storm).
+ */
+const BACKOFF = value('--backoff', 1) !== 0;
 /** Concurrent calls the engine's own rate is measured with (the issue's reference). */
 const ENGINE_CONCURRENCY = 8;
 
@@ -356,7 +361,7 @@ function request(agent, url, path, contentType, body, timeoutMs, expectContinue)
  * `connections` clients, each posting `body` to `path` back to back for `seconds` (and waiting
  * Retry-After after a 503). A request answered after `timeoutMs` counts as a timeout.
  */
-async function loadRaw(url, { path, contentType, body, connections, seconds, timeoutMs, expectContinue }) {
+async function loadRaw(url, { path, contentType, body, connections, seconds, timeoutMs, expectContinue, backoff = true }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const until = performance.now() + seconds * 1000;
   const raw = { ok: [], shed: [], other: {}, timeouts: 0, errors: 0, bytesOut: 0, seconds: 0, cpuSeconds: 0 };
@@ -372,8 +377,10 @@ async function loadRaw(url, { path, contentType, body, connections, seconds, tim
         raw.bytesOut += r.bytesOut;
       } else if (r.status === 503) {
         raw.shed.push(r.headersMs);
-        const wait = Math.min(Math.max(0, until - performance.now()), (r.retryAfter || 1) * 1000);
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        if (backoff) {
+          const wait = Math.min(Math.max(0, until - performance.now()), (r.retryAfter || 1) * 1000);
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
       } else raw.other[r.status] = (raw.other[r.status] ?? 0) + 1;
     }
   };
@@ -402,9 +409,9 @@ async function runClient() {
  * Retry-After after a 503), spread over CLIENTS processes. A request answered after `timeoutMs`
  * counts as a timeout.
  */
-async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINUE, ...options }) {
+async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINUE, backoff = BACKOFF, ...options }) {
   let parts;
-  if (CLIENTS <= 1) parts = [await loadRaw(url, { ...options, body, connections, expectContinue })];
+  if (CLIENTS <= 1) parts = [await loadRaw(url, { ...options, body, connections, expectContinue, backoff })];
   else {
     const bodyFile = join(os.tmpdir(), `parle-service-load-${process.pid}.body`);
     await writeFile(bodyFile, body);
@@ -413,7 +420,7 @@ async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINU
         Array.from({ length: CLIENTS }, (_, i) => {
           const share = Math.floor(connections / CLIENTS) + (i < connections % CLIENTS ? 1 : 0);
           const child = fork(fileURLToPath(import.meta.url), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-          child.send({ url, options: { ...options, connections: share, expectContinue }, bodyFile });
+          child.send({ url, options: { ...options, connections: share, expectContinue, backoff }, bodyFile });
           return new Promise((resolve, reject) => {
             child.once('message', resolve);
             child.once('exit', (code) => (code !== 0 ? reject(new Error(`load client exited with ${code}`)) : undefined));
@@ -705,6 +712,7 @@ function settingsOf() {
     chunkBytes: flag('--chunk-bytes') ? value('--chunk-bytes') : 'library default',
     maxWaitMs: flag('--max-wait-ms') ? value('--max-wait-ms') : 'service default',
     expectContinue: EXPECT_CONTINUE,
+    backoff: BACKOFF,
     minRatio: os.availableParallelism() >= 16 ? 0.8 : 0.7,
     badSeconds: value('--bad-seconds', quick ? 10 : 30),
   };
