@@ -39,6 +39,9 @@
 //                       The engine's rate (2) is still one engine with W workers.
 //                       Writes service-load-processes-N.json.
 //     [--bad-only [--bad-seconds N]]   phase 4 alone (printed as JSON)
+//     [--hostile-only [--bad-seconds N] [--idle N]]   the load alone, then beside N idle sockets
+//                       (default 10000), 100 decompression bombs of 4 KiB claiming 1 TiB and
+//                       32 clients trickling 1 KiB/s (issue #47; printed as JSON)
 //     [--cpu-prof DIR]  V8 CPU profiles of the server process(es) into DIR (node --cpu-prof).
 //
 // Prints a table and writes bench/results/<machine>/service-load.json (machine, figures,
@@ -690,6 +693,151 @@ async function badClients(url, body, seconds) {
   return results;
 }
 
+/**
+ * A decompression bomb of `bytes` bytes: a version-4 header (checksum right) that declares 2^40 u8
+ * elements (1 TiB) in chunks of 64 MiB, then filler. The service must refuse it from the header
+ * (413 LIMIT_EXCEEDED) before any output.
+ */
+async function bombOf(bytes) {
+  const { h64Raw } = await (await import('xxhash-wasm')).default();
+  const out = new Uint8Array(bytes).fill(0x5a);
+  const view = new DataView(out.buffer);
+  out.set([0x89, 0x50, 0x41, 0x52, 0x4c, 0x45, 0x0d, 0x0a], 0);
+  view.setUint8(8, 4); // version
+  view.setUint8(9, 0); // u8
+  view.setUint8(10, 5); // level
+  view.setUint8(11, 0x10); // no shape, a chunk index
+  const chunk = 64 * MiB;
+  view.setUint32(12, chunk, true);
+  view.setBigUint64(16, 2n ** 40n, true);
+  view.setUint32(24, 2 ** 40 / chunk, true);
+  view.setUint32(28, Number(h64Raw(out.subarray(0, 28), 0n) & 0xffffffffn), true);
+  return out;
+}
+
+/**
+ * The hostile clients of issue #47, beside the load for `seconds`: `idle` sockets connected at
+ * the start that never send a byte (how many the server closed, and when), `bombs` decompression
+ * bombs of 4 KiB spread over the phase (each one's status and time to answer), and `tricklers`
+ * clients that announce 16 MiB to /v1/compress and send 1 KiB a second (what each got and after
+ * how long). Resolves to a summary of each.
+ */
+async function hostileClients(url, seconds, { idle, bombs, tricklers }) {
+  const { hostname, port } = new URL(url);
+  const t0 = performance.now();
+  // idle connections
+  const idleClosedAt = [];
+  let idleOpened = 0;
+  let idleRefused = 0;
+  const sockets = [];
+  for (let i = 0; i < idle; i++) {
+    const socket = net.connect(Number(port), hostname);
+    socket.on('connect', () => idleOpened++);
+    socket.on('error', () => idleRefused++);
+    socket.on('close', () => idleClosedAt.push((performance.now() - t0) / 1000));
+    sockets.push(socket);
+    if (i % 500 === 499) await new Promise((resolve) => setImmediate(resolve));
+  }
+  // bombs, spread over the phase
+  const bomb = await bombOf(4096);
+  const bombResults = [];
+  const bombing = (async () => {
+    for (let i = 0; i < bombs; i++) {
+      const started = performance.now();
+      const r = await fetch(new URL('/v1/decompress', url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-parle' },
+        body: bomb,
+      }).then(
+        async (res) => ({ status: res.status, code: (await res.json().catch(() => ({})))?.error?.code }),
+        () => ({ status: 'error' }),
+      );
+      bombResults.push({ ...r, ms: performance.now() - started });
+      await new Promise((resolve) => setTimeout(resolve, (seconds * 1000) / (bombs + 1)));
+    }
+  })();
+  // tricklers: 16 MiB announced, 1 KiB a second, until the server closes (or the phase ends)
+  const trickle = async () => {
+    const socket = net.connect(Number(port), hostname);
+    const answer = answerOf(socket);
+    const started = performance.now();
+    socket.write(head(url, '/v1/compress?type=u8', 'application/octet-stream', BODY_BYTES));
+    while (!socket.destroyed && !socket.readableEnded && performance.now() < t0 + seconds * 1000) {
+      socket.write(new Uint8Array(1024));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    const held = (performance.now() - started) / 1000;
+    socket.destroy();
+    return { answer: await answer, heldSeconds: held };
+  };
+  const trickling = Promise.all(Array.from({ length: tricklers }, trickle));
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  await bombing;
+  const trickled = await trickling;
+  const stillOpen = sockets.filter((x) => !x.destroyed).length;
+  for (const x of sockets) x.destroy();
+  const sortedMs = bombResults.map((b) => b.ms).sort((a, b) => a - b);
+  const statuses = (list) => list.reduce((acc, x) => ((acc[x] = (acc[x] ?? 0) + 1), acc), {});
+  return {
+    idle: {
+      asked: idle,
+      connected: idleOpened,
+      refusedOrReset: idleRefused,
+      closedByServer: idleClosedAt.length,
+      closedWithinS: idleClosedAt.length ? Math.max(...idleClosedAt) : null,
+      stillOpen,
+    },
+    bombs: {
+      sent: bombResults.length,
+      statuses: statuses(bombResults.map((b) => `${b.status} ${b.code ?? ''}`.trim())),
+      ms: { p50: Math.round(percentile(sortedMs, 0.5)), max: Math.round(sortedMs.at(-1) ?? 0) },
+    },
+    tricklers: {
+      count: tricklers,
+      answers: statuses(trickled.map((t) => t.answer)),
+      heldSeconds: { max: Math.max(...trickled.map((t) => t.heldSeconds)) },
+    },
+  };
+}
+
+/**
+ * --hostile-only: the load on compress (--body) for --bad-seconds alone, then again beside the
+ * hostile clients (--idle N, default 10000; 100 bombs; 32 tricklers): goodput both ways (allowed
+ * to move by 10 %), what the hostile clients got, the server's peak RSS.
+ */
+async function hostilePhase(url, s, server) {
+  const body = await makeBody(s.kind, BODY_BYTES);
+  const loadOptions = {
+    path: `/v1/compress?type=${BODIES[s.kind].type}`,
+    contentType: 'application/octet-stream',
+    body,
+    connections: s.connections,
+    seconds: s.badSeconds,
+    timeoutMs: s.timeoutMs,
+  };
+  const alone = await loadRun(url, loadOptions);
+  const options = { idle: value('--idle', 10_000), bombs: 100, tricklers: 32 };
+  const [beside, hostile] = await Promise.all([loadRun(url, loadOptions), hostileClients(url, s.badSeconds, options)]);
+  const memory = await server.ask('memory');
+  const change = beside.inputBytesPerS / alone.inputBytesPerS - 1;
+  const result = {
+    seconds: s.badSeconds,
+    alone: { inputMBPerS: alone.inputBytesPerS / 1e6, ok2xx: alone.ok2xx, timeouts: alone.timeouts, errors: alone.errors },
+    beside: { inputMBPerS: beside.inputBytesPerS / 1e6, ok2xx: beside.ok2xx, timeouts: beside.timeouts, errors: beside.errors },
+    goodputChange: change,
+    hostile,
+    serverPeakRssMiB: memory.peakRssMiB,
+    pass: Math.abs(change) <= 0.1 && hostile.bombs.ms.max <= 100 && beside.timeouts === 0,
+  };
+  console.log(
+    `hostile clients beside the load (${s.badSeconds} s): ${result.alone.inputMBPerS.toFixed(0)} MB/s alone, ` +
+      `${result.beside.inputMBPerS.toFixed(0)} MB/s beside them (${(change * 100).toFixed(0)} %, allowed 10 %); ` +
+      `idle ${JSON.stringify(hostile.idle)}; bombs ${JSON.stringify(hostile.bombs)}; tricklers ${JSON.stringify(hostile.tricklers)}; ` +
+      `server peak RSS ${memory.peakRssMiB.toFixed(0)} MiB: ${result.pass ? 'pass' : 'FAIL'}`,
+  );
+  return result;
+}
+
 /** Counters of GET /metrics that tell what happened to requests (statuses, shed, timed out). */
 function requestCounters(metricsText) {
   return metricsText
@@ -870,6 +1018,11 @@ async function runBench() {
     settings: { ...s, killSeconds, bodies: Object.fromEntries(Object.entries(BODIES).map(([k, v]) => [k, v.what])) },
   };
   try {
+    if (flag('--hostile-only')) {
+      const hostile = await hostilePhase(url, s, server);
+      console.log(JSON.stringify({ settings: s, machine: machine(), hostile }));
+      return;
+    }
     if (flag('--bad-only')) {
       await badPhase(url, s, results, server);
       console.log(JSON.stringify(results.badInput));

@@ -998,6 +998,14 @@ describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutM
     b.socket.destroy();
   });
 
+  it('a connection that never sends a byte is closed after headersTimeoutMs (it would hold a slot of maxConnections)', async () => {
+    const silent = await connect();
+    const t0 = performance.now();
+    expect(await silent.text()).toBe('');
+    // closed by the server's timer (300 ms here), not by the client; the test's own timeout is the bound
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+  });
+
   it('a client that does not finish its headers gets 408 and a closed connection', async () => {
     const slow = await connect();
     slow.socket.write('POST /v1/compress?type=u8 HTTP/1.1\r\nHost: x\r\n');

@@ -23,6 +23,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Engine } from '../engine.js';
 import { checkKeys, ErrorCodes, ParleError } from '../errors.js';
@@ -357,6 +358,15 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         handler,
       );
       server.maxConnections = checked.maxConnections;
+      // Node's headers timeout starts at a request's first byte: a connection that never sends
+      // one would hold a slot of maxConnections for ever (bench/service-load.mjs --hostile-only
+      // saw 3000 idle sockets all still open after 15 s). It gets headersTimeoutMs too.
+      server.on('connection', (socket: Socket) => {
+        const idle = setTimeout(() => socket.destroy(), checked.headersTimeoutMs);
+        idle.unref();
+        socket.once('data', () => clearTimeout(idle));
+        socket.once('close', () => clearTimeout(idle));
+      });
       server.keepAliveTimeout = checked.keepAliveTimeoutMs;
       server.maxRequestsPerSocket = checked.maxRequestsPerSocket;
       return server;
