@@ -748,9 +748,11 @@ async function hostileClients(url, seconds, { idle, bombs, tricklers }) {
         method: 'POST',
         headers: { 'content-type': 'application/x-parle' },
         body: bomb,
+        // (a bomb that cannot get a connection, or an answer, within 5 s counts as 'timeout')
+        signal: AbortSignal.timeout(5000),
       }).then(
         async (res) => ({ status: res.status, code: (await res.json().catch(() => ({})))?.error?.code }),
-        () => ({ status: 'error' }),
+        (e) => ({ status: e?.name === 'TimeoutError' ? 'timeout' : 'error' }),
       );
       bombResults.push({ ...r, ms: performance.now() - started });
       await new Promise((resolve) => setTimeout(resolve, (seconds * 1000) / (bombs + 1)));
