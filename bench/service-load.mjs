@@ -803,20 +803,28 @@ async function hostileClients(url, seconds, { idle, bombs, tricklers }) {
 }
 
 /**
+ * The load on POST /v1/compress of --body (`s.kind`) that phases 4 and 5 and --hostile-only run:
+ * loadRun's options (add `seconds` where the phase does not set it) and the body.
+ */
+async function compressLoadOf(s, seconds) {
+  const body = await makeBody(s.kind, BODY_BYTES);
+  return {
+    path: `/v1/compress?type=${BODIES[s.kind].type}`,
+    contentType: 'application/octet-stream',
+    body,
+    connections: s.connections,
+    ...(seconds !== undefined ? { seconds } : {}),
+    timeoutMs: s.timeoutMs,
+  };
+}
+
+/**
  * --hostile-only: the load on compress (--body) for --bad-seconds alone, then again beside the
  * hostile clients (--idle N, default 10000; 100 bombs; 32 tricklers): goodput both ways (allowed
  * to move by 10 %), what the hostile clients got, the server's peak RSS.
  */
 async function hostilePhase(url, s, server) {
-  const body = await makeBody(s.kind, BODY_BYTES);
-  const loadOptions = {
-    path: `/v1/compress?type=${BODIES[s.kind].type}`,
-    contentType: 'application/octet-stream',
-    body,
-    connections: s.connections,
-    seconds: s.badSeconds,
-    timeoutMs: s.timeoutMs,
-  };
+  const loadOptions = await compressLoadOf(s, s.badSeconds);
   const alone = await loadRun(url, loadOptions);
   const options = { idle: value('--idle', 10_000), bombs: 100, tricklers: 32 };
   const [beside, hostile] = await Promise.all([loadRun(url, loadOptions), hostileClients(url, s.badSeconds, options)]);
@@ -967,18 +975,9 @@ async function roundTrip(url, totalBytes) {
  */
 async function badPhase(url, s, results, server) {
   const badSeconds = s.badSeconds;
-  const body = await makeBody(s.kind, BODY_BYTES);
-  const type = BODIES[s.kind].type;
-  const loadOptions = {
-    path: `/v1/compress?type=${type}`,
-    contentType: 'application/octet-stream',
-    body,
-    connections: s.connections,
-    seconds: badSeconds,
-    timeoutMs: s.timeoutMs,
-  };
+  const loadOptions = await compressLoadOf(s, badSeconds);
   const alone = await loadRun(url, loadOptions);
-  const [withBad, bad] = await Promise.all([loadRun(url, loadOptions), badClients(url, body, badSeconds)]);
+  const [withBad, bad] = await Promise.all([loadRun(url, loadOptions), badClients(url, loadOptions.body, badSeconds)]);
   const slowdown = withBad.latencyMs.p99 / Math.max(1, alone.latencyMs.p99) - 1;
   const metricsText = requestCounters((await server.ask('metrics')).text);
   results.badInput = {
@@ -1068,14 +1067,7 @@ async function runBench() {
     await badPhase(url, s, results, server);
 
     // 5. The same load with a worker killed half way.
-    const body = await makeBody(s.kind, BODY_BYTES);
-    const loadOptions = {
-      path: `/v1/compress?type=${BODIES[s.kind].type}`,
-      contentType: 'application/octet-stream',
-      body,
-      connections: s.connections,
-      timeoutMs: s.timeoutMs,
-    };
+    const loadOptions = await compressLoadOf(s);
     const killed = loadRun(url, { ...loadOptions, seconds: killSeconds });
     await new Promise((resolve) => setTimeout(resolve, (killSeconds * 1000) / 2)); // half way: a point in the run, not a synchronisation
     const kill = await server.ask('kill', { index: 0 });
