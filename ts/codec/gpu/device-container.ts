@@ -182,6 +182,8 @@ export async function decompressDeviceContainer(
   let first = 0;
   let start = HEADER_BYTES;
   let left = Math.min(FIRST_WALK_CHUNKS, tableChunks);
+  /** Bytes of the chunk index at the container's end (from the header the first walk reads). */
+  let index = 0;
   for (;;) {
     const slots = Math.max(1, Math.min(left, tableChunks, Math.floor((length - start) / ENTRY_BYTES)));
     const { reached, stop } = await walkTable(gpu, container.buffer, sparse, first, start, slots);
@@ -192,6 +194,7 @@ export async function decompressDeviceContainer(
         return readBackWhole();
       }
       left = header.chunkCount;
+      index = indexBytes(header);
     }
     left -= reached;
     if (signal?.aborted) throw abortError(signal);
@@ -202,7 +205,6 @@ export async function decompressDeviceContainer(
     start = stop;
   }
   // the chunk index at the end, which the walk checks against the entries it found
-  const index = indexBytes(readHeader(sparse.readAt(0, HEADER_BYTES), maxElements));
   if (index > 0 && index <= length) await fetchRegions(gpu, container.buffer, sparse, [[length - index, index]]);
   const { header, chunks } = walkChunks(sparse.readAt, length, maxElements);
   // predicted chunks (stage 7) decode on the CPU so far
