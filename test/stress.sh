@@ -4,7 +4,11 @@
 # machine may be), and records every failure: run, file, test and message. A flaky test shows
 # up here; fix its cause (a race, a timing assumption, a shared port or cache), not its timeout.
 #
-#   bash test/stress.sh [RUNS] [OUT_DIR]      # default 20 runs into ./stress-<date>/
+#   bash test/stress.sh [RUNS] [OUT_DIR] [FIRST]   # default 20 runs into ./stress-<date>/
+#
+# FIRST numbers the first run (default 1), so runs spread over several sittings keep alternating
+# idle / beside the second job and append to one summary.txt. Creating OUT_DIR/stop ends the
+# script after the run in progress.
 #
 # One run takes about 9-11 minutes on the 2-core VM (twice that beside the second job), so 20
 # runs take about 5 hours. Needs what `.ci/run` installs (chromium for SwiftShader and the
@@ -13,6 +17,7 @@ set -uo pipefail
 RUNS="${1:-20}"
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${2:-$HERE/stress-$(date +%Y%m%d-%H%M%S)}"
+FIRST="${3:-1}"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 export VK_ICD_FILENAMES="${VK_ICD_FILENAMES:-/usr/lib/chromium/vk_swiftshader_icd.json}"
 export PARLE_REQUIRE_GPU=1
@@ -29,7 +34,9 @@ hog_stop() { for p in "${HOG_PIDS[@]:-}"; do kill "$p" 2>/dev/null; done; wait 2
 trap hog_stop EXIT
 
 failed_runs=0
-for run in $(seq "$RUNS"); do
+done_runs=0
+for run in $(seq "$FIRST" $((FIRST + RUNS - 1))); do
+  if [ -e "$OUT/stop" ]; then echo "stopped before run $run ($OUT/stop)"; break; fi
   clone="$(mktemp -d)"
   git clone -q "$HERE" "$clone/parle"
   # node_modules from a fresh install each run would take minutes: link the one here (read-only use)
@@ -37,6 +44,7 @@ for run in $(seq "$RUNS"); do
   loaded="idle"
   if (( run % 2 == 0 )); then loaded="beside a second job"; hog_start; fi
   start=$(date +%s)
+  commit=$(git -C "$clone/parle" rev-parse --short HEAD)
   (cd "$clone/parle" && npm test -- --reporter=json --outputFile.json="$OUT/run-$run.json" >"$OUT/run-$run.log" 2>&1)
   status=$?
   if (( run % 2 == 0 )); then hog_stop; fi
@@ -52,9 +60,10 @@ for run in $(seq "$RUNS"); do
     }
     console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (fails.length ? "\n  " + fails.join("\n  ") : ""));
   ' "$OUT/run-$run.json")
-  echo "run $run ($loaded, ${secs} s, exit $status): $summary" | tee -a "$OUT/summary.txt"
+  echo "run $run ($(date -u +%FT%TZ), $commit, $loaded, ${secs} s, exit $status): $summary" | tee -a "$OUT/summary.txt"
   (( status != 0 )) && failed_runs=$((failed_runs + 1))
+  done_runs=$((done_runs + 1))
   rm -rf "$clone"
 done
-echo "$failed_runs of $RUNS runs failed; logs and reports in $OUT" | tee -a "$OUT/summary.txt"
+echo "$failed_runs of $done_runs runs failed; logs and reports in $OUT" | tee -a "$OUT/summary.txt"
 (( failed_runs == 0 ))
