@@ -6,7 +6,7 @@
  * container and its shape, and a shape makes images, grids and records smaller.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compressBound, createEngine, type Engine } from '../ts/index.js';
+import { CompressPlan, ErrorCodes, ParleError, compressBound, createEngine, type Engine } from '../ts/index.js';
 import { compressRoute } from '../ts/codec/compress.js';
 import { compressSettingsWith } from '../ts/codec/settings.js';
 import { STAGE, treeHash } from './support/codec-reference.js';
@@ -950,6 +950,80 @@ describe('shape across the entry points', () => {
     const grid = new Float32Array(64 * 64).map((_, i) => Math.sin(i / 64) * Math.cos(i % 64));
     const lossy = await engine.compress(grid, { shape: [64, 64], errorBound: { abs: 1e-3 } });
     expect(engine.inspect(lossy).chunks.every((c) => c.encoding.startsWith('quantize'))).toBe(true);
+  });
+
+  it('a compress with a plan writes the bytes a compress of its sample does, and of other arrays those of a compress planned on the sample', async () => {
+    const options = { shape, chunkBytes: 8192, level: 4 };
+    const plan = engine.planCompress(image, options);
+    expect(plan.type).toBe('u8');
+    expect(plan.length).toBe(image.length);
+    expect(plan.shape).toEqual(shape);
+    expect(plan.level).toBe(4);
+    expect(plan.predictor).toMatch(/^predict\(/);
+    expect(Object.isFrozen(plan)).toBe(true);
+    const planned = await engine.compress(image, { plan });
+    expect(Buffer.compare(Buffer.from(planned), Buffer.from(await engine.compress(image, options)))).toBe(0);
+    // another image of the same shape: the sample's plan, its own chunks' pipelines; decodes back
+    const other = image.map((v) => (v + 1) & 255);
+    const packed = await engine.compress(other, { plan });
+    expect(engine.inspect(packed).shape).toEqual(shape);
+    const predicted = engine.inspect(packed).chunks.filter((c) => c.encoding.startsWith('predict('));
+    expect(predicted.length).toBeGreaterThan(0);
+    for (const c of predicted) expect(c.encoding).toBe(plan.predictor);
+    expect(Buffer.compare(Buffer.from(await engine.decompress(packed)), Buffer.from(other))).toBe(0);
+    // a flat array with no predictor: the plan says so and codes as without it
+    const noise = new Uint8Array(50_000).map((_, i) => (i * 2654435761) >>> 24);
+    const flat = engine.planCompress(noise);
+    expect(flat.predictor).toBe('none');
+    expect(Buffer.compare(Buffer.from(await engine.compress(noise, { plan: flat })), Buffer.from(await engine.compress(noise)))).toBe(0);
+  });
+
+  it('a plan is refused with the options it fixes, for another type or length, and when not made by planCompress', async () => {
+    const plan = engine.planCompress(image, { shape });
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e: ParleError) => e.code,
+      );
+    for (const extra of [
+      { shape },
+      { level: 5 },
+      { codec: 'auto' },
+      { chunkBytes: 8192 },
+      { decoder: 'cpu' as const },
+      { type: 'u8' as const },
+    ])
+      expect(await codeOf(engine.compress(image, { plan, ...extra })), JSON.stringify(extra)).toBe(ErrorCodes.INVALID_OPTION);
+    expect(await codeOf(engine.compress(new Uint16Array(image.length), { plan }))).toBe(ErrorCodes.INVALID_ARGUMENT);
+    expect(await codeOf(engine.compress(image.subarray(1), { plan }))).toBe(ErrorCodes.LENGTH_MISMATCH);
+    const forged = new CompressPlan('u8', image.length, shape, 5, 'none');
+    expect(await codeOf(engine.compress(image, { plan: forged }))).toBe(ErrorCodes.INVALID_OPTION);
+    expect(await codeOf(engine.compress(image, { plan: { ...plan } as CompressPlan }))).toBe(ErrorCodes.INVALID_OPTION);
+    expect(() => engine.planCompress(image, { shape: [7, 7] })).toThrow(ParleError);
+  });
+
+  it('decompress into an out over a SharedArrayBuffer: the workers write each chunk there', async () => {
+    expect(engine.sharedMemory).toBe(true);
+    // ten images stacked: over 256 KiB, so the chunks are spread over both workers
+    const stack = new Uint8Array(image.length * 10);
+    for (let k = 0; k < 10; k++)
+      stack.set(
+        image.map((v) => (v + k) & 255),
+        k * image.length,
+      );
+    const packed = await engine.compress(stack, { shape: [900, 120, 3], chunkBytes: 16384 });
+    expect(engine.inspect(packed).chunks.length).toBeGreaterThan(16);
+    const out = new Uint8Array(new SharedArrayBuffer(stack.length + 64), 32, stack.length);
+    const got = await engine.decompress(packed, { out });
+    expect(got).toBe(out);
+    expect(Buffer.compare(Buffer.from(out), Buffer.from(stack))).toBe(0);
+    // the bytes around it untouched
+    const all = new Uint8Array(out.buffer);
+    expect(all.subarray(0, 32).every((b) => b === 0) && all.subarray(32 + stack.length).every((b) => b === 0)).toBe(true);
+    // a corrupt chunk: CHECKSUM_MISMATCH as into any other out
+    const bad = packed.slice();
+    bad[bad.length - 40] ^= 1;
+    await expect(engine.decompress(bad, { out })).rejects.toMatchObject({ code: expect.stringMatching(/CHECKSUM_MISMATCH|CORRUPT/) });
   });
 
   it('a compress with a shape takes the CPU path whatever path was asked for (the GPU writer has no predict stage yet)', () => {

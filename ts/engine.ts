@@ -42,7 +42,7 @@ import {
   KERNEL_TYPES,
   SORT_KEY_TYPES,
 } from './types.js';
-import { chunkLengthOf } from './codec/settings.js';
+import { chunkLengthOf, makeCompressPlan, predictPlanOf, type CompressPlan } from './codec/settings.js';
 import { inspectContainer, readAtBytes, type ContainerReport } from './format/container.js';
 import { radixSort as sortOnGpu } from './gpu/radix-sort.js';
 import { rleDecode as rleDecodeOnGpu, rleEncode as rleEncodeOnGpu } from './gpu/rle.js';
@@ -61,6 +61,7 @@ import {
   checkSignal,
   compressSettings,
   elementTypeOfData,
+  plannedSettings,
   type CalibrateOptions,
   type CompressOptions,
   type CompressorOptions,
@@ -216,6 +217,16 @@ export class Engine {
   /** Worker threads of the CPU path (0: everything runs on the calling thread). */
   get workers(): number {
     return this.cpuPath?.pool?.concurrency ?? 0;
+  }
+
+  /**
+   * True when the workers share the engine's memory (a SharedArrayBuffer: Node, or a
+   * cross-origin-isolated page). Then a decompress into a host `out` over a SharedArrayBuffer is
+   * written by the workers as they decode, the calling thread copying nothing out
+   * (parle-codec/zarr decodes each chunk so).
+   */
+  get sharedMemory(): boolean {
+    return this.cpuPath?.shared ?? false;
   }
 
   /** Operations pending now (running or waiting). */
@@ -913,7 +924,7 @@ export class Engine {
   async compress(input: Data, options?: CompressOptions | CompressToDeviceOptions): Promise<Uint8Array | DeviceArray> {
     const given = checkData(input, 'input');
     const opts = checkOptions(options, 'compress');
-    const settings = compressSettings(opts, given, input.length);
+    const settings = opts.plan !== undefined ? plannedSettings(opts, given, input.length) : compressSettings(opts, given, input.length);
     const type = settings.type ?? given;
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, 'host');
     if (to === 'device' && opts.out !== undefined) {
@@ -1192,6 +1203,25 @@ export class Engine {
       };
     }
     return explanation;
+  }
+
+  /**
+   * Decides once what `compress` decides for every call before coding chunks: the settings of
+   * `options` (as compress's) and the predict stage over `sample`'s shape or record stride
+   * (predictor, value map, fields: docs/format.md "Stage 7"). Pass the plan as
+   * `compress(input, { plan })` for arrays of `sample`'s type and length whose values are of the
+   * same kind (the chunks of one Zarr array: parle-codec/zarr plans on its first chunk): they skip
+   * planning, which reads every element on the calling thread. Synchronous; `sample` is read,
+   * not kept.
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, INVALID_OPTION
+   */
+  planCompress(sample: ParleArray, options?: ExplainCodecOptions): CompressPlan {
+    const opts = checkOptions(options, 'planCompress');
+    const given = checkArray(sample, 'sample');
+    const settings = compressSettings(opts, given, sample.length);
+    const type = settings.type ?? given;
+    const bytes = new Uint8Array(sample.buffer, sample.byteOffset, sample.byteLength);
+    return makeCompressPlan(settings, type, sample.length, predictPlanOf(settings, type, bytes));
   }
 
   /**

@@ -51,6 +51,7 @@ export { ContainerReader, ContainerWriter } from './codec/stream.js';
 export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';
 export type { ChunkReport } from './codec/cpu/chunks.js';
+export { CompressPlan } from './codec/settings.js';
 export {
   compressBound,
   DEFAULT_CHUNK_BYTES,

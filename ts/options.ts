@@ -8,7 +8,7 @@ import type { CostOp, Location } from './cost/model.js';
 import { checkKeys, ErrorCodes, ParleError } from './errors.js';
 import { DEFAULT_LEVEL, MAX_CHUNK_BYTES, MAX_LEVEL, MAX_RANK, MIN_LEVEL } from './format/layout.js';
 import { checkErrorBound } from './codec/quantize.js';
-import { compressSettingsWith, type CompressSettings } from './codec/settings.js';
+import { compressSettingsWith, settingsOfPlan, type CompressPlan, type CompressSettings } from './codec/settings.js';
 import { parseCodec } from './format/stages.js';
 import { DeviceArray } from './gpu/device-array.js';
 import type { ElementType, ParleArray, SortKeys } from './types.js';
@@ -209,6 +209,14 @@ export interface CompressOptions extends Omit<OpOptions, 'to'> {
    * a reused one at the bus's speed.
    */
   out?: Uint8Array;
+  /**
+   * Settings and predict stage decided once by {@link Engine.planCompress} on an array like this
+   * one: the call takes its type, shape, level, codec, error bound, chunk bytes and decoder from
+   * the plan (INVALID_OPTION when it gives any of them too) and skips planning the predictor
+   * over its elements. The input must hold the plan's type (INVALID_ARGUMENT) and length
+   * (LENGTH_MISMATCH).
+   */
+  plan?: CompressPlan;
 }
 
 /**
@@ -378,6 +386,17 @@ export const OPTION_KEYS = {
     shape: true,
     type: true,
     out: true,
+    plan: true,
+  }),
+  planCompress: keysOf<ExplainCodecOptions>({
+    chunkBytes: true,
+    codec: true,
+    errorBound: true,
+    level: true,
+    decoder: true,
+    shape: true,
+    type: true,
+    signal: true,
   }),
   decompress: keysOf<DecompressOptions>({ ...OP_KEYS, maxElements: true, out: true }),
   createCompressor: keysOf<CompressorOptions>({
@@ -579,6 +598,31 @@ export function compressSettings(opts: Record<string, unknown>, given: ElementTy
     ...(chunkBytes !== undefined ? { chunkBytes } : {}),
     ...(signal !== undefined ? { signal } : {}),
   });
+}
+
+/** The options a {@link CompressPlan} fixes: a compress with `plan` gives none of them. */
+const PLANNED_KEYS = ['chunkBytes', 'level', 'codec', 'decoder', 'errorBound', 'shape', 'type'] as const;
+
+/**
+ * The settings of a compress with `opts.plan`: the plan's, with the call's signal.
+ * @throws ParleError INVALID_OPTION (not a plan made by planCompress; an option the plan fixes),
+ *   INVALID_ARGUMENT (an input of another element type), LENGTH_MISMATCH (another length)
+ */
+export function plannedSettings(opts: Record<string, unknown>, given: ElementType, length: number): CompressSettings {
+  const settings = settingsOfPlan(opts.plan);
+  if (settings === undefined)
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.plan must be a CompressPlan made by engine.planCompress', { option: 'plan' });
+  const plan = opts.plan as CompressPlan;
+  for (const key of PLANNED_KEYS) {
+    if (opts[key] !== undefined)
+      throw new ParleError(ErrorCodes.INVALID_OPTION, `options.${key} is the plan's: not with options.plan`, { option: key });
+  }
+  if (given !== plan.type && !(plan.type === 'f16' && given === 'u16'))
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `the plan compresses ${plan.type} elements; the input holds ${given}`);
+  if (length !== plan.length)
+    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `the plan compresses ${plan.length} elements; the input holds ${length}`);
+  const signal = checkSignal(opts.signal);
+  return signal === undefined ? settings : { ...settings, signal };
 }
 
 /**

@@ -11,9 +11,10 @@
  *
  * Sits above the engine (ts/engine.ts); nothing below imports it.
  */
+import type { CompressPlan } from '../codec/settings.js';
 import { createEngine, type Engine } from '../engine.js';
-import { ErrorCodes, ParleError } from '../errors.js';
-import { holdsType, type ElementType, type ParleArray } from '../types.js';
+import { ErrorCodes, ParleError, isParleError } from '../errors.js';
+import { arrayConstructor, elementSize, holdsType, type ElementType, type ParleArray } from '../types.js';
 
 /** The codec's name in a Zarr array's metadata (`codecs: [{ name: 'parle', configuration: { ... } }]`). */
 export const ZARR_CODEC_NAME = 'parle';
@@ -86,6 +87,9 @@ export class ParleZarrCodec {
   readonly #shape: number[];
   readonly #options: { level?: number; errorBound?: { abs: number } };
   readonly #engine: () => Promise<Engine>;
+  /** The compress plan of the array's chunks (made on the first chunk whose plan predicts), and how many chunks planned none. */
+  #plan: CompressPlan | undefined;
+  #plannedNone = 0;
 
   /**
    * @throws ParleError INVALID_OPTION (a configuration key parle does not know, or a bad value's
@@ -131,9 +135,16 @@ export class ParleZarrCodec {
         `a chunk of ${chunk.data.length} ${chunk.data.constructor.name} elements; the array's chunks hold ${count} ${this.#type}`,
       );
     }
-    const shape = this.#shape.length >= 1 && this.#shape.length <= 8 ? { shape: this.#shape } : {};
-    const type = this.#type === 'f16' ? { type: 'f16' as const } : {};
-    return engine.compress(chunk.data, { ...this.#options, ...shape, ...type });
+    // one plan an array (the predictor over the chunk's shape, planned on the calling thread): a
+    // chunk that plans none (a constant one, say) is not kept for the others, up to 8 such
+    let plan = this.#plan;
+    if (plan === undefined) {
+      const shape = this.#shape.length >= 1 && this.#shape.length <= 8 ? { shape: this.#shape } : {};
+      const type = this.#type === 'f16' ? { type: 'f16' as const } : {};
+      plan = engine.planCompress(chunk.data, { ...this.#options, ...shape, ...type });
+      if (plan.predictor !== 'none' || ++this.#plannedNone >= 8) this.#plan = plan;
+    }
+    return engine.compress(chunk.data, { plan });
   }
 
   /**
@@ -144,7 +155,21 @@ export class ParleZarrCodec {
   async decode(bytes: Uint8Array): Promise<ZarrChunk> {
     const engine = await this.#engine();
     const count = this.#shape.reduce((a, d) => a * d, 1);
-    const data = (await engine.decompress(bytes, { maxElements: count })) as ParleArray;
+    let data: ParleArray;
+    if (engine.sharedMemory && engine.workers > 0 && this.#type !== 'f16' && typeof SharedArrayBuffer !== 'undefined') {
+      // the workers write the chunk into the array zarrita receives, as they decode it
+      const out = new (arrayConstructor(this.#type))(new SharedArrayBuffer(count * elementSize(this.#type)));
+      try {
+        data = await engine.decompress(bytes, { maxElements: count, out });
+      } catch (error) {
+        // a container of another type or element count than the array's chunks
+        if (isParleError(error) && (error.code === ErrorCodes.LENGTH_MISMATCH || error.code === ErrorCodes.INVALID_ARGUMENT))
+          throw new ParleError(ErrorCodes.CORRUPT, `not a chunk of this array: ${error.message}`);
+        throw error;
+      }
+      return { data, shape: [...this.#shape], stride: stridesOf(this.#shape) };
+    }
+    data = (await engine.decompress(bytes, { maxElements: count })) as ParleArray;
     if (data.length !== count || !holdsType(data, this.#type)) {
       throw new ParleError(
         ErrorCodes.CORRUPT,

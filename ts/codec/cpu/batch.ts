@@ -70,6 +70,8 @@ export const enum DecodeJob {
   Index = 9,
   /** Result: 1 once the chunk is decoded (with `notifyEvery`). */
   Done = 10,
+  /** With `hostOut`: the chunk's byte offset in it (after hostOut.byteOffset). */
+  HostOutAt = 11,
 }
 
 export const enum JobFlags {
@@ -116,6 +118,13 @@ export interface DecodeChunksParams {
    * every this many jobs (and at the last), so it copies results out while the workers go on.
    */
   notifyEvery?: number;
+  /**
+   * A host result in shared memory (a SharedArrayBuffer other than the kernels' memory): each
+   * participant copies every chunk it decodes from its OutPtr to `byteOffset` + the job's
+   * HostOutAt there, so the engine's thread copies nothing out (the chunks of a Zarr array, each
+   * decoded into the array zarrita receives).
+   */
+  hostOut?: { buffer: SharedArrayBuffer; byteOffset: number };
 }
 
 /** What a participant of `encodeChunks` returns: the chooser's reasons (with `explain`), by job. */
@@ -264,6 +273,7 @@ export function writeDecodeJob(words: Uint32Array, entry: ChunkEntry, index: num
   writeJobEntry(words, entry);
   words[DecodeJob.Index] = index;
   words[DecodeJob.Done] = 0; // the table's memory is reused: no stale mark from an earlier batch
+  words[DecodeJob.HostOutAt] = 0;
 }
 
 /**
@@ -275,6 +285,7 @@ export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
   takeJobs(ctx, p.counterPtr, p.jobs, p.arenaPtrs, (i, arenaPtr) => {
     const words = new Uint32Array(ctx.memory.buffer, p.jobsPtr + 4 * JOB_WORDS * i, JOB_WORDS);
     const entry = jobEntry(words);
+    const outPtr = words[DecodeJob.OutPtr];
     decodeChunkAt(ctx, {
       elementSize: p.elementSize,
       entry,
@@ -282,9 +293,14 @@ export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
       payloadPtr: words[DecodeJob.PayloadPtr],
       arenaPtr,
       arenaBytes: p.arenaBytes,
-      outPtr: words[DecodeJob.OutPtr],
+      outPtr,
       exactOut: p.exactOut,
     });
+    if (p.hostOut !== undefined) {
+      const raw = entry.elementCount * p.elementSize;
+      const at = p.hostOut.byteOffset + words[DecodeJob.HostOutAt];
+      new Uint8Array(p.hostOut.buffer, at, raw).set(new Uint8Array(ctx.memory.buffer, outPtr, raw));
+    }
     if (p.notifyEvery !== undefined) {
       Atomics.store(words, DecodeJob.Done, 1);
       const counters = new Int32Array(ctx.memory.buffer, p.counterPtr, COUNTER_BYTES / 4);

@@ -12,7 +12,7 @@ import { encodeArenaBytes, payloadRoomBytes } from './encode.js';
 import { decodeArenaBytes, decodeArenaBytesFor } from './decode.js';
 import { readDirectory } from './directory.js';
 import { pipelineName, type Pipeline } from '../../format/stages.js';
-import { COUNTER_BYTES, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
+import { COUNTER_BYTES, DecodeJob, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
 import type { PredictPlan } from '../predict.js';
 
 /** The batch procedures' table in the kernels' memory: their counters, then a job of JOB_WORDS u32 a chunk (./batch.ts). */
@@ -433,6 +433,11 @@ export function decodeChunkRun(
   const outAt: number[] = [];
   for (let i = 0, at = 0; i < chunks.length; at += chunks[i].entry.elementCount * size, i++) outAt.push(at);
   const copied = new Uint8Array(chunks.length);
+  // a host result over a SharedArrayBuffer (not the kernels' memory) the workers can write
+  const sharedOut =
+    !inPlace && typeof SharedArrayBuffer !== 'undefined' && out.buffer instanceof SharedArrayBuffer && out.buffer !== cpu.heap.buffer
+      ? out.buffer
+      : undefined;
   let outBlockPtr = 0;
   const copyOut = (i: number) => {
     const raw = chunks[i].entry.elementCount * size;
@@ -447,7 +452,7 @@ export function decodeChunkRun(
     ({ counterPtr, jobsPtr, blocks: [payloadBlock, outBlock, ...arenaPtrs] }, _participants, staged) => {
       outBlockPtr = outBlock;
       const table = new Uint32Array(cpu.heap.buffer, jobsPtr, chunks.length * JOB_WORDS);
-      let outAt = 0;
+      let inPlaceAt = 0;
       for (let i = 0; i < chunks.length; i++) {
         const c = chunks[i];
         let payloadPtr = c.payloadPtr;
@@ -455,12 +460,18 @@ export function decodeChunkRun(
           payloadPtr = payloadBlock + payloadSlots.at[i];
           cpu.writeBytes(payloadPtr, c.payload);
         }
-        const outPtr = inPlace ? out + outAt : outBlock + outSlots.at[i];
+        const outPtr = inPlace ? out + inPlaceAt : outBlock + outSlots.at[i];
         writeDecodeJob(table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS), c.entry, c.index, payloadPtr, outPtr);
-        outAt += c.entry.elementCount * size;
+        inPlaceAt += c.entry.elementCount * size;
       }
       const params = { elementSize: size, jobsPtr, jobs: chunks.length, counterPtr, arenaPtrs, arenaBytes, exactOut: inPlace };
       if (inPlace || !staged) return { params };
+      if (sharedOut !== undefined && (out as Uint8Array).byteLength < 2 ** 32) {
+        // a result in shared memory: the workers copy each chunk there as they decode it
+        for (let i = 0; i < chunks.length; i++) table[i * JOB_WORDS + DecodeJob.HostOutAt] = outAt[i];
+        copied.fill(1);
+        return { params: { ...params, hostOut: { buffer: sharedOut, byteOffset: (out as Uint8Array).byteOffset } } };
+      }
       // on workers, into a host array: this thread copies each chunk out as it is decoded (woken
       // about 16 times a batch), instead of all of them after the last
       const notifyEvery = Math.max(1, Math.ceil(chunks.length / 16));
