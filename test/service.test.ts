@@ -954,7 +954,7 @@ describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutM
   let host: string;
   let port: number;
   beforeAll(async () => {
-    limited = await createService(engine, { maxConnections: 2, headersTimeoutMs: 300, keepAliveTimeoutMs: 200, maxRequestsPerSocket: 2 });
+    limited = await createService(engine, { headersTimeoutMs: 300, keepAliveTimeoutMs: 200, maxRequestsPerSocket: 2 });
     const url = new URL(await limited.listen({ port: 0, host: '127.0.0.1' }));
     host = url.hostname;
     port = Number(url.port);
@@ -963,9 +963,9 @@ describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutM
     await limited?.close();
   });
 
-  /** A raw TCP connection; `text()` resolves to everything the server sent once it closes. */
-  async function connect(): Promise<{ socket: net.Socket; text: () => Promise<string> }> {
-    const socket = net.connect({ host, port });
+  /** A raw TCP connection (to `limited` by default); `text()` resolves to everything the server sent once it closes. */
+  async function connect(to = { host, port }): Promise<{ socket: net.Socket; text: () => Promise<string> }> {
+    const socket = net.connect(to);
     socket.on('error', () => undefined);
     const received: Buffer[] = [];
     socket.on('data', (d: Buffer) => received.push(d));
@@ -974,28 +974,60 @@ describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutM
     return { socket, text: () => closed };
   }
 
-  it('a connection beyond maxConnections is closed as it arrives; the others are served', async () => {
-    const server = limited.app.server;
-    const accepted = new Promise<void>((resolve) => {
+  /** `test` against a service of maxConnections 2 whose headers timeout (60 s) cannot end a connection during it. */
+  async function withTwoConnections(test: (service: Service, to: { host: string; port: number }) => Promise<void>): Promise<void> {
+    const service = await createService(engine, { maxConnections: 2, headersTimeoutMs: 60_000 });
+    const url = new URL(await service.listen({ port: 0, host: '127.0.0.1' }));
+    try {
+      await test(service, { host: url.hostname, port: Number(url.port) });
+    } finally {
+      await service.close();
+    }
+  }
+
+  /** Resolves once the service has seen `count` connections (each, with `sending`, its first bytes). */
+  function seen(service: Service, count: number, sending = false): Promise<void> {
+    return new Promise<void>((resolve) => {
       let n = 0;
-      const onConnection = () => {
-        if (++n === 2) {
-          server.off('connection', onConnection);
-          resolve();
-        }
-      };
-      server.on('connection', onConnection);
+      service.app.server.on('connection', (socket: net.Socket) => {
+        if (!sending && ++n === count) resolve();
+        if (sending) socket.once('data', () => ++n === count && resolve());
+      });
     });
-    const a = await connect();
-    const b = await connect();
-    await accepted;
-    const dropped = once(server, 'drop');
-    const c = await connect();
-    await dropped;
-    expect(await c.text()).toBe('');
-    a.socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-    expect(await a.text()).toMatch(/^HTTP\/1\.1 200 /);
-    b.socket.destroy();
+  }
+
+  it('a connection beyond maxConnections closes the oldest one that has not sent a byte; the others are served', async () => {
+    await withTwoConnections(async (service, to) => {
+      const accepted = seen(service, 2);
+      const a = await connect(to);
+      const b = await connect(to);
+      await accepted;
+      // a third: the oldest silent one (a) goes, the newcomer is served
+      const c = await connect(to);
+      expect(await a.text()).toBe('');
+      c.socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      expect(await c.text()).toMatch(/^HTTP\/1\.1 200 /);
+      b.socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      expect(await b.text()).toMatch(/^HTTP\/1\.1 200 /);
+    });
+  });
+
+  it('at maxConnections with every open connection sending, a new one is closed as it arrives', async () => {
+    await withTwoConnections(async (service, to) => {
+      const sent = seen(service, 2, true);
+      const x = await connect(to);
+      const y = await connect(to);
+      // headers begun, not finished: both have sent bytes
+      x.socket.write('GET /healthz HTTP/1.1\r\n');
+      y.socket.write('GET /healthz HTTP/1.1\r\n');
+      await sent;
+      const z = await connect(to);
+      expect(await z.text()).toBe('');
+      expect(x.socket.destroyed || y.socket.destroyed).toBe(false);
+      x.socket.end('Host: x\r\nConnection: close\r\n\r\n');
+      expect(await x.text()).toMatch(/^HTTP\/1\.1 200 /);
+      y.socket.destroy();
+    });
   });
 
   it('a connection that never sends a byte is closed after headersTimeoutMs (it would hold a slot of maxConnections)', async () => {

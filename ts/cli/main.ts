@@ -340,7 +340,10 @@ export function buildProgram(): Command {
     )
     .addOption(new Option('--timeout-ms <n>', 'per-request timeout').argParser(integerFlag('--timeout-ms', 1)).default(120_000))
     .addOption(
-      new Option('--max-connections <n>', 'open connections per process; more are closed as they arrive')
+      new Option(
+        '--max-connections <n>',
+        'open connections per process; one more closes the oldest that has sent nothing yet (itself if none)',
+      )
         .argParser(integerFlag('--max-connections', 1, 2 ** 31 - 1))
         .default(4096),
     )
