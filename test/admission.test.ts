@@ -53,6 +53,31 @@ describe('the admission gate', () => {
     expect(gate.waiting).toBe(0);
   });
 
+  it('refuseAtOnce throws what acquire would refuse with at once, and returns where acquire would admit or queue', async () => {
+    const { gate } = gateWith({ maxWaitMs: 1000, maxWaiting: 1, initialBytesPerS: 1e6 });
+    expect(() => gate.refuseAtOnce(job(1e12))).not.toThrow(); // a free turn: admitted whatever the estimate
+    const held = await gate.acquire(undefined, job(0.5e6));
+    let shed = 0;
+    gate.on('shed', () => shed++);
+    expect(() => gate.refuseAtOnce(job(0.2e6))).not.toThrow(); // 0.7 s expected: would queue
+    const overloaded = (() => {
+      try {
+        gate.refuseAtOnce(job(2e6));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(overloaded).toBeInstanceOf(ServiceError);
+    expect((overloaded as ServiceError).code).toBe(ServiceErrorCodes.OVERLOADED);
+    expect(shed).toBe(1);
+    // nothing was queued by the checks; one waiter fills the queue, then QUEUE_FULL
+    expect(gate.waiting).toBe(0);
+    const waiting = gate.acquire(undefined, job(0.1e6));
+    expect(() => gate.refuseAtOnce(job(0.1e6))).toThrow(expect.objectContaining({ code: ErrorCodes.QUEUE_FULL }));
+    held();
+    (await waiting)();
+  });
+
   it('queues a newcomer whose expected wait is within the bound, and turns go first in, first out', async () => {
     const { gate } = gateWith({ maxWaitMs: 5000, initialBytesPerS: 1e6 });
     const first = await gate.acquire(undefined, job(1e6));

@@ -23,6 +23,7 @@ import { Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
 import { makeHeader, writeHeader } from '../ts/format/layout.js';
 import { createService, type Service } from '../ts/service/index.js';
+import { ADMIT_AFTER_BYTES } from '../ts/service/streams.js';
 import type { ParleArray } from '../ts/types.js';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
 import { metricSum } from '../bench/metrics-text.mjs';
@@ -465,14 +466,15 @@ describe('backpressure', () => {
   it('503 QUEUE_FULL with Retry-After when the queue is full; the queued request is served after', async () => {
     const body = new Uint8Array(1 << 20).fill(5);
     const first = open(tightBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
-    await write(first.req, body.subarray(0, 1000));
+    // a turn is taken once ADMIT_AFTER_BYTES of the body are in
+    await write(first.req, body.subarray(0, ADMIT_AFTER_BYTES + 1000));
     expect((await first.response).statusCode).toBe(200); // holds the one turn
     const queued = once(tight.gate, 'queued');
     const second = open(tightBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
     second.req.end(body);
     await queued;
     expectError(await send(tightBase, 'POST', '/v1/sort?type=u32', OCTETS, new Uint8Array(16)), 503, ErrorCodes.QUEUE_FULL);
-    first.req.end(body.subarray(1000));
+    first.req.end(body.subarray(ADMIT_AFTER_BYTES + 1000));
     expect((await first.reply).status).toBe(200);
     const secondReply = await second.reply;
     expect(secondReply.status).toBe(200);
@@ -514,7 +516,7 @@ describe('shedding and bad clients', () => {
     const before = await metricsOf(shedderBase);
     const body = new Uint8Array(1 << 20).fill(3);
     const first = open(shedderBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
-    await write(first.req, body.subarray(0, 1000));
+    await write(first.req, body.subarray(0, ADMIT_AFTER_BYTES + 1000));
     expect((await first.response).statusCode).toBe(200); // holds the one turn
     // Expect: 100-continue: the body would only be sent after a 100, which a shed request never gets.
     const second = open(shedderBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length, expect: '100-continue' });
@@ -526,7 +528,7 @@ describe('shedding and bad clients', () => {
     expect(Number(shed.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(continued).toBe(false);
     second.req.destroy();
-    first.req.end(body.subarray(1000));
+    first.req.end(body.subarray(ADMIT_AFTER_BYTES + 1000));
     expect((await first.reply).status).toBe(200);
     await shedder.gate.whenIdle();
     // A free turn: admitted whatever the estimate; with Expect: 100-continue the 100 comes, then the answer.
@@ -551,9 +553,19 @@ describe('shedding and bad clients', () => {
     await write(sort.req, new Uint8Array(16));
     expectError(await sort.reply, 408, 'SLOW_BODY');
     sort.req.destroy();
+    // a body that stalls before ADMIT_AFTER_BYTES never takes a turn: a real 408 too
+    let admissions = 0;
+    const countAdmission = () => admissions++;
+    strict.gate.on('admitted', countAdmission);
+    const early = open(strictBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': 1 << 20 });
+    await write(early.req, new Uint8Array(1000));
+    expectError(await early.reply, 408, 'SLOW_BODY');
+    early.req.destroy();
+    strict.gate.off('admitted', countAdmission);
+    expect(admissions).toBe(0);
     // compress has sent its 200 with the container header: the response is cut.
     const compress = open(strictBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': 1 << 20 });
-    await write(compress.req, new Uint8Array(1000));
+    await write(compress.req, new Uint8Array(ADMIT_AFTER_BYTES + 1000));
     expect((await compress.response).statusCode).toBe(200);
     await expect(compress.reply).rejects.toThrow();
     compress.req.destroy();
@@ -562,7 +574,7 @@ describe('shedding and bad clients', () => {
     const delta = (labels: Record<string, string>) =>
       metricSum(after, 'parle_service_failed_requests_total', labels) - metricSum(before, 'parle_service_failed_requests_total', labels);
     expect(delta({ route: '/v1/sort', code: 'SLOW_BODY', status: '408' })).toBe(1);
-    expect(delta({ route: '/v1/compress', code: 'SLOW_BODY', status: '408' })).toBe(1); // cut: counted with its error's status
+    expect(delta({ route: '/v1/compress', code: 'SLOW_BODY', status: '408' })).toBe(2); // answered, and cut: counted with its error's status
     // A whole body sent at once meets the floor.
     expect((await send(strictBase, 'POST', '/v1/compress?type=u8', OCTETS, new Uint8Array(1 << 20))).status).toBe(200);
   });
@@ -916,7 +928,7 @@ describe('decompression bombs: output bounds (maxOutputBytes, maxOutputRatio)', 
     expect(errorOf(reply).message).toMatch(/for \d+ bytes of body/);
   });
 
-  it('a client that sends Expect: 100-continue is admitted first, then refused from the header', async () => {
+  it('a client that sends Expect: 100-continue gets its 100, then is refused from the header without taking a turn', async () => {
     const header = writeHeader(makeHeader('u32', 2 ** 30, 1 << 20));
     const r = open(url, 'POST', '/v1/decompress', { ...PARLE, expect: '100-continue', 'content-length': header.length });
     r.req.once('continue', () => r.req.end(header));
@@ -925,7 +937,8 @@ describe('decompression bombs: output bounds (maxOutputBytes, maxOutputRatio)', 
       reply = await r.reply;
     });
     expectError(reply, 413, ErrorCodes.LIMIT_EXCEEDED);
-    expect(admitted).toBe(1);
+    // the header is among the body's first bytes, read before a turn is taken (ADMIT_AFTER_BYTES)
+    expect(admitted).toBe(0);
   });
 
   it('the gate weighs an admitted decompress by the output its header declares, and counts its output as done', async () => {

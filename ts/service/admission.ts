@@ -194,6 +194,36 @@ export class AdmissionGate extends EventEmitter {
   }
 
   /**
+   * Throws what {@link acquire} would reject with at once for `job` now (OVERLOADED, QUEUE_FULL),
+   * and returns when it would give a turn or queue: a request checks this on arrival, before its
+   * client sends the body it would refuse, and acquires once the body's first bytes are in.
+   * Emits `shed` or `refused` as acquire does.
+   * @throws ServiceError OVERLOADED; ParleError QUEUE_FULL
+   */
+  refuseAtOnce(job: Job = { bytes: undefined, done: () => 0 }): void {
+    if (this.activeJobs.size < this.maxActive) return;
+    const waitMs = this.expectedWaitFor(job);
+    if (waitMs > this.maxWaitMs) {
+      this.emit('shed');
+      const retryAfterSeconds = Math.max(1, Math.ceil((waitMs - this.maxWaitMs) / 1000));
+      throw new ServiceError(
+        ServiceErrorCodes.OVERLOADED,
+        503,
+        `the work queued ahead and this request's would take about ${Math.round(waitMs)} ms at ${(this.rateOf(job) / 1e6).toFixed(0)} MB/s, ` +
+          `more than the bound (maxWaitMs) of ${this.maxWaitMs} ms; retry after ${retryAfterSeconds} s`,
+        retryAfterSeconds,
+      );
+    }
+    if (this.waiters.length >= this.maxWaiting) {
+      this.emit('refused');
+      throw new ParleError(
+        ErrorCodes.QUEUE_FULL,
+        `${this.activeJobs.size} requests are being served and ${this.waiters.length} wait, the limit (queue) is ${this.maxWaiting}`,
+      );
+    }
+  }
+
+  /**
    * Waits for a turn; resolves to the function that gives it back (call it exactly once).
    * `job` tells the gate the request's size and progress (for the estimates; default: unknown
    * size, nothing read).
@@ -208,28 +238,10 @@ export class AdmissionGate extends EventEmitter {
       this.start(job);
       return Promise.resolve(this.releaser(job));
     }
-    const waitMs = this.expectedWaitFor(job);
-    if (waitMs > this.maxWaitMs) {
-      this.emit('shed');
-      const retryAfterSeconds = Math.max(1, Math.ceil((waitMs - this.maxWaitMs) / 1000));
-      return Promise.reject(
-        new ServiceError(
-          ServiceErrorCodes.OVERLOADED,
-          503,
-          `the work queued ahead and this request's would take about ${Math.round(waitMs)} ms at ${(this.rateOf(job) / 1e6).toFixed(0)} MB/s, ` +
-            `more than the bound (maxWaitMs) of ${this.maxWaitMs} ms; retry after ${retryAfterSeconds} s`,
-          retryAfterSeconds,
-        ),
-      );
-    }
-    if (this.waiters.length >= this.maxWaiting) {
-      this.emit('refused');
-      return Promise.reject(
-        new ParleError(
-          ErrorCodes.QUEUE_FULL,
-          `${this.activeJobs.size} requests are being served and ${this.waiters.length} wait, the limit (queue) is ${this.maxWaiting}`,
-        ),
-      );
+    try {
+      this.refuseAtOnce(job);
+    } catch (e) {
+      return Promise.reject(e);
     }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, job, queuedAt: this.now(), predictedMs: this.aheadMs() };

@@ -48,9 +48,8 @@ export interface ServiceOptions {
   maxBody?: number;
   /**
    * Largest output of a decompress, in bytes (default 1 GiB, as `maxBody`). A container whose
-   * header declares more is refused with 413 LIMIT_EXCEEDED before any output (and, for clients
-   * that do not send `Expect: 100-continue`, before it waits for a turn): a container of a few
-   * hundred bytes may declare gigabytes of constant elements.
+   * header declares more is refused with 413 LIMIT_EXCEEDED before any output and before it
+   * takes a turn: a container of a few hundred bytes may declare gigabytes of constant elements.
    */
   maxOutputBytes?: number;
   /**
@@ -653,7 +652,8 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       // A client that did not ask `Expect: 100-continue` sends its body anyway: its header is
       // read now, so a container that declares too much output is refused at once instead of
       // after a wait for a turn, and the gate weighs the request by the output it declares.
-      // (One that asked is admitted first, on the mean size, so a shed one never sends its body.)
+      // (One that asked passes the gate's shed check first, on the mean size, so a shed one never
+      // sends its body; its header is then among the body's first bytes, read before a turn.)
       const head = work.sendContinue === undefined ? await readHead(body, HEADER_BYTES) : undefined;
       if (head !== undefined) limit.checkHeader(head.bytes);
       const reader = engine.createDecompressor();
@@ -757,8 +757,8 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
 
   // `Expect: 100-continue` (curl sends it for bodies over 1 MiB): Node answers 100 Continue at
   // once unless 'checkContinue' is listened for. Here the request is routed as any other and the
-  // 100 goes out only when its body is first read (RequestWork.sendContinue), after admission:
-  // a shed request's client never sends its body.
+  // 100 goes out only when its body is first read (RequestWork.sendContinue), after the gate's
+  // shed check (AdmissionGate.refuseAtOnce): a shed request's client never sends its body.
   app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
   await app.ready();
 
