@@ -17,7 +17,9 @@
 #      bash bench/gpu-machine.sh run BENCH... [-- ARGS]
 #    BENCH: gpu-layer, gpu-corpus, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors,
 #    suite; CPU only: corpus, corpus-scaling, service-load (the --processes sweep;
-#    SECONDS_A_PHASE=30, PROCESSES="1 2 4 8 16"). All but gpu-layer, cuda-anchors and suite read
+#    SECONDS_A_PHASE=30, PROCESSES="1 2 4 8 16"), service-clients (polite clients with and
+#    without Expect, clients that never back off; 20 s a phase) and service-hostile (the load
+#    beside idle sockets, bombs and tricklers; 20 s a phase). All but gpu-layer, cuda-anchors and suite read
 #    the corpus (pack --corpus). ARGS go to every BENCH named. Results go to $OUT/<machine>/
 #    (bench/lib/results.mjs: nvidia-h200 for a GPU benchmark, nvidia-h200-host for a CPU one),
 #    all that is printed to $OUT/run.log. A call must end within 10 minutes and returns 8 files:
@@ -142,7 +144,24 @@ bench() {
           --loads compress:photos,decompress:photos --out "$OUT" "$@" | grep -v '^{"benchmark'
       done
       return ;;
-    *) echo "unknown benchmark $what (gpu-layer, gpu-corpus, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors, suite, corpus, corpus-scaling, service-load)" >&2; return 2 ;;
+    service-clients)
+      # the three kinds of client of issue #47 on `parle serve --processes 2`, each its own file
+      local kind expect backoff
+      for kind in polite-expect:1:1 polite:0:1 never-back-off:0:0; do
+        IFS=: read -r kind expect backoff <<<"$kind"
+        node bench/service-load.mjs --processes 2 --workers "$(nproc)" --seconds "${SECONDS_A_PHASE:-20}" \
+          --loads compress:photos,decompress:photos --expect-continue "$expect" --backoff "$backoff" --out "$OUT" "$@" | grep -v '^{"benchmark'
+        mv "$OUT/$host/service-load-processes-2.json" "$OUT/$host/service-load-clients-$kind.json"
+      done
+      return ;;
+    service-hostile)
+      # the load alone, then beside 10,000 idle sockets, 100 bombs and 32 tricklers (issue #47)
+      mkdir -p "$OUT/$host"
+      node bench/service-load.mjs --hostile-only --workers "$(nproc)" --bad-seconds "${SECONDS_A_PHASE:-20}" "$@" >/tmp/hostile.out
+      cat /tmp/hostile.out
+      grep '^{' /tmp/hostile.out >"$OUT/$host/service-load-hostile.json"
+      return ;;
+    *) echo "unknown benchmark $what (gpu-layer, gpu-corpus, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors, suite, corpus, corpus-scaling, service-load, service-clients, service-hostile)" >&2; return 2 ;;
   esac
   case "$what" in
     corpus) node bench/corpus.mjs --workers "1,$(nproc)" --out "$OUT" "$@" ;;
