@@ -53,29 +53,29 @@ describe('the admission gate', () => {
     expect(gate.waiting).toBe(0);
   });
 
-  it('refuseAtOnce throws what acquire would refuse with at once, and returns where acquire would admit or queue', async () => {
-    const { gate } = gateWith({ maxWaitMs: 1000, maxWaiting: 1, initialBytesPerS: 1e6 });
-    expect(() => gate.refuseAtOnce(job(1e12))).not.toThrow(); // a free turn: admitted whatever the estimate
-    const held = await gate.acquire(undefined, job(0.5e6));
+  it('reserve refuses at once as acquire would; a reservation counts as work ahead, and its acquire is never shed', async () => {
+    const { gate } = gateWith({ maxWaitMs: 1000, maxWaiting: 2, initialBytesPerS: 1e6 });
+    const first = gate.reserve(job(0.5e6)); // a free turn: reserved whatever the estimate
+    expect(gate.expectedWaitMs()).toBeCloseTo(500, 6); // counted as work ahead
     let shed = 0;
     gate.on('shed', () => shed++);
-    expect(() => gate.refuseAtOnce(job(0.2e6))).not.toThrow(); // 0.7 s expected: would queue
-    const overloaded = (() => {
-      try {
-        gate.refuseAtOnce(job(2e6));
-      } catch (e) {
-        return e;
-      }
-    })();
-    expect(overloaded).toBeInstanceOf(ServiceError);
-    expect((overloaded as ServiceError).code).toBe(ServiceErrorCodes.OVERLOADED);
+    expect(() => gate.reserve(job(2e6))).toThrow(expect.objectContaining({ code: ServiceErrorCodes.OVERLOADED }));
     expect(shed).toBe(1);
-    // nothing was queued by the checks; one waiter fills the queue, then QUEUE_FULL
-    expect(gate.waiting).toBe(0);
-    const waiting = gate.acquire(undefined, job(0.1e6));
-    expect(() => gate.refuseAtOnce(job(0.1e6))).toThrow(expect.objectContaining({ code: ErrorCodes.QUEUE_FULL }));
+    const second = gate.reserve(job(0.2e6)); // 0.7 s expected: within the bound
+    const held = await first.acquire();
+    expect(gate.active).toBe(1);
+    // the clock runs and the estimate grows past the bound: the reservation still queues, not shed
+    const third = gate.reserve(job(0.1e6));
+    expect(() => gate.reserve(job(0.1e6))).toThrow(expect.objectContaining({ code: ErrorCodes.QUEUE_FULL }));
+    const waiting = second.acquire();
+    expect(gate.waiting).toBe(1);
+    await expect(second.acquire()).rejects.toThrow(/once/);
+    third.cancel();
+    third.cancel(); // a second call is a no-op
     held();
     (await waiting)();
+    await gate.whenIdle();
+    expect(shed).toBe(1);
   });
 
   it('queues a newcomer whose expected wait is within the bound, and turns go first in, first out', async () => {

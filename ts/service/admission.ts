@@ -8,7 +8,10 @@
  *     passes `maxWaitMs`: it would not be done within that time;
  *   - QUEUE_FULL (503 with Retry-After): `maxWaiting` requests already wait (a count, a backstop).
  *
- * A request that finds a free turn is always admitted, whatever the estimate.
+ * A request that finds a free turn is always admitted, whatever the estimate. The service checks
+ * on arrival and holds a place ({@link AdmissionGate.reserve}, counted as waiting work) while
+ * the body's first bytes come in, then takes its turn without a second check: a request is shed
+ * only before its client sent anything, and a slow client holds a place, not a turn.
  *
  * Why shed instead of queueing: a queued request's client waits, and one that waits longer than
  * its own timeout has cost the service its whole body for nothing (issue 34: a third of 64
@@ -63,6 +66,18 @@ export interface Job {
   readonly kind?: string;
 }
 
+/** A place held by {@link AdmissionGate.reserve}: take the turn, or give the place up (each once). */
+export interface Reservation {
+  /**
+   * Takes a turn, waiting for one if none is free; never shed. Resolves to the function that
+   * gives it back (call it exactly once).
+   * @throws ParleError ABORTED (when `signal` aborts while waiting)
+   */
+  acquire(signal?: AbortSignal): Promise<() => void>;
+  /** Gives the place up (a request that failed before it took its turn). */
+  cancel(): void;
+}
+
 interface Waiter {
   resolve: (release: () => void) => void;
   reject: (error: unknown) => void;
@@ -100,6 +115,8 @@ export class AdmissionGate extends EventEmitter {
   readonly maxWaitMs: number;
   private readonly activeJobs = new Set<Job>();
   private readonly waiters: Waiter[] = [];
+  /** Requests that passed the check on arrival and wait for their body's first bytes ({@link reserve}). */
+  private readonly reservedJobs = new Set<Job>();
   /** Bytes read by requests that have given their turn back, by kind. */
   private readonly finishedBytes = new Map<string, number>();
   private readonly initialRate: number;
@@ -127,12 +144,13 @@ export class AdmissionGate extends EventEmitter {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** Resolves once no request holds or waits for a turn (at once when none does). */
+  /** Resolves once no request holds, waits for or reserved a turn (at once when none does). */
   whenIdle(): Promise<void> {
-    if (this.activeJobs.size === 0 && this.waiters.length === 0) return Promise.resolve();
+    const idle = () => this.activeJobs.size === 0 && this.waiters.length === 0 && this.reservedJobs.size === 0;
+    if (idle()) return Promise.resolve();
     return new Promise((resolve) => {
       const check = () => {
-        if (this.activeJobs.size === 0 && this.waiters.length === 0) {
+        if (idle()) {
           this.off('released', check);
           resolve();
         }
@@ -182,6 +200,7 @@ export class AdmissionGate extends EventEmitter {
     let seconds = 0;
     for (const job of this.activeJobs) seconds += Math.max(0, this.sizeOf(job) - job.done()) / this.rateOf(job);
     for (const waiter of this.waiters) seconds += this.sizeOf(waiter.job) / this.rateOf(waiter.job);
+    for (const job of this.reservedJobs) seconds += this.sizeOf(job) / this.rateOf(job);
     return seconds * 1000;
   }
 
@@ -194,14 +213,41 @@ export class AdmissionGate extends EventEmitter {
   }
 
   /**
-   * Throws what {@link acquire} would reject with at once for `job` now (OVERLOADED, QUEUE_FULL),
-   * and returns when it would give a turn or queue: a request checks this on arrival, before its
-   * client sends the body it would refuse, and acquires once the body's first bytes are in.
-   * Emits `shed` or `refused` as acquire does.
+   * Reserves a place for `job` on arrival, before its client sends the body: throws what
+   * {@link acquire} would reject with at once (OVERLOADED, QUEUE_FULL), else holds the place
+   * (counted in the estimates and the waiting count as a request waiting for a turn) until the
+   * reservation's `acquire` takes a turn, never shed then, or `cancel` gives it up. The service
+   * reserves on arrival and acquires once the body's first bytes are in, so a request is shed
+   * only before its client sent anything, and a turn is held by work, not by a slow client.
    * @throws ServiceError OVERLOADED; ParleError QUEUE_FULL
    */
-  refuseAtOnce(job: Job = { bytes: undefined, done: () => 0 }): void {
-    if (this.activeJobs.size < this.maxActive) return;
+  reserve(job: Job = { bytes: undefined, done: () => 0 }): Reservation {
+    if (this.activeJobs.size + this.reservedJobs.size >= this.maxActive) this.refuseAtOnce(job);
+    this.reservedJobs.add(job);
+    let open = true;
+    const close = () => {
+      const was = open;
+      open = false;
+      this.reservedJobs.delete(job);
+      return was;
+    };
+    return {
+      acquire: (signal) => {
+        if (!close()) return Promise.reject(new Error('a reservation is acquired or cancelled once'));
+        return this.enter(signal, job);
+      },
+      cancel: () => {
+        if (close()) this.emit('released');
+      },
+    };
+  }
+
+  /**
+   * Throws what {@link acquire} rejects with at once for `job` when every turn is taken: OVERLOADED
+   * when its expected wait passes maxWaitMs, QUEUE_FULL when maxWaiting requests wait (or hold a
+   * reservation). Emits `shed` or `refused`.
+   */
+  private refuseAtOnce(job: Job): void {
     const waitMs = this.expectedWaitFor(job);
     if (waitMs > this.maxWaitMs) {
       this.emit('shed');
@@ -214,11 +260,11 @@ export class AdmissionGate extends EventEmitter {
         retryAfterSeconds,
       );
     }
-    if (this.waiters.length >= this.maxWaiting) {
+    if (this.waiters.length + this.reservedJobs.size >= this.maxWaiting) {
       this.emit('refused');
       throw new ParleError(
         ErrorCodes.QUEUE_FULL,
-        `${this.activeJobs.size} requests are being served and ${this.waiters.length} wait, the limit (queue) is ${this.maxWaiting}`,
+        `${this.activeJobs.size} requests are being served and ${this.waiters.length + this.reservedJobs.size} wait, the limit (queue) is ${this.maxWaiting}`,
       );
     }
   }
@@ -234,14 +280,22 @@ export class AdmissionGate extends EventEmitter {
    */
   acquire(signal?: AbortSignal, job: Job = { bytes: undefined, done: () => 0 }): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
+    if (this.activeJobs.size + this.reservedJobs.size >= this.maxActive) {
+      try {
+        this.refuseAtOnce(job);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return this.enter(signal, job);
+  }
+
+  /** A turn for `job` now when one is free, else a place in the queue (no check: the caller made it). */
+  private enter(signal: AbortSignal | undefined, job: Job): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.activeJobs.size < this.maxActive) {
       this.start(job);
       return Promise.resolve(this.releaser(job));
-    }
-    try {
-      this.refuseAtOnce(job);
-    } catch (e) {
-      return Promise.reject(e);
     }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, job, queuedAt: this.now(), predictedMs: this.aheadMs() };

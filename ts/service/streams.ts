@@ -17,7 +17,7 @@
 import { Readable } from 'node:stream';
 import { ContainerWriter, type ContainerReader } from '../codec/stream.js';
 import type { Header } from '../format/layout.js';
-import type { AdmissionGate, Job } from './admission.js';
+import type { AdmissionGate, Job, Reservation } from './admission.js';
 import { floorAllowanceMs, throwIfAborted, type BodyFloor, type RequestPhases, type RequestWork } from './body.js';
 import { ServiceError, ServiceErrorCodes } from './errors.js';
 
@@ -98,9 +98,11 @@ async function* runCodec(
   const pieces = body()[Symbol.asyncIterator]();
   const early: Uint8Array[] = [];
   let ended = false;
+  let reservation: Reservation | undefined;
   try {
-    // 503 at once, before the client sends the body (Expect: 100-continue) or more of it
-    gate.refuseAtOnce(gateJob);
+    // 503 at once, before the client sends the body (Expect: 100-continue) or more of it; past
+    // this the request is never shed
+    reservation = gate.reserve(gateJob);
     // Turns are held by work, not by waiting for a client: the body's first ADMIT_AFTER_BYTES
     // (or all of it) arrive before the request takes one, so a client trickling its body meets
     // the body floor's 408 without ever holding a turn (32 such clients had held every turn
@@ -115,9 +117,12 @@ async function* runCodec(
       got += next.value.length;
     }
     spent('bodyMs');
-    release = await gate.acquire(signal, gateJob);
+    const held = reservation;
+    reservation = undefined;
+    release = await held.acquire(signal);
   } catch (e) {
     work.error ??= e;
+    reservation?.cancel();
     await pieces.return?.(undefined);
     throw e;
   } finally {
