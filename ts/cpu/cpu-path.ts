@@ -47,10 +47,18 @@ export const SEGMENT_BYTES = 16 << 20;
 export const INLINE_BYTES = 4 << 20;
 /**
  * Inputs of at least this many bytes spread the chunks of compress and decompress over every
- * worker (CpuPath.runChunks); below, the calling thread codes them (a round trip to the workers
- * costs about as much as coding 64 KiB).
+ * worker (CpuPath.runChunks); below, one worker codes them (a round trip to the workers costs
+ * about as much as coding 64 KiB, so splitting smaller inputs gains nothing).
  */
 export const PARALLEL_BYTES = 256 << 10;
+/**
+ * Inputs of at least this many bytes are coded off the calling thread when there are two or
+ * more workers (CpuPath.runChunks): one worker below {@link PARALLEL_BYTES}, every worker from
+ * it. Many calls of one chunk each (the chunks of a Zarr array, read at once) then spread over
+ * the workers instead of taking the calling thread one after another, and a page's main thread
+ * stays free; a lone call of this size pays a round trip (0.1-0.5 ms on the 2-core VM).
+ */
+export const OFFLOAD_BYTES = 32 << 10;
 
 /** Options of {@link CpuPath.create}. */
 export interface CpuPathOptions {
@@ -563,10 +571,11 @@ export class CpuPath {
   }
 
   /**
-   * Runs a batch procedure (e.g. the codec's, ts/codec/cpu/batch.ts) over `jobs` chunks: on every worker at once
-   * when there are two or more chunks, the workers share the memory and the input is at least
-   * {@link PARALLEL_BYTES} bytes (two or more workers) or inlineBytes (one worker), else on the
-   * calling thread. Allocates the counters (`table.counterBytes`, zeroed), the job
+   * Runs a batch procedure (e.g. the codec's, ts/codec/cpu/batch.ts) over `jobs` chunks, where
+   * the workers share the memory: with two or more workers, on one of them from
+   * {@link OFFLOAD_BYTES} of input and on every one (as many as chunks) from
+   * {@link PARALLEL_BYTES}; with one, on it when there are two or more chunks and inlineBytes;
+   * else on the calling thread. Allocates the counters (`table.counterBytes`, zeroed), the job
    * table (`jobs` x `table.jobBytes`) and blocks of `sizes(participants)` (0: none), lets `build`
    * fill them and make the params (`staged`: on workers, where it may leave the rest of the
    * input to its `feed`, called once the tasks are posted), runs one task a participant and lets
@@ -587,11 +596,16 @@ export class CpuPath {
     read: (results: Procedures[P]['result'][], at: { jobsPtr: number; blocks: number[] }) => R,
     signal?: AbortSignal,
   ): Promise<R> {
-    // two or more workers split the chunks from PARALLEL_BYTES on; one worker only takes the work
-    // off this thread (a round trip costs 0.1-0.5 ms on the 2-core VM), as other ops do from inlineBytes
+    // two or more workers: one takes the work off this thread from OFFLOAD_BYTES on, all split
+    // the chunks from PARALLEL_BYTES on; one worker only takes the work off this thread (a round
+    // trip costs 0.1-0.5 ms on the 2-core VM), as other ops do from inlineBytes
     const workers = this.pool?.concurrency ?? 0;
-    const parallel = this.pool !== undefined && this.shared && jobs > 1 && inputBytes >= (workers >= 2 ? PARALLEL_BYTES : this.inlineBytes);
-    const participants = parallel ? Math.min(this.pool!.concurrency, jobs) : 1;
+    const parallel =
+      this.pool !== undefined &&
+      this.shared &&
+      inputBytes >= (workers >= 2 ? OFFLOAD_BYTES : this.inlineBytes) &&
+      (jobs > 1 || workers >= 2);
+    const participants = parallel && inputBytes >= PARALLEL_BYTES ? Math.min(workers, jobs) : 1;
     return this.withBlocks(
       [table.counterBytes, Math.max(1, jobs) * table.jobBytes, ...sizes(participants)],
       async (held) => {
