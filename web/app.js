@@ -4,6 +4,7 @@
 import { createEngine, elementSize, isParleError } from '/dist/browser/index.js';
 import { drawTimesChart } from './chart.js';
 import { runSelfTest } from './selftest.js';
+import { openZarrView } from './zarr-view.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -432,6 +433,9 @@ async function main() {
   setProgress(0, 'ready');
   document.body.dataset.ready = 'true';
   updateButtons();
+  // the Zarr section reads on the same engine, after calibration (whose timings it would disturb);
+  // it shows its own errors
+  void openZarrView(engine);
 }
 
 main().catch((e) => {

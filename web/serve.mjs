@@ -4,7 +4,10 @@
 // layout the package ships, so the page imports '/dist/browser/index.js' as any site would and the
 // bundle finds its worker (./worker.js) and kernels (../../build/*.wasm) by URL. The repository's
 // sample arrays (data/samples/*.u8, *.u16, their .json descriptions, SOURCE.md and the licences)
-// are served read-only at /samples/, for the page's "try a sample" button.
+// are served read-only at /samples/, for the page's "try a sample" button; the Zarr store of
+// data/zarr/ (t1-mri.zarr: its zarr.json and chunk files) at /zarr/, and zarrita (an npm package:
+// ES modules, but with bare imports a page cannot resolve) bundled by esbuild at /vendor/zarrita.js
+// on its first request, for the page's Zarr section.
 //
 // By default every response carries the two headers that make the page cross-origin isolated
 // (SharedArrayBuffer, so the engine's workers share one WebAssembly.Memory: zero copy):
@@ -12,12 +15,13 @@
 //   Cross-Origin-Embedder-Policy: require-corp
 // `--no-isolation` leaves them out; the engine then transfers segments to its workers instead.
 //
-// node:http and no dependency: the server is 100 lines with a fixed allow-list of folders, and
-// none of the well-kept static servers (serve, http-server, sirv) is installed here.
+// node:http and no dependency but esbuild (a devDependency, loaded only for /vendor/):
+// the server is 200 lines with a fixed allow-list of folders, and none of the well-kept static
+// servers (serve, http-server, sirv) is installed here.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { dirname, extname, join, normalize, sep } from 'node:path';
+import { basename, dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,6 +34,8 @@ const MOUNTS = [
   { prefix: '/dist/browser/', dir: 'dist/browser', allow: /\.(js|js\.map)$/ },
   { prefix: '/build/', dir: 'build', allow: /\.wasm$/ },
   { prefix: '/samples/', dir: 'data/samples', allow: /\.(u8|u16|u32|i32|f32|json|md|txt)$/, flat: true },
+  // a store's metadata and chunks (default chunk keys: c/0/1/1), nothing else of data/zarr/
+  { prefix: '/zarr/', dir: 'data/zarr', allow: /[\\/][\w-]+\.zarr[\\/](zarr\.json|c([\\/]\d+)+)$/ },
   { prefix: '/', dir: 'web', allow: /\.(html|js|css|svg)$/ },
 ];
 
@@ -50,6 +56,37 @@ export const ISOLATION_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Embedder-Policy': 'require-corp',
 };
+
+let vendorModules;
+/**
+ * zarrita for the browser, bundled once per server process (about 300 ms): its package is ES
+ * modules importing `numcodecs` and `@zarrita/storage` by bare names a page cannot resolve. Split
+ * at its dynamic imports, so the page loads the core (90 kB) and numcodecs' blosc, lz4 and zstd
+ * (1.4 MB of inlined WebAssembly) only for an array that names them.
+ * @returns {Promise<Map<string, string>>} file name under /vendor/ -> code: `zarrita.js` and its chunks
+ */
+function bundleVendorModules() {
+  vendorModules ??= import('esbuild')
+    .then(({ build }) =>
+      build({
+        stdin: { contents: "export * from 'zarrita';", resolveDir: root, loader: 'js', sourcefile: 'zarrita.js' },
+        bundle: true,
+        splitting: true,
+        format: 'esm',
+        platform: 'browser',
+        target: 'es2022',
+        outdir: join(root, 'vendor'),
+        entryNames: 'zarrita',
+        chunkNames: 'chunk-[hash]',
+        write: false,
+        logLevel: 'silent',
+      }),
+    )
+    .then((result) => new Map(result.outputFiles.map((file) => [basename(file.path), file.text])));
+  // a failed build is tried again on the next request
+  vendorModules.catch(() => (vendorModules = undefined));
+  return vendorModules;
+}
 
 /** The file a request path maps to, or null when it is outside the allow-list. */
 function resolvePath(urlPath) {
@@ -91,8 +128,23 @@ export async function startServer({ port = 8080, host = '127.0.0.1', isolation =
       res.writeHead(status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' });
       res.end(req.method === 'HEAD' ? undefined : text);
     };
+    if (log) res.on('finish', () => console.log(`${res.statusCode} ${req.method} ${req.url}`));
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n');
-    const file = resolvePath(new URL(req.url ?? '/', 'http://localhost').pathname);
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (pathname.startsWith('/vendor/')) {
+      let modules;
+      try {
+        modules = await bundleVendorModules();
+      } catch (e) {
+        return send(500, `could not bundle zarrita: ${e.message} (run \`npm install\`)\n`);
+      }
+      const name = pathname.slice('/vendor/'.length);
+      if (!modules.has(name)) return send(404, 'not found\n');
+      const code = Buffer.from(modules.get(name));
+      res.writeHead(200, { ...headers, 'Content-Type': TYPES['.js'], 'Content-Length': code.length });
+      return res.end(req.method === 'HEAD' ? undefined : code);
+    }
+    const file = resolvePath(pathname);
     if (!file) return send(404, 'not found\n');
     let info;
     try {
@@ -105,7 +157,6 @@ export async function startServer({ port = 8080, host = '127.0.0.1', isolation =
     res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Content-Length': info.size });
     if (req.method === 'HEAD') return res.end();
     createReadStream(file).pipe(res);
-    if (log) res.on('finish', () => console.log(`${res.statusCode} ${req.url}`));
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
