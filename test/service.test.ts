@@ -797,6 +797,35 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
     expect(metricSum(after, 'parle_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
+  it('a process that does not answer the collection within 2 s is summed with its last one: the counters lag, never drop', async () => {
+    const before = await scrape(); // every process has answered a collection
+    const [stopped] = await healthPids(url, (seen) => seen.size === 2);
+    process.kill(stopped, 'SIGSTOP');
+    try {
+      // the scrape must land on the other process (a connection given to the stopped one waits:
+      // given up after 6 s, and the next goes elsewhere)
+      let text: string | undefined;
+      for (let tries = 0; tries < 6 && text === undefined; tries++) {
+        const r = open(url, 'GET', '/metrics');
+        r.req.end();
+        const timer = new Promise<undefined>((resolve) => setTimeout(resolve, 6000, undefined));
+        const reply = await Promise.race([r.reply, timer]);
+        if (reply === undefined) r.req.destroy();
+        else if (reply.status === 200) text = reply.body.toString();
+      }
+      expect(text).toBeDefined();
+      expect(metricSum(text!, 'parle_service_stale_processes')).toBe(1);
+      expect(metricSum(text!, 'parle_service_processes')).toBe(2);
+      expect(answered(text!)).toBeGreaterThanOrEqual(answered(before));
+    } finally {
+      process.kill(stopped, 'SIGCONT');
+    }
+    // running again, it answers a later collection (however busy the machine: a few tries)
+    let stale = 1;
+    for (let tries = 0; tries < 10 && stale !== 0; tries++) stale = metricSum(await scrape(), 'parle_service_stale_processes');
+    expect(stale).toBe(0);
+  }, 90_000);
+
   it('a process that dies is restarted on the same port (logged), the service keeps serving, the summed counters do not drop', async () => {
     // The counters as last scraped from every process: a dead process's counts stay in the sum
     // as of the last scrape (ts/service/cluster.ts), so scrape just before the kill.

@@ -63,7 +63,11 @@ type ToChild = MetricsText | CollectRequest;
 
 /** The environment variable that carries a child's {@link ChildAssignment}. */
 export const CHILD_ENV = 'PARLE_SERVE_PROCESS';
-/** Milliseconds the primary waits for a child's metrics; a child that does not answer is left out of the sum. */
+/**
+ * Milliseconds the primary waits for a child's metrics; a child that does not answer in time (a
+ * main thread busy with a burst of work) is summed with its last collection, so the sum's
+ * counters lag for that scrape instead of dropping.
+ */
 const COLLECT_TIMEOUT_MS = 2000;
 /** Milliseconds a child waits for the summed metrics before answering 503. */
 const METRICS_TIMEOUT_MS = 5000;
@@ -264,20 +268,29 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   /** Asks every listening child for its metrics, sums them, adds the primary's own. */
   async function sumMetrics(): Promise<string> {
     const asked = [...children.values()].filter((child) => child.listening && child.worker.isConnected());
+    let stale = 0;
     const answers = await Promise.all(
       asked.map(
         (child) =>
           new Promise<MetricsJson | undefined>((resolve) => {
             const id = nextCollect++;
-            const timer = setTimeout(() => finish(undefined), COLLECT_TIMEOUT_MS);
-            const finish = (metrics: MetricsJson | undefined) => {
-              clearTimeout(timer);
+            const timer = setTimeout(() => {
+              // late: its last collection stands in (counters lag, never drop); the answer, when
+              // it comes, is still kept for the next scrape
+              collecting.set(id, keep);
+              stale++;
+              resolve(child.lastSeen?.metrics);
+            }, COLLECT_TIMEOUT_MS);
+            const keep = (metrics: MetricsJson | undefined) => {
               collecting.delete(id);
               // Concurrent scrapes: keep the newest collection.
               if (metrics && (child.lastSeen?.id ?? 0) < id) child.lastSeen = { id, metrics };
-              resolve(metrics);
             };
-            collecting.set(id, finish);
+            collecting.set(id, (metrics) => {
+              clearTimeout(timer);
+              keep(metrics);
+              resolve(metrics);
+            });
             sendToChild(child, { type: 'parle:collect', id });
           }),
       ),
@@ -285,7 +298,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     const got = answers.filter((answer): answer is MetricsJson => answer !== undefined);
     if (retired.length > 1) retired = [await AggregatorRegistry.aggregate(retired).getMetricsAsJSON()]; // one entry, however many died
     const summed = AggregatorRegistry.aggregate<typeof Registry.PROMETHEUS_CONTENT_TYPE>([...got, ...retired]);
-    return Registry.merge([summed, primaryMetrics(got.length, restarts)]).metrics();
+    return Registry.merge([summed, primaryMetrics(got.length, restarts, stale)]).metrics();
   }
 
   function sendToChild(child: Child, message: ToChild): void {
@@ -350,13 +363,18 @@ function freePort(host: string): Promise<number> {
 }
 
 /** The primary's own metrics, added to the children's sum: a fresh registry per answer, so concurrent scrapes do not mix. */
-function primaryMetrics(summed: number, restarts: number): Registry {
+function primaryMetrics(summed: number, restarts: number, stale: number): Registry {
   const registry = new Registry();
   new Gauge({
     name: 'parle_service_processes',
     help: 'Processes whose metrics are summed in this answer (parle serve --processes)',
     registers: [registry],
   }).set(summed);
+  new Gauge({
+    name: 'parle_service_stale_processes',
+    help: 'Processes summed with their last collection, not answering within 2 s for this one',
+    registers: [registry],
+  }).set(stale);
   new Counter({
     name: 'parle_service_process_restarts_total',
     help: 'Service processes restarted after they died',
