@@ -31,7 +31,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { delimiter, extname, join, normalize, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
@@ -98,6 +98,8 @@ const withTimeout = (promise, what) => {
 };
 
 const started = performance.now();
+const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
+console.log(`load average (1, 5, 15 min) before: ${loadBefore.join(', ')}`);
 const dir = mkdtempSync(join(tmpdir(), 'parle-zarr-browser-bench-'));
 const storeDir = join(dir, 'store');
 const libDir = join(dir, 'lib');
@@ -423,12 +425,13 @@ for (const [what, ok, detail] of checks) console.log(`${ok ? 'PASS' : 'MISS'} ${
 const elapsedS = (performance.now() - started) / 1000;
 console.log(`${elapsedS.toFixed(0)} s`);
 
-const machine = machineInfo({ workers, chromium: chromiumVersion, fizarrita });
+const machine = machineInfo({ workers, chromium: chromiumVersion, fizarrita, loadBefore });
+console.log(`load average after: ${machine.loadAverage.join(', ')}`);
 const zarritaVersion = JSON.parse(readFileSync(join(ROOT, 'node_modules/zarrita/package.json'), 'utf8')).version;
 const md = [
   '# Zarr arrays read in Chromium: the parle codec against numcodecs and fizarrita',
   '',
-  `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, Chromium ${chromiumVersion}, ${machine.date.slice(0, 10)}, commit ${machine.commit}; zarrita ${zarritaVersion}${fizarrita ? `, fizarrita ${fizarrita.version} (on zarrita ${fizarrita.zarrita}: see the script)` : ', fizarrita not installed'}; parle's engine and fizarrita's pool of ${workers} workers. Stores written in Node, read over loopback HTTP (zarrita's FetchStore) by a cross-origin isolated page. Each array is a corpus array stacked along its first axis to at least ${args['min-mib']} MiB; chunks of about ${args['chunk-mib']} MiB; region: two chunks' rows, the middle half of the other axes. Medians of ${rounds} rounds (${REGION_READS} region reads each) after a warm-up read whose bytes are checked. read: MB/s of the array's raw bytes. busy: the main thread's task time (CDP TaskDuration) over a whole read's wall time; cpu: its CPU time (ThreadTime) over the same; longest: the longest task seen (longtask entries, over 50 ms).`,
+  `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, Chromium ${chromiumVersion}, ${machine.date.slice(0, 10)}, commit ${machine.commit}, load average ${loadBefore[0]} before and ${machine.loadAverage[0]} after; zarrita ${zarritaVersion}${fizarrita ? `, fizarrita ${fizarrita.version} (on zarrita ${fizarrita.zarrita}: see the script)` : ', fizarrita not installed'}; parle's engine and fizarrita's pool of ${workers} workers. Stores written in Node, read over loopback HTTP (zarrita's FetchStore) by a cross-origin isolated page. Each array is a corpus array stacked along its first axis to at least ${args['min-mib']} MiB; chunks of about ${args['chunk-mib']} MiB; region: two chunks' rows, the middle half of the other axes. Medians of ${rounds} rounds (${REGION_READS} region reads each) after a warm-up read whose bytes are checked. read: MB/s of the array's raw bytes. busy: the main thread's task time (CDP TaskDuration) over a whole read's wall time; cpu: its CPU time (ThreadTime) over the same; longest: the longest task seen (longtask entries, over 50 ms).`,
   '',
   '| file | shape | codec | reader | chunk shape | ratio | read MB/s | region ms | busy | cpu | longest ms |',
   '| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
