@@ -14,7 +14,7 @@
 // Usage: node bench/zarr.mjs [--workers 2] [--chunk-mib 1] [--min-mib 64] [--quick] [--out DIR];
 // needs the corpus (bash bench/corpus/fetch.sh) and `npm run build`. Writes zarr.json and zarr.md
 // into bench/results/<machine>/ (quick: bench/.quick/).
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,9 +22,9 @@ import * as zarr from 'zarrita';
 import { FileSystemStore } from '@zarrita/storage';
 import { createEngine } from '../dist/node/index.js';
 import { register } from '../dist/node/zarr.js';
-import { dataFiles, readArray, repeatTo } from './lib/files.mjs';
 import { timeCalls } from './lib/measure.mjs';
 import { machineInfo, ROOT, writeResults } from './lib/results.mjs';
+import { codecsOf, stackedArray, storeBytes, ZARR_CODECS, zarrFiles } from './lib/zarr-arrays.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,69 +42,17 @@ const minBytes = Number(args['min-mib']) * 2 ** 20;
 const engine = await createEngine({ workers, gpu: 'off', calibration: 'skip' });
 register(zarr.registry, { engine });
 
-/** The arrays: 2-D and 3-D corpus arrays whose index gives a shape, and their Zarr data type. */
-const DTYPES = { u8: 'uint8', u16: 'uint16', u32: 'uint32', i16: 'int16', f32: 'float32', f64: 'float64' };
-const WANTED =
-  args.files?.split(',') ??
-  (args.quick ? ['dem_trinidad.f32'] : ['mri_colin27_t1.u8', 'macaque_atlas_labels.u16', 'dem_trinidad.f32', 'pdb_atoms.f32']);
-const INDEX = (await import('./corpus/index.json', { with: { type: 'json' } })).default;
-const files = dataFiles({ samples: [] }).filter((f) => WANTED.includes(f.name));
-if (files.length === 0) throw new Error('no corpus file found: run bash bench/corpus/fetch.sh');
-
-const CODECS = {
-  parle: [{ name: 'parle', configuration: { level: 5 } }],
-  'parle level 1': [{ name: 'parle', configuration: { level: 1 } }],
-  // the floor of any codec's read: zarrita allocating the array and copying each chunk into it
-  // (on the VM a fresh 64 MiB array costs about 270 ms of page faults on first touch)
-  'uncompressed (bytes)': [{ name: 'bytes', configuration: { endian: 'little' } }],
-  'numcodecs zstd 1': [
-    { name: 'bytes', configuration: { endian: 'little' } },
-    { name: 'zstd', configuration: { level: 1, checksum: false } },
-  ],
-  'numcodecs blosc zstd 5 shuffle': [
-    { name: 'bytes', configuration: { endian: 'little' } },
-    { name: 'blosc', configuration: { cname: 'zstd', clevel: 5, shuffle: 'shuffle', typesize: 4, blocksize: 0 } },
-  ],
-};
-
-const storeBytes = (dir) => {
-  let total = 0;
-  const walk = (d) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name !== 'zarr.json') total += statSync(p).size;
-    }
-  };
-  walk(dir);
-  return total;
-};
+const files = zarrFiles({ files: args.files, quick: args.quick });
 
 const rows = [];
 const dir = mkdtempSync(join(tmpdir(), 'parle-zarr-bench-'));
 try {
   for (const file of files) {
-    const one = readArray(file);
-    const oneShape = INDEX.find((e) => e.file === file.name).shape;
-    // stacked along the first axis to at least minBytes (whole copies)
-    const copies = Math.max(1, Math.ceil(minBytes / one.byteLength));
-    const data = repeatTo(new Uint8Array(one.buffer), copies * one.byteLength, file.Ctor);
-    const shape = [oneShape[0] * copies, ...oneShape.slice(1)];
-    const dtype = DTYPES[file.type];
-    const rowBytes = (one.byteLength / oneShape[0]) | 0;
-    const chunkShape = [Math.max(1, Math.min(shape[0], Math.round(chunkBytes / rowBytes))), ...shape.slice(1)];
-    const stride = shape.map((_, d) => shape.slice(d + 1).reduce((a, x) => a * x, 1));
+    const { data, shape, stride, chunkShape, dtype, region: bounds } = stackedArray(file, { minBytes, chunkBytes });
     const bytes = data.byteLength;
-    // a sub-region: two chunks' rows from a third of the way in, the middle half of the other axes
-    const region = shape.map((d, i) =>
-      i === 0
-        ? zarr.slice(Math.floor(d / 3), Math.min(d, Math.floor(d / 3) + 2 * chunkShape[0]))
-        : zarr.slice(Math.floor(d / 4), Math.floor((3 * d) / 4)),
-    );
-    for (const [name, codecs] of Object.entries(CODECS)) {
-      const codecList = name.includes('blosc')
-        ? [codecs[0], { ...codecs[1], configuration: { ...codecs[1].configuration, typesize: data.BYTES_PER_ELEMENT } }]
-        : codecs;
+    const region = bounds.map(([start, stop]) => zarr.slice(start, stop));
+    for (const name of Object.keys(ZARR_CODECS)) {
+      const codecList = codecsOf(name, data.BYTES_PER_ELEMENT);
       let n = 0;
       const fresh = async () => {
         const path = join(dir, `${file.name}-${name.replace(/\W+/g, '-')}-${n++}`);
