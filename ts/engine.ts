@@ -43,6 +43,7 @@ import {
   SORT_KEY_TYPES,
 } from './types.js';
 import { chunkLengthOf, makeCompressPlan, predictPlanOf, type CompressPlan } from './codec/settings.js';
+import type { Placement } from './codec/place.js';
 import { inspectContainer, readAtBytes, type ContainerReport } from './format/container.js';
 import { radixSort as sortOnGpu } from './gpu/radix-sort.js';
 import { rleDecode as rleDecodeOnGpu, rleEncode as rleEncodeOnGpu } from './gpu/rle.js';
@@ -1009,8 +1010,12 @@ export class Engine {
       checkArray(out, 'options.out');
       if (opts.to === 'device') throw new ParleError(ErrorCodes.INVALID_OPTION, "options.out is a host array: not with to: 'device'");
     }
+    const place = opts.place as Placement | undefined;
+    if (place !== undefined && (out === undefined || bytes instanceof DeviceArray))
+      throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.place needs options.out and a container on the host', { option: 'place' });
     if (bytes instanceof DeviceArray) return this.decompressDevice(bytes, opts, maxElements, out);
-    const route = await this.route('decompress', bytes, opts);
+    // a placement decodes on the CPU
+    const route = await this.route('decompress', bytes, place === undefined ? opts : { ...opts, path: 'cpu' });
     const { to, signal } = route;
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const bytesResident = this.cpu.isResident(bytes);
@@ -1021,7 +1026,11 @@ export class Engine {
           const onDevice = await decompressToDevice(this.cpu, this.gpu, view, maxElements, signal);
           return this.deliverDecoded(onDevice, to, out, view, bytesResident);
         }
-        const result = await decompressBytes(this.cpu, view, maxElements, signal, { out, bytesResident });
+        const result = await decompressBytes(this.cpu, view, maxElements, signal, {
+          out,
+          bytesResident,
+          ...(place !== undefined ? { place } : {}),
+        });
         return this.deliver(result, to);
       }),
     );

@@ -52,6 +52,7 @@ export type { Header } from './format/layout.js';
 export type { ContainerReport } from './format/container.js';
 export type { ChunkReport } from './codec/cpu/chunks.js';
 export { CompressPlan } from './codec/settings.js';
+export type { Placement } from './codec/place.js';
 export {
   compressBound,
   DEFAULT_CHUNK_BYTES,

@@ -10,6 +10,7 @@ import { DEFAULT_LEVEL, MAX_CHUNK_BYTES, MAX_LEVEL, MAX_RANK, MIN_LEVEL } from '
 import { checkErrorBound } from './codec/quantize.js';
 import { compressSettingsWith, settingsOfPlan, type CompressPlan, type CompressSettings } from './codec/settings.js';
 import { parseCodec } from './format/stages.js';
+import type { Placement } from './codec/place.js';
 import { DeviceArray } from './gpu/device-array.js';
 import type { ElementType, ParleArray, SortKeys } from './types.js';
 import { checkArray, elementSize, elementTypeOf } from './types.js';
@@ -239,6 +240,17 @@ export interface DecompressOptions extends OpOptions {
    * the workers. The promise resolves to it. Not with `to: 'device'`.
    */
   out?: ParleArray;
+  /**
+   * Writes only a block of the container's elements into `out`, at its place there (a Zarr
+   * chunk into the array a read returns): the elements as an array of `place.shape`, the block
+   * `[start, start + count)` of it, written at `out[outOffset]` with `out`'s `outStrides`
+   * (elements). `out` (required) is then any host array of the container's type the block fits;
+   * over a SharedArrayBuffer, the workers write each decoded chunk's part of the block there
+   * themselves. Decodes on the CPU. INVALID_OPTION for a block outside the shape or a write past
+   * `out`, LENGTH_MISMATCH for a shape of another element count. `out` outside the block is not
+   * touched.
+   */
+  place?: Placement;
 }
 
 /**
@@ -398,7 +410,7 @@ export const OPTION_KEYS = {
     type: true,
     signal: true,
   }),
-  decompress: keysOf<DecompressOptions>({ ...OP_KEYS, maxElements: true, out: true }),
+  decompress: keysOf<DecompressOptions>({ ...OP_KEYS, maxElements: true, out: true, place: true }),
   createCompressor: keysOf<CompressorOptions>({
     chunkBytes: true,
     codec: true,

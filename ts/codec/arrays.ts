@@ -18,6 +18,8 @@ import {
   type EncodedChunk,
 } from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
+import { checkPlacement, copyRun, placeRuns, type Placement } from './place.js';
+import type { Header, LocatedChunk } from '../format/layout.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
 import { makeHeader } from '../format/layout.js';
 import { chunkCodecOf, chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from './settings.js';
@@ -146,11 +148,13 @@ export async function decompressBytes(
   bytes: Uint8Array,
   maxElements: number,
   signal?: AbortSignal,
-  options: { out?: ParleArray; bytesResident?: boolean } = {},
+  options: { out?: ParleArray; bytesResident?: boolean; place?: Placement } = {},
 ): Promise<ParleArray> {
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   const size = elementSize(header.type);
   const out = options.out;
+  if (options.place !== undefined)
+    return decompressPlaced(cpu, bytes, header, chunks, options.place, out!, signal, options.bytesResident === true);
   if (out !== undefined) checkOut(cpu, out, header.type, header.elementCount, bytes, options.bytesResident === true);
   const result =
     out ??
@@ -193,6 +197,59 @@ export async function decompressBytes(
     );
   });
   return result;
+}
+
+/**
+ * {@link decompressBytes} with a placement (ts/codec/place.ts): the container's elements, an
+ * array of `place.shape`, have their block written into `out` (of the container's type, any
+ * length the block fits); by the workers as they decode where `out` is over a SharedArrayBuffer,
+ * else by this thread from each decoded chunk. Version-1 containers and workers that own their
+ * memories decode whole first, then place.
+ * @throws ParleError as decompressBytes; INVALID_OPTION, LENGTH_MISMATCH (checkPlacement);
+ *   INVALID_ARGUMENT (`out` of another type, in the kernels' memory, or overlapping `bytes`)
+ */
+async function decompressPlaced(
+  cpu: CpuPath,
+  bytes: Uint8Array,
+  header: Header,
+  chunks: readonly LocatedChunk[],
+  placement: Placement,
+  out: ParleArray,
+  signal: AbortSignal | undefined,
+  bytesResident: boolean,
+): Promise<ParleArray> {
+  if (!holdsType(out, header.type))
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.out must hold ${header.type} elements (the container's type)`);
+  if (cpu.isResident(out)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out with options.place must be a host array');
+  if (
+    out.buffer === bytes.buffer &&
+    out.byteOffset < bytes.byteOffset + bytes.byteLength &&
+    bytes.byteOffset < out.byteOffset + out.byteLength
+  )
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'options.out overlaps the input');
+  const place = checkPlacement(placement, header.elementCount, out.length);
+  const outBytes = bytesOf(out);
+  if (header.version !== 1 && (cpu.shared || cpu.pool === undefined)) {
+    await decodeChunkRun(
+      cpu,
+      header.type,
+      chunks.map((c) => ({
+        entry: c,
+        index: c.index,
+        payload: bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes),
+        ...(bytesResident ? { payloadPtr: bytes.byteOffset + c.payloadOffset } : {}),
+      })),
+      outBytes,
+      signal,
+      place,
+    );
+    return out;
+  }
+  const whole = await decompressBytes(cpu, bytes, header.elementCount, signal, { bytesResident });
+  const size = elementSize(header.type);
+  const step = place.outStrides[place.outStrides.length - 1];
+  placeRuns(place, 0, header.elementCount, (from, to, n) => copyRun(bytesOf(whole), from * size, outBytes, to * size, n, size, step));
+  return out;
 }
 
 /**

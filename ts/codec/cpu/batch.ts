@@ -15,6 +15,7 @@ import type { CodecContext } from './arena.js';
 import { decodeChunkAt } from './decode.js';
 import { encodeChunkAt } from './encode.js';
 import type { PredictPlan } from '../predict.js';
+import { copyRun, placeRuns, type Placement } from '../place.js';
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
@@ -124,7 +125,7 @@ export interface DecodeChunksParams {
    * HostOutAt there, so the engine's thread copies nothing out (the chunks of a Zarr array, each
    * decoded into the array zarrita receives).
    */
-  hostOut?: { buffer: SharedArrayBuffer; byteOffset: number };
+  hostOut?: { buffer: SharedArrayBuffer; byteOffset: number; place?: Placement };
 }
 
 /** What a participant of `encodeChunks` returns: the chooser's reasons (with `explain`), by job. */
@@ -298,8 +299,20 @@ export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
     });
     if (p.hostOut !== undefined) {
       const raw = entry.elementCount * p.elementSize;
-      const at = p.hostOut.byteOffset + words[DecodeJob.HostOutAt];
-      new Uint8Array(p.hostOut.buffer, at, raw).set(new Uint8Array(ctx.memory.buffer, outPtr, raw));
+      const decoded = new Uint8Array(ctx.memory.buffer, outPtr, raw);
+      const place = p.hostOut.place;
+      if (place === undefined) {
+        new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset + words[DecodeJob.HostOutAt], raw).set(decoded);
+      } else {
+        // the chunk's runs of the block, each to its place in the result
+        const first = words[DecodeJob.HostOutAt];
+        const size = p.elementSize;
+        const dst = new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset);
+        const step = place.outStrides[place.outStrides.length - 1];
+        placeRuns(place, first, first + entry.elementCount, (from, to, n) =>
+          copyRun(decoded, (from - first) * size, dst, to * size, n, size, step),
+        );
+      }
     }
     if (p.notifyEvery !== undefined) {
       Atomics.store(words, DecodeJob.Done, 1);

@@ -14,6 +14,7 @@ import { readDirectory } from './directory.js';
 import { pipelineName, type Pipeline } from '../../format/stages.js';
 import { COUNTER_BYTES, DecodeJob, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
 import type { PredictPlan } from '../predict.js';
+import { copyRun, placeRuns, type Placement } from '../place.js';
 
 /** The batch procedures' table in the kernels' memory: their counters, then a job of JOB_WORDS u32 a chunk (./batch.ts). */
 const JOB_TABLE = { counterBytes: COUNTER_BYTES, jobBytes: JOB_WORDS * 4 };
@@ -416,9 +417,11 @@ export function decodeChunkRun(
   chunks: readonly ChunkToDecode[],
   out: Uint8Array | number,
   signal?: AbortSignal,
+  place?: Placement,
 ): Promise<void> {
   const size = elementSize(type);
   const inPlace = typeof out === 'number';
+  if (inPlace && place !== undefined) throw new Error('decodeChunkRun: a placement needs a host out');
   let arenaBytes = 0;
   let outBytes = 0;
   for (const c of chunks) {
@@ -441,7 +444,16 @@ export function decodeChunkRun(
   let outBlockPtr = 0;
   const copyOut = (i: number) => {
     const raw = chunks[i].entry.elementCount * size;
-    cpu.readBytes(outBlockPtr + outSlots.at[i], raw, out as Uint8Array, outAt[i]);
+    if (place === undefined) {
+      cpu.readBytes(outBlockPtr + outSlots.at[i], raw, out as Uint8Array, outAt[i]);
+      return;
+    }
+    // the chunk's runs of the block, each to its place
+    const first = outAt[i] / size;
+    const decoded = cpu.heap.bytes(outBlockPtr + outSlots.at[i], raw);
+    placeRuns(place, first, first + chunks[i].entry.elementCount, (from, to, n) =>
+      copyRun(decoded, (from - first) * size, out as Uint8Array, to * size, n, size, place.outStrides[place.outStrides.length - 1]),
+    );
   };
   return cpu.runChunks(
     'decodeChunks',
@@ -467,10 +479,13 @@ export function decodeChunkRun(
       const params = { elementSize: size, jobsPtr, jobs: chunks.length, counterPtr, arenaPtrs, arenaBytes, exactOut: inPlace };
       if (inPlace || !staged) return { params };
       if (sharedOut !== undefined && (out as Uint8Array).byteLength < 2 ** 32) {
-        // a result in shared memory: the workers copy each chunk there as they decode it
-        for (let i = 0; i < chunks.length; i++) table[i * JOB_WORDS + DecodeJob.HostOutAt] = outAt[i];
+        // a result in shared memory: the workers copy each chunk there as they decode it (with
+        // a placement, HostOutAt is the chunk's first element in the container)
+        for (let i = 0; i < chunks.length; i++)
+          table[i * JOB_WORDS + DecodeJob.HostOutAt] = place === undefined ? outAt[i] : outAt[i] / size;
         copied.fill(1);
-        return { params: { ...params, hostOut: { buffer: sharedOut, byteOffset: (out as Uint8Array).byteOffset } } };
+        const hostOut = { buffer: sharedOut, byteOffset: (out as Uint8Array).byteOffset, ...(place !== undefined ? { place } : {}) };
+        return { params: { ...params, hostOut } };
       }
       // on workers, into a host array: this thread copies each chunk out as it is decoded (woken
       // about 16 times a batch), instead of all of them after the last

@@ -1,0 +1,114 @@
+/**
+ * Placement of decoded elements into a larger array (decompress's `place`): a container's
+ * elements form an array of `shape` (C order); the block `[start, start + count)` of it is
+ * written into `out` at `outOffset`, `out`'s axes stepping `outStrides` elements. How a Zarr
+ * reader puts each decoded chunk into its place in the array it returns (parle-codec/zarr),
+ * row by row, with no copy of the whole chunk in between. Nothing here allocates per element.
+ */
+import { ErrorCodes, ParleError } from '../errors.js';
+
+/** Where a decoded container's elements go in a larger array; all counts in elements. */
+export interface Placement {
+  /** The container's elements as an array of this shape (C order): its product is their count. */
+  readonly shape: readonly number[];
+  /** The block to write: its first index along each axis... */
+  readonly start: readonly number[];
+  /** ...and its extent along each axis (0 writes nothing). */
+  readonly count: readonly number[];
+  /** Where the block's first element goes in `out`. */
+  readonly outOffset: number;
+  /** `out`'s step along each axis (>= 0; 0 for an axis the block has one index of, as any). */
+  readonly outStrides: readonly number[];
+}
+
+/**
+ * Checks `place` against a container of `elements` elements and an `out` of `outLength`.
+ * @throws ParleError INVALID_OPTION (ranks differ, a block outside the shape, a negative or
+ *   fractional number, a write past `out`), LENGTH_MISMATCH (a shape whose product is not `elements`)
+ */
+export function checkPlacement(place: unknown, elements: number, outLength: number): Placement {
+  const p = place as Placement;
+  const rank = Array.isArray(p?.shape) ? p.shape.length : -1;
+  const ints = (a: unknown, name: string) => {
+    if (!Array.isArray(a) || a.length !== rank || !a.every((v) => Number.isSafeInteger(v) && v >= 0))
+      throw new ParleError(ErrorCodes.INVALID_OPTION, `options.place.${name} must be ${rank} non-negative integers (the shape's rank)`, {
+        option: 'place',
+      });
+  };
+  if (rank < 1)
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.place.shape must be an array of at least one axis', { option: 'place' });
+  ints(p.shape, 'shape');
+  ints(p.start, 'start');
+  ints(p.count, 'count');
+  ints(p.outStrides, 'outStrides');
+  if (!Number.isSafeInteger(p.outOffset) || p.outOffset < 0)
+    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.place.outOffset must be a non-negative integer', { option: 'place' });
+  const product = p.shape.reduce((a, d) => a * d, 1);
+  if (product !== elements)
+    throw new ParleError(ErrorCodes.LENGTH_MISMATCH, `options.place.shape holds ${product} elements; the container has ${elements}`);
+  let last = p.outOffset;
+  let empty = false;
+  for (let d = 0; d < rank; d++) {
+    if (p.start[d] + p.count[d] > p.shape[d])
+      throw new ParleError(ErrorCodes.INVALID_OPTION, `options.place: the block passes the shape along axis ${d}`, { option: 'place' });
+    if (p.count[d] === 0) empty = true;
+    last += Math.max(0, p.count[d] - 1) * p.outStrides[d];
+  }
+  if (!empty && last >= outLength)
+    throw new ParleError(ErrorCodes.INVALID_OPTION, `options.place writes element ${last} of an out of ${outLength}`, { option: 'place' });
+  return p;
+}
+
+/** Elements the block of `place` holds. */
+export function placedElements(place: Placement): number {
+  return place.count.reduce((a, d) => a * d, 1);
+}
+
+/**
+ * Calls `copy(from, to, n)` for each run of the block of `place` that lies in the container's
+ * elements `[first, end)` (one `.parle` chunk's): `from` its index in the container's elements,
+ * `to` in `out`, `n` elements along the last axis, whose steps are 1 in the container (C order)
+ * and `outStrides[rank - 1]` in `out` (1 for a run copied whole; else element by element).
+ */
+export function placeRuns(place: Placement, first: number, end: number, copy: (from: number, to: number, n: number) => void): void {
+  const { shape, start, count, outOffset, outStrides } = place;
+  const rank = shape.length;
+  const last = rank - 1;
+  if (count.some((c) => c === 0) || end <= first) return;
+  // C-order steps of the container's array
+  const steps = new Array<number>(rank);
+  for (let d = last, step = 1; d >= 0; d--) {
+    steps[d] = step;
+    step *= shape[d];
+  }
+  // the rows of the block (every index but the last axis'), in order
+  const index = new Array<number>(rank).fill(0);
+  for (;;) {
+    let from = start[last];
+    let to = outOffset;
+    for (let d = 0; d < last; d++) {
+      from += (start[d] + index[d]) * steps[d];
+      to += index[d] * outStrides[d];
+    }
+    const a = Math.max(from, first);
+    const b = Math.min(from + count[last], end);
+    if (a < b) copy(a, to + (a - from) * outStrides[last], b - a);
+    else if (from >= end) return; // the rows only move on through the container
+    // the next row
+    let d = last - 1;
+    while (d >= 0 && ++index[d] === count[d]) index[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+/**
+ * Copies `n` elements of `size` bytes from `src` at byte `from` (side by side) to `dst` at byte
+ * `to`, stepping `step` elements there (1: one copy of the run).
+ */
+export function copyRun(src: Uint8Array, from: number, dst: Uint8Array, to: number, n: number, size: number, step: number): void {
+  if (step === 1) {
+    dst.set(src.subarray(from, from + n * size), to);
+    return;
+  }
+  for (let k = 0; k < n; k++) dst.set(src.subarray(from + k * size, from + (k + 1) * size), to + k * step * size);
+}
