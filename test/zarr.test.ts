@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as zarr from 'zarrita';
 import { FileSystemStore } from '@zarrita/storage';
-import { createEngine, ErrorCodes, registerZarrCodec, type Engine } from '../ts/index.js';
+import { createEngine, createZarrGet, ErrorCodes, registerZarrCodec, type Engine } from '../ts/index.js';
 
 let engine: Engine;
 let dir: string;
@@ -241,5 +241,88 @@ describe('the parle codec in zarrita', () => {
       (e: unknown) => e as { cause?: { code?: string }; code?: string },
     );
     expect(failed?.cause?.code ?? failed?.code).toBe(ErrorCodes.UNSUPPORTED_TYPE);
+  });
+});
+
+describe('createGet: chunks decoded by the workers into their place in the result', () => {
+  const same = (a: { data: unknown; shape: number[] }, b: { data: unknown; shape: number[] }) => {
+    expect(a.shape).toEqual(b.shape);
+    expect(bytes(a.data as ArrayBufferView).equals(bytes(b.data as ArrayBufferView))).toBe(true);
+  };
+
+  it('reads what zarr.get reads: whole arrays, regions, integer axes, steps, edge chunks, missing chunks', async () => {
+    const get = createZarrGet(zarr, { engine });
+    // chunks of 32 KiB and more (decoded on a worker) and smaller ones; partial edge chunks
+    for (const [dtype, shape, chunks] of [
+      ['uint16', [45, 70, 90], [16, 32, 64]],
+      ['float32', [130, 300], [64, 128]],
+      ['int64', [37, 41], [16, 16]],
+    ] as const) {
+      const { store } = await writeArray(`get-${dtype}`, dtype, [...shape], [...chunks]);
+      const arr = await zarr.open(zarr.root(store).resolve(`get-${dtype}`), { kind: 'array' });
+      const selections: (number | zarr.Slice | null)[][] = [
+        shape.map(() => null),
+        shape.map((d) => zarr.slice(Math.floor(d / 5), Math.floor((4 * d) / 5))),
+        [Math.floor(shape[0] / 2), ...shape.slice(1).map(() => null)],
+        shape.map((d) => zarr.slice(1, d - 1, 3)),
+      ];
+      for (const selection of selections) {
+        const want = (await zarr.get(arr, selection)) as { data: unknown; shape: number[] };
+        const got = (await get(arr, selection)) as { data: ArrayBufferView; shape: number[] };
+        same(got, want);
+        // the workers wrote it into shared memory
+        expect(got.data.buffer).toBeInstanceOf(SharedArrayBuffer);
+      }
+      // a single element goes through zarr.get
+      expect(
+        await get(
+          arr,
+          shape.map(() => 0),
+        ),
+      ).toEqual(
+        await zarr.get(
+          arr,
+          shape.map(() => 0),
+        ),
+      );
+    }
+    // a chunk never written: zarrita's fill value, as zarr.get
+    const { store } = await writeArray('get-holes', 'uint16', [64, 64], [32, 32]);
+    rmSync(join(dir, 'get-holes', 'c', '1', '0'));
+    const holes = await zarr.open(zarr.root(store).resolve('get-holes'), { kind: 'array' });
+    same((await get(holes)) as never, (await zarr.get(holes)) as never);
+  });
+
+  it('a sharded array whose inner codec is parle, and an array of other codecs (read by zarr.get)', async () => {
+    const get = createZarrGet(zarr, { engine });
+    const sharded = await zarr.open(zarr.root(new FileSystemStore(dir)).resolve('sharded'), { kind: 'array' });
+    same((await get(sharded, [zarr.slice(3, 40), null])) as never, (await zarr.get(sharded, [zarr.slice(3, 40), null])) as never);
+    const store = new FileSystemStore(dir);
+    const other = await zarr.create(zarr.root(store).resolve('get-zstd'), {
+      shape: [64, 64],
+      chunkShape: [32, 32],
+      dtype: 'uint16',
+      codecs: [{ name: 'bytes', configuration: { endian: 'little' } }],
+    });
+    await zarr.set(other, null, { data: valuesOf('uint16', 4096) as never, shape: [64, 64], stride: [64, 1] });
+    const got = (await get(other)) as { data: ArrayBufferView; shape: number[] };
+    same(got, (await zarr.get(other)) as never);
+    expect(got.data.buffer).not.toBeInstanceOf(SharedArrayBuffer); // zarr.get's own result
+  });
+
+  it('a corrupted chunk fails with its ParleError code', async () => {
+    const get = createZarrGet(zarr, { engine });
+    const { store } = await writeArray('get-corrupt', 'uint16', [128, 128], [64, 128]);
+    const file = join(dir, 'get-corrupt', 'c', '1', '0');
+    const packed = readFileSync(file);
+    packed[packed.length - 3] ^= 0x5a;
+    writeFileSync(file, packed);
+    const arr = await zarr.open(zarr.root(store).resolve('get-corrupt'), { kind: 'array' });
+    const error = await get(arr).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string },
+    );
+    expect(error?.code).toMatch(/CHECKSUM_MISMATCH|CORRUPT/);
+    same((await get(arr, [zarr.slice(0, 64), null])) as never, (await zarr.get(arr, [zarr.slice(0, 64), null])) as never);
   });
 });

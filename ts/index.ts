@@ -66,6 +66,7 @@ export {
 // The Zarr v3 codec for zarrita.js (also `parle-codec/zarr`, whose `register` is registerZarrCodec)
 export {
   register as registerZarrCodec,
+  createGet as createZarrGet,
   zarrCodec,
   ParleZarrCodec,
   ZARR_CODEC_NAME,
@@ -74,4 +75,5 @@ export {
   type ZarrChunkMetadata,
   type ZarrCodecConfiguration,
   type ZarrCodecOptions,
+  type ZarritaModule,
 } from './zarr/index.js';

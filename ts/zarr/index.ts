@@ -15,6 +15,7 @@ import type { CompressPlan } from '../codec/settings.js';
 import { createEngine, type Engine } from '../engine.js';
 import { ErrorCodes, ParleError, isParleError } from '../errors.js';
 import { arrayConstructor, elementSize, holdsType, type ElementType, type ParleArray } from '../types.js';
+import { copyRun, placeRuns, type Placement } from '../codec/place.js';
 
 /** The codec's name in a Zarr array's metadata (`codecs: [{ name: 'parle', configuration: { ... } }]`). */
 export const ZARR_CODEC_NAME = 'parle';
@@ -204,4 +205,218 @@ export function zarrCodec(options: ZarrCodecOptions = {}): {
 export function register(registry: Map<string, () => Promise<unknown>>, options: ZarrCodecOptions = {}): void {
   const entry = zarrCodec(options);
   registry.set(ZARR_CODEC_NAME, async () => entry);
+}
+
+// ---- reads whose chunks the workers place ---------------------------------------------------
+
+/** What {@link createGet} needs of the zarrita module: its `get`, and the get that takes a setter (zarrita's export for @zarrita/ndarray). */
+export interface ZarritaModule {
+  get: (arr: never, selection?: never, opts?: never) => Promise<unknown>;
+  _zarrita_internal_get?: (arr: unknown, selection: unknown, opts: unknown, setter: unknown) => Promise<unknown>;
+}
+
+/** A chunk's container, fetched and not decoded yet: decoded by a worker into its place. */
+class FetchedChunk {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
+/** One axis of zarrita's mapping from a chunk to the result: a slice `[start, stop, step]` of each, or an index of the chunk and no axis of the result. */
+interface AxisMapping {
+  from: number | [number, number, number];
+  to: [number, number, number] | null;
+}
+
+/**
+ * The placement of a chunk of `shape` into a result of `strides` by zarrita's `mapping`, or
+ * undefined for steps other than 1 (placed on the calling thread then, element by element).
+ */
+function placementOf(mapping: readonly AxisMapping[], shape: readonly number[], strides: readonly number[]): Placement | undefined {
+  const start: number[] = [];
+  const count: number[] = [];
+  const outStrides: number[] = [];
+  let outOffset = 0;
+  let axis = 0;
+  for (const { from, to } of mapping) {
+    if (typeof from === 'number') {
+      if (to !== null) return undefined;
+      start.push(from);
+      count.push(1);
+      outStrides.push(0);
+      continue;
+    }
+    if (to === null || from[2] !== 1 || to[2] !== 1) return undefined;
+    start.push(from[0]);
+    count.push(Math.max(0, from[1] - from[0]));
+    outStrides.push(strides[axis]);
+    outOffset += to[0] * strides[axis];
+    axis++;
+  }
+  return { shape, start, count, outOffset, outStrides };
+}
+
+/** Whether an array's chunks are parle containers only (its codecs, or a shard's inner codecs, are `[parle]`), read from its metadata once. */
+const parleOnly = new WeakMap<object, Promise<boolean>>();
+
+interface ZarritaArray {
+  shape: number[];
+  chunks: number[];
+  dtype: string;
+  store: { get(key: string, options?: unknown): Promise<Uint8Array | undefined> };
+  resolve(path: string): { path: string };
+  getChunk(coords: number[], options?: unknown): Promise<unknown>;
+}
+
+function chunksAreParle(arr: ZarritaArray): Promise<boolean> {
+  let known = parleOnly.get(arr);
+  if (known === undefined) {
+    known = arr.store.get(arr.resolve('zarr.json').path).then(
+      (bytes) => {
+        if (bytes === undefined) return false;
+        const codecs =
+          (JSON.parse(new TextDecoder().decode(bytes)) as { codecs?: { name: string; configuration?: { codecs?: { name: string }[] } }[] })
+            .codecs ?? [];
+        const only = (list: readonly { name: string }[] | undefined) => list?.length === 1 && list[0].name === ZARR_CODEC_NAME;
+        return only(codecs) || (codecs.length === 1 && codecs[0].name === 'sharding_indexed' && only(codecs[0].configuration?.codecs));
+      },
+      () => false,
+    );
+    parleOnly.set(arr, known);
+  }
+  return known;
+}
+
+/**
+ * zarrita's `get` whose chunks the engine's workers decode straight into the array it returns
+ * (a SharedArrayBuffer-backed one where memory is shared): the calling thread fetches each
+ * chunk's container and hands it to a worker, and copies nothing itself (zarrita's `get` copies
+ * every decoded chunk into its result on the calling thread, and touches the result's fresh
+ * pages there: most of a whole read's main-thread time). As @fideus-labs/fizarrita's
+ * `getWorker` does for numcodecs' codecs.
+ *
+ *     import * as zarr from 'zarrita';
+ *     import { register, createGet } from 'parle-codec/zarr';
+ *     register(zarr.registry, { engine });
+ *     const get = createGet(zarr, { engine });
+ *     const { data, shape } = await get(arr, [z, null, null]);   // as zarr.get(arr, [z, null, null])
+ *
+ * Arrays whose chunks are not parle containers alone (other codecs, or a shard whose inner
+ * codecs are not `[parle]`), 0-D arrays, selections of single elements, and a zarrita without
+ * `_zarrita_internal_get` go through `zarr.get` as they are; steps other than 1 are placed on
+ * the calling thread. The result is zarr.get's: `{ data, shape, stride }`, C order.
+ * @throws ParleError of a chunk's decode (CORRUPT, CHECKSUM_MISMATCH, ...), where zarr.get
+ *   throws its CodecPipelineError; zarrita's errors of the selection and the store
+ */
+export function createGet(
+  zarr: ZarritaModule,
+  options: ZarrCodecOptions = {},
+): (arr: unknown, selection?: unknown, opts?: Record<string, unknown>) => Promise<unknown> {
+  const given = options.engine;
+  const engineOf = () => (given !== undefined ? Promise.resolve(given) : (sharedEngine ??= createEngine()));
+  const plainGet = zarr.get as (arr: unknown, selection?: unknown, opts?: unknown) => Promise<unknown>;
+  return async (array, selection = null, opts = {}) => {
+    const arr = array as ZarritaArray;
+    const internal = zarr._zarrita_internal_get;
+    const type = ZARR_DATA_TYPES[arr.dtype];
+    const points = Array.isArray(selection) && selection.every((s) => typeof s === 'number');
+    const marker = Object.getOwnPropertySymbols(arr).find((s) => s.description === 'zarrita.context');
+    if (internal === undefined || marker === undefined || type === undefined || type === 'f16' || arr.shape.length === 0 || points)
+      return plainGet(arr, selection, opts);
+    const [engine, parle] = await Promise.all([engineOf(), chunksAreParle(arr)]);
+    if (!parle) return plainGet(arr, selection, opts);
+    const context = (arr as unknown as Record<symbol, ChunkContext>)[marker];
+    const size = elementSize(type);
+    const pending: Promise<unknown>[] = [];
+    // the array as get sees it: its chunks fetched, not decoded (a missing one: zarrita's fill)
+    const fetching = {
+      shape: arr.shape,
+      chunks: arr.chunks,
+      [marker]: context,
+      getChunk: async (coords: number[], chunkOptions?: unknown) => {
+        const bytes = await context.getChunkBytes(coords, chunkOptions);
+        if (bytes === undefined) return arr.getChunk(coords, chunkOptions);
+        return { data: new FetchedChunk(bytes), shape: context.chunkShape, stride: stridesOf(context.chunkShape) };
+      },
+    };
+    const setter = {
+      prepare: (data: unknown, shape: number[], stride: number[]) => ({ data, shape, stride }),
+      setScalar: () => {
+        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'createGet reads; it sets nothing');
+      },
+      setFromChunk: (
+        dest: { data: ParleArray; stride: number[] },
+        src: { data: ParleArray | FetchedChunk; shape: number[] },
+        mapping: AxisMapping[],
+      ) => {
+        const place = placementOf(mapping, src.shape, dest.stride);
+        const count = src.shape.reduce((a, d) => a * d, 1);
+        if (src.data instanceof FetchedChunk) {
+          const bytes = src.data.bytes;
+          if (place !== undefined) {
+            pending.push(engine.decompress(bytes, { out: dest.data, place, maxElements: count }));
+            return;
+          }
+          // steps other than 1: decoded, then placed element by element here
+          pending.push(
+            engine
+              .decompress(bytes, { maxElements: count })
+              .then((decoded) => placeStepped(decoded as ParleArray, dest, mapping, src.shape, size)),
+          );
+          return;
+        }
+        if (place !== undefined) {
+          const from = new Uint8Array(src.data.buffer, src.data.byteOffset, src.data.byteLength);
+          const to = new Uint8Array(dest.data.buffer, dest.data.byteOffset, dest.data.byteLength);
+          const step = place.outStrides[place.outStrides.length - 1];
+          placeRuns(place, 0, count, (a, b, n) => copyRun(from, a * size, to, b * size, n, size, step));
+        } else placeStepped(src.data, dest, mapping, src.shape, size);
+      },
+    };
+    const shared = engine.sharedMemory && typeof SharedArrayBuffer !== 'undefined';
+    const result = await internal(fetching, selection, { ...opts, useSharedArrayBuffer: shared }, setter);
+    const settled = await Promise.allSettled(pending);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return result;
+  };
+}
+
+/** What createGet uses of zarrita's array context (zarrita.context). */
+interface ChunkContext {
+  chunkShape: number[];
+  getChunkBytes(coords: number[], options?: unknown): Promise<Uint8Array | undefined>;
+}
+
+/** Places `chunk` (of `shape`) into `dest` by zarrita's `mapping`, element by element (any steps). */
+function placeStepped(
+  chunk: ParleArray,
+  dest: { data: ParleArray; stride: number[] },
+  mapping: readonly AxisMapping[],
+  shape: readonly number[],
+  size: number,
+): void {
+  const from = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  const to = new Uint8Array(dest.data.buffer, dest.data.byteOffset, dest.data.byteLength);
+  const strides = stridesOf(shape);
+  const axes = mapping.map(({ from: f, to: t }) => {
+    if (typeof f === 'number') return { at: [f], out: [] as number[] };
+    const n = Math.max(0, Math.ceil((f[1] - f[0]) / f[2]));
+    const at = Array.from({ length: n }, (_, k) => f[0] + k * f[2]);
+    const out = t === null ? [] : Array.from({ length: n }, (_, k) => t[0] + k * t[2]);
+    return { at, out };
+  });
+  const walk = (d: number, src: number, dst: number, outAxis: number) => {
+    if (d === axes.length) {
+      to.set(from.subarray(src * size, (src + 1) * size), dst * size);
+      return;
+    }
+    const { at, out } = axes[d];
+    for (let k = 0; k < at.length; k++)
+      walk(
+        d + 1,
+        src + at[k] * strides[d],
+        out.length === 0 ? dst : dst + out[k] * dest.stride[outAxis],
+        out.length === 0 ? outAxis : outAxis + 1,
+      );
+  };
+  walk(0, 0, 0, 0);
 }
