@@ -1,16 +1,19 @@
 // The page of bench/zarr-browser.mjs: reads of Zarr arrays served by the driver (/store/NAME) with
 // zarrita's FetchStore, through zarrita's get (the parle codec decoding on the browser build's
-// worker pool, numcodecs on this thread) or fizarrita's getWorker (numcodecs in its Web Workers).
+// worker pool, numcodecs on this thread), parle's createGet (the pool's workers placing each
+// chunk in the result) or fizarrita's getWorker (numcodecs in its Web Workers).
 // The driver bundles zarrita, fizarrita, its pool and the zarrita it runs on (0.6: the driver says
 // why) into /lib/zarr-libs.js (all three undefined where fizarrita is not installed) and
 // fizarrita's codec worker into /lib/fizarrita-worker.js. It waits for `window.zarrBench`, calls setup({ workers }) once, then
 // read(...) per read; each resolves to plain JSON.
 import { createEngine } from '/dist/browser/index.js';
-import { register } from '/dist/browser/zarr.js';
+import { createGet, register } from '/dist/browser/zarr.js';
 import { getWorker, WorkerPool, zarr, zarrForFizarrita } from '/lib/zarr-libs.js';
 
 let engine;
 let pool;
+/** zarrita's get with the chunks placed by the engine's workers (parle-codec/zarr createGet). */
+let parleGet;
 /** Opened arrays by reader and store name (opening reads zarr.json: not part of a timed read). */
 const arrays = new Map();
 
@@ -25,6 +28,7 @@ async function setup({ workers }) {
   if (!globalThis.crossOriginIsolated) throw new Error('the page is not cross-origin isolated (its server sends COOP and COEP)');
   engine = await createEngine({ workers, gpu: 'off', calibration: 'skip' });
   register(zarr.registry, { engine });
+  parleGet = createGet(zarr, { engine });
   if (WorkerPool) pool = new WorkerPool(workers);
   return {
     userAgent: navigator.userAgent,
@@ -60,7 +64,7 @@ async function sha256(a) {
  * in shared memory) } and, with `digest`, the result's SHA-256 (computed after the timing).
  */
 async function read({ store, reader, region = null, shared = false, digest = false }) {
-  const z = reader === 'zarrita' ? zarr : zarrForFizarrita;
+  const z = reader === 'fizarrita' ? zarrForFizarrita : zarr;
   const arr = await open(z, reader, store);
   const selection = region && region.map(([start, stop]) => z.slice(start, stop));
   longestTaskMs = 0;
@@ -68,7 +72,9 @@ async function read({ store, reader, region = null, shared = false, digest = fal
   const chunk =
     reader === 'zarrita'
       ? await zarr.get(arr, selection)
-      : await getWorker(arr, selection, { pool, workerUrl: '/lib/fizarrita-worker.js', useSharedArrayBuffer: shared });
+      : reader === 'createGet'
+        ? await parleGet(arr, selection)
+        : await getWorker(arr, selection, { pool, workerUrl: '/lib/fizarrita-worker.js', useSharedArrayBuffer: shared });
   const ms = performance.now() - t0;
   // the observer's entries come in a task of their own
   await new Promise((resolve) => setTimeout(resolve, 20));
