@@ -372,7 +372,13 @@ export function createGet(
       },
     };
     const shared = engine.sharedMemory && typeof SharedArrayBuffer !== 'undefined';
-    const result = await internal(fetching, selection, { ...opts, useSharedArrayBuffer: shared }, setter);
+    let result: unknown;
+    try {
+      result = await internal(fetching, selection, { ...opts, useSharedArrayBuffer: shared }, setter);
+    } finally {
+      // every decode started settles before the call does (none rejects unobserved)
+      await Promise.allSettled(pending);
+    }
     const settled = await Promise.allSettled(pending);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
