@@ -46,9 +46,7 @@ const common = {
 const NODE_EXTERNAL = ['comlink', 'comlink/*', 'xxhash-wasm', 'webgpu', 'fastify', 'prom-client'];
 // stale chunks of an earlier build would ship in the package
 mkdirSync('dist/node', { recursive: true });
-for (const name of readdirSync('dist/node', { withFileTypes: true })
-  .map((e) => e.name)
-  .filter((n) => n.startsWith('chunk-'))) {
+for (const name of readdirSync('dist/node', { withFileTypes: true }).map((e) => e.name).filter((n) => n.startsWith('chunk-'))) {
   rmSync(join('dist/node', name));
 }
 await esbuild.build({
@@ -66,15 +64,13 @@ await esbuild.build({
   external: NODE_EXTERNAL,
   // commander and cli-progress are CommonJS that require() Node built-ins: give the ES module
   // output a real require for them (esbuild's stand-in throws "Dynamic require ... not supported").
-  banner: {
-    js: "import { createRequire as __parleCreateRequire } from 'node:module';\nconst require = __parleCreateRequire(import.meta.url);",
-  },
+  banner: { js: "import { createRequire as __parleCreateRequire } from 'node:module';\nconst require = __parleCreateRequire(import.meta.url);" },
 });
 copyFileSync('ts/cjs/index.cjs', 'dist/node/index.cjs');
 // `parle-codec/zarr` (ts/zarr/index.ts): the main entry's Zarr codec under its own names, a
 // re-export of ./index.js so that it shares the one engine module with `parle-codec`
 const ZARR_ENTRY =
-  '// parle-codec/zarr: the Zarr v3 codec for zarrita.js (ts/zarr/index.ts), from the main entry.\n' +
+  "// parle-codec/zarr: the Zarr v3 codec for zarrita.js (ts/zarr/index.ts), from the main entry.\n" +
   "export { registerZarrCodec as register, createZarrGet as createGet, zarrCodec, ParleZarrCodec, ZARR_CODEC_NAME, ZARR_DATA_TYPES } from './index.js';\n";
 writeFileSync('dist/node/zarr.js', ZARR_ENTRY);
 log('built dist/node');
@@ -110,24 +106,9 @@ if (!process.argv.includes('--no-types')) {
   // are declared in ts/types.ts; a name missing there fails here, not in a user's build).
   // test/consumers/typescript checks the same from the packed tarball, and with those present.
   tsc([
-    '--noEmit',
-    '--strict',
-    '--skipLibCheck',
-    'false',
-    '--types',
-    'node',
-    '--lib',
-    'es2022',
-    '--module',
-    'nodenext',
-    '--moduleResolution',
-    'nodenext',
-    '--target',
-    'es2022',
-    'dist/types/index.d.ts',
-    'dist/types/index.d.cts',
-    'dist/types/service/index.d.ts',
-    'dist/types/zarr/index.d.ts',
+    '--noEmit', '--strict', '--skipLibCheck', 'false', '--types', 'node', '--lib', 'es2022',
+    '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+    'dist/types/index.d.ts', 'dist/types/index.d.cts', 'dist/types/service/index.d.ts', 'dist/types/zarr/index.d.ts',
   ]);
   log('built dist/types (checked as a strict application without the DOM lib and @webgpu/types compiles them)');
 }
