@@ -18,7 +18,7 @@ import { scan as scanOnCpu } from './cpu/scan.js';
 import { sort as sortOnCpu } from './cpu/sort.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
-import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationRecord } from './cost/calibration.js';
+import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArrayReport, decompressBytes } from './codec/arrays.js';
@@ -446,6 +446,11 @@ export class Engine {
     return this.calibrating;
   }
 
+  /** The calibration's measurements on this engine (ts/probe.ts); a method so tests can stand in for it. */
+  private probe(gpu: GpuContext): CalibrationProbe {
+    return makeProbe(this, this.cpu, gpu);
+  }
+
   private async runCalibration(force: boolean, onProgress?: (done: number, total: number) => void): Promise<void> {
     const gpu = this.gpuContext && !this.gpuContext.isLost ? this.gpuContext : null;
     if (!gpu || (this.calibrationMode === 'skip' && !force)) return;
@@ -466,9 +471,7 @@ export class Engine {
     // the probes' rleEncode calls would move the run-length ratio that predictions of result
     // sizes use: it stays what the caller's own calls made it
     const rleRatio = this.rleRatio;
-    const { rates, tookMs, warmUpMs } = await calibrate(makeProbe(this, this.cpu, gpu), { onProgress }).finally(
-      () => (this.rleRatio = rleRatio),
-    );
+    const { rates, tookMs, warmUpMs } = await calibrate(this.probe(gpu), { onProgress }).finally(() => (this.rleRatio = rleRatio));
     // the staging pieces and pooled buffers of the probes' largest inputs (64 MiB) go back
     if (!gpu.isLost) await gpu.releaseStaging();
     this.model.rates = rates;
