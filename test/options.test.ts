@@ -43,7 +43,7 @@ describe('unknown keys', () => {
 
   it('list the options when no key is close', async () => {
     const e = await errorOf(() => engine.decompress(new Uint8Array(8), loose({ zzz: 1 })));
-    expect(e.message).toBe('options.zzz is not an option of decompress; it takes path, to, signal, maxElements, out');
+    expect(e.message).toBe('options.zzz is not an option of decompress; it takes path, to, signal, maxElements, out, place');
     expect(e.option).toBe('zzz');
   });
 
