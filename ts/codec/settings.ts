@@ -51,10 +51,10 @@ const PLAN_SETTINGS = new WeakMap<CompressPlan, CompressSettings>();
  * A compress call's settings with the predict stage decided once (predictor, value map and
  * fields over the array's shape or record stride: docs/format.md "Stage 7"), to reuse on arrays
  * of the same type, length and shape whose values are of the same kind: the chunks of one Zarr
- * array, the frames of a series. Deciding it reads the whole array on the calling thread (about
- * a third of the calling thread's work in a level-5 compress of a 1 MiB Zarr chunk on the 2-core
- * VM); a compress with the plan skips that and codes as a compress of the sample would (each
- * chunk's pipeline is still chosen from its own statistics). Made by `Engine.planCompress`;
+ * array, the frames of a series. Deciding it reads the whole array on the calling thread; a
+ * compress with the plan skips that and codes as a compress of the sample would (each chunk's
+ * pipeline is still chosen from its own statistics): a 66 MiB grid written through zarrita in
+ * 1 MiB chunks on the 2-core VM, 109 MB/s planning every chunk, 219 MB/s with one plan. Made by `Engine.planCompress`;
  * passed as `compress(input, { plan })`. Immutable; a plan made by one engine serves any.
  */
 export class CompressPlan {
