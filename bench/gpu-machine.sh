@@ -19,7 +19,8 @@
 #    suite; CPU only: corpus, corpus-scaling, service-load (the --processes sweep;
 #    SECONDS_A_PHASE=30, PROCESSES="1 2 4 8 16"), service-clients (polite clients with and
 #    without Expect, clients that never back off; 20 s a phase) and service-hostile (the load
-#    beside idle sockets, bombs and tricklers; 20 s a phase). All but gpu-layer, cuda-anchors and suite read
+#    beside idle sockets, bombs and tricklers; 20 s a phase), zarr (bench/zarr.mjs on every
+#    core; pack --corpus, or a corpus.tar.xz of its arrays). All but gpu-layer, cuda-anchors and suite read
 #    the corpus (pack --corpus). ARGS go to every BENCH named. Results go to $OUT/<machine>/
 #    (bench/lib/results.mjs: nvidia-h200 for a GPU benchmark, nvidia-h200-host for a CPU one),
 #    all that is printed to $OUT/run.log. A call must end within 10 minutes and returns 8 files:
@@ -154,6 +155,10 @@ bench() {
         mv "$OUT/$host/service-load-processes-2.json" "$OUT/$host/service-load-clients-$kind.json"
       done
       return ;;
+    zarr)
+      # Zarr arrays through zarrita, parle on every core against numcodecs (issue #46)
+      node bench/zarr.mjs --workers "$(nproc)" --out "$OUT" "$@"
+      return ;;
     service-hostile)
       # the load alone, then beside 10,000 idle sockets, 100 bombs and 32 tricklers (issue #47)
       mkdir -p "$OUT/$host"
@@ -161,7 +166,7 @@ bench() {
       cat /tmp/hostile.out
       grep '^{' /tmp/hostile.out >"$OUT/$host/service-load-hostile.json"
       return ;;
-    *) echo "unknown benchmark $what (gpu-layer, gpu-corpus, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors, suite, corpus, corpus-scaling, service-load, service-clients, service-hostile)" >&2; return 2 ;;
+    *) echo "unknown benchmark $what (gpu-layer, gpu-corpus, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors, suite, corpus, corpus-scaling, service-load, service-clients, service-hostile, zarr)" >&2; return 2 ;;
   esac
   case "$what" in
     corpus) node bench/corpus.mjs --workers "1,$(nproc)" --out "$OUT" "$@" ;;
