@@ -62,7 +62,7 @@ pack() {
   fi
   [ -f "$carry/node.xz" ] || xz -T0 -6 -c "$(readlink -f "$(command -v node)")" >"$carry/node.xz"
   # node_modules: the packages the benchmarks load and their dependencies; webgpu for linux-x64 only
-  local wanted="comlink xxhash-wasm commander cli-progress tinybench fflate lz4-wasm-nodejs @bokuweb/zstd-wasm @thi.ng/rle-pack fastify prom-client"
+  local wanted="comlink xxhash-wasm commander cli-progress tinybench fflate lz4-wasm-nodejs @bokuweb/zstd-wasm @thi.ng/rle-pack fastify prom-client zarrita @zarrita/storage"
   [ "$cpu_only" = 1 ] || wanted="$wanted webgpu"
   node -e '
     const fs = require("fs"), path = require("path"), seen = new Set();
