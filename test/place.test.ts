@@ -79,6 +79,15 @@ describe('decompress with place', () => {
     const elements = runs.reduce((a, [, , n]) => a + n, 0);
     expect(elements).toBe(25 * 40 * 20);
     for (let r = 1; r < runs.length; r++) expect(runs[r][0]).toBeGreaterThanOrEqual(runs[r - 1][0] + runs[r - 1][2]);
+    // a block of whole rows lying side by side in out: one run a chunk, not one a row
+    const whole: number[][] = [];
+    placeRuns(PLACES[2][1], 1000, 30_000, (from, to, n) => whole.push([from, to, n]));
+    expect(whole).toEqual([[1000, 1000, 29_000]]);
+    const rows: number[][] = [];
+    placeRuns({ shape: [100, 5], start: [10, 0], count: [50, 5], outOffset: 7, outStrides: [5, 1] }, 0, 500, (from, to, n) =>
+      rows.push([from, to, n]),
+    );
+    expect(rows).toEqual([[50, 7, 250]]);
   });
 
   it('is refused for a block outside the shape, a write past out, a shape of another count, or without out', async () => {
