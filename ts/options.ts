@@ -370,6 +370,18 @@ export function keysOf<T>(keys: { readonly [K in keyof Required<T>]: true }): re
 
 export const OP_KEYS = { path: true, to: true, signal: true } as const;
 
+/** The options of explainCodec and planCompress: compress's settings, no destination. */
+const CODEC_OPTION_KEYS = keysOf<ExplainCodecOptions>({
+  chunkBytes: true,
+  codec: true,
+  errorBound: true,
+  level: true,
+  decoder: true,
+  shape: true,
+  type: true,
+  signal: true,
+});
+
 /** The options each public call takes; {@link checkOptions} refuses any other key. */
 export const OPTION_KEYS = {
   createEngine: keysOf<EngineOptions>({
@@ -400,16 +412,7 @@ export const OPTION_KEYS = {
     out: true,
     plan: true,
   }),
-  planCompress: keysOf<ExplainCodecOptions>({
-    chunkBytes: true,
-    codec: true,
-    errorBound: true,
-    level: true,
-    decoder: true,
-    shape: true,
-    type: true,
-    signal: true,
-  }),
+  planCompress: CODEC_OPTION_KEYS,
   decompress: keysOf<DecompressOptions>({ ...OP_KEYS, maxElements: true, out: true, place: true }),
   createCompressor: keysOf<CompressorOptions>({
     chunkBytes: true,
@@ -423,16 +426,7 @@ export const OPTION_KEYS = {
   }),
   createDecompressor: keysOf<DecompressorOptions>({ maxElements: true, out: true, signal: true }),
   explain: keysOf<ExplainOptions>({ to: true }),
-  explainCodec: keysOf<ExplainCodecOptions>({
-    chunkBytes: true,
-    codec: true,
-    errorBound: true,
-    level: true,
-    decoder: true,
-    shape: true,
-    type: true,
-    signal: true,
-  }),
+  explainCodec: CODEC_OPTION_KEYS,
   calibrate: keysOf<CalibrateOptions>({ force: true, onProgress: true }),
   download: keysOf<DownloadOptions>({ into: true }),
 };

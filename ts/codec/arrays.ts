@@ -15,6 +15,7 @@ import {
   encodeChunk,
   encodeChunkRun,
   type ChunkReport,
+  type ChunkToDecode,
   type EncodedChunk,
 } from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
@@ -168,12 +169,7 @@ export async function decompressBytes(
     await decodeChunkRun(
       cpu,
       header.type,
-      chunks.map((c) => ({
-        entry: c,
-        index: c.index,
-        payload: bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes),
-        ...(options.bytesResident ? { payloadPtr: bytes.byteOffset + c.payloadOffset } : {}),
-      })),
+      chunksToDecode(bytes, chunks, options.bytesResident === true),
       inPlace ? result.byteOffset : resultBytes,
       signal,
     );
@@ -197,6 +193,16 @@ export async function decompressBytes(
     );
   });
   return result;
+}
+
+/** The chunks of a container in `bytes` as decodeChunkRun takes them (`resident`: `bytes` lies in the CPU path's memory). */
+function chunksToDecode(bytes: Uint8Array, chunks: readonly LocatedChunk[], resident: boolean): ChunkToDecode[] {
+  return chunks.map((c) => ({
+    entry: c,
+    index: c.index,
+    payload: bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes),
+    ...(resident ? { payloadPtr: bytes.byteOffset + c.payloadOffset } : {}),
+  }));
 }
 
 /**
@@ -230,19 +236,7 @@ async function decompressPlaced(
   const place = checkPlacement(placement, header.elementCount, out.length);
   const outBytes = bytesOf(out);
   if (header.version !== 1 && (cpu.shared || cpu.pool === undefined)) {
-    await decodeChunkRun(
-      cpu,
-      header.type,
-      chunks.map((c) => ({
-        entry: c,
-        index: c.index,
-        payload: bytes.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes),
-        ...(bytesResident ? { payloadPtr: bytes.byteOffset + c.payloadOffset } : {}),
-      })),
-      outBytes,
-      signal,
-      place,
-    );
+    await decodeChunkRun(cpu, header.type, chunksToDecode(bytes, chunks, bytesResident), outBytes, signal, place);
     return out;
   }
   const whole = await decompressBytes(cpu, bytes, header.elementCount, signal, { bytesResident });
