@@ -19,7 +19,7 @@ import {
   type EncodedChunk,
 } from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
-import { checkPlacement, copyRun, placeRuns, type Placement } from './place.js';
+import { checkPlacement, placeBytes, type Placement } from './place.js';
 import type { Header, LocatedChunk } from '../format/layout.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
 import { makeHeader } from '../format/layout.js';
@@ -240,9 +240,7 @@ async function decompressPlaced(
     return out;
   }
   const whole = await decompressBytes(cpu, bytes, header.elementCount, signal, { bytesResident });
-  const size = elementSize(header.type);
-  const step = place.outStrides[place.outStrides.length - 1];
-  placeRuns(place, 0, header.elementCount, (from, to, n) => copyRun(bytesOf(whole), from * size, outBytes, to * size, n, size, step));
+  placeBytes(place, bytesOf(whole), 0, outBytes, elementSize(header.type));
   return out;
 }
 

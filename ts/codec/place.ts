@@ -126,10 +126,20 @@ function merged(place: Placement): Placement {
 }
 
 /**
+ * Writes the part of `place`'s block that lies in the container's elements `[first, first + n)`,
+ * given as `src` (their bytes side by side, `size` bytes an element), into `dst` (the bytes of
+ * `out`): one `.parle` chunk's share of the block. `src` and `dst` must not overlap.
+ */
+export function placeBytes(place: Placement, src: Uint8Array, first: number, dst: Uint8Array, size: number): void {
+  const step = place.outStrides[place.outStrides.length - 1];
+  placeRuns(place, first, first + src.length / size, (from, to, n) => copyRun(src, (from - first) * size, dst, to * size, n, size, step));
+}
+
+/**
  * Copies `n` elements of `size` bytes from `src` at byte `from` (side by side) to `dst` at byte
  * `to`, stepping `step` elements there (1: one copy of the run).
  */
-export function copyRun(src: Uint8Array, from: number, dst: Uint8Array, to: number, n: number, size: number, step: number): void {
+function copyRun(src: Uint8Array, from: number, dst: Uint8Array, to: number, n: number, size: number, step: number): void {
   if (step === 1) {
     dst.set(src.subarray(from, from + n * size), to);
     return;

@@ -15,7 +15,7 @@ import type { CompressPlan } from '../codec/settings.js';
 import { createEngine, type Engine } from '../engine.js';
 import { ErrorCodes, ParleError, isParleError } from '../errors.js';
 import { arrayConstructor, elementSize, holdsType, type ElementType, type ParleArray } from '../types.js';
-import { copyRun, placeRuns, type Placement } from '../codec/place.js';
+import { placeBytes, type Placement } from '../codec/place.js';
 
 /** The codec's name in a Zarr array's metadata (`codecs: [{ name: 'parle', configuration: { ... } }]`). */
 export const ZARR_CODEC_NAME = 'parle';
@@ -364,22 +364,27 @@ export function createGet(
           return;
         }
         if (place !== undefined) {
-          const from = new Uint8Array(src.data.buffer, src.data.byteOffset, src.data.byteLength);
-          const to = new Uint8Array(dest.data.buffer, dest.data.byteOffset, dest.data.byteLength);
-          const step = place.outStrides[place.outStrides.length - 1];
-          placeRuns(place, 0, count, (a, b, n) => copyRun(from, a * size, to, b * size, n, size, step));
+          placeBytes(
+            place,
+            new Uint8Array(src.data.buffer, src.data.byteOffset, src.data.byteLength),
+            0,
+            new Uint8Array(dest.data.buffer, dest.data.byteOffset, dest.data.byteLength),
+            size,
+          );
         } else placeStepped(src.data, dest, mapping, src.shape, size);
       },
     };
     const shared = engine.sharedMemory && typeof SharedArrayBuffer !== 'undefined';
     let result: unknown;
+    let failure: { error: unknown } | undefined;
     try {
       result = await internal(fetching, selection, { ...opts, useSharedArrayBuffer: shared }, setter);
-    } finally {
-      // every decode started settles before the call does (none rejects unobserved)
-      await Promise.allSettled(pending);
+    } catch (error) {
+      failure = { error };
     }
+    // every decode started settles before the call does (none rejects unobserved)
     const settled = await Promise.allSettled(pending);
+    if (failure) throw failure.error;
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     return result;

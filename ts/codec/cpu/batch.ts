@@ -15,7 +15,7 @@ import type { CodecContext } from './arena.js';
 import { decodeChunkAt } from './decode.js';
 import { encodeChunkAt } from './encode.js';
 import type { PredictPlan } from '../predict.js';
-import { copyRun, placeRuns, type Placement } from '../place.js';
+import { placeBytes, type Placement } from '../place.js';
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
@@ -304,14 +304,8 @@ export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
       if (place === undefined) {
         new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset + words[DecodeJob.HostOutAt], raw).set(decoded);
       } else {
-        // the chunk's runs of the block, each to its place in the result
-        const first = words[DecodeJob.HostOutAt];
-        const size = p.elementSize;
-        const dst = new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset);
-        const step = place.outStrides[place.outStrides.length - 1];
-        placeRuns(place, first, first + entry.elementCount, (from, to, n) =>
-          copyRun(decoded, (from - first) * size, dst, to * size, n, size, step),
-        );
+        // the chunk's part of the block, to its place in the result
+        placeBytes(place, decoded, words[DecodeJob.HostOutAt], new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset), p.elementSize);
       }
     }
     if (p.notifyEvery !== undefined) {

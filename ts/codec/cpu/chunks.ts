@@ -14,7 +14,7 @@ import { readDirectory } from './directory.js';
 import { pipelineName, type Pipeline } from '../../format/stages.js';
 import { COUNTER_BYTES, DecodeJob, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
 import type { PredictPlan } from '../predict.js';
-import { copyRun, placeRuns, type Placement } from '../place.js';
+import { placeBytes, type Placement } from '../place.js';
 
 /** The batch procedures' table in the kernels' memory: their counters, then a job of JOB_WORDS u32 a chunk (./batch.ts). */
 const JOB_TABLE = { counterBytes: COUNTER_BYTES, jobBytes: JOB_WORDS * 4 };
@@ -448,12 +448,8 @@ export function decodeChunkRun(
       cpu.readBytes(outBlockPtr + outSlots.at[i], raw, out as Uint8Array, outAt[i]);
       return;
     }
-    // the chunk's runs of the block, each to its place
-    const first = outAt[i] / size;
-    const decoded = cpu.heap.bytes(outBlockPtr + outSlots.at[i], raw);
-    placeRuns(place, first, first + chunks[i].entry.elementCount, (from, to, n) =>
-      copyRun(decoded, (from - first) * size, out as Uint8Array, to * size, n, size, place.outStrides[place.outStrides.length - 1]),
-    );
+    // the chunk's part of the block, to its place
+    placeBytes(place, cpu.heap.bytes(outBlockPtr + outSlots.at[i], raw), outAt[i] / size, out as Uint8Array, size);
   };
   return cpu.runChunks(
     'decodeChunks',
