@@ -68,12 +68,31 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
       if (!same(cpuBack, host)) problems.push(`${name}: the CPU decode of the ${what} container differs`);
     }
     const gpuResident = await engine.compress(device, { path: 'gpu', to: 'device' });
-    if (!same(await engine.download(gpuResident), gpuAuto)) problems.push(`${name}: the container compressed to the device differs from the host's`);
+    if (!same(await engine.download(gpuResident), gpuAuto))
+      problems.push(`${name}: the container compressed to the device differs from the host's`);
     gpuResident.destroy();
     const resident = await engine.upload(cpuForGpu);
     const fromResident = await engine.decompress(resident);
     if (!same(await engine.download(fromResident), host)) problems.push(`${name}: the GPU decode of a container on the device differs`);
     fromResident.destroy();
+    // the array with its shape (copies stacked along the first axis): the CPU path predicts
+    // (stage 7), and the GPU decodes the linear predictors itself
+    const own = file.shape ?? [raw.length / Ctor.BYTES_PER_ELEMENT];
+    const shape = [own[0] * Math.round(B / raw.length), ...own.slice(1)];
+    const shaped = await engine.compress(host, { path: 'cpu', shape });
+    const shapedForGpu = await engine.compress(host, { path: 'cpu', shape, decoder: 'gpu' });
+    const encodings = engine.inspect(shapedForGpu).chunks.map((c) => c.encoding);
+    const predicted = encodings.filter((e) => e.startsWith('predict'));
+    const predictedOnCpu = predicted.filter((e) => /med|decimal/.test(e)).length;
+    const shapedResident = await engine.upload(shapedForGpu);
+    for (const [what, back] of [
+      ['host', await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })],
+      ['device', await engine.decompress(shapedResident)],
+    ]) {
+      if (!same(await engine.download(back), host))
+        problems.push(`${name}: the GPU decode of the shaped container (from the ${what}) differs`);
+      back.destroy();
+    }
     // timings
     const cGpu = await timeMs(() => engine.compress(device, { path: 'gpu' }));
     const cResident = await timeMs(async () => (await engine.compress(device, { path: 'gpu', to: 'device' })).destroy());
@@ -81,8 +100,12 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     const dGpu = await timeMs(async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
     const dResident = await timeMs(async () => (await engine.decompress(resident)).destroy());
     const dCpu = await timeMs(async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
+    const dShaped = await timeMs(async () => (await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })).destroy());
+    const dShapedResident = await timeMs(async () => (await engine.decompress(shapedResident)).destroy());
+    const dShapedCpu = await timeMs(async () => (await engine.upload(await engine.decompress(shaped, { path: 'cpu' }))).destroy());
     device.destroy();
     resident.destroy();
+    shapedResident.destroy();
     const row = {
       file: name,
       bytes: B,
@@ -91,10 +114,23 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
       ratioGpu: B / gpuAuto.length,
       compress: { gpu: B / cGpu / 1e6, gpuResident: B / cResident / 1e6, readbackCpu: B / cCpu / 1e6 },
       decompress: { gpu: B / dGpu / 1e6, gpuResident: B / dResident / 1e6, cpuUpload: B / dCpu / 1e6 },
+      shaped: {
+        shape,
+        ratio: B / shaped.length,
+        ratioForGpu: B / shapedForGpu.length,
+        chunks: encodings.length,
+        predicted: predicted.length,
+        predictedOnCpu,
+        decompress: { gpu: B / dShaped / 1e6, gpuResident: B / dShapedResident / 1e6, cpuUpload: B / dShapedCpu / 1e6 },
+      },
     };
     rows.push(row);
     console.log(
       `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} (to the device ${row.compress.gpuResident.toFixed(2)}) / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} (on the device ${row.decompress.gpuResident.toFixed(2)}) / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
+    );
+    const sh = row.shaped;
+    console.log(
+      `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}), ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU)  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
   }
 }

@@ -502,7 +502,7 @@ describeGpu('engine with a GPU', () => {
   });
 
   gpuIt(
-    'version-4 containers with a shape decode on the GPU path: without predicted chunks on the GPU, with them through the CPU; from host memory and from the device',
+    'version-4 containers with a shape decode on the GPU path, predicted chunks or not, from host memory and from the device',
     async () => {
       // a label-like volume: runs the plain pipelines code to a twelfth, so no chunk is predicted
       const labels = new Uint16Array(8 * 40 * 64).map((_, i) => (Math.floor(i / 5000) % 3) * 7 + (i % 64 > 40 ? 1 : 0));

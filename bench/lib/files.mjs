@@ -14,17 +14,21 @@ export const SAMPLES = ['t1-brain-labels.u8', 't1-kmeans-labels.u8', 't1-mri.u16
 /**
  * The files to run: the corpus files that are present (a warning for each missing one) when
  * `corpus`, then `samples`; with `files` (comma-separated names or their beginnings) only those.
- * Each: { name, path (absolute), rel (from the repository root), type, Ctor, source }.
+ * Each: { name, path (absolute), rel (from the repository root), type, Ctor, source, shape (corpus
+ * files: bench/corpus/index.json's) }.
  */
 export function dataFiles({ corpus = true, samples = SAMPLES, files } = {}) {
   const all = [];
   if (corpus) {
-    for (const { file } of JSON.parse(readFileSync(join(ROOT, 'bench/corpus/index.json'), 'utf8'))) {
-      all.push({ name: file, rel: `bench/corpus/data/${file}`, source: 'corpus' });
+    for (const { file, shape } of JSON.parse(readFileSync(join(ROOT, 'bench/corpus/index.json'), 'utf8'))) {
+      all.push({ name: file, rel: `bench/corpus/data/${file}`, source: 'corpus', shape });
     }
   }
   for (const name of samples) all.push({ name, rel: `data/samples/${name}`, source: 'samples' });
-  const wanted = files?.split(',').map((f) => f.trim()).filter(Boolean);
+  const wanted = files
+    ?.split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
   for (const w of wanted ?? []) if (!all.some((f) => f.name.startsWith(w))) console.warn(`warning: no file matches ${w}`);
   const chosen = [];
   for (const f of all) {

@@ -1,6 +1,6 @@
 /**
- * Decompression of a version-2 or -3 container in host memory into a DeviceArray, with the work
- * on the GPU (Haugen's case: a compressed file on the host, its elements wanted on the GPU):
+ * Decompression of a version-2, -3 or -4 container in host memory into a DeviceArray, with the
+ * work on the GPU (Haugen's case: a compressed file on the host, its elements wanted on the GPU):
  *
  *   1. the CPU walks the chunk table, each chunk's stream directory, its Huffman headers (code
  *      lengths checked; the decode tables are built on the GPU) and its pack streams' block
@@ -17,8 +17,11 @@
  *      allocated for what a corrupt stream claims); the planes of all shuffled chunks
  *      unshuffled in one dispatch and the deltas of all delta chunks summed in place in three
  *      (a quantized chunk's codes in a codes buffer, then dequantized into the output with its
- *      exceptions written over them: shaders/codec-quantize.wgsl); every chunk's elements'
- *      tree hash. Only hashes, status words and run totals come back, read after it and
+ *      exceptions written over them: shaders/codec-quantize.wgsl); a predicted chunk's field
+ *      blocks decoded as chunks of their own into residual planes, then every predicted chunk's
+ *      predictor and value map undone in one set of passes (./predict.ts; med and the decimal
+ *      map are not taken: {@link predictedOnDevice} sends such containers through the CPU);
+ *      every chunk's elements' tree hash. Only hashes, status words and run totals come back, read after it and
  *      checked in the order a stage-by-stage decode would meet them. Every kernel bounds its
  *      reads and writes, so the stages after a corrupt one stay inside their buffers.
  *
@@ -40,6 +43,8 @@ import { encodeTreeHashes } from './hash.js';
 import { encodeHuffmanDecode, parseHuffmanStream, type HuffmanDecodeJob, type HuffmanStreamInfo } from './huffman-decode.js';
 import { encodePackDecode, type PackDecodeJob } from './pack.js';
 import { encodeShuffleChunks } from './shuffle.js';
+import { encodePredictDecodeChunks, predictOnDevice, type PredictChunk } from './predict.js';
+import { predictName, readFieldBlocks, readPredictHeader } from '../../format/predict.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -76,9 +81,33 @@ export function canDecodeOnDevice(header: Header): boolean {
   return (header.chunkLength * elementSize(header.type)) % 4 === 0 || header.chunkCount <= 1;
 }
 
-/** Where a decoded stream goes: the output, the work buffer or the quantized chunks' codes, at a byte offset. */
+/**
+ * True when every predicted chunk of a container (walked: `header`, `chunks`; `readAt` serves
+ * each predicted chunk's whole payload) has a predict header {@link decodeContainerOnDevice}
+ * decodes (./predict.ts predictOnDevice). A header that does not read (CORRUPT) says false: the
+ * CPU decode then reports it in its own order (the payload's checksum first).
+ */
+export function predictedOnDevice(readAt: ReadAt, header: Header, chunks: readonly LocatedChunk[]): boolean {
+  if (!isKernelType(header.type)) return !chunks.some((c) => c.predict === true);
+  const size = kernelSize(header.type);
+  for (const c of chunks) {
+    if (c.predict !== true || c.elementCount === 0) continue;
+    try {
+      if (!predictOnDevice(readPredictHeader(readAt(c.payloadOffset, c.payloadBytes), c.elementCount, size, c.index), size)) return false;
+    } catch (e) {
+      if (e instanceof ParleError) return false;
+      throw e;
+    }
+  }
+  return true;
+}
+
+/**
+ * Where a decoded stream goes: the output, the work buffer, the quantized chunks' codes or the
+ * predicted chunks' residual planes, at a byte offset.
+ */
 interface Target {
-  buf: 'out' | 'work' | 'codes';
+  buf: 'out' | 'work' | 'codes' | 'resid';
   at: number;
 }
 
@@ -291,10 +320,11 @@ export interface ResidentContainer {
 }
 
 /**
- * Decodes the version-2 container `container` (already walked: `header`, `chunks`) into a new
- * DeviceArray as described above: bytes in host memory (uploaded; not modified), or a
- * {@link ResidentContainer}.
- * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED
+ * Decodes the version-2 to -4 container `container` (already walked: `header`, `chunks`) into a
+ * new DeviceArray as described above: bytes in host memory (uploaded; not modified), or a
+ * {@link ResidentContainer} (whose reader serves each predicted chunk's whole payload).
+ * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding),
+ *   INVALID_ARGUMENT (a predicted chunk {@link predictedOnDevice} refuses), DEVICE_LOST, ABORTED
  */
 export async function decodeContainerOnDevice(
   gpu: GpuContext,
@@ -317,39 +347,27 @@ export async function decodeContainerOnDevice(
   let exceptionBytes = 0;
   let work = 0;
   let codesBytes = 0;
-  for (const c of chunks) {
-    const stages = (c.stages ?? []) as Pipeline;
+  const predicted: PredictChunk[] = [];
+  let residBytes = 0;
+  /**
+   * Plans the decode of one pipeline's streams: the chunk `c` (or a field block of it: `c` with
+   * its cells as elementCount), its payload bytes at `payloadOffset`, into `dest`; `read` reads
+   * its directory and stream heads.
+   */
+  const planPipeline = (
+    c: LocatedChunk,
+    stages: Pipeline,
+    payloadOffset: number,
+    payloadBytes: number,
+    dest: Target,
+    read: ReadAt = readAt,
+  ): void => {
     const count = c.elementCount;
-    const raw = count * size;
-    const outAt = c.elementOffset * size;
-    if (count === 0) continue;
-    if (stages.length === 0) {
-      jobs.push({ stream: rawStream(raw), srcByteOffset: c.payloadOffset - 1, dstByteOffset: 0, target: { buf: 'out', at: outAt } });
-      continue;
-    }
-    // a quantized chunk: the codes' payload after the quantize header and the exceptions; the
-    // codes decode into the codes buffer, then dequantize into the output
-    let codesAt = 0;
-    let dest: Target = { buf: 'out', at: outAt };
-    if (c.quantize === true) {
-      const quantizeHeader = readAt(c.payloadOffset, Math.min(QUANTIZE_HEADER_BYTES, c.payloadBytes));
-      const head = readQuantizeHeader(quantizeHeader, c.payloadBytes, count, 8 * streamCount(stages, 4), c.index);
-      codesAt = head.codesAt;
-      dest = { buf: 'codes', at: codesBytes };
-      codesBytes += roundUp4(raw);
-      const list = new Uint32Array(2 * head.exceptions);
-      if (head.exceptions > 0) new Uint8Array(list.buffer).set(readAt(c.payloadOffset + QUANTIZE_HEADER_BYTES, 8 * head.exceptions));
-      quantized.push({ chunk: c, codesAt: dest.at, step: head.step, exceptions: head.exceptions, exceptionsAt: exceptionBytes });
-      exceptionWords.push(list);
-      exceptionBytes += list.byteLength;
-    }
-    const payloadOffset = c.payloadOffset + codesAt;
-    const payloadBytes = c.payloadBytes - codesAt;
-    const directory = readAt(payloadOffset, Math.min(8 * streamCount(stages, size), payloadBytes));
+    const directory = read(payloadOffset, Math.min(8 * streamCount(stages, size), payloadBytes));
     const dir = readDirectory(directory, payloadBytes, stages, size, count, c.index);
     const shuffle = stages.includes(StageId.Shuffle);
-    // where the decoded (or expanded) streams go: the output itself (a delta stream too: it is
-    // decoded there in place), or the work buffer (byte planes, unshuffled into the output)
+    // where the decoded (or expanded) streams go: `dest` itself (a delta stream too: it is
+    // decoded there in place), or the work buffer (byte planes, unshuffled into `dest`)
     const targets: Target[] = [];
     const streams: number[] = [];
     const streamBytes = (shuffle ? 1 : size) * count;
@@ -373,7 +391,7 @@ export async function decodeContainerOnDevice(
       }
       if (huffman) {
         try {
-          const head = readAt(src, Math.min(STREAM_HEAD_BYTES, dir.encoded[j]));
+          const head = read(src, Math.min(STREAM_HEAD_BYTES, dir.encoded[j]));
           stream = parseHuffmanStream(head, dir.decoded[j], dir.encoded[j]);
         } catch (e) {
           if (e instanceof ParleError) throw new ParleError(e.code, `chunk ${c.index}, stream ${j}: ${e.message}`);
@@ -409,15 +427,68 @@ export async function decodeContainerOnDevice(
       for (let j = 0; j < dir.decoded.length; j++) jobs.push({ ...streamJob(j, 0), target: targets[j] });
     }
     if (shuffle || stages.includes(StageId.Delta)) stagePlans.push({ chunk: c, stages, streams, dest });
+  };
+  for (const c of chunks) {
+    const stages = (c.stages ?? []) as Pipeline;
+    const count = c.elementCount;
+    const raw = count * size;
+    const outAt = c.elementOffset * size;
+    if (count === 0) continue;
+    if (c.predict === true) {
+      // a predicted chunk: each field block into its residual plane (stored, or its pipeline),
+      // then the predictor undone into the output (./predict.ts)
+      const payload = readAt(c.payloadOffset, c.payloadBytes);
+      // reads inside the payload (a container on the device holds a copy of it whole)
+      const inPayload: ReadAt = (offset, length) => payload.subarray(offset - c.payloadOffset, offset - c.payloadOffset + length);
+      const head = readPredictHeader(payload, count, size, c.index);
+      const blocks = readFieldBlocks(payload, head, c.index);
+      if (!predictOnDevice(head, size)) {
+        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `chunk ${c.index}: ${predictName(head)} is not decoded on the GPU`);
+      }
+      const cells = head.words / head.fields;
+      const stride = roundUp4(cells * size);
+      const cellsChunk: LocatedChunk = { ...c, elementCount: cells };
+      blocks.forEach((block, k) => {
+        const dest: Target = { buf: 'resid', at: residBytes + k * stride };
+        if (block.stages.length === 0) {
+          jobs.push({ stream: rawStream(block.bytes), srcByteOffset: c.payloadOffset + block.at - 1, dstByteOffset: 0, target: dest });
+        } else planPipeline(cellsChunk, block.stages as Pipeline, c.payloadOffset + block.at, block.bytes, dest, inPayload);
+      });
+      predicted.push({ residByteOffset: residBytes, planeByteStride: stride, outByteOffset: outAt, head });
+      residBytes += head.fields * stride;
+      continue;
+    }
+    if (stages.length === 0) {
+      jobs.push({ stream: rawStream(raw), srcByteOffset: c.payloadOffset - 1, dstByteOffset: 0, target: { buf: 'out', at: outAt } });
+      continue;
+    }
+    // a quantized chunk: the codes' payload after the quantize header and the exceptions; the
+    // codes decode into the codes buffer, then dequantize into the output
+    let codesAt = 0;
+    let dest: Target = { buf: 'out', at: outAt };
+    if (c.quantize === true) {
+      const quantizeHeader = readAt(c.payloadOffset, Math.min(QUANTIZE_HEADER_BYTES, c.payloadBytes));
+      const head = readQuantizeHeader(quantizeHeader, c.payloadBytes, count, 8 * streamCount(stages, 4), c.index);
+      codesAt = head.codesAt;
+      dest = { buf: 'codes', at: codesBytes };
+      codesBytes += roundUp4(raw);
+      const list = new Uint32Array(2 * head.exceptions);
+      if (head.exceptions > 0) new Uint8Array(list.buffer).set(readAt(c.payloadOffset + QUANTIZE_HEADER_BYTES, 8 * head.exceptions));
+      quantized.push({ chunk: c, codesAt: dest.at, step: head.step, exceptions: head.exceptions, exceptionsAt: exceptionBytes });
+      exceptionWords.push(list);
+      exceptionBytes += list.byteLength;
+    }
+    planPipeline(c, stages, c.payloadOffset + codesAt, c.payloadBytes - codesAt, dest);
   }
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
   gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
+  gpu.checkBindable(roundUp4(Math.max(residBytes, 4)), 'decompress residuals');
   const uploaded = container instanceof Uint8Array ? await gpu.upload(container) : undefined;
   const containerBuf = uploaded?.buffer ?? (container as ResidentContainer).buffer;
   const t1 = performance.now();
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
-  const buffers = { out: outBuf, work: outBuf, codes: outBuf };
+  const buffers = { out: outBuf, work: outBuf, codes: outBuf, resid: outBuf };
   try {
     if (signal?.aborted) throw abortError(signal);
     // Everything in one submission, every status read back after it, checked in the order a
@@ -436,8 +507,9 @@ export async function decodeContainerOnDevice(
       );
       buffers.work = s.temp(roundUp4(Math.max(work, 4)), 'decompress streams');
       if (codesBytes > 0) buffers.codes = s.temp(codesBytes, 'decompress codes');
+      if (residBytes > 0) buffers.resid = s.temp(residBytes, 'decompress residuals');
       // streams of chunks without rle
-      for (const to of ['out', 'work', 'codes'] as const) {
+      for (const to of ['out', 'work', 'codes', 'resid'] as const) {
         const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
         checks.push(...encodeStreams(gpu, s, containerBuf, buffers[to], some));
       }
@@ -480,7 +552,7 @@ export async function decodeContainerOnDevice(
         flush();
       }
       // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
-      for (const to of ['out', 'codes'] as const) {
+      for (const to of ['out', 'codes', 'resid'] as const) {
         const planes = stagePlans
           .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
           .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
@@ -494,6 +566,8 @@ export async function decodeContainerOnDevice(
       if (quantized.length > 0) {
         checks.push(encodeDequantizeChunks(gpu, s, quantized, exceptionWords, exceptionBytes, buffers.codes, outBuf));
       }
+      // predicted chunks: residual planes to elements (unzigzag, the predictor's sums, fields joined, the value map undone)
+      if (predicted.length > 0) encodePredictDecodeChunks(gpu, s, buffers.resid, outBuf, size, predicted);
       elementHashes = encodeTreeHashes(
         gpu,
         s,

@@ -24,7 +24,7 @@ import { rleDecode } from '../../gpu/rle.js';
 import { debug } from '../../platform/node.js';
 import { arrayConstructor, elementSize } from '../../types.js';
 import { decodeLegacyChunkRuns } from '../legacy/chunk.js';
-import { canDecodeOnDevice, decodeContainerOnDevice } from './decode.js';
+import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
 import { decompressBytes, mapLimited } from '../arrays.js';
 import { readAtBytes, walkChunks } from '../../format/container.js';
 import { Encoding } from '../../format/layout.js';
@@ -45,10 +45,10 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    if (canDecodeOnDevice(header) && !chunks.some((c) => c.predict === true))
+    if (canDecodeOnDevice(header) && predictedOnDevice(readAtBytes(bytes), header, chunks))
       return decodeContainerOnDevice(gpu, bytes, header, chunks, signal);
-    // chunks that do not start on 4-byte boundaries, predicted chunks (stage 7): decoded on the
-    // CPU (both hashes checked), then uploaded
+    // chunks that do not start on 4-byte boundaries, predicted chunks the GPU does not decode
+    // (med, the decimal map): decoded on the CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);

@@ -27,9 +27,9 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 import { walkChunks, type ReadAt } from '../../format/container.js';
-import { ENTRY_BYTES, HEADER_BYTES, indexBytes, readHeader } from '../../format/layout.js';
+import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, readHeader } from '../../format/layout.js';
 import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
-import { canDecodeOnDevice, decodeContainerOnDevice } from './decode.js';
+import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
 import { decompressToDevice } from './decompress.js';
 import { encodeGather, type GatherJob } from './gather.js';
 import walkSource from '../../../shaders/codec-container-walk.wgsl';
@@ -184,17 +184,25 @@ export async function decompressDeviceContainer(
   let left = Math.min(FIRST_WALK_CHUNKS, tableChunks);
   /** Bytes of the chunk index at the container's end (from the header the first walk reads). */
   let index = 0;
+  let headerRead = false;
   for (;;) {
     const slots = Math.max(1, Math.min(left, tableChunks, Math.floor((length - start) / ENTRY_BYTES)));
     const { reached, stop } = await walkTable(gpu, container.buffer, sparse, first, start, slots);
-    if (first === 0) {
+    if (!headerRead) {
+      headerRead = true;
       const header = readHeader(sparse.readAt(0, HEADER_BYTES), maxElements);
-      // version 1, a version-4 shape block (the walk above assumed entries at byte 32)
-      if (header.version === 1 || (header.rank ?? 0) > 0 || !canDecodeOnDevice(header)) {
-        return readBackWhole();
-      }
+      if (header.version === 1 || !canDecodeOnDevice(header)) return readBackWhole();
       left = header.chunkCount;
       index = indexBytes(header);
+      // a version-4 shape block: the walk above assumed entries at byte 32; the block read back,
+      // the table is walked again from the entries after it
+      const entries = firstEntryOffset(header);
+      if (entries !== HEADER_BYTES) {
+        await fetchRegions(gpu, container.buffer, sparse, [[HEADER_BYTES, Math.min(entries, length) - HEADER_BYTES]]);
+        start = entries;
+        left = Math.min(FIRST_WALK_CHUNKS, tableChunks);
+        continue;
+      }
     }
     left -= reached;
     if (signal?.aborted) throw abortError(signal);
@@ -207,8 +215,17 @@ export async function decompressDeviceContainer(
   // the chunk index at the end, which the walk checks against the entries it found
   if (index > 0 && index <= length) await fetchRegions(gpu, container.buffer, sparse, [[length - index, index]]);
   const { header, chunks } = walkChunks(sparse.readAt, length, maxElements);
-  // predicted chunks (stage 7) decode on the CPU so far
-  if (chunks.some((c) => c.predict === true)) return readBackWhole();
+  // predicted chunks (stage 7): their payloads read back whole (field blocks lie one after
+  // another, so their heads could only be found a block at a time); those the GPU does not
+  // decode send the whole container through the CPU
+  const predicted = chunks.filter((c) => c.predict === true && c.elementCount > 0);
+  await fetchRegions(
+    gpu,
+    container.buffer,
+    sparse,
+    predicted.map((c): [number, number] => [c.payloadOffset, c.payloadBytes]),
+  );
+  if (!predictedOnDevice(sparse.readAt, header, chunks)) return readBackWhole();
   // the exceptions of quantized chunks (the walk read their header, directory and stream heads)
   const regions: [number, number][] = [];
   for (const c of chunks) {

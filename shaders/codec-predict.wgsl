@@ -1,0 +1,160 @@
+// The inverse of stage 7, predict (docs/format.md, "Stage 7: predict"), of many predicted chunks
+// at once: each chunk's field planes of zigzagged residuals (W-byte words, decoded by their
+// pipelines into `resid`) become its elements in `out`. The CPU's twin is assembly/predict.ts
+// (predictDecodeAxes, joinFields, floatOrderDecode).
+//
+// The linear predictors (left, up, 2-D and 3-D Lorenzo after SZ) take the neighbours outside the
+// chunk as 0, so their inverse is a prefix sum along each axis the predictor spans, and sums
+// along one axis commute with those along another (assembly/predict.ts predictEncodeAxes): each
+// axis is a pass over every chunk's planes, in a u32 work array `wide` (one word a residual,
+// unzigzagged; sums wrap mod 2^32, and the W-byte result is their low bits):
+//   widen   one invocation a word: resid -> wide, unzigzagged
+//   rows    one invocation a row of a field plane: the running sum along the row (short rows;
+//           long ones go through codec-delta.wgsl's chunk scan, a workgroup a row)
+//   columns one invocation a column of a field plane (of a plane of Y rows for lorenzo3): the
+//           running sum down the column
+//   planes  lorenzo3: one invocation a (row, cell) place of a field: the running sum over planes
+//   join    one invocation an output word: cells' fields interleaved, the value map undone
+// A chunk is a job; an invocation finds its job by binary search over the jobs' first items of
+// its pass (a job without items in a pass has as many as the job before it). Composed by
+// ts/gpu/compose.ts (`const WG` = 256, `const W` word bytes, `const MASK` its bits).
+
+struct Params {
+  jobs: u32,
+  items: u32, // invocations that work in this pass (all jobs)
+  which: u32, // which of a job's `first` this pass numbers its items by
+  pad: u32,
+}
+
+struct PredictJob {
+  resid: u32,      // word offset of field plane 0's residuals in `resid`
+  planeWords: u32, // words from one field plane's residuals to the next
+  wide: u32,       // word offset of the chunk's planes in `wide` (plane k at wide + k x cells)
+  cells: u32,      // cells (words a field)
+  fields: u32,
+  rowCells: u32,   // X: cells a row
+  planeRows: u32,  // Y: rows a plane
+  rows: u32,       // R: rows of the chunk (cells / X)
+  predictor: u32,  // 0 none, 1 left, 2 up, 3 lorenzo2, 4 lorenzo3
+  map: u32,        // 0 bits, 1 float order (W = 4)
+  out: u32,        // word offset of the chunk's elements in `out`
+  count: u32,      // elements (cells x fields)
+  first: array<u32, 5>, // the job's first item in each pass: widen, rows, columns, planes, join
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> jobs: array<PredictJob>;
+@group(0) @binding(2) var<storage, read> resid: array<u32>;
+@group(0) @binding(3) var<storage, read_write> wide: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<u32>;
+
+// The job whose items of this pass hold item g: the last with first[pass] <= g.
+fn jobOf(g: u32) -> u32 {
+  var lo = 0u;
+  var hi = params.jobs;
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) / 2u;
+    if (jobs[mid].first[params.which] <= g) { lo = mid; } else { hi = mid; }
+  }
+  return lo;
+}
+
+fn itemOf(tid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return (wid.y * nwg.x + wid.x) * WG + tid;
+}
+
+@compute @workgroup_size(WG)
+fn predictWiden(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = itemOf(tid, wid, nwg);
+  if (g >= params.items) { return; }
+  let job = jobs[jobOf(g)];
+  let e = g - job.first[0];
+  let k = e / job.cells;
+  let c = e - k * job.cells;
+  let byte = (job.resid + k * job.planeWords) * 4u + c * W;
+  let r = (resid[byte / 4u] >> ((byte % 4u) * 8u)) & MASK;
+  wide[job.wide + e] = (r >> 1u) ^ (0u - (r & 1u));
+}
+
+@compute @workgroup_size(WG)
+fn predictRows(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = itemOf(tid, wid, nwg);
+  if (g >= params.items) { return; }
+  let job = jobs[jobOf(g)];
+  let e = g - job.first[1];
+  let k = e / job.rows;
+  let i = e - k * job.rows;
+  let base = job.wide + k * job.cells + i * job.rowCells;
+  var sum = wide[base];
+  for (var c = 1u; c < job.rowCells; c += 1u) {
+    sum += wide[base + c];
+    wide[base + c] = sum;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn predictColumns(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = itemOf(tid, wid, nwg);
+  if (g >= params.items) { return; }
+  let job = jobs[jobOf(g)];
+  let e = g - job.first[2];
+  let x = job.rowCells;
+  // lorenzo3's columns stop at each plane; up's and lorenzo2's run down the chunk
+  let len = select(job.rows, job.planeRows, job.predictor == 4u);
+  let segments = job.rows / len;
+  let k = e / (segments * x);
+  let rest = e - k * segments * x;
+  let s = rest / x;
+  let base = job.wide + k * job.cells + s * len * x + (rest - s * x);
+  var sum = wide[base];
+  for (var i = 1u; i < len; i += 1u) {
+    sum += wide[base + i * x];
+    wide[base + i * x] = sum;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn predictPlanes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = itemOf(tid, wid, nwg);
+  if (g >= params.items) { return; }
+  let job = jobs[jobOf(g)];
+  let e = g - job.first[3];
+  let area = job.planeRows * job.rowCells;
+  let k = e / area;
+  let base = job.wide + k * job.cells + (e - k * area);
+  let count = job.rows / job.planeRows;
+  var sum = wide[base];
+  for (var p = 1u; p < count; p += 1u) {
+    sum += wide[base + p * area];
+    wide[base + p * area] = sum;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn predictJoin(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = itemOf(tid, wid, nwg);
+  if (g >= params.items) { return; }
+  let job = jobs[jobOf(g)];
+  let q = g - job.first[4];
+  let perWord = 4u / W;
+  var word = 0u;
+  for (var t = 0u; t < perWord; t += 1u) {
+    let el = q * perWord + t;
+    if (el >= job.count) { break; }
+    let c = el / job.fields;
+    let k = el - c * job.fields;
+    var v = wide[job.wide + k * job.cells + c] & MASK;
+    // fpzip's order-preserving map undone (assembly/predict.ts floatOrderDecode)
+    if (job.map == 1u) { v = select(~v, v ^ 0x80000000u, (v >> 31u) != 0u); }
+    word |= v << (t * W * 8u);
+  }
+  out[job.out + q] = word;
+}

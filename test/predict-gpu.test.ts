@@ -1,0 +1,211 @@
+/**
+ * Predicted chunks (docs/format.md, "Stage 7: predict") decoded on the GPU: containers written by
+ * the plain reference (test/support/predict-reference.ts) with every predictor the GPU takes
+ * (none, left, up, lorenzo2, lorenzo3), both value maps it takes (bits, float order), one field
+ * or several, short rows (an invocation a row) and long ones (the delta chunk scan), each field's
+ * own pipeline, beside a stored chunk, decoded to the device from host memory and from the device
+ * and compared with the input; those it does not take (med, the decimal map) go through the CPU
+ * with the same result. On CI the GPU is SwiftShader (test/gpu/support.ts).
+ */
+import { afterAll, beforeAll, expect } from 'vitest';
+import { createEngine, type Engine } from '../ts/engine.js';
+import { predictedOnDevice } from '../ts/codec/gpu/decode.js';
+import { readAtBytes, walkChunks } from '../ts/format/container.js';
+import { bytesOf, type ParleArray } from '../ts/types.js';
+import { STAGE } from './support/codec-reference.js';
+import { encodeContainer, MAP, PREDICTOR, TYPE_CODE, type ChunkPlan } from './support/predict-reference.js';
+import { describeGpu, gpuIt } from './gpu/support.js';
+import { Rng, caseSeed, describeSeed } from './support/random.js';
+
+type Ctor = Uint8ArrayConstructor | Uint16ArrayConstructor | Uint32ArrayConstructor | Int32ArrayConstructor | Float32ArrayConstructor;
+
+/**
+ * A smooth array of `X` cells a row, `rows` rows, `fields` fields a cell: a slow wave on about 25
+ * levels with a little noise, so the fields' pipelines code it under every predictor (not stored).
+ */
+function smooth(Ctor: Ctor, rows: number, X: number, fields: number, seed: number): ParleArray {
+  const rng = new Rng(seed);
+  const n = rows * X * fields;
+  const out = new Ctor(n);
+  for (let e = 0; e < n; e++) {
+    const c = Math.floor(e / fields);
+    const k = e % fields;
+    const level = Math.round((Math.sin((c % X) / 7 + k) + Math.cos(Math.floor(c / X) / 5)) * 6 + 12);
+    const noise = rng.intBetween(0, 1);
+    out[e] =
+      Ctor === Float32Array
+        ? level * 1.25 - 7.5
+        : Ctor === Int32Array
+          ? (level - 12) * 40_000 + noise
+          : Ctor === Uint8Array
+            ? level * 9 + noise
+            : level * 2500 + noise;
+  }
+  return out;
+}
+
+/** A smooth gradient of `rows` x `X` with noise of a few units: what the CPU path's chooser predicts. */
+function gradient(Ctor: Ctor, rows: number, X: number, seed: number): ParleArray {
+  const rng = new Rng(seed);
+  const top = Ctor === Uint8Array ? 200 : Ctor === Uint16Array ? 50_000 : 1e6;
+  return new Ctor(rows * X).map((_, e) => {
+    const v = (Math.sin((e % X) / 17) * Math.cos(Math.floor(e / X) / 13) + 1) / 2;
+    return Ctor === Float32Array ? v * 300 - 100 : Math.round(v * top) + rng.intBetween(0, 3);
+  });
+}
+
+function same(a: ParleArray, b: ParleArray): boolean {
+  return a.length === b.length && Buffer.compare(Buffer.from(bytesOf(a)), Buffer.from(bytesOf(b))) === 0;
+}
+
+describeGpu('predicted chunks decoded on the GPU', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ workers: 1, gpu: 'require', calibration: 'skip' });
+  });
+  afterAll(async () => {
+    await engine?.destroy();
+  });
+
+  /** Decodes `container` to the device from host memory and from the device; both must equal `input`. */
+  async function decodesOnDevice(container: Uint8Array, input: ParleArray, what: string): Promise<void> {
+    const fromHost = await engine.decompress(container, { to: 'device', path: 'gpu' });
+    const onDevice = await engine.upload(container);
+    const fromDevice = await engine.decompress(onDevice, { to: 'device' });
+    try {
+      expect(same(await engine.download(fromHost), input), `${what}: from host memory`).toBe(true);
+      expect(same(await engine.download(fromDevice), input), `${what}: from the device`).toBe(true);
+    } finally {
+      fromHost.destroy();
+      fromDevice.destroy();
+      onDevice.destroy();
+    }
+  }
+
+  const onDevice = (container: Uint8Array) => {
+    const { header, chunks } = walkChunks(readAtBytes(container), container.length, Infinity);
+    return predictedOnDevice(readAtBytes(container), header, chunks);
+  };
+
+  const types: [string, Ctor, number][] = [
+    ['u8', Uint8Array, TYPE_CODE.u8],
+    ['u16', Uint16Array, TYPE_CODE.u16],
+    ['u32', Uint32Array, TYPE_CODE.u32],
+    ['i32', Int32Array, TYPE_CODE.i32],
+    ['f32', Float32Array, TYPE_CODE.f32],
+  ];
+
+  /** The geometries (X cells a row, Y rows a plane, fields): short rows (an invocation a row) and long ones (the delta chunk scan). */
+  const geometries = [
+    [12, 2, 1],
+    [10, 3, 3],
+    [7, 4, 4],
+    [300, 2, 1],
+    [260, 3, 2],
+  ] as const;
+  types.forEach(([name, Ctor, type], t) => {
+    gpuIt(
+      `${name}: every linear predictor, one field and several, short and long rows, each field its own pipeline: the input`,
+      async () => {
+        const seed = caseSeed(`gpu predict decode ${name}`);
+        const width = Ctor.BYTES_PER_ELEMENT;
+        // the pipelines the fields take in turn (shuffle only where a word has bytes to split)
+        const pipelines: number[][] = [
+          [STAGE.huffman],
+          [STAGE.rle, STAGE.huffman],
+          [],
+          width > 1 ? [STAGE.shuffle, STAGE.huffman] : [STAGE.delta, STAGE.huffman],
+          [STAGE.delta, STAGE.rle],
+        ];
+        for (const predictor of [PREDICTOR.none, PREDICTOR.left, PREDICTOR.up, PREDICTOR.lorenzo2, PREDICTOR.lorenzo3]) {
+          // two geometries a predictor, a different pair for each type: every pair over the types
+          for (const g of [(predictor + t) % geometries.length, (predictor + t + 2) % geometries.length]) {
+            const [X, Y, fields] = geometries[g];
+            // two chunks of a multiple of 12 rows (planes of 2, 3 or 4 rows), then a stored chunk
+            const rows = Math.max(24, Math.ceil(4096 / (X * fields * 12)) * 12);
+            const chunkLength = rows * X * fields;
+            const input = smooth(Ctor, 2 * rows + 4, X, fields, seed + predictor * 7 + X);
+            const maps = Ctor === Float32Array ? [MAP.none, MAP.floatOrder] : [MAP.none];
+            for (const map of maps) {
+              const predicted = (shift: number): ChunkPlan => ({
+                kind: 'predicted',
+                map,
+                predictor,
+                fields,
+                X,
+                Y,
+                stages: Array.from({ length: fields }, (_, k) => pipelines[(k + shift) % pipelines.length]),
+              });
+              const container = encodeContainer(bytesOf(input), {
+                type,
+                chunkLength,
+                shape: [2 * rows + 4, X * fields],
+                chunks: [predicted(0), predicted(1), { kind: 'stored' }],
+              });
+              const what = `${name}, predictor ${predictor}, map ${map}, X ${X}, Y ${Y}, ${fields} fields, ${describeSeed(seed)}`;
+              expect(onDevice(container), what).toBe(true);
+              await decodesOnDevice(container, input, what);
+            }
+          }
+        }
+      },
+    );
+  });
+
+  gpuIt("the CPU path's own predicted containers: the input, decoded on the GPU", async () => {
+    const seed = caseSeed('gpu predict decode engine');
+    for (const [name, Ctor] of types) {
+      const input = gradient(Ctor, 64, 96, seed);
+      const container = await engine.compress(input, { shape: [64, 96], chunkBytes: 8192, path: 'cpu' });
+      expect(
+        engine.inspect(container).chunks.some((c) => c.encoding.startsWith('predict')),
+        name,
+      ).toBe(true);
+      await decodesOnDevice(container, input, `${name}, ${describeSeed(seed)}`);
+    }
+  });
+
+  gpuIt('med and the decimal map are decoded on the CPU for the GPU path: the input', async () => {
+    const seed = caseSeed('gpu predict decode cpu');
+    const image = smooth(Uint8Array, 32, 40, 3, seed);
+    const med = encodeContainer(bytesOf(image), {
+      type: TYPE_CODE.u8,
+      chunkLength: image.length,
+      chunks: [
+        {
+          kind: 'predicted',
+          map: MAP.none,
+          predictor: PREDICTOR.med,
+          fields: 3,
+          X: 40,
+          Y: 1,
+          stages: [[STAGE.huffman], [], [STAGE.huffman]],
+        },
+      ],
+    });
+    const decimals = new Float32Array(600).map((_, i) => Math.round(Math.sin(i / 9) * 1000) / 100);
+    const decimal = encodeContainer(bytesOf(decimals), {
+      type: TYPE_CODE.f32,
+      chunkLength: 300,
+      chunks: [
+        {
+          kind: 'predicted',
+          map: MAP.decimal,
+          predictor: PREDICTOR.left,
+          fields: 2,
+          X: 150,
+          Y: 1,
+          exponents: [2, 2],
+          stages: [[STAGE.huffman], [STAGE.huffman]],
+        },
+      ],
+    });
+    for (const [container, input, what] of [
+      [med, image, 'med'],
+      [decimal, decimals, 'decimal'],
+    ] as const) {
+      expect(onDevice(container), what).toBe(false);
+      await decodesOnDevice(container, input, what);
+    }
+  });
+});
