@@ -7,6 +7,10 @@
  *   - decompress to the device (`path: 'gpu'`) of the CPU path's container laid out for the GPU
  *     (`decoder: 'gpu'`: Huffman mode 3) beside the CPU decode of its default container + upload;
  *     and of the same container already on the device (a u8 DeviceArray: nothing uploaded);
+ *   - the array with its shape (stacked copies along the first axis): the CPU path's container
+ *     (predicted chunks, stage 7) decoded to the device from the host and from the device,
+ *     beside the CPU decode + upload; at 64 MiB also a list of containers of about 256 KiB
+ *     (whole rows, 256 at most) decoded to one device buffer in one call, beside a call each;
  *   - checks: every decode on either path equals the input; a fixed pipeline the GPU codes writes
  *     the CPU path's bytes at the same chunk size and decoder (byte-identical containers); each
  *     path decodes the other's containers (CPU: 256 KiB chunks, modes 2 and 3; GPU: 4 MiB, mode 2).
@@ -103,6 +107,37 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     const dShaped = await timeMs(async () => (await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })).destroy());
     const dShapedResident = await timeMs(async () => (await engine.decompress(shapedResident)).destroy());
     const dShapedCpu = await timeMs(async () => (await engine.upload(await engine.decompress(shaped, { path: 'cpu' }))).destroy());
+    // a viewer's batch: the array cut into containers of about 256 KiB (whole rows, with their
+    // shape), 256 of them at most, decoded to one device buffer in one call, beside a call a
+    // container and the CPU decode of the list + upload
+    let batch;
+    if (mib > 0) {
+      const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
+      const rowsEach = Math.max(1, Math.round((256 << 10) / (rowElements * Ctor.BYTES_PER_ELEMENT)));
+      const pieces = [];
+      for (let row = 0; row < shape[0] && pieces.length < 256; row += rowsEach) {
+        const rows = Math.min(rowsEach, shape[0] - row);
+        const piece = host.subarray(row * rowElements, (row + rows) * rowElements);
+        pieces.push({ piece, container: await engine.compress(piece, { path: 'cpu', shape: [rows, ...own.slice(1)], decoder: 'gpu' }) });
+      }
+      const list = pieces.map((p) => p.container);
+      const elements = pieces.reduce((n, p) => n + p.piece.length, 0);
+      const want = host.subarray(0, elements);
+      const back = await engine.decompress(list, { path: 'gpu', to: 'device' });
+      if (!same(await engine.download(back), want)) problems.push(`${name}: the GPU decode of a list of ${list.length} containers differs`);
+      back.destroy();
+      const bytesOut = elements * Ctor.BYTES_PER_ELEMENT;
+      const tBatch = await timeMs(async () => (await engine.decompress(list, { path: 'gpu', to: 'device' })).destroy());
+      const tEach = await timeMs(async () => {
+        for (const c of list) (await engine.decompress(c, { path: 'gpu', to: 'device' })).destroy();
+      });
+      const tCpu = await timeMs(async () => (await engine.decompress(list, { path: 'cpu', to: 'device' })).destroy());
+      batch = {
+        containers: list.length,
+        containerBytes: Math.round(bytesOut / list.length),
+        decompress: { gpu: bytesOut / tBatch / 1e6, gpuEach: bytesOut / tEach / 1e6, cpuUpload: bytesOut / tCpu / 1e6 },
+      };
+    }
     device.destroy();
     resident.destroy();
     shapedResident.destroy();
@@ -123,6 +158,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
         predictedOnCpu,
         decompress: { gpu: B / dShaped / 1e6, gpuResident: B / dShapedResident / 1e6, cpuUpload: B / dShapedCpu / 1e6 },
       },
+      ...(batch !== undefined ? { batch } : {}),
     };
     rows.push(row);
     console.log(
@@ -132,6 +168,11 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     console.log(
       `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}), ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU)  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
+    if (batch !== undefined) {
+      console.log(
+        `${''.padEnd(30)} a list of ${batch.containers} containers of ${(batch.containerBytes / 1024).toFixed(0)} KiB to the device: one call ${batch.decompress.gpu.toFixed(2)} / a call each ${batch.decompress.gpuEach.toFixed(2)} / cpu+upload ${batch.decompress.cpuUpload.toFixed(2)} GB/s`,
+      );
+    }
   }
 }
 await engine.destroy();

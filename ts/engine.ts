@@ -23,7 +23,7 @@ import { CostModel, defaultRates, type CallShape, type CostOp, type Location } f
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
 import { checkOut, compressArrayReport, decompressBytes } from './codec/arrays.js';
 import type { ChunkReport } from './codec/cpu/chunks.js';
-import { decompressToDevice } from './codec/gpu/decompress.js';
+import { decompressListToDevice, decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
 import { compressOn, compressRoute } from './codec/compress.js';
 import { compressBound, HEADER_BYTES, readHeader, shapeBlockBytes } from './format/layout.js';
@@ -33,6 +33,7 @@ import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } fr
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 import {
   bytesOf,
+  arrayConstructor,
   checkArray,
   ELEMENT_TYPES,
   elementSize,
@@ -985,8 +986,16 @@ export class Engine {
    * plan the decode (ts/codec/gpu/device-container.ts), and the result is a DeviceArray unless
    * `to: 'host'`; `path: 'cpu'` reads the container back and decodes it on the CPU.
    *
+   * A list of containers in host memory (`decompress([c1, c2, ...], { to: 'device' })`, all of
+   * one element type) decodes to one array of their elements one after another: on the GPU path
+   * every chunk of every container in one decode (a viewer's hundreds of small Zarr chunks or
+   * volume bricks at the cost of one container), on the CPU each container into its place.
+   * Without `out` and `place`; `maxElements` bounds the total; chunk numbers in errors count
+   * through the list.
+   *
    * @param bytes the container: a Uint8Array (other views are read as their bytes) or a u8
-   *   DeviceArray (not modified; it must stay alive until the promise settles).
+   *   DeviceArray (not modified; it must stay alive until the promise settles); or a list of
+   *   Uint8Array containers.
    * @returns `options.out` when given (typed as it: `decompress(c, { out: f32 })` is a
    *   Float32Array); else a new array typed as the union {@link ParleArray}, whose element type
    *   the container's header holds (check it with `instanceof`), or a DeviceArray with `to: 'device'`.
@@ -1002,7 +1011,11 @@ export class Engine {
   async decompress(bytes: Uint8Array, options?: DecompressOptions & { out?: undefined; to?: 'host' }): Promise<ParleArray>;
   async decompress(bytes: Uint8Array | DeviceArray, options: DecompressOptions & { out?: undefined; to: 'device' }): Promise<DeviceArray>;
   async decompress(bytes: Uint8Array | DeviceArray, options?: DecompressOptions): Promise<Data>;
-  async decompress(bytes: Uint8Array | DeviceArray, options?: DecompressOptions): Promise<Data> {
+  async decompress(list: readonly Uint8Array[], options: DecompressOptions & { out?: undefined; to: 'device' }): Promise<DeviceArray>;
+  async decompress(list: readonly Uint8Array[], options?: DecompressOptions & { out?: undefined; to?: 'host' }): Promise<ParleArray>;
+  async decompress(input: Uint8Array | DeviceArray | readonly Uint8Array[], options?: DecompressOptions): Promise<Data> {
+    if (Array.isArray(input)) return this.decompressList(input, options);
+    const bytes = input as Uint8Array | DeviceArray;
     if (!(bytes instanceof DeviceArray)) checkArray(bytes, 'bytes');
     else this.gpu.checkInput(bytes, 'bytes', ['u8']);
     const opts = checkOptions(options, 'decompress');
@@ -1035,6 +1048,51 @@ export class Engine {
           ...(place !== undefined ? { place } : {}),
         });
         return this.deliver(result, to);
+      }),
+    );
+  }
+
+  /**
+   * {@link decompress} of a list of containers in host memory: their elements one after another
+   * in one array (all of one element type), a DeviceArray with `to: 'device'`, where one decode
+   * takes every chunk of every container (ts/codec/gpu/decompress.ts decompressListToDevice: a
+   * viewer's hundreds of small chunks at the cost of one container); else a host array, each
+   * container decoded on the CPU into its place. Options as for one container but `out` and
+   * `place`; `maxElements` bounds the list's total.
+   */
+  private async decompressList(list: readonly Uint8Array[], options?: DecompressOptions): Promise<Data> {
+    list.forEach((b, i) => checkArray(b, `bytes[${i}]`));
+    if (list.length === 0) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'decompress of a list needs at least one container');
+    const opts = checkOptions(options, 'decompress');
+    if (opts.out !== undefined || opts.place !== undefined)
+      throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.out and options.place take one container, not a list', {
+        option: opts.out !== undefined ? 'out' : 'place',
+      });
+    const maxElements =
+      opts.maxElements === undefined ? this.maxElements : checkInteger(opts.maxElements, 'options.maxElements', 0, Number.MAX_SAFE_INTEGER);
+    const decoded = list.reduce((sum, b) => sum + this.modelBytes('decompress', b), 0);
+    const route = await this.route('decompress', list[0], opts, { bytes: decoded });
+    const { to, signal } = route;
+    const views = list.map((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+    return this.admit(signal, () =>
+      this.withFallback(route, async (path) => {
+        if (path === 'gpu') return this.deliver(await decompressListToDevice(this.cpu, this.gpu, views, maxElements, signal), to);
+        const walked = views.map((v) => readHeader(v.subarray(0, Math.min(v.length, HEADER_BYTES)), maxElements));
+        const type = walked[0].type;
+        const other = walked.findIndex((h) => h.type !== type);
+        if (other >= 0)
+          throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `container ${other} holds ${walked[other].type} elements, container 0 ${type}`);
+        const total = walked.reduce((sum, h) => sum + h.elementCount, 0);
+        if (total > maxElements)
+          throw new ParleError(ErrorCodes.LIMIT_EXCEEDED, `the list holds ${total} elements, more than maxElements (${maxElements})`);
+        const out = new (arrayConstructor(type))(total) as ParleArray;
+        let at = 0;
+        for (let i = 0; i < views.length; i++) {
+          const n = walked[i].elementCount;
+          await decompressBytes(this.cpu, views[i], maxElements, signal, { out: out.subarray(at, at + n) as ParleArray });
+          at += n;
+        }
+        return this.deliver(out, to);
       }),
     );
   }

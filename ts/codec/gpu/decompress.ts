@@ -22,12 +22,16 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { rleDecode } from '../../gpu/rle.js';
 import { debug } from '../../platform/node.js';
-import { arrayConstructor, elementSize } from '../../types.js';
+import { arrayConstructor, elementSize, isKernelType, type ElementType, type ParleArray } from '../../types.js';
+import { ErrorCodes, ParleError } from '../../errors.js';
 import { decodeLegacyChunkRuns } from '../legacy/chunk.js';
 import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
 import { decompressBytes, mapLimited } from '../arrays.js';
 import { readAtBytes, walkChunks } from '../../format/container.js';
-import { Encoding } from '../../format/layout.js';
+import { Encoding, type Header, type LocatedChunk } from '../../format/layout.js';
+
+/** `n` rounded up to a multiple of 4. */
+const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
 
 /**
  * Decodes `bytes` (a whole container) into a new DeviceArray on `gpu` as described above.
@@ -111,4 +115,79 @@ export async function decompressToDevice(
     if (valuesBlock) heap.release(valuesBlock);
     if (lengthsBlock) heap.release(lengthsBlock);
   }
+}
+
+/**
+ * Decodes a list of containers (each a whole container in host memory; not modified; any may be
+ * empty of elements) into one new DeviceArray of their elements one after another: a viewer's
+ * case, hundreds of small chunks (Zarr chunks, volume bricks) wanted on the GPU. Every chunk of
+ * every container is planned into one decode (./decode.ts: one upload of the containers side by
+ * side, one submission), so a list of 256 containers costs about what one container of their
+ * chunks does. Lists the one decode does not take (version 1, containers of other lengths than
+ * a whole number of 4-byte words before the last, predicted chunks it does not decode) are
+ * decoded on the CPU into one host array, then uploaded. Chunk numbers in errors count through
+ * the list. `maxElements` bounds the list's total.
+ * @throws ParleError INVALID_ARGUMENT (an empty list; containers of different element types, or
+ *   of a type the GPU kernels do not take), the reader's codes (NOT_PARLE, UNSUPPORTED_VERSION,
+ *   TRUNCATED, CORRUPT, CHECKSUM_MISMATCH, LIMIT_EXCEEDED), TOO_LARGE, DEVICE_LOST, ABORTED
+ */
+export async function decompressListToDevice(
+  cpu: CpuPath,
+  gpu: GpuContext,
+  list: readonly Uint8Array[],
+  maxElements: number,
+  signal?: AbortSignal,
+): Promise<DeviceArray> {
+  if (list.length === 0) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'decompress of a list needs at least one container');
+  if (list.length === 1) return decompressToDevice(cpu, gpu, list[0], maxElements, signal);
+  let elements = 0;
+  let bytes = 0;
+  let walkedType: ElementType | undefined;
+  const walked = list.map((container, i) => {
+    const w = walkChunks(readAtBytes(container), container.length, maxElements - elements);
+    if (i > 0 && w.header.type !== walkedType)
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `container ${i} holds ${w.header.type} elements, container 0 ${walkedType}`);
+    walkedType = w.header.type;
+    const at = { elements, bytes };
+    elements += w.header.elementCount;
+    bytes += roundUp4(container.length);
+    return { ...w, at };
+  });
+  const type = walked[0].header.type;
+  if (!isKernelType(type)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${type} elements are not decoded on the GPU`);
+  const size = elementSize(type);
+  const oneDecode = walked.every(
+    (w, i) =>
+      w.header.version !== 1 &&
+      canDecodeOnDevice(w.header) &&
+      (i === walked.length - 1 || (w.header.elementCount * size) % 4 === 0) &&
+      predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
+  );
+  if (!oneDecode) {
+    const host = new (arrayConstructor(type))(elements);
+    for (let i = 0; i < list.length; i++) {
+      await decompressBytes(cpu, list[i], maxElements, signal, {
+        out: host.subarray(walked[i].at.elements, walked[i].at.elements + walked[i].header.elementCount) as ParleArray,
+      });
+      if (signal?.aborted) throw abortError(signal);
+    }
+    return gpu.upload(host);
+  }
+  // the containers side by side (each from a 4-byte boundary), their chunks renumbered through the list
+  const joined = new Uint8Array(bytes);
+  const chunks: LocatedChunk[] = [];
+  walked.forEach((w, i) => {
+    joined.set(list[i], w.at.bytes);
+    for (const c of w.chunks) {
+      chunks.push({
+        ...c,
+        index: chunks.length,
+        entryOffset: c.entryOffset + w.at.bytes,
+        payloadOffset: c.payloadOffset + w.at.bytes,
+        elementOffset: c.elementOffset + w.at.elements,
+      });
+    }
+  });
+  const header: Header = { ...walked[0].header, elementCount: elements, chunkCount: chunks.length };
+  return decodeContainerOnDevice(gpu, joined, header, chunks, signal);
 }

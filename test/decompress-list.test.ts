@@ -1,0 +1,109 @@
+/**
+ * `engine.decompress([c1, c2, ...])`: a list of containers decoded to one array of their elements
+ * one after another, on the GPU path in one decode of every chunk of every container
+ * (ts/codec/gpu/decompress.ts decompressListToDevice), on the CPU each container into its place.
+ * The lists mix one-chunk and many-chunk containers, shaped (predicted) and flat ones, an empty
+ * one and one whose length leaves the next container off a 4-byte boundary (decoded through the
+ * CPU then); errors keep their codes. On CI the GPU is SwiftShader (test/gpu/support.ts).
+ */
+import { afterAll, beforeAll, expect } from 'vitest';
+import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
+import { ErrorCodes } from '../ts/errors.js';
+import { bytesOf, type ParleArray } from '../ts/types.js';
+import { describeGpu, gpuIt } from './gpu/support.js';
+import { Rng, caseSeed, describeSeed } from './support/random.js';
+
+function same(a: ParleArray, b: ParleArray): boolean {
+  return a.length === b.length && a.constructor === b.constructor && Buffer.compare(Buffer.from(bytesOf(a)), Buffer.from(bytesOf(b))) === 0;
+}
+
+/** Bricks of a smooth u16 volume (16 x 24 x 24 each) with noise: what a viewer fetches. */
+function bricks(count: number, seed: number): Uint16Array[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: count }, (_, b) =>
+    new Uint16Array(16 * 24 * 24).map((_, i) => {
+      const z = Math.floor(i / 576);
+      const y = Math.floor(i / 24) % 24;
+      const x = i % 24;
+      return Math.round(2000 + 900 * Math.sin((x + b) / 9) * Math.cos((y + z) / 11)) + rng.intBetween(0, 7);
+    }),
+  );
+}
+
+function concat(parts: readonly Uint16Array[]): Uint16Array {
+  const out = new Uint16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+describeGpu('decompress of a list of containers', () => {
+  let engine: Engine;
+  let parts: Uint16Array[];
+  let list: Uint8Array[];
+  let seed: number;
+  beforeAll(async () => {
+    engine = await createEngine({ workers: 1, gpu: 'require', calibration: 'skip' });
+    seed = caseSeed('decompress list');
+    parts = bricks(24, seed);
+    // one chunk (shaped: predicted), several chunks (flat), empty, odd-sized
+    parts[3] = new Uint16Array(0);
+    parts[7] = parts[7].subarray(0, 1001); // 2002 bytes: the next container starts off a word
+    list = await Promise.all(
+      parts.map((p, i) =>
+        i % 3 === 0 && p.length === 9216
+          ? engine.compress(p, { path: 'cpu', shape: [16, 24, 24] })
+          : engine.compress(p, { path: 'cpu', chunkBytes: i % 2 === 0 ? 4096 : 1 << 20 }),
+      ),
+    );
+  });
+  afterAll(async () => {
+    await engine?.destroy();
+  });
+
+  gpuIt('to the device on the GPU path, to the host on either path: the containers’ elements one after another', async () => {
+    const want = concat(parts);
+    expect(list.some((c) => engine.inspect(c).chunks.some((k) => k.encoding.startsWith('predict')))).toBe(true);
+    const aligned = [...list.slice(0, 7), ...list.slice(8)];
+    const alignedWant = concat([...parts.slice(0, 7), ...parts.slice(8)]);
+    for (const [which, containers, expected] of [
+      ['every container on 4-byte boundaries (one decode)', aligned, alignedWant],
+      ['one container of an odd byte length (decoded on the CPU)', list, want],
+    ] as const) {
+      const onDevice = await engine.decompress(containers, { to: 'device', path: 'gpu' });
+      expect(onDevice).toBeInstanceOf(DeviceArray);
+      expect(same(await engine.download(onDevice), expected), `${which}, ${describeSeed(seed)}`).toBe(true);
+      onDevice.destroy();
+      for (const path of ['gpu', 'cpu'] as const) {
+        const host = await engine.decompress(containers, { path });
+        expect(same(host, expected), `${which}, ${path}, ${describeSeed(seed)}`).toBe(true);
+      }
+    }
+    // one container: as decompress of it
+    expect(same(await engine.decompress([list[1]], { path: 'gpu' }), parts[1])).toBe(true);
+  });
+
+  gpuIt('errors: an empty list, mixed types, out, the total past maxElements, a damaged payload', async () => {
+    await expect(engine.decompress([], { to: 'device' })).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+    const f32 = await engine.compress(new Float32Array(100).fill(1.5));
+    for (const path of ['gpu', 'cpu'] as const) {
+      await expect(engine.decompress([list[0], f32], { path })).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+      const total = parts.reduce((n, p) => n + p.length, 0);
+      await expect(engine.decompress(list, { path, maxElements: total - 1 })).rejects.toMatchObject({ code: ErrorCodes.LIMIT_EXCEEDED });
+      expect((await engine.decompress(list, { path, maxElements: total })).length).toBe(total);
+    }
+    await expect(engine.decompress(list, { out: new Uint16Array(10) } as never)).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
+    const damaged = list.map((c) => c.slice());
+    const c = damaged[5];
+    c[c.length - 30] ^= 0x40; // inside the last payload or the chunk index
+    for (const path of ['gpu', 'cpu'] as const) {
+      const error = await engine.decompress(damaged, { to: 'device', path }).catch((e: unknown) => e);
+      expect([ErrorCodes.CHECKSUM_MISMATCH, ErrorCodes.CORRUPT], path).toContain((error as { code?: string }).code);
+    }
+    // the engine still works
+    expect(same(await engine.decompress(list[2]), parts[2])).toBe(true);
+  });
+});
