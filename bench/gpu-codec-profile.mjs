@@ -18,11 +18,12 @@
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
  *                                    [--workers 16] [--cpu-profile] [--chunk-bytes N]
- *                                    [--out DIR] [--only compress|decompress]
+ *                                    [--out DIR] [--only compress|decompress] [--shape]
  *
  * Writes gpu-codec-profile.json and .md into bench/results/<machine>/ (the machine is the GPU's).
  * Needs a GPU with 'timestamp-query' (else GPU times are null and only the counts and wall clock
- * remain). Two builds against each other: bench/gpu-codec-ab.mjs.
+ * remain). --shape: the CPU path's container of the array with its shape (predicted chunks).
+ * Two builds against each other: bench/gpu-codec-ab.mjs.
  */
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -47,6 +48,7 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean' },
     'chunk-bytes': { type: 'string' },
     only: { type: 'string' },
+    shape: { type: 'boolean' },
   },
 });
 /** --chunk-bytes: the GPU compress's chunk size (default: the GPU path's own). */
@@ -233,11 +235,21 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
   const raw = readFileSync(file.path);
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB, a whole number of elements
-    const host = repeatTo(raw, mib << 20, file.Ctor);
+    let host = repeatTo(raw, mib << 20, file.Ctor);
+    // --shape: whole rows of the array's shape (bench/corpus/index.json), which the CPU path's
+    // container records (predicted chunks, stage 7)
+    let shaped = {};
+    if (args.shape === true) {
+      const own = file.shape ?? [host.length];
+      const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
+      const rows = Math.floor(host.length / rowElements);
+      host = host.subarray(0, rows * rowElements);
+      shaped = { shape: [rows, ...own.slice(1)] };
+    }
     const B = host.byteLength;
     const input = await engine.upload(host);
     // the container the GPU decodes: the CPU path's, its Huffman streams laid out for the GPU (mode 3)
-    const container = await engine.compress(host, { path: 'cpu', decoder: 'gpu' });
+    const container = await engine.compress(host, { path: 'cpu', decoder: 'gpu', ...shaped });
     const pipelines = pipelinesOf(container);
     const gpuContainer = await engine.compress(input, { path: 'gpu', ...gpuChunk });
     const doCompress = ONLY !== 'decompress';

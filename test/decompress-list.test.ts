@@ -3,8 +3,8 @@
  * one after another, on the GPU path in one decode of every chunk of every container
  * (ts/codec/gpu/decompress.ts decompressListToDevice), on the CPU each container into its place.
  * The lists mix one-chunk and many-chunk containers, shaped (predicted) and flat ones, an empty
- * one and one whose length leaves the next container off a 4-byte boundary (decoded through the
- * CPU then); errors keep their codes. On CI the GPU is SwiftShader (test/gpu/support.ts).
+ * one and one whose length leaves the next container off a 4-byte boundary (its chunks staged,
+ * then placed: ts/codec/gpu/decode.ts); errors keep their codes. On CI the GPU is SwiftShader (test/gpu/support.ts).
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
@@ -71,7 +71,7 @@ describeGpu('decompress of a list of containers', () => {
     const alignedWant = concat([...parts.slice(0, 7), ...parts.slice(8)]);
     for (const [which, containers, expected] of [
       ['every container on 4-byte boundaries (one decode)', aligned, alignedWant],
-      ['one container of an odd byte length (decoded on the CPU)', list, want],
+      ['one container of an odd byte length (staged, still one decode)', list, want],
     ] as const) {
       const onDevice = await engine.decompress(containers, { to: 'device', path: 'gpu' });
       expect(onDevice).toBeInstanceOf(DeviceArray);

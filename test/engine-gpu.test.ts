@@ -363,7 +363,7 @@ describeGpu('engine with a GPU', () => {
     const bad = packed.slice();
     bad[bad.length - 5] ^= 1;
     await expect(engine.decompress(bad, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
-    // odd chunk lengths (outputs off 4-byte boundaries) go through the CPU and still decode
+    // odd chunk lengths (outputs off 4-byte boundaries) are staged on the GPU and still decode
     const odd = new Uint8Array(5000).map((_, i) => i >> 4);
     const oddPacked = await engine.compress(odd, { chunkBytes: 1025 });
     expect(same(await engine.download(await engine.decompress(oddPacked, { to: 'device', path: 'gpu' })), odd)).toBe(true);

@@ -16,6 +16,9 @@ import { STAGE } from './support/codec-reference.js';
 import { encodeContainer, MAP, PREDICTOR, TYPE_CODE, type ChunkPlan } from './support/predict-reference.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
+import { reseal } from './support/fuzz.js';
+import { ErrorCodes } from '../ts/errors.js';
+import { ENTRY_BYTES, HEADER_BYTES } from '../ts/format/layout.js';
 
 type Ctor = Uint8ArrayConstructor | Uint16ArrayConstructor | Uint32ArrayConstructor | Int32ArrayConstructor | Float32ArrayConstructor;
 
@@ -34,7 +37,9 @@ function smooth(Ctor: Ctor, rows: number, X: number, fields: number, seed: numbe
     const noise = rng.intBetween(0, 1);
     out[e] =
       Ctor === Float32Array
-        ? level * 1.25 - 7.5
+        ? e % 97 === 5
+          ? Math.PI * level // not a decimal of 2 digits: an exception of the decimal map
+          : level * 1.25 - 7.5
         : Ctor === Int32Array
           ? (level - 12) * 40_000 + noise
           : Ctor === Uint8Array
@@ -119,13 +124,14 @@ describeGpu('predicted chunks decoded on the GPU', () => {
         ];
         for (const predictor of [PREDICTOR.none, PREDICTOR.left, PREDICTOR.up, PREDICTOR.lorenzo2, PREDICTOR.lorenzo3]) {
           // two geometries a predictor, a different pair for each type: every pair over the types
-          for (const g of [(predictor + t) % geometries.length, (predictor + t + 2) % geometries.length]) {
+          for (const [gi, g] of [(predictor + t) % geometries.length, (predictor + t + 2) % geometries.length].entries()) {
             const [X, Y, fields] = geometries[g];
             // two chunks of a multiple of 12 rows (planes of 2, 3 or 4 rows), then a stored chunk
             const rows = Math.max(24, Math.ceil(4096 / (X * fields * 12)) * 12);
             const chunkLength = rows * X * fields;
             const input = smooth(Ctor, 2 * rows + 4, X, fields, seed + predictor * 7 + X);
-            const maps = Ctor === Float32Array ? [MAP.none, MAP.floatOrder] : [MAP.none];
+            // f32: every map, over the two geometries
+            const maps = Ctor === Float32Array ? (gi === 0 ? [MAP.none, MAP.decimal] : [MAP.floatOrder]) : [MAP.none];
             for (const map of maps) {
               const predicted = (shift: number): ChunkPlan => ({
                 kind: 'predicted',
@@ -134,6 +140,7 @@ describeGpu('predicted chunks decoded on the GPU', () => {
                 fields,
                 X,
                 Y,
+                ...(map === MAP.decimal ? { exponents: Array.from({ length: fields }, (_, k) => 2 + (k % 2)) } : {}),
                 stages: Array.from({ length: fields }, (_, k) => pipelines[(k + shift) % pipelines.length]),
               });
               const container = encodeContainer(bytesOf(input), {
@@ -165,7 +172,23 @@ describeGpu('predicted chunks decoded on the GPU', () => {
     }
   });
 
-  gpuIt('med and the decimal map are decoded on the CPU for the GPU path: the input', async () => {
+  gpuIt('chunks that start off a 4-byte boundary (odd planes of u8, odd chunk lengths of u16): staged, then placed', async () => {
+    const seed = caseSeed('gpu predict decode staged');
+    // a u8 volume of planes of 17 x 13 = 221 elements: the CPU path cuts its chunks at whole planes
+    const volume = gradient(Uint8Array, 40 * 17, 13, seed) as Uint8Array;
+    const shaped = await engine.compress(volume, { shape: [40, 17, 13], chunkBytes: 1500, path: 'cpu' });
+    const report = engine.inspect(shaped);
+    expect(report.chunks.length).toBeGreaterThan(2);
+    expect(report.chunkLength % 4).not.toBe(0);
+    await decodesOnDevice(shaped, volume, `u8 volume, ${describeSeed(seed)}`);
+    // flat chunks of 1001 u16 elements (2002 bytes), every pipeline the chooser likes
+    const flat = gradient(Uint16Array, 30, 240, seed);
+    const odd = await engine.compress(flat, { chunkBytes: 2002, path: 'cpu' });
+    expect(engine.inspect(odd).chunkLength).toBe(1001);
+    await decodesOnDevice(odd, flat, `u16 chunks of 1001, ${describeSeed(seed)}`);
+  });
+
+  gpuIt('med is decoded on the CPU for the GPU path, the decimal map on the GPU (every exponent, exceptions): the input', async () => {
     const seed = caseSeed('gpu predict decode cpu');
     const image = smooth(Uint8Array, 32, 40, 3, seed);
     const med = encodeContainer(bytesOf(image), {
@@ -183,29 +206,50 @@ describeGpu('predicted chunks decoded on the GPU', () => {
         },
       ],
     });
-    const decimals = new Float32Array(600).map((_, i) => Math.round(Math.sin(i / 9) * 1000) / 100);
-    const decimal = encodeContainer(bytesOf(decimals), {
-      type: TYPE_CODE.f32,
-      chunkLength: 300,
-      chunks: [
-        {
-          kind: 'predicted',
-          map: MAP.decimal,
-          predictor: PREDICTOR.left,
-          fields: 2,
-          X: 150,
-          Y: 1,
-          exponents: [2, 2],
-          stages: [[STAGE.huffman], [STAGE.huffman]],
-        },
-      ],
-    });
-    for (const [container, input, what] of [
-      [med, image, 'med'],
-      [decimal, decimals, 'decimal'],
-    ] as const) {
-      expect(onDevice(container), what).toBe(false);
-      await decodesOnDevice(container, input, what);
+    expect(onDevice(med), 'med').toBe(false);
+    await decodesOnDevice(med, image, 'med');
+    // decimals of e digits for every e the format allows, negative and positive, up to 2^31 / 10^e
+    // (the largest i32 the map takes), a few of them so the pipelines code them, every 50th
+    // element an exception (pi)
+    const rng = new Rng(seed);
+    for (let e = 0; e <= 18; e++) {
+      const scale = 10 ** e;
+      const top = Math.min(2 ** 31 - 1, 10 ** (e + 3));
+      const decimals = new Float32Array(2000).map((_, i) =>
+        i % 50 === 7 ? Math.PI * i : (rng.intBetween(0, 15) * Math.floor(top / 8) - top + rng.intBetween(0, 1)) / scale,
+      );
+      const piped = [STAGE.shuffle, STAGE.huffman];
+      const decimal = encodeContainer(bytesOf(decimals), {
+        type: TYPE_CODE.f32,
+        chunkLength: 1000,
+        chunks: [
+          {
+            kind: 'predicted',
+            map: MAP.decimal,
+            predictor: PREDICTOR.none,
+            fields: 2,
+            X: 500,
+            Y: 1,
+            exponents: [e, e],
+            stages: [piped, piped],
+          },
+        ],
+      });
+      const what = `decimal, e = ${e}, ${describeSeed(seed)}`;
+      expect(onDevice(decimal), what).toBe(true);
+      await decodesOnDevice(decimal, decimals, what);
+      if (e !== 2) continue;
+      // exception indices out of order (the payload resealed): CORRUPT on both paths
+      const bad = decimal.slice();
+      const list = HEADER_BYTES + ENTRY_BYTES + 12 + 4 + 4; // the predict header, 2 exponents padded to 4, the count
+      const view = new DataView(bad.buffer);
+      const [first, second] = [view.getUint32(list, true), view.getUint32(list + 4, true)];
+      view.setUint32(list, second, true);
+      view.setUint32(list + 4, first, true);
+      reseal(bad, HEADER_BYTES);
+      for (const path of ['cpu', 'gpu'] as const) {
+        await expect(engine.decompress(bad, { to: 'device', path }), path).rejects.toMatchObject({ code: ErrorCodes.CORRUPT });
+      }
     }
   });
 });

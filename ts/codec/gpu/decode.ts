@@ -19,9 +19,9 @@
  *      (a quantized chunk's codes in a codes buffer, then dequantized into the output with its
  *      exceptions written over them: shaders/codec-quantize.wgsl); a predicted chunk's field
  *      blocks decoded as chunks of their own into residual planes, then every predicted chunk's
- *      predictor and value map undone in one set of passes (./predict.ts; med and the decimal
- *      map are not taken: {@link predictedOnDevice} sends such containers through the CPU);
- *      every chunk's elements' tree hash. Only hashes, status words and run totals come back, read after it and
+ *      predictor and value map undone in one set of passes, a decimal map's exceptions written
+ *      over them (./predict.ts; med and 8-byte elements are not taken: {@link predictedOnDevice}
+ *      sends such containers through the CPU); every chunk's elements' tree hash. Only hashes, status words and run totals come back, read after it and
  *      checked in the order a stage-by-stage decode would meet them. Every kernel bounds its
  *      reads and writes, so the stages after a corrupt one stay inside their buffers.
  *
@@ -30,8 +30,10 @@
  * built Huffman tables (8 KiB a stream through writeBuffer) and 5-19 submissions a call had made
  * decompress run at 0.3-1.3 GB/s with the GPU busy a third of the time.
  *
- * Needs every chunk's output to start on a 4-byte boundary (chunk length x element size a
- * multiple of 4, true of the default chunk size); {@link canDecodeOnDevice} says.
+ * The kernels write whole words, so a chunk's output must start on a 4-byte boundary: where one
+ * does not (a chunk length x element size that is not a multiple of 4: u8 volumes cut at whole
+ * planes of odd size), every chunk is decoded into a staging buffer from a word of its own, then
+ * gathered into the output at its byte offset (./gather.ts) before the elements' hashes.
  */
 import { packStreamWidth, readDirectory, runsLayout } from '../cpu/directory.js';
 import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
@@ -44,7 +46,8 @@ import { encodeHuffmanDecode, parseHuffmanStream, type HuffmanDecodeJob, type Hu
 import { encodePackDecode, type PackDecodeJob } from './pack.js';
 import { encodeShuffleChunks } from './shuffle.js';
 import { encodePredictDecodeChunks, predictOnDevice, type PredictChunk } from './predict.js';
-import { predictName, readFieldBlocks, readPredictHeader } from '../../format/predict.js';
+import { encodeGather } from './gather.js';
+import { predictName, readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -54,7 +57,7 @@ import { encodeRleDecodeExpected } from '../../gpu/rle.js';
 import { encodeScan } from '../../gpu/scan.js';
 import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../../platform/node.js';
-import { elementSize, isKernelType, kernelSize } from '../../types.js';
+import { isKernelType, kernelSize } from '../../types.js';
 import type { Header, LocatedChunk } from '../../format/layout.js';
 import { readAtBytes, type ReadAt } from '../../format/container.js';
 
@@ -75,10 +78,9 @@ function rawStream(bytes: number): HuffmanStreamInfo {
   };
 }
 
-/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice} (its type one the GPU's kernels take, its chunks on 4-byte boundaries). */
+/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice}: its type is one the GPU's kernels take. */
 export function canDecodeOnDevice(header: Header): boolean {
-  if (!isKernelType(header.type)) return false;
-  return (header.chunkLength * elementSize(header.type)) % 4 === 0 || header.chunkCount <= 1;
+  return isKernelType(header.type);
 }
 
 /**
@@ -269,6 +271,7 @@ function encodeDequantizeChunks(
   exceptionBytes: number,
   workBuf: GPUBuffer,
   outBuf: GPUBuffer,
+  outAtOf: (c: LocatedChunk) => number,
 ): () => Promise<void> {
   const exceptions = s.temp(Math.max(4, exceptionBytes), 'decompress exceptions');
   const status = s.temp(DEQUANTIZE_STATUS_BYTES, 'decompress dequantize status');
@@ -281,7 +284,7 @@ function encodeDequantizeChunks(
       codes: workBuf,
       codesByteOffset: p.codesAt,
       out: outBuf,
-      outByteOffset: p.chunk.elementOffset * 4,
+      outByteOffset: outAtOf(p.chunk),
       count: p.chunk.elementCount,
       step: p.step,
       exceptions,
@@ -349,6 +352,19 @@ export async function decodeContainerOnDevice(
   let codesBytes = 0;
   const predicted: PredictChunk[] = [];
   let residBytes = 0;
+  /** Checks the plan found failing, reported after the payload hashes. */
+  const planChecks: (() => Promise<void>)[] = [];
+  // where each chunk's elements are decoded: at their place in the output, or where a chunk
+  // starts off a 4-byte boundary, every chunk from a word of its own in a staging buffer
+  const staged = chunks.some((c) => (c.elementOffset * size) % 4 !== 0);
+  const outAtMap = new Map<LocatedChunk, number>();
+  let stagingBytes = 0;
+  for (const c of chunks) {
+    outAtMap.set(c, staged ? stagingBytes : c.elementOffset * size);
+    stagingBytes += roundUp4(c.elementCount * size);
+  }
+  if (staged) gpu.checkBindable(Math.max(stagingBytes, 4), 'decompress staged chunks');
+  const outAtOf = (c: LocatedChunk): number => outAtMap.get(c)!;
   /**
    * Plans the decode of one pipeline's streams: the chunk `c` (or a field block of it: `c` with
    * its cells as elementCount), its payload bytes at `payloadOffset`, into `dest`; `read` reads
@@ -432,7 +448,7 @@ export async function decodeContainerOnDevice(
     const stages = (c.stages ?? []) as Pipeline;
     const count = c.elementCount;
     const raw = count * size;
-    const outAt = c.elementOffset * size;
+    const outAt = outAtOf(c);
     if (count === 0) continue;
     if (c.predict === true) {
       // a predicted chunk: each field block into its residual plane (stored, or its pipeline),
@@ -454,7 +470,26 @@ export async function decodeContainerOnDevice(
           jobs.push({ stream: rawStream(block.bytes), srcByteOffset: c.payloadOffset + block.at - 1, dstByteOffset: 0, target: dest });
         } else planPipeline(cellsChunk, block.stages as Pipeline, c.payloadOffset + block.at, block.bytes, dest, inPayload);
       });
-      predicted.push({ residByteOffset: residBytes, planeByteStride: stride, outByteOffset: outAt, head });
+      // a decimal map's exceptions, checked here as the CPU decoder checks them (reported after
+      // the payload hashes, as a sequential decode meets them)
+      let exceptions: PredictChunk['exceptions'];
+      if (head.map === ValueMap.Decimal && head.exceptions > 0) {
+        const list = payload.slice(head.exceptionsAt, head.exceptionsAt + 8 * head.exceptions);
+        const indices = new Uint32Array(list.buffer, 0, head.exceptions);
+        const bits = new Uint32Array(list.buffer, 4 * head.exceptions, head.exceptions);
+        if (indices.some((x, j) => x >= count || (j > 0 && x <= indices[j - 1]))) {
+          planChecks.push(async () => {
+            throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${c.index}: exception indices out of order or out of range`);
+          });
+        } else exceptions = { indices, bits };
+      }
+      predicted.push({
+        residByteOffset: residBytes,
+        planeByteStride: stride,
+        outByteOffset: outAt,
+        head,
+        ...(exceptions ? { exceptions } : {}),
+      });
       residBytes += head.fields * stride;
       continue;
     }
@@ -497,7 +532,7 @@ export async function decodeContainerOnDevice(
     // works on what a corrupt earlier one left stays inside its buffers.
     let payloadHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
     let elementHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-    const checks: (() => Promise<void>)[] = [];
+    const checks: (() => Promise<void>)[] = [...planChecks];
     await gpu.submit('decompress', (s) => {
       payloadHashes = encodeTreeHashes(
         gpu,
@@ -506,6 +541,7 @@ export async function decodeContainerOnDevice(
         chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
       );
       buffers.work = s.temp(roundUp4(Math.max(work, 4)), 'decompress streams');
+      if (staged) buffers.out = s.temp(Math.max(stagingBytes, 4), 'decompress staged chunks');
       if (codesBytes > 0) buffers.codes = s.temp(codesBytes, 'decompress codes');
       if (residBytes > 0) buffers.resid = s.temp(residBytes, 'decompress residuals');
       // streams of chunks without rle
@@ -564,10 +600,21 @@ export async function decodeContainerOnDevice(
       }
       // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
       if (quantized.length > 0) {
-        checks.push(encodeDequantizeChunks(gpu, s, quantized, exceptionWords, exceptionBytes, buffers.codes, outBuf));
+        checks.push(encodeDequantizeChunks(gpu, s, quantized, exceptionWords, exceptionBytes, buffers.codes, buffers.out, outAtOf));
       }
       // predicted chunks: residual planes to elements (unzigzag, the predictor's sums, fields joined, the value map undone)
-      if (predicted.length > 0) encodePredictDecodeChunks(gpu, s, buffers.resid, outBuf, size, predicted);
+      if (predicted.length > 0) encodePredictDecodeChunks(gpu, s, buffers.resid, buffers.out, size, predicted);
+      // staged chunks to their byte offsets in the output (ORed into a cleared output)
+      if (staged) {
+        s.encoder.clearBuffer(outBuf);
+        encodeGather(
+          gpu,
+          s,
+          buffers.out,
+          outBuf,
+          chunks.map((c) => ({ srcByteOffset: outAtOf(c), dstByteOffset: c.elementOffset * size, byteLength: c.elementCount * size })),
+        );
+      }
       elementHashes = encodeTreeHashes(
         gpu,
         s,

@@ -51,8 +51,8 @@ export async function decompressToDevice(
   if (header.version !== 1) {
     if (canDecodeOnDevice(header) && predictedOnDevice(readAtBytes(bytes), header, chunks))
       return decodeContainerOnDevice(gpu, bytes, header, chunks, signal);
-    // chunks that do not start on 4-byte boundaries, predicted chunks the GPU does not decode
-    // (med, the decimal map): decoded on the CPU (both hashes checked), then uploaded
+    // predicted chunks the GPU does not decode (med): decoded on the CPU (both hashes checked),
+    // then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);
@@ -123,9 +123,8 @@ export async function decompressToDevice(
  * case, hundreds of small chunks (Zarr chunks, volume bricks) wanted on the GPU. Every chunk of
  * every container is planned into one decode (./decode.ts: one upload of the containers side by
  * side, one submission), so a list of 256 containers costs about what one container of their
- * chunks does. Lists the one decode does not take (version 1, containers of other lengths than
- * a whole number of 4-byte words before the last, predicted chunks it does not decode) are
- * decoded on the CPU into one host array, then uploaded. Chunk numbers in errors count through
+ * chunks does. Lists the one decode does not take (version 1, predicted chunks it does not
+ * decode) are decoded on the CPU into one host array, then uploaded. Chunk numbers in errors count through
  * the list. `maxElements` bounds the list's total.
  * @throws ParleError INVALID_ARGUMENT (an empty list; containers of different element types, or
  *   of a type the GPU kernels do not take), the reader's codes (NOT_PARLE, UNSUPPORTED_VERSION,
@@ -155,12 +154,10 @@ export async function decompressListToDevice(
   });
   const type = walked[0].header.type;
   if (!isKernelType(type)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${type} elements are not decoded on the GPU`);
-  const size = elementSize(type);
   const oneDecode = walked.every(
     (w, i) =>
       w.header.version !== 1 &&
       canDecodeOnDevice(w.header) &&
-      (i === walked.length - 1 || (w.header.elementCount * size) % 4 === 0) &&
       predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
   );
   if (!oneDecode) {

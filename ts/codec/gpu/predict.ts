@@ -4,7 +4,8 @@
  * chunks at once: dispatch of shaders/codec-predict.wgsl (unzigzag, a prefix sum along each axis
  * the predictor spans, the fields joined into cells, the float-order map undone). The CPU's twin
  * is assembly/predict.ts. Takes the linear predictors (none, left, up, lorenzo2, lorenzo3) with
- * the bits or float-order value map on 1-, 2- and 4-byte words; {@link predictOnDevice} says
+ * the bits value map on 1-, 2- and 4-byte words, and the float-order and decimal maps of f32
+ * (the decimal map's f64 product emulated exactly in u32 words); {@link predictOnDevice} says
  * which chunks. Buffers and bindings follow the rules of ./common.ts.
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
@@ -24,9 +25,30 @@ const LONG_ROW = 256;
 /** Words of a job in the jobs table (PredictJob in codec-predict.wgsl). */
 const JOB_WORDS = 20;
 
-/** True when {@link encodePredictDecodeChunks} decodes a chunk with this predict header (else the CPU must: med, the decimal map, 8-byte elements). */
-export function predictOnDevice(head: PredictHeader, elementWidth: number): boolean {
-  return elementWidth <= 4 && head.predictor <= Predictor.Lorenzo3 && head.map !== ValueMap.Decimal;
+/** True when {@link encodePredictDecodeChunks} decodes a chunk with this predict header (else the CPU must: med, 8-byte elements). */
+export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, elementWidth: number): boolean {
+  return elementWidth <= 4 && head.predictor <= Predictor.Lorenzo3 && (head.map === ValueMap.None || elementWidth === 4);
+}
+
+/** Words of the decimal factors' table (codec-predict.wgsl `decimal`): F[e] = 10^-e, e = 0..18, three words each. */
+const FACTOR_WORDS = 3 * 19;
+
+/**
+ * The decimal map's factors as the kernel takes them: for e = 0..18 the f64 nearest 10^-e (as the
+ * CPU's DECIMAL_FACTORS) as its 53-bit mantissa (high 21 bits with the leading 1, low 32 bits)
+ * and the power of two of its last bit.
+ */
+function decimalFactors(): Uint32Array {
+  const table = new Uint32Array(FACTOR_WORDS);
+  const view = new DataView(new ArrayBuffer(8));
+  for (let e = 0; e <= 18; e++) {
+    view.setFloat64(0, Number(`1e-${e}`), true);
+    const lo = view.getUint32(0, true);
+    const hi = view.getUint32(4, true);
+    const biased = (hi >>> 20) & 0x7ff;
+    table.set([(hi & 0xfffff) | 0x100000, lo, (biased - 1075) >>> 0], 3 * e);
+  }
+  return table;
 }
 
 /** One predicted chunk of {@link encodePredictDecodeChunks}. */
@@ -37,8 +59,13 @@ export interface PredictChunk {
   planeByteStride: number;
   /** Byte offset of the chunk's elements in `out` (a multiple of 4). */
   outByteOffset: number;
-  /** The chunk's predict header: fields, rowCells, planeRows, predictor, map; `words` = cells x fields. */
-  head: Pick<PredictHeader, 'fields' | 'rowCells' | 'planeRows' | 'predictor' | 'map' | 'words'>;
+  /** The chunk's predict header: fields, rowCells, planeRows, predictor, map, a decimal map's exponents; `words` = cells x fields. */
+  head: Pick<PredictHeader, 'fields' | 'rowCells' | 'planeRows' | 'predictor' | 'map' | 'words' | 'exponents'>;
+  /**
+   * A decimal map's exceptions: element indices (strictly increasing, below cells x fields: the
+   * caller checks them) and the bits written there over the decoded elements.
+   */
+  exceptions?: { indices: Uint32Array; bits: Uint32Array };
 }
 
 /**
@@ -69,12 +96,14 @@ export function encodePredictDecodeChunks(
   /** Items of each pass so far: widen, rows, columns, planes, join. */
   const items = [0, 0, 0, 0, 0];
   const longRows: DeltaChunk[] = [];
+  const decimal: number[] = Array.from(decimalFactors());
+  const exceptionPairs: number[] = [];
   let wide = 0;
   let residEnd = 0;
   let outEnd = 0;
   live.forEach((c, i) => {
     const { fields, rowCells, planeRows, predictor, map, words } = c.head;
-    if (!predictOnDevice(c.head as PredictHeader, width) || (map === ValueMap.FloatOrder && width !== 4))
+    if (!predictOnDevice(c.head, width))
       throw new ParleError(
         ErrorCodes.INVALID_ARGUMENT,
         `chunk ${i}: predictor ${predictor} with value map ${map} is not decoded on the GPU`,
@@ -103,9 +132,15 @@ export function encodePredictDecodeChunks(
       Math.ceil((words * width) / 4),
     ];
     table.set(
-      [residAt / 4, stride / 4, wide, cells, fields, rowCells, planeRows, rows, predictor, map, outAt / 4, words, ...items],
+      [residAt / 4, stride / 4, wide, cells, fields, rowCells, planeRows, rows, predictor, map, outAt / 4, words, ...items, decimal.length],
       i * JOB_WORDS,
     );
+    if (map === ValueMap.Decimal) {
+      const exponents = c.head.exponents ?? [];
+      for (let k = 0; k < fields; k++) decimal.push(exponents[k] ?? 0);
+      const x = c.exceptions;
+      for (let j = 0; j < (x?.indices.length ?? 0); j++) exceptionPairs.push(outAt / 4 + x!.indices[j], x!.bits[j]);
+    }
     counts.forEach((n, p) => (items[p] += n));
     wide += words;
     residEnd = Math.max(residEnd, residAt + (fields - 1) * stride + roundUp4(cells * width));
@@ -117,20 +152,24 @@ export function encodePredictDecodeChunks(
   const wideBuf = s.temp(wide * 4, 'predict work words');
   const jobs = storageWords(ctx, s, table, 'predict chunks');
   const consts = { 'W: u32': `${width}u`, 'MASK: u32': width === 4 ? '0xFFFFFFFFu' : `${2 ** (8 * width) - 1}u` };
-  const entries = ['predictWiden', 'predictRows', 'predictColumns', 'predictPlanes', 'predictJoin'];
+  const entries = ['predictWiden', 'predictRows', 'predictColumns', 'predictPlanes', 'predictJoin', 'predictExceptions'];
   const buffers: Record<number, GPUBufferBinding> = {
     1: { buffer: jobs },
     2: { buffer: resid, size: residEnd },
     3: { buffer: wideBuf },
     4: { buffer: out, size: outEnd },
+    5: { buffer: storageWords(ctx, s, new Uint32Array(decimal), 'predict decimal factors') },
+    6: { buffer: storageWords(ctx, s, new Uint32Array(exceptionPairs), 'predict exceptions') },
   };
+  items.push(exceptionPairs.length / 2);
   // the bindings each entry point uses (layout 'auto' holds only those)
   const uses = [
     [1, 2, 3],
     [1, 3],
     [1, 3],
     [1, 3],
-    [1, 3, 4],
+    [1, 3, 4, 5],
+    [4, 6],
   ];
   for (let p = 0; p < entries.length; p++) {
     if (p === 2 && longRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, longRows);

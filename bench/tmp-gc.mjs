@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+/**
+ * Container version 3 on a real GPU, on real data (issues #31 and #32): each array of the corpus
+ * (bench/corpus/), as it is and repeated to 64 MiB, through the public API:
+ *   - compress from the device (`path: 'gpu'`, the container read back to the host; and left on
+ *     the device, `to: 'device'`) beside readback + the CPU path (16 workers or as many as there are);
+ *   - decompress to the device (`path: 'gpu'`) of the CPU path's container laid out for the GPU
+ *     (`decoder: 'gpu'`: Huffman mode 3) beside the CPU decode of its default container + upload;
+ *     and of the same container already on the device (a u8 DeviceArray: nothing uploaded);
+ *   - the array with its shape (stacked copies along the first axis): the CPU path's container
+ *     (predicted chunks, stage 7) decoded to the device from the host and from the device,
+ *     beside the CPU decode + upload; at 64 MiB also a list of containers of about 256 KiB
+ *     (whole rows, 256 at most) decoded to one device buffer in one call, beside a call each;
+ *   - checks: every decode on either path equals the input; a fixed pipeline the GPU codes writes
+ *     the CPU path's bytes at the same chunk size and decoder (byte-identical containers); each
+ *     path decodes the other's containers (CPU: 256 KiB chunks, modes 2 and 3; GPU: 4 MiB, mode 2).
+ * Medians of REPS calls after a warm-up, wall clock, GB/s of input (compress) or output
+ * (decompress). Writes bench/results/<machine>/gpu-corpus.json (the machine is the GPU's).
+ *   node bench/gpu-corpus.mjs [--quick] [--files a,b] [--workers 16] [--out DIR]
+ */
+import os from 'node:os';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createEngine } from '../dist/node/index.js';
+import { dataFiles, repeatTo, sameBytes as same } from './lib/files.mjs';
+import { timeCalls } from './lib/measure.mjs';
+import { machineInfo, writeResults } from './lib/results.mjs';
+
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean' }, files: { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' } },
+});
+const quick = args.quick === true;
+const REPS = quick ? 3 : 7;
+/** A pipeline the GPU path codes itself, per element width (its container must equal the CPU path's). */
+const FIXED = { 1: 'delta+huffman', 2: 'shuffle+huffman', 4: 'delta+shuffle+huffman' };
+/** Median ms of REPS calls of `fn` after one warm-up (bench/lib/measure.mjs). */
+const timeMs = async (fn) => (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 1 })).medianMs;
+
+const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
+const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
+const rows = [];
+const problems = [];
+for (const file of dataFiles({ samples: [], files: args.files })) {
+  const { Ctor } = file;
+  const raw = readFileSync(file.path);
+  for (const mib of quick ? [0, 2] : [0, 64]) {
+    // as it is, or whole copies of it to at least `mib` MiB
+    const host = repeatTo(raw, mib === 0 ? raw.length : Math.ceil((mib << 20) / raw.length) * raw.length, Ctor);
+    const B = host.byteLength;
+    const name = `${file.name}${mib > 0 ? ` x${Math.round(B / raw.length)}` : ''}`;
+    const device = await engine.upload(host);
+    // checks
+    const fixed = FIXED[Ctor.BYTES_PER_ELEMENT];
+    // the same chunk size on both paths (their defaults differ: 128 KiB and 4 MiB)
+    // (and the same Huffman mode: here mode 3, decoder 'gpu', the less tested one)
+    const cpuFixed = await engine.compress(host, { codec: fixed, path: 'cpu', chunkBytes: 1 << 17, decoder: 'gpu' });
+    const gpuFixed = await engine.compress(device, { codec: fixed, path: 'gpu', chunkBytes: 1 << 17, decoder: 'gpu' });
+    if (!same(cpuFixed, gpuFixed)) problems.push(`${name}: ${fixed} containers differ between the paths`);
+    const cpuAuto = await engine.compress(host, { path: 'cpu' });
+    // a CPU-path container laid out for the GPU decoder (Huffman mode 3): what the GPU decodes below
+    const cpuForGpu = await engine.compress(host, { path: 'cpu', decoder: 'gpu' });
+    const gpuAuto = await engine.compress(device, { path: 'gpu' });
+    for (const [what, container] of [
+      ['cpu auto', cpuAuto],
+      ['cpu auto for the gpu', cpuForGpu],
+      ['gpu auto', gpuAuto],
+    ]) {
+      const back = await engine.decompress(container, { path: 'gpu', to: 'device' });
+      if (!same(await engine.download(back), host)) problems.push(`${name}: the GPU decode of the ${what} container differs`);
+      back.destroy();
+      const cpuBack = await engine.decompress(container, { path: 'cpu' });
+      if (!same(cpuBack, host)) problems.push(`${name}: the CPU decode of the ${what} container differs`);
+    }
+    const gpuResident = await engine.compress(device, { path: 'gpu', to: 'device' });
+    if (!same(await engine.download(gpuResident), gpuAuto))
+      problems.push(`${name}: the container compressed to the device differs from the host's`);
+    gpuResident.destroy();
+    const resident = await engine.upload(cpuForGpu);
+    const fromResident = await engine.decompress(resident);
+    if (!same(await engine.download(fromResident), host)) problems.push(`${name}: the GPU decode of a container on the device differs`);
+    fromResident.destroy();
+    // the array with its shape (copies stacked along the first axis): the CPU path predicts
+    // (stage 7), and the GPU decodes the linear predictors itself
+    const own = file.shape ?? [raw.length / Ctor.BYTES_PER_ELEMENT];
+    const shape = [own[0] * Math.round(B / raw.length), ...own.slice(1)];
+    const shaped = await engine.compress(host, { path: 'cpu', shape });
+    const shapedForGpu = await engine.compress(host, { path: 'cpu', shape, decoder: 'gpu' });
+    const encodings = engine.inspect(shapedForGpu).chunks.map((c) => c.encoding);
+    const predicted = encodings.filter((e) => e.startsWith('predict'));
+    const predictedOnCpu = predicted.filter((e) => /med|decimal/.test(e)).length;
+    const shapedResident = await engine.upload(shapedForGpu);
+    for (const [what, back] of [
+      ['host', await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })],
+      ['device', await engine.decompress(shapedResident)],
+    ]) {
+      if (!same(await engine.download(back), host))
+        problems.push(`${name}: the GPU decode of the shaped container (from the ${what}) differs`);
+      back.destroy();
+    }
+    // timings
+    const cGpu = await timeMs(() => engine.compress(device, { path: 'gpu' }));
+    const cResident = await timeMs(async () => (await engine.compress(device, { path: 'gpu', to: 'device' })).destroy());
+    const cCpu = await timeMs(async () => engine.compress(await engine.download(device), { path: 'cpu' }));
+    const dGpu = await timeMs(async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
+    const dResident = await timeMs(async () => (await engine.decompress(resident)).destroy());
+    const dCpu = await timeMs(async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
+    const dShaped = await timeMs(async () => (await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })).destroy());
+    const dShapedResident = await timeMs(async () => (await engine.decompress(shapedResident)).destroy());
+    const dShapedCpu = await timeMs(async () => (await engine.upload(await engine.decompress(shaped, { path: 'cpu' }))).destroy());
+    // a viewer's batch: the array cut into containers of about 256 KiB (whole rows, with their
+    // shape), 256 of them at most, decoded to one device buffer in one call, beside a call a
+    // container and the CPU decode of the list + upload
+    let batch;
+    if (mib > 0) {
+      const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
+      const rowsEach = Math.max(1, Math.round((256 << 10) / (rowElements * Ctor.BYTES_PER_ELEMENT)));
+      const pieces = [];
+      for (let row = 0; row < shape[0] && pieces.length < 256; row += rowsEach) {
+        const rows = Math.min(rowsEach, shape[0] - row);
+        const piece = host.subarray(row * rowElements, (row + rows) * rowElements);
+        pieces.push({ piece, container: await engine.compress(piece, { path: 'cpu', shape: [rows, ...own.slice(1)], decoder: 'gpu' }) });
+      }
+      const list = pieces.map((p) => p.container);
+      const elements = pieces.reduce((n, p) => n + p.piece.length, 0);
+      const want = host.subarray(0, elements);
+      const back = await engine.decompress(list, { path: 'gpu', to: 'device' });
+      if (!same(await engine.download(back), want)) problems.push(`${name}: the GPU decode of a list of ${list.length} containers differs`);
+      back.destroy();
+      const bytesOut = elements * Ctor.BYTES_PER_ELEMENT;
+      const tBatch = await timeMs(async () => (await engine.decompress(list, { path: 'gpu', to: 'device' })).destroy());
+      const tEach = await timeMs(async () => {
+        for (const c of list) (await engine.decompress(c, { path: 'gpu', to: 'device' })).destroy();
+      });
+      const tCpu = await timeMs(async () => (await engine.decompress(list, { path: 'cpu', to: 'device' })).destroy());
+      batch = {
+        containers: list.length,
+        containerBytes: Math.round(bytesOut / list.length),
+        decompress: { gpu: bytesOut / tBatch / 1e6, gpuEach: bytesOut / tEach / 1e6, cpuUpload: bytesOut / tCpu / 1e6 },
+      };
+    }
+    device.destroy();
+    resident.destroy();
+    shapedResident.destroy();
+    const row = {
+      file: name,
+      bytes: B,
+      ratioCpu: B / cpuAuto.length,
+      ratioCpuForGpu: B / cpuForGpu.length,
+      ratioGpu: B / gpuAuto.length,
+      compress: { gpu: B / cGpu / 1e6, gpuResident: B / cResident / 1e6, readbackCpu: B / cCpu / 1e6 },
+      decompress: { gpu: B / dGpu / 1e6, gpuResident: B / dResident / 1e6, cpuUpload: B / dCpu / 1e6 },
+      shaped: {
+        shape,
+        ratio: B / shaped.length,
+        ratioForGpu: B / shapedForGpu.length,
+        chunks: encodings.length,
+        predicted: predicted.length,
+        predictedOnCpu,
+        decompress: { gpu: B / dShaped / 1e6, gpuResident: B / dShapedResident / 1e6, cpuUpload: B / dShapedCpu / 1e6 },
+      },
+      ...(batch !== undefined ? { batch } : {}),
+    };
+    rows.push(row);
+    console.log(
+      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} (to the device ${row.compress.gpuResident.toFixed(2)}) / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} (on the device ${row.decompress.gpuResident.toFixed(2)}) / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
+    );
+    const sh = row.shaped;
+    console.log(
+      `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}), ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU)  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
+    );
+    if (batch !== undefined) {
+      console.log(
+        `${''.padEnd(30)} a list of ${batch.containers} containers of ${(batch.containerBytes / 1024).toFixed(0)} KiB to the device: one call ${batch.decompress.gpu.toFixed(2)} / a call each ${batch.decompress.gpuEach.toFixed(2)} / cpu+upload ${batch.decompress.cpuUpload.toFixed(2)} GB/s`,
+      );
+    }
+  }
+}
+await engine.destroy();
+for (const p of problems) console.log(`PROBLEM ${p}`);
+console.log(problems.length === 0 ? 'all checks passed' : `${problems.length} problems`);
+writeResults({ 'gpu-corpus.json': { machine: machineInfo(), workers, rows, problems } }, { quick, out: args.out, gpu: true });
+if (problems.length > 0) process.exitCode = 1;
