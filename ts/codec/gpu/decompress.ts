@@ -155,10 +155,7 @@ export async function decompressListToDevice(
   const type = walked[0].header.type;
   if (!isKernelType(type)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${type} elements are not decoded on the GPU`);
   const oneDecode = walked.every(
-    (w, i) =>
-      w.header.version !== 1 &&
-      canDecodeOnDevice(w.header) &&
-      predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
+    (w, i) => w.header.version !== 1 && canDecodeOnDevice(w.header) && predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
   );
   if (!oneDecode) {
     const host = new (arrayConstructor(type))(elements);
