@@ -117,6 +117,11 @@ describeGpu('decompress of a container on the device', () => {
       fromDevice(bytes, {}, (container) => decompressDeviceContainer(cpu, gpu, container, 2 ** 32 - 1, undefined, 4));
     const back = await inWalksOf4(packed);
     expect(typeof back === 'string' ? back : equalBytes(back, input)).toBe(true);
+    // with a shape block (the table walked again from the entries after it), in walks of 4
+    const shaped = await engine.compress(input, { chunkBytes: 1024, shape: [13, 2369] });
+    expect(engine.inspect(shaped).chunks.length).toBeGreaterThan(8);
+    const shapedBack = await inWalksOf4(shaped);
+    expect(typeof shapedBack === 'string' ? shapedBack : equalBytes(shapedBack, input)).toBe(true);
     // bytes of the table's last chunks flipped (entries or payloads of the last walks), a cut end
     for (const at of [packed.length - 40, packed.length - 700, packed.length - 1500]) {
       const flipped = packed.slice();

@@ -200,7 +200,6 @@ export async function decompressDeviceContainer(
       if (entries !== HEADER_BYTES) {
         await fetchRegions(gpu, container.buffer, sparse, [[HEADER_BYTES, Math.min(entries, length) - HEADER_BYTES]]);
         start = entries;
-        left = Math.min(FIRST_WALK_CHUNKS, tableChunks);
         continue;
       }
     }
