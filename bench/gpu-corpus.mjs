@@ -87,7 +87,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     const shapedForGpu = await engine.compress(host, { path: 'cpu', shape, decoder: 'gpu' });
     const encodings = engine.inspect(shapedForGpu).chunks.map((c) => c.encoding);
     const predicted = encodings.filter((e) => e.startsWith('predict'));
-    const predictedOnCpu = predicted.filter((e) => /med|decimal/.test(e)).length;
+    const predictedOnCpu = predicted.filter((e) => /med/.test(e)).length;
     const shapedResident = await engine.upload(shapedForGpu);
     for (const [what, back] of [
       ['host', await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })],
