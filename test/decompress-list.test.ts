@@ -4,7 +4,8 @@
  * (ts/codec/gpu/decompress.ts decompressListToDevice), on the CPU each container into its place.
  * The lists mix one-chunk and many-chunk containers, shaped (predicted) and flat ones, an empty
  * one and one whose length leaves the next container off a 4-byte boundary (its chunks staged,
- * then placed: ts/codec/gpu/decode.ts); errors keep their codes. On CI the GPU is SwiftShader (test/gpu/support.ts).
+ * then placed: ts/codec/gpu/decode.ts), and one the GPU does not decode (med: the list through
+ * the CPU); errors keep their codes. On CI the GPU is SwiftShader (test/gpu/support.ts).
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
@@ -12,6 +13,8 @@ import { ErrorCodes } from '../ts/errors.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
+import { STAGE } from './support/codec-reference.js';
+import { encodeContainer, MAP, PREDICTOR, TYPE_CODE } from './support/predict-reference.js';
 
 function same(a: ParleArray, b: ParleArray): boolean {
   return a.length === b.length && a.constructor === b.constructor && Buffer.compare(Buffer.from(bytesOf(a)), Buffer.from(bytesOf(b))) === 0;
@@ -84,6 +87,22 @@ describeGpu('decompress of a list of containers', () => {
     }
     // one container: as decompress of it
     expect(same(await engine.decompress([list[1]], { path: 'gpu' }), parts[1])).toBe(true);
+    // a container the GPU does not decode (a med chunk) among others: the list through the CPU
+    const image = new Uint8Array(32 * 40 * 3).map((_, i) => (Math.floor(i / 120) * 3 + (i % 120)) & 0xff);
+    const med = encodeContainer(image, {
+      type: TYPE_CODE.u8,
+      chunkLength: image.length,
+      chunks: [{ kind: 'predicted', map: MAP.none, predictor: PREDICTOR.med, fields: 3, X: 40, Y: 1, stages: [[STAGE.huffman], [], []] }],
+    });
+    const bytes = new Uint8Array(5000).map((_, i) => i >> 5);
+    const mixed = [await engine.compress(bytes, { chunkBytes: 1024 }), med, await engine.compress(bytes)];
+    const mixedBack = await engine.decompress(mixed, { to: 'device', path: 'gpu' });
+    const mixedWant = new Uint8Array(2 * bytes.length + image.length);
+    mixedWant.set(bytes, 0);
+    mixedWant.set(image, bytes.length);
+    mixedWant.set(bytes, bytes.length + image.length);
+    expect(same(await engine.download(mixedBack), mixedWant)).toBe(true);
+    mixedBack.destroy();
   });
 
   gpuIt('errors: an empty list, mixed types, out, the total past maxElements, a damaged payload', async () => {

@@ -21,7 +21,7 @@ import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
-import { checkOut, compressArrayReport, decompressBytes } from './codec/arrays.js';
+import { checkOut, compressArrayReport, decompressBytes, mapLimited } from './codec/arrays.js';
 import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressListToDevice, decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
@@ -1085,13 +1085,15 @@ export class Engine {
         const total = walked.reduce((sum, h) => sum + h.elementCount, 0);
         if (total > maxElements)
           throw new ParleError(ErrorCodes.LIMIT_EXCEEDED, `the list holds ${total} elements, more than maxElements (${maxElements})`);
+        // the containers concurrently into their places (each of one chunk runs on one worker)
         const out = new (arrayConstructor(type))(total) as ParleArray;
-        let at = 0;
-        for (let i = 0; i < views.length; i++) {
-          const n = walked[i].elementCount;
-          await decompressBytes(this.cpu, views[i], maxElements, signal, { out: out.subarray(at, at + n) as ParleArray });
-          at += n;
-        }
+        let end = 0;
+        const starts = walked.map((h) => (end += h.elementCount) - h.elementCount);
+        await mapLimited(views.length, this.cpu.chunkConcurrency, (i) =>
+          decompressBytes(this.cpu, views[i], maxElements, signal, {
+            out: out.subarray(starts[i], starts[i] + walked[i].elementCount) as ParleArray,
+          }),
+        );
         return this.deliver(out, to);
       }),
     );

@@ -158,13 +158,14 @@ export async function decompressListToDevice(
     (w, i) => w.header.version !== 1 && canDecodeOnDevice(w.header) && predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
   );
   if (!oneDecode) {
+    // the containers concurrently (each of one chunk runs on one worker)
     const host = new (arrayConstructor(type))(elements);
-    for (let i = 0; i < list.length; i++) {
-      await decompressBytes(cpu, list[i], maxElements, signal, {
+    await mapLimited(list.length, cpu.chunkConcurrency, (i) =>
+      decompressBytes(cpu, list[i], maxElements, signal, {
         out: host.subarray(walked[i].at.elements, walked[i].at.elements + walked[i].header.elementCount) as ParleArray,
-      });
-      if (signal?.aborted) throw abortError(signal);
-    }
+      }),
+    );
+    if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);
   }
   // the containers side by side (each from a 4-byte boundary), their chunks renumbered through the list
