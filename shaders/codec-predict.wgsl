@@ -9,8 +9,9 @@
 // axis is a pass over every chunk's planes, in a u32 work array `wide` (one word a residual,
 // unzigzagged; sums wrap mod 2^32, and the W-byte result is their low bits):
 //   widen   one invocation a word: resid -> wide, unzigzagged
-//   rows    one invocation a row of a field plane: the running sum along the row (short rows;
-//           long ones go through codec-delta.wgsl's chunk scan, a workgroup a row)
+//   rows    one invocation a row of a field plane: the running sum along the row (short rows);
+//           long rows: a workgroup a row, a tile of WG cells at a time scanned in workgroup
+//           memory with the carry of the tiles before
 //   columns one invocation a column of a field plane (of a plane of Y rows for lorenzo3): the
 //           running sum down the column
 //   planes  lorenzo3: one invocation a (row, cell) place of a field: the running sum over planes
@@ -39,10 +40,9 @@ struct PredictJob {
   map: u32,        // 0 bits, 1 float order, 2 decimal (W = 4)
   out: u32,        // word offset of the chunk's elements in `out`
   count: u32,      // elements (cells x fields)
-  first: array<u32, 5>, // the job's first item in each pass: widen, rows, columns, planes, join
+  first: array<u32, 6>, // the job's first item in each pass: widen, rows, columns, planes, join, long rows
   exponents: u32,  // decimal map: word offset of its fields' exponents in `decimal`
-  pad1: u32,
-  pad2: u32,
+  pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -100,6 +100,46 @@ fn predictRows(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id)
   for (var c = 1u; c < job.rowCells; c += 1u) {
     sum += wide[base + c];
     wide[base + c] = sum;
+  }
+}
+
+var<workgroup> rowTile: array<u32, WG>;
+var<workgroup> rowAt: u32;
+var<workgroup> rowLength: u32;
+
+// A long row a workgroup (item = workgroup): its running sum, WG cells at a time (a Hillis-Steele
+// scan in workgroup memory), each tile adding the carry of the tiles before.
+@compute @workgroup_size(WG)
+fn predictRowsLong(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = wid.y * nwg.x + wid.x;
+  if (g >= params.items) { return; }
+  if (tid == 0u) {
+    let job = jobs[jobOf(g)];
+    let e = g - job.first[5];
+    let k = e / job.rows;
+    rowAt = job.wide + k * job.cells + (e - k * job.rows) * job.rowCells;
+    rowLength = job.rowCells;
+  }
+  let base = workgroupUniformLoad(&rowAt);
+  let n = workgroupUniformLoad(&rowLength);
+  var carry = 0u;
+  for (var t0 = 0u; t0 < n; t0 += WG) {
+    let c = t0 + tid;
+    var v = 0u;
+    if (c < n) { v = wide[base + c]; }
+    rowTile[tid] = v;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d <<= 1u) {
+      var add = 0u;
+      if (tid >= d) { add = rowTile[tid - d]; }
+      workgroupBarrier();
+      rowTile[tid] += add;
+      workgroupBarrier();
+    }
+    if (c < n) { wide[base + c] = rowTile[tid] + carry; }
+    carry += rowTile[WG - 1u];
+    workgroupBarrier();
   }
 }
 

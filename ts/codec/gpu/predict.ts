@@ -14,12 +14,12 @@ import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import { Predictor, ValueMap, type PredictHeader } from '../../format/predict.js';
 import { checkBuffer, checkWordOffset, pipeline, roundUp4, storageWords } from './common.js';
-import { encodeDeltaDecodeChunks, type DeltaChunk } from './delta.js';
 
 /**
- * Rows of at least this many cells sum along the row in codec-delta.wgsl's chunk scan (a
- * workgroup a row, coalesced); shorter ones in one invocation a row (a workgroup a row would
- * leave most of its invocations idle).
+ * Rows of at least this many cells sum along the row a workgroup a row (coalesced);
+ * shorter ones in one invocation a row (a workgroup a row would leave most of its invocations
+ * idle). Long rows had gone through codec-delta.wgsl's chunk scan, a job a row: 100k rows of
+ * 640 cells (chessboards) cost the host 25 ms a call to build its table, the GPU 7 ms.
  */
 const LONG_ROW = 256;
 /** Words of a job in the jobs table (PredictJob in codec-predict.wgsl). */
@@ -70,9 +70,10 @@ export interface PredictChunk {
 
 /**
  * Records the inverse of the predict stage of `chunks` (residual planes of `width`-byte words in
- * `resid`) into their elements in `out` in `s`: five dispatches for all chunks (widen, rows,
- * columns, planes, join; a pass no chunk needs is left out) and the delta chunk scan's three for
- * rows of {@link LONG_ROW} cells or more. Scratch: 4 bytes a word of every chunk. Writes
+ * `resid`) into their elements in `out` in `s`: up to seven dispatches for all chunks (widen;
+ * rows, an invocation a row, or a workgroup a row of {@link LONG_ROW} cells or more; columns;
+ * planes; join; a decimal map's exceptions; a pass no chunk needs is left out). Scratch: 4
+ * bytes a word of every chunk. Writes
  * ceil(cells x fields x width / 4) words a chunk at its `outByteOffset` (bytes past its elements
  * zero). `resid` and `out` must be different buffers; chunks' outputs must not overlap. The
  * header's fields are trusted as readPredictHeader checked them (cells a whole number of rows,
@@ -93,9 +94,8 @@ export function encodePredictDecodeChunks(
   const live = chunks.filter((c) => c.head.words > 0);
   if (live.length === 0) return;
   const table = new Uint32Array(live.length * JOB_WORDS);
-  /** Items of each pass so far: widen, rows, columns, planes, join. */
-  const items = [0, 0, 0, 0, 0];
-  const longRows: DeltaChunk[] = [];
+  /** Items of each pass so far: widen, rows, columns, planes, join, long rows (workgroups). */
+  const items = [0, 0, 0, 0, 0, 0];
   const decimal: number[] = Array.from(decimalFactors());
   const exceptionPairs: number[] = [];
   let wide = 0;
@@ -120,16 +120,13 @@ export function encodePredictDecodeChunks(
     const downColumns =
       (predictor === Predictor.Up || predictor === Predictor.Lorenzo2 || predictor === Predictor.Lorenzo3) && columnLength > 1;
     const overPlanes = predictor === Predictor.Lorenzo3 && rows > planeRows;
-    if (alongRows && !shortRows) {
-      for (let k = 0; k < fields; k++)
-        for (let r = 0; r < rows; r++) longRows.push({ byteOffset: (wide + k * cells + r * rowCells) * 4, count: rowCells });
-    }
     const counts = [
       words,
       shortRows ? fields * rows : 0,
       downColumns ? fields * (rows / columnLength) * rowCells : 0,
       overPlanes ? fields * planeRows * rowCells : 0,
       Math.ceil((words * width) / 4),
+      alongRows && !shortRows ? fields * rows : 0,
     ];
     table.set(
       [residAt / 4, stride / 4, wide, cells, fields, rowCells, planeRows, rows, predictor, map, outAt / 4, words, ...items, decimal.length],
@@ -152,7 +149,7 @@ export function encodePredictDecodeChunks(
   const wideBuf = s.temp(wide * 4, 'predict work words');
   const jobs = storageWords(ctx, s, table, 'predict chunks');
   const consts = { 'W: u32': `${width}u`, 'MASK: u32': width === 4 ? '0xFFFFFFFFu' : `${2 ** (8 * width) - 1}u` };
-  const entries = ['predictWiden', 'predictRows', 'predictColumns', 'predictPlanes', 'predictJoin', 'predictExceptions'];
+  const entries = ['predictWiden', 'predictRows', 'predictColumns', 'predictPlanes', 'predictJoin', 'predictRowsLong', 'predictExceptions'];
   const buffers: Record<number, GPUBufferBinding> = {
     1: { buffer: jobs },
     2: { buffer: resid, size: residEnd },
@@ -169,10 +166,11 @@ export function encodePredictDecodeChunks(
     [1, 3],
     [1, 3],
     [1, 3, 4, 5],
+    [1, 3],
     [4, 6],
   ];
-  for (let p = 0; p < entries.length; p++) {
-    if (p === 2 && longRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, longRows);
+  // the passes in order: the axes (any order: their sums commute), then the join and the exceptions
+  for (const p of [0, 1, 5, 2, 3, 4, 6]) {
     if (items[p] === 0) continue;
     s.dispatch(
       pipeline(ctx, 'codec-predict', predictSource, entries[p], consts),
@@ -180,7 +178,7 @@ export function encodePredictDecodeChunks(
         { binding: 0, resource: { buffer: s.uniform([live.length, items[p], p, 0]) } },
         ...uses[p].map((binding): GPUBindGroupEntry => ({ binding, resource: buffers[binding] })),
       ],
-      Math.ceil(items[p] / WORKGROUP_SIZE),
+      p === 5 ? items[p] : Math.ceil(items[p] / WORKGROUP_SIZE), // long rows: a workgroup an item
       `parle:${entries[p]}`,
     );
   }
