@@ -170,6 +170,15 @@ describeGpu('predicted chunks decoded on the GPU', () => {
       ).toBe(true);
       await decodesOnDevice(container, input, `${name}, ${describeSeed(seed)}`);
     }
+    // a flat array of RGB cells: the chooser finds the 3 fields and predicts along the chunk, a
+    // row of 21845 cells (the delta chunk scan's rows)
+    const rng = new Rng(seed);
+    const rgb = new Uint8Array(3 * 60_000).map(
+      (_, i) => ((i % 3) * 60 + Math.round(Math.sin(i / 3 / 700) * 50) + rng.intBetween(0, 2)) & 255,
+    );
+    const flat = await engine.compress(rgb, { chunkBytes: 65_535, path: 'cpu' });
+    expect(engine.inspect(flat).chunks.some((c) => c.encoding.startsWith('predict'))).toBe(true);
+    await decodesOnDevice(flat, rgb, `flat rgb, ${describeSeed(seed)}`);
   });
 
   gpuIt('chunks that start off a 4-byte boundary (odd planes of u8, odd chunk lengths of u16): staged, then placed', async () => {

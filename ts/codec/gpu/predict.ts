@@ -14,6 +14,7 @@ import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import { Predictor, ValueMap, type PredictHeader } from '../../format/predict.js';
 import { checkBuffer, checkWordOffset, pipeline, roundUp4, storageWords } from './common.js';
+import { encodeDeltaDecodeChunks, type DeltaChunk } from './delta.js';
 
 /**
  * Rows of at least this many cells sum along the row a workgroup a row (coalesced);
@@ -22,6 +23,12 @@ import { checkBuffer, checkWordOffset, pipeline, roundUp4, storageWords } from '
  * 640 cells (chessboards) cost the host 25 ms a call to build its table, the GPU 7 ms.
  */
 const LONG_ROW = 256;
+/**
+ * Rows of at least this many cells (a flat array's chunk is one row) go through codec-delta.wgsl's
+ * chunk scan, which spreads a row over many workgroups (a workgroup would walk 64 tiles or more
+ * one after another); there are few such rows, so its job a row costs the host little.
+ */
+const VERY_LONG_ROW = 16384;
 /** Words of a job in the jobs table (PredictJob in codec-predict.wgsl). */
 const JOB_WORDS = 20;
 
@@ -72,7 +79,8 @@ export interface PredictChunk {
  * Records the inverse of the predict stage of `chunks` (residual planes of `width`-byte words in
  * `resid`) into their elements in `out` in `s`: up to seven dispatches for all chunks (widen;
  * rows, an invocation a row, or a workgroup a row of {@link LONG_ROW} cells or more; columns;
- * planes; join; a decimal map's exceptions; a pass no chunk needs is left out). Scratch: 4
+ * planes; join; a decimal map's exceptions; a pass no chunk needs is left out), and the delta
+ * chunk scan's three for rows of {@link VERY_LONG_ROW} cells or more. Scratch: 4
  * bytes a word of every chunk. Writes
  * ceil(cells x fields x width / 4) words a chunk at its `outByteOffset` (bytes past its elements
  * zero). `resid` and `out` must be different buffers; chunks' outputs must not overlap. The
@@ -96,6 +104,7 @@ export function encodePredictDecodeChunks(
   const table = new Uint32Array(live.length * JOB_WORDS);
   /** Items of each pass so far: widen, rows, columns, planes, join, long rows (workgroups). */
   const items = [0, 0, 0, 0, 0, 0];
+  const veryLongRows: DeltaChunk[] = [];
   const decimal: number[] = Array.from(decimalFactors());
   const exceptionPairs: number[] = [];
   let wide = 0;
@@ -126,8 +135,12 @@ export function encodePredictDecodeChunks(
       downColumns ? fields * (rows / columnLength) * rowCells : 0,
       overPlanes ? fields * planeRows * rowCells : 0,
       Math.ceil((words * width) / 4),
-      alongRows && !shortRows ? fields * rows : 0,
+      alongRows && !shortRows && rowCells < VERY_LONG_ROW ? fields * rows : 0,
     ];
+    if (alongRows && rowCells >= VERY_LONG_ROW) {
+      for (let k = 0; k < fields; k++)
+        for (let r = 0; r < rows; r++) veryLongRows.push({ byteOffset: (wide + k * cells + r * rowCells) * 4, count: rowCells });
+    }
     table.set(
       [residAt / 4, stride / 4, wide, cells, fields, rowCells, planeRows, rows, predictor, map, outAt / 4, words, ...items, decimal.length],
       i * JOB_WORDS,
@@ -171,6 +184,7 @@ export function encodePredictDecodeChunks(
   ];
   // the passes in order: the axes (any order: their sums commute), then the join and the exceptions
   for (const p of [0, 1, 5, 2, 3, 4, 6]) {
+    if (p === 2 && veryLongRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, veryLongRows);
     if (items[p] === 0) continue;
     s.dispatch(
       pipeline(ctx, 'codec-predict', predictSource, entries[p], consts),
