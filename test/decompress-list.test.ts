@@ -12,6 +12,7 @@ import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
+import { concat as concatBytes } from './support/bytes.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 import { STAGE } from './support/codec-reference.js';
 import { encodeContainer, MAP, PREDICTOR, TYPE_CODE } from './support/predict-reference.js';
@@ -33,14 +34,9 @@ function bricks(count: number, seed: number): Uint16Array[] {
   );
 }
 
+/** The u16 arrays one after another. */
 function concat(parts: readonly Uint16Array[]): Uint16Array {
-  const out = new Uint16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return new Uint16Array(concatBytes(parts.map((p) => bytesOf(p))).buffer);
 }
 
 describeGpu('decompress of a list of containers', () => {
