@@ -21,8 +21,9 @@
  *      blocks decoded as chunks of their own into residual planes, then every predicted chunk's
  *      predictor and value map undone in one set of passes, a decimal map's exceptions written
  *      over them (./predict.ts; med and 8-byte elements are not taken: {@link predictedOnDevice}
- *      sends such containers through the CPU); every chunk's elements' tree hash. Only hashes, status words and run totals come back, read after it and
- *      checked in the order a stage-by-stage decode would meet them. Every kernel bounds its
+ *      sends such containers through the CPU); every chunk's elements' tree hash. Only hashes,
+ *      status words and run totals come back, read after it and checked in the order a
+ *      stage-by-stage decode would meet them. Every kernel bounds its
  *      reads and writes, so the stages after a corrupt one stay inside their buffers.
  *
  * The profile that shaped this (bench/gpu-codec-profile.mjs, H200, 64 MiB of real data): a
