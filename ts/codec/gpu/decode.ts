@@ -648,7 +648,7 @@ export async function decodeContainerOnDevice(
     }
     debug(
       () =>
-        `decompress v2 to the GPU: ${chunks.length} chunks (${rleChunks} with rle); plan + upload ${(t1 - t0).toFixed(2)} ms, ` +
+        `decompress to the GPU: ${chunks.length} chunks (${rleChunks} with rle); plan + upload ${(t1 - t0).toFixed(2)} ms, ` +
         `one submission ${(t2 - t1).toFixed(2)} ms, checks ${(performance.now() - t2).toFixed(2)} ms`,
     );
     const result = out;
