@@ -242,8 +242,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     if (args.shape === true) {
       const own = file.shape ?? [host.length];
       const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
-      // a flat array: a multiple of 12 elements, so that records of 2, 3 or 4 fields stay whole
-      const rows = own.length === 1 ? Math.floor(host.length / 12) * 12 : Math.floor(host.length / rowElements);
+      const rows = Math.floor(host.length / rowElements);
       host = host.subarray(0, rows * rowElements);
       shaped = { shape: [rows, ...own.slice(1)] };
     }
