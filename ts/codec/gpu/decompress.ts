@@ -124,8 +124,8 @@ export async function decompressToDevice(
  * every container is planned into one decode (./decode.ts: one upload of the containers side by
  * side, one submission), so a list of 256 containers costs about what one container of their
  * chunks does. Lists the one decode does not take (version 1, predicted chunks it does not
- * decode) are decoded on the CPU into one host array, then uploaded. Chunk numbers in errors count through
- * the list. `maxElements` bounds the list's total.
+ * decode) are decoded on the CPU into one host array, then uploaded. Chunk numbers in errors
+ * count through the list. `maxElements` bounds the list's total.
  * @throws ParleError INVALID_ARGUMENT (an empty list; containers of different element types, or
  *   of a type the GPU kernels do not take), the reader's codes (NOT_PARLE, UNSUPPORTED_VERSION,
  *   TRUNCATED, CORRUPT, CHECKSUM_MISMATCH, LIMIT_EXCEEDED), TOO_LARGE, DEVICE_LOST, ABORTED
