@@ -19,13 +19,14 @@ import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError, type ErrorCode } from '../ts/errors.js';
 import { stepForF64 } from '../ts/format/quantize.js';
 import { quantizeParamsF64, type QuantizeParamsF64 } from '../ts/codec/quantize.js';
-import { ENTRY_BYTES, HEADER_BYTES, readEntry, readHeader, writeEntry } from '../ts/format/layout.js';
+import { ENTRY_BYTES, HEADER_BYTES, readEntry, readHeader } from '../ts/format/layout.js';
 import * as ref from './support/codec-reference.js';
 import { refParamsF64, refQuantizeF64 } from './support/quantize-reference.js';
 import { decodeContainer, encodeContainer, encodeEntry, encodeHeader, QUANTIZE_STAGE, TYPE_CODE } from './support/predict-reference.js';
 import { loadBothBuilds, type KernelHarness } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 import { describeGpu } from './gpu/support.js';
+import { expectPayloadFlips, rewritePayload } from './support/fuzz.js';
 
 let engine: Engine;
 let engine2: Engine;
@@ -492,25 +493,6 @@ describe('errorBound on f64 and on the other types', () => {
 
 const xxh64Low = (bytes: Uint8Array) => Number(xxh64(bytes) & 0xffffffffn);
 
-/**
- * A one-chunk container with its payload rewritten by `edit` (which may change its length), the
- * payload hash and entry checksum made right again, so that the structure checks must catch it.
- */
-function rewrite(container: Uint8Array, edit: (payload: Uint8Array) => Uint8Array, entryEdit?: (bytes: Uint8Array) => void): Uint8Array {
-  const header = readHeader(container);
-  const entry = readEntry(container.subarray(HEADER_BYTES), header, 0);
-  const payload = edit(container.slice(HEADER_BYTES + ENTRY_BYTES, HEADER_BYTES + ENTRY_BYTES + entry.payloadBytes));
-  const out = new Uint8Array(HEADER_BYTES + ENTRY_BYTES + payload.length);
-  out.set(container.subarray(0, HEADER_BYTES));
-  writeEntry({ ...entry, payloadBytes: payload.length, payloadChecksum: BigInt(ref.treeHash(payload)) }, out, HEADER_BYTES);
-  out.set(payload, HEADER_BYTES + ENTRY_BYTES);
-  if (entryEdit) {
-    entryEdit(out.subarray(HEADER_BYTES, HEADER_BYTES + ENTRY_BYTES));
-    new DataView(out.buffer, HEADER_BYTES, ENTRY_BYTES).setUint32(28, xxh64Low(out.subarray(HEADER_BYTES, HEADER_BYTES + 28)), true);
-  }
-  return out;
-}
-
 /** A one-chunk f64 container of `count` elements around a hand-made quantized payload (elements hash `elementsHash`). */
 function handMade(count: number, payload: Uint8Array, stages: number[], elementsHash = 0): Uint8Array {
   const header = encodeHeader(TYPE_CODE.f64, 5, count, count);
@@ -547,17 +529,17 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
   const decode = (bytes: Uint8Array) => engine.decompress(bytes);
 
   it('an untouched container decodes (the rewrite helper is sound)', async () => {
-    await decode(rewrite(packed, (p) => p));
+    await decode(rewritePayload(packed, (p) => p));
   });
   it('exception counts: larger than the chunk, than the payload, off by one either way', async () => {
     for (const count of [0xffffffff, N + 1, 1_000_000, 4, 2, 0]) {
-      await expectCode(decode(rewrite(packed, setU32(16, count))), [ErrorCodes.CORRUPT], `count ${count}`);
+      await expectCode(decode(rewritePayload(packed, setU32(16, count))), [ErrorCodes.CORRUPT], `count ${count}`);
     }
     // one more exception, its 12 bytes inserted (the layout stays readable): the codes disagree
     const e = exceptions;
     await expectCode(
       decode(
-        rewrite(packed, (p) => {
+        rewritePayload(packed, (p) => {
           const q = new Uint8Array(p.length + 12);
           q.set(p.subarray(0, 24 + 4 * e));
           new DataView(q.buffer).setUint32(24 + 4 * e, N - 1, true);
@@ -577,7 +559,7 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
     // one fewer, its bytes removed
     await expectCode(
       decode(
-        rewrite(packed, (p) => {
+        rewritePayload(packed, (p) => {
           const q = new Uint8Array(p.length - 12);
           q.set(p.subarray(0, 24 + 4 * (e - 1)));
           q.set(p.subarray(24 + 4 * e, 24 + 4 * e + 8 * (e - 1)), 24 + 4 * (e - 1));
@@ -598,31 +580,31 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
       [2, 0xffffffff],
       [1, 501], // a quantized element's code
     ]) {
-      await expectCode(decode(rewrite(packed, setU32(24 + 4 * j, v))), [ErrorCodes.CORRUPT], `index ${j} = ${v}`);
+      await expectCode(decode(rewritePayload(packed, setU32(24 + 4 * j, v))), [ErrorCodes.CORRUPT], `index ${j} = ${v}`);
     }
   });
   it("lying bounds and steps: not finite, not positive, below 2^-960, a step that is not the bound's, reserved bytes", async () => {
     for (const abs of [NaN, Infinity, -1, 0, 2 ** -961, 1e-300 * 1e-300, 2e-3, 1.5e-3]) {
-      await expectCode(decode(rewrite(packed, setF64(0, abs))), [ErrorCodes.CORRUPT], `abs ${abs}`);
+      await expectCode(decode(rewritePayload(packed, setF64(0, abs))), [ErrorCodes.CORRUPT], `abs ${abs}`);
     }
     const step = stepForF64(1e-3);
     for (const bad of [step * (1 + 2 ** -52), step / 2, NaN, Infinity, 0, -step]) {
-      await expectCode(decode(rewrite(packed, setF64(8, bad))), [ErrorCodes.CORRUPT], `step ${bad}`);
+      await expectCode(decode(rewritePayload(packed, setF64(8, bad))), [ErrorCodes.CORRUPT], `step ${bad}`);
     }
-    await expectCode(decode(rewrite(packed, setU32(20, 1))), [ErrorCodes.CORRUPT], 'reserved 20..23');
+    await expectCode(decode(rewritePayload(packed, setU32(20, 1))), [ErrorCodes.CORRUPT], 'reserved 20..23');
     // a bound and step that agree but lie: the elements' hash catches the other values
     await expectCode(
-      decode(rewrite(packed, (p) => (setF64(0, 2e-3)(p), setF64(8, stepForF64(2e-3))(p)))),
+      decode(rewritePayload(packed, (p) => (setF64(0, 2e-3)(p), setF64(8, stepForF64(2e-3))(p)))),
       [ErrorCodes.CHECKSUM_MISMATCH],
       'consistent lie',
     );
   });
   it('payloads too short for the header, the exceptions or the directory; P not below count x 8', async () => {
     for (const length of [0, 8, 23, 24, 24 + 12 * exceptions, 24 + 12 * exceptions + 4]) {
-      await expectCode(decode(rewrite(packed, (p) => p.slice(0, length))), [ErrorCodes.CORRUPT], `payload of ${length} bytes`);
+      await expectCode(decode(rewritePayload(packed, (p) => p.slice(0, length))), [ErrorCodes.CORRUPT], `payload of ${length} bytes`);
     }
     await expectCode(
-      decode(rewrite(packed, setU32(24 + 12 * exceptions, 0))), // the directory's first decoded size lies
+      decode(rewritePayload(packed, setU32(24 + 12 * exceptions, 0))), // the directory's first decoded size lies
       [ErrorCodes.CORRUPT],
       'directory',
     );
@@ -631,7 +613,7 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
     const c = await engine.compress(small, { errorBound: { abs: 0.01 }, codec: 'delta+shuffle' });
     expect(readEntry(c.subarray(HEADER_BYTES), readHeader(c), 0).quantize).toBe(true);
     await expectCode(
-      decode(rewrite(c, (p) => Uint8Array.from({ length: 8 * 64 }, (_, i) => (i < p.length ? p[i] : 0)))),
+      decode(rewritePayload(c, (p) => Uint8Array.from({ length: 8 * 64 }, (_, i) => (i < p.length ? p[i] : 0)))),
       [ErrorCodes.CORRUPT],
       'P = count x 8',
     );
@@ -639,7 +621,7 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
   it('entry: quantize without a pipeline, S not the codes pipeline’s, byte 24 = 5 on i64 and u64', async () => {
     await expectCode(
       decode(
-        rewrite(
+        rewritePayload(
           packed,
           (p) => p,
           (e) => e.fill(0, 4, 12),
@@ -650,7 +632,7 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
     );
     await expectCode(
       decode(
-        rewrite(
+        rewritePayload(
           packed,
           (p) => p,
           (e) => {
@@ -697,34 +679,7 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
     expect(Array.from(y)).toEqual(Array.from(want));
   });
   it('random byte flips in the payload (hashes made right again): CORRUPT or CHECKSUM_MISMATCH, or the same elements', async () => {
-    const seed = caseSeed('f64 flips');
-    const rng = new Rng(seed);
-    const want = Buffer.from(bytesOf((await decode(rewrite(packed, (p) => p))) as Float64Array));
-    let decoded = 0;
-    for (let t = 0; t < 150; t++) {
-      const flips = rng.intBetween(1, 3);
-      const at: number[] = [];
-      const bad = rewrite(packed, (p) => {
-        for (let k = 0; k < flips; k++) {
-          const i = t % 2 === 0 ? rng.intBetween(0, Math.min(p.length, 72) - 1) : rng.intBetween(0, p.length - 1);
-          p[i] ^= 1 << rng.intBetween(0, 7);
-          at.push(i);
-        }
-        return p;
-      });
-      let got: unknown;
-      try {
-        got = await decode(bad);
-      } catch (e) {
-        if (!(e instanceof ParleError)) throw new Error(`flips at ${at}: ${String(e)} ${describeSeed(seed)}`);
-        expect([ErrorCodes.CORRUPT, ErrorCodes.CHECKSUM_MISMATCH], `flips at ${at}: ${e.message} ${describeSeed(seed)}`).toContain(e.code);
-        continue;
-      }
-      // a flip that changes no decoded value (a low bit of the bound whose step is the same) is no error
-      decoded++;
-      expect(Buffer.from(bytesOf(got as Float64Array)).equals(want), `flips at ${at} ${describeSeed(seed)}`).toBe(true);
-    }
-    expect(decoded, `most flips are caught ${describeSeed(seed)}`).toBeLessThan(150 / 4);
+    await expectPayloadFlips(packed, decode, caseSeed('f64 flips'), 150, 72);
   });
 });
 

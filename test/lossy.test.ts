@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { xxh64 } from '../ts/format/checksum.js';
 import { createEngine, type Engine } from '../ts/engine.js';
 import { ErrorCodes, ParleError, type ErrorCode } from '../ts/errors.js';
 import { f32Bits, stepFor } from '../ts/format/quantize.js';
@@ -34,6 +33,7 @@ import { refQuantize } from './support/quantize-reference.js';
 import { loadBothBuilds, type KernelHarness } from './support/kernels.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 import { describeGpu } from './gpu/support.js';
+import { expectPayloadFlips, rewritePayload } from './support/fuzz.js';
 import type { DeviceArray } from '../ts/gpu/device-array.js';
 
 let engine: Engine;
@@ -355,28 +355,6 @@ describe('errorBound: bad options', () => {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * A one-chunk container with its payload rewritten by `edit` (which may change its length), the
- * payload hash and entry checksum made right again, so that the structure checks must catch it.
- */
-function rewrite(container: Uint8Array, edit: (payload: Uint8Array) => Uint8Array, entryEdit?: (bytes: Uint8Array) => void): Uint8Array {
-  const header = readHeader(container);
-  const entry = readEntry(container.subarray(HEADER_BYTES), header, 0);
-  const payload = edit(container.slice(HEADER_BYTES + ENTRY_BYTES, HEADER_BYTES + ENTRY_BYTES + entry.payloadBytes));
-  const out = new Uint8Array(HEADER_BYTES + ENTRY_BYTES + payload.length);
-  out.set(container.subarray(0, HEADER_BYTES));
-  writeEntry({ ...entry, payloadBytes: payload.length, payloadChecksum: BigInt(ref.treeHash(payload)) }, out, HEADER_BYTES);
-  out.set(payload, HEADER_BYTES + ENTRY_BYTES);
-  if (entryEdit) {
-    entryEdit(out.subarray(HEADER_BYTES, HEADER_BYTES + ENTRY_BYTES));
-    const view = new DataView(out.buffer, HEADER_BYTES, ENTRY_BYTES);
-    view.setUint32(28, Number(xxh64Low(out.subarray(HEADER_BYTES, HEADER_BYTES + 28))), true);
-  }
-  return out;
-}
-
-const xxh64Low = (bytes: Uint8Array) => xxh64(bytes) & 0xffffffffn;
-
-/**
  * The hostile-payload cases against one decoder: the CPU path, or (describeGpu below) the GPU
  * path decoding to the device, which must refuse the same payloads with the same codes.
  */
@@ -400,16 +378,16 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
   const decode = (bytes: Uint8Array) => decoder()(bytes);
 
   it('an untouched container decodes (the rewrite helper is sound)', async () => {
-    await decode(rewrite(packed, (p) => p));
+    await decode(rewritePayload(packed, (p) => p));
   });
   it('exception counts: larger than the chunk, than the payload, off by one either way', async () => {
     for (const count of [0xffffffff, 20_001, 100_000, 4, 2, 0]) {
-      await expectCode(decode(rewrite(packed, setU32(12, count))), [ErrorCodes.CORRUPT], `count ${count}`);
+      await expectCode(decode(rewritePayload(packed, setU32(12, count))), [ErrorCodes.CORRUPT], `count ${count}`);
     }
     // one more exception, its 8 bytes inserted (the layout stays readable): the codes disagree
     await expectCode(
       decode(
-        rewrite(packed, (p) => {
+        rewritePayload(packed, (p) => {
           const q = new Uint8Array(p.length + 8);
           q.set(p.subarray(0, 16 + 4 * exceptions));
           q.set(p.subarray(16 + 4 * exceptions, 16 + 8 * exceptions), 16 + 4 * exceptions + 4);
@@ -425,7 +403,7 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
     // one fewer, its bytes removed
     await expectCode(
       decode(
-        rewrite(packed, (p) => {
+        rewritePayload(packed, (p) => {
           const e = exceptions;
           const q = new Uint8Array(p.length - 8);
           q.set(p.subarray(0, 16 + 4 * (e - 1)));
@@ -447,17 +425,17 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
       [2, 0xffffffff],
       [1, 501], // a quantized element's code
     ]) {
-      await expectCode(decode(rewrite(packed, setU32(16 + 4 * j, v))), [ErrorCodes.CORRUPT], `index ${j} = ${v}`);
+      await expectCode(decode(rewritePayload(packed, setU32(16 + 4 * j, v))), [ErrorCodes.CORRUPT], `index ${j} = ${v}`);
     }
   });
   it("lying bounds: not finite, not positive, below 2^-120, or a step that is not the bound's", async () => {
     for (const abs of [NaN, Infinity, -1, 0, 1e-40, 2e-3, 1.5e-3]) {
-      await expectCode(decode(rewrite(packed, setF64(0, abs))), [ErrorCodes.CORRUPT], `abs ${abs}`);
+      await expectCode(decode(rewritePayload(packed, setF64(0, abs))), [ErrorCodes.CORRUPT], `abs ${abs}`);
     }
-    await expectCode(decode(rewrite(packed, setU32(8, f32Bits(stepFor(1e-3)) + 1))), [ErrorCodes.CORRUPT], 'step + 1 ulp');
+    await expectCode(decode(rewritePayload(packed, setU32(8, f32Bits(stepFor(1e-3)) + 1))), [ErrorCodes.CORRUPT], 'step + 1 ulp');
     // a bound and step that agree but lie: the elements' hash catches the other values
     await expectCode(
-      decode(rewrite(packed, (p) => (setF64(0, 2e-3)(p), setU32(8, f32Bits(stepFor(2e-3)))(p)))),
+      decode(rewritePayload(packed, (p) => (setF64(0, 2e-3)(p), setU32(8, f32Bits(stepFor(2e-3)))(p)))),
       [ErrorCodes.CHECKSUM_MISMATCH],
       'consistent lie',
     );
@@ -465,7 +443,7 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
   it('entry byte 24: unknown stage id, quantize without a pipeline, on an integer type', async () => {
     await expectCode(
       decode(
-        rewrite(
+        rewritePayload(
           packed,
           (p) => p,
           (e) => (e[24] = 6),
@@ -476,7 +454,7 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
     );
     await expectCode(
       decode(
-        rewrite(
+        rewritePayload(
           packed,
           (p) => p,
           (e) => (e[25] = 1),
@@ -487,7 +465,7 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
     );
     await expectCode(
       decode(
-        rewrite(
+        rewritePayload(
           packed,
           (p) => p,
           (e) => e.fill(0, 4, 12),
@@ -499,7 +477,7 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
     const u8 = await engine.compress(new Uint8Array(5000).map((_, i) => i % 7));
     await expectCode(
       decode(
-        rewrite(
+        rewritePayload(
           u8,
           (p) => p,
           (e) => (e[24] = 5),
@@ -545,48 +523,11 @@ function hostileCases(decoder: () => (bytes: Uint8Array) => Promise<unknown>): v
   // on SwiftShader beside three other jobs)
   for (const part of [0, 1, 2]) {
     it(`random byte flips in the payload (hashes made right again), ${part + 1} of 3: CORRUPT or CHECKSUM_MISMATCH, or the same elements`, async () => {
-      const seed = caseSeed(part === 0 ? 'flips' : `flips ${part}`);
-      const rng = new Rng(seed);
       // The elements' hash is of the decoded elements (docs/format.md, Stage 5), so a flipped
       // payload that still decodes must decode to exactly the untouched container's elements:
       // a flip that changes no decoded value (a low bit of the f64 bound whose step is the same,
       // an exception's index or value rewritten to itself by two flips) is not an error.
-      const want = new Uint32Array(((await decode(rewrite(packed, (p) => p))) as Float32Array).slice().buffer);
-      let decoded = 0;
-      for (let t = 0; t < 50; t++) {
-        const flips = rng.intBetween(1, 3);
-        const at: number[] = [];
-        const bad = rewrite(packed, (p) => {
-          for (let k = 0; k < flips; k++) {
-            const i = t % 2 === 0 ? rng.intBetween(0, Math.min(p.length, 64) - 1) : rng.intBetween(0, p.length - 1);
-            p[i] ^= 1 << rng.intBetween(0, 7);
-            at.push(i);
-          }
-          return p;
-        });
-        let got: unknown;
-        try {
-          got = await decode(bad);
-        } catch (e) {
-          if (!(e instanceof ParleError)) throw new Error(`flips at ${at}: ${String(e)} ${describeSeed(seed)}`);
-          expect([ErrorCodes.CORRUPT, ErrorCodes.CHECKSUM_MISMATCH], `flips at ${at}: ${e.message} ${describeSeed(seed)}`).toContain(
-            e.code,
-          );
-          continue;
-        }
-        decoded++;
-        expect(got, `flips at ${at}: decoded to a ${Object.prototype.toString.call(got)}`).toBeInstanceOf(Float32Array);
-        const bits = new Uint32Array((got as Float32Array).slice().buffer);
-        expect(bits.length, `flips at ${at} ${describeSeed(seed)}`).toBe(want.length);
-        const i = bits.findIndex((b, k) => b !== want[k]);
-        if (i >= 0) {
-          throw new Error(
-            `flips at ${at} decoded without an error to other elements: element ${i} 0x${bits[i].toString(16)}, ` +
-              `untouched 0x${want[i].toString(16)} ${describeSeed(seed)}`,
-          );
-        }
-      }
-      expect(decoded, `most flips are caught ${describeSeed(seed)}`).toBeLessThan(50 / 4);
+      await expectPayloadFlips(packed, decode, caseSeed(part === 0 ? 'flips' : `flips ${part}`), 50, 64);
     });
   }
 }

@@ -6,12 +6,12 @@
  */
 import { expect } from 'vitest';
 import type { Engine } from '../../ts/engine.js';
-import { ErrorCodes, type ErrorCode } from '../../ts/errors.js';
+import { ErrorCodes, ParleError, type ErrorCode } from '../../ts/errors.js';
 import { xxh64 } from '../../ts/format/checksum.js';
-import { ENTRY_BYTES, HEADER_BYTES } from '../../ts/format/layout.js';
+import { ENTRY_BYTES, HEADER_BYTES, readEntry, readHeader, writeEntry } from '../../ts/format/layout.js';
 import { elementTypeOf, isKernelType, type ParleArray } from '../../ts/types.js';
 import { treeHash } from './codec-reference.js';
-import { Rng, caseSeed, fillRuns, randomF32Bits } from './random.js';
+import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './random.js';
 
 /** The codes a reader may fail a mutated container with. */
 export const FUZZ_FAILURES: readonly ErrorCode[] = [
@@ -323,4 +323,83 @@ export function mutate(rng: Rng, s: Sample): { bytes: Uint8Array; what: string }
       return { bytes: b, what: `header byte ${field}, resealed` };
     }
   }
+}
+
+/**
+ * A one-chunk container with its payload rewritten by `edit` (which may change its length), the
+ * payload hash and entry checksum made right again, so that the structure checks must catch it;
+ * `entryEdit` may change the entry's bytes too (its checksum is made right after).
+ */
+export function rewritePayload(
+  container: Uint8Array,
+  edit: (payload: Uint8Array) => Uint8Array,
+  entryEdit?: (bytes: Uint8Array) => void,
+): Uint8Array {
+  const header = readHeader(container);
+  const entry = readEntry(container.subarray(HEADER_BYTES), header, 0);
+  const payload = edit(container.slice(HEADER_BYTES + ENTRY_BYTES, HEADER_BYTES + ENTRY_BYTES + entry.payloadBytes));
+  const out = new Uint8Array(HEADER_BYTES + ENTRY_BYTES + payload.length);
+  out.set(container.subarray(0, HEADER_BYTES));
+  writeEntry({ ...entry, payloadBytes: payload.length, payloadChecksum: BigInt(treeHash(payload)) }, out, HEADER_BYTES);
+  out.set(payload, HEADER_BYTES + ENTRY_BYTES);
+  if (entryEdit) {
+    entryEdit(out.subarray(HEADER_BYTES, HEADER_BYTES + ENTRY_BYTES));
+    const checksum = Number(xxh64(out.subarray(HEADER_BYTES, HEADER_BYTES + 28)) & 0xffffffffn);
+    new DataView(out.buffer, HEADER_BYTES, ENTRY_BYTES).setUint32(28, checksum, true);
+  }
+  return out;
+}
+
+/**
+ * `count` copies of the one-chunk container `packed` with 1 to 3 random bit flips in its payload
+ * (every other copy within its first `headBytes` bytes: the headers), hashes made right again
+ * ({@link rewritePayload}), each decoded by `decode`: it must fail with CORRUPT or
+ * CHECKSUM_MISMATCH, or give exactly the untouched container's elements (a flip that changes no
+ * decoded value, e.g. a low bit of a bound whose step is the same, is not an error); fewer than a
+ * quarter of them may decode. `seed` seeds the flips and is named in every failure.
+ */
+export async function expectPayloadFlips(
+  packed: Uint8Array,
+  decode: (bytes: Uint8Array) => Promise<unknown>,
+  seed: number,
+  count: number,
+  headBytes: number,
+): Promise<void> {
+  const rng = new Rng(seed);
+  const untouched = (await decode(rewritePayload(packed, (p) => p))) as ParleArray;
+  const want = new Uint8Array(untouched.buffer, untouched.byteOffset, untouched.byteLength);
+  let decoded = 0;
+  for (let t = 0; t < count; t++) {
+    const flips = rng.intBetween(1, 3);
+    const at: number[] = [];
+    const bad = rewritePayload(packed, (p) => {
+      for (let k = 0; k < flips; k++) {
+        const i = t % 2 === 0 ? rng.intBetween(0, Math.min(p.length, headBytes) - 1) : rng.intBetween(0, p.length - 1);
+        p[i] ^= 1 << rng.intBetween(0, 7);
+        at.push(i);
+      }
+      return p;
+    });
+    let got: unknown;
+    try {
+      got = await decode(bad);
+    } catch (e) {
+      if (!(e instanceof ParleError)) throw new Error(`flips at ${at}: ${String(e)} ${describeSeed(seed)}`);
+      expect([ErrorCodes.CORRUPT, ErrorCodes.CHECKSUM_MISMATCH], `flips at ${at}: ${e.message} ${describeSeed(seed)}`).toContain(e.code);
+      continue;
+    }
+    decoded++;
+    expect(got, `flips at ${at}: decoded to a ${Object.prototype.toString.call(got)}`).toBeInstanceOf(untouched.constructor);
+    const array = got as ParleArray;
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    expect(bytes.length, `flips at ${at} ${describeSeed(seed)}`).toBe(want.length);
+    const i = bytes.findIndex((b, k) => b !== want[k]);
+    if (i >= 0) {
+      throw new Error(
+        `flips at ${at} decoded without an error to other elements: byte ${i} 0x${bytes[i].toString(16)}, ` +
+          `untouched 0x${want[i].toString(16)} ${describeSeed(seed)}`,
+      );
+    }
+  }
+  expect(decoded, `most flips are caught ${describeSeed(seed)}`).toBeLessThan(count / 4);
 }
