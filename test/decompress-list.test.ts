@@ -10,16 +10,12 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
-import { bytesOf, type ParleArray } from '../ts/types.js';
+import { bytesOf } from '../ts/types.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
-import { concat as concatBytes } from './support/bytes.js';
+import { concat as concatBytes, sameElements } from './support/bytes.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
 import { STAGE } from './support/codec-reference.js';
 import { encodeContainer, MAP, PREDICTOR, TYPE_CODE } from './support/predict-reference.js';
-
-function same(a: ParleArray, b: ParleArray): boolean {
-  return a.length === b.length && a.constructor === b.constructor && Buffer.compare(Buffer.from(bytesOf(a)), Buffer.from(bytesOf(b))) === 0;
-}
 
 /** Bricks of a smooth u16 volume (16 x 24 x 24 each) with noise: what a viewer fetches. */
 function bricks(count: number, seed: number): Uint16Array[] {
@@ -74,15 +70,15 @@ describeGpu('decompress of a list of containers', () => {
     ] as const) {
       const onDevice = await engine.decompress(containers, { to: 'device', path: 'gpu' });
       expect(onDevice).toBeInstanceOf(DeviceArray);
-      expect(same(await engine.download(onDevice), expected), `${which}, ${describeSeed(seed)}`).toBe(true);
+      expect(sameElements(await engine.download(onDevice), expected), `${which}, ${describeSeed(seed)}`).toBe(true);
       onDevice.destroy();
       for (const path of ['gpu', 'cpu'] as const) {
         const host = await engine.decompress(containers, { path });
-        expect(same(host, expected), `${which}, ${path}, ${describeSeed(seed)}`).toBe(true);
+        expect(sameElements(host, expected), `${which}, ${path}, ${describeSeed(seed)}`).toBe(true);
       }
     }
     // one container: as decompress of it
-    expect(same(await engine.decompress([list[1]], { path: 'gpu' }), parts[1])).toBe(true);
+    expect(sameElements(await engine.decompress([list[1]], { path: 'gpu' }), parts[1])).toBe(true);
     // a container the GPU does not decode (a med chunk) among others: the list through the CPU
     const image = new Uint8Array(32 * 40 * 3).map((_, i) => (Math.floor(i / 120) * 3 + (i % 120)) & 0xff);
     const med = encodeContainer(image, {
@@ -97,7 +93,7 @@ describeGpu('decompress of a list of containers', () => {
     mixedWant.set(bytes, 0);
     mixedWant.set(image, bytes.length);
     mixedWant.set(bytes, bytes.length + image.length);
-    expect(same(await engine.download(mixedBack), mixedWant)).toBe(true);
+    expect(sameElements(await engine.download(mixedBack), mixedWant)).toBe(true);
     mixedBack.destroy();
   });
 
@@ -119,6 +115,6 @@ describeGpu('decompress of a list of containers', () => {
       expect([ErrorCodes.CHECKSUM_MISMATCH, ErrorCodes.CORRUPT], path).toContain((error as { code?: string }).code);
     }
     // the engine still works
-    expect(same(await engine.decompress(list[2]), parts[2])).toBe(true);
+    expect(sameElements(await engine.decompress(list[2]), parts[2])).toBe(true);
   });
 });

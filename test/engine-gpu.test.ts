@@ -16,11 +16,7 @@ import { bytesOf, type ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
 import { DEVICE_FUZZ_FAILURES, makeSamples, mutate, reseal } from './support/fuzz.js';
 import { Rng, caseSeed, describeSeed, fillRuns } from './support/random.js';
-
-function same(a: ParleArray, b: ParleArray): boolean {
-  const bytes = (x: ParleArray) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  return a.length === b.length && a.constructor === b.constructor && Buffer.compare(bytes(a), bytes(b)) === 0;
-}
+import { sameElements } from './support/bytes.js';
 
 describeGpu('engine with a GPU', () => {
   let engine: Engine;
@@ -50,14 +46,14 @@ describeGpu('engine with a GPU', () => {
     expect(gpuRuns.values).toBeInstanceOf(DeviceArray);
     const cpuRuns = await engine.rleEncode(input, { path: 'cpu' });
     const gpuValues = await engine.download(gpuRuns.values);
-    expect(same(gpuValues, cpuRuns.values), describeSeed(seed)).toBe(true);
-    expect(same(await engine.download(gpuRuns.lengths), cpuRuns.lengths), describeSeed(seed)).toBe(true);
+    expect(sameElements(gpuValues, cpuRuns.values), describeSeed(seed)).toBe(true);
+    expect(sameElements(await engine.download(gpuRuns.lengths), cpuRuns.lengths), describeSeed(seed)).toBe(true);
     // GPU encode -> CPU decode (device runs, CPU path, host result).
     const viaCpu = await engine.rleDecode(gpuRuns, { path: 'cpu', to: 'host' });
-    expect(same(viaCpu as ParleArray, input), describeSeed(seed)).toBe(true);
+    expect(sameElements(viaCpu as ParleArray, input), describeSeed(seed)).toBe(true);
     // CPU encode -> GPU decode (host runs, GPU path, host result).
     const viaGpu = await engine.rleDecode(cpuRuns, { path: 'gpu' });
-    expect(same(viaGpu, input), describeSeed(seed)).toBe(true);
+    expect(sameElements(viaGpu, input), describeSeed(seed)).toBe(true);
     for (const d of [device, gpuRuns.values, gpuRuns.lengths]) d.destroy();
   });
 
@@ -66,7 +62,7 @@ describeGpu('engine with a GPU', () => {
     const u = new Uint32Array(9999).map(() => rng.nextU32());
     const onDevice = await engine.scan(u, { path: 'gpu', to: 'device', inclusive: true });
     expect(onDevice).toBeInstanceOf(DeviceArray);
-    expect(same(await engine.download(onDevice as DeviceArray), await engine.scan(u, { inclusive: true, path: 'cpu' }))).toBe(true);
+    expect(sameElements(await engine.download(onDevice as DeviceArray), await engine.scan(u, { inclusive: true, path: 'cpu' }))).toBe(true);
     const keys = await engine.upload(new Float32Array(u.buffer.slice(0)));
     const values = await engine.upload(new Uint32Array(9999).map((_, i) => i));
     const sorted = await engine.sort(keys, { values, path: 'gpu', to: 'host' });
@@ -74,8 +70,8 @@ describeGpu('engine with a GPU', () => {
       values: new Uint32Array(9999).map((_, i) => i),
       path: 'cpu',
     });
-    expect(same(sorted.keys as ParleArray, expected.keys)).toBe(true);
-    expect(same(sorted.values as ParleArray, expected.values)).toBe(true);
+    expect(sameElements(sorted.keys as ParleArray, expected.keys)).toBe(true);
+    expect(sameElements(sorted.values as ParleArray, expected.values)).toBe(true);
     for (const d of [onDevice as DeviceArray, keys, values]) d.destroy();
   });
 
@@ -87,11 +83,11 @@ describeGpu('engine with a GPU', () => {
     expect(Buffer.compare(packed, await engine.compress(input))).toBe(0);
     const back = await engine.decompress(packed, { to: 'device' });
     expect(back).toBeInstanceOf(DeviceArray);
-    expect(same(await engine.download(back), input)).toBe(true);
+    expect(sameElements(await engine.download(back), input)).toBe(true);
     // the GPU path's chooser sizes its candidates exactly, the CPU path's at level 5 from a sample:
     // with 'auto' they may differ; a fixed pipeline is the same bytes on both
     const onGpu = await engine.compress(device, { path: 'gpu' });
-    expect(same(await engine.decompress(onGpu, { path: 'cpu' }), input)).toBe(true);
+    expect(sameElements(await engine.decompress(onGpu, { path: 'cpu' }), input)).toBe(true);
     expect(onGpu[10]).toBe(5); // the level, in both
     const fixed = { codec: 'rle+huffman', chunkBytes: 8192 };
     expect(
@@ -145,7 +141,7 @@ describeGpu('engine with a GPU', () => {
         const out = new Uint8Array(compressBound(input.length, device.type, chunkBytes) + 3);
         for (const codec of codecs) {
           const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec });
-          expect(same(await engine.decompress(viaGpu, { path: 'cpu' }), input), `${what} ${codec}`).toBe(true);
+          expect(sameElements(await engine.decompress(viaGpu, { path: 'cpu' }), input), `${what} ${codec}`).toBe(true);
           out.fill(0xa5);
           const into = await engine.compress(device, { path: 'gpu', chunkBytes, codec, out });
           expect(into.buffer === out.buffer && into.byteOffset === 0, `${what} ${codec}: into out`).toBe(true);
@@ -159,12 +155,15 @@ describeGpu('engine with a GPU', () => {
             const forGpu = await engine.compress(device, { path: 'gpu', chunkBytes, codec, decoder: 'gpu' });
             const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes, codec, decoder: 'gpu' });
             expect(Buffer.compare(forGpu, viaCpu), `${what} ${codec}, decoder 'gpu': same bytes as the CPU path`).toBe(0);
-            expect(same(await engine.decompress(forGpu, { path: 'cpu' }), input), `${what} ${codec}, decoder 'gpu': CPU decode`).toBe(true);
+            expect(
+              sameElements(await engine.decompress(forGpu, { path: 'cpu' }), input),
+              `${what} ${codec}, decoder 'gpu': CPU decode`,
+            ).toBe(true);
           }
         }
         // auto from host data, uploaded first: a container the CPU decodes
         const fromHost = await engine.compress(input, { path: 'gpu', chunkBytes });
-        expect(same(await engine.decompress(fromHost, { path: 'cpu' }), input), `${what} from the host`).toBe(true);
+        expect(sameElements(await engine.decompress(fromHost, { path: 'cpu' }), input), `${what} from the host`).toBe(true);
         device.destroy();
       },
     );
@@ -179,7 +178,7 @@ describeGpu('engine with a GPU', () => {
       const packed = await e.compress(input, { path: 'cpu', chunkBytes: 4 << 20, codec: 'rle+huffman' });
       expect(Buffer.compare(await e.compress(input, { path: 'gpu', chunkBytes: 4 << 20, codec: 'rle+huffman' }), packed)).toBe(0);
       const back = await e.decompress(packed, { to: 'device', path: 'gpu' });
-      expect(same(await e.download(back), input)).toBe(true);
+      expect(sameElements(await e.download(back), input)).toBe(true);
       back.destroy();
     } finally {
       await e.destroy();
@@ -210,10 +209,10 @@ describeGpu('engine with a GPU', () => {
       const packed = await engine.compress(input, { chunkBytes: 4096 });
       const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
       expect(back, what).toBeInstanceOf(DeviceArray);
-      expect(same(await engine.download(back), input), what).toBe(true);
+      expect(sameElements(await engine.download(back), input), what).toBe(true);
       back.destroy();
       const toHost = await engine.decompress(packed, { path: 'gpu' });
-      expect(same(toHost as ParleArray, input), `${what} to the host`).toBe(true);
+      expect(sameElements(toHost as ParleArray, input), `${what} to the host`).toBe(true);
     }
   });
 
@@ -242,7 +241,7 @@ describeGpu('engine with a GPU', () => {
         return Buffer.concat([writeHeader(makeHeader('u8', input.length, input.length)), entry, payload]);
       };
       const back = await engine.decompress(container(good), { to: 'device', path: 'gpu' });
-      expect(same(await engine.download(back), input)).toBe(true);
+      expect(sameElements(await engine.download(back), input)).toBe(true);
       back.destroy();
       // symbol 0's code length changed (the code is no longer complete); a length of 12; the last
       // segment's end offset one short of the stream's end (its last byte dropped)
@@ -268,7 +267,7 @@ describeGpu('engine with a GPU', () => {
       }
       // and the next decode is right
       const again = await engine.decompress(container(good), { to: 'device', path: 'gpu' });
-      expect(same(await engine.download(again), input)).toBe(true);
+      expect(sameElements(await engine.download(again), input)).toBe(true);
       again.destroy();
     },
   );
@@ -296,13 +295,13 @@ describeGpu('engine with a GPU', () => {
       return Buffer.concat([writeHeader(makeHeader('u8', 64, 64)), entry, payload]);
     };
     const good = container([31, 31]);
-    expect(same(await engine.decompress(good, { path: 'cpu' }), input)).toBe(true);
+    expect(sameElements(await engine.decompress(good, { path: 'cpu' }), input)).toBe(true);
     const back = await engine.decompress(good, { to: 'device', path: 'gpu' });
-    expect(same(await engine.download(back), input)).toBe(true);
+    expect(sameElements(await engine.download(back), input)).toBe(true);
     back.destroy();
     // (length - 1) = 31 as the non-minimal [0x9f 0x00], which the CPU decoder accepts too
     const loose = await engine.decompress(container([0x80 | 31, 0x00, 31]), { to: 'device', path: 'gpu' });
-    expect(same(await engine.download(loose), input)).toBe(true);
+    expect(sameElements(await engine.download(loose), input)).toBe(true);
     loose.destroy();
     for (const [what, leb] of [
       ['lengths that sum past the chunk', [31, 32]],
@@ -329,7 +328,7 @@ describeGpu('engine with a GPU', () => {
     await expect(engine.decompress(both, { path: 'cpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
     await expect(engine.decompress(both, { to: 'device', path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.CHECKSUM_MISMATCH });
     const after = await engine.decompress(good, { to: 'device', path: 'gpu' });
-    expect(same(await engine.download(after), input)).toBe(true);
+    expect(sameElements(await engine.download(after), input)).toBe(true);
     after.destroy();
   });
 
@@ -352,7 +351,7 @@ describeGpu('engine with a GPU', () => {
       for (const codec of stagesFor(Ctor.BYTES_PER_ELEMENT)) {
         const packed = await engine.compress(input, { codec, chunkBytes: 8192 });
         const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
-        expect(same(await engine.download(back), input), `${Ctor.name} ${codec}`).toBe(true);
+        expect(sameElements(await engine.download(back), input), `${Ctor.name} ${codec}`).toBe(true);
         back.destroy();
       }
     }
@@ -366,7 +365,7 @@ describeGpu('engine with a GPU', () => {
     // odd chunk lengths (outputs off 4-byte boundaries) are staged on the GPU and still decode
     const odd = new Uint8Array(5000).map((_, i) => i >> 4);
     const oddPacked = await engine.compress(odd, { chunkBytes: 1025 });
-    expect(same(await engine.download(await engine.decompress(oddPacked, { to: 'device', path: 'gpu' })), odd)).toBe(true);
+    expect(sameElements(await engine.download(await engine.decompress(oddPacked, { to: 'device', path: 'gpu' })), odd)).toBe(true);
   });
 
   gpuIt('pack chunks decode on the GPU path: every pack pipeline of every type, exceptions, zigzag, partial blocks', async () => {
@@ -395,7 +394,7 @@ describeGpu('engine with a GPU', () => {
       for (const codec of pipelines(w)) {
         const container = await engine.compress(input, { codec, chunkBytes: 8192 });
         const back = await engine.decompress(container, { to: 'device', path: 'gpu' });
-        expect(same(await engine.download(back), input), `${Ctor.name} ${codec}`).toBe(true);
+        expect(sameElements(await engine.download(back), input), `${Ctor.name} ${codec}`).toBe(true);
         back.destroy();
       }
     }
@@ -444,9 +443,10 @@ describeGpu('engine with a GPU', () => {
       const packed = new Uint8Array(await readFile(new URL(`${name}.parle`, dir)));
       const raw = new Uint8Array(await readFile(new URL(`${name}.raw`, dir)));
       const back = await engine.decompress(packed, { to: 'device', path: 'gpu' });
-      expect(same(await engine.download(back), new Ctor(raw.buffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT)), name).toBe(
-        true,
-      );
+      expect(
+        sameElements(await engine.download(back), new Ctor(raw.buffer, raw.byteOffset, raw.byteLength / Ctor.BYTES_PER_ELEMENT)),
+        name,
+      ).toBe(true);
       back.destroy();
     }
   }
@@ -487,7 +487,7 @@ describeGpu('engine with a GPU', () => {
       // the device still works
       const check = new Uint8Array(1000).map((_, i) => i >> 3);
       const round = await engine.decompress(await engine.compress(check), { to: 'device', path: 'gpu' });
-      expect(same(await engine.download(round), check)).toBe(true);
+      expect(sameElements(await engine.download(round), check)).toBe(true);
       round.destroy();
     },
   );
@@ -567,15 +567,15 @@ describeGpu('engine with a GPU', () => {
     const runs = await engine.rleEncode(input, { path: 'cpu' });
     const out = new Uint16Array(input.length);
     expect(await engine.rleDecode(runs, { path: 'gpu', out })).toBe(out);
-    expect(same(out, input)).toBe(true);
+    expect(sameElements(out, input)).toBe(true);
     const packed = await engine.compress(input);
     const out2 = new Uint16Array(input.length);
     expect(await engine.decompress(packed, { path: 'gpu', out: out2 })).toBe(out2);
-    expect(same(out2, input)).toBe(true);
+    expect(sameElements(out2, input)).toBe(true);
     const u = new Uint32Array(5000).map((_, i) => i);
     const sums = new Uint32Array(5000);
     expect(await engine.scan(u, { path: 'gpu', inclusive: true, out: sums })).toBe(sums);
-    expect(same(sums, await engine.scan(u, { path: 'cpu', inclusive: true }))).toBe(true);
+    expect(sameElements(sums, await engine.scan(u, { path: 'cpu', inclusive: true }))).toBe(true);
   });
 
   gpuIt('download into a caller array, and zero-copy downloadMapped until release', async () => {
@@ -583,7 +583,7 @@ describeGpu('engine with a GPU', () => {
     const device = await engine.upload(input);
     const into = new Float32Array(input.length + 5).fill(-1);
     expect(await engine.download(device, { into })).toBe(into);
-    expect(same(into.subarray(0, input.length), input)).toBe(true);
+    expect(sameElements(into.subarray(0, input.length), input)).toBe(true);
     expect(into[input.length]).toBe(-1); // nothing past the array's length is written
     await expect(engine.download(device, { into: new Float32Array(3) })).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
     await expect(engine.download(device, { into: new Uint32Array(input.length) })).rejects.toMatchObject({
@@ -591,7 +591,7 @@ describeGpu('engine with a GPU', () => {
     });
     const lease = await engine.downloadMapped(device);
     expect(lease.array).toBeInstanceOf(Float32Array);
-    expect(same(lease.array, input)).toBe(true);
+    expect(sameElements(lease.array, input)).toBe(true);
     lease.release();
     expect(lease.array.length).toBe(0); // detached: the mapping is gone
     lease.release(); // a second release is harmless
@@ -695,7 +695,7 @@ describeGpu('engine with a GPU', () => {
           await e.download(await e.rleDecode(uploaded, { path: 'gpu' })),
         ];
         ctx.encoderHooks = null;
-        for (const d of decoded) expect(same(d, input)).toBe(true);
+        for (const d of decoded) expect(sameElements(d, input)).toBe(true);
         const decodes = labels.filter((l) => /rle-decode/.test(l));
         expect(decodes).toEqual(['parle:rle-decode', 'parle:rle-decode', 'parle:rle-decode-scan', 'parle:rle-decode-expand']);
       } finally {
@@ -720,7 +720,7 @@ describeGpu('engine with a GPU', () => {
       const pending = lossy.scan(input, { inclusive: true });
       (lossy as unknown as { gpuContext: { device: GPUDevice } }).gpuContext.device.destroy();
       const result = await pending;
-      expect(same(result, await engine.scan(input, { inclusive: true, path: 'cpu' }))).toBe(true);
+      expect(sameElements(result, await engine.scan(input, { inclusive: true, path: 'cpu' }))).toBe(true);
       // An explicit GPU path fails with DEVICE_LOST; device data cannot fall back.
       await expect(lossy.scan(input, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.DEVICE_LOST });
     } finally {
@@ -744,15 +744,15 @@ describeGpu('engine with a GPU', () => {
       const restore = remakeBuffers(ctx.device, 'parle:rle-ends', Math.min(1 << 30, ctx.limits.maxBufferSize));
       try {
         const viaAuto = await e.rleEncode(input);
-        expect(same(viaAuto.values, want.values) && same(viaAuto.lengths, want.lengths)).toBe(true);
+        expect(sameElements(viaAuto.values, want.values) && sameElements(viaAuto.lengths, want.lengths)).toBe(true);
         const gpu = e.rleEncode(input, { path: 'gpu' });
         if (swiftShader) await expect(gpu).rejects.toMatchObject({ code: ErrorCodes.OUT_OF_MEMORY });
-        else expect(same((await gpu).values, want.values)).toBe(true); // a GPU that has the memory
+        else expect(sameElements((await gpu).values, want.values)).toBe(true); // a GPU that has the memory
       } finally {
         restore();
       }
       const again = await e.rleEncode(input, { path: 'gpu' });
-      expect(same(again.lengths, want.lengths)).toBe(true);
+      expect(sameElements(again.lengths, want.lengths)).toBe(true);
     } finally {
       await e.destroy();
     }

@@ -16,6 +16,7 @@ import { STAGE } from './support/codec-reference.js';
 import { encodeContainer, MAP, PREDICTOR, TYPE_CODE, type ChunkPlan } from './support/predict-reference.js';
 import { describeGpu, gpuIt } from './gpu/support.js';
 import { Rng, caseSeed, describeSeed } from './support/random.js';
+import { sameElements } from './support/bytes.js';
 import { reseal } from './support/fuzz.js';
 import { ErrorCodes } from '../ts/errors.js';
 import { ENTRY_BYTES, HEADER_BYTES } from '../ts/format/layout.js';
@@ -59,10 +60,6 @@ function gradient(Ctor: Ctor, rows: number, X: number, seed: number): ParleArray
   });
 }
 
-function same(a: ParleArray, b: ParleArray): boolean {
-  return a.length === b.length && Buffer.compare(Buffer.from(bytesOf(a)), Buffer.from(bytesOf(b))) === 0;
-}
-
 describeGpu('predicted chunks decoded on the GPU', () => {
   let engine: Engine;
   beforeAll(async () => {
@@ -78,8 +75,8 @@ describeGpu('predicted chunks decoded on the GPU', () => {
     const onDevice = await engine.upload(container);
     const fromDevice = await engine.decompress(onDevice, { to: 'device' });
     try {
-      expect(same(await engine.download(fromHost), input), `${what}: from host memory`).toBe(true);
-      expect(same(await engine.download(fromDevice), input), `${what}: from the device`).toBe(true);
+      expect(sameElements(await engine.download(fromHost), input), `${what}: from host memory`).toBe(true);
+      expect(sameElements(await engine.download(fromDevice), input), `${what}: from the device`).toBe(true);
     } finally {
       fromHost.destroy();
       fromDevice.destroy();

@@ -1,11 +1,13 @@
 /**
  * Byte helpers of the kernel tests (test/codec-kernels.test.ts, test/huffman-lanes.test.ts):
  * test data, little-endian packing, and checks of the kernels' memory (their outputs, the guard
- * bytes around them, reads at the very end of the memory).
+ * bytes around them, reads at the very end of the memory); the engine tests' comparison of
+ * decoded arrays.
  */
 import { expect } from 'vitest';
 import type { KernelHarness } from './kernels.js';
 import type { Rng } from './random.js';
+import { bytesOf, type ParleArray } from '../../ts/types.js';
 
 /** The byte the guards around a kernel's outputs are filled with. */
 export const SENTINEL = 0xa5;
@@ -71,4 +73,9 @@ export function placeAtMemoryEnd(h: KernelHarness, data: Uint8Array, slack = 0, 
   h.alloc(h.byteLength - start, 1);
   expect(ptr + data.length + slack).toBe(h.byteLength);
   return ptr;
+}
+
+/** Whether `a` and `b` are arrays of one type holding the same elements, bit for bit (NaN payloads and -0 included). */
+export function sameElements(a: ParleArray, b: ParleArray): boolean {
+  return a.length === b.length && a.constructor === b.constructor && Buffer.compare(bytesOf(a), bytesOf(b)) === 0;
 }
