@@ -21,7 +21,7 @@ import type { KernelVariant } from './cpu/wasm.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
-import { checkOut, compressArrayReport, decompressBytes, mapLimited } from './codec/arrays.js';
+import { checkOut, compressArrayReport, decompressBytes, decompressList } from './codec/arrays.js';
 import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressListToDevice, decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
@@ -33,7 +33,6 @@ import { cpuDescription, debug, hardwareConcurrency, loadStored, saveStored } fr
 import type { ArrayOf, ElementType, ParleArray, SortKeys } from './types.js';
 import {
   bytesOf,
-  arrayConstructor,
   checkArray,
   ELEMENT_TYPES,
   elementSize,
@@ -1077,23 +1076,7 @@ export class Engine {
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
         if (path === 'gpu') return this.deliver(await decompressListToDevice(this.cpu, this.gpu, views, maxElements, signal), to);
-        const walked = views.map((v) => readHeader(v.subarray(0, Math.min(v.length, HEADER_BYTES)), maxElements));
-        const type = walked[0].type;
-        const other = walked.findIndex((h) => h.type !== type);
-        if (other >= 0)
-          throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `container ${other} holds ${walked[other].type} elements, container 0 ${type}`);
-        const total = walked.reduce((sum, h) => sum + h.elementCount, 0);
-        if (total > maxElements)
-          throw new ParleError(ErrorCodes.LIMIT_EXCEEDED, `the list holds ${total} elements, more than maxElements (${maxElements})`);
-        // the containers concurrently into their places (each of one chunk runs on one worker)
-        const out = new (arrayConstructor(type))(total) as ParleArray;
-        let end = 0;
-        const starts = walked.map((h) => (end += h.elementCount) - h.elementCount);
-        await mapLimited(views.length, this.cpu.chunkConcurrency, (i) =>
-          decompressBytes(this.cpu, views[i], maxElements, signal, {
-            out: out.subarray(starts[i], starts[i] + walked[i].elementCount) as ParleArray,
-          }),
-        );
+        const out = await decompressList(this.cpu, views, maxElements, signal);
         return this.deliver(out, to);
       }),
     );

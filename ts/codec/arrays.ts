@@ -22,7 +22,7 @@ import { decodeLegacyChunk } from './legacy/chunk.js';
 import { checkPlacement, placeBytes, type Placement } from './place.js';
 import type { Header, LocatedChunk } from '../format/layout.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
-import { makeHeader } from '../format/layout.js';
+import { HEADER_BYTES, makeHeader, readHeader } from '../format/layout.js';
 import { chunkCodecOf, chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from './settings.js';
 
 /**
@@ -193,6 +193,37 @@ export async function decompressBytes(
     );
   });
   return result;
+}
+
+/**
+ * Decompresses a list of whole containers (all of one element type) on the CPU into one new array
+ * of their elements one after another, each container into its place, the containers
+ * concurrently (a container of one chunk decodes on one worker). `maxElements` bounds the list's
+ * total. See {@link Engine.decompress}.
+ * @throws ParleError INVALID_ARGUMENT (containers of different element types), LIMIT_EXCEEDED (the
+ *   total), the reader's codes
+ */
+export async function decompressList(
+  cpu: CpuPath,
+  list: readonly Uint8Array[],
+  maxElements: number,
+  signal?: AbortSignal,
+): Promise<ParleArray> {
+  const headers = list.map((v) => readHeader(v.subarray(0, Math.min(v.length, HEADER_BYTES)), maxElements));
+  const type = headers[0].type;
+  const other = headers.findIndex((h) => h.type !== type);
+  if (other >= 0)
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `container ${other} holds ${headers[other].type} elements, container 0 ${type}`);
+  const total = headers.reduce((sum, h) => sum + h.elementCount, 0);
+  if (total > maxElements)
+    throw new ParleError(ErrorCodes.LIMIT_EXCEEDED, `the list holds ${total} elements, more than maxElements (${maxElements})`);
+  const out = new (arrayConstructor(type))(total) as ParleArray;
+  let end = 0;
+  const starts = headers.map((h) => (end += h.elementCount) - h.elementCount);
+  await mapLimited(list.length, cpu.chunkConcurrency, (i) =>
+    decompressBytes(cpu, list[i], maxElements, signal, { out: out.subarray(starts[i], starts[i] + headers[i].elementCount) as ParleArray }),
+  );
+  return out;
 }
 
 /** The chunks of a container in `bytes` as decodeChunkRun takes them (`resident`: `bytes` lies in the CPU path's memory). */

@@ -22,11 +22,11 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { rleDecode } from '../../gpu/rle.js';
 import { debug } from '../../platform/node.js';
-import { arrayConstructor, elementSize, isKernelType, type ElementType, type ParleArray } from '../../types.js';
+import { arrayConstructor, elementSize, isKernelType, type ElementType } from '../../types.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { decodeLegacyChunkRuns } from '../legacy/chunk.js';
 import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
-import { decompressBytes, mapLimited } from '../arrays.js';
+import { decompressBytes, decompressList, mapLimited } from '../arrays.js';
 import { readAtBytes, walkChunks } from '../../format/container.js';
 import { Encoding, type Header, type LocatedChunk } from '../../format/layout.js';
 
@@ -158,13 +158,7 @@ export async function decompressListToDevice(
     (w, i) => w.header.version !== 1 && canDecodeOnDevice(w.header) && predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
   );
   if (!oneDecode) {
-    // the containers concurrently (each of one chunk runs on one worker)
-    const host = new (arrayConstructor(type))(elements);
-    await mapLimited(list.length, cpu.chunkConcurrency, (i) =>
-      decompressBytes(cpu, list[i], maxElements, signal, {
-        out: host.subarray(walked[i].at.elements, walked[i].at.elements + walked[i].header.elementCount) as ParleArray,
-      }),
-    );
+    const host = await decompressList(cpu, list, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);
   }
