@@ -7,9 +7,10 @@
  *   - decompress to the device (`path: 'gpu'`) of the CPU path's container laid out for the GPU
  *     (`decoder: 'gpu'`: Huffman mode 3) beside the CPU decode of its default container + upload;
  *     and of the same container already on the device (a u8 DeviceArray: nothing uploaded);
- *   - the array with its shape (stacked copies along the first axis): the CPU path's container
- *     (predicted chunks, stage 7) decoded to the device from the host and from the device,
- *     beside the CPU decode + upload; at 64 MiB also a list of containers of about 256 KiB
+ *   - the array with its shape (stacked copies along the first axis): compressed from the device
+ *     on the GPU path (predicted chunks written there) beside readback + the CPU path; the CPU
+ *     path's container (predicted chunks, stage 7) decoded to the device from the host and from
+ *     the device, beside the CPU decode + upload; at 64 MiB also a list of containers of about 256 KiB
  *     (whole rows, 256 at most) decoded to one device buffer in one call, beside a call each;
  *   - checks: every decode on either path equals the input; a fixed pipeline the GPU codes writes
  *     the CPU path's bytes at the same chunk size and decoder (byte-identical containers); each
@@ -88,6 +89,15 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     const encodings = engine.inspect(shapedForGpu).chunks.map((c) => c.encoding);
     const predicted = encodings.filter((e) => e.startsWith('predict'));
     const predictedOnCpu = predicted.filter((e) => /med/.test(e)).length;
+    // the GPU path's own container with the shape (predicted chunks written on the GPU)
+    const gpuShaped = await engine.compress(device, { path: 'gpu', shape });
+    for (const [what, back] of [
+      ['GPU', async () => engine.download(await engine.decompress(gpuShaped, { path: 'gpu', to: 'device' }))],
+      ['CPU', () => engine.decompress(gpuShaped, { path: 'cpu' })],
+    ]) {
+      if (!same(await back(), host)) problems.push(`${name}: the ${what} decode of the GPU path's shaped container differs`);
+    }
+    const gpuShapedPredicted = engine.inspect(gpuShaped).chunks.filter((c) => c.encoding.startsWith('predict')).length;
     const shapedResident = await engine.upload(shapedForGpu);
     for (const [what, back] of [
       ['host', await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })],
@@ -104,6 +114,9 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     const dGpu = await timeMs(async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
     const dResident = await timeMs(async () => (await engine.decompress(resident)).destroy());
     const dCpu = await timeMs(async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
+    const cShaped = await timeMs(() => engine.compress(device, { path: 'gpu', shape }));
+    const cShapedResident = await timeMs(async () => (await engine.compress(device, { path: 'gpu', shape, to: 'device' })).destroy());
+    const cShapedCpu = await timeMs(async () => engine.compress(await engine.download(device), { path: 'cpu', shape }));
     const dShaped = await timeMs(async () => (await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })).destroy());
     const dShapedResident = await timeMs(async () => (await engine.decompress(shapedResident)).destroy());
     const dShapedCpu = await timeMs(async () => (await engine.upload(await engine.decompress(shaped, { path: 'cpu' }))).destroy());
@@ -153,6 +166,10 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
         shape,
         ratio: B / shaped.length,
         ratioForGpu: B / shapedForGpu.length,
+        ratioGpu: B / gpuShaped.length,
+        chunksGpu: engine.inspect(gpuShaped).chunks.length,
+        predictedGpu: gpuShapedPredicted,
+        compress: { gpu: B / cShaped / 1e6, gpuResident: B / cShapedResident / 1e6, readbackCpu: B / cShapedCpu / 1e6 },
         chunks: encodings.length,
         predicted: predicted.length,
         predictedOnCpu,
@@ -166,7 +183,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     );
     const sh = row.shaped;
     console.log(
-      `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}), ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU)  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
+      `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}) gpu ${sh.ratioGpu.toFixed(3)}, ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU; the gpu's ${sh.predictedGpu}/${sh.chunksGpu})  compress gpu ${sh.compress.gpu.toFixed(2)} (to the device ${sh.compress.gpuResident.toFixed(2)}) / readback+cpu ${sh.compress.readbackCpu.toFixed(2)}  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
     if (batch !== undefined) {
       console.log(

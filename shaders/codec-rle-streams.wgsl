@@ -3,7 +3,10 @@
 // but the last byte), the runs of all chunks in one byte buffer, so that compress from the device
 // reads back only payload bytes. Runs come from rle-encode.wgsl with the chunk length set (a run
 // never crosses a chunk), `starts` is the exclusive scan of their lengths (element index of each
-// run's first element). Two entry points, one invocation a run (2-D grid: wid.y * nwg.x + wid.x):
+// run's first element). A chunk may end before the next chunk's start: its elements past `cells`
+// (`shortCells` for chunks from `shortFrom` on) repeat its last one (units of
+// codec-predict-encode.wgsl), so its last run covers them, and a run's length is cut at its
+// chunk's end. Two entry points, one invocation a run (2-D grid: wid.y * nwg.x + wid.x):
 //   lebSizes: counts[r] = bytes of run r's LEB128 (1..5);
 //   (ts/codec/gpu/rle-streams.ts: exclusive scan of counts -> at, and the total)
 //   lebWrite: writes run r's bytes at byte at[r] of `leb` (zeroed before; atomicOr per u32 word,
@@ -13,15 +16,28 @@
 // Composed by ts/codec/gpu/rle-streams.ts with `const WG` (256) prepended.
 
 struct Params {
-  runs: u32,   // R
-  chunk: u32,  // chunk length in elements
+  runs: u32,       // R
+  chunk: u32,      // elements from one chunk's start to the next
+  cells: u32,      // elements of a chunk (<= chunk)
+  shortFrom: u32,  // the first chunk of shortCells elements
+  shortCells: u32,
   pad0: u32,
   pad1: u32,
+  pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> lengths: array<u32>;
 @group(0) @binding(2) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(3) var<storage, read> starts: array<u32>;
+
+// Run r's length, cut at its chunk's end.
+fn runLength(r: u32) -> u32 {
+  let start = starts[r];
+  let c = start / params.chunk;
+  let end = c * params.chunk + select(params.cells, params.shortCells, c >= params.shortFrom);
+  return min(lengths[r], end - start);
+}
 
 fn lebBytes(v: u32) -> u32 {
   return 1u + select(0u, 1u, v >= 0x80u) + select(0u, 1u, v >= 0x4000u) + select(0u, 1u, v >= 0x200000u) +
@@ -37,10 +53,9 @@ fn lebSizes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = runIndex(tid, wid, nwg);
   if (r >= params.runs) { return; }
-  counts[r] = lebBytes(lengths[r] - 1u);
+  counts[r] = lebBytes(runLength(r) - 1u);
 }
 
-@group(0) @binding(3) var<storage, read> starts: array<u32>;
 @group(0) @binding(4) var<storage, read> at: array<u32>;
 @group(0) @binding(5) var<storage, read_write> leb: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> table: array<u32>;
@@ -50,7 +65,7 @@ fn lebWrite(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = runIndex(tid, wid, nwg);
   if (r >= params.runs) { return; }
-  var v = lengths[r] - 1u;
+  var v = runLength(r) - 1u;
   let first = at[r];
   let start = starts[r];
   if (start % params.chunk == 0u) {

@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressPlan, ErrorCodes, ParleError, compressBound, createEngine, type Engine } from '../ts/index.js';
 import { compressRoute } from '../ts/codec/compress.js';
-import { compressSettingsWith } from '../ts/codec/settings.js';
+import { compressSettingsWith, predictPlanOf } from '../ts/codec/settings.js';
+import { GPU_PLAN_SCOPE, planSampleRanges, withinScope } from '../ts/codec/predict.js';
+import { elementSize, type ElementType } from '../ts/types.js';
 import { STAGE, treeHash } from './support/codec-reference.js';
 import {
   MAP,
@@ -1026,11 +1028,20 @@ describe('shape across the entry points', () => {
     await expect(engine.decompress(bad, { out })).rejects.toMatchObject({ code: expect.stringMatching(/CHECKSUM_MISMATCH|CORRUPT/) });
   });
 
-  it('a compress with a shape takes the CPU path whatever path was asked for (the GPU writer has no predict stage yet)', () => {
+  it("a compress with a shape takes the GPU path where it was asked for, unless its plan or its lossy mode is the CPU writer's alone", () => {
     const settings = compressSettingsWith({ shape });
-    for (const to of ['host', 'device'] as const)
-      expect(compressRoute('gpu', to, settings, { type: 'u8', length: image.length })).toBe('cpu');
-    expect(compressRoute('gpu', 'host', compressSettingsWith({}), { type: 'u8', length: image.length })).not.toBe('cpu');
+    expect(compressRoute('gpu', 'host', settings, { type: 'u8', length: image.length })).toBe('gpu');
+    expect(compressRoute('gpu', 'device', settings, { type: 'u8', length: image.length })).toBe('gpu-to-device');
+    expect(compressRoute('cpu', 'host', settings, { type: 'u8', length: image.length })).toBe('cpu');
+    // med, the decimal map (a CompressPlan's), a shaped lossy array and 8-byte types: the CPU path
+    const med = compressSettingsWith({ shape, predict: { map: 0, predictor: 5, fields: 1, rowCells: 64, planeRows: 1 } });
+    expect(compressRoute('gpu', 'host', med, { type: 'u8', length: image.length })).toBe('cpu');
+    const decimal = compressSettingsWith({ shape, predict: { map: 2, predictor: 3, fields: 1, rowCells: 64, planeRows: 1 } });
+    expect(compressRoute('gpu', 'host', decimal, { type: 'f32', length: image.length })).toBe('cpu');
+    expect(compressRoute('gpu', 'host', compressSettingsWith({ shape, errorBound: 0.1 }), { type: 'f32', length: image.length })).toBe(
+      'cpu',
+    );
+    expect(compressRoute('gpu', 'host', compressSettingsWith({ shape }), { type: 'f64', length: image.length })).toBe('cpu');
   });
 });
 
@@ -1105,5 +1116,65 @@ describe("a flat array's record stride", () => {
         name,
       ).toBe(false);
     }
+  });
+});
+
+describe('planning from a sample read back (the GPU path)', () => {
+  /** `bytes` with only planSampleRanges' elements kept (zeros elsewhere), as the GPU path plans over them. */
+  function sampled(bytes: Uint8Array, type: ElementType, shape: readonly number[] | undefined): Uint8Array {
+    const size = elementSize(type);
+    const out = new Uint8Array(bytes.length);
+    let kept = 0;
+    for (const [start, end] of planSampleRanges(bytes.length / size, type, shape)) {
+      expect(start).toBeLessThan(end);
+      out.set(bytes.subarray(start * size, end * size), start * size);
+      kept += end - start;
+    }
+    // a sample, not the array (arrays of 2^20 elements and more)
+    if (bytes.length / size >= 1 << 20) expect(kept).toBeLessThan(bytes.length / size / 2);
+    return out;
+  }
+  const rng = new Rng(caseSeed('plan sample ranges'));
+  /** A smooth field of `n` elements of `type` with `X` cells a row of `fields`, a little noise. */
+  const field = (type: 'u8' | 'u16' | 'f32', n: number, X: number, fields: number) => {
+    const out = type === 'u8' ? new Uint8Array(n) : type === 'u16' ? new Uint16Array(n) : new Float32Array(n);
+    for (let e = 0; e < n; e++) {
+      const c = Math.floor(e / fields);
+      const v = Math.sin((c % X) / 11 + (e % fields)) + Math.cos(Math.floor(c / X) / 13);
+      out[e] =
+        type === 'f32'
+          ? v * 100 + rng.nextFloat() / 16
+          : Math.round(v * (type === 'u8' ? 50 : 9000) + (type === 'u8' ? 120 : 20000)) + rng.intBetween(0, 2);
+    }
+    return out;
+  };
+  const cases: [string, 'u8' | 'u16' | 'f32', number[] | undefined, number, number][] = [
+    // [what, type, shape, row cells, fields]
+    ['RGB pixels, flat', 'u8', undefined, 640, 3],
+    ['RGB pixels, flat, a length off whole records', 'u8', undefined, 641, 3],
+    ['an image', 'u8', [700, 1500], 1500, 1],
+    ['a volume', 'u16', [40, 180, 150], 150, 1],
+    ['RGBA glyphs', 'u8', [20, 128, 136, 4], 136, 4],
+    ['points, flat', 'f32', undefined, 1 << 20, 3],
+    ['records', 'f32', [300_000, 5], 1, 5],
+    ['a grid', 'f32', [1201, 1201], 1201, 1],
+  ];
+  it("plans as over the whole array, for the CPU writer and within the GPU writer's scope", () => {
+    let planned = 0;
+    for (const [what, type, shape, X, fields] of cases) {
+      const n = shape?.reduce((a, b) => a * b, 1) ?? (what.includes('off') ? 3 * 400_000 + 2 : 3 * 400_000);
+      const array = field(type, n, X, fields);
+      const bytes = new Uint8Array(array.buffer);
+      const settings = compressSettingsWith({ ...(shape ? { shape } : {}) });
+      const part = sampled(bytes, type, shape);
+      for (const scope of [{}, GPU_PLAN_SCOPE]) {
+        const whole = predictPlanOf(settings, type, bytes, { scope });
+        expect(predictPlanOf(settings, type, part, { scope }), `${what}, ${JSON.stringify(scope)}`).toEqual(whole);
+        if (scope === GPU_PLAN_SCOPE) expect(withinScope(whole, GPU_PLAN_SCOPE), what).toBe(true);
+        if (whole !== undefined) planned++;
+      }
+    }
+    // (arrays the planner predicts, so that the plans compared are not all none)
+    expect(planned).toBeGreaterThanOrEqual(10);
   });
 });

@@ -11,9 +11,9 @@
  *   'gpu-runs'       device   runs on the GPU, read back, chunks coded on the workers    ./gpu/compress.ts
  *   'gpu-lossy'      device   quantized on the GPU, the codes' chunks coded there        ./gpu/encode-lossy.ts
  *
- * The GPU codes a chunk itself when the chooser picks (its candidates) or the fixed pipeline is
- * one it has ({@link gpuCodablePipeline}), and the chunks start on 4-byte boundaries; else the
- * runs way, whose bytes are the CPU path's. The lossy mode runs on the GPU where the GPU codes
+ * The GPU codes a chunk itself when the chooser picks (its candidates, and the predict stage
+ * with linear predictors) or the fixed pipeline is one it has ({@link gpuCodablePipeline}); else
+ * the runs way, whose bytes are the CPU path's (a shaped array: the CPU path). The lossy mode runs on the GPU where the GPU codes
  * the codes' pipeline itself, else on the CPU path.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
@@ -24,6 +24,7 @@ import { compressArray } from './arrays.js';
 import { compressRunsFromDevice } from './gpu/compress.js';
 import { compressLossyOnDevice } from './gpu/encode-lossy.js';
 import { canCompressOnDevice, compressOnDevice, compressToDevice, gpuCodablePipeline } from './gpu/encode.js';
+import { GPU_PLAN_SCOPE, withinScope } from './predict.js';
 import type { CompressSettings } from './settings.js';
 
 export type { CompressSettings } from './settings.js';
@@ -43,13 +44,14 @@ export function compressRoute(
   settings: CompressSettings,
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
-  // the predict stage, the shape block and the types of version 4 are the CPU path's (the GPU
-  // path's writer has none of them yet)
-  if (path === 'cpu' || settings.shape !== undefined || !isKernelType(input.type)) return 'cpu';
+  // the types of version 4 beyond the kernels' are the CPU path's, as are a plan the GPU's
+  // writer does not code (med, the decimal map: a CompressPlan's) and a shaped lossy array
+  if (path === 'cpu' || !isKernelType(input.type) || !withinScope(settings.predict ?? undefined, GPU_PLAN_SCOPE)) return 'cpu';
   if (settings.errorBound !== undefined) {
+    if (settings.shape !== undefined) return 'cpu';
     return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';
   }
-  if (!canCompressOnDevice(input, settings.gpuChunkBytes, settings.codec)) return 'gpu-runs';
+  if (!canCompressOnDevice(settings.codec)) return settings.shape === undefined ? 'gpu-runs' : 'cpu';
   return to === 'device' ? 'gpu-to-device' : 'gpu';
 }
 

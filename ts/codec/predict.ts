@@ -62,12 +62,34 @@ function geometries(shape: readonly number[]): Geometry[] {
   return out;
 }
 
+/**
+ * What a writer can code, for the planner to choose among: the CPU path codes every predictor
+ * and value map; the GPU path's writer (ts/codec/gpu/predict-encode.ts) neither med (its decode
+ * is serial along rows and columns, which the GPU's decode does not run) nor the decimal map
+ * (its exponents and exceptions are chosen per chunk).
+ */
+export interface PlanScope {
+  /** Med may be planned (default true). */
+  readonly med?: boolean;
+  /** The decimal map may be planned (default true). */
+  readonly decimal?: boolean;
+}
+
+/** The scope of the GPU path's writer: linear predictors, the bits and float-order maps. */
+export const GPU_PLAN_SCOPE: PlanScope = Object.freeze({ med: false, decimal: false });
+
+/** True when `plan` (undefined: none) is one a writer of `scope` codes. */
+export function withinScope(plan: PredictPlan | undefined, scope: PlanScope): boolean {
+  if (plan === undefined) return true;
+  return !(scope.med === false && plan.predictor === Predictor.Med) && !(scope.decimal === false && plan.map === ValueMap.Decimal);
+}
+
 /** Predictors worth trying over cells that span `axes` axes. */
-function predictorsFor(axes: number, isFloat: boolean): Predictor[] {
+function predictorsFor(axes: number, isFloat: boolean, scope: PlanScope): Predictor[] {
   if (axes === 1) return [Predictor.Left];
   const out = [Predictor.Left, Predictor.Up, Predictor.Lorenzo2];
   if (axes >= 3) out.push(Predictor.Lorenzo3);
-  if (!isFloat) out.push(Predictor.Med);
+  if (!isFloat && scope.med !== false) out.push(Predictor.Med);
   return out;
 }
 
@@ -121,6 +143,16 @@ function floatOrderWord64(view: DataView, e: number): number {
   const v = view.getUint32(4 * e, true);
   if (view.getUint32(8 * (e >> 1) + 4, true) >>> 31 !== 0) return ~v >>> 0;
   return e % 2 === 1 ? (v ^ 0x80000000) >>> 0 : v;
+}
+
+/** The first words of the {@link PLAN_PARTS} sample ranges of `length` words spread over `n` words (whole elements of `per` words). */
+function partStarts(n: number, length: number, per: number): number[] {
+  return Array.from({ length: PLAN_PARTS }, (_, q) => Math.floor((q * (n - length)) / Math.max(1, PLAN_PARTS - 1) / per) * per);
+}
+
+/** Words before a sample range that the geometries' predictors read (a plane and a row back, and a little more). */
+function reachBack(options: readonly Geometry[]): number {
+  return Math.max(...options.map((g) => (g.rowCells === 0 ? 0 : g.rowCells * g.fields * (g.planeRows + 1))), 0) + 16;
 }
 
 /** The values (under a map) of elements lo .. lo + values.length - 1: a sample range and the neighbours it reads. */
@@ -264,8 +296,9 @@ export function detectStride(bytes: Uint8Array, type: ElementType): number {
   const values = new Uint32Array(PLAN_PARTS * span);
   const wordAt = wordReader(bytes, view, w);
   const u = !isFloat ? wordAt : per === 1 ? (e: number) => floatOrder(wordAt(e)) : (e: number) => floatOrderWord64(view, e);
+  const starts = partStarts(n, span, per);
   for (let q = 0; q < PLAN_PARTS; q++) {
-    const lo = Math.floor((q * (n - span)) / (PLAN_PARTS - 1) / per) * per;
+    const lo = starts[q];
     for (let i = 0; i < span; i++) values[q * span + i] = u(lo + i);
   }
   const bits = 8 * w;
@@ -317,14 +350,14 @@ const FLAT_PLAN_MIN_LEVEL = 2;
  * detectStride}; from level {@link FLAT_PLAN_MIN_LEVEL}), the plan of its first whole records
  * seen as a shape [records, s], else undefined. Its chunks must hold whole records ({@link planRecord}).
  */
-export function planFlat(bytes: Uint8Array, type: ElementType, level = 5): PredictPlan | undefined {
+export function planFlat(bytes: Uint8Array, type: ElementType, level = 5, scope: PlanScope = {}): PredictPlan | undefined {
   // level 1 keeps a flat array's plain pipelines (lz4's place: the speed first)
   if (level < FLAT_PLAN_MIN_LEVEL) return undefined;
   const s = detectStride(bytes, type);
   if (s === 1) return undefined;
   const size = elementSize(type);
   const records = Math.floor(bytes.length / size / s);
-  return planPredict(bytes.subarray(0, records * s * size), type, [records, s], level);
+  return planPredict(bytes.subarray(0, records * s * size), type, [records, s], level, scope);
 }
 
 /**
@@ -333,6 +366,49 @@ export function planFlat(bytes: Uint8Array, type: ElementType, level = 5): Predi
  */
 export function planRecord(plan: PredictPlan, type: ElementType): number {
   return (plan.fields * Math.max(1, plan.rowCells) * plan.planeRows) / (elementSize(type) === 8 ? 2 : 1);
+}
+
+/**
+ * The element ranges `[start, end)` that planning `length` elements of `type` reads
+ * ({@link planPredict} over `shape`, or without one, {@link planFlat}'s stride search and plan;
+ * with {@link predictPlanOf}'s choice between them), merged and in order: a writer whose elements
+ * are elsewhere (on the GPU) reads only these and plans over an array that holds them in their
+ * places (zeros elsewhere), with the same plan as over the whole array. A few hundred KiB at most
+ * (a volume's part reaches a plane back).
+ */
+export function planSampleRanges(length: number, type: ElementType, shape: readonly number[] | undefined): [number, number][] {
+  const size = elementSize(type);
+  const per = size === 8 ? 2 : 1;
+  const n = length * per;
+  const flat = shape === undefined || shape.length < 2;
+  const words: [number, number][] = [];
+  // a flat array's plan is planPredict's over [records, s] of its first records (fewer words
+  // than n by less than a record: the parts move by less than MAX_STRIDE words), with
+  // neighbours at most two records back
+  const slack = flat ? 2 * MAX_STRIDE * per : 0;
+  const options = flat
+    ? [{ fields: 1, rowCells: MAX_STRIDE * per, planeRows: 1, axes: 2 }]
+    : size === 8
+      ? wordGeometries(shape)
+      : geometries(shape);
+  const back = reachBack(options) + slack;
+  const partLength = Math.max(per, Math.floor(Math.min(PLAN_SAMPLE_ELEMENTS, n) / PLAN_PARTS / per) * per);
+  for (const first of partStarts(n, partLength, per)) words.push([first - back, first + partLength + slack]);
+  if (flat) {
+    const span = MAX_STRIDE * per + Math.floor((STRIDE_SAMPLE_ELEMENTS * per) / PLAN_PARTS / per) * per;
+    for (const lo of partStarts(n, span, per)) words.push([lo, lo + span]);
+  }
+  words.sort((a, b) => a[0] - b[0]);
+  const out: [number, number][] = [];
+  for (const [a, b] of words) {
+    const start = Math.max(0, Math.floor(a / per));
+    const end = Math.min(length, Math.ceil(b / per));
+    if (end <= start) continue;
+    const last = out[out.length - 1];
+    if (last !== undefined && start <= last[1]) last[1] = Math.max(last[1], end);
+    else out.push([start, end]);
+  }
+  return out;
 }
 
 /**
@@ -355,12 +431,20 @@ export const WORD_PLANES_PLAN: PredictPlan = { map: ValueMap.None, predictor: Pr
  * The plan for compressing `bytes` (elements of `type`, little-endian) of this `shape` (C order),
  * or undefined when none promises less than the plain codec (or the shape offers no geometry).
  * Ranks every geometry x predictor x value map (f32, f64: float order, and decimal where a
- * sample's values are decimals) on a sample; `level` (1..9) weighs med's slower decode below 8.
+ * sample's values are decimals) on a sample; `level` (1..9) weighs med's slower decode below 8;
+ * `scope` leaves out what the writer cannot code. It reads only the elements
+ * {@link planSampleRanges} names.
  * 8-byte types (f64, i64, u64) always get a plan (their chunks have no plain pipeline): their
  * words are ranked, each element's halves as two fields, unpredicted ({@link WORD_PLANES_PLAN})
  * among the candidates.
  */
-export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonly number[], level = 5): PredictPlan | undefined {
+export function planPredict(
+  bytes: Uint8Array,
+  type: ElementType,
+  shape: readonly number[],
+  level = 5,
+  scope: PlanScope = {},
+): PredictPlan | undefined {
   const size = elementSize(type);
   const wide = size === 8;
   const w = wide ? 4 : size;
@@ -375,7 +459,7 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
   // (8-byte types: whole elements, two words each)
   const per = wide ? 2 : 1;
   const partLength = Math.max(per, Math.floor(Math.min(PLAN_SAMPLE_ELEMENTS, n) / PLAN_PARTS / per) * per);
-  const parts = Array.from({ length: PLAN_PARTS }, (_, q) => Math.floor((q * (n - partLength)) / Math.max(1, PLAN_PARTS - 1) / per) * per);
+  const parts = partStarts(n, partLength, per);
   const maps: { map: ValueMap; u: (e: number) => number }[] = [{ map: ValueMap.None, u: bitsAt }];
   if (isFloat) {
     // element i's value, and (8-byte types) word e's half of a 64-bit value v
@@ -384,7 +468,7 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
     maps[0] = { map: ValueMap.FloatOrder, u: wide ? (e) => floatOrderWord64(view, e) : (e) => floatOrder(bitsAt(e)) };
     // decimal exponents from the sample's values (an element field a geometry with fields)
     const elements = n / per;
-    for (const g of options) {
+    for (const g of scope.decimal === false ? [] : options) {
       const ef = g.fields / per;
       const sample = new (wide ? Float64Array : Float32Array)((parts.length * partLength) / per);
       const partElements = partLength / per;
@@ -421,13 +505,13 @@ export function planPredict(bytes: Uint8Array, type: ElementType, shape: readonl
   // labels and backgrounds), and its plan is not worth its time
   if (!wide && plain * PLAIN_ENOUGH <= parts.length * partLength * w) return undefined;
   // each part's values under each map, with the neighbours the geometries reach back to
-  const back = Math.max(...options.map((g) => (g.rowCells === 0 ? 0 : g.rowCells * g.fields * (g.planeRows + 1))), 0) + 16;
+  const back = reachBack(options);
   const windows = maps.map(({ u }) => parts.map((first) => windowOf(u, first, partLength, back)));
   let best: { plan: PredictPlan; bytes: number } | undefined = wide ? { plan: WORD_PLANES_PLAN, bytes: plain } : undefined;
   for (const g of options) {
     const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
     for (const [m, { map }] of maps.entries()) {
-      for (const predictor of predictorsFor(g.axes, isFloat)) {
+      for (const predictor of predictorsFor(g.axes, isFloat, scope)) {
         let bytes = 0;
         parts.forEach((first, q) => (bytes += residualBytes(windows[m][q], first, partLength, w, g, row, predictor)));
         // med decodes element by element (the linear predictors in v128 lanes and a prefix sum):

@@ -166,3 +166,38 @@ export async function submitThenRead<R>(ctx: GpuContext, label: string, encode: 
 export function corrupt(message: string): never {
   throw new ParleError(ErrorCodes.CORRUPT, message);
 }
+
+/**
+ * Reads byte ranges of GPU buffers (any alignment) back to the host in one submission and one
+ * mapping: gathered into one scratch buffer at 4-byte-aligned places, then cut apart.
+ */
+export async function readRanges(
+  gpu: GpuContext,
+  ranges: readonly { buffer: GPUBuffer; offset: number; length: number }[],
+): Promise<Uint8Array[]> {
+  const spans = ranges.map((r) => {
+    const start = Math.floor(r.offset / 4) * 4;
+    return { start, span: roundUp4(r.offset + r.length) - start };
+  });
+  const total = spans.reduce((a, s) => a + s.span, 0);
+  if (total === 0) return ranges.map(() => new Uint8Array(0));
+  const temp = gpu.acquireStorage(total, 'compress readback');
+  try {
+    await gpu.submit('compress readback', (s) => {
+      let at = 0;
+      ranges.forEach((r, i) => {
+        if (spans[i].span > 0) s.encoder.copyBufferToBuffer(r.buffer, spans[i].start, temp, at, spans[i].span);
+        at += spans[i].span;
+      });
+    });
+    const bytes = await gpu.readBytes(temp, total);
+    let at = 0;
+    return ranges.map((r, i) => {
+      const from = at + (r.offset - spans[i].start);
+      at += spans[i].span;
+      return bytes.slice(from, from + r.length);
+    });
+  } finally {
+    gpu.releaseStorage(temp);
+  }
+}

@@ -31,7 +31,8 @@ import { encodeScan } from '../../gpu/scan.js';
 import exceptionsSource from '../../../shaders/codec-exceptions.wgsl';
 import type { EncodedChunk } from '../cpu/chunks.js';
 import { assembleContainer } from '../../format/container.js';
-import { encodeChunksOnDevice, readRanges } from './encode.js';
+import { readRanges } from './common.js';
+import { encodeChunksOnDevice } from './encode.js';
 import type { CompressSettings } from '../settings.js';
 
 function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exceptionList'): GPUComputePipeline {

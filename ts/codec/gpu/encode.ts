@@ -1,28 +1,36 @@
 /**
- * Compression of a DeviceArray into a version-2 container with the codec's work on the GPU
- * (Rutter's case: data on the GPU, the container wanted on the host), so that the elements are
+ * Compression of a DeviceArray into a container with the codec's work on the GPU (Rutter's case:
+ * data on the GPU, the container wanted on the host or left there), so that the elements are
  * never read back or expanded on the host:
  *
- *   1. one submission: every chunk's elements' tree hash; its deltas and byte planes (the
- *      candidates' streams) into scratch buffers; byte histograms of every candidate stream;
+ *   0. the chunk length and the predict plan (stage 7: a linear predictor over the shape's rows
+ *      and planes or a flat array's records, the bits or the float-order map), planned on the
+ *      host from a sample read back (./predict-encode.ts planOnDevice), as the CPU path plans;
+ *      with a plan, every chunk's field planes of residuals made in one dispatch; chunks that do
+ *      not start on whole words copied to whole words. The chunks, and the field planes, are the
+ *      units steps 1-2 size, each on its own;
+ *   1. one submission a set of units: every chunk's elements' tree hash; the units' deltas and
+ *      byte planes (the candidates' streams) into scratch buffers; byte histograms of every
+ *      candidate stream;
  *   2. on the host, from the histograms and their Huffman codes (made on the GPU in the same
  *      submission: codec-code-lengths.wgsl), each candidate's exact size (huffman,
  *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); if the runs could beat that (a
  *      lower bound on them comes from the deltas' zero bytes) the rle stage's streams of every
- *      chunk are built on the GPU (runs cut at the chunks, lengths as LEB128: rleChunkStreams)
+ *      unit are built on the GPU (runs cut at the units, lengths as LEB128: rleChunkStreams)
  *      and their histograms size rle and rle+huffman;
- *   3. per chunk the smallest: Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/huffman-encode.ts) and
- *      left there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
+ *   3. per chunk the smallest: predicted (each field plane's smallest, or stored) or plain;
+ *      Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/huffman-encode.ts) and left
+ *      there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
  *      shrinks is stored;
  *   4. the container laid out on the host from those sizes, then built on the GPU in one
  *      submission: each payload gathered from its pieces (stream bytes, the elements of a stored
- *      chunk, and the directories and Huffman headers the host writes, uploaded together;
- *      codec-gather.wgsl), and the payloads' tree hashes. The container is read back once, into
- *      the array returned; the host writes the header and the chunk entries into it. Only the
- *      container crosses the bus, and the host copies no payload byte.
- * Candidates here are those the GPU codes without the host: rle after delta or shuffle is not
- * among them (compress on the CPU path to have it), so the chosen pipeline may differ from the
- * CPU path's, and the bytes with it; the format is the same.
+ *      chunk, and the directories, predict headers and Huffman headers the host writes, uploaded
+ *      together; codec-gather.wgsl), and the payloads' tree hashes. The container is read back
+ *      once, into the array returned; the host writes the header and the chunk entries into it.
+ *      Only the container crosses the bus, and the host copies no payload byte.
+ * Candidates here are those the GPU codes without the host: rle after delta or shuffle, pack,
+ * med and the decimal map are not among them (compress on the CPU path to have them), so the
+ * chosen pipeline may differ from the CPU path's, and the bytes with it; the format is the same.
  */
 import { abortError } from '../../cpu/pool.js';
 import { storedEntry } from '../cpu/encode.js';
@@ -33,20 +41,28 @@ import { encodeGather, type GatherJob } from './gather.js';
 import { encodeTreeHashes } from './hash.js';
 import { encodeHistogramCodes8, type HistogramCode } from './histogram.js';
 import { huffmanEncodeOnDevice, type HuffmanEncodeJob } from './huffman-encode.js';
-import { rleChunkStreams, type RleChunkStreams } from './rle-streams.js';
+import { rleChunkStreams } from './rle-streams.js';
 import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
+import { encodePredictResiduals, planOnDevice } from './predict-encode.js';
+import { roundUp4 } from './common.js';
+import {
+  FIELD_BLOCK_HEADER_BYTES,
+  PREDICT_HEADER_BYTES,
+  predictName,
+  writePredictHeader,
+  type PredictParams,
+} from '../../format/predict.js';
 import type { GpuContext } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { debug } from '../../platform/node.js';
-import { elementSize, kernelSize, type ElementType } from '../../types.js';
+import { kernelSize, type ElementType } from '../../types.js';
 import type { CompressSettings } from '../settings.js';
 import type { EncodedChunk } from '../cpu/chunks.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import {
   ENTRY_BYTES,
   Encoding,
-  HEADER_BYTES,
-  chunkLengthFor,
+  firstEntryOffset,
   makeHeader,
   writeEntry,
   writeHeader,
@@ -56,8 +72,8 @@ import {
   type Header,
 } from '../../format/layout.js';
 
-/** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31). */
-const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
+/** The unsigned type of `width`-byte elements (units compared by their bits). */
+const uTypeOf = (width: 1 | 2 | 4): ElementType => (width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32');
 
 /** The pipelines this path codes on the GPU; others go through the runs path (ts/codec/gpu/compress.ts). */
 export function gpuCodablePipeline(pipeline: readonly number[]): boolean {
@@ -65,12 +81,9 @@ export function gpuCodablePipeline(pipeline: readonly number[]): boolean {
   return ['huffman', 'delta+huffman', 'shuffle+huffman', 'delta+shuffle+huffman', 'rle', 'rle+huffman'].includes(names);
 }
 
-/** Which source a candidate stream is read from (run values and LEB128 lengths: the rle stage's). */
-type Source = 'raw' | 'delta' | 'planes' | 'deltaPlanes' | 'runValues' | 'runLengths';
-
-/** One stream of a candidate: its source buffer, range, histogram and code; `plain`: stored as it is (rle without huffman). */
+/** One stream of a candidate: its bytes (a range of a GPU buffer), histogram and code; `plain`: stored as it is (rle without huffman). */
 interface StreamPlan {
-  source: Source;
+  buffer: GPUBuffer;
   byteOffset: number;
   byteLength: number;
   code: HistogramCode;
@@ -93,7 +106,7 @@ interface LaidChunk {
   /** The payload's bytes in order. */
   pieces: Piece[];
   payloadBytes: number;
-  /** The chosen pipeline; undefined: stored. */
+  /** The chosen pipeline, [] for a predicted chunk; undefined: stored. */
   pipeline?: Pipeline;
   reason: string;
 }
@@ -133,52 +146,12 @@ function huffmanStreamBytes(code: HistogramCode, n: number, decoder: HuffmanDeco
 }
 
 /**
- * Reads byte ranges of GPU buffers (any alignment) back to the host in one submission and one
- * mapping: gathered into one scratch buffer at 4-byte-aligned places, then cut apart.
+ * True when {@link compressOnDevice} takes an array with `codec` (undefined: the GPU's chooser;
+ * else one of {@link gpuCodablePipeline}); any chunk length (chunks that do not start on whole
+ * words are copied to whole words first).
  */
-export async function readRanges(
-  gpu: GpuContext,
-  ranges: readonly { buffer: GPUBuffer; offset: number; length: number }[],
-): Promise<Uint8Array[]> {
-  const spans = ranges.map((r) => {
-    const start = Math.floor(r.offset / 4) * 4;
-    return { start, span: roundUp4(r.offset + r.length) - start };
-  });
-  const total = spans.reduce((a, s) => a + s.span, 0);
-  if (total === 0) return ranges.map(() => new Uint8Array(0));
-  const temp = gpu.acquireStorage(total, 'compress readback');
-  try {
-    await gpu.submit('compress readback', (s) => {
-      let at = 0;
-      ranges.forEach((r, i) => {
-        if (spans[i].span > 0) s.encoder.copyBufferToBuffer(r.buffer, spans[i].start, temp, at, spans[i].span);
-        at += spans[i].span;
-      });
-    });
-    const bytes = await gpu.readBytes(temp, total);
-    let at = 0;
-    return ranges.map((r, i) => {
-      const from = at + (r.offset - spans[i].start);
-      at += spans[i].span;
-      return bytes.slice(from, from + r.length);
-    });
-  } finally {
-    gpu.releaseStorage(temp);
-  }
-}
-
-/**
- * True when {@link compressOnDevice} takes this array in chunks of `chunkBytes` with `codec`
- * (undefined: the GPU's chooser; else one of {@link gpuCodablePipeline}).
- */
-export function canCompressOnDevice(
-  input: { readonly type: ElementType; readonly length: number },
-  chunkBytes: number,
-  codec?: readonly number[],
-): boolean {
-  const size = elementSize(input.type);
-  const C = chunkLengthFor(input.type, chunkBytes);
-  return ((C * size) % 4 === 0 || input.length <= C) && (codec === undefined || gpuCodablePipeline(codec));
+export function canCompressOnDevice(codec?: readonly number[]): boolean {
+  return codec === undefined || gpuCodablePipeline(codec);
 }
 
 /**
@@ -211,6 +184,218 @@ export async function compressToDevice(gpu: GpuContext, input: DeviceArray, sett
 }
 
 /**
+ * Elements coded as chunks are (a pipeline's streams, sized and chosen each on its own), `stride`
+ * elements apart in `buffer` from its start: the input's chunks, or every predicted chunk's field
+ * planes (./predict-encode.ts). Unit u starts at byte u x stride x width and holds counts[u]
+ * elements; past them up to the stride (the last chunk's units) its last element repeats.
+ */
+interface UnitSet {
+  buffer: GPUBuffer;
+  /** The elements as an array for the run-length encoder (its type compares them). */
+  array: DeviceArray;
+  /** Element bytes: 1, 2 or 4. */
+  width: 1 | 2 | 4;
+  stride: number;
+  counts: number[];
+  /** Elements of a unit before `shortFrom` (all but the last chunk's), for the rle stage's cuts. */
+  cells: number;
+  shortFrom: number;
+}
+
+/** Scratch buffers and releases of one compress, given back at its end. */
+interface Scratch {
+  acquire(bytes: number, label: string): GPUBuffer;
+  onRelease(release: () => void): void;
+}
+
+/**
+ * Steps 1 and 2 above for one set of units: the candidates of each unit (the pipelines `allow`
+ * lets in), sized from histograms made on the GPU; with `hash`, the units' tree hashes (the
+ * chunks' elements checksums) from the same submission.
+ */
+async function sizeUnits(
+  gpu: GpuContext,
+  set: UnitSet,
+  decoder: HuffmanDecoder,
+  allow: (name: string) => boolean,
+  fixed: boolean,
+  scratch: Scratch,
+  hash: boolean,
+): Promise<{ candidates: Candidate[][]; hashes: Uint32Array }> {
+  const w = set.width;
+  const units = set.counts.map((count, index) => ({ index, count, at: index * set.stride * w }));
+  const useDelta = allow('delta+huffman') || allow('delta+shuffle+huffman');
+  const useShuffle = w > 1 && (allow('shuffle+huffman') || allow('delta+shuffle+huffman'));
+  const useRle = allow('rle') || allow('rle+huffman');
+  const length = set.array.length;
+  const totalBytes = length * w;
+  // planes of unit u at planeAt[u] + k x roundUp4(count)
+  const planeAt: number[] = [];
+  let planeBytes = 0;
+  for (const c of units) {
+    planeAt.push(planeBytes);
+    planeBytes += w * roundUp4(c.count);
+  }
+  const planeOffsets = (c: { index: number; count: number }) =>
+    Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
+  const raw = set.buffer;
+  const delta = useDelta ? scratch.acquire(totalBytes, 'compress deltas') : undefined;
+  const planes = useShuffle ? scratch.acquire(planeBytes, 'compress planes') : undefined;
+  const deltaPlanes = useShuffle && useDelta ? scratch.acquire(planeBytes, 'compress delta planes') : undefined;
+  const ranges = { whole: [] as { byteOffset: number; byteLength: number }[], planes: [] as { byteOffset: number; byteLength: number }[] };
+  for (const c of units) {
+    ranges.whole.push({ byteOffset: c.at, byteLength: c.count * w });
+    for (const at of planeOffsets(c)) ranges.planes.push({ byteOffset: at, byteLength: c.count });
+  }
+  let readHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+  const readers = new Map<GPUBuffer, () => Promise<HistogramCode[]>>();
+  // the deltas of every unit in one dispatch where the input fits one binding (a dispatch
+  // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
+  // units after the first start at whole words
+  const binding = gpu.limits.maxStorageBufferBindingSize;
+  const deltaAtOnce = delta !== undefined && roundUp4(totalBytes) <= binding;
+  // the planes of every unit likewise (256 KiB chunks: a dispatch a chunk was 10-12 ms of GPU
+  // time at 64 MiB on the H200)
+  const shuffleAtOnce = planes !== undefined && roundUp4(totalBytes) <= binding && roundUp4(planeBytes) <= binding;
+  await gpu.submit('compress statistics', (s) => {
+    if (hash) readHashes = encodeTreeHashes(gpu, s, raw, ranges.whole);
+    if (deltaAtOnce && length > 0) {
+      const chunkLength = units.length > 1 ? set.stride : 0;
+      encodeDelta(gpu, s, 'encode', { src: raw, dst: delta!, width: w, count: length, chunkLength });
+    }
+    for (const c of units) {
+      if (c.count === 0) continue;
+      if (delta && !deltaAtOnce)
+        encodeDelta(gpu, s, 'encode', { src: raw, srcByteOffset: c.at, dst: delta, dstByteOffset: c.at, width: w, count: c.count });
+      if (shuffleAtOnce) continue;
+      const offsets = planeOffsets(c);
+      const shuffle = (elements: GPUBuffer, into: GPUBuffer) =>
+        encodeShuffle(gpu, s, 'shuffle', {
+          elements,
+          elementsByteOffset: c.at,
+          planes: into,
+          planeByteOffsets: offsets,
+          width: w as 2 | 4,
+          count: c.count,
+        });
+      if (planes) shuffle(raw, planes);
+      if (deltaPlanes) shuffle(delta!, deltaPlanes);
+    }
+    if (shuffleAtOnce) {
+      const jobs = units.map((c) => ({ elementsByteOffset: c.at, planeByteOffsets: planeOffsets(c), count: c.count }));
+      if (planes) encodeShuffleChunks(gpu, s, 'shuffle', raw, planes, w as 2 | 4, jobs);
+      if (deltaPlanes) encodeShuffleChunks(gpu, s, 'shuffle', delta!, deltaPlanes, w as 2 | 4, jobs);
+    }
+    if (units.length > 0) {
+      readers.set(raw, encodeHistogramCodes8(gpu, s, raw, ranges.whole));
+      if (delta) readers.set(delta, encodeHistogramCodes8(gpu, s, delta, ranges.whole));
+      if (planes) readers.set(planes, encodeHistogramCodes8(gpu, s, planes, ranges.planes));
+      if (deltaPlanes) readers.set(deltaPlanes, encodeHistogramCodes8(gpu, s, deltaPlanes, ranges.planes));
+    }
+  });
+  const hashes = await readHashes();
+  const codes = new Map<GPUBuffer, HistogramCode[]>();
+  for (const [buffer, read] of readers) codes.set(buffer, await read());
+  const codeOf = (buffer: GPUBuffer, r: number) => codes.get(buffer)![r];
+  // 2. candidates without rle, sized exactly from the histograms and their codes
+  const candidates: Candidate[][] = units.map((c) => {
+    const list: Candidate[] = [];
+    if (c.count === 0) return list;
+    const whole = (buffer: GPUBuffer, pipeline: Pipeline) => {
+      const code = codeOf(buffer, c.index);
+      list.push({
+        pipeline,
+        bytes: 8 + huffmanStreamBytes(code, c.count * w, decoder).bytes,
+        streams: [{ buffer, byteOffset: c.at, byteLength: c.count * w, code }],
+      });
+    };
+    const byPlanes = (buffer: GPUBuffer, pipeline: Pipeline) => {
+      const streams: StreamPlan[] = [];
+      let bytes = 8 * w;
+      for (let k = 0; k < w; k++) {
+        const code = codeOf(buffer, c.index * w + k);
+        bytes += huffmanStreamBytes(code, c.count, decoder).bytes;
+        streams.push({ buffer, byteOffset: planeAt[c.index] + k * roundUp4(c.count), byteLength: c.count, code });
+      }
+      list.push({ pipeline, bytes, streams });
+    };
+    if (allow('huffman')) whole(raw, [StageId.Huffman]);
+    if (delta && allow('delta+huffman')) whole(delta, [StageId.Delta, StageId.Huffman]);
+    if (planes && allow('shuffle+huffman')) byPlanes(planes, [StageId.Shuffle, StageId.Huffman]);
+    if (deltaPlanes && allow('delta+shuffle+huffman')) byPlanes(deltaPlanes, [StageId.Delta, StageId.Shuffle, StageId.Huffman]);
+    return list;
+  });
+  const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
+  // rle candidates: the rle stage's streams built on the GPU, when the runs could beat what
+  // the histograms promise (R runs cost at least R (w + 1) bytes)
+  // A lower bound on the runs comes free with the deltas: an element equal to the one before
+  // it has a delta of w zero bytes, so a unit has at least count - (zero delta bytes) / w runs.
+  // Where even that many runs cannot win, the rle streams are not built (for noise they are
+  // as large as the input, five times over for the lengths).
+  const promised = units.reduce((a, c) => a + best(c), 0);
+  const fewestRuns = delta
+    ? units.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(codeOf(delta, c.index).counts[0] / w))), 0)
+    : 0;
+  if (useRle && length > 0 && (fixed || fewestRuns * (w + 1) < promised)) {
+    const last = set.counts.length - 1;
+    const rle = await rleChunkStreams(gpu, set.array, set.stride, units.length, {
+      cells: set.cells,
+      shortFrom: set.shortFrom,
+      shortCells: set.counts[last],
+    });
+    scratch.onRelease(() => rle.release());
+    if (fixed || rle.runs * (w + 1) < promised) {
+      const { firstRun, lebStart } = rle;
+      const valueRange = (c: number) => ({ byteOffset: firstRun[c] * w, byteLength: (firstRun[c + 1] - firstRun[c]) * w });
+      const lengthRange = (c: number) => ({ byteOffset: lebStart[c], byteLength: lebStart[c + 1] - lebStart[c] });
+      let readValues: () => Promise<HistogramCode[]> = async () => [];
+      let readLengths: () => Promise<HistogramCode[]> = async () => [];
+      await gpu.submit('compress rle histograms', (s) => {
+        readValues = encodeHistogramCodes8(
+          gpu,
+          s,
+          rle.values.buffer,
+          units.map((c) => valueRange(c.index)),
+        );
+        readLengths = encodeHistogramCodes8(
+          gpu,
+          s,
+          rle.leb,
+          units.map((c) => lengthRange(c.index)),
+        );
+      });
+      const valueCodes = await readValues();
+      const lengthCodes = await readLengths();
+      for (const c of units) {
+        if (c.count === 0) continue;
+        const v = valueRange(c.index);
+        const l = lengthRange(c.index);
+        const vc = valueCodes[c.index];
+        const lc = lengthCodes[c.index];
+        const plan = (plain: boolean): StreamPlan[] => [
+          { buffer: rle.values.buffer, ...v, code: vc, plain },
+          { buffer: rle.leb, ...l, code: lc, plain },
+        ];
+        if (allow('rle'))
+          candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + v.byteLength + l.byteLength, streams: plan(true) });
+        if (allow('rle+huffman')) {
+          const bytes = 16 + huffmanStreamBytes(vc, v.byteLength, decoder).bytes + huffmanStreamBytes(lc, l.byteLength, decoder).bytes;
+          candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes, streams: plan(false) });
+        }
+      }
+    }
+  }
+  return { candidates, hashes };
+}
+
+/** The smallest of `list` (a fixed pipeline: its only candidate), or undefined when none is below `raw` bytes and the pipeline is not fixed. */
+function smallest(list: readonly Candidate[], raw: number, fixed: boolean): Candidate | undefined {
+  const kept = list.filter((x) => fixed || x.bytes < raw);
+  kept.sort((a, b) => a.bytes - b.bytes);
+  return kept[0];
+}
+
+/**
  * {@link compressOnDevice} with the container's parts: its header and each chunk's entry and
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
  * ./encode-lossy.ts). With `target` (at least the container's length) the container is
@@ -225,221 +410,112 @@ export async function encodeChunksOnDevice(
   settings: CompressSettings,
   { target, resident = false }: { target?: Uint8Array; resident?: boolean } = {},
 ): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[]; device?: DeviceArray }> {
-  const { gpuChunkBytes: chunkBytes, signal, codec, level, decoder } = settings;
+  const { signal, codec, level, decoder } = settings;
   const t0 = performance.now();
   const type = input.type;
-  const w = kernelSize(type);
-  // the level is recorded; the GPU's chooser does not depend on it (its candidates are fixed)
-  const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
+  const w = kernelSize(type) as 1 | 2 | 4;
+  // the chunk length and the predict plan, from a sample read back (the shape's, or a flat
+  // array's record stride; none with a fixed codec or an error bound)
+  const { chunkLength, plan } = await planOnDevice(gpu, input, settings);
+  // the level is recorded, and decides the plan; the GPU's chooser does not depend on it
+  const header = makeHeader(type, input.length, chunkLength, level, settings.shape);
   const C = header.chunkLength;
-  const chunks = Array.from({ length: header.chunkCount }, (_, i) => ({
-    index: i,
-    count: Math.min(C, header.elementCount - i * C),
-    at: i * C * w,
-  }));
+  const chunks = Array.from({ length: header.chunkCount }, (_, i) => ({ index: i, count: Math.min(C, header.elementCount - i * C) }));
   const wanted = codec === undefined ? undefined : pipelineName(codec as Pipeline);
   const allow = (name: string) => wanted === undefined || wanted === name;
-  const useDelta = allow('delta+huffman') || allow('delta+shuffle+huffman');
-  const useShuffle = w > 1 && (allow('shuffle+huffman') || allow('delta+shuffle+huffman'));
-  const useRle = allow('rle') || allow('rle+huffman');
-  const totalBytes = input.length * w;
-  // planes of chunk c at planeAt[c] + k x roundUp4(count)
-  const planeAt: number[] = [];
-  let planeBytes = 0;
-  for (const c of chunks) {
-    planeAt.push(planeBytes);
-    planeBytes += w * roundUp4(c.count);
-  }
-  const planeOffsets = (c: { index: number; count: number }) =>
-    Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
-  const buffers: Partial<Record<Source, GPUBuffer>> = { raw: input.buffer };
+  const fixed = wanted !== undefined;
   const acquired: GPUBuffer[] = [];
-  let rle: RleChunkStreams | undefined;
-  const huffmanOutputs: { release(): void }[] = [];
-  const acquire = (bytes: number, label: string) => {
-    const b = gpu.acquireStorage(Math.max(4, roundUp4(bytes)), label);
-    acquired.push(b);
-    return b;
+  const releases: (() => void)[] = [];
+  const scratch: Scratch = {
+    acquire: (bytes, label) => {
+      const b = gpu.acquireStorage(Math.max(4, roundUp4(bytes)), label);
+      acquired.push(b);
+      return b;
+    },
+    onRelease: (release) => releases.push(release),
   };
+  const wordElements = 4 / w;
+  const alignedStride = (n: number) => Math.ceil(n / wordElements) * wordElements;
+  const last = chunks.length - 1;
   try {
-    if (useDelta) buffers.delta = acquire(totalBytes, 'compress deltas');
-    if (useShuffle) buffers.planes = acquire(planeBytes, 'compress planes');
-    if (useShuffle && useDelta) buffers.deltaPlanes = acquire(planeBytes, 'compress delta planes');
-    // 1. hashes, transforms and histograms in one submission
-    const ranges: Record<'raw' | 'delta' | 'planes' | 'deltaPlanes', { byteOffset: number; byteLength: number }[]> = {
-      raw: [],
-      delta: [],
-      planes: [],
-      deltaPlanes: [],
+    // the chunks as units: the input itself where every chunk starts on a whole word, else
+    // copied to whole words apart
+    let plainSet: UnitSet;
+    const counts = chunks.map((c) => c.count);
+    if (chunks.length <= 1 || (C * w) % 4 === 0) {
+      plainSet = { buffer: input.buffer, array: input, width: w, stride: C, counts, cells: C, shortFrom: chunks.length };
+    } else {
+      const stride = alignedStride(C);
+      const copy = scratch.acquire(chunks.length * stride * w, 'compress chunks at whole words');
+      await gpu.submit('compress chunks at whole words', (s) =>
+        encodePredictResiduals(gpu, s, {
+          input: input.buffer,
+          count: input.length,
+          width: w,
+          chunkLength: C,
+          plan: undefined,
+          stride,
+          units: chunks.length,
+          resid: copy,
+        }),
+      );
+      const array = gpu.wrap(copy, uTypeOf(w), chunks.length * stride);
+      plainSet = { buffer: copy, array, width: w, stride, counts, cells: C, shortFrom: last };
+    }
+    // the predicted chunks' field planes (a chunk of whole rows of the plan; the others plain)
+    const fields = plan?.fields ?? 1;
+    const geometry = (count: number) => {
+      if (plan === undefined || count % fields !== 0) return undefined;
+      const cells = count / fields;
+      const rowCells = plan.rowCells === 0 ? cells : plan.rowCells;
+      const rows = cells / rowCells;
+      return cells > 0 && Number.isInteger(rows) && rows % plan.planeRows === 0 ? { cells, rowCells } : undefined;
     };
-    for (const c of chunks) {
-      ranges.raw.push({ byteOffset: c.at, byteLength: c.count * w });
-      ranges.delta.push({ byteOffset: c.at, byteLength: c.count * w });
-      for (const at of planeOffsets(c)) {
-        ranges.planes.push({ byteOffset: at, byteLength: c.count });
-        ranges.deltaPlanes.push({ byteOffset: at, byteLength: c.count });
-      }
+    let predictedSet: UnitSet | undefined;
+    if (plan !== undefined && chunks.some((c) => geometry(c.count) !== undefined)) {
+      const cells = Math.floor(C / fields);
+      const stride = alignedStride(cells);
+      const units = chunks.length * fields;
+      const resid = scratch.acquire(units * stride * w, 'compress residuals');
+      await gpu.submit('compress residuals', (s) =>
+        encodePredictResiduals(gpu, s, { input: input.buffer, count: input.length, width: w, chunkLength: C, plan, stride, units, resid }),
+      );
+      const unitCounts = chunks.flatMap((c) => Array.from({ length: fields }, () => geometry(c.count)?.cells ?? 0));
+      const array = gpu.wrap(resid, uTypeOf(w), units * stride);
+      predictedSet = { buffer: resid, array, width: w, stride, counts: unitCounts, cells, shortFrom: last * fields };
     }
-    let readElementHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-    const readers: Partial<Record<Source, () => Promise<HistogramCode[]>>> = {};
-    // the deltas of every chunk in one dispatch where the input fits one binding (a dispatch
-    // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
-    // chunks after the first start at whole words (canCompressOnDevice)
-    const binding = gpu.limits.maxStorageBufferBindingSize;
-    const deltaAtOnce = buffers.delta !== undefined && roundUp4(totalBytes) <= binding;
-    // the planes of every chunk likewise (256 KiB chunks: a dispatch a chunk was 10-12 ms of GPU
-    // time at 64 MiB on the H200)
-    const shuffleAtOnce = buffers.planes !== undefined && roundUp4(totalBytes) <= binding && roundUp4(planeBytes) <= binding;
-    await gpu.submit('compress statistics', (s) => {
-      readElementHashes = encodeTreeHashes(gpu, s, input.buffer, ranges.raw);
-      if (deltaAtOnce && input.length > 0) {
-        const chunkLength = chunks.length > 1 ? C : 0;
-        encodeDelta(gpu, s, 'encode', { src: input.buffer, dst: buffers.delta!, width: w, count: input.length, chunkLength });
-      }
-      for (const c of chunks) {
-        if (c.count === 0) continue;
-        if (buffers.delta && !deltaAtOnce)
-          encodeDelta(gpu, s, 'encode', {
-            src: input.buffer,
-            srcByteOffset: c.at,
-            dst: buffers.delta,
-            dstByteOffset: c.at,
-            width: w,
-            count: c.count,
-          });
-        if (shuffleAtOnce) continue;
-        const offsets = planeOffsets(c);
-        if (buffers.planes)
-          encodeShuffle(gpu, s, 'shuffle', {
-            elements: input.buffer,
-            elementsByteOffset: c.at,
-            planes: buffers.planes,
-            planeByteOffsets: offsets,
-            width: w as 2 | 4,
-            count: c.count,
-          });
-        if (buffers.deltaPlanes) {
-          encodeShuffle(gpu, s, 'shuffle', {
-            elements: buffers.delta!,
-            elementsByteOffset: c.at,
-            planes: buffers.deltaPlanes,
-            planeByteOffsets: offsets,
-            width: w as 2 | 4,
-            count: c.count,
-          });
-        }
-      }
-      if (shuffleAtOnce) {
-        const jobs = chunks.map((c) => ({ elementsByteOffset: c.at, planeByteOffsets: planeOffsets(c), count: c.count }));
-        if (buffers.planes) encodeShuffleChunks(gpu, s, 'shuffle', input.buffer, buffers.planes, w as 2 | 4, jobs);
-        if (buffers.deltaPlanes) encodeShuffleChunks(gpu, s, 'shuffle', buffers.delta!, buffers.deltaPlanes, w as 2 | 4, jobs);
-      }
-      for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) {
-        if (buffers[source] && ranges[source].length > 0) readers[source] = encodeHistogramCodes8(gpu, s, buffers[source]!, ranges[source]);
-      }
-    });
-    const hashes = await readElementHashes();
-    const codes: Partial<Record<Source, HistogramCode[]>> = {};
-    for (const source of ['raw', 'delta', 'planes', 'deltaPlanes'] as const) if (readers[source]) codes[source] = await readers[source]!();
-    const codeOf = (source: Source, r: number) => codes[source]![r];
+    // 1.-2. both sets sized at once (their round trips overlap)
+    const [plain, predicted] = await Promise.all([
+      sizeUnits(gpu, plainSet, decoder, allow, fixed, scratch, true),
+      predictedSet === undefined ? undefined : sizeUnits(gpu, predictedSet, decoder, () => true, false, scratch, false),
+    ]);
+    const hashes = plain.hashes;
     const t1 = performance.now();
-    // 2. candidates without rle, sized exactly from the histograms and their codes
-    const candidates: Candidate[][] = chunks.map((c) => {
-      const list: Candidate[] = [];
-      const whole = (source: Source, pipeline: Pipeline) => {
-        const code = codeOf(source, c.index);
-        list.push({
-          pipeline,
-          bytes: 8 + huffmanStreamBytes(code, c.count * w, decoder).bytes,
-          streams: [{ source, byteOffset: c.at, byteLength: c.count * w, code }],
-        });
-      };
-      const planes = (source: Source, pipeline: Pipeline) => {
-        const streams: StreamPlan[] = [];
-        let bytes = 8 * w;
-        for (let k = 0; k < w; k++) {
-          const code = codeOf(source, c.index * w + k);
-          bytes += huffmanStreamBytes(code, c.count, decoder).bytes;
-          streams.push({ source, byteOffset: planeAt[c.index] + k * roundUp4(c.count), byteLength: c.count, code });
-        }
-        list.push({ pipeline, bytes, streams });
-      };
-      if (allow('huffman')) whole('raw', [StageId.Huffman]);
-      if (useDelta && allow('delta+huffman')) whole('delta', [StageId.Delta, StageId.Huffman]);
-      if (useShuffle && allow('shuffle+huffman')) planes('planes', [StageId.Shuffle, StageId.Huffman]);
-      if (useShuffle && useDelta && allow('delta+shuffle+huffman'))
-        planes('deltaPlanes', [StageId.Delta, StageId.Shuffle, StageId.Huffman]);
-      return list;
-    });
-    const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
-    // rle candidates: the rle stage's streams built on the GPU, when the runs could beat what
-    // the histograms promise (R runs cost at least R (w + 1) bytes)
-    // A lower bound on the runs comes free with the deltas: an element equal to the one before
-    // it has a delta of w zero bytes, so a chunk has at least count - (zero delta bytes) / w runs.
-    // Where even that many runs cannot win, the rle streams are not built (for noise they are
-    // as large as the input, five times over for the lengths).
-    const promised = chunks.reduce((a, c) => a + best(c), 0);
-    const fewestRuns = codes.delta
-      ? chunks.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(codeOf('delta', c.index).counts[0] / w))), 0)
-      : 0;
-    if (useRle && input.length > 0 && (wanted !== undefined || fewestRuns * (w + 1) < promised)) {
-      rle = await rleChunkStreams(gpu, input, C, chunks.length);
-      if (wanted !== undefined || rle.runs * (w + 1) < promised) {
-        const { firstRun, lebStart } = rle;
-        buffers.runValues = rle.values.buffer;
-        buffers.runLengths = rle.leb;
-        const valueRange = (c: number) => ({ byteOffset: firstRun[c] * w, byteLength: (firstRun[c + 1] - firstRun[c]) * w });
-        const lengthRange = (c: number) => ({ byteOffset: lebStart[c], byteLength: lebStart[c + 1] - lebStart[c] });
-        let readValues: () => Promise<HistogramCode[]> = async () => [];
-        let readLengths: () => Promise<HistogramCode[]> = async () => [];
-        await gpu.submit('compress rle histograms', (s) => {
-          readValues = encodeHistogramCodes8(
-            gpu,
-            s,
-            rle!.values.buffer,
-            chunks.map((c) => valueRange(c.index)),
-          );
-          readLengths = encodeHistogramCodes8(
-            gpu,
-            s,
-            rle!.leb,
-            chunks.map((c) => lengthRange(c.index)),
-          );
-        });
-        const valueCodes = await readValues();
-        const lengthCodes = await readLengths();
-        for (const c of chunks) {
-          const v = valueRange(c.index);
-          const l = lengthRange(c.index);
-          const vc = valueCodes[c.index];
-          const lc = lengthCodes[c.index];
-          const plan = (plain: boolean): StreamPlan[] => [
-            { source: 'runValues', ...v, code: vc, plain },
-            { source: 'runLengths', ...l, code: lc, plain },
-          ];
-          if (allow('rle'))
-            candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + v.byteLength + l.byteLength, streams: plan(true) });
-          if (allow('rle+huffman')) {
-            const bytes = 16 + huffmanStreamBytes(vc, v.byteLength, decoder).bytes + huffmanStreamBytes(lc, l.byteLength, decoder).bytes;
-            candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes, streams: plan(false) });
-          }
-        }
-      }
-    }
-    // 3. per chunk the smallest
+    // 3. per chunk the smallest: predicted (each field's best, or stored) or plain
     // (a fixed pipeline is always encoded, and stored only if its payload comes out no smaller:
     // the CPU path's rule, so both write the same bytes)
-    const choice = chunks.map((c) => {
-      const list = candidates[c.index].filter((x) => wanted !== undefined || x.bytes < c.count * w);
-      list.sort((a, b) => a.bytes - b.bytes);
-      return list[0];
+    type Choice = { plain: Candidate | undefined } | { fields: (Candidate | undefined)[]; bytes: number; params: PredictParams };
+    const choice: Choice[] = chunks.map((c) => {
+      const raw = c.count * w;
+      const plainBest = smallest(plain.candidates[c.index], raw, fixed);
+      const g = geometry(c.count);
+      if (predicted === undefined || g === undefined || fixed) return { plain: plainBest };
+      const params: PredictParams = { ...plan!, rowCells: g.rowCells };
+      let bytes = PREDICT_HEADER_BYTES;
+      const best = Array.from({ length: fields }, (_, k) => {
+        const x = smallest(predicted.candidates[c.index * fields + k], g.cells * w, false);
+        bytes += FIELD_BLOCK_HEADER_BYTES + (x?.bytes ?? g.cells * w);
+        return x;
+      });
+      return bytes < Math.min(raw, plainBest?.bytes ?? raw) ? { fields: best, bytes, params } : { plain: plainBest };
     });
-    // Huffman streams of the chosen pipelines, encoded on the GPU and left there, grouped by source
+    // Huffman streams of the chosen pipelines, encoded on the GPU and left there, grouped by buffer
     const pieces = new Map<StreamPlan, Piece[]>();
-    const range = (plan: StreamPlan): Piece => ({ buffer: buffers[plan.source]!, offset: plan.byteOffset, length: plan.byteLength });
+    const range = (plan: StreamPlan): Piece => ({ buffer: plan.buffer, offset: plan.byteOffset, length: plan.byteLength });
     const rawStream = (plan: StreamPlan): Piece[] => [{ host: new Uint8Array([HuffmanMode.Raw]) }, range(plan)];
-    const jobs: Partial<Record<Source, { plan: StreamPlan; job: HuffmanEncodeJob }[]>> = {};
-    for (const x of choice) {
+    const jobs = new Map<GPUBuffer, { plan: StreamPlan; job: HuffmanEncodeJob }[]>();
+    const chosen = choice.flatMap((x) => ('plain' in x ? [x.plain] : x.fields));
+    for (const x of chosen) {
       for (const plan of x?.streams ?? []) {
         if (plan.plain) {
           pieces.set(plan, [range(plan)]);
@@ -449,8 +525,9 @@ export async function encodeChunksOnDevice(
         const sized = huffmanStreamBytes(plan.code, plan.byteLength, decoder);
         if (count === 1) pieces.set(plan, [{ host: new Uint8Array([HuffmanMode.OneSymbol, first]) }]);
         else if (sized.lengths === undefined) pieces.set(plan, rawStream(plan));
-        else
-          (jobs[plan.source] ??= []).push({
+        else {
+          if (!jobs.has(plan.buffer)) jobs.set(plan.buffer, []);
+          jobs.get(plan.buffer)!.push({
             plan,
             job: {
               srcByteOffset: plan.byteOffset,
@@ -460,18 +537,18 @@ export async function encodeChunksOnDevice(
               mode: decoder === 'gpu' ? 3 : 2,
             },
           });
+        }
       }
     }
-    // every source's encode at once: their round trips overlap
+    // every buffer's encode at once: their round trips overlap
     const settled = await Promise.allSettled(
-      (Object.keys(jobs) as Source[]).map(async (source) => {
-        const list = jobs[source]!;
+      [...jobs].map(async ([buffer, list]) => {
         const done = await huffmanEncodeOnDevice(
           gpu,
-          buffers[source]!,
+          buffer,
           list.map((j) => j.job),
         );
-        huffmanOutputs.push(done);
+        releases.push(() => done.release());
         list.forEach((j, i) => {
           const { header, body } = done.streams[i];
           // a coded stream no smaller than raw is stored raw, as the CPU encoder does
@@ -492,39 +569,70 @@ export async function encodeChunksOnDevice(
 
     // 4. the container laid out on the GPU: each payload's pieces gathered into place, the
     // payloads' tree hashes taken there, and the whole read back once into its final array
+    /** A candidate's payload as laid out (its stream directory and streams), or undefined when it came to `raw` bytes or more. */
+    const payloadOf = (x: Candidate, raw: number): { pieces: Piece[]; bytes: number } | undefined => {
+      const streams = x.streams!.map((plan) => pieces.get(plan)!);
+      const sizes = streams.map((list) => list.reduce((a, q) => a + ('host' in q ? q.host.length : q.length), 0));
+      const bytes = 8 * streams.length + sizes.reduce((a, b) => a + b, 0);
+      if (bytes >= raw) return undefined;
+      const dir = new Uint8Array(8 * streams.length);
+      const view = new DataView(dir.buffer);
+      sizes.forEach((size, j) => {
+        view.setUint32(8 * j, x.streams![j].byteLength, true);
+        view.setUint32(8 * j + 4, size, true);
+      });
+      return { pieces: [{ host: dir }, ...streams.flat()], bytes };
+    };
+    const unitRange = (set: UnitSet, u: number): Piece => ({ buffer: set.buffer, offset: u * set.stride * w, length: set.counts[u] * w });
     const laid: LaidChunk[] = [];
-    let at = HEADER_BYTES;
+    let at = firstEntryOffset(header);
     for (const c of chunks) {
       const x = choice[c.index];
       const raw = c.count * w;
-      const stored = (why: string): LaidChunk => ({
-        entryAt: at,
-        pieces: [{ buffer: input.buffer, offset: c.at, length: raw }],
-        payloadBytes: raw,
-        reason: why,
-      });
-      let chunk: LaidChunk;
-      if (x === undefined) chunk = stored('GPU: no candidate smaller than the elements: stored');
-      else {
-        const streams = x.streams!.map((plan) => pieces.get(plan)!);
-        const sizes = streams.map((list) => list.reduce((a, q) => a + ('host' in q ? q.host.length : q.length), 0));
-        const total = 8 * streams.length + sizes.reduce((a, b) => a + b, 0);
-        if (total >= raw) chunk = stored(`GPU: ${pipelineName(x.pipeline)} came to ${total} B: stored`);
-        else {
-          const dir = new Uint8Array(8 * streams.length);
-          const view = new DataView(dir.buffer);
-          sizes.forEach((size, j) => {
-            view.setUint32(8 * j, x.streams![j].byteLength, true);
-            view.setUint32(8 * j + 4, size, true);
-          });
+      const stored = (why: string): LaidChunk => ({ entryAt: at, pieces: [unitRange(plainSet, c.index)], payloadBytes: raw, reason: why });
+      const sizes = () => plain.candidates[c.index].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ');
+      let chunk: LaidChunk | undefined;
+      if ('fields' in x) {
+        // the predict header, then each field's block: its stage ids and length, then its payload or residuals
+        const head = new Uint8Array(PREDICT_HEADER_BYTES);
+        writePredictHeader(head, x.params, 0);
+        const list: Piece[] = [{ host: head }];
+        let bytes = PREDICT_HEADER_BYTES;
+        const why: string[] = [];
+        x.fields.forEach((f, k) => {
+          const u = c.index * fields + k;
+          const payload = f === undefined ? undefined : payloadOf(f, predictedSet!.counts[u] * w);
+          const block = new Uint8Array(FIELD_BLOCK_HEADER_BYTES);
+          const body = payload?.pieces ?? [unitRange(predictedSet!, u)];
+          const length = payload?.bytes ?? predictedSet!.counts[u] * w;
+          if (payload !== undefined) block.set(f!.pipeline, 0);
+          new DataView(block.buffer).setUint32(4, length, true);
+          list.push({ host: block }, ...body);
+          bytes += FIELD_BLOCK_HEADER_BYTES + length;
+          why.push(`field ${k}: ${payload === undefined ? 'stored' : pipelineName(f!.pipeline)} ${length} B`);
+        });
+        if (bytes < raw)
           chunk = {
             entryAt: at,
-            pieces: [{ host: dir }, ...streams.flat()],
-            payloadBytes: total,
-            pipeline: x.pipeline,
-            reason: `GPU: ${candidates[c.index].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ')}: ${pipelineName(x.pipeline)}`,
+            pieces: list,
+            payloadBytes: bytes,
+            pipeline: [],
+            reason: `GPU: ${predictName(x.params)}; ${why.join(', ')}`,
           };
-        }
+        else chunk = stored(`GPU: ${predictName(x.params)} came to ${bytes} B: stored`);
+      } else if (x.plain === undefined) chunk = stored('GPU: no candidate smaller than the elements: stored');
+      else {
+        const payload = payloadOf(x.plain, fixed ? Infinity : raw);
+        if (payload === undefined || payload.bytes >= raw)
+          chunk = stored(`GPU: ${pipelineName(x.plain.pipeline)} came to ${payload?.bytes ?? raw} B or more: stored`);
+        else
+          chunk = {
+            entryAt: at,
+            pieces: payload.pieces,
+            payloadBytes: payload.bytes,
+            pipeline: x.plain.pipeline,
+            reason: `GPU: ${sizes()}: ${pipelineName(x.plain.pipeline)}`,
+          };
       }
       laid.push(chunk);
       at += ENTRY_BYTES + chunk.payloadBytes;
@@ -544,7 +652,7 @@ export async function encodeChunksOnDevice(
     for (const chunk of laid) for (const q of chunk.pieces) if ('host' in q) hostBytes += q.host.length;
     const hostPatch = new Uint8Array(roundUp4(Math.max(4, hostBytes)));
     const gathers = new Map<GPUBuffer, GatherJob[]>();
-    const patch = acquire(hostPatch.length, 'compress payload pieces');
+    const patch = scratch.acquire(hostPatch.length, 'compress payload pieces');
     let patchAt = 0;
     for (const chunk of laid) {
       let dst = chunk.entryAt + ENTRY_BYTES;
@@ -564,7 +672,7 @@ export async function encodeChunksOnDevice(
       }
     }
     gpu.device.queue.writeBuffer(patch, 0, hostPatch);
-    const layout = acquire(containerBytes, 'compress container');
+    const layout = scratch.acquire(containerBytes, 'compress container');
     const coded = laid.filter((chunk) => chunk.pipeline !== undefined);
     let readHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
     await gpu.submit('compress payloads', (s) => {
@@ -582,43 +690,45 @@ export async function encodeChunksOnDevice(
       let k = 0;
       return laid.map((chunk, i): ChunkEntry => {
         const c = chunks[i];
-        return chunk.pipeline === undefined
-          ? storedEntry(c.count, c.count * w, hashes[i])
-          : {
-              elementCount: c.count,
-              encoding: Encoding.Pipeline,
-              runCount: 0,
-              payloadBytes: chunk.payloadBytes,
-              payloadChecksum: BigInt(payloadHashes[k++]),
-              elementsChecksum: BigInt(hashes[i]),
-              stages: [...chunk.pipeline],
-              streamCount: streamCount(chunk.pipeline, w),
-            };
+        if (chunk.pipeline === undefined) return storedEntry(c.count, c.count * w, hashes[i]);
+        const predicted = chunk.pipeline.length === 0;
+        return {
+          elementCount: c.count,
+          encoding: predicted ? Encoding.Predicted : Encoding.Pipeline,
+          runCount: 0,
+          payloadBytes: chunk.payloadBytes,
+          payloadChecksum: BigInt(payloadHashes[k++]),
+          elementsChecksum: BigInt(hashes[i]),
+          stages: [...chunk.pipeline],
+          streamCount: predicted ? 0 : streamCount(chunk.pipeline, w),
+          ...(predicted ? { predict: true } : {}),
+        };
       });
     };
     const report = () =>
       debug(
         () =>
-          `compress on the GPU (v2): ${chunks.length} chunks, ${containerBytes} B; hashes, transforms and histograms ` +
+          `compress on the GPU: ${chunks.length} chunks, ${containerBytes} B; hashes, transforms and histograms ` +
           `${(t1 - t0).toFixed(2)} ms, runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, ` +
           `payloads laid out and read back ${(performance.now() - t2).toFixed(2)} ms; ` +
-          `chunks: ${[...tally(laid.map((chunk) => (chunk.pipeline === undefined ? 'stored' : pipelineName(chunk.pipeline))))].map(([k, n]) => `${n} ${k}`).join(', ')}; ` +
+          `chunks: ${[...tally(laid.map((chunk) => (chunk.pipeline === undefined ? 'stored' : chunk.pipeline.length === 0 ? 'predicted' : pipelineName(chunk.pipeline))))].map(([k, n]) => `${n} ${k}`).join(', ')}; ` +
           `first chunk: ${laid[0]?.reason ?? 'none'}`,
       );
     if (resident) {
       // the header and the entries into their places in the container's buffer (entries start
       // anywhere: one gather; their bytes are still the clear's zeros)
       const entries = entriesOf(await readHashes());
-      const tableBytes = HEADER_BYTES + ENTRY_BYTES * laid.length;
+      const head = writeHeader(header);
+      const tableBytes = head.length + ENTRY_BYTES * laid.length;
       const table = new Uint8Array(roundUp4(tableBytes + index.length));
-      table.set(writeHeader(header), 0);
-      entries.forEach((entry, i) => writeEntry(entry, table, HEADER_BYTES + ENTRY_BYTES * i));
+      table.set(head, 0);
+      entries.forEach((entry, i) => writeEntry(entry, table, head.length + ENTRY_BYTES * i));
       table.set(index, tableBytes);
-      const tableBuf = acquire(table.length, 'compress chunk table');
+      const tableBuf = scratch.acquire(table.length, 'compress chunk table');
       gpu.device.queue.writeBuffer(tableBuf, 0, table);
-      const jobs: GatherJob[] = [{ srcByteOffset: 0, dstByteOffset: 0, byteLength: HEADER_BYTES }];
+      const jobs: GatherJob[] = [{ srcByteOffset: 0, dstByteOffset: 0, byteLength: head.length }];
       laid.forEach((chunk, i) =>
-        jobs.push({ srcByteOffset: HEADER_BYTES + ENTRY_BYTES * i, dstByteOffset: chunk.entryAt, byteLength: ENTRY_BYTES }),
+        jobs.push({ srcByteOffset: head.length + ENTRY_BYTES * i, dstByteOffset: chunk.entryAt, byteLength: ENTRY_BYTES }),
       );
       if (index.length > 0) jobs.push({ srcByteOffset: tableBytes, dstByteOffset: indexAt, byteLength: index.length });
       await gpu.submit('compress chunk table', (s) => encodeGather(gpu, s, tableBuf, layout, jobs));
@@ -642,8 +752,7 @@ export async function encodeChunksOnDevice(
     report();
     return { header, container, encoded };
   } finally {
-    for (const h of huffmanOutputs) h.release();
-    rle?.release();
+    for (const release of releases) release();
     for (const b of acquired) gpu.releaseStorage(b);
   }
 }

@@ -41,7 +41,9 @@ export interface RleChunkStreams {
  * the GPU (for histograms, Huffman coding, or a readback of the payload); `leb` is a worst-case
  * buffer (for every run, the LEB128 size of a chunk-long run).
  * `chunkLength` must be a multiple of the elements per u32 word (4 for u8, 2 for u16) unless
- * there is one chunk.
+ * there is one chunk. `units`: chunks that hold fewer elements than the chunk length (units of
+ * ./predict-encode.ts, padded with their last element): `cells` each, `shortCells` from chunk
+ * `shortFrom` on; their streams hold only those.
  * @throws ParleError INVALID_ARGUMENT (chunk length), TOO_LARGE (beyond one storage binding),
  *   DEVICE_LOST
  */
@@ -50,6 +52,7 @@ export async function rleChunkStreams(
   input: DeviceArray,
   chunkLength: number,
   chunkCount: number,
+  units: { cells: number; shortFrom: number; shortCells: number } = { cells: chunkLength, shortFrom: chunkCount, shortCells: 0 },
 ): Promise<RleChunkStreams> {
   // the shader's chunk: with one chunk, only run 0 starts one
   const chunk = chunkCount > 1 ? chunkLength : 0xffffffff;
@@ -73,7 +76,9 @@ export async function rleChunkStreams(
       const leb = ctx.acquireStorage(lebWorst, 'rle-leb');
       acquired.push(leb);
       const groups = Math.ceil(R / WORKGROUP_SIZE);
-      const uniform = s.uniform([R, chunk, 0, 0]);
+      // (one chunk: it ends at the input's end at the latest)
+      const cells = chunkCount > 1 ? units.cells : Math.min(input.length, units.cells);
+      const uniform = s.uniform([R, chunk, cells, units.shortFrom, units.shortCells, 0, 0, 0]);
       s.encoder.clearBuffer(totalBuf);
       s.encoder.clearBuffer(leb, 0, lebWorst);
       encodeScan(ctx, s, lengthsBuf, starts, R, 'u32', false);
@@ -83,6 +88,7 @@ export async function rleChunkStreams(
           { binding: 0, resource: { buffer: uniform } },
           { binding: 1, resource: { buffer: lengthsBuf } },
           { binding: 2, resource: { buffer: counts } },
+          { binding: 3, resource: { buffer: starts } },
         ],
         groups,
         'parle:rle-leb-sizes',
