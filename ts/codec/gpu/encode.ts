@@ -72,6 +72,9 @@ import {
   type Header,
 } from '../../format/layout.js';
 
+/** The share of the best candidates' bytes that rle+huffman's estimate must come under for the rle streams to be built. */
+const RLE_MARGIN = 0.97;
+
 /** The unsigned type of `width`-byte elements (units compared by their bits). */
 const uTypeOf = (width: 1 | 2 | 4): ElementType => (width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32');
 
@@ -327,16 +330,20 @@ async function sizeUnits(
   });
   const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
   // rle candidates: the rle stage's streams built on the GPU, when the runs could beat what
-  // the histograms promise (R runs cost at least R (w + 1) bytes)
-  // A lower bound on the runs comes free with the deltas: an element equal to the one before
-  // it has a delta of w zero bytes, so a unit has at least count - (zero delta bytes) / w runs.
-  // Where even that many runs cannot win, the rle streams are not built (for noise they are
-  // as large as the input, five times over for the lengths).
+  // the histograms promise. R runs of n elements cost at least R (w + 1) bytes as rle; as
+  // rle+huffman, their values about what the best candidate spends on R of the n elements and
+  // their lengths a bit each at least (residual planes of images: runs of a few zeros that
+  // Huffman codes in under a byte). R comes free with the deltas, at least: an element equal
+  // to the one before it has a delta of w zero bytes, so a unit has at least
+  // count - (zero delta bytes) / w runs. Where even that many runs cannot win, the rle streams
+  // are not built (for noise they are as large as the input, five times over for the lengths).
   const promised = units.reduce((a, c) => a + best(c), 0);
+  const elements = units.reduce((a, c) => a + c.count, 0);
+  const runsCouldWin = (runs: number) => runs * (w + 1) < promised || (promised * runs) / elements + runs / 8 < RLE_MARGIN * promised;
   const fewestRuns = delta
     ? units.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(codeOf(delta, c.index).counts[0] / w))), 0)
     : 0;
-  if (useRle && length > 0 && (fixed || fewestRuns * (w + 1) < promised)) {
+  if (useRle && length > 0 && (fixed || runsCouldWin(fewestRuns))) {
     const last = set.counts.length - 1;
     const rle = await rleChunkStreams(gpu, set.array, set.stride, units.length, {
       cells: set.cells,
@@ -344,7 +351,7 @@ async function sizeUnits(
       shortCells: set.counts[last],
     });
     scratch.onRelease(() => rle.release());
-    if (fixed || rle.runs * (w + 1) < promised) {
+    if (fixed || runsCouldWin(rle.runs)) {
       const { firstRun, lebStart } = rle;
       const valueRange = (c: number) => ({ byteOffset: firstRun[c] * w, byteLength: (firstRun[c + 1] - firstRun[c]) * w });
       const lengthRange = (c: number) => ({ byteOffset: lebStart[c], byteLength: lebStart[c + 1] - lebStart[c] });
