@@ -491,11 +491,15 @@ export async function encodeChunksOnDevice(
       const array = gpu.wrap(resid, uTypeOf(w), units * stride);
       predictedSet = { buffer: resid, array, width: w, stride, counts: unitCounts, cells, shortFrom: last * fields };
     }
-    // 1.-2. both sets sized at once (their round trips overlap)
-    const [plain, predicted] = await Promise.all([
+    // 1.-2. both sets sized at once (their round trips overlap; both settled before a failure
+    // of either gives their scratch buffers back)
+    const sizing = [
       sizeUnits(gpu, plainSet, decoder, allow, fixed, scratch, true),
       predictedSet === undefined ? undefined : sizeUnits(gpu, predictedSet, decoder, () => true, false, scratch, false),
-    ]);
+    ] as const;
+    await Promise.allSettled(sizing);
+    const plain = await sizing[0];
+    const predicted = await sizing[1];
     const hashes = plain.hashes;
     const t1 = performance.now();
     // 3. per chunk the smallest: predicted (each field's best, or stored) or plain
