@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressPlan, ErrorCodes, ParleError, compressBound, createEngine, type Engine } from '../ts/index.js';
 import { compressRoute } from '../ts/codec/compress.js';
 import { compressSettingsWith, predictPlanOf } from '../ts/codec/settings.js';
-import { GPU_PLAN_SCOPE, planSampleRanges, withinScope } from '../ts/codec/predict.js';
+import { GPU_PLAN_SCOPE, planSampleRanges, SampledBytes, withinScope } from '../ts/codec/predict.js';
 import { elementSize, type ElementType } from '../ts/types.js';
 import { STAGE, treeHash } from './support/codec-reference.js';
 import {
@@ -1120,19 +1120,18 @@ describe("a flat array's record stride", () => {
 });
 
 describe('planning from a sample read back (the GPU path)', () => {
-  /** `bytes` with only planSampleRanges' elements kept (zeros elsewhere), as the GPU path plans over them. */
-  function sampled(bytes: Uint8Array, type: ElementType, shape: readonly number[] | undefined): Uint8Array {
+  /** `bytes` with only planSampleRanges' elements kept, as SampledBytes (the GPU path plans over them so). */
+  function sampled(bytes: Uint8Array, type: ElementType, shape: readonly number[] | undefined): SampledBytes {
     const size = elementSize(type);
-    const out = new Uint8Array(bytes.length);
     let kept = 0;
-    for (const [start, end] of planSampleRanges(bytes.length / size, type, shape)) {
+    const parts = planSampleRanges(bytes.length / size, type, shape).map(([start, end]) => {
       expect(start).toBeLessThan(end);
-      out.set(bytes.subarray(start * size, end * size), start * size);
       kept += end - start;
-    }
+      return { at: start * size, bytes: bytes.slice(start * size, end * size) };
+    });
     // a sample, not the array (arrays of 2^20 elements and more)
     if (bytes.length / size >= 1 << 20) expect(kept).toBeLessThan(bytes.length / size / 2);
-    return out;
+    return new SampledBytes(bytes.length, parts);
   }
   const rng = new Rng(caseSeed('plan sample ranges'));
   /** A smooth field of `n` elements of `type` with `X` cells a row of `fields`, a little noise. */
@@ -1176,5 +1175,18 @@ describe('planning from a sample read back (the GPU path)', () => {
     }
     // (arrays the planner predicts, so that the plans compared are not all none)
     expect(planned).toBeGreaterThanOrEqual(10);
+    // its reads: the bytes held, 0 elsewhere, a prefix kept by subarray
+    const held = new SampledBytes(100, [
+      { at: 8, bytes: Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]) },
+      { at: 40, bytes: new Uint8Array(new Float64Array([1.5]).buffer) },
+    ]);
+    expect([held.getUint8(8), held.getUint16(10, true), held.getUint32(12, true), held.getUint8(16), held.getUint32(6, true)]).toEqual([
+      1,
+      3 + 4 * 256,
+      0x08070605,
+      0,
+      0,
+    ]);
+    expect([held.getFloat64(40, true), held.subarray(0, 50).length, held.subarray(0, 500).length]).toEqual([1.5, 50, 100]);
   });
 });

@@ -130,16 +130,96 @@ function floatOrder(b: number): number {
   return (b >>> 31 !== 0 ? ~b : b ^ 0x80000000) >>> 0;
 }
 
-/** Word i of `bytes` (words of `w` bytes, little-endian), unsigned; `view` is a DataView of `bytes`. */
-function wordReader(bytes: Uint8Array, view: DataView, w: number): (i: number) => number {
-  return (i) => (w === 1 ? bytes[i] : w === 2 ? view.getUint16(2 * i, true) : view.getUint32(4 * i, true));
+/** The reads the planner makes of an array's bytes (a DataView's, little-endian). */
+interface ByteView {
+  getUint8(at: number): number;
+  getUint16(at: number, littleEndian: boolean): number;
+  getUint32(at: number, littleEndian: boolean): number;
+  getFloat32(at: number, littleEndian: boolean): number;
+  getFloat64(at: number, littleEndian: boolean): number;
+}
+
+/**
+ * An array's bytes held only where the planner reads them ({@link planSampleRanges}): `length`
+ * bytes in all, reads outside the ranges given read 0 (as in a zero-filled array of the whole
+ * length, which would cost an allocation of its size). What a writer whose elements are
+ * elsewhere (the GPU path) plans over.
+ */
+export class SampledBytes implements ByteView {
+  /** Bytes of the whole array. */
+  readonly length: number;
+  readonly #parts: readonly { at: number; bytes: Uint8Array }[];
+  readonly #starts: number[];
+  readonly #views: DataView[];
+
+  /** `parts`: each range's first byte and its bytes, in order, not overlapping. */
+  constructor(length: number, parts: readonly { at: number; bytes: Uint8Array }[]) {
+    this.length = length;
+    this.#parts = parts;
+    this.#starts = parts.map((p) => p.at);
+    this.#views = parts.map((p) => new DataView(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength));
+  }
+
+  /** The first `end` bytes (a flat array's whole records); `start` must be 0. */
+  subarray(start: number, end: number): SampledBytes {
+    if (start !== 0) throw new RangeError('SampledBytes.subarray takes a prefix');
+    return new SampledBytes(Math.min(end, this.length), this.#parts);
+  }
+
+  /** The range holding bytes [at, at + size), and where they start in it; undefined: not held. */
+  #find(at: number, size: number): { view: DataView; offset: number } | undefined {
+    let lo = 0;
+    let hi = this.#starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.#starts[mid] <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    const offset = at - (this.#starts[lo] ?? 0);
+    const view = this.#views[lo];
+    return view !== undefined && offset >= 0 && offset + size <= view.byteLength ? { view, offset } : undefined;
+  }
+
+  getUint8(at: number): number {
+    const r = this.#find(at, 1);
+    return r === undefined ? 0 : r.view.getUint8(r.offset);
+  }
+  getUint16(at: number, littleEndian: boolean): number {
+    const r = this.#find(at, 2);
+    return r === undefined ? 0 : r.view.getUint16(r.offset, littleEndian);
+  }
+  getUint32(at: number, littleEndian: boolean): number {
+    const r = this.#find(at, 4);
+    return r === undefined ? 0 : r.view.getUint32(r.offset, littleEndian);
+  }
+  getFloat32(at: number, littleEndian: boolean): number {
+    const r = this.#find(at, 4);
+    return r === undefined ? 0 : r.view.getFloat32(r.offset, littleEndian);
+  }
+  getFloat64(at: number, littleEndian: boolean): number {
+    const r = this.#find(at, 8);
+    return r === undefined ? 0 : r.view.getFloat64(r.offset, littleEndian);
+  }
+}
+
+/** An array's bytes as the planner takes them: all of them, or a sample ({@link SampledBytes}). */
+export type PlanBytes = Uint8Array | SampledBytes;
+
+/** The planner's view of `bytes`. */
+function viewOf(bytes: PlanBytes): ByteView {
+  return bytes instanceof SampledBytes ? bytes : new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Word i of the bytes `view` reads (words of `w` bytes, little-endian), unsigned. */
+function wordReader(view: ByteView, w: number): (i: number) => number {
+  return (i) => (w === 1 ? view.getUint8(i) : w === 2 ? view.getUint16(2 * i, true) : view.getUint32(4 * i, true));
 }
 
 /**
  * Word e of fpzip's order map of the f64 elements `view` holds (their low halves at even e, high
  * at odd): a negative element's bits inverted, a positive one's sign bit set.
  */
-function floatOrderWord64(view: DataView, e: number): number {
+function floatOrderWord64(view: ByteView, e: number): number {
   const v = view.getUint32(4 * e, true);
   if (view.getUint32(8 * (e >> 1) + 4, true) >>> 31 !== 0) return ~v >>> 0;
   return e % 2 === 1 ? (v ^ 0x80000000) >>> 0 : v;
@@ -280,21 +360,21 @@ const STRIDE_SAMPLE_ELEMENTS = 2048;
  * (RGB pixels as u8), points (x, y, z as f32) and records of a few fields have one; a smooth
  * signal's nearest neighbour is its best.
  */
-export function detectStride(bytes: Uint8Array, type: ElementType): number {
+export function detectStride(bytes: PlanBytes, type: ElementType): number {
   const size = elementSize(type);
   // the values as words: an 8-byte element's two u32 halves (under f64's order map), two words a lag
   const per = size === 8 ? 2 : 1;
   const w = size === 8 ? 4 : size;
   const n = bytes.length / w;
   if (bytes.length < STRIDE_MIN_BYTES) return 1;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = viewOf(bytes);
   const isFloat = type === 'f32' || type === 'f64';
   const back = MAX_STRIDE * per;
   const partLength = Math.floor((STRIDE_SAMPLE_ELEMENTS * per) / PLAN_PARTS / per) * per;
   const span = back + partLength;
   // the sample's values (each range with the MAX_STRIDE elements before it), read once
   const values = new Uint32Array(PLAN_PARTS * span);
-  const wordAt = wordReader(bytes, view, w);
+  const wordAt = wordReader(view, w);
   const u = !isFloat ? wordAt : per === 1 ? (e: number) => floatOrder(wordAt(e)) : (e: number) => floatOrderWord64(view, e);
   const starts = partStarts(n, span, per);
   for (let q = 0; q < PLAN_PARTS; q++) {
@@ -350,7 +430,7 @@ const FLAT_PLAN_MIN_LEVEL = 2;
  * detectStride}; from level {@link FLAT_PLAN_MIN_LEVEL}), the plan of its first whole records
  * seen as a shape [records, s], else undefined. Its chunks must hold whole records ({@link planRecord}).
  */
-export function planFlat(bytes: Uint8Array, type: ElementType, level = 5, scope: PlanScope = {}): PredictPlan | undefined {
+export function planFlat(bytes: PlanBytes, type: ElementType, level = 5, scope: PlanScope = {}): PredictPlan | undefined {
   // level 1 keeps a flat array's plain pipelines (lz4's place: the speed first)
   if (level < FLAT_PLAN_MIN_LEVEL) return undefined;
   const s = detectStride(bytes, type);
@@ -439,7 +519,7 @@ export const WORD_PLANES_PLAN: PredictPlan = { map: ValueMap.None, predictor: Pr
  * among the candidates.
  */
 export function planPredict(
-  bytes: Uint8Array,
+  bytes: PlanBytes,
   type: ElementType,
   shape: readonly number[],
   level = 5,
@@ -453,8 +533,8 @@ export function planPredict(
   if (wide && n < 64) return WORD_PLANES_PLAN;
   if (options.length === 0 || n < 64) return undefined;
   const isFloat = type === 'f32' || type === 'f64';
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const bitsAt = wordReader(bytes, view, w);
+  const view = viewOf(bytes);
+  const bitsAt = wordReader(view, w);
   // the sample: PLAN_PARTS ranges spread over the array (neighbours are read from the whole array)
   // (8-byte types: whole elements, two words each)
   const per = wide ? 2 : 1;

@@ -7,7 +7,7 @@ import { chunkLengthFor, DEFAULT_LEVEL, defaultChunkBytes, MAX_CHUNK_BYTES } fro
 import { elementSize, type ElementType } from '../types.js';
 import type { ChunkCodec } from './cpu/chunks.js';
 import { predictName } from '../format/predict.js';
-import { planFlat, planPredict, planRecord, WORD_PLANES_PLAN, type PlanScope, type PredictPlan } from './predict.js';
+import { planFlat, planPredict, planRecord, WORD_PLANES_PLAN, type PlanBytes, type PlanScope, type PredictPlan } from './predict.js';
 
 /** The settings of one compress call (every entry point of the codec's compress takes them). */
 export interface CompressSettings {
@@ -143,7 +143,7 @@ export function chunkLengthOf(settings: CompressSettings, type: ElementType, chu
 export function predictPlanOf(
   settings: CompressSettings,
   type: ElementType,
-  bytes: Uint8Array,
+  bytes: PlanBytes,
   { strides = true, scope = {} }: { strides?: boolean; scope?: PlanScope } = {},
 ): PredictPlan | undefined {
   if (settings.predict !== undefined && strides) return settings.predict ?? undefined;
@@ -173,7 +173,7 @@ export function chunkingOf(
   length: number,
   chunkLength: number,
   plan: PredictPlan | undefined,
-  bytes: Uint8Array,
+  bytes: PlanBytes,
   scope: PlanScope = {},
 ): { chunkLength: number; plan: PredictPlan | undefined } {
   const flat = settings.shape === undefined || settings.shape.length < 2;

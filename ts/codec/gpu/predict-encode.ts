@@ -10,7 +10,7 @@ import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { elementSize } from '../../types.js';
-import { GPU_PLAN_SCOPE, planSampleRanges, type PredictPlan } from '../predict.js';
+import { GPU_PLAN_SCOPE, planSampleRanges, SampledBytes, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4 } from './common.js';
 
@@ -19,8 +19,8 @@ import { pipeline, readRanges, roundUp4 } from './common.js';
  * `settings.gpuChunkBytes`, as the CPU path makes them ({@link chunkLengthOf},
  * {@link predictPlanOf}, {@link chunkingOf}) but within what the GPU writes (GPU_PLAN_SCOPE: no
  * med, no decimal map): only the elements {@link planSampleRanges} names are read back (one
- * readback of at most a few hundred KiB), placed in a zero-filled host array of the input's size
- * that the planner reads. A plan decided already (`settings.predict`) is taken as it is.
+ * readback of at most a few hundred KiB), which the planner reads as {@link SampledBytes} (no
+ * host array of the input's size: at 64 MiB its allocation cost more than the compress). A plan decided already (`settings.predict`) is taken as it is.
  * @throws ParleError DEVICE_LOST
  */
 export async function planOnDevice(
@@ -38,9 +38,10 @@ export async function planOnDevice(
     gpu,
     ranges.map(([start, end]) => ({ buffer: input.buffer, offset: start * size, length: (end - start) * size })),
   );
-  // (untouched pages of a large zeroed array cost nothing)
-  const bytes = new Uint8Array(input.length * size);
-  ranges.forEach(([start], i) => bytes.set(parts[i], start * size));
+  const bytes = new SampledBytes(
+    input.length * size,
+    ranges.map(([start], i) => ({ at: start * size, bytes: parts[i] })),
+  );
   const plan = predictPlanOf(settings, type, bytes, { scope: GPU_PLAN_SCOPE });
   return chunkingOf(settings, type, input.length, chunkLength, plan, bytes, GPU_PLAN_SCOPE);
 }
