@@ -45,7 +45,9 @@ for run in $(seq "$FIRST" $((FIRST + RUNS - 1))); do
   if (( run % 2 == 0 )); then loaded="beside a second job"; hog_start; fi
   start=$(date +%s)
   commit=$(git -C "$clone/parle" rev-parse --short HEAD)
-  (cd "$clone/parle" && npm test -- --reporter=json --outputFile.json="$OUT/run-$run.json" >"$OUT/run-$run.log" 2>&1)
+  # (the dot reporter beside the json one: errors outside any test, such as an unhandled
+  # rejection, fail the run but reach only the console, with their stack)
+  (cd "$clone/parle" && npm test -- --reporter=dot --reporter=json --outputFile.json="$OUT/run-$run.json" >"$OUT/run-$run.log" 2>&1)
   status=$?
   if (( run % 2 == 0 )); then hog_stop; fi
   secs=$(( $(date +%s) - start ))
@@ -60,6 +62,10 @@ for run in $(seq "$FIRST" $((FIRST + RUNS - 1))); do
     }
     console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (fails.length ? "\n  " + fails.join("\n  ") : ""));
   ' "$OUT/run-$run.json")
+  # a failed run: the first error vitest reported outside the tests (an unhandled rejection)
+  if (( status != 0 )) && grep -q "Unhandled" "$OUT/run-$run.log"; then
+    summary+=$'\n'"  outside any test: $(grep -m1 -A2 "Unhandled" "$OUT/run-$run.log" | tr -s ' \n' ' ' | cut -c1-300)"
+  fi
   echo "run $run ($(date -u +%FT%TZ), $commit, $loaded, ${secs} s, exit $status): $summary" | tee -a "$OUT/summary.txt"
   (( status != 0 )) && failed_runs=$((failed_runs + 1))
   done_runs=$((done_runs + 1))
