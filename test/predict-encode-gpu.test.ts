@@ -7,6 +7,7 @@
 // fixed pipeline over chunks copied to whole words, and a container left on the device.
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, type Engine } from '../ts/engine.js';
+import { defaultRates } from '../ts/cost/model.js';
 import { compressOnDevice } from '../ts/codec/gpu/encode.js';
 import { encodePredictResiduals } from '../ts/codec/gpu/predict-encode.js';
 import { compressSettingsWith } from '../ts/codec/settings.js';
@@ -315,4 +316,29 @@ describeGpu('predicted chunks written on the GPU', () => {
     for (const c of chunks) expect((c.stages ?? []).filter((s) => s !== 0)).toEqual([1, 4]);
     expect(elementTypeOf(await engine.decompress(container))).toBe('u8');
   });
+
+  gpuIt(
+    "a shaped host array the cost model sends to the GPU stays on the CPU path (med, decimals); path: 'gpu' takes the GPU's writer",
+    async () => {
+      const X = 200;
+      const input = smooth(Float32Array, X * 300, X, 1, caseSeed('gpu host shaped')) as Float32Array;
+      const shape = [300, X];
+      const saved = engine.model.rates;
+      try {
+        // a CPU path that the model thinks slow: auto picks the GPU for this compress
+        const rates = defaultRates(true);
+        rates.cpu.compress = { fixedMs: 1000, msPerByte: 1 };
+        engine.model.rates = rates;
+        expect(engine.explain('compress', input).path).toBe('gpu');
+        const auto = await engine.compress(input, { shape });
+        const cpu = await engine.compress(input, { shape, path: 'cpu' });
+        expect(Buffer.from(auto).equals(Buffer.from(cpu))).toBe(true);
+        const gpu = await engine.compress(input, { shape, path: 'gpu' });
+        expect(Buffer.from(gpu).equals(Buffer.from(cpu))).toBe(false);
+        await decodesOnBoth(gpu, input, "path: 'gpu'");
+      } finally {
+        engine.model.rates = saved;
+      }
+    },
+  );
 });
