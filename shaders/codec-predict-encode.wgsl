@@ -8,8 +8,12 @@
 //
 // Every residual depends only on the input, so one invocation writes one output word (4 / W
 // residuals of a unit) reading its neighbours (a cell, a row and a plane back) from the input:
-// left, up, lorenzo2 and lorenzo3 with neighbours outside the chunk 0; the bits or the
-// float-order map. With `zigzag` 0 (predictor none, one field, the bits) the residuals are the
+// left, up, lorenzo2 and lorenzo3 with neighbours outside the chunk 0; the bits, the
+// float-order map, or the decimal map (ALP) at each chunk's exponents: an element whose i32 value
+// v = round(x 10^e) (or v -+ 1) does not decode to its bits exactly (decimal-f32.wgsl, the CPU's
+// f32(f64(v) x F[e])) is an exception, its value 0 in the planes; `predictExceptions` lists each
+// chunk's (atomically, in any order: the host sorts them), and a chunk with more than count / 64
+// of them, or without exponents, takes the float-order map (as the CPU path's writer does). With `zigzag` 0 (predictor none, one field, the bits) the residuals are the
 // elements themselves: the chunks copied to whole words at the stride, for a chunk length that
 // does not end on one. Composed by ts/codec/gpu/predict-encode.ts (`const WG` = 256, `const W`
 // element bytes, `const MASK` their bits).
@@ -25,35 +29,77 @@ struct Params {
   stride: u32,    // elements from one unit's residuals to the next (whole words)
   words: u32,     // output words in all (units x stride x W / 4)
   zigzag: u32,    // 1: residuals zigzagged; 0: the values as they are
-  pad0: u32,
-  pad1: u32,
+  listStride: u32, // decimal map: exceptions a chunk's list holds (C / 64)
+  elements: u32,   // predictExceptions: invocations (the array's elements)
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> input: array<u32>;
 @group(0) @binding(2) var<storage, read_write> resid: array<u32>;
+// the decimal map: words 0..56 the factors (decimal-f32.wgsl), then chunk c's exponents at
+// 57 + c x fields, a word a field (0xFFFFFFFF in its first: the chunk has none)
+@group(0) @binding(3) var<storage, read> decimal: array<u32>;
+// per chunk: its exceptions (counted past the list's room too)
+@group(0) @binding(4) var<storage, read_write> exceptionCount: array<atomic<u32>>;
+// chunk c's exceptions at c x listStride: (element index in the chunk, its bits)
+@group(0) @binding(5) var<storage, read_write> exceptionList: array<vec2<u32>>;
 
 const PER: u32 = 4u / W;
+const FACTORS: u32 = 57u;
 
-// Element i's value under the map.
-fn valueAt(i: u32) -> u32 {
+// 10^e as f32 (e = 0..18): the scale of round(x 10^e), checked exactly after.
+fn pow10(e: u32) -> f32 {
+  var p = 1.0;
+  for (var i = 0u; i < e; i++) { p *= 10.0; }
+  return p;
+}
+
+// The decimal map of element bits `b` at exponent `e`: (v, 1), or (0, 0) for an exception.
+fn decimalOf(b: u32, e: u32) -> vec2<u32> {
+  // -0, infinities and NaN: exceptions (+0 is v = 0)
+  if (b == 0x80000000u || ((b >> 23u) & 0xFFu) == 0xFFu) { return vec2<u32>(0u, 0u); }
+  if (b == 0u) { return vec2<u32>(0u, 1u); }
+  let s = bitcast<f32>(b) * pow10(e);
+  if (abs(s) >= 2147483520.0) { return vec2<u32>(0u, 0u); }
+  let r = i32(round(s));
+  for (var d = 0; d < 3; d++) {
+    let v = r + select(select(1, -1, d == 1), 0, d == 0);
+    if (v != 0 && decimalBits(bitcast<u32>(v), e) == b) { return vec2<u32>(bitcast<u32>(v), 1u); }
+  }
+  return vec2<u32>(0u, 0u);
+}
+
+// True when chunk c takes the decimal map: it has exponents, and its exceptions are within count / 64.
+fn chunkDecimal(c: u32) -> bool {
+  if (params.map != 2u || decimal[FACTORS + c * params.fields] == 0xFFFFFFFFu) { return false; }
+  let count = min(params.chunk, params.count - c * params.chunk);
+  return atomicLoad(&exceptionCount[c]) <= count / 64u;
+}
+
+// Element i's value under the map (`decimal`: its chunk takes the decimal map).
+fn valueAt(i: u32, decimalChunk: bool) -> u32 {
   var b: u32;
   if (W == 4u) {
     b = input[i];
   } else {
     b = (input[i / PER] >> ((i % PER) * 8u * W)) & MASK;
   }
-  if (params.map == 1u) {
+  if (decimalChunk) {
+    let c = i / params.chunk;
+    let k = (i - c * params.chunk) % params.fields;
+    return decimalOf(b, decimal[FACTORS + c * params.fields + k]).x;
+  }
+  if (params.map != 0u) {
     return select(~b, b ^ 0x80000000u, (b >> 31u) == 0u);
   }
   return b;
 }
 
 // The residual of cell `cell` of field `k` of the chunk whose first element is `base`, rows of `X` cells.
-fn residual(base: u32, X: u32, k: u32, cell: u32) -> u32 {
+fn residual(base: u32, X: u32, k: u32, cell: u32, dec: bool) -> u32 {
   let f = params.fields;
   let e = base + cell * f + k;
-  let u = valueAt(e);
+  let u = valueAt(e, dec);
   let p = params.predictor;
   var pred = 0u;
   if (p != 0u) {
@@ -62,7 +108,7 @@ fn residual(base: u32, X: u32, k: u32, cell: u32) -> u32 {
     let Y = params.planeRows;
     let row = X * f;
     var a = 0u;
-    if (j > 0u) { a = valueAt(e - f); }
+    if (j > 0u) { a = valueAt(e - f, dec); }
     pred = a;
     if (p >= 2u) {
       var up = i > 0u;
@@ -70,8 +116,8 @@ fn residual(base: u32, X: u32, k: u32, cell: u32) -> u32 {
       var b = 0u;
       var ab = 0u;
       if (up) {
-        b = valueAt(e - row);
-        if (j > 0u) { ab = valueAt(e - row - f); }
+        b = valueAt(e - row, dec);
+        if (j > 0u) { ab = valueAt(e - row - f, dec); }
       }
       if (p == 2u) {
         pred = b;
@@ -79,14 +125,14 @@ fn residual(base: u32, X: u32, k: u32, cell: u32) -> u32 {
         pred = a + b - ab;
         if (p == 4u && i >= Y) {
           let plane = row * Y;
-          let z = valueAt(e - plane);
+          let z = valueAt(e - plane, dec);
           var az = 0u;
           var bz = 0u;
           var abz = 0u;
-          if (j > 0u) { az = valueAt(e - plane - f); }
+          if (j > 0u) { az = valueAt(e - plane - f, dec); }
           if (up) {
-            bz = valueAt(e - plane - row);
-            if (j > 0u) { abz = valueAt(e - plane - row - f); }
+            bz = valueAt(e - plane - row, dec);
+            if (j > 0u) { abz = valueAt(e - plane - row - f, dec); }
           }
           pred = a + b + z - ab - az - bz + abz;
         }
@@ -118,10 +164,27 @@ fn predictEncode(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
   }
   var X = params.rowCells;
   if (X == 0u) { X = cells; }
+  let dec = chunkDecimal(c);
   var word = 0u;
   for (var t = 0u; t < PER; t++) {
     let cell = min(q * PER + t, cells - 1u);
-    word |= residual(base, X, k, cell) << (t * 8u * W);
+    word |= residual(base, X, k, cell, dec) << (t * 8u * W);
   }
   resid[g] = word;
+}
+
+// The decimal map's exceptions: one invocation an element of a chunk with exponents (W = 4).
+@compute @workgroup_size(WG)
+fn predictExceptions(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                     @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = (wid.y * nwg.x + wid.x) * WG + tid;
+  if (i >= params.elements) { return; }
+  let c = i / params.chunk;
+  let k = (i - c * params.chunk) % params.fields;
+  let e = decimal[FACTORS + c * params.fields + k];
+  if (decimal[FACTORS + c * params.fields] == 0xFFFFFFFFu) { return; }
+  let b = input[i];
+  if (decimalOf(b, e).y == 1u) { return; }
+  let at = atomicAdd(&exceptionCount[c], 1u);
+  if (at < params.listStride) { exceptionList[c * params.listStride + at] = vec2<u32>(i - c * params.chunk, b); }
 }

@@ -11,7 +11,7 @@ import { defaultRates } from '../ts/cost/model.js';
 import { compressOnDevice } from '../ts/codec/gpu/encode.js';
 import { encodePredictResiduals } from '../ts/codec/gpu/predict-encode.js';
 import { compressSettingsWith } from '../ts/codec/settings.js';
-import type { PredictPlan } from '../ts/codec/predict.js';
+import { chooseExponents, type PredictPlan } from '../ts/codec/predict.js';
 import { readAtBytes, walkChunks } from '../ts/format/container.js';
 import { Encoding } from '../ts/format/layout.js';
 import { readFieldBlocks, readPredictHeader } from '../ts/format/predict.js';
@@ -338,6 +338,57 @@ describeGpu('predicted chunks written on the GPU', () => {
         await decodesOnBoth(gpu, input, "path: 'gpu'");
       } finally {
         engine.model.rates = saved;
+      }
+    },
+  );
+
+  gpuIt(
+    'the decimal map: exponents and exceptions per chunk as the CPU path finds them, the float-order map past 1 in 64; decodes to the input on both paths',
+    async () => {
+      // f32 records of 3 fields with 2, 3 and 0 decimals, some elements not decimals (exceptions):
+      // pi multiples, -0, NaN, infinities
+      const rng = new Rng(caseSeed('gpu predict encode decimal'));
+      const X = 64;
+      const rows = 120;
+      const make = (exceptionEvery: number) => {
+        const out = new Float32Array(X * rows * 3);
+        for (let c = 0; c < X * rows; c++) {
+          const wave = Math.sin(c / 37) * 50 + Math.cos(Math.floor(c / X) / 11) * 20;
+          out[3 * c] = Math.round((wave + rng.nextFloat() / 10) * 100) / 100;
+          out[3 * c + 1] = Math.round((wave * 3 + rng.nextFloat()) * 1000) / 1000;
+          out[3 * c + 2] = Math.round(wave * 7);
+        }
+        const specials = [Math.PI, -0, NaN, Infinity, -Infinity, 1e30];
+        for (let i = 5; i < out.length; i += exceptionEvery) out[i] = specials[i % specials.length] * (i % 7);
+        return out;
+      };
+      for (const [what, every, wantDecimal] of [
+        ['a few exceptions', 701, true],
+        ['one element in 20 an exception: float order', 20, false],
+      ] as const) {
+        const input = make(every);
+        const chunkBytes = 40 * X * 3 * 4; // 40 rows a chunk: 3 chunks
+        for (const predictor of [1, 3]) {
+          const predict: PredictPlan = { map: 2, predictor, fields: 3, rowCells: X, planeRows: 1 };
+          const container = await compressFromDevice(input, { shape: [rows, X, 3], predict, chunkBytes, gpuChunkBytes: chunkBytes });
+          await decodesOnBoth(container, input, `${what}, predictor ${predictor}`);
+          const { header, chunks } = walkChunks(readAtBytes(container), container.length);
+          const bytes = new Uint8Array(input.buffer);
+          for (const c of chunks) {
+            expect(c.encoding, what).toBe(Encoding.Predicted);
+            const payload = container.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+            const head = readPredictHeader(payload, c.elementCount, elementSize(header.type), c.index);
+            expect(head.map, what).toBe(wantDecimal ? 2 : 1);
+            if (!wantDecimal) continue;
+            // the CPU path's exponents of the chunk, and the elements its map cannot write
+            const floats = new Float32Array(input.buffer, 4 * c.elementOffset, c.elementCount);
+            expect(head.exponents, what).toEqual(chooseExponents(floats, floats.length, 3));
+            const elements = bytes.subarray(4 * c.elementOffset, 4 * (c.elementOffset + c.elementCount));
+            const { exceptions } = mapEncode(elements, TYPE_CODE.f32, 2, 3, head.exponents);
+            expect(head.exceptions, what).toBe(exceptions.indices.length);
+            expect(head.exceptions).toBeGreaterThan(0);
+          }
+        }
       }
     },
   );

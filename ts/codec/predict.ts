@@ -64,9 +64,8 @@ function geometries(shape: readonly number[]): Geometry[] {
 
 /**
  * What a writer can code, for the planner to choose among: the CPU path codes every predictor
- * and value map; the GPU path's writer (ts/codec/gpu/predict-encode.ts) neither med (its decode
- * is serial along rows and columns, which the GPU's decode does not run) nor the decimal map
- * (its exponents and exceptions are chosen per chunk).
+ * and value map; the GPU path's writer (ts/codec/gpu/predict-encode.ts) not med (its decode is
+ * serial along rows and columns, which the GPU's decode does not run).
  */
 export interface PlanScope {
   /** Med may be planned (default true). */
@@ -75,8 +74,8 @@ export interface PlanScope {
   readonly decimal?: boolean;
 }
 
-/** The scope of the GPU path's writer: linear predictors, the bits and float-order maps. */
-export const GPU_PLAN_SCOPE: PlanScope = Object.freeze({ med: false, decimal: false });
+/** The scope of the GPU path's writer: the linear predictors, every f32 map. */
+export const GPU_PLAN_SCOPE: PlanScope = Object.freeze({ med: false });
 
 /** True when `plan` (undefined: none) is one a writer of `scope` codes. */
 export function withinScope(plan: PredictPlan | undefined, scope: PlanScope): boolean {

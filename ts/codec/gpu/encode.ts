@@ -43,12 +43,14 @@ import { encodeHistogramCodes8, type HistogramCode } from './histogram.js';
 import { huffmanEncodeOnDevice, type HuffmanEncodeJob } from './huffman-encode.js';
 import { rleChunkStreams } from './rle-streams.js';
 import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
-import { encodePredictResiduals, planOnDevice } from './predict-encode.js';
-import { roundUp4 } from './common.js';
+import { encodePredictResiduals, planOnDevice, type DecimalEncode } from './predict-encode.js';
+import { chooseExponents } from '../predict.js';
+import { readRanges, roundUp4 } from './common.js';
 import {
   FIELD_BLOCK_HEADER_BYTES,
-  PREDICT_HEADER_BYTES,
   predictName,
+  predictPrefixBytes,
+  ValueMap,
   writePredictHeader,
   type PredictParams,
 } from '../../format/predict.js';
@@ -403,6 +405,66 @@ function smallest(list: readonly Candidate[], raw: number, fixed: boolean): Cand
 }
 
 /**
+ * Each chunk's decimal exponents, from a sample of its cells read back (the cells the CPU path's
+ * chooseExponents reads: every step-th of the chunk's cells, 64 to 127 of them), chosen as the
+ * CPU path chooses them; undefined for a chunk no exponent fits.
+ */
+async function chunkExponents(gpu: GpuContext, input: DeviceArray, C: number, fields: number): Promise<(number[] | undefined)[]> {
+  const chunks = Math.ceil(input.length / C);
+  const plans = Array.from({ length: chunks }, (_, c) => {
+    const count = Math.min(C, input.length - c * C);
+    const cells = Math.floor(count / fields);
+    const step = Math.max(1, Math.floor(cells / 64));
+    const sampled = cells === 0 ? [] : Array.from({ length: Math.ceil(cells / step) }, (_, i) => i * step);
+    return { base: c * C, sampled };
+  });
+  const ranges = plans.flatMap((p) =>
+    p.sampled.map((cell) => ({ buffer: input.buffer, offset: 4 * (p.base + cell * fields), length: 4 * fields })),
+  );
+  const parts = await readRanges(gpu, ranges);
+  let at = 0;
+  return plans.map((p) => {
+    const values = new Float32Array(p.sampled.length * fields);
+    p.sampled.forEach((_, i) => values.set(new Float32Array(parts[at++].slice().buffer), i * fields));
+    return values.length === 0 ? undefined : chooseExponents(values, values.length, fields);
+  });
+}
+
+/**
+ * Each chunk's exceptions of the decimal map, read back and sorted by index; undefined for a
+ * chunk without exponents or with more than count / 64 exceptions (the kernel gave it the
+ * float-order map).
+ */
+async function chunkExceptions(
+  gpu: GpuContext,
+  decimal: DecimalEncode,
+  chunks: readonly { index: number; count: number }[],
+): Promise<({ exponents: number[]; indices: Uint32Array; bits: Uint32Array } | undefined)[]> {
+  const counts = new Uint32Array(
+    (await readRanges(gpu, [{ buffer: decimal.counts, offset: 0, length: 4 * chunks.length }]))[0].slice().buffer,
+  );
+  const kept = chunks.map((c) => decimal.exponents[c.index] !== undefined && counts[c.index] <= Math.floor(c.count / 64));
+  const lists = await readRanges(
+    gpu,
+    chunks.map((c) => ({
+      buffer: decimal.list,
+      offset: 8 * c.index * decimal.listStride,
+      length: kept[c.index] ? 8 * counts[c.index] : 0,
+    })),
+  );
+  return chunks.map((c) => {
+    if (!kept[c.index]) return undefined;
+    const pairs = new Uint32Array(lists[c.index].slice().buffer);
+    const order = Array.from({ length: pairs.length / 2 }, (_, j) => j).sort((a, b) => pairs[2 * a] - pairs[2 * b]);
+    return {
+      exponents: [...decimal.exponents[c.index]!],
+      indices: Uint32Array.from(order, (j) => pairs[2 * j]),
+      bits: Uint32Array.from(order, (j) => pairs[2 * j + 1]),
+    };
+  });
+}
+
+/**
  * {@link compressOnDevice} with the container's parts: its header and each chunk's entry and
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
  * ./encode-lossy.ts). With `target` (at least the container's length) the container is
@@ -479,14 +541,37 @@ export async function encodeChunksOnDevice(
       return cells > 0 && Number.isInteger(rows) && rows % plan.planeRows === 0 ? { cells, rowCells } : undefined;
     };
     let predictedSet: UnitSet | undefined;
+    // the decimal map's: per chunk its exponents and exceptions (sorted), or undefined: float order
+    let decimals: ({ exponents: number[]; indices: Uint32Array; bits: Uint32Array } | undefined)[] = [];
     if (plan !== undefined && chunks.some((c) => geometry(c.count) !== undefined)) {
       const cells = Math.floor(C / fields);
       const stride = alignedStride(cells);
       const units = chunks.length * fields;
       const resid = scratch.acquire(units * stride * w, 'compress residuals');
+      let decimal: DecimalEncode | undefined;
+      if (plan.map === ValueMap.Decimal) {
+        const listStride = Math.max(1, Math.floor(C / 64));
+        decimal = {
+          exponents: await chunkExponents(gpu, input, C, fields),
+          counts: scratch.acquire(4 * chunks.length, 'compress exception counts'),
+          list: scratch.acquire(8 * listStride * chunks.length, 'compress exceptions'),
+          listStride,
+        };
+      }
       await gpu.submit('compress residuals', (s) =>
-        encodePredictResiduals(gpu, s, { input: input.buffer, count: input.length, width: w, chunkLength: C, plan, stride, units, resid }),
+        encodePredictResiduals(gpu, s, {
+          input: input.buffer,
+          count: input.length,
+          width: w,
+          chunkLength: C,
+          plan,
+          stride,
+          units,
+          resid,
+          decimal,
+        }),
       );
+      if (decimal !== undefined) decimals = await chunkExceptions(gpu, decimal, chunks);
       const unitCounts = chunks.flatMap((c) => Array.from({ length: fields }, () => geometry(c.count)?.cells ?? 0));
       const array = gpu.wrap(resid, uTypeOf(w), units * stride);
       predictedSet = { buffer: resid, array, width: w, stride, counts: unitCounts, cells, shortFrom: last * fields };
@@ -511,8 +596,13 @@ export async function encodeChunksOnDevice(
       const plainBest = smallest(plain.candidates[c.index], raw, fixed);
       const g = geometry(c.count);
       if (predicted === undefined || g === undefined || fixed) return { plain: plainBest };
-      const params: PredictParams = { ...plan!, rowCells: g.rowCells };
-      let bytes = PREDICT_HEADER_BYTES;
+      const dec = decimals[c.index];
+      const params: PredictParams = {
+        ...plan!,
+        rowCells: g.rowCells,
+        ...(plan!.map === ValueMap.Decimal ? (dec === undefined ? { map: ValueMap.FloatOrder } : { exponents: dec.exponents }) : {}),
+      };
+      let bytes = predictPrefixBytes(params, dec?.indices.length ?? 0, w);
       const best = Array.from({ length: fields }, (_, k) => {
         const x = smallest(predicted.candidates[c.index * fields + k], g.cells * w, false);
         bytes += FIELD_BLOCK_HEADER_BYTES + (x?.bytes ?? g.cells * w);
@@ -605,10 +695,17 @@ export async function encodeChunksOnDevice(
       let chunk: LaidChunk | undefined;
       if ('fields' in x) {
         // the predict header, then each field's block: its stage ids and length, then its payload or residuals
-        const head = new Uint8Array(PREDICT_HEADER_BYTES);
-        writePredictHeader(head, x.params, 0);
+        // (the decimal map's exponents, exception count and lists after the header)
+        const dec = x.params.map === ValueMap.Decimal ? decimals[c.index]! : undefined;
+        const E = dec?.indices.length ?? 0;
+        const head = new Uint8Array(predictPrefixBytes(x.params, E, w));
+        const listsAt = writePredictHeader(head, x.params, E);
+        if (dec !== undefined) {
+          head.set(new Uint8Array(dec.indices.buffer, dec.indices.byteOffset, 4 * E), listsAt);
+          head.set(new Uint8Array(dec.bits.buffer, dec.bits.byteOffset, 4 * E), listsAt + 4 * E);
+        }
         const list: Piece[] = [{ host: head }];
-        let bytes = PREDICT_HEADER_BYTES;
+        let bytes = head.length;
         const why: string[] = [];
         x.fields.forEach((f, k) => {
           const u = c.index * fields + k;

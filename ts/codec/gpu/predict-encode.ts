@@ -6,13 +6,15 @@
  * shaders/codec-predict-encode.wgsl), for ./encode.ts to code each plane as it codes a chunk.
  */
 import predictEncodeSource from '../../../shaders/codec-predict-encode.wgsl';
+import decimalSource from '../../../shaders/decimal-f32.wgsl';
 import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { elementSize } from '../../types.js';
 import { GPU_PLAN_SCOPE, planSampleRanges, SampledBytes, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
-import { pipeline, readRanges, roundUp4 } from './common.js';
+import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
+import { decimalFactors, FACTOR_WORDS } from './predict.js';
 
 /**
  * The chunk length and predict plan of a compress of `input` (on `gpu`) in chunks of about
@@ -46,6 +48,18 @@ export async function planOnDevice(
   return chunkingOf(settings, type, input.length, chunkLength, plan, bytes, GPU_PLAN_SCOPE);
 }
 
+/** The decimal map's inputs and outputs of {@link encodePredictResiduals} (f32 only). */
+export interface DecimalEncode {
+  /** Per chunk its exponents, a field each, or undefined: the chunk has none (float order). */
+  exponents: readonly (readonly number[] | undefined)[];
+  /** Output: per chunk its exceptions (u32; cleared here), counted past the list's room too. */
+  counts: GPUBuffer;
+  /** Output: chunk c's exceptions at c x listStride pairs of u32 (element index in the chunk, bits), in any order. */
+  list: GPUBuffer;
+  /** Exceptions a chunk's list holds: chunkLength / 64. */
+  listStride: number;
+}
+
 /** Where {@link encodePredictResiduals} reads and writes. */
 export interface PredictEncodeJob {
   /** The elements (`count` of `width` bytes from byte 0). */
@@ -55,7 +69,7 @@ export interface PredictEncodeJob {
   width: 1 | 2 | 4;
   /** Elements a chunk (the last may hold fewer). */
   chunkLength: number;
-  /** The plan (its map bits or float order, a linear predictor); undefined: the elements copied as they are, a unit a chunk. */
+  /** The plan (a linear predictor; the bits, float-order or decimal map); undefined: the elements copied as they are, a unit a chunk. */
   plan: PredictPlan | undefined;
   /** Elements from one unit to the next in `resid`: at least a unit's cells, a multiple of 4 / width. */
   stride: number;
@@ -63,20 +77,25 @@ export interface PredictEncodeJob {
   units: number;
   /** Output: unit u (chunk u div fields, field u mod fields) at byte u x stride x width; `units x stride x width` bytes. */
   resid: GPUBuffer;
+  /** The decimal map's (plan.map 2). */
+  decimal?: DecimalEncode;
 }
 
 /**
- * Records the dispatch that writes every chunk's field planes of zigzagged residuals under
+ * Records the dispatches that write every chunk's field planes of zigzagged residuals under
  * `job.plan` (or, without one, the chunks copied at the stride) into `job.resid`, each unit padded
- * to the stride with its last value. Input and output are distinct buffers.
+ * to the stride with its last value; with the decimal map first each chunk's exceptions (a chunk
+ * with more than count / 64 of them takes the float-order map, as one without exponents).
+ * Input and outputs are distinct buffers.
  */
 export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: PredictEncodeJob): void {
-  const { width, plan } = job;
+  const { width, plan, decimal } = job;
   const words = (job.units * job.stride * width) / 4;
   if (words === 0) return;
   ctx.checkBindable(roundUp4(job.count * width), 'predict input');
   ctx.checkBindable(words * 4, 'predict residuals');
   const params = plan ?? { fields: 1, rowCells: 0, planeRows: 1, predictor: 0, map: 0 };
+  const chunks = Math.ceil(job.count / job.chunkLength);
   const uniform = s.uniform([
     job.count,
     job.chunkLength,
@@ -84,20 +103,49 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
     params.rowCells,
     params.planeRows,
     params.predictor,
-    params.map,
+    decimal === undefined && params.map === 2 ? 1 : params.map,
     job.stride,
     words,
     plan === undefined ? 0 : 1,
-    0,
-    0,
+    decimal?.listStride ?? 0,
+    job.count,
   ]);
   const consts = { 'W: u32': `${width}u`, 'MASK: u32': width === 4 ? '0xFFFFFFFFu' : `${2 ** (8 * width) - 1}u` };
+  // the factors, then each chunk's exponents (0xFFFFFFFF: none)
+  const table = new Uint32Array(FACTOR_WORDS + (decimal === undefined ? 1 : chunks * params.fields));
+  if (decimal !== undefined) {
+    table.set(decimalFactors(), 0);
+    decimal.exponents.forEach((exps, c) => {
+      for (let k = 0; k < params.fields; k++) table[FACTOR_WORDS + c * params.fields + k] = exps?.[k] ?? 0xffffffff;
+    });
+  }
+  const counts = decimal?.counts ?? s.temp(4, 'predict exception counts');
+  const list = decimal?.list ?? s.temp(8, 'predict exceptions');
+  s.encoder.clearBuffer(counts);
+  const input = { buffer: job.input, size: roundUp4(Math.max(4, job.count * width)) };
+  const tableBuf = storageWords(ctx, s, table, 'predict decimal table');
+  if (decimal !== undefined && job.count > 0) {
+    s.dispatch(
+      pipeline(ctx, 'codec-predict-encode', decimalSource + predictEncodeSource, 'predictExceptions', consts),
+      [
+        { binding: 0, resource: { buffer: uniform } },
+        { binding: 1, resource: input },
+        { binding: 3, resource: { buffer: tableBuf } },
+        { binding: 4, resource: { buffer: counts } },
+        { binding: 5, resource: { buffer: list } },
+      ],
+      Math.ceil(job.count / WORKGROUP_SIZE),
+      'parle:predict-exceptions',
+    );
+  }
   s.dispatch(
-    pipeline(ctx, 'codec-predict-encode', predictEncodeSource, 'predictEncode', consts),
+    pipeline(ctx, 'codec-predict-encode', decimalSource + predictEncodeSource, 'predictEncode', consts),
     [
       { binding: 0, resource: { buffer: uniform } },
-      { binding: 1, resource: { buffer: job.input, size: roundUp4(Math.max(4, job.count * width)) } },
+      { binding: 1, resource: input },
       { binding: 2, resource: { buffer: job.resid, size: words * 4 } },
+      { binding: 3, resource: { buffer: tableBuf } },
+      { binding: 4, resource: { buffer: counts } },
     ],
     Math.ceil(words / WORKGROUP_SIZE),
     'parle:predict-encode',

@@ -10,6 +10,7 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import predictSource from '../../../shaders/codec-predict.wgsl';
+import decimalSource from '../../../shaders/decimal-f32.wgsl';
 import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import { Predictor, ValueMap, type PredictHeader } from '../../format/predict.js';
@@ -38,14 +39,14 @@ export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, 
 }
 
 /** Words of the decimal factors' table (codec-predict.wgsl `decimal`): F[e] = 10^-e, e = 0..18, three words each. */
-const FACTOR_WORDS = 3 * 19;
+export const FACTOR_WORDS = 3 * 19;
 
 /**
  * The decimal map's factors as the kernel takes them: for e = 0..18 the f64 nearest 10^-e (as the
  * CPU's DECIMAL_FACTORS) as its 53-bit mantissa (high 21 bits with the leading 1, low 32 bits)
  * and the power of two of its last bit.
  */
-function decimalFactors(): Uint32Array {
+export function decimalFactors(): Uint32Array {
   const table = new Uint32Array(FACTOR_WORDS);
   const view = new DataView(new ArrayBuffer(8));
   for (let e = 0; e <= 18; e++) {
@@ -187,7 +188,7 @@ export function encodePredictDecodeChunks(
     if (p === 2 && veryLongRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, veryLongRows);
     if (items[p] === 0) continue;
     s.dispatch(
-      pipeline(ctx, 'codec-predict', predictSource, entries[p], consts),
+      pipeline(ctx, 'codec-predict', decimalSource + predictSource, entries[p], consts),
       [
         { binding: 0, resource: { buffer: s.uniform([live.length, items[p], p, 0]) } },
         ...uses[p].map((binding): GPUBindGroupEntry => ({ binding, resource: buffers[binding] })),
