@@ -45,7 +45,7 @@ export function compressRoute(
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
   // the types of version 4 beyond the kernels' are the CPU path's, as are a plan the GPU's
-  // writer does not code (med, the decimal map: a CompressPlan's) and a shaped lossy array
+  // writer does not code (med: a CompressPlan's) and a shaped lossy array
   if (path === 'cpu' || !isKernelType(input.type) || !withinScope(settings.predict ?? undefined, GPU_PLAN_SCOPE)) return 'cpu';
   if (settings.errorBound !== undefined) {
     if (settings.shape !== undefined) return 'cpu';

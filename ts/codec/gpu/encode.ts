@@ -4,7 +4,7 @@
  * never read back or expanded on the host:
  *
  *   0. the chunk length and the predict plan (stage 7: a linear predictor over the shape's rows
- *      and planes or a flat array's records, the bits or the float-order map), planned on the
+ *      and planes or a flat array's records, the bits, float-order or decimal map), planned on the
  *      host from a sample read back (./predict-encode.ts planOnDevice), as the CPU path plans;
  *      with a plan, every chunk's field planes of residuals made in one dispatch; chunks that do
  *      not start on whole words copied to whole words. The chunks, and the field planes, are the
@@ -28,8 +28,8 @@
  *      together; codec-gather.wgsl), and the payloads' tree hashes. The container is read back
  *      once, into the array returned; the host writes the header and the chunk entries into it.
  *      Only the container crosses the bus, and the host copies no payload byte.
- * Candidates here are those the GPU codes without the host: rle after delta or shuffle, pack,
- * med and the decimal map are not among them (compress on the CPU path to have them), so the
+ * Candidates here are those the GPU codes without the host: rle after delta or shuffle, pack
+ * and med are not among them (compress on the CPU path to have them), so the
  * chosen pipeline may differ from the CPU path's, and the bytes with it; the format is the same.
  */
 import { abortError } from '../../cpu/pool.js';
