@@ -343,7 +343,7 @@ export function chooseExponents(values: Float32Array | Float64Array, count: numb
 /** Most elements a record stride of a flat array may span (the chooser tries 2..MAX_STRIDE). */
 export const MAX_STRIDE = 16;
 /** Bytes a flat array needs for a stride search: below this its fixed cost is a large share of the call. */
-const STRIDE_MIN_BYTES = 128 << 10;
+export const STRIDE_MIN_BYTES = 128 << 10;
 /**
  * Elements the stride search samples (in {@link PLAN_PARTS} ranges): 17 lags of them each call,
  * about 0.2 ms (u8) to 0.4 ms (f32) on the VM, against 2-4 ms to compress 1 MiB.

@@ -11,7 +11,7 @@ import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { elementSize } from '../../types.js';
-import { GPU_PLAN_SCOPE, planSampleRanges, SampledBytes, type PredictPlan } from '../predict.js';
+import { GPU_PLAN_SCOPE, planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
 import { decimalFactors, FACTOR_WORDS } from './predict.js';
@@ -35,6 +35,11 @@ export async function planOnDevice(
   const chunkLength = chunkLengthOf(settings, type, settings.gpuChunkBytes);
   if (settings.predict !== undefined)
     return chunkingOf(settings, type, input.length, chunkLength, settings.predict ?? undefined, new Uint8Array(0));
+  // nothing to plan (and nothing read back): a fixed codec or the lossy mode, or a flat array
+  // too short for a record stride
+  const flat = settings.shape === undefined || settings.shape.length < 2;
+  if (settings.codec !== undefined || settings.errorBound !== undefined || (flat && input.length * size < STRIDE_MIN_BYTES))
+    return { chunkLength, plan: undefined };
   const ranges = input.length === 0 ? [] : planSampleRanges(input.length, type, settings.shape);
   const parts = await readRanges(
     gpu,
