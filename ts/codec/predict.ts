@@ -179,25 +179,26 @@ export class SampledBytes implements ByteView {
     return view !== undefined && offset >= 0 && offset + size <= view.byteLength ? { view, offset } : undefined;
   }
 
+  /** `read` of the range holding bytes [at, at + size), or 0 where none does. */
+  #read(at: number, size: number, read: (view: DataView, offset: number) => number): number {
+    const r = this.#find(at, size);
+    return r === undefined ? 0 : read(r.view, r.offset);
+  }
+
   getUint8(at: number): number {
-    const r = this.#find(at, 1);
-    return r === undefined ? 0 : r.view.getUint8(r.offset);
+    return this.#read(at, 1, (v, o) => v.getUint8(o));
   }
   getUint16(at: number, littleEndian: boolean): number {
-    const r = this.#find(at, 2);
-    return r === undefined ? 0 : r.view.getUint16(r.offset, littleEndian);
+    return this.#read(at, 2, (v, o) => v.getUint16(o, littleEndian));
   }
   getUint32(at: number, littleEndian: boolean): number {
-    const r = this.#find(at, 4);
-    return r === undefined ? 0 : r.view.getUint32(r.offset, littleEndian);
+    return this.#read(at, 4, (v, o) => v.getUint32(o, littleEndian));
   }
   getFloat32(at: number, littleEndian: boolean): number {
-    const r = this.#find(at, 4);
-    return r === undefined ? 0 : r.view.getFloat32(r.offset, littleEndian);
+    return this.#read(at, 4, (v, o) => v.getFloat32(o, littleEndian));
   }
   getFloat64(at: number, littleEndian: boolean): number {
-    const r = this.#find(at, 8);
-    return r === undefined ? 0 : r.view.getFloat64(r.offset, littleEndian);
+    return this.#read(at, 8, (v, o) => v.getFloat64(o, littleEndian));
   }
 }
 

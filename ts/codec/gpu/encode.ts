@@ -195,8 +195,7 @@ export async function compressToDevice(gpu: GpuContext, input: DeviceArray, sett
  * elements; past them up to the stride (the last chunk's units) its last element repeats.
  */
 interface UnitSet {
-  buffer: GPUBuffer;
-  /** The elements as an array for the run-length encoder (its type compares them). */
+  /** The elements (its buffer the units'), typed for the run-length encoder, which compares them. */
   array: DeviceArray;
   /** Element bytes: 1, 2 or 4. */
   width: 1 | 2 | 4;
@@ -243,7 +242,7 @@ async function sizeUnits(
   }
   const planeOffsets = (c: { index: number; count: number }) =>
     Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
-  const raw = set.buffer;
+  const raw = set.array.buffer;
   const delta = useDelta ? scratch.acquire(totalBytes, 'compress deltas') : undefined;
   const planes = useShuffle ? scratch.acquire(planeBytes, 'compress planes') : undefined;
   const deltaPlanes = useShuffle && useDelta ? scratch.acquire(planeBytes, 'compress delta planes') : undefined;
@@ -512,7 +511,7 @@ export async function encodeChunksOnDevice(
     let plainSet: UnitSet;
     const counts = chunks.map((c) => c.count);
     if (chunks.length <= 1 || (C * w) % 4 === 0) {
-      plainSet = { buffer: input.buffer, array: input, width: w, stride: C, counts, cells: C, shortFrom: chunks.length };
+      plainSet = { array: input, width: w, stride: C, counts, cells: C, shortFrom: chunks.length };
     } else {
       const stride = alignedStride(C);
       const copy = scratch.acquire(chunks.length * stride * w, 'compress chunks at whole words');
@@ -529,7 +528,7 @@ export async function encodeChunksOnDevice(
         }),
       );
       const array = gpu.wrap(copy, uTypeOf(w), chunks.length * stride);
-      plainSet = { buffer: copy, array, width: w, stride, counts, cells: C, shortFrom: last };
+      plainSet = { array, width: w, stride, counts, cells: C, shortFrom: last };
     }
     // the predicted chunks' field planes (a chunk of whole rows of the plan; the others plain)
     const fields = plan?.fields ?? 1;
@@ -574,7 +573,7 @@ export async function encodeChunksOnDevice(
       if (decimal !== undefined) decimals = await chunkExceptions(gpu, decimal, chunks);
       const unitCounts = chunks.flatMap((c) => Array.from({ length: fields }, () => geometry(c.count)?.cells ?? 0));
       const array = gpu.wrap(resid, uTypeOf(w), units * stride);
-      predictedSet = { buffer: resid, array, width: w, stride, counts: unitCounts, cells, shortFrom: last * fields };
+      predictedSet = { array, width: w, stride, counts: unitCounts, cells, shortFrom: last * fields };
     }
     // 1.-2. both sets sized at once (their round trips overlap; both settled before a failure
     // of either gives their scratch buffers back)
@@ -670,12 +669,11 @@ export async function encodeChunksOnDevice(
 
     // 4. the container laid out on the GPU: each payload's pieces gathered into place, the
     // payloads' tree hashes taken there, and the whole read back once into its final array
-    /** A candidate's payload as laid out (its stream directory and streams), or undefined when it came to `raw` bytes or more. */
-    const payloadOf = (x: Candidate, raw: number): { pieces: Piece[]; bytes: number } | undefined => {
+    /** A candidate's payload as laid out: its stream directory and streams. */
+    const payloadOf = (x: Candidate): { pieces: Piece[]; bytes: number } => {
       const streams = x.streams!.map((plan) => pieces.get(plan)!);
       const sizes = streams.map((list) => list.reduce((a, q) => a + ('host' in q ? q.host.length : q.length), 0));
       const bytes = 8 * streams.length + sizes.reduce((a, b) => a + b, 0);
-      if (bytes >= raw) return undefined;
       const dir = new Uint8Array(8 * streams.length);
       const view = new DataView(dir.buffer);
       sizes.forEach((size, j) => {
@@ -684,7 +682,11 @@ export async function encodeChunksOnDevice(
       });
       return { pieces: [{ host: dir }, ...streams.flat()], bytes };
     };
-    const unitRange = (set: UnitSet, u: number): Piece => ({ buffer: set.buffer, offset: u * set.stride * w, length: set.counts[u] * w });
+    const unitRange = (set: UnitSet, u: number): Piece => ({
+      buffer: set.array.buffer,
+      offset: u * set.stride * w,
+      length: set.counts[u] * w,
+    });
     const laid: LaidChunk[] = [];
     let at = firstEntryOffset(header);
     for (const c of chunks) {
@@ -692,7 +694,7 @@ export async function encodeChunksOnDevice(
       const raw = c.count * w;
       const stored = (why: string): LaidChunk => ({ entryAt: at, pieces: [unitRange(plainSet, c.index)], payloadBytes: raw, reason: why });
       const sizes = () => plain.candidates[c.index].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ');
-      let chunk: LaidChunk | undefined;
+      let chunk: LaidChunk;
       if ('fields' in x) {
         // the predict header, then each field's block: its stage ids and length, then its payload or residuals
         // (the decimal map's exponents, exception count and lists after the header)
@@ -709,7 +711,9 @@ export async function encodeChunksOnDevice(
         const why: string[] = [];
         x.fields.forEach((f, k) => {
           const u = c.index * fields + k;
-          const payload = f === undefined ? undefined : payloadOf(f, predictedSet!.counts[u] * w);
+          const coded = f === undefined ? undefined : payloadOf(f);
+          // (a field coded to its residuals' bytes or more is stored)
+          const payload = coded !== undefined && coded.bytes < predictedSet!.counts[u] * w ? coded : undefined;
           const block = new Uint8Array(FIELD_BLOCK_HEADER_BYTES);
           const body = payload?.pieces ?? [unitRange(predictedSet!, u)];
           const length = payload?.bytes ?? predictedSet!.counts[u] * w;
@@ -730,9 +734,8 @@ export async function encodeChunksOnDevice(
         else chunk = stored(`GPU: ${predictName(x.params)} came to ${bytes} B: stored`);
       } else if (x.plain === undefined) chunk = stored('GPU: no candidate smaller than the elements: stored');
       else {
-        const payload = payloadOf(x.plain, fixed ? Infinity : raw);
-        if (payload === undefined || payload.bytes >= raw)
-          chunk = stored(`GPU: ${pipelineName(x.plain.pipeline)} came to ${payload?.bytes ?? raw} B or more: stored`);
+        const payload = payloadOf(x.plain);
+        if (payload.bytes >= raw) chunk = stored(`GPU: ${pipelineName(x.plain.pipeline)} came to ${payload.bytes} B: stored`);
         else
           chunk = {
             entryAt: at,
