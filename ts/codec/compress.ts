@@ -12,8 +12,8 @@
  *   'gpu-lossy'      device   quantized on the GPU, the codes' chunks coded there        ./gpu/encode-lossy.ts
  *
  * The GPU codes a chunk itself when the chooser picks (its candidates, and the predict stage
- * with linear predictors) or the fixed pipeline is one it has ({@link gpuCodablePipeline}); else
- * the runs way, whose bytes are the CPU path's (a shaped array: the CPU path). The lossy mode runs on the GPU where the GPU codes
+ * but med) or the fixed pipeline is one it has ({@link gpuCodablePipeline}); else the runs way,
+ * whose bytes are the CPU path's (a shaped array: the CPU path). The lossy mode runs on the GPU where the GPU codes
  * the codes' pipeline itself, else on the CPU path.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';

@@ -22,7 +22,8 @@ import { decimalFactors, FACTOR_WORDS } from './predict.js';
  * {@link predictPlanOf}, {@link chunkingOf}) but within what the GPU writes (GPU_PLAN_SCOPE: no
  * med): only the elements {@link planSampleRanges} names are read back (one
  * readback of at most a few hundred KiB), which the planner reads as {@link SampledBytes} (no
- * host array of the input's size: at 64 MiB its allocation cost more than the compress). A plan decided already (`settings.predict`) is taken as it is.
+ * host array of the input's size: at 64 MiB its allocation cost more than the compress). A plan
+ * decided already (`settings.predict`) is taken as it is.
  * @throws ParleError DEVICE_LOST
  */
 export async function planOnDevice(
