@@ -297,6 +297,8 @@ export class GpuContext {
 
   /** @internal Awaits `p`; device loss (before or during) rejects with ParleError DEVICE_LOST. */
   readonly guard = async <T>(p: Promise<T>): Promise<T> => {
+    // observed before checkUsable may throw: a mapAsync of a lost device rejects later
+    p.catch(() => undefined);
     this.checkUsable();
     const lostFirst = this.lost.then(() => {
       throw this.#lossError();

@@ -128,10 +128,11 @@ export async function* readBody(
     let timer: ReturnType<typeof setTimeout> | undefined;
     let result: IteratorResult<Uint8Array>;
     try {
+      // (the allowance first: a promise made before this throw would reject unobserved)
+      const allowanceMs = floor.minBytesPerS > 0 ? floorAllowanceMs(floor, work.bytesIn, work.bodyWaitMs) : Infinity;
+      if (allowanceMs <= 0) throw slowBody(work, floor);
       let waiting = unlessAborted(next, signal);
       if (floor.minBytesPerS > 0) {
-        const allowanceMs = floorAllowanceMs(floor, work.bytesIn, work.bodyWaitMs);
-        if (allowanceMs <= 0) throw slowBody(work, floor);
         waiting = Promise.race([
           waiting,
           new Promise<never>((_resolve, reject) => {
