@@ -4,15 +4,17 @@
 // reads back only payload bytes. Runs come from rle-encode.wgsl with the chunk length set (a run
 // never crosses a chunk), `starts` is the exclusive scan of their lengths (element index of each
 // run's first element). A chunk may end before the next chunk's start: its elements past `cells`
-// (`shortCells` for chunks from `shortFrom` on) repeat its last one (units of
-// codec-predict-encode.wgsl), so its last run covers them, and a run's length is cut at its
-// chunk's end. Two entry points, one invocation a run (2-D grid: wid.y * nwg.x + wid.x):
-//   lebSizes: counts[r] = bytes of run r's LEB128 (1..5);
+// (`shortCells` for chunks from `shortFrom` on) are padding: a run's length is cut at its
+// chunk's end, and runs that start past it (padding of other values: byte planes' zeros) are
+// dropped (no LEB128 bytes; the chunk's values end before the first of them). Two entry points,
+// one invocation a run (2-D grid: wid.y * nwg.x + wid.x):
+//   lebSizes: counts[r] = bytes of run r's LEB128 (1..5; 0 for a dropped run);
 //   (ts/codec/gpu/rle-streams.ts: exclusive scan of counts -> at, and the total)
 //   lebWrite: writes run r's bytes at byte at[r] of `leb` (zeroed before; atomicOr per u32 word,
-//             since neighbouring runs share words), and for a run that starts a chunk (starts[r]
+//             since neighbouring runs share words); for a run that starts a chunk (starts[r]
 //             a multiple of the chunk length) the chunk's first run and first LEB byte into
-//             table[2 c], table[2 c + 1].
+//             table[3 c], table[3 c + 1]; for a chunk's first dropped run r, r + 1 into
+//             table[3 c + 2] (cleared before: 0 where none).
 // Composed by ts/codec/gpu/rle-streams.ts with `const WG` (256) prepended.
 
 struct Params {
@@ -31,12 +33,17 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(3) var<storage, read> starts: array<u32>;
 
-// Run r's length, cut at its chunk's end.
+// The end of the elements of the chunk element `start` lies in (padding after it).
+fn chunkEnd(start: u32) -> u32 {
+  let c = start / params.chunk;
+  return c * params.chunk + select(params.cells, params.shortCells, c >= params.shortFrom);
+}
+
+// Run r's length, cut at its chunk's end (0: the run starts in the padding and is dropped).
 fn runLength(r: u32) -> u32 {
   let start = starts[r];
-  let c = start / params.chunk;
-  let end = c * params.chunk + select(params.cells, params.shortCells, c >= params.shortFrom);
-  return min(lengths[r], end - start);
+  let end = chunkEnd(start);
+  return select(0u, min(lengths[r], end - start), start < end);
 }
 
 fn lebBytes(v: u32) -> u32 {
@@ -53,7 +60,8 @@ fn lebSizes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = runIndex(tid, wid, nwg);
   if (r >= params.runs) { return; }
-  counts[r] = lebBytes(runLength(r) - 1u);
+  let n = runLength(r);
+  counts[r] = select(0u, lebBytes(n - 1u), n > 0u);
 }
 
 @group(0) @binding(4) var<storage, read> at: array<u32>;
@@ -65,14 +73,20 @@ fn lebWrite(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = runIndex(tid, wid, nwg);
   if (r >= params.runs) { return; }
-  var v = runLength(r) - 1u;
+  let n = runLength(r);
   let first = at[r];
   let start = starts[r];
+  let c = start / params.chunk;
   if (start % params.chunk == 0u) {
-    let c = start / params.chunk;
-    table[2u * c] = r;
-    table[2u * c + 1u] = first;
+    table[3u * c] = r;
+    table[3u * c + 1u] = first;
   }
+  if (n == 0u) {
+    // the chunk's first dropped run: the one after its last kept run (or its first run)
+    if (start % params.chunk == 0u || starts[r - 1u] < chunkEnd(start)) { table[3u * c + 2u] = r + 1u; }
+    return;
+  }
+  var v = n - 1u;
   // the bytes of one word are gathered and OR-ed in at once (at most two words: 5 bytes)
   var pos = first;
   var word = 0u;

@@ -1570,6 +1570,7 @@ describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)'
           for (let c = 0; c < chunks; c++) {
             const what = `${type} n=${n} C=${chunkLength} chunk ${c}`;
             expect(Buffer.compare(values.subarray(got.firstRun[c] * w, got.firstRun[c + 1] * w), want[c].values), what).toBe(0);
+            expect(got.endRun[c], what).toBe(got.firstRun[c + 1]);
             expect(Buffer.compare(leb.subarray(got.lebStart[c], got.lebStart[c + 1]), want[c].leb), what).toBe(0);
           }
           expect(got.lebStart[chunks]).toBe(want.reduce((a, c) => a + c.leb.length, 0));
@@ -1596,6 +1597,48 @@ describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)'
           expect(Buffer.compare(leb.subarray(got.lebStart[c], got.lebStart[c + 1]), want[c].leb), `C=${chunkLength} chunk ${c}`).toBe(0);
         }
         if (chunks === 1) expect(Array.from(leb.subarray(0, 4))).toEqual([0xbc, 0xa3, 0x86, 0x01]); // 2199996 in LEB128
+      } finally {
+        got.release();
+        input.destroy();
+      }
+    }
+  });
+
+  gpuTest('units shorter than the chunk length: runs cut at their end, runs in the padding dropped', async (ctx, rng) => {
+    // byte planes of ./encode.ts: units of `cells` bytes (the last `shortCells`) `stride` apart,
+    // the padding between them of any bytes (its first run, and the runs after it, dropped), or
+    // of the unit's last byte (its last run goes on into it and is cut)
+    for (const [units, stride, cells, shortCells, padding] of [
+      [5, 1024, 1021, 700, 'random'],
+      [5, 1024, 1021, 700, 'last'],
+      [3, 4096, 4096, 3, 'random'], // full units, one of 3 bytes
+      [4, 256, 253, 0, 'random'], // an empty last unit: all its runs dropped
+      [1, 64, 64, 61, 'random'], // one unit
+    ] as const) {
+      const bytes = new Uint8Array(units * stride);
+      const want: { values: Uint8Array; leb: Uint8Array }[] = [];
+      for (let u = 0; u < units; u++) {
+        const n = u === units - 1 ? shortCells : cells;
+        const unit = bytes.subarray(u * stride, (u + 1) * stride);
+        for (let i = 0; i < n;) {
+          const len = 1 + rng.below(rng.below(4) === 0 ? 300 : 6);
+          unit.fill(rng.below(3), i, Math.min(n, i + len));
+          i += len;
+        }
+        for (let i = n; i < stride; i++) unit[i] = padding === 'last' && n > 0 ? unit[n - 1] : rng.below(3);
+        want.push(reference(unit.subarray(0, n), 1, stride)[0]);
+      }
+      const what = `${units} units of ${cells} (${shortCells}) every ${stride}, padding ${padding}`;
+      const input = await ctx.upload(bytes);
+      const got = await rleChunkStreams(ctx, input, stride, units, { cells, shortFrom: units - 1, shortCells });
+      try {
+        const values = new Uint8Array(await ctx.download(got.values).then((a) => a.buffer));
+        const leb = await readAll(ctx, got.leb);
+        expect(got.runs, what).toBe(want.reduce((a, c) => a + c.values.length, 0));
+        for (let u = 0; u < units; u++) {
+          expect(Buffer.compare(values.subarray(got.firstRun[u], got.endRun[u]), want[u].values), `${what}: unit ${u}`).toBe(0);
+          expect(Buffer.compare(leb.subarray(got.lebStart[u], got.lebStart[u + 1]), want[u].leb), `${what}: unit ${u}`).toBe(0);
+        }
       } finally {
         got.release();
         input.destroy();

@@ -15,9 +15,11 @@
  *   2. on the host, from the histograms and their Huffman codes (made on the GPU in the same
  *      submission: codec-code-lengths.wgsl), each candidate's exact size (huffman,
  *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); if the runs could beat that (a
- *      lower bound on them comes from the deltas' zero bytes) the rle stage's streams of every
- *      unit are built on the GPU (runs cut at the units, lengths as LEB128: rleChunkStreams)
- *      and their histograms size rle and rle+huffman;
+ *      lower bound on them comes from the deltas' zero bytes, and on the byte planes' from the
+ *      delta planes') the rle stage's streams of every unit, and of its byte planes, are built
+ *      on the GPU (runs cut at the units, lengths as LEB128: rleChunkStreams) and their
+ *      histograms size rle after each transform (rle, delta+rle, shuffle+rle,
+ *      delta+shuffle+rle), each with huffman or without;
  *   3. per chunk the smallest: predicted (each field plane's smallest, or stored) or plain;
  *      Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/huffman-encode.ts) and left
  *      there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
@@ -28,9 +30,9 @@
  *      together; codec-gather.wgsl), and the payloads' tree hashes. The container is read back
  *      once, into the array returned; the host writes the header and the chunk entries into it.
  *      Only the container crosses the bus, and the host copies no payload byte.
- * Candidates here are those the GPU codes without the host: rle after delta or shuffle, pack
- * and med are not among them (compress on the CPU path to have them), so the
- * chosen pipeline may differ from the CPU path's, and the bytes with it; the format is the same.
+ * Candidates here are those the GPU codes without the host: pack and med are not among them
+ * (compress on the CPU path to have them), so the chosen pipeline may differ from the CPU
+ * path's, and the bytes with it; the format is the same.
  */
 import { abortError } from '../../cpu/pool.js';
 import { storedEntry } from '../cpu/encode.js';
@@ -83,7 +85,10 @@ const uTypeOf = (width: 1 | 2 | 4): ElementType => (width === 1 ? 'u8' : width =
 /** The pipelines this path codes on the GPU; others go through the runs path (ts/codec/gpu/compress.ts). */
 export function gpuCodablePipeline(pipeline: readonly number[]): boolean {
   const names = pipelineName(pipeline as Pipeline);
-  return ['huffman', 'delta+huffman', 'shuffle+huffman', 'delta+shuffle+huffman', 'rle', 'rle+huffman'].includes(names);
+  return [
+    ...['huffman', 'delta+huffman', 'shuffle+huffman', 'delta+shuffle+huffman'],
+    ...['rle', 'delta+rle', 'shuffle+rle', 'delta+shuffle+rle'].flatMap((t) => [t, `${t}+huffman`]),
+  ].includes(names);
 }
 
 /** One stream of a candidate: its bytes (a range of a GPU buffer), histogram and code; `plain`: stored as it is (rle without huffman). */
@@ -203,6 +208,7 @@ interface UnitSet {
   counts: number[];
   /** Elements of a unit before `shortFrom` (all but the last chunk's), for the rle stage's cuts. */
   cells: number;
+  /** The last chunk's first unit: units from it on hold counts[last] elements. */
   shortFrom: number;
 }
 
@@ -228,20 +234,16 @@ async function sizeUnits(
 ): Promise<{ candidates: Candidate[][]; hashes: Uint32Array }> {
   const w = set.width;
   const units = set.counts.map((count, index) => ({ index, count, at: index * set.stride * w }));
-  const useDelta = allow('delta+huffman') || allow('delta+shuffle+huffman');
-  const useShuffle = w > 1 && (allow('shuffle+huffman') || allow('delta+shuffle+huffman'));
+  const useDelta = ['delta', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow));
+  const useShuffle = w > 1 && ['shuffle', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow));
   const useRle = allow('rle') || allow('rle+huffman');
   const length = set.array.length;
   const totalBytes = length * w;
-  // planes of unit u at planeAt[u] + k x roundUp4(count)
-  const planeAt: number[] = [];
-  let planeBytes = 0;
-  for (const c of units) {
-    planeAt.push(planeBytes);
-    planeBytes += w * roundUp4(c.count);
-  }
-  const planeOffsets = (c: { index: number; count: number }) =>
-    Array.from({ length: w }, (_, k) => planeAt[c.index] + k * roundUp4(c.count));
+  // plane k of unit u at (u w + k) P: every plane P bytes apart, a stride the rle stage cuts its
+  // runs at (bytes of a plane past its count are padding, written or not)
+  const P = roundUp4(set.stride);
+  const planeBytes = units.length * w * P;
+  const planeOffsets = (c: { index: number }) => Array.from({ length: w }, (_, k) => (c.index * w + k) * P);
   const raw = set.array.buffer;
   const delta = useDelta ? scratch.acquire(totalBytes, 'compress deltas') : undefined;
   const planes = useShuffle ? scratch.acquire(planeBytes, 'compress planes') : undefined;
@@ -319,7 +321,7 @@ async function sizeUnits(
       for (let k = 0; k < w; k++) {
         const code = codeOf(buffer, c.index * w + k);
         bytes += huffmanStreamBytes(code, c.count, decoder).bytes;
-        streams.push({ buffer, byteOffset: planeAt[c.index] + k * roundUp4(c.count), byteLength: c.count, code });
+        streams.push({ buffer, byteOffset: (c.index * w + k) * P, byteLength: c.count, code });
       }
       list.push({ pipeline, bytes, streams });
     };
@@ -330,69 +332,116 @@ async function sizeUnits(
     return list;
   });
   const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
-  // rle candidates: the rle stage's streams built on the GPU, when the runs could beat what
-  // the histograms promise. R runs of n elements cost at least R (w + 1) bytes as rle; as
-  // rle+huffman, their values about what the best candidate spends on R of the n elements and
-  // their lengths a bit each at least (residual planes of images: runs of a few zeros that
-  // Huffman codes in under a byte). R comes free with the deltas, at least: an element equal
-  // to the one before it has a delta of w zero bytes, so a unit has at least
-  // count - (zero delta bytes) / w runs. Where even that many runs cannot win, the rle streams
-  // are not built (for noise they are as large as the input, five times over for the lengths).
   const promised = units.reduce((a, c) => a + best(c), 0);
+  const last = units.length - 1;
+  /**
+   * The rle stage's candidates of every unit from `parts`: the rle streams of its `per` parts
+   * (the unit, or its w byte planes) `stride` elements apart in `array`, built on the GPU (a run
+   * cut at its part's end), with their histograms' codes; `prefix` the stages before rle. Not
+   * built, or not sized, where `couldWin` says the runs cannot win (given each part's runs).
+   */
+  const addRle = async (
+    array: DeviceArray,
+    stride: number,
+    per: number,
+    prefix: Pipeline,
+    couldWin: (runsOf: (part: number) => number) => boolean,
+  ) => {
+    const vw = per === 1 ? w : 1;
+    const rle = await rleChunkStreams(gpu, array, stride, units.length * per, {
+      cells: set.cells,
+      shortFrom: set.shortFrom * per,
+      shortCells: set.counts[last],
+    });
+    scratch.onRelease(() => rle.release());
+    if (!fixed && !couldWin((p) => rle.endRun[p] - rle.firstRun[p])) return;
+    const valueRange = (p: number) => ({ byteOffset: rle.firstRun[p] * vw, byteLength: (rle.endRun[p] - rle.firstRun[p]) * vw });
+    const lengthRange = (p: number) => ({ byteOffset: rle.lebStart[p], byteLength: rle.lebStart[p + 1] - rle.lebStart[p] });
+    const parts = Array.from({ length: units.length * per }, (_, p) => p);
+    let readValues: () => Promise<HistogramCode[]> = async () => [];
+    let readLengths: () => Promise<HistogramCode[]> = async () => [];
+    await gpu.submit('compress rle histograms', (s) => {
+      readValues = encodeHistogramCodes8(gpu, s, rle.values.buffer, parts.map(valueRange));
+      readLengths = encodeHistogramCodes8(gpu, s, rle.leb, parts.map(lengthRange));
+    });
+    const valueCodes = await readValues();
+    const lengthCodes = await readLengths();
+    const names = [pipelineName([...prefix, StageId.Rle]), pipelineName([...prefix, StageId.Rle, StageId.Huffman])];
+    for (const c of units) {
+      if (c.count === 0) continue;
+      const own = parts.slice(c.index * per, (c.index + 1) * per);
+      // each part's values, then its lengths (the format's stream order)
+      const plan = (plain: boolean): StreamPlan[] =>
+        own.flatMap((p) => [
+          { buffer: rle.values.buffer, ...valueRange(p), code: valueCodes[p], plain },
+          { buffer: rle.leb, ...lengthRange(p), code: lengthCodes[p], plain },
+        ]);
+      const streams = plan(false);
+      if (allow(names[0]))
+        candidates[c.index].push({
+          pipeline: [...prefix, StageId.Rle],
+          bytes: 8 * streams.length + streams.reduce((a, x) => a + x.byteLength, 0),
+          streams: plan(true),
+        });
+      if (allow(names[1]))
+        candidates[c.index].push({
+          pipeline: [...prefix, StageId.Rle, StageId.Huffman],
+          bytes: 8 * streams.length + streams.reduce((a, x) => a + huffmanStreamBytes(x.code, x.byteLength, decoder).bytes, 0),
+          streams,
+        });
+    }
+  };
+  const rleTasks: Promise<void>[] = [];
+  const allowsRleOf = (prefix: string) => allow(`${prefix}+rle`) || allow(`${prefix}+rle+huffman`);
+  // rle of the whole units: built when the runs could beat what the histograms promise. R runs
+  // of n elements cost at least R (w + 1) bytes as rle; as rle+huffman, their values about what
+  // the best candidate spends on R of the n elements and their lengths a bit each at least
+  // (residual planes of images: runs of a few zeros that Huffman codes in under a byte). R comes
+  // free with the deltas, at least: an element equal to the one before it has a delta of w zero
+  // bytes, so a unit has at least count - (zero delta bytes) / w runs. Where even that many runs
+  // cannot win, the rle streams are not built (for noise they are as large as the input, five
+  // times over for the lengths).
   const elements = units.reduce((a, c) => a + c.count, 0);
   const runsCouldWin = (runs: number) => runs * (w + 1) < promised || (promised * runs) / elements + runs / 8 < RLE_MARGIN * promised;
   const fewestRuns = delta
     ? units.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(codeOf(delta, c.index).counts[0] / w))), 0)
     : 0;
-  if (useRle && length > 0 && (fixed || runsCouldWin(fewestRuns))) {
-    const last = set.counts.length - 1;
-    const rle = await rleChunkStreams(gpu, set.array, set.stride, units.length, {
-      cells: set.cells,
-      shortFrom: set.shortFrom,
-      shortCells: set.counts[last],
-    });
-    scratch.onRelease(() => rle.release());
-    if (fixed || runsCouldWin(rle.runs)) {
-      const { firstRun, lebStart } = rle;
-      const valueRange = (c: number) => ({ byteOffset: firstRun[c] * w, byteLength: (firstRun[c + 1] - firstRun[c]) * w });
-      const lengthRange = (c: number) => ({ byteOffset: lebStart[c], byteLength: lebStart[c + 1] - lebStart[c] });
-      let readValues: () => Promise<HistogramCode[]> = async () => [];
-      let readLengths: () => Promise<HistogramCode[]> = async () => [];
-      await gpu.submit('compress rle histograms', (s) => {
-        readValues = encodeHistogramCodes8(
-          gpu,
-          s,
-          rle.values.buffer,
-          units.map((c) => valueRange(c.index)),
-        );
-        readLengths = encodeHistogramCodes8(
-          gpu,
-          s,
-          rle.leb,
-          units.map((c) => lengthRange(c.index)),
-        );
-      });
-      const valueCodes = await readValues();
-      const lengthCodes = await readLengths();
-      for (const c of units) {
-        if (c.count === 0) continue;
-        const v = valueRange(c.index);
-        const l = lengthRange(c.index);
-        const vc = valueCodes[c.index];
-        const lc = lengthCodes[c.index];
-        const plan = (plain: boolean): StreamPlan[] => [
-          { buffer: rle.values.buffer, ...v, code: vc, plain },
-          { buffer: rle.leb, ...l, code: lc, plain },
-        ];
-        if (allow('rle'))
-          candidates[c.index].push({ pipeline: [StageId.Rle], bytes: 16 + v.byteLength + l.byteLength, streams: plan(true) });
-        if (allow('rle+huffman')) {
-          const bytes = 16 + huffmanStreamBytes(vc, v.byteLength, decoder).bytes + huffmanStreamBytes(lc, l.byteLength, decoder).bytes;
-          candidates[c.index].push({ pipeline: [StageId.Rle, StageId.Huffman], bytes, streams: plan(false) });
-        }
-      }
-    }
+  const unitsCouldWin = (runsOf: (part: number) => number) => runsCouldWin(units.reduce((a, c) => a + runsOf(c.index), 0));
+  if (useRle && length > 0 && (fixed || runsCouldWin(fewestRuns))) rleTasks.push(addRle(set.array, set.stride, 1, [], unitsCouldWin));
+  // rle of the deltas (delta+rle: ramps, and flat regions of images), whose runs have no such
+  // bound: built where the elements' runs could win (a run of equal elements is one of zero
+  // deltas), or the pipeline is fixed
+  if (delta !== undefined && length > 0 && allowsRleOf('delta') && (fixed || runsCouldWin(fewestRuns))) {
+    rleTasks.push(addRle(gpu.wrap(delta, uTypeOf(w), length), set.stride, 1, [StageId.Delta], unitsCouldWin));
   }
+  // rle of the byte planes (shuffle+rle: the high planes of labels and of smooth residuals;
+  // delta+shuffle+rle: those of smooth arrays), built when their runs could beat the best
+  // candidate: plane p's values at about the bits its Huffman code spends a byte, its lengths a
+  // bit each at least. Runs of a plane come with the delta planes, at least: byte k of two equal
+  // planes' bytes' delta is 0 or 0xFF (a borrow), so a plane has at least count - (those bytes)
+  // runs. The delta planes' own runs have no such bound: theirs are built where the planes'
+  // could win (or the pipeline is fixed).
+  const count = (p: number) => units[Math.floor(p / w)].count;
+  const planesCouldWin = (buffer: GPUBuffer) => (runsOf: (part: number) => number) => {
+    let bytes = 0;
+    for (let p = 0; p < units.length * w; p++) {
+      if (count(p) > 0) bytes += (runsOf(p) * (codeOf(buffer, p).codedBits / count(p) + 1)) / 8;
+    }
+    return bytes < RLE_MARGIN * promised;
+  };
+  const fewestPlaneRuns = (p: number) => {
+    const counts = codeOf(deltaPlanes!, p).counts;
+    return Math.max(1, count(p) - counts[0] - counts[255]);
+  };
+  const planesMayWin = planes !== undefined && deltaPlanes !== undefined && planesCouldWin(planes)(fewestPlaneRuns);
+  if (planes !== undefined && length > 0 && allowsRleOf('shuffle') && (fixed || planesMayWin)) {
+    rleTasks.push(addRle(gpu.wrap(planes, 'u8', planeBytes), P, w, [StageId.Shuffle], planesCouldWin(planes)));
+  }
+  if (deltaPlanes !== undefined && length > 0 && allowsRleOf('delta+shuffle') && (fixed || planesMayWin)) {
+    rleTasks.push(addRle(gpu.wrap(deltaPlanes, 'u8', planeBytes), P, w, [StageId.Delta, StageId.Shuffle], planesCouldWin(deltaPlanes)));
+  }
+  // (all settled before a failure of one is thrown: their buffers are released with the scratch)
+  for (const r of await Promise.allSettled(rleTasks)) if (r.status === 'rejected') throw r.reason;
   return { candidates, hashes };
 }
 
@@ -511,7 +560,7 @@ export async function encodeChunksOnDevice(
     let plainSet: UnitSet;
     const counts = chunks.map((c) => c.count);
     if (chunks.length <= 1 || (C * w) % 4 === 0) {
-      plainSet = { array: input, width: w, stride: C, counts, cells: C, shortFrom: chunks.length };
+      plainSet = { array: input, width: w, stride: C, counts, cells: C, shortFrom: last };
     } else {
       const stride = alignedStride(C);
       const copy = scratch.acquire(chunks.length * stride * w, 'compress chunks at whole words');

@@ -15,14 +15,16 @@ import { pipeline } from './common.js';
 
 /** The rle stage's two streams of every chunk of an array, on the GPU (see {@link rleChunkStreams}). */
 export interface RleChunkStreams {
-  /** Runs R of all chunks together (a run never crosses a chunk). */
+  /** Runs of all chunks together (a run never crosses a chunk), padding's dropped runs not counted. */
   runs: number;
-  /** The R run values, of the input's element type: chunk c's values stream is bytes [firstRun[c] w, firstRun[c + 1] w). */
+  /** The run values, of the input's element type: chunk c's values stream is bytes [firstRun[c] w, endRun[c] w). */
   values: DeviceArray;
   /** Every run's (length - 1) as LEB128, runs in order: chunk c's lengths stream is bytes [lebStart[c], lebStart[c + 1]). */
   leb: GPUBuffer;
-  /** Per chunk, then one past the last: the index of its first run (R at the end). */
+  /** Per chunk, then one past the last: the index of its first run (all runs, dropped ones too, at the end). */
   firstRun: Uint32Array;
+  /** Per chunk: one past the index of its last run that is not dropped (firstRun[c + 1] where it has no padding runs). */
+  endRun: Uint32Array;
   /** Per chunk, then one past the last: the byte of `leb` where its lengths stream starts (all LEB bytes at the end). */
   lebStart: Uint32Array;
   /** Gives the buffers back (values destroyed, `leb` to the pool). */
@@ -37,13 +39,14 @@ export interface RleChunkStreams {
  * element, which finds the chunks' first runs), each run's LEB128 size, their exclusive scan
  * (byte offsets), and the bytes (shaders/codec-rle-streams.wgsl), all but the runs in the run
  * encode's second submission (two submissions in all). Three small readbacks: the run count,
- * the LEB total, and the table of chunk starts (2 words a chunk). The streams' bytes stay on
+ * the LEB total, and the table of chunk starts and ends (3 words a chunk). The streams' bytes stay on
  * the GPU (for histograms, Huffman coding, or a readback of the payload); `leb` is a worst-case
  * buffer (for every run, the LEB128 size of a chunk-long run).
  * `chunkLength` must be a multiple of the elements per u32 word (4 for u8, 2 for u16) unless
  * there is one chunk. `units`: chunks that hold fewer elements than the chunk length (units of
- * ./predict-encode.ts, padded with their last element): `cells` each, `shortCells` from chunk
- * `shortFrom` on; their streams hold only those.
+ * ./predict-encode.ts, padded with their last element; byte planes of ./encode.ts, padded with
+ * anything): `cells` each, `shortCells` from chunk `shortFrom` on; their streams hold only those
+ * (a run is cut at its chunk's end; runs that start past it are dropped).
  * @throws ParleError INVALID_ARGUMENT (chunk length), TOO_LARGE (beyond one storage binding),
  *   DEVICE_LOST
  */
@@ -69,7 +72,7 @@ export async function rleChunkStreams(
       const at = s.temp(R * 4, 'rle-leb-offsets');
       const counts = s.temp(R * 4, 'rle-leb-sizes');
       const totalBuf = s.temp(16, 'rle-leb-total');
-      const tableBuf = s.temp(chunkCount * 8, 'rle-chunk-table');
+      const tableBuf = s.temp(chunkCount * 12, 'rle-chunk-table');
       // a run is at most a chunk long: (length - 1) takes ceil(bits / 7) LEB128 bytes
       const longest = Math.min(input.length, chunkCount > 1 ? chunkLength : input.length);
       const lebWorst = Math.ceil((R * Math.max(1, Math.ceil(Math.log2(longest) / 7))) / 4) * 4;
@@ -80,6 +83,7 @@ export async function rleChunkStreams(
       const cells = chunkCount > 1 ? units.cells : Math.min(input.length, units.cells);
       const uniform = s.uniform([R, chunk, cells, units.shortFrom, units.shortCells, 0, 0, 0]);
       s.encoder.clearBuffer(totalBuf);
+      s.encoder.clearBuffer(tableBuf, 0, chunkCount * 12);
       s.encoder.clearBuffer(leb, 0, lebWorst);
       encodeScan(ctx, s, lengthsBuf, starts, R, 'u32', false);
       s.dispatch(
@@ -107,7 +111,7 @@ export async function rleChunkStreams(
         groups,
         'parle:rle-leb-write',
       );
-      return { leb, readTotal: s.readAfter(totalBuf, 4), readTable: s.readAfter(tableBuf, chunkCount * 8) };
+      return { leb, readTotal: s.readAfter(totalBuf, 4), readTable: s.readAfter(tableBuf, chunkCount * 12) };
     });
   } catch (e) {
     for (const b of acquired.splice(0)) ctx.releaseStorage(b);
@@ -124,20 +128,28 @@ export async function rleChunkStreams(
     if (encoded.then === undefined) {
       const leb = ctx.acquireStorage(4, 'rle-leb');
       acquired.push(leb);
-      return { runs: 0, values, leb, firstRun: new Uint32Array(chunkCount + 1), lebStart: new Uint32Array(chunkCount + 1), release };
+      const none = new Uint32Array(chunkCount + 1);
+      return { runs: 0, values, leb, firstRun: none, endRun: none.subarray(0, chunkCount), lebStart: none, release };
     }
     const { leb, readTotal, readTable } = encoded.then;
     const [total, table] = await Promise.all([readTotal(), readTable()]);
     const lebBytes = total[0];
     const firstRun = new Uint32Array(chunkCount + 1);
     const lebStart = new Uint32Array(chunkCount + 1);
+    const endRun = new Uint32Array(chunkCount);
     for (let c = 0; c < chunkCount; c++) {
-      firstRun[c] = table[2 * c];
-      lebStart[c] = table[2 * c + 1];
+      firstRun[c] = table[3 * c];
+      lebStart[c] = table[3 * c + 1];
     }
     firstRun[chunkCount] = R;
     lebStart[chunkCount] = lebBytes;
-    return { runs: R, values, leb, firstRun, lebStart, release };
+    let runs = 0;
+    for (let c = 0; c < chunkCount; c++) {
+      // (the first dropped run + 1, or 0: none)
+      endRun[c] = table[3 * c + 2] === 0 ? firstRun[c + 1] : table[3 * c + 2] - 1;
+      runs += endRun[c] - firstRun[c];
+    }
+    return { runs, values, leb, firstRun, endRun, lebStart, release };
   } catch (e) {
     release();
     throw e;
