@@ -1199,6 +1199,48 @@ describeGpu('GPU Huffman code lengths of byte histograms', () => {
     buf.destroy();
   });
 
+  gpuTest('runs of 1-, 2- and 4-byte elements counted with the histograms: equal to a plain loop', async (ctx, rng) => {
+    // runs of a few elements and of thousands (across 64 KiB tiles), of values that differ in
+    // one byte only (a 2- or 4-byte element equal in its low byte to the one before)
+    const bytes = new Uint8Array(400_000);
+    for (let i = 0; i < bytes.length;) {
+      const len = rng.below(5) === 0 ? rng.below(20_000) : 1 + rng.below(9);
+      const v = rng.below(3);
+      bytes.fill(v, i, i + len);
+      if (rng.below(2) === 0) bytes[Math.min(i + len, bytes.length) - 1] ^= 1 << rng.below(8);
+      i += len;
+    }
+    const runsOf = (a: Uint8Array, width: number) => {
+      let runs = 0;
+      for (let e = 0; e < a.length; e += width) {
+        if (e === 0 || a.subarray(e, e + width).some((x, k) => x !== a[e - width + k])) runs++;
+      }
+      return runs;
+    };
+    const buf = bufferWith(ctx, bytes.length, [[0, bytes]]);
+    for (const width of [1, 2, 4] as const) {
+      const ranges = [
+        { byteOffset: 0, byteLength: bytes.length },
+        { byteOffset: 0, byteLength: 0 },
+        { byteOffset: width, byteLength: width },
+      ];
+      for (let i = 0; i < 12; i++) {
+        const at = rng.below(bytes.length / width - 1) * width;
+        ranges.push({ byteOffset: at, byteLength: rng.below((bytes.length - at) / width) * width });
+      }
+      const got = await histogramCodes8(ctx, buf, ranges, width);
+      ranges.forEach((r, i) =>
+        expect(got[i].runs, `width ${width}, range (${r.byteOffset}, ${r.byteLength})`).toBe(
+          runsOf(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength), width),
+        ),
+      );
+      expect((await histogramCodes8(ctx, buf, ranges))[0].runs).toBeUndefined();
+    }
+    await expect(histogramCodes8(ctx, buf, [{ byteOffset: 2, byteLength: 8 }], 4)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(histogramCodes8(ctx, buf, [{ byteOffset: 0, byteLength: 6 }], 4)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    buf.destroy();
+  });
+
   gpuTest('a range of 2^28 bytes or more is refused (its coded bits could pass a u32)', async (ctx) => {
     const buf = bufferWith(ctx, 64);
     await expect(histogramCodes8(ctx, buf, [{ byteOffset: 0, byteLength: 2 ** 28 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });

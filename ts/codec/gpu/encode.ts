@@ -14,12 +14,11 @@
  *      candidate stream;
  *   2. on the host, from the histograms and their Huffman codes (made on the GPU in the same
  *      submission: codec-code-lengths.wgsl), each candidate's exact size (huffman,
- *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); if the runs could beat that (a
- *      lower bound on them comes from the deltas' zero bytes, and on the byte planes' from the
- *      delta planes') the rle stage's streams of every unit, and of its byte planes, are built
- *      on the GPU (runs cut at the units, lengths as LEB128: rleChunkStreams) and their
- *      histograms size rle after each transform (rle, delta+rle, shuffle+rle,
- *      delta+shuffle+rle), each with huffman or without;
+ *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); where the runs of a transform's
+ *      output (counted in the histogram pass) could beat that, the rle stage's streams of every
+ *      unit, or of its byte planes, are built on the GPU (runs cut at the units, lengths as
+ *      LEB128: rleChunkStreams) and their histograms size rle after that transform (rle,
+ *      delta+rle, shuffle+rle, delta+shuffle+rle), each with huffman or without;
  *   3. per chunk the smallest: predicted (each field plane's smallest, or stored) or plain;
  *      Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/huffman-encode.ts) and left
  *      there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
@@ -78,6 +77,10 @@ import {
 
 /** The share of the best candidates' bytes that rle+huffman's estimate must come under for the rle streams to be built. */
 const RLE_MARGIN = 0.97;
+/** The rle streams of a transform are built only where the bytes they could save reach this share of the most another transform's could. */
+const RLE_SHARE = 0.5;
+/** The least a transform's rle streams must be able to save to be built, as a share of the units' best candidates' bytes. */
+const RLE_LEAST_SAVING = 0.002;
 
 /** The unsigned type of `width`-byte elements (units compared by their bits). */
 const uTypeOf = (width: 1 | 2 | 4): ElementType => (width === 1 ? 'u8' : width === 2 ? 'u16' : 'u32');
@@ -212,6 +215,20 @@ interface UnitSet {
   shortFrom: number;
 }
 
+/**
+ * A transform's output whose rle streams {@link sizeUnits} may build: `per` parts a unit (the
+ * unit, or its byte planes) `stride` elements apart in `array`, its pipelines' `names` (rle
+ * without and with huffman) and the bytes they could save (estimated) over the units' best candidates.
+ */
+interface RleSource {
+  array: () => DeviceArray;
+  stride: number;
+  per: number;
+  prefix: Pipeline;
+  names: string[];
+  saving: number;
+}
+
 /** Scratch buffers and releases of one compress, given back at its end. */
 interface Scratch {
   acquire(bytes: number, label: string): GPUBuffer;
@@ -231,12 +248,11 @@ async function sizeUnits(
   fixed: boolean,
   scratch: Scratch,
   hash: boolean,
-): Promise<{ candidates: Candidate[][]; hashes: Uint32Array }> {
+): Promise<{ candidates: Candidate[][]; hashes: Uint32Array; rleBuilt: string[] }> {
   const w = set.width;
   const units = set.counts.map((count, index) => ({ index, count, at: index * set.stride * w }));
   const useDelta = ['delta', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow));
   const useShuffle = w > 1 && ['shuffle', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow));
-  const useRle = allow('rle') || allow('rle+huffman');
   const length = set.array.length;
   const totalBytes = length * w;
   // plane k of unit u at (u w + k) P: every plane P bytes apart, a stride the rle stage cuts its
@@ -293,10 +309,11 @@ async function sizeUnits(
       if (deltaPlanes) encodeShuffleChunks(gpu, s, 'shuffle', delta!, deltaPlanes, w as 2 | 4, jobs);
     }
     if (units.length > 0) {
-      readers.set(raw, encodeHistogramCodes8(gpu, s, raw, ranges.whole));
-      if (delta) readers.set(delta, encodeHistogramCodes8(gpu, s, delta, ranges.whole));
-      if (planes) readers.set(planes, encodeHistogramCodes8(gpu, s, planes, ranges.planes));
-      if (deltaPlanes) readers.set(deltaPlanes, encodeHistogramCodes8(gpu, s, deltaPlanes, ranges.planes));
+      // (and each stream's runs, which size the rle stage before its streams are built)
+      readers.set(raw, encodeHistogramCodes8(gpu, s, raw, ranges.whole, w));
+      if (delta) readers.set(delta, encodeHistogramCodes8(gpu, s, delta, ranges.whole, w));
+      if (planes) readers.set(planes, encodeHistogramCodes8(gpu, s, planes, ranges.planes, 1));
+      if (deltaPlanes) readers.set(deltaPlanes, encodeHistogramCodes8(gpu, s, deltaPlanes, ranges.planes, 1));
     }
   });
   const hashes = await readHashes();
@@ -335,26 +352,20 @@ async function sizeUnits(
   const promised = units.reduce((a, c) => a + best(c), 0);
   const last = units.length - 1;
   /**
-   * The rle stage's candidates of every unit from `parts`: the rle streams of its `per` parts
-   * (the unit, or its w byte planes) `stride` elements apart in `array`, built on the GPU (a run
-   * cut at its part's end), with their histograms' codes; `prefix` the stages before rle. Not
-   * built, or not sized, where `couldWin` says the runs cannot win (given each part's runs).
+   * The rle stage's candidates of every unit from `source`: the rle streams of its `per` parts
+   * (the unit, or its w byte planes) `stride` elements apart in the source's buffer, built on the
+   * GPU (a run cut at its part's end), with their histograms' codes; `prefix` the stages before
+   * rle.
    */
-  const addRle = async (
-    array: DeviceArray,
-    stride: number,
-    per: number,
-    prefix: Pipeline,
-    couldWin: (runsOf: (part: number) => number) => boolean,
-  ) => {
+  const addRle = async (source: RleSource) => {
+    const { per, prefix } = source;
     const vw = per === 1 ? w : 1;
-    const rle = await rleChunkStreams(gpu, array, stride, units.length * per, {
+    const rle = await rleChunkStreams(gpu, source.array(), source.stride, units.length * per, {
       cells: set.cells,
       shortFrom: set.shortFrom * per,
       shortCells: set.counts[last],
     });
     scratch.onRelease(() => rle.release());
-    if (!fixed && !couldWin((p) => rle.endRun[p] - rle.firstRun[p])) return;
     const valueRange = (p: number) => ({ byteOffset: rle.firstRun[p] * vw, byteLength: (rle.endRun[p] - rle.firstRun[p]) * vw });
     const lengthRange = (p: number) => ({ byteOffset: rle.lebStart[p], byteLength: rle.lebStart[p + 1] - rle.lebStart[p] });
     const parts = Array.from({ length: units.length * per }, (_, p) => p);
@@ -366,7 +377,6 @@ async function sizeUnits(
     });
     const valueCodes = await readValues();
     const lengthCodes = await readLengths();
-    const names = [pipelineName([...prefix, StageId.Rle]), pipelineName([...prefix, StageId.Rle, StageId.Huffman])];
     for (const c of units) {
       if (c.count === 0) continue;
       const own = parts.slice(c.index * per, (c.index + 1) * per);
@@ -377,13 +387,13 @@ async function sizeUnits(
           { buffer: rle.leb, ...lengthRange(p), code: lengthCodes[p], plain },
         ]);
       const streams = plan(false);
-      if (allow(names[0]))
+      if (allow(source.names[0]))
         candidates[c.index].push({
           pipeline: [...prefix, StageId.Rle],
           bytes: 8 * streams.length + streams.reduce((a, x) => a + x.byteLength, 0),
           streams: plan(true),
         });
-      if (allow(names[1]))
+      if (allow(source.names[1]))
         candidates[c.index].push({
           pipeline: [...prefix, StageId.Rle, StageId.Huffman],
           bytes: 8 * streams.length + streams.reduce((a, x) => a + huffmanStreamBytes(x.code, x.byteLength, decoder).bytes, 0),
@@ -391,58 +401,48 @@ async function sizeUnits(
         });
     }
   };
-  const rleTasks: Promise<void>[] = [];
-  const allowsRleOf = (prefix: string) => allow(`${prefix}+rle`) || allow(`${prefix}+rle+huffman`);
-  // rle of the whole units: built when the runs could beat what the histograms promise. R runs
-  // of n elements cost at least R (w + 1) bytes as rle; as rle+huffman, their values about what
-  // the best candidate spends on R of the n elements and their lengths a bit each at least
-  // (residual planes of images: runs of a few zeros that Huffman codes in under a byte). R comes
-  // free with the deltas, at least: an element equal to the one before it has a delta of w zero
-  // bytes, so a unit has at least count - (zero delta bytes) / w runs. Where even that many runs
-  // cannot win, the rle streams are not built (for noise they are as large as the input, five
-  // times over for the lengths).
-  const elements = units.reduce((a, c) => a + c.count, 0);
-  const runsCouldWin = (runs: number) => runs * (w + 1) < promised || (promised * runs) / elements + runs / 8 < RLE_MARGIN * promised;
-  const fewestRuns = delta
-    ? units.reduce((a, c) => a + (c.count === 0 ? 0 : Math.max(1, c.count - Math.floor(codeOf(delta, c.index).counts[0] / w))), 0)
-    : 0;
-  const unitsCouldWin = (runsOf: (part: number) => number) => runsCouldWin(units.reduce((a, c) => a + runsOf(c.index), 0));
-  if (useRle && length > 0 && (fixed || runsCouldWin(fewestRuns))) rleTasks.push(addRle(set.array, set.stride, 1, [], unitsCouldWin));
-  // rle of the deltas (delta+rle: ramps, and flat regions of images), whose runs have no such
-  // bound: built where the elements' runs could win (a run of equal elements is one of zero
-  // deltas), or the pipeline is fixed
-  if (delta !== undefined && length > 0 && allowsRleOf('delta') && (fixed || runsCouldWin(fewestRuns))) {
-    rleTasks.push(addRle(gpu.wrap(delta, uTypeOf(w), length), set.stride, 1, [StageId.Delta], unitsCouldWin));
-  }
-  // rle of the byte planes (shuffle+rle: the high planes of labels and of smooth residuals;
-  // delta+shuffle+rle: those of smooth arrays), built when their runs could beat the best
-  // candidate: plane p's values at about the bits its Huffman code spends a byte, its lengths a
-  // bit each at least. Runs of a plane come with the delta planes, at least: byte k of two equal
-  // planes' bytes' delta is 0 or 0xFF (a borrow), so a plane has at least count - (those bytes)
-  // runs. The delta planes' own runs have no such bound: theirs are built where the planes'
-  // could win (or the pipeline is fixed).
-  const count = (p: number) => units[Math.floor(p / w)].count;
-  const planesCouldWin = (buffer: GPUBuffer) => (runsOf: (part: number) => number) => {
-    let bytes = 0;
-    for (let p = 0; p < units.length * w; p++) {
-      if (count(p) > 0) bytes += (runsOf(p) * (codeOf(buffer, p).codedBits / count(p) + 1)) / 8;
+  // The rle stage after each transform (rle, delta+rle, shuffle+rle, delta+shuffle+rle), sized
+  // from the runs the histogram pass counted before any of its streams is built: R runs of a
+  // part of n elements of v bytes cost at least R (v + 1) bytes as rle; as rle+huffman, their
+  // values about the bits the part's own Huffman code spends on R of its elements, their lengths
+  // a bit each at least (a residual plane's runs of a few zeros: under a byte a run). Built
+  // (for noise the streams are as large as the input, five times over for the lengths) where
+  // the units whose estimate comes under their best candidate's bytes could save enough in all,
+  // and only for the transforms that could save at least half what the best of them could: each
+  // build costs a few round trips and R-sized buffers.
+  const sources: RleSource[] = [];
+  const source = (buffer: GPUBuffer | undefined, per: number, prefix: Pipeline, array: () => DeviceArray, stride: number) => {
+    const names = [pipelineName([...prefix, StageId.Rle]), pipelineName([...prefix, StageId.Rle, StageId.Huffman])];
+    if (buffer === undefined || length === 0 || !names.some(allow)) return;
+    const v = per === 1 ? w : 1;
+    let saving = 0;
+    for (const c of units) {
+      if (c.count === 0) continue;
+      let rle = 0;
+      let huffman = 0;
+      for (let k = 0; k < per; k++) {
+        const code = codeOf(buffer, c.index * per + k);
+        const runs = code.runs!;
+        rle += runs * (v + 1);
+        // (the part's bytes' code spends codedBits / count bits an element: a byte of a plane, w of a unit)
+        huffman += (runs * (code.codedBits / c.count + 1)) / 8;
+      }
+      const estimate = Math.min(allow(names[0]) ? rle : Infinity, allow(names[1]) ? huffman : Infinity);
+      saving += Math.max(0, RLE_MARGIN * best(c) - estimate);
     }
-    return bytes < RLE_MARGIN * promised;
+    sources.push({ array, stride, per, prefix, names, saving });
   };
-  const fewestPlaneRuns = (p: number) => {
-    const counts = codeOf(deltaPlanes!, p).counts;
-    return Math.max(1, count(p) - counts[0] - counts[255]);
-  };
-  const planesMayWin = planes !== undefined && deltaPlanes !== undefined && planesCouldWin(planes)(fewestPlaneRuns);
-  if (planes !== undefined && length > 0 && allowsRleOf('shuffle') && (fixed || planesMayWin)) {
-    rleTasks.push(addRle(gpu.wrap(planes, 'u8', planeBytes), P, w, [StageId.Shuffle], planesCouldWin(planes)));
+  source(raw, 1, [], () => set.array, set.stride);
+  source(delta, 1, [StageId.Delta], () => gpu.wrap(delta!, uTypeOf(w), length), set.stride);
+  if (w > 1) {
+    source(planes, w, [StageId.Shuffle], () => gpu.wrap(planes!, 'u8', planeBytes), P);
+    source(deltaPlanes, w, [StageId.Delta, StageId.Shuffle], () => gpu.wrap(deltaPlanes!, 'u8', planeBytes), P);
   }
-  if (deltaPlanes !== undefined && length > 0 && allowsRleOf('delta+shuffle') && (fixed || planesMayWin)) {
-    rleTasks.push(addRle(gpu.wrap(deltaPlanes, 'u8', planeBytes), P, w, [StageId.Delta, StageId.Shuffle], planesCouldWin(deltaPlanes)));
-  }
+  const most = Math.max(0, ...sources.map((x) => x.saving));
+  const built = sources.filter((x) => fixed || (x.saving > RLE_LEAST_SAVING * promised && x.saving >= RLE_SHARE * most));
   // (all settled before a failure of one is thrown: their buffers are released with the scratch)
-  for (const r of await Promise.allSettled(rleTasks)) if (r.status === 'rejected') throw r.reason;
-  return { candidates, hashes };
+  for (const r of await Promise.allSettled(built.map(addRle))) if (r.status === 'rejected') throw r.reason;
+  return { candidates, hashes, rleBuilt: built.map((x) => x.names[0]) };
 }
 
 /** The smallest of `list` (a fixed pipeline: its only candidate), or undefined when none is below `raw` bytes and the pipeline is not fixed. */
@@ -868,7 +868,8 @@ export async function encodeChunksOnDevice(
     const report = () =>
       debug(
         () =>
-          `compress on the GPU: ${chunks.length} chunks, ${containerBytes} B; hashes, transforms and histograms ` +
+          `compress on the GPU: ${chunks.length} chunks, ${containerBytes} B; rle streams built: ` +
+          `${[...plain.rleBuilt, ...(predicted?.rleBuilt.map((x) => `${x} of residuals`) ?? [])].join(', ') || 'none'}; hashes, transforms and histograms ` +
           `${(t1 - t0).toFixed(2)} ms, runs and Huffman streams ${(t2 - t1).toFixed(2)} ms, ` +
           `payloads laid out and read back ${(performance.now() - t2).toFixed(2)} ms; ` +
           `chunks: ${[...tally(laid.map((chunk) => (chunk.pipeline === undefined ? 'stored' : chunk.pipeline.length === 0 ? 'predicted' : pipelineName(chunk.pipeline))))].map(([k, n]) => `${n} ${k}`).join(', ')}; ` +

@@ -38,13 +38,15 @@ export function encodeHistograms8(
   ranges: readonly ByteRange[],
 ): () => Promise<Uint32Array> {
   const m = Array.isArray(ranges) ? ranges.length : 0;
-  const hist = recordHistograms(ctx, s, buffer, ranges, 0);
-  return hist === undefined ? async () => new Uint32Array(0) : s.readAfter(hist, m * 1024);
+  const recorded = recordHistograms(ctx, s, buffer, ranges, 0, 0);
+  return recorded === undefined ? async () => new Uint32Array(0) : s.readAfter(recorded.hist, m * 1024);
 }
 
 /**
  * encodeHistograms8's work: checks, then records the histograms into a temporary of the
- * submission, of `m` x 1 KiB followed by `extraWords` u32 (not cleared); undefined for no ranges.
+ * submission, of `m` x 1 KiB followed by `extraWords` u32 (not cleared), and with `runWidth`
+ * each range's repeats of `runWidth`-byte elements into `repeats` (m u32); undefined for no
+ * ranges.
  */
 function recordHistograms(
   ctx: GpuContext,
@@ -52,7 +54,8 @@ function recordHistograms(
   buffer: GPUBuffer,
   ranges: readonly ByteRange[],
   extraWords: number,
-): GPUBuffer | undefined {
+  runWidth: 0 | 1 | 2 | 4,
+): { hist: GPUBuffer; repeats: GPUBuffer } | undefined {
   checkBuffer(buffer, 'buffer');
   if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
   ranges.forEach((r, i) => {
@@ -61,11 +64,18 @@ function recordHistograms(
     checkSpan(buffer, r.byteOffset, r.byteLength, `ranges[${i}]`);
     // counts are u32
     if (r.byteLength >= 2 ** 32) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^32`);
+    if (runWidth > 1 && (r.byteOffset % runWidth !== 0 || r.byteLength % runWidth !== 0))
+      throw new ParleError(
+        ErrorCodes.INVALID_ARGUMENT,
+        `ranges[${i}] must start and end on whole elements of ${runWidth} bytes for its runs`,
+      );
   });
   const m = ranges.length;
   if (m === 0) return undefined;
   const hist = s.temp(m * 1024 + 4 * extraWords, 'histograms');
   s.encoder.clearBuffer(hist, 0, m * 1024);
+  const repeats = s.temp(4 * m, 'histogram repeats');
+  s.encoder.clearBuffer(repeats);
   const live = ranges.map((_, i) => i).filter((i) => ranges[i].byteLength > 0);
   const pipe = pipeline(ctx, 'codec-histogram', histogramSource, 'histogram', { 'TILE_BYTES: u32': `${HISTOGRAM_TILE_BYTES}u` });
   const groups = groupBySpans(
@@ -90,16 +100,17 @@ function recordHistograms(
     s.dispatch(
       pipe,
       [
-        { binding: 0, resource: { buffer: s.uniform([tiles, group.items.length, 0, 0]) } },
+        { binding: 0, resource: { buffer: s.uniform([tiles, group.items.length, runWidth, 0]) } },
         { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'histogram-ranges') } },
         { binding: 2, resource: bindWindow(ctx, buffer, w, 'histogram source') },
         { binding: 3, resource: { buffer: hist, offset: 0, size: m * 1024 } },
+        { binding: 4, resource: { buffer: repeats } },
       ],
       tiles,
       'parle:histogram',
     );
   }
-  return hist;
+  return { hist, repeats };
 }
 
 /** A byte histogram with its Huffman code, as {@link encodeHistogramCodes8} reads them back. */
@@ -110,6 +121,8 @@ export interface HistogramCode {
   lengths: Uint8Array;
   /** Bits the counted bytes take in that code: the sum of counts[v] x lengths[v]. */
   codedBits: number;
+  /** With a run width: the range's maximal runs of equal elements of that many bytes (0 for an empty range). */
+  runs?: number;
 }
 
 /**
@@ -117,9 +130,13 @@ export interface HistogramCode {
  * (shaders/codec-code-lengths.wgsl: the same lengths as the host's `codeLengths`, one workgroup
  * per histogram), so that a chooser sizes its candidate streams without building their codes on
  * the host. Reads back 1 KiB of counts, 256 bytes of lengths and a word of bits per range.
+ * With `runWidth` (1, 2 or 4 bytes) the same pass counts each range's runs of equal elements of
+ * that width as well (the rle stage's runs: `runs`; one more word per range read back).
  * @returns a function to call after the submission: one HistogramCode per range, in order
  *   (views into one array).
  * @throws as encodeHistograms8, and INVALID_ARGUMENT for a range of 2^28 bytes or more (its
+ *   coded bits could pass a u32) or, with `runWidth`, one that does not start and end on whole
+ *   elements of it
  *   coded bits could pass a u32)
  */
 export function encodeHistogramCodes8(
@@ -127,6 +144,7 @@ export function encodeHistogramCodes8(
   s: Submission,
   buffer: GPUBuffer,
   ranges: readonly ByteRange[],
+  runWidth: 0 | 1 | 2 | 4 = 0,
 ): () => Promise<HistogramCode[]> {
   if (Array.isArray(ranges)) {
     ranges.forEach((r, i) => {
@@ -137,8 +155,9 @@ export function encodeHistogramCodes8(
   const m = Array.isArray(ranges) ? ranges.length : 0;
   const lengthsAt = 256 * m;
   const bitsAt = lengthsAt + 64 * m;
-  const hist = recordHistograms(ctx, s, buffer, ranges, 65 * m);
-  if (hist === undefined) return async () => [];
+  const recorded = recordHistograms(ctx, s, buffer, ranges, 65 * m, runWidth);
+  if (recorded === undefined) return async () => [];
+  const { hist } = recorded;
   const words = 256 * m + 65 * m;
   s.dispatch(
     pipeline(ctx, 'codec-code-lengths', codeLengthsSource, 'codeLengths'),
@@ -150,13 +169,15 @@ export function encodeHistogramCodes8(
     'parle:code-lengths',
   );
   const read = s.readAfter(hist, 4 * words);
+  const readRepeats = runWidth === 0 ? async () => undefined : s.readAfter(recorded.repeats, 4 * m);
   return async () => {
-    const all = await read();
+    const [all, repeats] = await Promise.all([read(), readRepeats()]);
     const lengths = new Uint8Array(all.buffer, all.byteOffset + 4 * lengthsAt, 256 * m);
     return Array.from({ length: m }, (_, r) => ({
       counts: all.subarray(256 * r, 256 * r + 256),
       lengths: lengths.subarray(256 * r, 256 * r + 256),
       codedBits: all[bitsAt + r],
+      ...(repeats === undefined ? {} : { runs: ranges[r].byteLength / runWidth - repeats[r] }),
     }));
   };
 }
@@ -174,13 +195,19 @@ export async function histograms8(ctx: GpuContext, buffer: GPUBuffer, ranges: re
 }
 
 /**
- * Byte histograms of byte ranges of `buffer` with their Huffman codes, on the GPU in one
- * submission (see {@link encodeHistogramCodes8}).
+ * Byte histograms of byte ranges of `buffer` with their Huffman codes (and with `runWidth`, the
+ * ranges' runs of elements of that many bytes), on the GPU in one submission (see
+ * {@link encodeHistogramCodes8}).
  * Example: one range over bytes [1, 1, 2] -> counts [1] = 2, [2] = 1; lengths [1] = 1, [2] = 1;
  * codedBits 3.
  * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
  */
-export async function histogramCodes8(ctx: GpuContext, buffer: GPUBuffer, ranges: readonly ByteRange[]): Promise<HistogramCode[]> {
+export async function histogramCodes8(
+  ctx: GpuContext,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+  runWidth: 0 | 1 | 2 | 4 = 0,
+): Promise<HistogramCode[]> {
   if (Array.isArray(ranges) && ranges.length === 0) return [];
-  return submitThenRead(ctx, 'histogram codes', (s) => encodeHistogramCodes8(ctx, s, buffer, ranges));
+  return submitThenRead(ctx, 'histogram codes', (s) => encodeHistogramCodes8(ctx, s, buffer, ranges, runWidth));
 }
