@@ -311,13 +311,19 @@ describe('createGet: chunks decoded by the workers into their place in the resul
     expect(got.data.buffer).not.toBeInstanceOf(SharedArrayBuffer); // zarr.get's own result
   });
 
-  it('a corrupted chunk fails with its ParleError code', async () => {
-    const get = createZarrGet(zarr, { engine });
-    const { store } = await writeArray('get-corrupt', 'uint16', [128, 128], [64, 128]);
-    const file = join(dir, 'get-corrupt', 'c', '1', '0');
+  /** A u16 array of two chunks written with the parle codec, its second chunk's payload corrupted. */
+  async function writeCorrupted(name: string) {
+    const { store } = await writeArray(name, 'uint16', [128, 128], [64, 128]);
+    const file = join(dir, name, 'c', '1', '0');
     const packed = readFileSync(file);
     packed[packed.length - 3] ^= 0x5a;
     writeFileSync(file, packed);
+    return store;
+  }
+
+  it('a corrupted chunk fails with its ParleError code', async () => {
+    const get = createZarrGet(zarr, { engine });
+    const store = await writeCorrupted('get-corrupt');
     const arr = await zarr.open(zarr.root(store).resolve('get-corrupt'), { kind: 'array' });
     const error = await get(arr).then(
       () => undefined,
@@ -331,11 +337,7 @@ describe('createGet: chunks decoded by the workers into their place in the resul
     // the sound chunk's read held back 300 ms: the corrupted one's decode fails before get's
     // fetches end (a stress run of the suite failed this way once, every test passing)
     const get = createZarrGet(zarr, { engine });
-    const { store } = await writeArray('get-corrupt-late', 'uint16', [128, 128], [64, 128]);
-    const file = join(dir, 'get-corrupt-late', 'c', '1', '0');
-    const packed = readFileSync(file);
-    packed[packed.length - 3] ^= 0x5a;
-    writeFileSync(file, packed);
+    const store = await writeCorrupted('get-corrupt-late');
     const slow = {
       get: async (key: string, options?: unknown) => {
         if (key.endsWith('c/0/0')) await sleep(300);
