@@ -1647,7 +1647,7 @@ describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)'
   });
 
   gpuTest('units shorter than the chunk length: runs cut at their end, runs in the padding dropped', async (ctx, rng) => {
-    // byte planes of ./encode.ts: units of `cells` bytes (the last `shortCells`) `stride` apart,
+    // byte planes of ts/codec/gpu/encode.ts: units of `cells` bytes (the last `shortCells`) `stride` apart,
     // the padding between them of any bytes (its first run, and the runs after it, dropped), or
     // of the unit's last byte (its last run goes on into it and is cut)
     for (const [units, stride, cells, shortCells, padding] of [
