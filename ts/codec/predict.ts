@@ -70,8 +70,6 @@ function geometries(shape: readonly number[]): Geometry[] {
 export interface PlanScope {
   /** Med may be planned (default true). */
   readonly med?: boolean;
-  /** The decimal map may be planned (default true). */
-  readonly decimal?: boolean;
 }
 
 /** The scope of the GPU path's writer: the linear predictors, every f32 map. */
@@ -80,7 +78,7 @@ export const GPU_PLAN_SCOPE: PlanScope = Object.freeze({ med: false });
 /** True when `plan` (undefined: none) is one a writer of `scope` codes. */
 export function withinScope(plan: PredictPlan | undefined, scope: PlanScope): boolean {
   if (plan === undefined) return true;
-  return !(scope.med === false && plan.predictor === Predictor.Med) && !(scope.decimal === false && plan.map === ValueMap.Decimal);
+  return !(scope.med === false && plan.predictor === Predictor.Med);
 }
 
 /** Predictors worth trying over cells that span `axes` axes. */
@@ -306,6 +304,14 @@ function residualBytes(win: Window, first: number, n: number, w: number, g: Geom
 }
 
 /**
+ * The cells {@link chooseExponents} tries of `cells` (every step-th from cell 0): the step, at
+ * least 1, that leaves `sample` to 2 x sample - 1 of them. The GPU path reads back just those.
+ */
+export function exponentSampleStep(cells: number, sample = 64): number {
+  return Math.max(1, Math.floor(cells / sample));
+}
+
+/**
  * The decimal exponents of `fields` interleaved fields of `count` float elements (`values`: f32
  * or f64): for each field the smallest e (0..MAX) under which most of a sample's values
  * round-trip (f32: as f32(round(x 10^e) F[e]) with |round(x 10^e)| < 2^31; f64: as
@@ -316,7 +322,7 @@ export function chooseExponents(values: Float32Array | Float64Array, count: numb
   const wide = values instanceof Float64Array;
   const exps: number[] = [];
   const cells = Math.floor(count / fields);
-  const step = Math.max(1, Math.floor(cells / sample));
+  const step = exponentSampleStep(cells, sample);
   for (let k = 0; k < fields; k++) {
     let best = -1;
     let tried = 0;
@@ -548,7 +554,7 @@ export function planPredict(
     maps[0] = { map: ValueMap.FloatOrder, u: wide ? (e) => floatOrderWord64(view, e) : (e) => floatOrder(bitsAt(e)) };
     // decimal exponents from the sample's values (an element field a geometry with fields)
     const elements = n / per;
-    for (const g of scope.decimal === false ? [] : options) {
+    for (const g of options) {
       const ef = g.fields / per;
       const sample = new (wide ? Float64Array : Float32Array)((parts.length * partLength) / per);
       const partElements = partLength / per;

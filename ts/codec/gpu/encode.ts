@@ -45,7 +45,7 @@ import { huffmanEncodeOnDevice, type HuffmanEncodeJob } from './huffman-encode.j
 import { rleChunkStreams } from './rle-streams.js';
 import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
 import { encodePredictResiduals, planOnDevice, type DecimalEncode } from './predict-encode.js';
-import { chooseExponents } from '../predict.js';
+import { chooseExponents, exponentSampleStep } from '../predict.js';
 import { readRanges, roundUp4 } from './common.js';
 import {
   FIELD_BLOCK_HEADER_BYTES,
@@ -462,7 +462,7 @@ async function chunkExponents(gpu: GpuContext, input: DeviceArray, C: number, fi
   const plans = Array.from({ length: chunks }, (_, c) => {
     const count = Math.min(C, input.length - c * C);
     const cells = Math.floor(count / fields);
-    const step = Math.max(1, Math.floor(cells / 64));
+    const step = exponentSampleStep(cells);
     const sampled = cells === 0 ? [] : Array.from({ length: Math.ceil(cells / step) }, (_, i) => i * step);
     return { base: c * C, sampled };
   });

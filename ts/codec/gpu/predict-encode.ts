@@ -11,6 +11,7 @@ import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { elementSize } from '../../types.js';
+import { ValueMap } from '../../format/predict.js';
 import { GPU_PLAN_SCOPE, planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
@@ -109,7 +110,8 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
     params.rowCells,
     params.planeRows,
     params.predictor,
-    decimal === undefined && params.map === 2 ? 1 : params.map,
+    // (the decimal map without its exponents: float order)
+    decimal === undefined && params.map === ValueMap.Decimal ? ValueMap.FloatOrder : params.map,
     job.stride,
     words,
     plan === undefined ? 0 : 1,
