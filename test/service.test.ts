@@ -1008,7 +1008,7 @@ describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutM
   });
 
   /** A raw TCP connection (to `limited` by default); `text()` resolves to everything the server sent once it closes. */
-  async function connect(to = { host, port }): Promise<{ socket: net.Socket; text: () => Promise<string> }> {
+  async function connect(to: net.NetConnectOpts = { host, port }): Promise<{ socket: net.Socket; text: () => Promise<string> }> {
     const socket = net.connect(to);
     socket.on('error', () => undefined);
     const received: Buffer[] = [];
@@ -1073,6 +1073,45 @@ describe('connection limits (maxConnections, headersTimeoutMs, keepAliveTimeoutM
       x.socket.end('Host: x\r\nConnection: close\r\n\r\n');
       expect(await x.text()).toMatch(/^HTTP\/1\.1 200 /);
       y.socket.destroy();
+    });
+  });
+
+  it('an upload refused before its body: answered, our side ended, the rest of the body never read, the connection closed later', async () => {
+    // `limited` refuses a body of another type at once (415); the client then offers 32 MiB
+    let serverSocket: net.Socket | undefined;
+    limited.app.server.once('connection', (socket: net.Socket) => (serverSocket = socket));
+    const client = await connect({ host, port, allowHalfOpen: true }); // (keeps its side open after the server's FIN)
+    const declared = 32 << 20;
+    client.socket.write(`POST /v1/compress?type=u8 HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${declared}\r\n\r\n`);
+    client.socket.write(new Uint8Array(declared));
+    await once(client.socket, 'end'); // the server's FIN, after its answer
+    // The body flows on loopback at GB/s: had the server read it to discard it, 32 MiB would be in by now.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(serverSocket!.bytesRead).toBeLessThan(4 << 20);
+    // the server closes the connection itself (after LINGER_MS, 2 s), though the client never does
+    expect(await client.text()).toMatch(/^HTTP\/1\.1 415 [^]*connection: close/i);
+  });
+
+  it('at maxConnections, a connection half-closed after its answer is closed to make room', async () => {
+    await withTwoConnections(async (service, to) => {
+      let aServer: net.Socket | undefined;
+      service.app.server.once('connection', (socket: net.Socket) => (aServer = socket));
+      const a = await connect({ ...to, allowHalfOpen: true }); // (keeps its side open after the server's FIN)
+      a.socket.write('POST /v1/compress?type=u8 HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1048576\r\n\r\n');
+      a.socket.write(new Uint8Array(64 << 10));
+      await once(a.socket, 'end'); // answered (415) and half-closed; the client keeps its side open
+      const sent = seen(service, 1, true);
+      const b = await connect(to);
+      b.socket.write('GET /healthz HTTP/1.1\r\n'); // sending: not closable
+      await sent;
+      expect(aServer!.destroyed).toBe(false);
+      const c = await connect(to);
+      c.socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      expect(await c.text()).toMatch(/^HTTP\/1\.1 200 /);
+      expect(aServer!.destroyed).toBe(true); // closed to make room for c
+      expect(b.socket.destroyed).toBe(false);
+      a.socket.destroy();
+      b.socket.destroy();
     });
   });
 

@@ -274,32 +274,46 @@ export function checkServiceOptions(options: unknown, fn = 'createService'): Che
   };
 }
 
-/** Milliseconds a refused upload is still read (and discarded) after the answer; see {@link closeAfterAnswer}. */
+/**
+ * Milliseconds a connection answered before its body was read stays half-closed (our side
+ * ended, nothing more read) before it is closed; see {@link closeAfterAnswer}.
+ */
 const LINGER_MS = 2000;
 
 /**
- * Answers with `Connection: close` a request whose body was not read to its end, and closes
- * the connection gently: the rest of the body is read and discarded until the client closes
- * its side (it has the answer and stops sending) or LINGER_MS pass. Closing at once, as Node
- * does for `Connection: close`, would leave unread bytes behind and make the kernel send a
- * reset, which can destroy the answer in the client's buffers before it is read (the
- * "lingering close" of nginx and Apache). Reading a refused 1 GiB upload to its end, as Node
- * does to keep a connection alive, would waste the bandwidth the refusal saves.
+ * Answers with `Connection: close` a request whose body was not read to its end, and closes the
+ * connection without reading the rest: once the answer is out our side is ended (FIN) and reading
+ * stops, so the client's bytes wait in the kernel's buffers, unread, and cost no CPU; the socket
+ * is closed when LINGER_MS pass. A client that reads answers while it sends (Node's http, curl,
+ * this repository's load client) has the answer and closes at once; one that sends the whole
+ * body first has LINGER_MS to finish before the close, which then resets the connection (the
+ * kernel sends a reset for unread bytes). Closing at once, as Node does for `Connection: close`,
+ * would make that reset race the answer; reading the rest to discard it, as Node does to keep a
+ * connection alive (and Apache's and nginx's "lingering close"), cost the main thread most of a
+ * core on the 2-core VM under clients that never back off (each refused upload read 1-2 MB
+ * before its client closed). The model is Go's net/http (`closeWriteAndWait`: CloseWrite, then
+ * a delay, then Close, for a body it did not read).
+ * `onHalfClosed` is told the socket once its answer is out, so that the connection limit may
+ * close it first to make room.
  */
-function closeAfterAnswer(request: FastifyRequest, reply: FastifyReply): void {
+function closeAfterAnswer(request: FastifyRequest, reply: FastifyReply, onHalfClosed: (socket: Socket) => void): void {
   reply.header('connection', 'close');
   const req = request.raw;
   const socket = req.socket;
-  // Detach the body's reader (an abandoned async iterator) and let the rest flow away.
+  // Detach the body's reader (an abandoned async iterator).
   req.removeAllListeners('readable');
   req.removeAllListeners('data');
-  req.resume();
-  socket.destroySoon = function lingeringClose(this: typeof socket) {
+  // Called by Node once the answer with `Connection: close` is written: end our side and stop
+  // reading, then close after LINGER_MS. Node has just resumed the body to drain it
+  // (IncomingMessage's dump), which resumes the socket a tick later: every resume is undone.
+  socket.destroySoon = function halfClose(this: typeof socket) {
     this.end();
+    this.on('resume', () => this.pause());
+    this.pause();
     const timer = setTimeout(() => this.destroy(), LINGER_MS);
     timer.unref();
-    this.once('end', () => this.destroy());
     this.once('close', () => clearTimeout(timer));
+    onHalfClosed(this);
   };
 }
 
@@ -339,6 +353,14 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
   let closing = false;
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
+  /**
+   * Connections the connection limit may close to make room, oldest first: those that have not
+   * sent a byte yet, and those half-closed after an answer ({@link closeAfterAnswer}).
+   */
+  const closable = new Set<Socket>();
+  const halfClosed = (socket: Socket) => {
+    if (!socket.destroyed) closable.add(socket);
+  };
 
   const app = Fastify({
     logger: checked.logger,
@@ -358,12 +380,11 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         handler,
       );
       // maxConnections is kept here, not by Node's server.maxConnections (which closes every
-      // connection past it, a client's as an attacker's): connections that have not sent a byte
-      // yet, oldest first, so that at the limit the oldest silent one is closed to make room. A
-      // flood of idle sockets then only recycles itself; clients that send at once always get in
+      // connection past it, a client's as an attacker's): at the limit the oldest closable one
+      // (silent, or half-closed after its answer) is closed to make room. A flood of idle
+      // sockets then only recycles itself; clients that send at once always get in
       // (bench/service-load.mjs --hostile-only: 10,000 idle sockets had held every one of 4096
       // slots, and the load's clients were refused 163,000 times in 20 s).
-      const silent = new Set<Socket>();
       let open = 0;
       server.on('connection', (socket: Socket) => {
         open++;
@@ -373,21 +394,21 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
         idle.unref();
         socket.once('close', () => {
           open--;
-          silent.delete(socket);
+          closable.delete(socket);
           clearTimeout(idle);
         });
         if (open > checked.maxConnections) {
-          const oldest = silent.values().next();
+          const oldest = closable.values().next();
           if (oldest.done === true) {
             socket.destroy();
             return;
           }
-          silent.delete(oldest.value);
+          closable.delete(oldest.value);
           oldest.value.destroy();
         }
-        silent.add(socket);
+        closable.add(socket);
         socket.once('data', () => {
-          silent.delete(socket);
+          closable.delete(socket);
           clearTimeout(idle);
         });
       });
@@ -526,14 +547,14 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
       }
     }
     if (status === 503) reply.header('retry-after', String(described.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
-    if (!request.raw.complete) closeAfterAnswer(request, reply);
+    if (!request.raw.complete) closeAfterAnswer(request, reply, halfClosed);
     const body: ErrorBody = { error: { code, message, ...(parameter !== undefined ? { parameter } : {}) } };
     return reply.code(status).type('application/json').send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {
     const body: ErrorBody = { error: { code: ServiceErrorCodes.NOT_FOUND, message: `no route ${request.method} ${request.url}` } };
-    if (!request.raw.complete) closeAfterAnswer(request, reply);
+    if (!request.raw.complete) closeAfterAnswer(request, reply, halfClosed);
     return reply.code(404).type('application/json').send(body);
   });
 
