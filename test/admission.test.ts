@@ -5,17 +5,20 @@
 // a test says so.
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, ParleError } from '../ts/errors.js';
-import { AdmissionGate, RATE_SAMPLE_MS, type Job } from '../ts/service/admission.js';
+import { AdmissionGate, MAX_REFUSAL_DELAY_MS, RATE_SAMPLE_MS, type Job } from '../ts/service/admission.js';
 import { ServiceError, ServiceErrorCodes } from '../ts/service/errors.js';
 
 /** A gate over a clock the test moves (`clock.t`, ms). */
-function gateWith(options: { maxActive?: number; maxWaiting?: number; maxWaitMs?: number; initialBytesPerS?: number } = {}) {
+function gateWith(
+  options: { maxActive?: number; maxWaiting?: number; maxWaitMs?: number; initialBytesPerS?: number; refusalsPerS?: number } = {},
+) {
   const clock = { t: 0 };
   const gate = new AdmissionGate({
     maxActive: options.maxActive ?? 1,
     maxWaiting: options.maxWaiting ?? 16,
     maxWaitMs: options.maxWaitMs ?? Infinity,
     initialBytesPerS: options.initialBytesPerS ?? 1e6,
+    refusalsPerS: options.refusalsPerS,
     now: () => clock.t,
   });
   return { gate, clock };
@@ -162,5 +165,24 @@ describe('the admission gate', () => {
     const r = await gate.acquire(undefined, job(undefined));
     expect(gate.expectedWaitMs(0)).toBeCloseTo((mean / 1e6) * 1000, 6);
     r();
+  });
+
+  it('paces refusals: a burst of 64 answered at once, then one each 1/refusalsPerS, held at most MAX_REFUSAL_DELAY_MS; the pace recovers', () => {
+    const { gate, clock } = gateWith({ refusalsPerS: 100 }); // 10 ms apart
+    const holds = Array.from({ length: 64 }, () => gate.paceRefusal());
+    expect(holds.every((ms) => ms === 0)).toBe(true);
+    expect(gate.paceRefusal()).toBe(10);
+    expect(gate.paceRefusal()).toBe(20);
+    clock.t = 15; // the clock moves: the next turn is 30 ms from the start
+    expect(gate.paceRefusal()).toBe(15);
+    const later = Array.from({ length: 200 }, () => gate.paceRefusal());
+    expect(Math.max(...later)).toBe(MAX_REFUSAL_DELAY_MS);
+    expect(later.at(-1)).toBe(MAX_REFUSAL_DELAY_MS);
+    clock.t = 60_000; // a quiet minute: a new burst answered at once
+    expect(Array.from({ length: 64 }, () => gate.paceRefusal()).every((ms) => ms === 0)).toBe(true);
+    expect(gate.paceRefusal()).toBe(10);
+    // without refusalsPerS, never held
+    const free = gateWith().gate;
+    expect(Array.from({ length: 1000 }, () => free.paceRefusal()).every((ms) => ms === 0)).toBe(true);
   });
 });

@@ -228,6 +228,7 @@ describe('strict options of createService and runServe', () => {
       [{ maxBody: -1 }, /^options\.maxBody /],
       [{ timeoutMs: 1.5 }, /^options\.timeoutMs /],
       [{ maxWaitMs: -1 }, /^options\.maxWaitMs must be an integer from 0/],
+      [{ shedRate: 0.5 }, /^options\.shedRate must be an integer from 0/],
       [{ minBodyRate: 0.5 }, /^options\.minBodyRate must be an integer from 0/],
       [{ bodyGraceMs: '5s' }, /^options\.bodyGraceMs must be an integer from 0/],
       [{ maxwaitms: 5 }, /^options\.maxwaitms is not an option of createService \(did you mean maxWaitMs\?\)/],

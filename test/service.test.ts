@@ -546,6 +546,30 @@ describe('shedding and bad clients', () => {
     expect(metricSum(after, 'parle_service_rate_bytes_per_second')).toBeGreaterThan(0);
   });
 
+  it('refusals past shedRate are answered later: after a burst of 64, each waits its turn at the pace', async () => {
+    const paced = await createService(engine, { maxActive: 1, maxWaitMs: 0, maxBody: MAX_BODY, shedRate: 1 });
+    onTestFinished(() => paced.close());
+    const pacedBase = await paced.listen({ port: 0, host: '127.0.0.1' });
+    const body = new Uint8Array(1 << 20).fill(3);
+    const first = open(pacedBase, 'POST', '/v1/compress?type=u8', { ...OCTETS, 'content-length': body.length });
+    await write(first.req, body.subarray(0, ADMIT_AFTER_BYTES + 1000));
+    expect((await first.response).statusCode).toBe(200); // holds the one turn
+    const t0 = performance.now();
+    const small = new Uint8Array(1024);
+    const answered: number[] = [];
+    for (let i = 0; i < 66; i++) {
+      const shed = await send(pacedBase, 'POST', '/v1/compress?type=u8', OCTETS, small);
+      expect({ status: shed.status, code: errorOf(shed).code }).toEqual({ status: 503, code: 'OVERLOADED' });
+      answered.push(performance.now() - t0);
+    }
+    // one a second past the burst: the 65th is answered a second after the burst's last turn,
+    // the 66th two (the burst's turns end when the first refusal came, at t0 or after)
+    expect(answered[65]).toBeGreaterThanOrEqual(1900);
+    expect(answered[65] - answered[64]).toBeGreaterThanOrEqual(900);
+    first.req.end(body.subarray(ADMIT_AFTER_BYTES + 1000));
+    expect((await first.reply).status).toBe(200);
+  });
+
   it('a body slower than minBodyRate: 408 SLOW_BODY (answered before the response started, cut after), counted with its code; the turn given back', async () => {
     const before = await metricsOf(strictBase);
     // sort reads its whole body before answering: a real 408.

@@ -13,7 +13,7 @@
  *   parle serve [--port N] [--host ADDR] [--processes N] [--workers N] [--max-body BYTES] [--max-output-bytes BYTES]
  *               [--max-output-ratio N] [--queue N] [--timeout-ms N] [--max-connections N] [--headers-timeout-ms N]
  *               [--keep-alive-timeout-ms N] [--max-requests-per-socket N]
- *               [--max-wait-ms N] [--min-body-rate BYTES] [--gpu MODE]
+ *               [--max-wait-ms N] [--shed-rate N] [--min-body-rate BYTES] [--gpu MODE]
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
@@ -371,6 +371,14 @@ export function buildProgram(): Command {
         .default(1500),
     )
     .addOption(
+      new Option(
+        '--shed-rate <n>',
+        '503s answered per second at once; past it (after a burst of 64) each waits its turn, at most 1 s (0: never)',
+      )
+        .argParser(integerFlag('--shed-rate', 0, 2 ** 31 - 1))
+        .default(200),
+    )
+    .addOption(
       new Option('--min-body-rate <bytes>', 'slowest request body, bytes/s of waiting after 5 s (408 SLOW_BODY below; 0: none)')
         .argParser(integerFlag('--min-body-rate', 0))
         .default(16384),
@@ -408,6 +416,7 @@ export function buildProgram(): Command {
         keepAliveTimeoutMs: opts.keepAliveTimeoutMs,
         maxRequestsPerSocket: opts.maxRequestsPerSocket,
         maxWaitMs: opts.maxWaitMs,
+        shedRate: opts.shedRate,
         minBodyRate: opts.minBodyRate,
       });
     });
