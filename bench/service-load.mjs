@@ -57,6 +57,7 @@ import { readFile, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { metricSum } from './metrics-text.mjs';
@@ -338,6 +339,11 @@ function request(agent, url, path, contentType, body, timeoutMs, expectContinue)
       req.destroy();
     }, timeoutMs);
     req.on('error', () => finish({ status: 'error', ms: performance.now() - t0 }));
+    // a new connection (a 503 closes its connection): when it was established, from the request's start
+    let connectMs = 0;
+    req.once('socket', (socket) => {
+      if (socket.connecting) socket.once('connect', () => (connectMs = performance.now() - t0));
+    });
     req.on('response', (res) => {
       const headersMs = performance.now() - t0;
       let bytesOut = 0;
@@ -348,6 +354,7 @@ function request(agent, url, path, contentType, body, timeoutMs, expectContinue)
           status: res.statusCode,
           ms: performance.now() - t0,
           headersMs,
+          connectMs,
           bytesOut,
           retryAfter: Number(res.headers['retry-after'] ?? 0),
         };
@@ -367,7 +374,10 @@ function request(agent, url, path, contentType, body, timeoutMs, expectContinue)
 async function loadRaw(url, { path, contentType, body, connections, seconds, timeoutMs, expectContinue, backoff = true }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const until = performance.now() + seconds * 1000;
-  const raw = { ok: [], shed: [], other: {}, timeouts: 0, errors: 0, bytesOut: 0, seconds: 0, cpuSeconds: 0 };
+  const raw = { ok: [], shed: [], shedConnect: [], other: {}, timeouts: 0, errors: 0, bytesOut: 0, seconds: 0, cpuSeconds: 0 };
+  // the client's own event-loop delay: a late 'response' event counts in the latencies it measures
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const client = async () => {
@@ -380,6 +390,7 @@ async function loadRaw(url, { path, contentType, body, connections, seconds, tim
         raw.bytesOut += r.bytesOut;
       } else if (r.status === 503) {
         raw.shed.push(r.headersMs);
+        raw.shedConnect.push(r.connectMs);
         if (backoff) {
           const wait = Math.min(Math.max(0, until - performance.now()), (r.retryAfter || 1) * 1000);
           await new Promise((resolve) => setTimeout(resolve, wait));
@@ -391,6 +402,8 @@ async function loadRaw(url, { path, contentType, body, connections, seconds, tim
   raw.seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   raw.cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  loop.disable();
+  raw.loopDelayMs = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
   agent.destroy();
   return raw;
 }
@@ -436,6 +449,7 @@ async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINU
   }
   const ok = parts.flatMap((p) => p.ok).sort((a, b) => a - b);
   const shed = parts.flatMap((p) => p.shed).sort((a, b) => a - b);
+  const shedConnect = parts.flatMap((p) => p.shedConnect).sort((a, b) => a - b);
   const otherStatuses = {};
   for (const p of parts) for (const [status, n] of Object.entries(p.other)) otherStatuses[status] = (otherStatuses[status] ?? 0) + n;
   const elapsed = Math.max(...parts.map((p) => p.seconds));
@@ -456,6 +470,12 @@ async function loadRun(url, { body, connections, expectContinue = EXPECT_CONTINU
     outputBytesPerS: sum('bytesOut') / elapsed,
     latencyMs: { p50: ms(percentile(ok, 50)), p99: ms(percentile(ok, 99)), max: ms(ok.at(-1) ?? 0) },
     shedLatencyMs: { p50: ms(percentile(shed, 50)), p99: ms(percentile(shed, 99)), max: ms(shed.at(-1) ?? 0) },
+    // of the 503s' latency: the part until their (new) connection was established
+    shedConnectMs: { p50: ms(percentile(shedConnect, 50)), p99: ms(percentile(shedConnect, 99)), max: ms(shedConnect.at(-1) ?? 0) },
+    clientLoopDelayMs: {
+      p99: ms(Math.max(...parts.map((p) => p.loopDelayMs.p99))),
+      max: ms(Math.max(...parts.map((p) => p.loopDelayMs.max))),
+    },
   };
 }
 
@@ -510,7 +530,8 @@ const mb = (bytesPerS) => (bytesPerS / 1e6).toFixed(0);
 function describeRun(name, run) {
   return (
     `${name}: ${run.requestsPerS.toFixed(1)} req/s, ${mb(run.inputBytesPerS)} MB/s in (${(run.ratioToEngine * 100).toFixed(0)} % of the engine, target ${run.targetRatio * 100} %), ` +
-    `2xx ${run.ok2xx}, 503 ${run.shed503} (max ${run.shedLatencyMs.max} ms), other ${JSON.stringify(run.otherStatuses)}, errors ${run.errors}, timeouts ${run.timeouts}; ` +
+    `2xx ${run.ok2xx}, 503 ${run.shed503} (max ${run.shedLatencyMs.max} ms, p99 ${run.shedLatencyMs.p99}; connecting: max ${run.shedConnectMs.max} ms; ` +
+    `client event-loop delay p99 ${run.clientLoopDelayMs.p99} ms, max ${run.clientLoopDelayMs.max}), other ${JSON.stringify(run.otherStatuses)}, errors ${run.errors}, timeouts ${run.timeouts}; ` +
     `p50 ${run.latencyMs.p50} ms, p99 ${run.latencyMs.p99} ms: ${run.pass ? 'pass' : 'FAIL'}`
   );
 }
