@@ -19,7 +19,9 @@
  * with the statuses of ts/service/errors.ts. Requests that reach the engine pass an admission
  * gate (ts/service/admission.ts): 503 OVERLOADED with Retry-After, before the body is read,
  * when the work queued ahead would take longer than `maxWaitMs`; QUEUE_FULL when `queue`
- * requests already wait. A body slower than `minBodyRate` is cut with 408 SLOW_BODY.
+ * requests already wait; past `shedRate` refusals a second each refusal's answer waits its turn.
+ * A connection answered before its body was read is half-closed, the rest left unread
+ * (closeAfterAnswer). A body slower than `minBodyRate` is cut with 408 SLOW_BODY.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import http from 'node:http';
