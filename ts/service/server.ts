@@ -81,7 +81,7 @@ export interface ServiceOptions {
    * (default 200; 0: never held). Past a burst of 64, each refusal's answer waits its turn at this
    * pace, at most 1 s: clients that ask again at once after a 503, ignoring Retry-After, are
    * slowed instead of taking the CPU the admitted requests need (on the 2-core VM, 64 such
-   * clients: admitted goodput 54-59 MB/s and client timeouts without it, about 170 MB/s and none
+   * clients: admitted goodput 54-59 MB/s and client timeouts without it, 172-192 MB/s and none
    * with it). Clients that honour Retry-After stay under the pace.
    */
   shedRate?: number;
