@@ -566,6 +566,10 @@ describe('shedding and bad clients', () => {
     // the 66th two (the burst's turns end when the first refusal came, at t0 or after)
     expect(answered[65]).toBeGreaterThanOrEqual(1900);
     expect(answered[65] - answered[64]).toBeGreaterThanOrEqual(900);
+    // the holds are counted: the 66th's about 1 s, the 65th's 1 s less the burst's time
+    const held = metricSum(await metricsOf(pacedBase), 'parle_service_shed_held_seconds_total', { route: '/v1/compress' });
+    expect(held).toBeGreaterThanOrEqual(0.9);
+    expect(held).toBeLessThanOrEqual(2.01);
     first.req.end(body.subarray(ADMIT_AFTER_BYTES + 1000));
     expect((await first.reply).status).toBe(200);
   });

@@ -45,6 +45,8 @@ export class ServiceMetrics {
   readonly paths: Counter<'op' | 'path'>;
   readonly admitted: Counter<'route'>;
   readonly shed: Counter<'route' | 'code'>;
+  /** Seconds refusals were held back before their answer, past the pace (option shedRate). */
+  readonly shedHeld: Counter<'route'>;
   readonly timedOut: Counter<'route'>;
   readonly failed: Counter<'route' | 'code' | 'status'>;
   readonly phases: Counter<'route' | 'phase'>;
@@ -94,6 +96,12 @@ export class ServiceMetrics {
       name: 'parle_service_shed_requests_total',
       help: 'Requests refused with 503 before their body was read (OVERLOADED: the expected wait passed maxWaitMs; QUEUE_FULL)',
       labelNames: ['route', 'code'],
+      registers,
+    });
+    this.shedHeld = new Counter({
+      name: 'parle_service_shed_held_seconds_total',
+      help: 'Seconds refusals (503) were held back before their answer, past the pace (shedRate: clients asking again at once)',
+      labelNames: ['route'],
       registers,
     });
     this.timedOut = new Counter({

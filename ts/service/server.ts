@@ -541,7 +541,8 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     const parameter = described.parameter;
     if (work) work.error ??= cause;
     const shed = code === ServiceErrorCodes.OVERLOADED || code === ErrorCodes.QUEUE_FULL;
-    if (shed) metrics.shed.inc({ route: request.routeOptions.url ?? 'unmatched', code });
+    const route = request.routeOptions.url ?? 'unmatched';
+    if (shed) metrics.shed.inc({ route, code });
     // (GPU_ERROR, IO_ERROR: a bug or the machine, not the request)
     if (cause instanceof ParleError && status >= 500 && status !== 503) request.log.error({ err: cause }, 'internal error');
     if (!(cause instanceof ServiceError) && !(cause instanceof ParleError)) {
@@ -567,7 +568,10 @@ export async function createService(engine: Engine, options: ServiceOptions = {}
     const body: ErrorBody = { error: { code, message, ...(parameter !== undefined ? { parameter } : {}) } };
     // a refusal past the pace (option shedRate) is answered later (AdmissionGate.paceRefusal)
     const holdMs = shed ? gate.paceRefusal() : 0;
-    if (holdMs > 0) return delay(holdMs).then(() => reply.code(status).type('application/json').send(body));
+    if (holdMs > 0) {
+      metrics.shedHeld.inc({ route }, holdMs / 1000);
+      return delay(holdMs).then(() => reply.code(status).type('application/json').send(body));
+    }
     return reply.code(status).type('application/json').send(body);
   });
 
