@@ -737,9 +737,8 @@ function startServe(args: string[]) {
 
 /**
  * Sends GET /healthz on new connections until `done(pids seen)` holds, at most `tries` times;
- * returns the pids seen. Which process takes a connection is the kernel's business (the
- * children accept from the shared socket, ts/service/cluster.ts): tests wait for a process to
- * show up, never expect one.
+ * returns the pids seen. Which process takes a connection is node:cluster's business (round
+ * robin on Linux, not a promise): tests wait for a process to show up, never expect one.
  */
 async function healthPids(url: string, done: (pids: Set<number>) => boolean, tries = 100): Promise<Set<number>> {
   const pids = new Set<number>();
@@ -811,7 +810,7 @@ describe('parle serve --processes 2 (node:cluster, one engine a process)', () =>
 
   it('GET /metrics sums both processes: every request counted once, the processes and their restarts', async () => {
     const before = await scrape();
-    // New connections, spread over the processes by the kernel (how, is not ours to know):
+    // New connections, spread over the processes by the primary (how, is not ours to know):
     // whichever process answers the scrape, the sum counts every request once.
     const input = new Uint8Array(20_000).fill(6);
     const packed = await Promise.all(Array.from({ length: 8 }, () => send(url, 'POST', '/v1/compress?type=u8', OCTETS, input)));

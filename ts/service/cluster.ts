@@ -1,18 +1,10 @@
 /**
  * `parle serve --processes N`: the service on several cores through node:cluster. The primary
  * process forks N children; each runs its own engine (its share of the workers) and its own
- * service, and all of them listen on the same port. The primary does no request work: the
- * children accept connections themselves from the shared socket (cluster's SCHED_NONE policy;
- * NODE_CLUSTER_SCHED_POLICY=rr sets the primary to accept and hand them over in turn, Node's
- * default on Linux, which measured worse: below), restarts a child that dies, forwards SIGTERM,
- * and sums the children's metrics for GET /metrics.
- *
- * Why the children accept: with round-robin each connection waits for the primary's accept and
- * a hand-off over IPC to a busy child; on the H200's 16-core host (2 processes, 64 clients of
- * 16 MiB bodies, bench/service-load.mjs) the slowest 503s took 128-342 ms with it and 37-104 ms
- * with the children accepting (one at 249 ms), and goodput rose 2-16 % (compress and decompress,
- * polite clients and clients that never back off). A child whose event loop is busy accepts
- * less, which is the balance wanted.
+ * service, and all of them listen on the same port. The primary does no request work: it
+ * accepts connections and hands them to the children in turn (cluster's round-robin policy, the
+ * default on Linux), restarts a child that dies, forwards SIGTERM, and sums the children's
+ * metrics for GET /metrics.
  *
  * Why processes and not more worker threads: one service's main thread parses HTTP, copies
  * every body and assembles every container, and it saturated at ~530 MB/s on 2 cores and on 16
@@ -215,8 +207,6 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   // if every child died the shared socket would close and the port change. So the primary
   // picks a free port first and every child asks for that one.
   const port = options.port === 0 ? await freePort(host) : options.port;
-  // the children accept (see the module comment), unless the environment chose a policy
-  if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   const children = new Map<number, Child>(); // by slot
   let restarts = 0;
