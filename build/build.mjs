@@ -71,7 +71,7 @@ copyFileSync('ts/cjs/index.cjs', 'dist/node/index.cjs');
 // re-export of ./index.js so that it shares the one engine module with `parle-codec`
 const ZARR_ENTRY =
   "// parle-codec/zarr: the Zarr v3 codec for zarrita.js (ts/zarr/index.ts), from the main entry.\n" +
-  "export { registerZarrCodec as register, createZarrGet as createGet, zarrCodec, ParleZarrCodec, ZARR_CODEC_NAME, ZARR_DATA_TYPES } from './index.js';\n";
+  "export { registerZarrCodec as register, createZarrGet as createGet, zarrCodec, ParleZarrCodec, WorkerFetchStore, ZARR_CODEC_NAME, ZARR_DATA_TYPES } from './index.js';\n";
 writeFileSync('dist/node/zarr.js', ZARR_ENTRY);
 log('built dist/node');
 

@@ -10,6 +10,9 @@ import { Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
 import type { ParleArray } from '../ts/types.js';
 import { holdNextTask, nextRun } from './support/pool.js';
+import { within } from './support/wait.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Rng, caseSeed, describeSeed, fillRuns, randomF32Bits } from './support/random.js';
 import { PROCEDURES } from '../ts/codec/cpu/procedures.js';
 
@@ -218,6 +221,47 @@ describe('scheduling and faults', () => {
       expect(Array.from(after.lengths)).toEqual([2, 1]);
     } finally {
       held.release();
+    }
+  });
+
+  it("requests on a worker (fetchBytes): a kill fails the one in flight with WORKER_FAILED, an abort ends the worker's request too", async () => {
+    // a server that answers /ok at once and holds /held until the client goes away
+    const closed: string[] = [];
+    let arrived: () => void = () => undefined;
+    const server = createServer((request, response) => {
+      if (request.url === '/ok') return void response.end('ok');
+      arrived();
+      request.on('close', () => closed.push(request.url ?? ''));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const ok = await engine.fetchBytes(`${origin}/ok`);
+      expect([ok.status, new TextDecoder().decode(ok.body)]).toEqual([200, 'ok']);
+      // a kill while the worker waits for the response
+      let reached = new Promise<void>((resolve) => (arrived = resolve));
+      const held = engine.fetchBytes(`${origin}/held`);
+      await within(reached, 10_000, 'the held request at the server');
+      await cpu.pool!.killWorker(0);
+      await expect(held).rejects.toMatchObject({ code: ErrorCodes.WORKER_FAILED });
+      // an abort: the caller is answered at once and the worker's request is aborted
+      reached = new Promise<void>((resolve) => (arrived = resolve));
+      const controller = new AbortController();
+      const aborted = engine.fetchBytes(`${origin}/held2`, { signal: controller.signal });
+      await within(reached, 10_000, 'the second held request at the server');
+      controller.abort();
+      await expect(aborted).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+      await within(
+        (async () => {
+          while (!closed.includes('/held2')) await new Promise((r) => setTimeout(r, 10));
+        })(),
+        10_000,
+        "the worker's request closed",
+      );
+      expect((await engine.fetchBytes(`${origin}/ok`)).status).toBe(200);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 

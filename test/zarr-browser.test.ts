@@ -142,7 +142,7 @@ afterAll(async () => {
 const PAGE = `
 import * as zarr from './zarrita.js';
 import { createEngine } from '/dist/browser/index.js';
-import { register } from '/dist/browser/zarr.js';
+import { register, createGet, WorkerFetchStore } from '/dist/browser/zarr.js';
 const bytesOf = (a) => Array.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
 try {
   const engine = await createEngine({ workers: 2, gpu: 'off', calibration: 'skip' });
@@ -160,6 +160,8 @@ try {
     failure = { name: e.name, cause: e.cause && e.cause.name, code: e.cause && e.cause.code };
   }
   const elsewhere = await zarr.get(broken, [zarr.slice(5, 12), null, null]);
+  // the workers fetch the chunks (a URL relative to the page) and decode them into their place
+  const viaWorkers = await createGet(zarr, { engine })(await zarr.open.v3(new WorkerFetchStore('/store/volume', { engine }), { kind: 'array' }));
   await engine.destroy();
   globalThis.zarrResult = {
     isolated: globalThis.crossOriginIsolated,
@@ -167,6 +169,7 @@ try {
     region: { shape: region.shape, bytes: bytesOf(region.data) },
     broken: failure,
     brokenElsewhere: bytesOf(elsewhere.data),
+    viaWorkers: bytesOf(viaWorkers.data),
   };
 } catch (e) {
   globalThis.zarrResult = { error: String(e && e.stack ? e.stack : e) };
@@ -180,10 +183,11 @@ interface PageResult {
   region: { shape: number[]; bytes: number[] };
   broken: { name: string; cause?: string; code?: string };
   brokenElsewhere: number[];
+  viaWorkers: number[];
 }
 
 describe('the Zarr codec in Chromium (FetchStore, the browser build)', () => {
-  it('reads a volume, a sub-region and a corrupted chunk written in Node', async () => {
+  it('reads a volume, a sub-region and a corrupted chunk written in Node; the volume again with the workers fetching', async () => {
     const page = await context.newPage();
     page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())));
     page.on('pageerror', (e) => consoleErrors.push(`uncaught ${e.message}`));
@@ -196,6 +200,10 @@ describe('the Zarr codec in Chromium (FetchStore, the browser build)', () => {
       if ('error' in result) throw new Error(`the page failed: ${result.error}`);
       expect(result.isolated, 'the page is cross-origin isolated (the pool shares memory)').toBe(true);
       expect(Buffer.compare(Buffer.from(result.volume), Buffer.from(volumeData.buffer)), 'the whole volume').toBe(0);
+      expect(
+        Buffer.compare(Buffer.from(result.viaWorkers), Buffer.from(volumeData.buffer)),
+        'the volume by WorkerFetchStore and createGet',
+      ).toBe(0);
       // the grid's rows 10..44, columns 20..70
       const expected = new Float64Array(35 * 51);
       for (let r = 0; r < 35; r++) expected.set(gridData.subarray((10 + r) * 90 + 20, (10 + r) * 90 + 71), r * 51);

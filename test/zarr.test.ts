@@ -5,14 +5,16 @@
  * configuration's checks, and a corrupted chunk (a ParleError with its code; the other chunks
  * still read).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join, normalize, sep } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as zarr from 'zarrita';
 import { FileSystemStore } from '@zarrita/storage';
-import { createEngine, createZarrGet, ErrorCodes, registerZarrCodec, type Engine } from '../ts/index.js';
+import { createEngine, createZarrGet, ErrorCodes, registerZarrCodec, WorkerFetchStore, type Engine } from '../ts/index.js';
 
 let engine: Engine;
 let dir: string;
@@ -358,6 +360,125 @@ describe('createGet: chunks decoded by the workers into their place in the resul
       expect(unhandled).toEqual([]);
     } finally {
       process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
+describe('WorkerFetchStore: a store over HTTP whose requests the workers make', () => {
+  let server: Server;
+  let origin: string;
+  /** Requests the server saw: method, path, Range. */
+  const seen: string[] = [];
+  beforeAll(async () => {
+    // the store's folder over HTTP: 404 for what is missing, HEAD, single ranges (206), /fail/ a 500
+    server = createServer((request, response) => {
+      const path = decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname);
+      seen.push(`${request.method} ${path} ${request.headers.range ?? ''}`.trim());
+      if (path.startsWith('/fail/')) return void response.writeHead(500, 'Broken').end();
+      const file = normalize(join(dir, path));
+      if (!file.startsWith(dir + sep) || !existsSync(file) || !statSync(file).isFile()) return void response.writeHead(404).end();
+      const body = readFileSync(file);
+      const range = /^bytes=(\d*)-(\d*)$/.exec(request.headers.range ?? '');
+      if (range) {
+        const start = range[1] === '' ? body.length - Number(range[2]) : Number(range[1]);
+        const end = range[1] === '' || range[2] === '' ? body.length - 1 : Number(range[2]);
+        response.writeHead(206, { 'Content-Length': end - start + 1 });
+        return void response.end(request.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
+      }
+      response.writeHead(200, { 'Content-Length': body.length });
+      response.end(request.method === 'HEAD' ? undefined : body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('reads what FileSystemStore reads, through createGet and zarr.get, without fetch on this thread', async () => {
+    await writeArray('http-f32', 'float32', [130, 300], [64, 128]);
+    rmSync(join(dir, 'http-f32', 'c', '1', '1')); // a missing chunk: the fill value
+    const local = await zarr.open.v3(zarr.root(new FileSystemStore(dir)).resolve('http-f32'), { kind: 'array' });
+    const fetchHere = vi.spyOn(globalThis, 'fetch');
+    try {
+      const store = new WorkerFetchStore(`${origin}/http-f32`, { engine, headers: { 'X-Parle': 'test' } });
+      const remote = await zarr.open.v3(store, { kind: 'array' });
+      const get = createZarrGet(zarr, { engine });
+      for (const selection of [null, [zarr.slice(10, 100), zarr.slice(100, 290)]]) {
+        const want = (await zarr.get(local, selection)) as { data: ArrayBufferView; shape: number[] };
+        for (const got of [await get(remote, selection), await zarr.get(remote, selection)] as {
+          data: ArrayBufferView;
+          shape: number[];
+        }[]) {
+          expect(got.shape).toEqual(want.shape);
+          expect(bytes(got.data).equals(bytes(want.data))).toBe(true);
+        }
+      }
+      // the engine's workers made every request: none on this thread
+      expect(fetchHere).not.toHaveBeenCalled();
+      expect(seen).toContain('GET /http-f32/c/1/1');
+    } finally {
+      fetchHere.mockRestore();
+    }
+  });
+
+  it('a sharded array: the index by a HEAD and a range, or one suffix request; the chunks by ranges', async () => {
+    const want = (await zarr.get(await zarr.open.v3(zarr.root(new FileSystemStore(dir)).resolve('sharded'), { kind: 'array' }))) as {
+      data: ArrayBufferView;
+    };
+    for (const useSuffixRequest of [false, true]) {
+      seen.length = 0;
+      const store = new WorkerFetchStore(`${origin}/`, { engine, useSuffixRequest });
+      const arr = await zarr.open.v3(zarr.root(store).resolve('sharded'), { kind: 'array' });
+      const got = (await createZarrGet(zarr, { engine })(arr)) as { data: ArrayBufferView };
+      expect(bytes(got.data).equals(bytes(want.data))).toBe(true);
+      expect(seen.some((s) => s.startsWith('HEAD /sharded/c/0/0'))).toBe(!useSuffixRequest);
+      expect(seen).toContain(
+        useSuffixRequest
+          ? 'GET /sharded/c/0/0 bytes=-64'
+          : 'GET /sharded/c/0/0 bytes=' +
+              (statSync(join(dir, 'sharded/c/0/0')).size - 64) +
+              '-' +
+              (statSync(join(dir, 'sharded/c/0/0')).size - 1),
+      );
+    }
+  });
+
+  it('errors: a status other than 200, 206 and 404, a failed fetch, an abort, an unknown option, a relative URL', async () => {
+    const store = new WorkerFetchStore(`${origin}/fail`, { engine });
+    await expect(store.get('/zarr.json')).rejects.toMatchObject({
+      code: ErrorCodes.IO_ERROR,
+      message: expect.stringMatching(/500 Broken/),
+    });
+    expect(await new WorkerFetchStore(`${origin}/nothing-here`, { engine }).get('/zarr.json')).toBeUndefined();
+    // a port nothing listens on (the server's, closed)
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await expect(new WorkerFetchStore(`http://127.0.0.1:${port}/`, { engine }).get('/zarr.json')).rejects.toMatchObject({
+      code: ErrorCodes.IO_ERROR,
+    });
+    await expect(engine.fetchBytes(`${origin}/http-f32/zarr.json`, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: ErrorCodes.ABORTED,
+    });
+    await expect(store.get('/zarr.json', { mode: 'cors' } as never)).rejects.toMatchObject({ code: ErrorCodes.INVALID_OPTION });
+    expect(() => new WorkerFetchStore('/relative', { engine })).toThrow(expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }));
+    expect(() => new WorkerFetchStore(origin, { engine, fetch } as never)).toThrow(
+      expect.objectContaining({ code: ErrorCodes.INVALID_OPTION }),
+    );
+    await expect(engine.fetchBytes('relative/zarr.json')).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+  });
+
+  it('an engine without workers makes the request on this thread', async () => {
+    const inline = await createEngine({ workers: 0, gpu: 'off', calibration: 'skip' });
+    try {
+      const response = await inline.fetchBytes(`${origin}/http-f32/zarr.json`);
+      expect(response.status).toBe(200);
+      expect(JSON.parse(new TextDecoder().decode(response.body)).node_type).toBe('array');
+      expect((await inline.fetchBytes(`${origin}/http-f32/zarr.json`, { method: 'HEAD' })).headers['content-length']).toBe(
+        String(response.body.length),
+      );
+    } finally {
+      await inline.destroy();
     }
   });
 });

@@ -18,6 +18,9 @@ import { scan as scanOnCpu } from './cpu/scan.js';
 import { sort as sortOnCpu } from './cpu/sort.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
+import { fetchResponse } from './cpu/fetch.js';
+import type { FetchedResponse } from './cpu/pool.js';
+import type { WorkerRequestInit } from './cpu/protocol.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
@@ -1314,6 +1317,54 @@ export class Engine {
     checkArray(bytes, 'bytes');
     const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     return inspectContainer(readAtBytes(view), view.length);
+  }
+
+  /**
+   * Makes an HTTP request (GET, or HEAD) and reads the response's body on one of the engine's
+   * workers, which transfers it here: this thread (a page's main thread) then does not read the
+   * network, and receives each body as one message. The worker with the fewest requests in
+   * flight takes it, between its tasks. Without workers the request is made on this thread.
+   * parle-codec/zarr's WorkerFetchStore reads a Zarr array's chunks through it. A status is not
+   * an error: the caller reads `status` (a 404's body and a HEAD's are not read: empty).
+   * @param url an absolute URL (a string or a URL): a worker would resolve a relative one
+   *   against its own script, not the page
+   * @param init `method` ('GET' default, 'HEAD'), `headers` (a record), `credentials`, `cache`,
+   *   `redirect` (as fetch's RequestInit: what can be posted to a worker), `signal` (ABORTED;
+   *   the worker's request is aborted too)
+   * @returns the status, the headers (lower-case names) and the body's bytes
+   * @throws ParleError INVALID_ARGUMENT (a relative URL, an unknown key of `init`), IO_ERROR
+   *   (fetch failed: a network error, CORS, a refused scheme; the message says which), ABORTED,
+   *   WORKER_FAILED, DESTROYED
+   */
+  async fetchBytes(url: string | URL, init: WorkerRequestInit & { signal?: AbortSignal } = {}): Promise<FetchedResponse> {
+    let href: string;
+    try {
+      href = new URL(url).href;
+    } catch {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `fetchBytes needs an absolute URL; got ${String(url)}`);
+    }
+    const { signal, ...request } = init;
+    for (const key of Object.keys(request)) {
+      if (!['method', 'headers', 'credentials', 'cache', 'redirect'].includes(key))
+        throw new ParleError(
+          ErrorCodes.INVALID_ARGUMENT,
+          `fetchBytes's init has no key '${key}' (method, headers, credentials, cache, redirect, signal)`,
+        );
+    }
+    const cpu = this.cpu;
+    if (cpu.pool !== undefined) return cpu.pool.fetch(href, request, signal);
+    if (signal?.aborted) throw abortError(signal);
+    const answer = await fetchResponse(href, request, signal);
+    if (answer.kind === 'error') {
+      if (answer.aborted && signal) throw abortError(signal);
+      throw new ParleError(ErrorCodes.IO_ERROR, `fetch ${href} failed: ${answer.message}`);
+    }
+    return {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: answer.headers,
+      body: new Uint8Array(answer.body ?? new ArrayBuffer(0)),
+    };
   }
 
   /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */

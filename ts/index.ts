@@ -42,6 +42,8 @@ export type {
   SortOptions,
 } from './options.js';
 export type { Runs } from './cpu/rle.js';
+export type { FetchedResponse } from './cpu/pool.js';
+export type { WorkerRequestInit } from './cpu/protocol.js';
 export { ErrorCodes, ParleError, isParleError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export type { ArrayOf, ElementType, KernelType, ParleArray, SortKeys } from './types.js';
@@ -76,4 +78,8 @@ export {
   type ZarrCodecConfiguration,
   type ZarrCodecOptions,
   type ZarritaModule,
+  WorkerFetchStore,
+  type WorkerFetchStoreOptions,
+  type StoreRequestOptions,
+  type RangeQuery,
 } from './zarr/index.js';

@@ -1,13 +1,14 @@
 // The page of bench/zarr-browser.mjs: reads of Zarr arrays served by the driver (/store/NAME) with
 // zarrita's FetchStore, through zarrita's get (the parle codec decoding on the browser build's
 // worker pool, numcodecs on this thread), parle's createGet (the pool's workers placing each
-// chunk in the result) or fizarrita's getWorker (numcodecs in its Web Workers).
+// chunk in the result; with parle's WorkerFetchStore, the workers fetching the chunks too) or
+// fizarrita's getWorker (numcodecs in its Web Workers).
 // The driver bundles zarrita, fizarrita, its pool and the zarrita it runs on (0.6: the driver says
 // why) into /lib/zarr-libs.js (all three undefined where fizarrita is not installed) and
 // fizarrita's codec worker into /lib/fizarrita-worker.js. It waits for `window.zarrBench`, calls setup({ workers }) once, then
 // read(...) per read; each resolves to plain JSON.
 import { createEngine } from '/dist/browser/index.js';
-import { createGet, register } from '/dist/browser/zarr.js';
+import { createGet, register, WorkerFetchStore } from '/dist/browser/zarr.js';
 import { getWorker, WorkerPool, zarr, zarrForFizarrita } from '/lib/zarr-libs.js';
 
 let engine;
@@ -44,7 +45,10 @@ async function open(z, reader, name) {
   const key = `${reader} ${name}`;
   if (!arrays.has(key)) {
     // version 3 directly (zarr.open probes version 2's .zarray first: a 404 an array)
-    arrays.set(key, await z.open.v3(new z.FetchStore(`${location.origin}/store/${name}`), { kind: 'array' }));
+    // (createGet-workers: parle's WorkerFetchStore, whose requests the engine's workers make)
+    const url = `${location.origin}/store/${name}`;
+    const store = reader === 'createGet-workers' ? new WorkerFetchStore(url, { engine }) : new z.FetchStore(url);
+    arrays.set(key, await z.open.v3(store, { kind: 'array' }));
   }
   return arrays.get(key);
 }
@@ -72,7 +76,7 @@ async function read({ store, reader, region = null, shared = false, digest = fal
   const chunk =
     reader === 'zarrita'
       ? await zarr.get(arr, selection)
-      : reader === 'createGet'
+      : reader === 'createGet' || reader === 'createGet-workers'
         ? await parleGet(arr, selection)
         : await getWorker(arr, selection, { pool, workerUrl: '/lib/fizarrita-worker.js', useSharedArrayBuffer: shared });
   const ms = performance.now() - t0;

@@ -12,7 +12,7 @@ import * as Comlink from 'comlink';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { spawnWorker, type SpawnedWorker } from '../platform/node.js';
 import { regionPointer, runProcedure, type KernelContext, type ProcedureTable } from './procedures.js';
-import type { Outcome, ProcName, Procedures, Task, WorkerApi } from './protocol.js';
+import type { Outcome, ProcName, Procedures, Task, WorkerApi, WorkerRequestInit, WorkerResponse } from './protocol.js';
 import type { KernelVariant } from './wasm.js';
 
 /** Runs tasks somewhere. */
@@ -64,6 +64,18 @@ interface Slot {
   api: Comlink.Remote<WorkerApi>;
   ready: Promise<void>;
   running: QueuedTask | undefined;
+  /** Requests in flight on this worker (fetch): failed with the slot when it is replaced. */
+  requests: Set<(error: ParleError) => void>;
+}
+
+/** A response whose body a worker read (see {@link WorkerPool.fetch}). */
+export interface FetchedResponse {
+  status: number;
+  statusText: string;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  /** The body; empty for 404 and HEAD (not read). */
+  body: Uint8Array<ArrayBuffer>;
 }
 
 /** Options of {@link WorkerPool.create}. */
@@ -80,6 +92,7 @@ export class WorkerPool implements Executor {
   private readonly slots: Slot[] = [];
   private readonly queue: QueuedTask[] = [];
   private destroyed = false;
+  private nextRequest = 0;
   /** Workers replaced after a crash or an abort, since the pool started. */
   restarts = 0;
 
@@ -121,6 +134,7 @@ export class WorkerPool implements Executor {
       api,
       ready: api.init({ module, variant, memory: shared ? memory : null }),
       running: undefined,
+      requests: new Set(),
     };
     slot.ready.then(
       () => worker.unref(),
@@ -137,6 +151,8 @@ export class WorkerPool implements Executor {
     if (this.slots[index] !== slot) return;
     const task = slot.running;
     slot.running = undefined;
+    for (const fail of slot.requests) fail(error);
+    slot.requests.clear();
     slot.api[Comlink.releaseProxy]();
     if (this.destroyed) return;
     this.restarts++;
@@ -198,7 +214,7 @@ export class WorkerPool implements Executor {
           (value) => {
             if (slot.running !== entry) return; // aborted or replaced meanwhile
             slot.running = undefined;
-            slot.worker.unref();
+            if (slot.requests.size === 0) slot.worker.unref();
             entry.signal?.removeEventListener('abort', entry.onAbort!);
             entry.resolve(value);
             this.dispatch();
@@ -206,7 +222,7 @@ export class WorkerPool implements Executor {
           (error: unknown) => {
             if (slot.running !== entry) return;
             slot.running = undefined;
-            slot.worker.unref();
+            if (slot.requests.size === 0) slot.worker.unref();
             entry.signal?.removeEventListener('abort', entry.onAbort!);
             entry.reject(error);
             this.dispatch();
@@ -235,6 +251,58 @@ export class WorkerPool implements Executor {
     return value;
   }
 
+  /**
+   * Makes an HTTP request on a worker, which reads the body there and transfers it here, so this
+   * thread does not read the network (a page's main thread receives a chunk as one message). The
+   * worker with the fewest requests in flight takes it, beside its tasks (it answers between
+   * them). Statuses are not errors: the caller reads `status`.
+   * @throws ParleError IO_ERROR (fetch failed: network, CORS, a bad URL; the message says which),
+   *   ABORTED (`signal`), WORKER_FAILED (the worker ended), DESTROYED
+   */
+  fetch(url: string, init: WorkerRequestInit, signal?: AbortSignal): Promise<FetchedResponse> {
+    if (this.destroyed) return Promise.reject(new ParleError(ErrorCodes.DESTROYED, 'the engine was destroyed'));
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    const slot = this.slots.reduce((a, b) => (b.requests.size < a.requests.size ? b : a));
+    const id = this.nextRequest++;
+    return new Promise<FetchedResponse>((resolve, reject) => {
+      const settle = (error: ParleError | undefined, value?: FetchedResponse) => {
+        if (!slot.requests.delete(fail)) return;
+        signal?.removeEventListener('abort', onAbort);
+        if (slot.requests.size === 0 && slot.running === undefined) slot.worker.unref();
+        if (error) reject(error);
+        else resolve(value!);
+      };
+      const fail = (error: ParleError) => settle(error);
+      const onAbort = () => {
+        void slot.api.abortFetch(id);
+        settle(abortError(signal!));
+      };
+      slot.requests.add(fail);
+      slot.worker.ref();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      slot.ready
+        .then((): Promise<WorkerResponse> => slot.api.fetch(id, url, init) as Promise<WorkerResponse>)
+        .then(
+          (answer: WorkerResponse) => {
+            if (answer.kind === 'error')
+              settle(
+                answer.aborted && signal
+                  ? abortError(signal)
+                  : new ParleError(ErrorCodes.IO_ERROR, `fetch ${url} failed: ${answer.message}`),
+              );
+            else
+              settle(undefined, {
+                status: answer.status,
+                statusText: answer.statusText,
+                headers: answer.headers,
+                body: new Uint8Array(answer.body ?? new ArrayBuffer(0)),
+              });
+          },
+          (error: unknown) => settle(new ParleError(ErrorCodes.WORKER_FAILED, `a CPU worker failed during a request: ${String(error)}`)),
+        );
+    });
+  }
+
   /** Test hook: ends worker `index` as a crash would (its task fails, a new worker takes its place). */
   async killWorker(index: number): Promise<void> {
     const slot = this.slots[index];
@@ -250,6 +318,7 @@ export class WorkerPool implements Executor {
     for (const entry of this.queue.splice(0)) entry.reject(error);
     await Promise.all(
       this.slots.map(async (slot) => {
+        for (const fail of slot.requests) fail(error);
         slot.running?.reject(error);
         slot.running = undefined;
         slot.api[Comlink.releaseProxy]();

@@ -68,4 +68,29 @@ export interface WorkerApi {
    * the worker owns its memory; the outcome then carries the `out`/`inout` regions' bytes.
    */
   run(task: Task, inputs?: ArrayBuffer[]): Promise<Outcome<unknown>>;
+  /**
+   * Makes an HTTP request (fetch) and reads its body on this worker, so the engine's thread does
+   * not; the body is transferred back. `id` names the request for {@link abortFetch}. Runs beside
+   * tasks: the worker serves it between them.
+   */
+  fetch(id: number, url: string, init: WorkerRequestInit): Promise<WorkerResponse>;
+  /** Aborts request `id` if it is still in flight (its fetch then answers `{ error, aborted: true }`). */
+  abortFetch(id: number): void;
 }
+
+/** What a worker's request carries of a RequestInit: the parts structured clone can carry. */
+export interface WorkerRequestInit {
+  method?: 'GET' | 'HEAD';
+  headers?: Record<string, string>;
+  credentials?: 'omit' | 'same-origin' | 'include';
+  cache?: 'default' | 'no-store' | 'reload' | 'no-cache' | 'force-cache' | 'only-if-cached';
+  redirect?: 'follow' | 'error' | 'manual';
+}
+
+/**
+ * A worker's answer to a request: the response (its body's bytes, or null when the status is
+ * 404 or the method HEAD), or the error fetch raised (a network error, an abort).
+ */
+export type WorkerResponse =
+  | { kind: 'response'; status: number; statusText: string; headers: Record<string, string>; body: ArrayBuffer | null }
+  | { kind: 'error'; message: string; aborted: boolean };

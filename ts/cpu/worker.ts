@@ -6,8 +6,9 @@
  */
 import * as Comlink from 'comlink';
 import { parentEndpoint } from '../platform/node.js';
+import { fetchResponse } from './fetch.js';
 import { runProcedure, setRegionPointer, type KernelContext, type ProcedureTable } from './procedures.js';
-import type { Outcome, Task, WorkerApi, WorkerInit } from './protocol.js';
+import type { Outcome, Task, WorkerApi, WorkerInit, WorkerRequestInit, WorkerResponse } from './protocol.js';
 import { WASM_PAGE_BYTES, createKernelMemory, instantiateKernels } from './wasm.js';
 
 /** Runs a task on a memory this worker owns: place its regions, run, send `out` bytes back. */
@@ -34,6 +35,21 @@ function runUnshared(table: ProcedureTable, context: KernelContext, task: Task, 
   return Comlink.transfer({ ...outcome, outputs }, outputs);
 }
 
+/** Requests in flight on this worker, by id, to abort. */
+const requests = new Map<number, AbortController>();
+
+/** A request made here (its body transferred back). */
+async function fetchHere(id: number, url: string, init: WorkerRequestInit): Promise<WorkerResponse> {
+  const controller = new AbortController();
+  requests.set(id, controller);
+  try {
+    const answer = await fetchResponse(url, init, controller.signal);
+    return answer.kind === 'response' && answer.body ? Comlink.transfer(answer, [answer.body]) : answer;
+  } finally {
+    requests.delete(id);
+  }
+}
+
 /**
  * Serves this worker's end of the pool (comlink over the parent's endpoint) with the procedures
  * of `table`. Call once, at the top of a worker script.
@@ -51,6 +67,10 @@ export function serveWorker(table: ProcedureTable): void {
       if (!ctx) throw new Error('worker used before init');
       if (shared) return runProcedure(table, ctx, task.proc, task.params as never);
       return runUnshared(table, ctx, task, inputs ?? []);
+    },
+    fetch: fetchHere,
+    abortFetch(id: number) {
+      requests.get(id)?.abort();
     },
   };
   Comlink.expose(api, parentEndpoint());

@@ -207,6 +207,139 @@ export function register(registry: Map<string, () => Promise<unknown>>, options:
   registry.set(ZARR_CODEC_NAME, async () => entry);
 }
 
+// ---- a store whose requests the workers make ----------------------------------------------
+
+/** A byte range of a key, as zarrita's stores take it: `length` bytes from `offset`, or the last `suffixLength` bytes. */
+export type RangeQuery = { offset: number; length: number } | { suffixLength: number };
+
+/** What {@link WorkerFetchStore}'s `get` and `getRange` take of a request (zarrita passes the `opts` of a read). */
+export interface StoreRequestOptions {
+  signal?: AbortSignal;
+  /** Added to the store's headers (a record). */
+  headers?: Record<string, string>;
+  credentials?: 'omit' | 'same-origin' | 'include';
+  cache?: 'default' | 'no-store' | 'reload' | 'no-cache' | 'force-cache' | 'only-if-cached';
+  redirect?: 'follow' | 'error' | 'manual';
+}
+
+/** Options of {@link WorkerFetchStore}. */
+export interface WorkerFetchStoreOptions extends ZarrCodecOptions, Omit<StoreRequestOptions, 'signal'> {
+  /** Ask for a suffix range with `Range: bytes=-N` (one request) instead of a HEAD then a range, as FetchStore's option (default false). */
+  useSuffixRequest?: boolean;
+}
+
+const REQUEST_KEYS = ['signal', 'headers', 'credentials', 'cache', 'redirect'];
+
+/**
+ * A read-only zarrita store over HTTP whose requests the engine's workers make and whose
+ * response bodies they read, so the calling thread (a page's main thread) receives each chunk
+ * as one transferred buffer instead of reading it from the network: @zarrita/storage's
+ * FetchStore with the reading moved off the thread (its responses the same: 404 a missing key,
+ * 200 and 206 the bytes, other statuses an error). Works with `zarr.get` and with
+ * {@link createGet}, any codec; the requests are the engine's {@link Engine.fetchBytes}, so a
+ * custom fetch (FetchStore's `fetch` option: presigned URLs) cannot be given; headers can.
+ *
+ *     const store = new WorkerFetchStore('https://example.org/volume.zarr', { engine });
+ *     const arr = await zarr.open.v3(store, { kind: 'array' });
+ *     const { data } = await get(arr, [z, null, null]);      // get = createGet(zarr, { engine })
+ *
+ * @throws ParleError INVALID_ARGUMENT from the constructor (a URL that is not absolute outside a
+ *   page); from get/getRange IO_ERROR (a status other than 200, 206, 404; a failed fetch),
+ *   ABORTED, INVALID_OPTION (a request option this store does not take)
+ */
+export class WorkerFetchStore {
+  /** The store's root, absolute (a relative URL is resolved against the page's location). */
+  readonly url: URL;
+  readonly #engine: () => Promise<Engine>;
+  readonly #init: Omit<StoreRequestOptions, 'signal'>;
+  readonly #useSuffixRequest: boolean;
+
+  constructor(url: string | URL, options: WorkerFetchStoreOptions = {}) {
+    const base = (globalThis as { location?: { href: string } }).location?.href;
+    try {
+      this.url = new URL(url, base);
+    } catch {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `WorkerFetchStore needs an absolute URL outside a page; got ${String(url)}`);
+    }
+    const { engine, useSuffixRequest, ...init } = options;
+    for (const key of Object.keys(init)) {
+      if (!REQUEST_KEYS.includes(key) || key === 'signal')
+        throw new ParleError(
+          ErrorCodes.INVALID_OPTION,
+          `WorkerFetchStore has no option '${key}' (engine, headers, credentials, cache, redirect, useSuffixRequest)`,
+          {
+            option: key,
+          },
+        );
+    }
+    this.#engine = () => (engine !== undefined ? Promise.resolve(engine) : (sharedEngine ??= createEngine()));
+    this.#init = init;
+    this.#useSuffixRequest = useSuffixRequest === true;
+  }
+
+  /** The URL of `key` (zarrita's absolute paths, `/zarr.json`): under the root, with the root's query. */
+  #resolve(key: string): string {
+    const base = new URL(this.url);
+    if (!base.pathname.endsWith('/')) base.pathname += '/';
+    const resolved = new URL(key.replace(/^\//, ''), base);
+    resolved.search = base.search;
+    return resolved.href;
+  }
+
+  async #request(key: string, options: StoreRequestOptions | undefined, method: 'GET' | 'HEAD', range?: string) {
+    const { signal, headers, ...rest } = options ?? {};
+    for (const key of Object.keys(rest)) {
+      if (!REQUEST_KEYS.includes(key))
+        throw new ParleError(
+          ErrorCodes.INVALID_OPTION,
+          `WorkerFetchStore's requests take no option '${key}' (${REQUEST_KEYS.join(', ')})`,
+          { option: key },
+        );
+    }
+    const engine = await this.#engine();
+    const url = this.#resolve(key);
+    return engine.fetchBytes(url, {
+      ...this.#init,
+      ...rest,
+      method,
+      headers: { ...this.#init.headers, ...headers, ...(range !== undefined ? { Range: range } : {}) },
+      ...(signal !== undefined ? { signal } : {}),
+    });
+  }
+
+  /** FetchStore's reading of a response: 404 none, 200 and 206 the bytes. */
+  #bytesOf(key: string, response: { status: number; statusText: string; body: Uint8Array }): Uint8Array | undefined {
+    if (response.status === 404) return undefined;
+    if (response.status === 200 || response.status === 206) return response.body;
+    throw new ParleError(
+      ErrorCodes.IO_ERROR,
+      `${this.#resolve(key)}: unexpected response status ${response.status} ${response.statusText}`,
+    );
+  }
+
+  /** The bytes of `key` (a path from the root, `/c/0/0`), or undefined when the server answers 404. */
+  async get(key: string, options?: StoreRequestOptions): Promise<Uint8Array | undefined> {
+    return this.#bytesOf(key, await this.#request(key, options, 'GET'));
+  }
+
+  /** A byte range of `key` (for sharded arrays), or undefined when the server answers 404. */
+  async getRange(key: string, range: RangeQuery, options?: StoreRequestOptions): Promise<Uint8Array | undefined> {
+    if ('suffixLength' in range) {
+      if (this.#useSuffixRequest) return this.#bytesOf(key, await this.#request(key, options, 'GET', `bytes=-${range.suffixLength}`));
+      const head = await this.#request(key, options, 'HEAD');
+      if (head.status < 200 || head.status > 299) return this.#bytesOf(key, head);
+      const length = Number(head.headers['content-length']);
+      if (!Number.isSafeInteger(length) || length < range.suffixLength)
+        throw new ParleError(
+          ErrorCodes.IO_ERROR,
+          `${this.#resolve(key)}: no usable Content-Length for a suffix of ${range.suffixLength} bytes`,
+        );
+      return this.#bytesOf(key, await this.#request(key, options, 'GET', `bytes=${length - range.suffixLength}-${length - 1}`));
+    }
+    return this.#bytesOf(key, await this.#request(key, options, 'GET', `bytes=${range.offset}-${range.offset + range.length - 1}`));
+  }
+}
+
 // ---- reads whose chunks the workers place ---------------------------------------------------
 
 /** What {@link createGet} needs of the zarrita module: its `get`, and the get that takes a setter (zarrita's export for @zarrita/ndarray). */

@@ -1,0 +1,26 @@
+/**
+ * HTTP requests whose bodies a worker reads (ts/cpu/pool.ts `WorkerPool.fetch`): the request a
+ * worker makes with fetch, shared with the engine's thread, which makes it itself when the engine
+ * has no workers.
+ */
+import type { WorkerRequestInit, WorkerResponse } from './protocol.js';
+
+/**
+ * Makes a request with this thread's fetch and reads its body (not for 404 or HEAD: cancelled).
+ * Errors are values: a network error or an abort by `signal`.
+ */
+export async function fetchResponse(url: string, init: WorkerRequestInit, signal?: AbortSignal): Promise<WorkerResponse> {
+  try {
+    const response = await fetch(url, { ...init, ...(signal ? { signal } : {}) });
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, key) => (headers[key] = value));
+    let body: ArrayBuffer | null = null;
+    if (response.status === 404 || init.method === 'HEAD') await response.body?.cancel();
+    else body = await response.arrayBuffer();
+    return { kind: 'response', status: response.status, statusText: response.statusText, headers, body };
+  } catch (e) {
+    // (Node's fetch says "fetch failed" and puts the reason in `cause`)
+    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
+    return { kind: 'error', message: (e instanceof Error ? e.message : String(e)) + cause, aborted: signal?.aborted === true };
+  }
+}
