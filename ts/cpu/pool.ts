@@ -68,7 +68,7 @@ interface Slot {
   requests: Set<(error: ParleError) => void>;
 }
 
-/** A response whose body a worker read (see {@link WorkerPool.fetch}). */
+/** A response whose body a worker read (`Engine.fetchBytes`). */
 export interface FetchedResponse {
   status: number;
   statusText: string;
