@@ -26,13 +26,14 @@
 // thread busy for less than 10 % of a whole read with parle (decoding happens in the workers).
 //
 // Usage: node bench/zarr-browser.mjs [--workers 2] [--chunk-mib 1] [--min-mib 64] [--rounds 5]
-// [--files a.f32,b.u8] [--quick] [--out DIR]. Needs the corpus (bash bench/corpus/fetch.sh), the
+// [--files a.f32,b.u8] [--quick] [--out DIR] [--profile DIR: the page's main thread profiled in
+// one more whole read by each parle reader, DIR/<array>-<reader>.cpuprofile]. Needs the corpus (bash bench/corpus/fetch.sh), the
 // build (node build/build.mjs --quiet --no-types), Debian's /usr/bin/chromium and, for its rows,
 // @fideus-labs/fizarrita, @fideus-labs/worker-pool and zarrita-0.6 (devDependencies; also found
 // through NODE_PATH). --quick: one array, 3 rounds. Writes zarr-browser.json and zarr-browser.md into
 // bench/results/<machine>/ (quick: bench/.quick/).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { delimiter, extname, join, normalize, sep } from 'node:path';
@@ -59,6 +60,7 @@ const { values: args } = parseArgs({
     files: { type: 'string' },
     quick: { type: 'boolean' },
     out: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const workers = Number(args.workers);
@@ -336,6 +338,20 @@ try {
       }
     }
     if (pageErrors.length > 0) throw new Error(`errors in the page: ${pageErrors.join('; ')}`);
+    // --profile DIR: one more whole read by each parle reader under the DevTools CPU profiler (the
+    // page's main thread), saved as DIR/<array>-<reader>.cpuprofile (not timed)
+    if (args.profile) {
+      mkdirSync(args.profile, { recursive: true });
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      for (const job of jobs.filter((j) => j.codec === 'parle')) {
+        await cdp.send('Profiler.start');
+        await read({ store: job.store, reader: job.reader, shared: job.shared }, `${a.name}, profiled`);
+        const { profile } = await cdp.send('Profiler.stop');
+        writeFileSync(join(args.profile, `${slug(`${a.name}-${job.reader}`)}.cpuprofile`), JSON.stringify(profile));
+      }
+      await cdp.send('Profiler.disable');
+    }
     // the timed rounds: every reader in turn (each round starting one further), so a change of the
     // machine's load falls on all of them
     for (let round = 0; round < rounds; round++) {
