@@ -79,6 +79,60 @@ async function writeArray(name: string, dtype: string, shape: number[], chunkSha
   return { store, data };
 }
 
+/** Writes `name`: an int16 array of one shard of 2 x 2 inner chunks, parle the inner codec (zarrita writes no shards); its elements. */
+async function writeSharded(name: string): Promise<Int16Array> {
+  // zarrita writes no shards: one shard of 2 x 2 inner chunks, its index at the end
+  const shape = [8, 12];
+  const inner = [4, 6];
+  const data = valuesOf('int16', 96) as Int16Array;
+  const chunks: Uint8Array[] = [];
+  for (const [ci, cj] of [
+    [0, 0],
+    [0, 1],
+    [1, 0],
+    [1, 1],
+  ]) {
+    const chunk = new Int16Array(24);
+    for (let i = 0; i < 4; i++) for (let j = 0; j < 6; j++) chunk[i * 6 + j] = data[(ci * 4 + i) * 12 + cj * 6 + j];
+    chunks.push(await engine.compress(chunk, { shape: inner }));
+  }
+  const index = new BigUint64Array(8);
+  let at = 0;
+  chunks.forEach((c, k) => {
+    index[2 * k] = BigInt(at);
+    index[2 * k + 1] = BigInt(c.length);
+    at += c.length;
+  });
+  const base = join(dir, name);
+  mkdirSync(join(base, 'c', '0'), { recursive: true });
+  writeFileSync(join(base, 'c', '0', '0'), Buffer.concat([...chunks, bytes(index)]));
+  writeFileSync(
+    join(base, 'zarr.json'),
+    JSON.stringify({
+      zarr_format: 3,
+      node_type: 'array',
+      shape,
+      data_type: 'int16',
+      chunk_grid: { name: 'regular', configuration: { chunk_shape: shape } },
+      chunk_key_encoding: { name: 'default', configuration: { separator: '/' } },
+      fill_value: 0,
+      codecs: [
+        {
+          name: 'sharding_indexed',
+          configuration: {
+            chunk_shape: inner,
+            codecs: [{ name: 'parle' }],
+            index_codecs: [{ name: 'bytes', configuration: { endian: 'little' } }],
+            index_location: 'end',
+          },
+        },
+      ],
+      attributes: {},
+    }),
+  );
+  return data;
+}
+
 describe('the parle codec in zarrita', () => {
   const types = ['int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'float32', 'float64'];
   for (const [shape, chunkShape] of [
@@ -126,55 +180,7 @@ describe('the parle codec in zarrita', () => {
   });
 
   it('a sharded array with parle as the inner codec reads back', async () => {
-    // zarrita writes no shards: one shard of 2 x 2 inner chunks, its index at the end
-    const shape = [8, 12];
-    const inner = [4, 6];
-    const data = valuesOf('int16', 96) as Int16Array;
-    const chunks: Uint8Array[] = [];
-    for (const [ci, cj] of [
-      [0, 0],
-      [0, 1],
-      [1, 0],
-      [1, 1],
-    ]) {
-      const chunk = new Int16Array(24);
-      for (let i = 0; i < 4; i++) for (let j = 0; j < 6; j++) chunk[i * 6 + j] = data[(ci * 4 + i) * 12 + cj * 6 + j];
-      chunks.push(await engine.compress(chunk, { shape: inner }));
-    }
-    const index = new BigUint64Array(8);
-    let at = 0;
-    chunks.forEach((c, k) => {
-      index[2 * k] = BigInt(at);
-      index[2 * k + 1] = BigInt(c.length);
-      at += c.length;
-    });
-    const base = join(dir, 'sharded');
-    mkdirSync(join(base, 'c', '0'), { recursive: true });
-    writeFileSync(join(base, 'c', '0', '0'), Buffer.concat([...chunks, bytes(index)]));
-    writeFileSync(
-      join(base, 'zarr.json'),
-      JSON.stringify({
-        zarr_format: 3,
-        node_type: 'array',
-        shape,
-        data_type: 'int16',
-        chunk_grid: { name: 'regular', configuration: { chunk_shape: shape } },
-        chunk_key_encoding: { name: 'default', configuration: { separator: '/' } },
-        fill_value: 0,
-        codecs: [
-          {
-            name: 'sharding_indexed',
-            configuration: {
-              chunk_shape: inner,
-              codecs: [{ name: 'parle' }],
-              index_codecs: [{ name: 'bytes', configuration: { endian: 'little' } }],
-              index_location: 'end',
-            },
-          },
-        ],
-        attributes: {},
-      }),
-    );
+    const data = await writeSharded('sharded');
     const arr = await zarr.open(zarr.root(new FileSystemStore(dir)).resolve('sharded'), { kind: 'array' });
     const back = await zarr.get(arr);
     expect(bytes(back.data as Int16Array).equals(bytes(data))).toBe(true);
@@ -414,6 +420,16 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
       }
       // the engine's workers made every request: none on this thread
       expect(fetchHere).not.toHaveBeenCalled();
+      // createGet's whole read: one call for every chunk (the workers fetch, decode and place)
+      const batch = vi.spyOn(engine, 'fetchAndDecompress');
+      try {
+        await get(remote);
+        expect(batch).toHaveBeenCalledTimes(1);
+        expect(batch.mock.calls[0][0]).toHaveLength(3 * 3);
+        expect(batch.mock.calls[0][0][0].headers).toEqual({ 'X-Parle': 'test' });
+      } finally {
+        batch.mockRestore();
+      }
       expect(seen).toContain('GET /http-f32/c/1/1');
     } finally {
       fetchHere.mockRestore();
@@ -421,23 +437,24 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
   });
 
   it('a sharded array: the index by a HEAD and a range, or one suffix request; the chunks by ranges', async () => {
-    const want = (await zarr.get(await zarr.open.v3(zarr.root(new FileSystemStore(dir)).resolve('sharded'), { kind: 'array' }))) as {
+    await writeSharded('sharded-http');
+    const want = (await zarr.get(await zarr.open.v3(zarr.root(new FileSystemStore(dir)).resolve('sharded-http'), { kind: 'array' }))) as {
       data: ArrayBufferView;
     };
     for (const useSuffixRequest of [false, true]) {
       seen.length = 0;
       const store = new WorkerFetchStore(`${origin}/`, { engine, useSuffixRequest });
-      const arr = await zarr.open.v3(zarr.root(store).resolve('sharded'), { kind: 'array' });
+      const arr = await zarr.open.v3(zarr.root(store).resolve('sharded-http'), { kind: 'array' });
       const got = (await createZarrGet(zarr, { engine })(arr)) as { data: ArrayBufferView };
       expect(bytes(got.data).equals(bytes(want.data))).toBe(true);
-      expect(seen.some((s) => s.startsWith('HEAD /sharded/c/0/0'))).toBe(!useSuffixRequest);
+      expect(seen.some((s) => s.startsWith('HEAD /sharded-http/c/0/0'))).toBe(!useSuffixRequest);
       expect(seen).toContain(
         useSuffixRequest
-          ? 'GET /sharded/c/0/0 bytes=-64'
-          : 'GET /sharded/c/0/0 bytes=' +
-              (statSync(join(dir, 'sharded/c/0/0')).size - 64) +
+          ? 'GET /sharded-http/c/0/0 bytes=-64'
+          : 'GET /sharded-http/c/0/0 bytes=' +
+              (statSync(join(dir, 'sharded-http/c/0/0')).size - 64) +
               '-' +
-              (statSync(join(dir, 'sharded/c/0/0')).size - 1),
+              (statSync(join(dir, 'sharded-http/c/0/0')).size - 1),
       );
     }
   });
@@ -466,6 +483,53 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
       expect.objectContaining({ code: ErrorCodes.INVALID_OPTION }),
     );
     await expect(engine.fetchBytes('relative/zarr.json')).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+  });
+
+  it('fetchAndDecompress: a corrupted chunk and a chunk of another type fail with their codes, every other chunk placed; the same without workers', async () => {
+    const { data } = await writeArray('http-u16', 'uint16', [128, 128], [64, 128]);
+    // chunk 1 of a copy: its payload damaged; chunk 1 of another: a container of u32
+    for (const [name, chunk] of [
+      ['http-u16-bad', (packed: Buffer) => ((packed[packed.length - 3] ^= 0x5a), packed)],
+      ['http-u16-u32', async () => Buffer.from(await engine.compress(new Uint32Array(64 * 64)))],
+    ] as const) {
+      await writeArray(name, 'uint16', [128, 128], [64, 128]);
+      const file = join(dir, name, 'c', '1', '0');
+      writeFileSync(file, await chunk(readFileSync(file)));
+    }
+    const places = [0, 1].map((i) => ({
+      shape: [64, 128],
+      start: [0, 0],
+      count: [64, 128],
+      outOffset: i * 64 * 128,
+      outStrides: [128, 1],
+    }));
+    for (const workers of [2, 0]) {
+      const e = workers === 2 ? engine : await createEngine({ workers: 0, gpu: 'off', calibration: 'skip' });
+      try {
+        for (const [name, code] of [
+          ['http-u16-bad', ErrorCodes.CHECKSUM_MISMATCH],
+          ['http-u16-u32', ErrorCodes.CORRUPT],
+        ] as const) {
+          const out = new Uint16Array(new SharedArrayBuffer(128 * 128 * 2));
+          const requests = places.map((place, i) => ({ url: `${origin}/${name}/c/${i}/0`, place }));
+          await expect(e.fetchAndDecompress(requests, { out })).rejects.toMatchObject({ code });
+          // the sound chunk is in its place
+          expect(bytes(out.subarray(0, 64 * 128)).equals(bytes((data as Uint16Array).subarray(0, 64 * 128)))).toBe(true);
+        }
+        const out = new Uint16Array(new SharedArrayBuffer(128 * 128 * 2));
+        const requests = [
+          ...places.map((place, i) => ({ url: `${origin}/http-u16/c/${i}/0`, place })),
+          { url: `${origin}/http-u16/c/9/0`, place: places[0] },
+        ];
+        expect(await e.fetchAndDecompress(requests, { out })).toEqual([2]);
+        expect(bytes(out).equals(bytes(data))).toBe(true);
+        await expect(e.fetchAndDecompress([{ url: `${origin}/fail/x`, place: places[0] }], { out })).rejects.toMatchObject({
+          code: ErrorCodes.IO_ERROR,
+        });
+      } finally {
+        if (e !== engine) await e.destroy();
+      }
+    }
   });
 
   it('an engine without workers makes the request on this thread', async () => {

@@ -24,7 +24,7 @@ import type { WorkerRequestInit } from './cpu/protocol.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
-import { checkOut, compressArrayReport, decompressBytes, decompressList } from './codec/arrays.js';
+import { checkOut, compressArrayReport, decompressBytes, decompressFetched, decompressList, decompressPlacedHere } from './codec/arrays.js';
 import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressListToDevice, decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
@@ -1365,6 +1365,65 @@ export class Engine {
       headers: answer.headers,
       body: new Uint8Array(answer.body ?? new ArrayBuffer(0)),
     };
+  }
+
+  /**
+   * Fetches containers and decodes each into its place in `out`, on the workers: where they share
+   * the engine's memory and `out` lies over a SharedArrayBuffer, the worker that fetched a
+   * container decodes it and writes its elements to their place, and this thread sends one
+   * message a worker and reads one answer for the whole list (ts/codec/cpu/fetched.ts): a
+   * page's main thread does next to nothing while a Zarr array of hundreds of chunks is read
+   * (parle-codec/zarr's createGet with a WorkerFetchStore). Elsewhere each container is fetched
+   * with {@link fetchBytes} and decoded with `decompress(bytes, { out, place })`. Every request
+   * runs to its end before an error is thrown (the first in the list's order).
+   * @param requests each `{ url, place, headers? }`: an absolute URL of a container, where its
+   *   elements go in `out` (as decompress's `place`: `place.shape` is the container's shape), and
+   *   headers of that request (a record; added to `options.init.headers`)
+   * @param options `out` (a host typed array of the containers' element type, not in the
+   *   engine's memory; written at the places only), `init` (the requests' method-less
+   *   RequestInit as {@link fetchBytes} takes it), `signal` (ABORTED)
+   * @returns the indices of the requests the server answered 404, in order (their places are
+   *   left as they were: a Zarr reader fills them)
+   * @throws ParleError INVALID_ARGUMENT (a relative URL, `out`), INVALID_OPTION and LENGTH_MISMATCH
+   *   (a placement), IO_ERROR (a failed fetch, a status other than 200, 206 and 404), the reader's
+   *   codes (NOT_PARLE, TRUNCATED, CORRUPT: also a container of another type, CHECKSUM_MISMATCH,
+   *   ...), ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
+   */
+  async fetchAndDecompress(
+    requests: readonly { url: string | URL; place: Placement; headers?: Record<string, string> }[],
+    options: { out: ParleArray; init?: Omit<WorkerRequestInit, 'method'>; signal?: AbortSignal },
+  ): Promise<number[]> {
+    const { out, init = {}, signal } = options;
+    checkArray(out, 'options.out');
+    if (this.cpu.isResident(out))
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "options.out must be a host array, not in the engine's memory");
+    const list = requests.map((r, i) => {
+      let url: string;
+      try {
+        url = new URL(r.url).href;
+      } catch {
+        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `request ${i}: fetchAndDecompress needs an absolute URL; got ${String(r.url)}`);
+      }
+      const headers = { ...init.headers, ...r.headers };
+      return { url, place: r.place, init: { ...init, method: 'GET' as const, headers } };
+    });
+    const onWorkers = this.cpu.pool !== undefined && this.cpu.shared && out.buffer instanceof SharedArrayBuffer;
+    return this.admit(signal, async () => {
+      if (onWorkers) return decompressFetched(this.cpu, list, out, signal);
+      const missing: number[] = [];
+      const settled = await Promise.allSettled(
+        list.map(async ({ url, init: request, place }, i) => {
+          const response = await this.fetchBytes(url, { ...request, ...(signal ? { signal } : {}) });
+          if (response.status === 404) return void missing.push(i);
+          if (response.status !== 200 && response.status !== 206)
+            throw new ParleError(ErrorCodes.IO_ERROR, `${url}: unexpected response status ${response.status} ${response.statusText}`);
+          await decompressPlacedHere(this.cpu, response.body, place, out, signal);
+        }),
+      );
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
+      return missing.sort((a, b) => a - b);
+    });
   }
 
   /** Stops the workers, releases the engine's memory and its GPU device; later calls throw DESTROYED. Safe to call twice. */

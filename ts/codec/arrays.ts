@@ -21,6 +21,7 @@ import {
 import { decodeLegacyChunk } from './legacy/chunk.js';
 import { checkPlacement, placeBytes, type Placement } from './place.js';
 import type { Header, LocatedChunk } from '../format/layout.js';
+import type { WorkerRequestInit } from '../cpu/protocol.js';
 import { assembleContainer, readAtBytes, walkChunks } from '../format/container.js';
 import { HEADER_BYTES, makeHeader, readHeader } from '../format/layout.js';
 import { chunkCodecOf, chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from './settings.js';
@@ -273,6 +274,123 @@ async function decompressPlaced(
   const whole = await decompressBytes(cpu, bytes, header.elementCount, signal, { bytesResident });
   placeBytes(place, bytesOf(whole), 0, outBytes, elementSize(header.type));
   return out;
+}
+
+/** A container to fetch and decode into its place in a result (see {@link decompressFetched}). */
+export interface ContainerRequest {
+  /** An absolute URL. */
+  url: string;
+  init: WorkerRequestInit;
+  /** Where the container's elements go in the result (its `shape` is the container's). */
+  place: Placement;
+}
+
+/**
+ * Fetches containers and decodes each into its place in `out` on the workers, the worker that
+ * fetched a container decoding it (ts/codec/cpu/fetched.ts): the requests split into one task a
+ * worker, each with a scratch block of the kernels' memory, so this thread posts one message a
+ * worker and reads one answer, whatever the number of containers. `out` must be over a
+ * SharedArrayBuffer (not the kernels' memory) and the workers must share memory; a container
+ * that does not fit its worker's scratch (or of version 1) comes back and is decoded here.
+ * Every request runs to its end before an error is thrown (the first in request order).
+ * @returns the indices of the requests answered 404 (their places are left as they were)
+ * @throws ParleError IO_ERROR (a failed fetch; a status other than 200, 206 and 404), the
+ *   reader's codes, CORRUPT (a container of another type), INVALID_OPTION and LENGTH_MISMATCH
+ *   (a placement), ABORTED, WORKER_FAILED
+ */
+export async function decompressFetched(
+  cpu: CpuPath,
+  requests: readonly ContainerRequest[],
+  out: ParleArray,
+  signal?: AbortSignal,
+): Promise<number[]> {
+  const type = elementTypeOf(out)!;
+  const size = elementSize(type);
+  const pool = cpu.pool;
+  if (pool === undefined || !cpu.shared || !(out.buffer instanceof SharedArrayBuffer) || cpu.isResident(out))
+    throw new Error('decompressFetched needs workers that share memory and a result over a SharedArrayBuffer');
+  const groups = Array.from({ length: Math.min(pool.concurrency, requests.length) }, () => [] as number[]);
+  requests.forEach((_, i) => groups[i % groups.length].push(i));
+  const outShared = { buffer: out.buffer, byteOffset: out.byteOffset, length: out.length };
+  const settled = await Promise.allSettled(
+    groups.map((group) => {
+      // a container's payloads (under its raw size for any container worth fetching), its
+      // elements and a decode arena: four times its raw bytes and 1 MiB covers them
+      const raw = Math.max(...group.map((i) => requests[i].place.shape.reduce((a, d) => a * d, 1))) * size;
+      const scratchBytes = 4 * raw + (1 << 20);
+      return cpu.withBlocks(
+        [scratchBytes],
+        async ([block]) => {
+          const items = await pool.runFetched(
+            {
+              proc: 'decodeFetched',
+              params: { type, scratchPtr: block!.ptr, scratchBytes, out: outShared, places: group.map((i) => requests[i].place) },
+              regions: [],
+              requests: group.map((i) => ({ url: requests[i].url, init: requests[i].init })),
+            },
+            signal,
+          );
+          return items.map((item, k) => ({ item, index: group[k] }));
+        },
+        signal,
+      );
+    }),
+  );
+  const missing: number[] = [];
+  const errors: { index: number; error: unknown }[] = [];
+  const fallbacks: Promise<unknown>[] = [];
+  for (const s of settled) {
+    if (s.status === 'rejected') {
+      errors.push({ index: -1, error: s.reason });
+      continue;
+    }
+    for (const { item, index } of s.value) {
+      const url = requests[index].url;
+      if (item.failed !== undefined)
+        errors.push({ index, error: new ParleError(ErrorCodes.IO_ERROR, `fetch ${url} failed: ${item.failed}`) });
+      else if (item.error !== undefined) errors.push({ index, error: new ParleError(item.error.code, `${url}: ${item.error.message}`) });
+      else if (item.status === 404) missing.push(index);
+      else if (item.status !== 200 && item.status !== 206)
+        errors.push({
+          index,
+          error: new ParleError(ErrorCodes.IO_ERROR, `${url}: unexpected response status ${item.status} ${item.statusText}`),
+        });
+      else if (item.value === false) {
+        // not decodable in the worker's scratch: here, as any placed decode
+        fallbacks.push(
+          decompressPlacedHere(cpu, new Uint8Array(item.body!), requests[index].place, out, signal).catch((error: unknown) =>
+            errors.push({ index, error }),
+          ),
+        );
+      }
+    }
+  }
+  await Promise.all(fallbacks);
+  if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0].error;
+  return missing.sort((a, b) => a - b);
+}
+
+/**
+ * A container decoded into its place in `out` on this thread's terms (decompressBytes with a
+ * placement), as a fetched one: a container of another type than `out`'s is CORRUPT (not a
+ * chunk of this array), at most the placement's elements.
+ * @throws ParleError as decompressBytes with a placement; CORRUPT for another type
+ */
+export async function decompressPlacedHere(
+  cpu: CpuPath,
+  bytes: Uint8Array,
+  place: Placement,
+  out: ParleArray,
+  signal?: AbortSignal,
+): Promise<void> {
+  const count = place.shape.reduce((a, d) => a * d, 1);
+  const header = readHeader(bytes.subarray(0, Math.min(bytes.length, HEADER_BYTES)), count);
+  if (!holdsType(out, header.type))
+    throw new ParleError(
+      ErrorCodes.CORRUPT,
+      `not a chunk of this array: a container of ${header.type} elements; the array holds ${elementTypeOf(out)}`,
+    );
+  await decompressBytes(cpu, bytes, count, signal, { out, place });
 }
 
 /**

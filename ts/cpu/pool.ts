@@ -12,7 +12,17 @@ import * as Comlink from 'comlink';
 import { ErrorCodes, ParleError } from '../errors.js';
 import { spawnWorker, type SpawnedWorker } from '../platform/node.js';
 import { regionPointer, runProcedure, type KernelContext, type ProcedureTable } from './procedures.js';
-import type { Outcome, ProcName, Procedures, Task, WorkerApi, WorkerRequestInit, WorkerResponse } from './protocol.js';
+import type {
+  FetchTask,
+  FetchedItem,
+  Outcome,
+  ProcName,
+  Procedures,
+  Task,
+  WorkerApi,
+  WorkerRequestInit,
+  WorkerResponse,
+} from './protocol.js';
 import type { KernelVariant } from './wasm.js';
 
 /** Runs tasks somewhere. */
@@ -182,6 +192,17 @@ export class WorkerPool implements Executor {
     });
   }
 
+  /**
+   * Runs a task over fetched bodies (ts/cpu/protocol.ts FetchTask) on one worker, queued as
+   * any task: the worker makes the requests and runs the procedure on each body. Shared memory
+   * only. Rejects as {@link run} (ABORTED, WORKER_FAILED, DESTROYED); a request's failure or a
+   * procedure's error is in its item.
+   */
+  runFetched(task: FetchTask, signal?: AbortSignal): Promise<FetchedItem[]> {
+    if (!this.options.shared) return Promise.reject(new Error('runFetched needs workers that share the memory'));
+    return this.run(task as Task, signal) as unknown as Promise<FetchedItem[]>;
+  }
+
   private abort(entry: QueuedTask): void {
     const at = this.queue.indexOf(entry);
     if (at >= 0) {
@@ -233,6 +254,7 @@ export class WorkerPool implements Executor {
 
   /** Sends a task to a worker; in unshared mode moves its regions' bytes both ways. */
   private async execute(slot: Slot, task: Task): Promise<unknown> {
+    if ('requests' in task) return slot.api.runFetched(task as FetchTask);
     if (this.options.shared) return unwrap(await slot.api.run(task));
     const memory = this.options.memory;
     const params = task.params as unknown as Record<string, unknown>;

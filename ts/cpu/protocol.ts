@@ -56,6 +56,32 @@ export interface Task<P extends ProcName = ProcName> {
   regions: Region[];
 }
 
+/**
+ * A task over fetched bodies: the worker makes each request (all at once), and runs the task's
+ * procedure once per response of status 200 or 206, as they arrive, with the params and two
+ * more: `body` (the response's bytes, in the worker's memory) and `item` (the request's index).
+ * Only where the workers share the engine's memory. (A Zarr read: each chunk fetched, decoded
+ * and placed by one worker, one message a worker instead of a few a chunk.)
+ */
+export interface FetchTask<P extends ProcName = ProcName> extends Task<P> {
+  requests: { url: string; init: WorkerRequestInit }[];
+}
+
+/**
+ * What became of one request of a {@link FetchTask}: its status and the procedure's result or
+ * error. `body` is handed back (transferred) when the procedure did not run (a status other than
+ * 200, 206 and 404) or returned `false` (it could not use the body: the engine's thread then
+ * does the work), and `failed` when fetch itself failed.
+ */
+export interface FetchedItem {
+  status: number;
+  statusText: string;
+  value?: unknown;
+  error?: { code: ErrorCode; message: string };
+  failed?: string;
+  body?: ArrayBuffer;
+}
+
 /** A procedure's outcome: errors travel as values so their code survives the thread boundary. */
 export type Outcome<R> = { ok: true; value: R; outputs?: ArrayBuffer[] } | { ok: false; code: ErrorCode; message: string };
 
@@ -74,6 +100,8 @@ export interface WorkerApi {
    * tasks: the worker serves it between them.
    */
   fetch(id: number, url: string, init: WorkerRequestInit): Promise<WorkerResponse>;
+  /** Runs a task over fetched bodies (shared memory only); one entry a request, in order. */
+  runFetched(task: FetchTask): Promise<FetchedItem[]>;
   /** Aborts request `id` if it is still in flight (its fetch then answers `{ error, aborted: true }`). */
   abortFetch(id: number): void;
 }

@@ -8,7 +8,7 @@ import * as Comlink from 'comlink';
 import { parentEndpoint } from '../platform/node.js';
 import { fetchResponse } from './fetch.js';
 import { runProcedure, setRegionPointer, type KernelContext, type ProcedureTable } from './procedures.js';
-import type { Outcome, Task, WorkerApi, WorkerInit, WorkerRequestInit, WorkerResponse } from './protocol.js';
+import type { FetchTask, FetchedItem, Outcome, Task, WorkerApi, WorkerInit, WorkerRequestInit, WorkerResponse } from './protocol.js';
 import { WASM_PAGE_BYTES, createKernelMemory, instantiateKernels } from './wasm.js';
 
 /** Runs a task on a memory this worker owns: place its regions, run, send `out` bytes back. */
@@ -51,6 +51,35 @@ async function fetchHere(id: number, url: string, init: WorkerRequestInit): Prom
 }
 
 /**
+ * A task over fetched bodies (ts/cpu/protocol.ts FetchTask): every request at once, the
+ * procedure run on each usable body as it arrives (one at a time: this thread's), bodies it
+ * did not use handed back.
+ */
+async function runFetched(table: ProcedureTable, context: KernelContext, task: FetchTask): Promise<FetchedItem[]> {
+  const transfer: ArrayBuffer[] = [];
+  const items = await Promise.all(
+    task.requests.map(async ({ url, init }, item): Promise<FetchedItem> => {
+      const answer = await fetchResponse(url, init);
+      if (answer.kind === 'error') return { status: 0, statusText: '', failed: answer.message };
+      const { status, statusText, body } = answer;
+      if (body === null || (status !== 200 && status !== 206)) {
+        if (body) transfer.push(body);
+        return { status, statusText, ...(body ? { body } : {}) };
+      }
+      const params = { ...(task.params as object), body: new Uint8Array(body), item } as never;
+      const outcome = runProcedure(table, context, task.proc, params);
+      if (!outcome.ok) return { status, statusText, error: { code: outcome.code, message: outcome.message } };
+      if ((outcome.value as unknown) === false) {
+        transfer.push(body);
+        return { status, statusText, value: false, body };
+      }
+      return { status, statusText, value: outcome.value };
+    }),
+  );
+  return Comlink.transfer(items, transfer);
+}
+
+/**
  * Serves this worker's end of the pool (comlink over the parent's endpoint) with the procedures
  * of `table`. Call once, at the top of a worker script.
  */
@@ -67,6 +96,11 @@ export function serveWorker(table: ProcedureTable): void {
       if (!ctx) throw new Error('worker used before init');
       if (shared) return runProcedure(table, ctx, task.proc, task.params as never);
       return runUnshared(table, ctx, task, inputs ?? []);
+    },
+    async runFetched(task: FetchTask) {
+      if (!ctx) throw new Error('worker used before init');
+      if (!shared) throw new Error('runFetched needs the shared memory');
+      return runFetched(table, ctx, task);
     },
     fetch: fetchHere,
     abortFetch(id: number) {

@@ -14,7 +14,7 @@
 import type { CompressPlan } from '../codec/settings.js';
 import { createEngine, type Engine } from '../engine.js';
 import { ErrorCodes, ParleError, isParleError } from '../errors.js';
-import { arrayConstructor, elementSize, holdsType, type ElementType, type ParleArray } from '../types.js';
+import { arrayConstructor, bytesOf, elementSize, holdsType, type ElementType, type ParleArray } from '../types.js';
 import { placeBytes, type Placement } from '../codec/place.js';
 
 /** The codec's name in a Zarr array's metadata (`codecs: [{ name: 'parle', configuration: { ... } }]`). */
@@ -286,6 +286,14 @@ export class WorkerFetchStore {
     return resolved.href;
   }
 
+  /**
+   * The URL and request options this store fetches `key` with (a path from the root): what
+   * createGet hands the workers to fetch and decode a chunk where they are.
+   */
+  requestOf(key: string): { url: string; init: Omit<StoreRequestOptions, 'signal'> & { headers: Record<string, string> } } {
+    return { url: this.#resolve(key), init: { ...this.#init, headers: { ...this.#init.headers } } };
+  }
+
   async #request(key: string, options: StoreRequestOptions | undefined, method: 'GET' | 'HEAD', range?: string) {
     const { signal, headers, ...rest } = options ?? {};
     for (const key of Object.keys(rest)) {
@@ -351,6 +359,11 @@ export interface ZarritaModule {
 /** A chunk's container, fetched and not decoded yet: decoded by a worker into its place. */
 class FetchedChunk {
   constructor(readonly bytes: Uint8Array) {}
+}
+
+/** A chunk not fetched yet (an array in a WorkerFetchStore): a worker fetches it, decodes it and places it, after zarrita's get has mapped every chunk. */
+class DeferredChunk {
+  constructor(readonly coords: number[]) {}
 }
 
 /** One axis of zarrita's mapping from a chunk to the result: a slice `[start, stop, step]` of each, or an index of the chunk and no axis of the result. */
@@ -458,6 +471,35 @@ export function createGet(
     if (!parle) return plainGet(arr, selection, opts);
     const context = (arr as unknown as Record<symbol, ChunkContext>)[marker];
     const size = elementSize(type);
+    // An array in a WorkerFetchStore (not sharded) on workers that share memory: zarrita's get
+    // maps every chunk without fetching it, then the workers fetch, decode and place them all,
+    // one message a worker for the whole read (engine.fetchAndDecompress)
+    const store = arr.store;
+    const deferring =
+      store instanceof WorkerFetchStore &&
+      context.kind === 'regular' &&
+      engine.sharedMemory &&
+      typeof SharedArrayBuffer !== 'undefined' &&
+      engine.workers > 0 &&
+      context.encodeChunkKey !== undefined;
+    const deferred: { coords: number[]; place: Placement; dest: { data: ParleArray; stride: number[] } }[] = [];
+    const fetchDeferred = async () => {
+      const webStore = store as WorkerFetchStore;
+      const dest = deferred[0].dest;
+      const requests = deferred.map(({ coords, place }) => {
+        const { url, init } = webStore.requestOf(arr.resolve(context.encodeChunkKey!(coords)).path);
+        return { url, place, headers: init.headers };
+      });
+      const { headers: _, ...init } = webStore.requestOf('/').init;
+      const signal = (opts as { opts?: { signal?: AbortSignal } }).opts?.signal;
+      const missing = await engine.fetchAndDecompress(requests, { out: dest.data, init, ...(signal ? { signal } : {}) });
+      // chunks never written: zarrita's chunk of the fill value, placed here
+      for (const i of missing) {
+        const { coords, place } = deferred[i];
+        const chunk = (await arr.getChunk(coords)) as { data: ParleArray };
+        placeBytes(place, bytesOf(chunk.data), 0, bytesOf(dest.data), size);
+      }
+    };
     const pending: Promise<unknown>[] = [];
     // A decode is observed when it starts: zarrita calls setFromChunk as each fetch ends and
     // awaits the others before returning, so a decode that fails while another chunk is still
@@ -473,6 +515,7 @@ export function createGet(
       chunks: arr.chunks,
       [marker]: context,
       getChunk: async (coords: number[], chunkOptions?: unknown) => {
+        if (deferring) return { data: new DeferredChunk(coords), shape: context.chunkShape, stride: stridesOf(context.chunkShape) };
         const bytes = await context.getChunkBytes(coords, chunkOptions);
         if (bytes === undefined) return arr.getChunk(coords, chunkOptions);
         return { data: new FetchedChunk(bytes), shape: context.chunkShape, stride: stridesOf(context.chunkShape) };
@@ -490,6 +533,16 @@ export function createGet(
       ) => {
         const place = placementOf(mapping, src.shape, dest.stride);
         const count = src.shape.reduce((a, d) => a * d, 1);
+        if (src.data instanceof DeferredChunk) {
+          const { coords } = src.data;
+          if (place !== undefined) {
+            deferred.push({ coords, place, dest });
+            return;
+          }
+          // steps other than 1: zarrita's chunk (decoded by the codec; the fill value where missing), placed here
+          track(arr.getChunk(coords).then((chunk) => placeStepped((chunk as { data: ParleArray }).data, dest, mapping, src.shape, size)));
+          return;
+        }
         if (src.data instanceof FetchedChunk) {
           const bytes = src.data.bytes;
           if (place !== undefined) {
@@ -520,6 +573,7 @@ export function createGet(
     let failure: { error: unknown } | undefined;
     try {
       result = await internal(fetching, selection, { ...opts, useSharedArrayBuffer: shared }, setter);
+      if (deferred.length > 0) track(fetchDeferred());
     } catch (error) {
       failure = { error };
     }
@@ -534,6 +588,9 @@ export function createGet(
 
 /** What createGet uses of zarrita's array context (zarrita.context). */
 interface ChunkContext {
+  kind?: 'regular' | 'sharded';
+  /** The key of a chunk from its coordinates (`c/0/1`). */
+  encodeChunkKey?: (coords: number[]) => string;
   chunkShape: number[];
   getChunkBytes(coords: number[], options?: unknown): Promise<Uint8Array | undefined>;
 }

@@ -9,6 +9,7 @@ import { callKernel, type ProcedureTable } from '../../cpu/procedures.js';
 import { decodeLegacyChunkAt, type DecodeLegacyChunkParams } from '../legacy/chunk.js';
 import { encodeChunkAt, type EncodeChunkParams, type EncodeChunkResult } from './encode.js';
 import { decodeChunkAt, decodeRunsAt, type DecodeChunkParams, type DecodeRunsParams } from './decode.js';
+import { decodeFetchedAt, type DecodeFetchedParams } from './fetched.js';
 import { decodeChunksAt, encodeChunksAt, type DecodeChunksParams, type EncodeChunksParams, type EncodeChunksResult } from './batch.js';
 
 declare module '../../cpu/protocol.js' {
@@ -22,6 +23,8 @@ declare module '../../cpu/protocol.js' {
     /** Many chunks, taken from a job table in the kernels' memory (./batch.ts). */
     encodeChunks: { params: EncodeChunksParams; result: EncodeChunksResult };
     decodeChunks: { params: DecodeChunksParams; result: null };
+    /** A fetched container, decoded by the worker that fetched it (./fetched.ts). */
+    decodeFetched: { params: DecodeFetchedParams; result: boolean };
   }
 }
 
@@ -34,4 +37,5 @@ export const PROCEDURES: ProcedureTable = {
   decodeRuns: decodeRunsAt,
   encodeChunks: encodeChunksAt,
   decodeChunks: decodeChunksAt,
+  decodeFetched: decodeFetchedAt,
 };

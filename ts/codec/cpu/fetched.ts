@@ -1,0 +1,97 @@
+/**
+ * Containers decoded by the worker that fetched them (ts/cpu/protocol.ts FetchTask): the
+ * `decodeFetched` procedure runs in a worker once per fetched container, decodes it in a scratch
+ * block of the kernels' memory the engine's thread reserved for the task, and writes its
+ * elements to their place in a host result over a SharedArrayBuffer. No message a chunk: the
+ * engine's thread sends one task a worker and reads one answer (ts/codec/arrays.ts
+ * decompressFetched; a Zarr read through parle-codec/zarr's WorkerFetchStore).
+ */
+import { ErrorCodes, ParleError } from '../../errors.js';
+import { readAtBytes, walkChunks } from '../../format/container.js';
+import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
+import { elementSize, type ElementType } from '../../types.js';
+import { checkPlacement, type Placement } from '../place.js';
+import type { CodecContext } from './arena.js';
+import { COUNTER_BYTES, DecodeJob, JOB_WORDS, decodeChunksAt, writeDecodeJob } from './batch.js';
+import { decodeArenaBytesFor } from './decode.js';
+
+/** Parameters of `decodeFetched`; `body` and `item` are added by the worker for each response. */
+export interface DecodeFetchedParams {
+  /** The element type every container must hold (CORRUPT otherwise). */
+  type: ElementType;
+  /** The scratch block: [scratchPtr, scratchPtr + scratchBytes) of the kernels' memory, this task's alone. */
+  scratchPtr: number;
+  scratchBytes: number;
+  /** The result: a SharedArrayBuffer other than the kernels' memory, from byteOffset, of `length` elements. */
+  out: { buffer: SharedArrayBuffer; byteOffset: number; length: number };
+  /** Each request's placement of its container's elements in the result. */
+  places: Placement[];
+  body?: Uint8Array;
+  item?: number;
+}
+
+/** Rounds up to 16 bytes. */
+const align = (n: number) => Math.ceil(n / 16) * 16;
+
+/**
+ * Decodes the container in `params.body` into its place (`params.places[params.item]`) in the
+ * result, every chunk's payload and elements checked as any decode. Returns false (the body
+ * handed back: the engine's thread decodes it) for a version-1 container or one whose decode does
+ * not fit the scratch block.
+ * @throws ParleError the reader's codes (NOT_PARLE, TRUNCATED, CORRUPT, CHECKSUM_MISMATCH, ...);
+ *   CORRUPT for a container of another type than the array's; INVALID_OPTION, LENGTH_MISMATCH
+ *   (the placement against the container)
+ */
+export function decodeFetchedAt(ctx: CodecContext, p: DecodeFetchedParams): boolean {
+  const body = p.body!;
+  const place = p.places[p.item!];
+  const count = place.shape.reduce((a, d) => a * d, 1);
+  const { header, chunks } = walkChunks(readAtBytes(body), body.length, count);
+  if (header.version === 1) return false;
+  if (header.type !== p.type)
+    throw new ParleError(
+      ErrorCodes.CORRUPT,
+      `not a chunk of this array: a container of ${header.type} elements; the array holds ${p.type}`,
+    );
+  const checked = checkPlacement(place, header.elementCount, p.out.length);
+  const size = elementSize(p.type) as 1 | 2 | 4 | 8;
+  // the scratch: counters, the job table, the payloads, each chunk's elements, one arena
+  let arenaBytes = 0;
+  let payloadBytes = 0;
+  let outBytes = 0;
+  for (const c of chunks) {
+    const payload = body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+    arenaBytes = Math.max(arenaBytes, decodeArenaBytesFor(payload, c, size, c.index));
+    payloadBytes += align(c.payloadBytes + 16);
+    outBytes += align(c.elementCount * size + DECODE_SLACK_BYTES);
+  }
+  const counterPtr = align(p.scratchPtr);
+  const jobsPtr = counterPtr + align(COUNTER_BYTES);
+  let payloadAt = jobsPtr + align(chunks.length * JOB_WORDS * 4);
+  let outAt = payloadAt + payloadBytes;
+  const arenaPtr = outAt + outBytes;
+  if (arenaPtr + arenaBytes > p.scratchPtr + p.scratchBytes) return false;
+  const memory = new Uint8Array(ctx.memory.buffer);
+  memory.fill(0, counterPtr, counterPtr + COUNTER_BYTES);
+  const table = new Uint32Array(ctx.memory.buffer, jobsPtr, chunks.length * JOB_WORDS);
+  chunks.forEach((c, i) => {
+    memory.set(body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes), payloadAt);
+    const words = table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS);
+    writeDecodeJob(words, c, c.index, payloadAt, outAt);
+    // with a placement, HostOutAt is the chunk's first element in the container
+    words[DecodeJob.HostOutAt] = c.elementOffset;
+    payloadAt += align(c.payloadBytes + 16);
+    outAt += align(c.elementCount * size + DECODE_SLACK_BYTES);
+  });
+  decodeChunksAt(ctx, {
+    elementSize: size,
+    jobsPtr,
+    jobs: chunks.length,
+    counterPtr,
+    arenaPtrs: [arenaPtr],
+    arenaBytes,
+    exactOut: false,
+    hostOut: { buffer: p.out.buffer, byteOffset: p.out.byteOffset, place: checked },
+  });
+  return true;
+}
