@@ -485,7 +485,7 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
     await expect(engine.fetchBytes('relative/zarr.json')).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
   });
 
-  it('fetchAndDecompress: a corrupted chunk and a chunk of another type fail with their codes, every other chunk placed; the same without workers', async () => {
+  it('fetchAndDecompress: a corrupted chunk and a chunk of another type fail with their codes, every other chunk placed, a 404 reported, a version-1 container decoded; the same without workers', async () => {
     const { data } = await writeArray('http-u16', 'uint16', [128, 128], [64, 128]);
     // chunk 1 of a copy: its payload damaged; chunk 1 of another: a container of u32
     for (const [name, chunk] of [
@@ -523,6 +523,14 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
         ];
         expect(await e.fetchAndDecompress(requests, { out })).toEqual([2]);
         expect(bytes(out).equals(bytes(data))).toBe(true);
+        // a version-1 container: the worker hands it back, decoded on the engine's thread
+        const raw = new Uint16Array(readFileSync(new URL('./fixtures/v1/u16-noisy.raw', import.meta.url)).buffer.slice(0));
+        mkdirSync(join(dir, 'v1'), { recursive: true });
+        writeFileSync(join(dir, 'v1', 'u16.parle'), readFileSync(new URL('./fixtures/v1/u16-noisy.parle', import.meta.url)));
+        const old = new Uint16Array(new SharedArrayBuffer(raw.byteLength + 4));
+        const line = { shape: [raw.length], start: [0], count: [raw.length], outOffset: 2, outStrides: [1] };
+        expect(await e.fetchAndDecompress([{ url: `${origin}/v1/u16.parle`, place: line }], { out: old })).toEqual([]);
+        expect(bytes(old.subarray(2, 2 + raw.length)).equals(bytes(raw))).toBe(true);
         await expect(e.fetchAndDecompress([{ url: `${origin}/fail/x`, place: places[0] }], { out })).rejects.toMatchObject({
           code: ErrorCodes.IO_ERROR,
         });

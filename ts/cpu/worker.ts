@@ -50,32 +50,44 @@ async function fetchHere(id: number, url: string, init: WorkerRequestInit): Prom
   }
 }
 
+/** Requests of a FetchTask a worker has in flight at once (a browser's HTTP/1.1 connections to a host: 6). */
+const REQUESTS_IN_FLIGHT = 6;
+
 /**
- * A task over fetched bodies (ts/cpu/protocol.ts FetchTask): every request at once, the
- * procedure run on each usable body as it arrives (one at a time: this thread's), bodies it
+ * A task over fetched bodies (ts/cpu/protocol.ts FetchTask): REQUESTS_IN_FLIGHT requests at a
+ * time, the procedure run on each usable body as it arrives (one at a time: this thread's), bodies it
  * did not use handed back.
  */
 async function runFetched(table: ProcedureTable, context: KernelContext, task: FetchTask): Promise<FetchedItem[]> {
   const transfer: ArrayBuffer[] = [];
-  const items = await Promise.all(
-    task.requests.map(async ({ url, init }, item): Promise<FetchedItem> => {
-      const answer = await fetchResponse(url, init);
-      if (answer.kind === 'error') return { status: 0, statusText: '', failed: answer.message };
-      const { status, statusText, body } = answer;
-      if (body === null || (status !== 200 && status !== 206)) {
-        if (body) transfer.push(body);
-        return { status, statusText, ...(body ? { body } : {}) };
-      }
-      const params = { ...(task.params as object), body: new Uint8Array(body), item } as never;
-      const outcome = runProcedure(table, context, task.proc, params);
-      if (!outcome.ok) return { status, statusText, error: { code: outcome.code, message: outcome.message } };
-      if ((outcome.value as unknown) === false) {
-        transfer.push(body);
-        return { status, statusText, value: false, body };
-      }
-      return { status, statusText, value: outcome.value };
-    }),
-  );
+  const one = async (item: number): Promise<FetchedItem> => {
+    const { url, init } = task.requests[item];
+    const answer = await fetchResponse(url, init);
+    if (answer.kind === 'error') return { status: 0, statusText: '', failed: answer.message };
+    const { status, statusText, body } = answer;
+    if (body === null || (status !== 200 && status !== 206)) {
+      if (body) transfer.push(body);
+      return { status, statusText, ...(body ? { body } : {}) };
+    }
+    const params = { ...(task.params as object), body: new Uint8Array(body), item } as never;
+    const outcome = runProcedure(table, context, task.proc, params);
+    if (!outcome.ok) return { status, statusText, error: { code: outcome.code, message: outcome.message } };
+    if ((outcome.value as unknown) === false) {
+      transfer.push(body);
+      return { status, statusText, value: false, body };
+    }
+    return { status, statusText, value: outcome.value };
+  };
+  // REQUESTS_IN_FLIGHT at a time (bodies wait here for this thread's decode: a bounded number)
+  const items: FetchedItem[] = new Array(task.requests.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < task.requests.length) {
+      const item = next++;
+      items[item] = await one(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(REQUESTS_IN_FLIGHT, task.requests.length) }, lane));
   return Comlink.transfer(items, transfer);
 }
 
