@@ -24,3 +24,22 @@ export async function fetchResponse(url: string, init: WorkerRequestInit, signal
     return { kind: 'error', message: (e instanceof Error ? e.message : String(e)) + cause, aborted: signal?.aborted === true };
   }
 }
+
+/**
+ * Resolves after the thread's pending tasks (a response's incoming data among them) had their
+ * turn: `scheduler.yield()` where there is one (Chromium), else setImmediate (Node), else a
+ * MessageChannel message (not setTimeout: clamped to 4 ms when nested).
+ */
+export function yieldToTasks(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: { yield?: () => Promise<void> } }).scheduler;
+  if (typeof scheduler?.yield === 'function') return scheduler.yield();
+  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}

@@ -6,7 +6,7 @@
  */
 import * as Comlink from 'comlink';
 import { parentEndpoint } from '../platform/node.js';
-import { fetchResponse } from './fetch.js';
+import { fetchResponse, yieldToTasks } from './fetch.js';
 import { runProcedure, setRegionPointer, type KernelContext, type ProcedureTable } from './procedures.js';
 import type { FetchTask, FetchedItem, Outcome, Task, WorkerApi, WorkerInit, WorkerRequestInit, WorkerResponse } from './protocol.js';
 import { WASM_PAGE_BYTES, createKernelMemory, instantiateKernels } from './wasm.js';
@@ -69,6 +69,9 @@ async function runFetched(table: ProcedureTable, context: KernelContext, task: F
       if (body) transfer.push(body);
       return { status, statusText, ...(body ? { body } : {}) };
     }
+    // the other requests' incoming data first: a decode holds this thread for milliseconds, and
+    // a response this thread does not read stalls at the server
+    await yieldToTasks();
     const params = { ...(task.params as object), body: new Uint8Array(body), item } as never;
     const outcome = runProcedure(table, context, task.proc, params);
     if (!outcome.ok) return { status, statusText, error: { code: outcome.code, message: outcome.message } };

@@ -238,6 +238,10 @@ const REQUEST_KEYS = ['signal', 'headers', 'credentials', 'cache', 'redirect'];
  * 200 and 206 the bytes, other statuses an error). Works with `zarr.get` and with
  * {@link createGet}, any codec; the requests are the engine's {@link Engine.fetchBytes}, so a
  * custom fetch (FetchStore's `fetch` option: presigned URLs) cannot be given; headers can.
+ * createGet's reads of an array of parle chunks (not sharded) in this store go further where the
+ * workers share memory: zarrita maps every chunk without fetching it, then each worker fetches,
+ * decodes and places its share of the chunks (Engine.fetchAndDecompress), one message a worker
+ * for the whole read.
  *
  *     const store = new WorkerFetchStore('https://example.org/volume.zarr', { engine });
  *     const arr = await zarr.open.v3(store, { kind: 'array' });
