@@ -8,6 +8,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join, normalize, sep } from 'node:path';
@@ -538,6 +539,45 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
         if (e !== engine) await e.destroy();
       }
     }
+  });
+
+  it('a store on local disk by a file: URL (Node): createGet and zarr.get read what FileSystemStore reads, sharded arrays by ranges', async () => {
+    await writeArray('file-u16', 'uint16', [45, 70, 90], [16, 32, 64]);
+    rmSync(join(dir, 'file-u16', 'c', '1', '1', '0')); // a missing chunk: the fill value
+    await writeSharded('file-sharded');
+    const get = createZarrGet(zarr, { engine });
+    const batch = vi.spyOn(engine, 'fetchAndDecompress');
+    try {
+      for (const [name, selection] of [
+        ['file-u16', null],
+        ['file-u16', [zarr.slice(3, 40), null, zarr.slice(10, 80)]],
+        ['file-sharded', null],
+      ] as const) {
+        const local = await zarr.open.v3(zarr.root(new FileSystemStore(dir)).resolve(name), { kind: 'array' });
+        const want = (await zarr.get(local, selection)) as { data: ArrayBufferView; shape: number[] };
+        for (const useSuffixRequest of [false, true]) {
+          const store = new WorkerFetchStore(pathToFileURL(join(dir, name)), { engine, useSuffixRequest });
+          const remote = await zarr.open.v3(store, { kind: 'array' });
+          for (const got of [await get(remote, selection), await zarr.get(remote, selection)] as {
+            data: ArrayBufferView;
+            shape: number[];
+          }[]) {
+            expect(got.shape).toEqual(want.shape);
+            expect(bytes(got.data).equals(bytes(want.data))).toBe(true);
+          }
+        }
+      }
+      // the regular array's reads by createGet went to the workers whole (2 reads x 2 stores)
+      expect(batch).toHaveBeenCalledTimes(4);
+    } finally {
+      batch.mockRestore();
+    }
+    const response = await engine.fetchBytes(pathToFileURL(join(dir, 'file-u16', 'zarr.json')), { method: 'HEAD' });
+    expect([response.status, response.headers['content-length']]).toEqual([200, String(statSync(join(dir, 'file-u16', 'zarr.json')).size)]);
+    expect((await engine.fetchBytes(pathToFileURL(join(dir, 'nothing')))).status).toBe(404);
+    expect((await engine.fetchBytes(pathToFileURL(join(dir, 'file-u16', 'zarr.json')), { headers: { Range: 'bytes=9-3' } })).status).toBe(
+      416,
+    );
   });
 
   it('an engine without workers makes the request on this thread', async () => {

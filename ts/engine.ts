@@ -1325,7 +1325,10 @@ export class Engine {
    * network, and receives each body as one message. The worker with the fewest requests in
    * flight takes it, between its tasks. Without workers the request is made on this thread.
    * parle-codec/zarr's WorkerFetchStore reads a Zarr array's chunks through it. A status is not
-   * an error: the caller reads `status` (a 404's body and a HEAD's are not read: empty).
+   * an error: the caller reads `status` (a 404's body and a HEAD's are not read: empty). In Node
+   * a `file:` URL is read from the file system as a server would answer it (200, 206 for a
+   * `Range: bytes=a-b` or `bytes=-n` header, 404 for a missing file, 416 for a range it cannot
+   * give; `content-length`).
    * @param url an absolute URL (a string or a URL): a worker would resolve a relative one
    *   against its own script, not the page
    * @param init `method` ('GET' default, 'HEAD'), `headers` (a record), `credentials`, `cache`,

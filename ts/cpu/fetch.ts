@@ -1,8 +1,9 @@
 /**
  * HTTP requests whose bodies a worker reads (ts/cpu/pool.ts `WorkerPool.fetch`): the request a
  * worker makes with fetch, shared with the engine's thread, which makes it itself when the engine
- * has no workers.
+ * has no workers. `file:` URLs are read from the file system in Node (as a server would answer).
  */
+import { readFileResponse } from '../platform/node.js';
 import type { WorkerRequestInit, WorkerResponse } from './protocol.js';
 
 /**
@@ -11,6 +12,11 @@ import type { WorkerRequestInit, WorkerResponse } from './protocol.js';
  */
 export async function fetchResponse(url: string, init: WorkerRequestInit, signal?: AbortSignal): Promise<WorkerResponse> {
   try {
+    if (url.startsWith('file:')) {
+      // (Node's fetch takes no file: URLs; a store on local disk is read here, as a server would)
+      const range = Object.entries(init.headers ?? {}).find(([name]) => name.toLowerCase() === 'range')?.[1];
+      return { kind: 'response', ...(await readFileResponse(url, init.method ?? 'GET', range)) };
+    }
     const response = await fetch(url, { ...init, ...(signal ? { signal } : {}) });
     const headers: Record<string, string> = {};
     response.headers.forEach((value, key) => (headers[key] = value));

@@ -120,7 +120,6 @@ export async function saveStored(key: string, value: unknown): Promise<void> {
   }
 }
 
-
 /** Whether `localStorage.parleDebug` was set when parle loaded. */
 const debugOn = (() => {
   try {
@@ -142,4 +141,13 @@ export function debug(message: () => string): void {
 /** Whether {@link debug} prints (so callers can skip building what only it would print). */
 export function debugEnabled(): boolean {
   return debugOn;
+}
+
+/** `file:` URLs are read in Node only (ts/platform/node.ts): a page's fetch refuses them. */
+export async function readFileResponse(
+  url: string,
+  _method: 'GET' | 'HEAD',
+  _range: string | undefined,
+): Promise<{ status: number; statusText: string; headers: Record<string, string>; body: ArrayBuffer | null }> {
+  throw new Error(`${url}: file: URLs are read in Node only`);
 }

@@ -5,7 +5,8 @@
 import type { Endpoint } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { availableParallelism, cpus, homedir } from 'node:os';
 import { join } from 'node:path';
 import { debuglog } from 'node:util';
@@ -146,7 +147,6 @@ export async function saveStored(key: string, value: unknown): Promise<void> {
   }
 }
 
-
 const debugLog = debuglog('parle');
 
 /**
@@ -160,4 +160,53 @@ export function debug(message: () => string): void {
 /** Whether {@link debug} prints (so callers can skip building what only it would print). */
 export function debugEnabled(): boolean {
   return debugLog.enabled;
+}
+
+/**
+ * A `file:` URL read as an HTTP server would answer it (what a worker's fetch does with one, as
+ * Deno's and browsers' fetch do not in Node): 200 and the file's bytes, 206 and a range for a
+ * `Range: bytes=a-b` or `bytes=-n` header, 404 for a missing file, the size in `content-length`
+ * (a HEAD reads nothing). Other errors (permissions, a folder) are thrown.
+ */
+export async function readFileResponse(
+  url: string,
+  method: 'GET' | 'HEAD',
+  range: string | undefined,
+): Promise<{ status: number; statusText: string; headers: Record<string, string>; body: ArrayBuffer | null }> {
+  let file;
+  try {
+    file = await open(fileURLToPath(url), 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { status: 404, statusText: 'Not Found', headers: {}, body: null };
+    throw e;
+  }
+  try {
+    const size = (await file.stat()).size;
+    let start = 0;
+    let end = size; // exclusive
+    const wanted = range === undefined ? null : /^bytes=(\d*)-(\d*)$/.exec(range);
+    if (range !== undefined && (wanted === null || (wanted[1] === '' && wanted[2] === '')))
+      return { status: 416, statusText: 'Range Not Satisfiable', headers: {}, body: null };
+    if (wanted) {
+      if (wanted[1] === '') start = Math.max(0, size - Number(wanted[2]));
+      else {
+        start = Number(wanted[1]);
+        end = wanted[2] === '' ? size : Math.min(size, Number(wanted[2]) + 1);
+      }
+      if (start >= end) return { status: 416, statusText: 'Range Not Satisfiable', headers: {}, body: null };
+    }
+    const headers = { 'content-length': String(end - start) };
+    const status = wanted ? 206 : 200;
+    const statusText = wanted ? 'Partial Content' : 'OK';
+    if (method === 'HEAD') return { status, statusText, headers, body: null };
+    const body = new Uint8Array(end - start);
+    for (let at = 0; at < body.length;) {
+      const { bytesRead } = await file.read(body, at, body.length - at, start + at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    return { status, statusText, headers, body: body.buffer };
+  } finally {
+    await file.close();
+  }
 }

@@ -243,6 +243,8 @@ const REQUEST_KEYS = ['signal', 'headers', 'credentials', 'cache', 'redirect'];
  * decodes and places its share of the chunks (Engine.fetchAndDecompress), one message a worker
  * for the whole read.
  *
+ * In Node a `file:` URL names a store on local disk (`pathToFileURL(dir)`), read by the workers.
+ *
  *     const store = new WorkerFetchStore('https://example.org/volume.zarr', { engine });
  *     const arr = await zarr.open.v3(store, { kind: 'array' });
  *     const { data } = await get(arr, [z, null, null]);      // get = createGet(zarr, { engine })
