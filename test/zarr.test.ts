@@ -484,6 +484,14 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
       expect.objectContaining({ code: ErrorCodes.INVALID_OPTION }),
     );
     await expect(engine.fetchBytes('relative/zarr.json')).rejects.toMatchObject({ code: ErrorCodes.INVALID_ARGUMENT });
+    await expect(engine.fetchBytes(`${origin}/x`, { mode: 'cors' } as never)).rejects.toMatchObject({
+      code: ErrorCodes.INVALID_OPTION,
+      option: 'init.mode',
+    });
+    await expect(engine.fetchAndDecompress([], { out: new Uint8Array(1), init: { method: 'HEAD' } as never })).rejects.toMatchObject({
+      code: ErrorCodes.INVALID_OPTION,
+      option: 'init.method',
+    });
   });
 
   it('fetchAndDecompress: a corrupted chunk and a chunk of another type fail with their codes, every other chunk placed, a 404 reported, a version-1 container decoded; the same without workers', async () => {

@@ -129,6 +129,19 @@ function headerType(bytes: Uint8Array): ElementType | undefined {
 }
 
 /**
+ * Checks the keys of a request's init (what a worker's request can carry: ts/cpu/protocol.ts WorkerRequestInit).
+ * @throws ParleError INVALID_OPTION naming a key `call` does not take (`option`: init.KEY)
+ */
+function checkRequestInit(init: object, call: string, keys: readonly string[]): void {
+  for (const key of Object.keys(init)) {
+    if (!keys.includes(key))
+      throw new ParleError(ErrorCodes.INVALID_OPTION, `${call}'s init has no key '${key}' (${keys.join(', ')}, signal)`, {
+        option: `init.${key}`,
+      });
+  }
+}
+
+/**
  * Creates an engine: compiles the kernels, starts the workers and opens the GPU.
  *
  *     const engine = await createEngine({ workers: 4, gpu: 'off' });
@@ -1335,7 +1348,7 @@ export class Engine {
    *   `redirect` (as fetch's RequestInit: what can be posted to a worker), `signal` (ABORTED;
    *   the worker's request is aborted too)
    * @returns the status, the headers (lower-case names) and the body's bytes
-   * @throws ParleError INVALID_ARGUMENT (a relative URL, an unknown key of `init`), IO_ERROR
+   * @throws ParleError INVALID_ARGUMENT (a relative URL), INVALID_OPTION (a key of `init` it does not take), IO_ERROR
    *   (fetch failed: a network error, CORS, a refused scheme; the message says which), ABORTED,
    *   WORKER_FAILED, DESTROYED
    */
@@ -1347,13 +1360,7 @@ export class Engine {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `fetchBytes needs an absolute URL; got ${String(url)}`);
     }
     const { signal, ...request } = init;
-    for (const key of Object.keys(request)) {
-      if (!['method', 'headers', 'credentials', 'cache', 'redirect'].includes(key))
-        throw new ParleError(
-          ErrorCodes.INVALID_ARGUMENT,
-          `fetchBytes's init has no key '${key}' (method, headers, credentials, cache, redirect, signal)`,
-        );
-    }
+    checkRequestInit(request, 'fetchBytes', ['method', 'headers', 'credentials', 'cache', 'redirect']);
     const cpu = this.cpu;
     if (cpu.pool !== undefined) return cpu.pool.fetch(href, request, signal);
     if (signal?.aborted) throw abortError(signal);
@@ -1378,7 +1385,8 @@ export class Engine {
    * page's main thread does next to nothing while a Zarr array of hundreds of chunks is read
    * (parle-codec/zarr's createGet with a WorkerFetchStore). Elsewhere each container is fetched
    * with {@link fetchBytes} and decoded with `decompress(bytes, { out, place })`. Every request
-   * runs to its end before an error is thrown (the first in the list's order).
+   * runs to its end before an error is thrown (the first failed one's in the list's order): no
+   * write into `out` follows the call. Six requests are in flight a worker.
    * @param requests each `{ url, place, headers? }`: an absolute URL of a container, where its
    *   elements go in `out` (as decompress's `place`: `place.shape` is the container's shape), and
    *   headers of that request (a record; added to `options.init.headers`)
@@ -1387,7 +1395,7 @@ export class Engine {
    *   RequestInit as {@link fetchBytes} takes it), `signal` (ABORTED)
    * @returns the indices of the requests the server answered 404, in order (their places are
    *   left as they were: a Zarr reader fills them)
-   * @throws ParleError INVALID_ARGUMENT (a relative URL, `out`), INVALID_OPTION and LENGTH_MISMATCH
+   * @throws ParleError INVALID_ARGUMENT (a relative URL, `out`), INVALID_OPTION (a key of `init` it does not take; a placement), LENGTH_MISMATCH
    *   (a placement), IO_ERROR (a failed fetch, a status other than 200, 206 and 404), the reader's
    *   codes (NOT_PARLE, TRUNCATED, CORRUPT: also a container of another type, CHECKSUM_MISMATCH,
    *   ...), ABORTED, QUEUE_FULL, WORKER_FAILED, DESTROYED
@@ -1398,6 +1406,7 @@ export class Engine {
   ): Promise<number[]> {
     const { out, init = {}, signal } = options;
     checkArray(out, 'options.out');
+    checkRequestInit(init, 'fetchAndDecompress', ['headers', 'credentials', 'cache', 'redirect']);
     if (this.cpu.isResident(out))
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "options.out must be a host array, not in the engine's memory");
     const list = requests.map((r, i) => {
@@ -1413,18 +1422,27 @@ export class Engine {
     const onWorkers = this.cpu.pool !== undefined && this.cpu.shared && out.buffer instanceof SharedArrayBuffer;
     return this.admit(signal, async () => {
       if (onWorkers) return decompressFetched(this.cpu, list, out, signal);
+      // six requests in flight a worker (or six), each decoded as it arrives
       const missing: number[] = [];
-      const settled = await Promise.allSettled(
-        list.map(async ({ url, init: request, place }, i) => {
-          const response = await this.fetchBytes(url, { ...request, ...(signal ? { signal } : {}) });
-          if (response.status === 404) return void missing.push(i);
-          if (response.status !== 200 && response.status !== 206)
-            throw new ParleError(ErrorCodes.IO_ERROR, `${url}: unexpected response status ${response.status} ${response.statusText}`);
-          await decompressPlacedHere(this.cpu, response.body, place, out, signal);
-        }),
-      );
-      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed) throw failed.reason;
+      const errors: { index: number; error: unknown }[] = [];
+      let next = 0;
+      const lane = async () => {
+        while (next < list.length) {
+          const i = next++;
+          const { url, init: request, place } = list[i];
+          try {
+            const response = await this.fetchBytes(url, { ...request, ...(signal ? { signal } : {}) });
+            if (response.status === 404) missing.push(i);
+            else if (response.status !== 200 && response.status !== 206)
+              throw new ParleError(ErrorCodes.IO_ERROR, `${url}: unexpected response status ${response.status} ${response.statusText}`);
+            else await decompressPlacedHere(this.cpu, response.body, place, out, signal);
+          } catch (error) {
+            errors.push({ index: i, error });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(list.length, 6 * Math.max(1, this.workers)) }, lane));
+      if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0].error;
       return missing.sort((a, b) => a - b);
     });
   }
