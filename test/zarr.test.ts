@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join, normalize, sep } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import * as zarr from 'zarrita';
 import { FileSystemStore } from '@zarrita/storage';
 import { createEngine, createZarrGet, ErrorCodes, registerZarrCodec, WorkerFetchStore, type Engine } from '../ts/index.js';
@@ -262,6 +262,9 @@ describe('createGet: chunks decoded by the workers into their place in the resul
 
   it('reads what zarr.get reads: whole arrays, regions, integer axes, steps, edge chunks, missing chunks', async () => {
     const get = createZarrGet(zarr, { engine });
+    // a FileSystemStore's chunks are read by the workers (their file: URLs), one call a read
+    const batch = vi.spyOn(engine, 'fetchAndDecompress');
+    onTestFinished(() => batch.mockRestore());
     // chunks of 32 KiB and more (decoded on a worker) and smaller ones; partial edge chunks
     for (const [dtype, shape, chunks] of [
       ['uint16', [45, 70, 90], [16, 32, 64]],
@@ -301,6 +304,8 @@ describe('createGet: chunks decoded by the workers into their place in the resul
     rmSync(join(dir, 'get-holes', 'c', '1', '0'));
     const holes = await zarr.open(zarr.root(store).resolve('get-holes'), { kind: 'array' });
     same((await get(holes)) as never, (await zarr.get(holes)) as never);
+    // every read of a block (3 arrays x 3 selections of steps 1, and the holes)
+    expect(batch).toHaveBeenCalledTimes(3 * 3 + 1);
   });
 
   it('a sharded array whose inner codec is parle, and an array of other codecs (read by zarr.get)', async () => {

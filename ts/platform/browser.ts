@@ -151,3 +151,8 @@ export async function readFileResponse(
 ): Promise<{ status: number; statusText: string; headers: Record<string, string>; body: ArrayBuffer | null }> {
   throw new Error(`${url}: file: URLs are read in Node only`);
 }
+
+/** No file: URLs in a page (ts/platform/node.ts has them). */
+export function fileUrlOf(_root: string, _key: string): string | undefined {
+  return undefined;
+}

@@ -6,7 +6,7 @@ import type { Endpoint } from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { availableParallelism, cpus, homedir } from 'node:os';
 import { join } from 'node:path';
 import { debuglog } from 'node:util';
@@ -209,4 +209,9 @@ export async function readFileResponse(
   } finally {
     await file.close();
   }
+}
+
+/** The file: URL of `key` (a store's path, `/c/0/1`) under folder `root` (relative to the working directory), every character of the path escaped. */
+export function fileUrlOf(root: string, key: string): string | undefined {
+  return pathToFileURL(join(root, key.replace(/^\/+/, ''))).href;
 }

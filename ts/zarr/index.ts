@@ -16,6 +16,7 @@ import { createEngine, type Engine } from '../engine.js';
 import { ErrorCodes, ParleError, isParleError } from '../errors.js';
 import { arrayConstructor, bytesOf, elementSize, holdsType, type ElementType, type ParleArray } from '../types.js';
 import { placeBytes, type Placement } from '../codec/place.js';
+import { fileUrlOf } from '../platform/node.js';
 
 /** The codec's name in a Zarr array's metadata (`codecs: [{ name: 'parle', configuration: { ... } }]`). */
 export const ZARR_CODEC_NAME = 'parle';
@@ -418,6 +419,21 @@ interface ZarritaArray {
   getChunk(coords: number[], options?: unknown): Promise<unknown>;
 }
 
+/**
+ * The requests a worker makes for the keys of `store`, where the workers can read it themselves:
+ * a {@link WorkerFetchStore}'s, or in Node the file: URLs of @zarrita/storage's FileSystemStore
+ * (its `root` folder); undefined for any other store.
+ */
+function workerRequests(
+  store: unknown,
+): ((key: string) => { url: string; init: Omit<StoreRequestOptions, 'signal'> & { headers: Record<string, string> } }) | undefined {
+  if (store instanceof WorkerFetchStore) return (key) => store.requestOf(key);
+  const root = (store as { root?: unknown }).root;
+  if (store?.constructor?.name !== 'FileSystemStore' || typeof root !== 'string') return undefined;
+  if (fileUrlOf(root, '') === undefined) return undefined;
+  return (key) => ({ url: fileUrlOf(root, key)!, init: { headers: {} } });
+}
+
 function chunksAreParle(arr: ZarritaArray): Promise<boolean> {
   let known = parleOnly.get(arr);
   if (known === undefined) {
@@ -443,7 +459,11 @@ function chunksAreParle(arr: ZarritaArray): Promise<boolean> {
  * chunk's container and hands it to a worker, and copies nothing itself (zarrita's `get` copies
  * every decoded chunk into its result on the calling thread, and touches the result's fresh
  * pages there: most of a whole read's main-thread time). As @fideus-labs/fizarrita's
- * `getWorker` does for numcodecs' codecs.
+ * `getWorker` does for numcodecs' codecs. Where the workers can read the store themselves (a
+ * {@link WorkerFetchStore}; in Node @zarrita/storage's FileSystemStore, by its files' file:
+ * URLs) and share memory, an array that is not sharded goes further: zarrita maps every chunk
+ * of the selection without fetching it, then each worker reads, decodes and places a share of
+ * them ({@link Engine.fetchAndDecompress}), one message a worker for the whole read.
  *
  *     import * as zarr from 'zarrita';
  *     import { register, createGet } from 'parle-codec/zarr';
@@ -477,12 +497,13 @@ export function createGet(
     if (!parle) return plainGet(arr, selection, opts);
     const context = (arr as unknown as Record<symbol, ChunkContext>)[marker];
     const size = elementSize(type);
-    // An array in a WorkerFetchStore (not sharded) on workers that share memory: zarrita's get
-    // maps every chunk without fetching it, then the workers fetch, decode and place them all,
-    // one message a worker for the whole read (engine.fetchAndDecompress)
-    const store = arr.store;
+    // An array in a WorkerFetchStore, or (Node) @zarrita/storage's FileSystemStore, not sharded,
+    // on workers that share memory: zarrita's get maps every chunk without fetching it, then the
+    // workers read, decode and place them all, one message a worker for the whole read
+    // (engine.fetchAndDecompress; a FileSystemStore's files by their file: URLs)
+    const requestOf = workerRequests(arr.store);
     const deferring =
-      store instanceof WorkerFetchStore &&
+      requestOf !== undefined &&
       context.kind === 'regular' &&
       engine.sharedMemory &&
       typeof SharedArrayBuffer !== 'undefined' &&
@@ -490,13 +511,12 @@ export function createGet(
       context.encodeChunkKey !== undefined;
     const deferred: { coords: number[]; place: Placement; dest: { data: ParleArray; stride: number[] } }[] = [];
     const fetchDeferred = async () => {
-      const webStore = store as WorkerFetchStore;
       const dest = deferred[0].dest;
       const requests = deferred.map(({ coords, place }) => {
-        const { url, init } = webStore.requestOf(arr.resolve(context.encodeChunkKey!(coords)).path);
+        const { url, init } = requestOf!(arr.resolve(context.encodeChunkKey!(coords)).path);
         return { url, place, headers: init.headers };
       });
-      const { headers: _, ...init } = webStore.requestOf('/').init;
+      const { headers: _, ...init } = requestOf!('/').init;
       const signal = (opts as { opts?: { signal?: AbortSignal } }).opts?.signal;
       const missing = await engine.fetchAndDecompress(requests, { out: dest.data, init, ...(signal ? { signal } : {}) });
       // chunks never written: zarrita's chunk of the fill value, placed here
