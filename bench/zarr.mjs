@@ -3,9 +3,8 @@
 // level 1, blosc with zstd and byte shuffle; zarrita's gzip does not encode), same chunking, in
 // one run. For each: the store's size ratio, the time to write the whole array, to read it whole,
 // and to read a sub-region of a few chunks (medians, MB/s of the array's raw bytes). parle's
-// stores are read three ways: zarrita's get, parle's createGet (the workers decode each chunk
-// into its place) over the FileSystemStore, and createGet over a WorkerFetchStore of the same
-// folder's file: URL (the workers also read the files: one message a worker for a whole read).
+// stores are read two ways: zarrita's get, and parle's createGet (the workers read each chunk's
+// file, decode it and write it into its place: one message a worker for a whole read).
 //
 // The arrays as the issue's targets state them: at least 64 MiB (a corpus array stacked along its
 // first axis, as a series of volumes or tiles is, until it reaches --min-mib), chunks of about
@@ -20,12 +19,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as zarr from 'zarrita';
 import { FileSystemStore } from '@zarrita/storage';
 import { createEngine } from '../dist/node/index.js';
-import { createGet, register, WorkerFetchStore } from '../dist/node/zarr.js';
+import { createGet, register } from '../dist/node/zarr.js';
 import { timeCalls } from './lib/measure.mjs';
 import { machineInfo, ROOT, writeResults } from './lib/results.mjs';
 import { codecsOf, stackedArray, storeBytes, ZARR_CODECS, zarrFiles } from './lib/zarr-arrays.mjs';
@@ -93,15 +91,6 @@ try {
           read: await timeCalls(() => parleGet(arr), { minRuns: args.quick ? 2 : 5, minMs: 0 }),
           sub: await timeCalls(() => parleGet(arr, region), { minRuns: args.quick ? 3 : 9, minMs: 0 }),
         };
-        // and through WorkerFetchStore over a file: URL: the workers read, decode and place every chunk
-        const onDisk = await zarr.open.v3(new WorkerFetchStore(pathToFileURL(join(path, 'a')), { engine }), { kind: 'array' });
-        const again = await parleGet(onDisk);
-        if (Buffer.compare(Buffer.from(again.data.buffer, again.data.byteOffset, again.data.byteLength), Buffer.from(data.buffer)) !== 0)
-          throw new Error(`${file.name} ${name}: the read through WorkerFetchStore differs from the written array`);
-        placed.workers = {
-          read: await timeCalls(() => parleGet(onDisk), { minRuns: args.quick ? 2 : 5, minMs: 0 }),
-          sub: await timeCalls(() => parleGet(onDisk, region), { minRuns: args.quick ? 3 : 9, minMs: 0 }),
-        };
       }
       rmSync(path, { recursive: true, force: true });
       const row = {
@@ -116,20 +105,12 @@ try {
         regionMs: sub.medianMs,
       };
       const more = placed
-        ? [
-            { ...row, codec: `${name}, createGet`, readMBps: bytes / placed.read.medianMs / 1e3, regionMs: placed.sub.medianMs },
-            {
-              ...row,
-              codec: `${name}, createGet, WorkerFetchStore`,
-              readMBps: bytes / placed.workers.read.medianMs / 1e3,
-              regionMs: placed.workers.sub.medianMs,
-            },
-          ]
+        ? [{ ...row, codec: `${name}, createGet`, readMBps: bytes / placed.read.medianMs / 1e3, regionMs: placed.sub.medianMs }]
         : [];
       for (const r of [row, ...more]) {
         rows.push(r);
         console.log(
-          `${file.name.padEnd(26)} ${r.codec.padEnd(40)} ratio ${r.ratio.toFixed(3).padStart(7)}  write ${r.writeMBps.toFixed(0).padStart(5)}  read ${r.readMBps.toFixed(0).padStart(5)} MB/s  region ${r.regionMs.toFixed(1).padStart(6)} ms`,
+          `${file.name.padEnd(26)} ${r.codec.padEnd(32)} ratio ${r.ratio.toFixed(3).padStart(7)}  write ${r.writeMBps.toFixed(0).padStart(5)}  read ${r.readMBps.toFixed(0).padStart(5)} MB/s  region ${r.regionMs.toFixed(1).padStart(6)} ms`,
         );
       }
     }

@@ -161,14 +161,7 @@ export class ParleZarrCodec {
     if (engine.sharedMemory && engine.workers > 0 && this.#type !== 'f16' && typeof SharedArrayBuffer !== 'undefined') {
       // the workers write the chunk into the array zarrita receives, as they decode it
       const out = new (arrayConstructor(this.#type))(new SharedArrayBuffer(count * elementSize(this.#type)));
-      try {
-        data = await engine.decompress(bytes, { maxElements: count, out });
-      } catch (error) {
-        // a container of another type or element count than the array's chunks
-        if (isParleError(error) && (error.code === ErrorCodes.LENGTH_MISMATCH || error.code === ErrorCodes.INVALID_ARGUMENT))
-          throw new ParleError(ErrorCodes.CORRUPT, `not a chunk of this array: ${error.message}`);
-        throw error;
-      }
+      data = await engine.decompress(bytes, { maxElements: count, out }).catch(notThisArraysChunk);
       return { data, shape: [...this.#shape], stride: stridesOf(this.#shape) };
     }
     data = (await engine.decompress(bytes, { maxElements: count })) as ParleArray;
@@ -368,6 +361,20 @@ class FetchedChunk {
   constructor(readonly bytes: Uint8Array) {}
 }
 
+/**
+ * Rethrows a decode's error into an array's result: a container of another type or element
+ * count than the array's chunks (LENGTH_MISMATCH, INVALID_ARGUMENT) is CORRUPT, not a chunk of
+ * this array.
+ */
+function notThisArraysChunk(error: unknown): never {
+  if (isParleError(error) && (error.code === ErrorCodes.LENGTH_MISMATCH || error.code === ErrorCodes.INVALID_ARGUMENT))
+    throw new ParleError(ErrorCodes.CORRUPT, `not a chunk of this array: ${error.message}`);
+  throw error;
+}
+
+/** Chunks a worker, at least, that createGet hands the workers to read themselves (fewer: fetched on the calling thread). */
+const DEFERRED_MIN_PER_WORKER = 2;
+
 /** A chunk not fetched yet (an array in a WorkerFetchStore): a worker fetches it, decodes it and places it, after zarrita's get has mapped every chunk. */
 class DeferredChunk {
   constructor(readonly coords: number[]) {}
@@ -512,6 +519,23 @@ export function createGet(
     const deferred: { coords: number[]; place: Placement; dest: { data: ParleArray; stride: number[] } }[] = [];
     const fetchDeferred = async () => {
       const dest = deferred[0].dest;
+      if (deferred.length < DEFERRED_MIN_PER_WORKER * engine.workers) {
+        // a few chunks (a region, a slice): fetched here and decoded one a task, as without a
+        // store the workers read (a task a worker and its scratch cost more than they save)
+        await Promise.all(
+          deferred.map(async ({ coords, place }) => {
+            const bytes = await context.getChunkBytes(coords, (opts as { opts?: unknown }).opts);
+            if (bytes === undefined) {
+              const chunk = (await arr.getChunk(coords)) as { data: ParleArray };
+              placeBytes(place, bytesOf(chunk.data), 0, bytesOf(dest.data), size);
+            } else
+              await engine
+                .decompress(bytes, { out: dest.data, place, maxElements: place.shape.reduce((a, d) => a * d, 1) })
+                .catch(notThisArraysChunk);
+          }),
+        );
+        return;
+      }
       const requests = deferred.map(({ coords, place }) => {
         const { url, init } = requestOf!(arr.resolve(context.encodeChunkKey!(coords)).path);
         return { url, place, headers: init.headers };
