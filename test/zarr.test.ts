@@ -500,12 +500,13 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
     });
   });
 
-  it('fetchAndDecompress: a corrupted chunk and a chunk of another type fail with their codes, every other chunk placed, a 404 reported, a version-1 container decoded; the same without workers', async () => {
+  it('fetchAndDecompress: a corrupted chunk and chunks of another type or length fail with their codes, every other chunk placed, a 404 reported, a version-1 container decoded; the same without workers', async () => {
     const { data } = await writeArray('http-u16', 'uint16', [128, 128], [64, 128]);
     // chunk 1 of a copy: its payload damaged; chunk 1 of another: a container of u32
     for (const [name, chunk] of [
       ['http-u16-bad', (packed: Buffer) => ((packed[packed.length - 3] ^= 0x5a), packed)],
       ['http-u16-u32', async () => Buffer.from(await engine.compress(new Uint32Array(64 * 64)))],
+      ['http-u16-short', async () => Buffer.from(await engine.compress(new Uint16Array(64 * 127)))],
     ] as const) {
       await writeArray(name, 'uint16', [128, 128], [64, 128]);
       const file = join(dir, name, 'c', '1', '0');
@@ -524,6 +525,7 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
         for (const [name, code] of [
           ['http-u16-bad', ErrorCodes.CHECKSUM_MISMATCH],
           ['http-u16-u32', ErrorCodes.CORRUPT],
+          ['http-u16-short', ErrorCodes.CORRUPT],
         ] as const) {
           const out = new Uint16Array(new SharedArrayBuffer(128 * 128 * 2));
           const requests = places.map((place, i) => ({ url: `${origin}/${name}/c/${i}/0`, place }));

@@ -372,8 +372,8 @@ export async function decompressFetched(
 
 /**
  * A container decoded into its place in `out` on this thread's terms (decompressBytes with a
- * placement), as a fetched one: a container of another type than `out`'s is CORRUPT (not a
- * chunk of this array), at most the placement's elements.
+ * placement), as a fetched one: a container of another type than `out`'s or another element
+ * count than the placement's shape is CORRUPT (not a chunk of this array).
  * @throws ParleError as decompressBytes with a placement; CORRUPT for another type
  */
 export async function decompressPlacedHere(
@@ -384,11 +384,11 @@ export async function decompressPlacedHere(
   signal?: AbortSignal,
 ): Promise<void> {
   const count = place.shape.reduce((a, d) => a * d, 1);
-  const header = readHeader(bytes.subarray(0, Math.min(bytes.length, HEADER_BYTES)), count);
-  if (!holdsType(out, header.type))
+  const header = readHeader(bytes.subarray(0, Math.min(bytes.length, HEADER_BYTES)), Number.MAX_SAFE_INTEGER);
+  if (!holdsType(out, header.type) || header.elementCount !== count)
     throw new ParleError(
       ErrorCodes.CORRUPT,
-      `not a chunk of this array: a container of ${header.type} elements; the array holds ${elementTypeOf(out)}`,
+      `not a chunk of this array: a container of ${header.elementCount} ${header.type} elements; the array's chunk holds ${count} ${elementTypeOf(out)}`,
     );
   await decompressBytes(cpu, bytes, count, signal, { out, place });
 }

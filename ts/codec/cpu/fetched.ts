@@ -8,6 +8,7 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { readAtBytes, walkChunks } from '../../format/container.js';
+import { HEADER_BYTES, readHeader } from '../../format/layout.js';
 import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
 import { elementSize, type ElementType } from '../../types.js';
 import { checkPlacement, type Placement } from '../place.js';
@@ -39,20 +40,21 @@ const align = (n: number) => Math.ceil(n / 16) * 16;
  * handed back: the engine's thread decodes it) for a version-1 container or one whose decode does
  * not fit the scratch block.
  * @throws ParleError the reader's codes (NOT_PARLE, TRUNCATED, CORRUPT, CHECKSUM_MISMATCH, ...);
- *   CORRUPT for a container of another type than the array's; INVALID_OPTION, LENGTH_MISMATCH
- *   (the placement against the container)
+ *   CORRUPT for a container of another type than the array's or another element count than the
+ *   placement's shape; INVALID_OPTION, LENGTH_MISMATCH (the placement against `out`)
  */
 export function decodeFetchedAt(ctx: CodecContext, p: DecodeFetchedParams): boolean {
   const body = p.body!;
   const place = p.places[p.item!];
   const count = place.shape.reduce((a, d) => a * d, 1);
-  const { header, chunks } = walkChunks(readAtBytes(body), body.length, count);
+  const header = readHeader(body.subarray(0, Math.min(body.length, HEADER_BYTES)), Number.MAX_SAFE_INTEGER);
   if (header.version === 1) return false;
-  if (header.type !== p.type)
+  if (header.type !== p.type || header.elementCount !== count)
     throw new ParleError(
       ErrorCodes.CORRUPT,
-      `not a chunk of this array: a container of ${header.type} elements; the array holds ${p.type}`,
+      `not a chunk of this array: a container of ${header.elementCount} ${header.type} elements; the array's chunk holds ${count} ${p.type}`,
     );
+  const { chunks } = walkChunks(readAtBytes(body), body.length, count);
   const checked = checkPlacement(place, header.elementCount, p.out.length);
   const size = elementSize(p.type) as 1 | 2 | 4 | 8;
   // the scratch: counters, the job table, the payloads, each chunk's elements, one arena
