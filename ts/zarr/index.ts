@@ -522,7 +522,8 @@ export function createGet(
       if (deferred.length < DEFERRED_MIN_PER_WORKER * engine.workers) {
         // a few chunks (a region, a slice): fetched here and decoded one a task, as without a
         // store the workers read (a task a worker and its scratch cost more than they save)
-        await Promise.all(
+        // (every one settles before the read does: no write into the result after it)
+        const settled = await Promise.allSettled(
           deferred.map(async ({ coords, place }) => {
             const bytes = await context.getChunkBytes(coords, (opts as { opts?: unknown }).opts);
             if (bytes === undefined) {
@@ -534,6 +535,8 @@ export function createGet(
                 .catch(notThisArraysChunk);
           }),
         );
+        const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
         return;
       }
       const requests = deferred.map(({ coords, place }) => {
