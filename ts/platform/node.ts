@@ -163,8 +163,8 @@ export function debugEnabled(): boolean {
 }
 
 /**
- * A `file:` URL read as an HTTP server would answer it (what a worker's fetch does with one, as
- * Deno's and browsers' fetch do not in Node): 200 and the file's bytes, 206 and a range for a
+ * A `file:` URL read as an HTTP server would answer it (Node's fetch refuses file: URLs; a
+ * worker reads a store on local disk this way): 200 and the file's bytes, 206 and a range for a
  * `Range: bytes=a-b` or `bytes=-n` header, 404 for a missing file, the size in `content-length`
  * (a HEAD reads nothing). Other errors (permissions, a folder) are thrown.
  */
