@@ -19,12 +19,20 @@ import { sort as sortOnCpu } from './cpu/sort.js';
 import { abortError } from './cpu/pool.js';
 import type { KernelVariant } from './cpu/wasm.js';
 import { fetchResponse } from './cpu/fetch.js';
-import type { FetchedResponse } from './cpu/pool.js';
+import { responseOf, type FetchedResponse } from './cpu/pool.js';
 import type { WorkerRequestInit } from './cpu/protocol.js';
 import { calibrate, CALIBRATION_FORMAT, calibrationKey, type CalibrationProbe, type CalibrationRecord } from './cost/calibration.js';
 import { CostModel, defaultRates, type CallShape, type CostOp, type Location } from './cost/model.js';
 import { ErrorCodes, ParleError, isParleError } from './errors.js';
-import { checkOut, compressArrayReport, decompressBytes, decompressFetched, decompressList, decompressPlacedHere } from './codec/arrays.js';
+import {
+  checkOut,
+  compressArrayReport,
+  decompressBytes,
+  decompressFetched,
+  decompressList,
+  decompressPlacedHere,
+  mapLimited,
+} from './codec/arrays.js';
 import type { ChunkReport } from './codec/cpu/chunks.js';
 import { decompressListToDevice, decompressToDevice } from './codec/gpu/decompress.js';
 import { decompressDeviceContainer } from './codec/gpu/device-container.js';
@@ -1364,17 +1372,7 @@ export class Engine {
     const cpu = this.cpu;
     if (cpu.pool !== undefined) return cpu.pool.fetch(href, request, signal);
     if (signal?.aborted) throw abortError(signal);
-    const answer = await fetchResponse(href, request, signal);
-    if (answer.kind === 'error') {
-      if (answer.aborted && signal) throw abortError(signal);
-      throw new ParleError(ErrorCodes.IO_ERROR, `fetch ${href} failed: ${answer.message}`);
-    }
-    return {
-      status: answer.status,
-      statusText: answer.statusText,
-      headers: answer.headers,
-      body: new Uint8Array(answer.body ?? new ArrayBuffer(0)),
-    };
+    return responseOf(await fetchResponse(href, request, signal), href, signal);
   }
 
   /**
@@ -1422,26 +1420,22 @@ export class Engine {
     const onWorkers = this.cpu.pool !== undefined && this.cpu.shared && out.buffer instanceof SharedArrayBuffer;
     return this.admit(signal, async () => {
       if (onWorkers) return decompressFetched(this.cpu, list, out, signal);
-      // six requests in flight a worker (or six), each decoded as it arrives
+      // six requests in flight a worker (or six), each decoded as it arrives; every one runs
+      // (its error kept, not thrown: mapLimited would stop starting the rest)
       const missing: number[] = [];
       const errors: { index: number; error: unknown }[] = [];
-      let next = 0;
-      const lane = async () => {
-        while (next < list.length) {
-          const i = next++;
-          const { url, init: request, place } = list[i];
-          try {
-            const response = await this.fetchBytes(url, { ...request, ...(signal ? { signal } : {}) });
-            if (response.status === 404) missing.push(i);
-            else if (response.status !== 200 && response.status !== 206)
-              throw new ParleError(ErrorCodes.IO_ERROR, `${url}: unexpected response status ${response.status} ${response.statusText}`);
-            else await decompressPlacedHere(this.cpu, response.body, place, out, signal);
-          } catch (error) {
-            errors.push({ index: i, error });
-          }
+      await mapLimited(list.length, 6 * Math.max(1, this.workers), async (i) => {
+        const { url, init: request, place } = list[i];
+        try {
+          const response = await this.fetchBytes(url, { ...request, ...(signal ? { signal } : {}) });
+          if (response.status === 404) missing.push(i);
+          else if (response.status !== 200 && response.status !== 206)
+            throw new ParleError(ErrorCodes.IO_ERROR, `${url}: unexpected response status ${response.status} ${response.statusText}`);
+          else await decompressPlacedHere(this.cpu, response.body, place, out, signal);
+        } catch (error) {
+          errors.push({ index: i, error });
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(list.length, 6 * Math.max(1, this.workers)) }, lane));
+      });
       if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0].error;
       return missing.sort((a, b) => a - b);
     });

@@ -78,6 +78,20 @@ interface Slot {
   requests: Set<(error: ParleError) => void>;
 }
 
+/**
+ * A request's answer (ts/cpu/fetch.ts fetchResponse, made here or on a worker) as the caller
+ * receives it.
+ * @throws ParleError ABORTED (`signal` aborted it), IO_ERROR (fetch failed)
+ */
+export function responseOf(answer: WorkerResponse, url: string, signal?: AbortSignal): FetchedResponse {
+  if (answer.kind === 'error') {
+    if (answer.aborted && signal) throw abortError(signal);
+    throw new ParleError(ErrorCodes.IO_ERROR, `fetch ${url} failed: ${answer.message}`);
+  }
+  const { status, statusText, headers, body } = answer;
+  return { status, statusText, headers, body: new Uint8Array(body ?? new ArrayBuffer(0)) };
+}
+
 /** A response whose body a worker read (`Engine.fetchBytes`). */
 export interface FetchedResponse {
   status: number;
@@ -306,19 +320,11 @@ export class WorkerPool implements Executor {
         .then((): Promise<WorkerResponse> => slot.api.fetch(id, url, init) as Promise<WorkerResponse>)
         .then(
           (answer: WorkerResponse) => {
-            if (answer.kind === 'error')
-              settle(
-                answer.aborted && signal
-                  ? abortError(signal)
-                  : new ParleError(ErrorCodes.IO_ERROR, `fetch ${url} failed: ${answer.message}`),
-              );
-            else
-              settle(undefined, {
-                status: answer.status,
-                statusText: answer.statusText,
-                headers: answer.headers,
-                body: new Uint8Array(answer.body ?? new ArrayBuffer(0)),
-              });
+            try {
+              settle(undefined, responseOf(answer, url, signal));
+            } catch (error) {
+              settle(error as ParleError);
+            }
           },
           (error: unknown) => settle(new ParleError(ErrorCodes.WORKER_FAILED, `a CPU worker failed during a request: ${String(error)}`)),
         );

@@ -517,6 +517,16 @@ export function createGet(
       engine.workers > 0 &&
       context.encodeChunkKey !== undefined;
     const deferred: { coords: number[]; place: Placement; dest: { data: ParleArray; stride: number[] } }[] = [];
+    /** A chunk's container decoded into its place in the result; without one (none stored), zarrita's chunk of the fill value placed. */
+    const placeChunk = async (coords: number[], bytes: Uint8Array | undefined, place: Placement, dest: { data: ParleArray }) => {
+      if (bytes === undefined) {
+        const chunk = (await arr.getChunk(coords)) as { data: ParleArray };
+        placeBytes(place, bytesOf(chunk.data), 0, bytesOf(dest.data), size);
+      } else
+        await engine
+          .decompress(bytes, { out: dest.data, place, maxElements: place.shape.reduce((a, d) => a * d, 1) })
+          .catch(notThisArraysChunk);
+    };
     const fetchDeferred = async () => {
       const dest = deferred[0].dest;
       if (deferred.length < DEFERRED_MIN_PER_WORKER * engine.workers) {
@@ -524,16 +534,9 @@ export function createGet(
         // store the workers read (a task a worker and its scratch cost more than they save)
         // (every one settles before the read does: no write into the result after it)
         const settled = await Promise.allSettled(
-          deferred.map(async ({ coords, place }) => {
-            const bytes = await context.getChunkBytes(coords, (opts as { opts?: unknown }).opts);
-            if (bytes === undefined) {
-              const chunk = (await arr.getChunk(coords)) as { data: ParleArray };
-              placeBytes(place, bytesOf(chunk.data), 0, bytesOf(dest.data), size);
-            } else
-              await engine
-                .decompress(bytes, { out: dest.data, place, maxElements: place.shape.reduce((a, d) => a * d, 1) })
-                .catch(notThisArraysChunk);
-          }),
+          deferred.map(async ({ coords, place }) =>
+            placeChunk(coords, await context.getChunkBytes(coords, (opts as { opts?: unknown }).opts), place, dest),
+          ),
         );
         const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
@@ -546,12 +549,8 @@ export function createGet(
       const { headers: _, ...init } = requestOf!('/').init;
       const signal = (opts as { opts?: { signal?: AbortSignal } }).opts?.signal;
       const missing = await engine.fetchAndDecompress(requests, { out: dest.data, init, ...(signal ? { signal } : {}) });
-      // chunks never written: zarrita's chunk of the fill value, placed here
-      for (const i of missing) {
-        const { coords, place } = deferred[i];
-        const chunk = (await arr.getChunk(coords)) as { data: ParleArray };
-        placeBytes(place, bytesOf(chunk.data), 0, bytesOf(dest.data), size);
-      }
+      // chunks never written: the fill value
+      for (const i of missing) await placeChunk(deferred[i].coords, undefined, deferred[i].place, dest);
     };
     const pending: Promise<unknown>[] = [];
     // A decode is observed when it starts: zarrita calls setFromChunk as each fetch ends and

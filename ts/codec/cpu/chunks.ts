@@ -260,7 +260,7 @@ export function decodeChunkRuns(
 }
 
 /** Byte offsets in a region of slots: each slot 16-byte aligned, `bytes(i)` long. */
-function slotOffsets(count: number, bytes: (i: number) => number): { at: number[]; total: number } {
+export function slotOffsets(count: number, bytes: (i: number) => number): { at: number[]; total: number } {
   const at: number[] = new Array(count);
   let total = 0;
   for (let i = 0; i < count; i++) {

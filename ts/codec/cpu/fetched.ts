@@ -14,6 +14,7 @@ import { elementSize, type ElementType } from '../../types.js';
 import { checkPlacement, type Placement } from '../place.js';
 import type { CodecContext } from './arena.js';
 import { COUNTER_BYTES, DecodeJob, JOB_WORDS, decodeChunksAt, writeDecodeJob } from './batch.js';
+import { slotOffsets } from './chunks.js';
 import { decodeArenaBytesFor } from './decode.js';
 
 /** Parameters of `decodeFetched`; `body` and `item` are added by the worker for each response. */
@@ -59,31 +60,28 @@ export function decodeFetchedAt(ctx: CodecContext, p: DecodeFetchedParams): bool
   const size = elementSize(p.type) as 1 | 2 | 4 | 8;
   // the scratch: counters, the job table, the payloads, each chunk's elements, one arena
   let arenaBytes = 0;
-  let payloadBytes = 0;
-  let outBytes = 0;
-  for (const c of chunks) {
-    const payload = body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
-    arenaBytes = Math.max(arenaBytes, decodeArenaBytesFor(payload, c, size, c.index));
-    payloadBytes += align(c.payloadBytes + 16);
-    outBytes += align(c.elementCount * size + DECODE_SLACK_BYTES);
-  }
+  for (const c of chunks)
+    arenaBytes = Math.max(
+      arenaBytes,
+      decodeArenaBytesFor(body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes), c, size, c.index),
+    );
+  const payloadSlots = slotOffsets(chunks.length, (i) => chunks[i].payloadBytes + 16);
+  const outSlots = slotOffsets(chunks.length, (i) => chunks[i].elementCount * size + DECODE_SLACK_BYTES);
   const counterPtr = align(p.scratchPtr);
   const jobsPtr = counterPtr + align(COUNTER_BYTES);
-  let payloadAt = jobsPtr + align(chunks.length * JOB_WORDS * 4);
-  let outAt = payloadAt + payloadBytes;
-  const arenaPtr = outAt + outBytes;
+  const payloadPtr = jobsPtr + align(chunks.length * JOB_WORDS * 4);
+  const outPtr = payloadPtr + payloadSlots.total;
+  const arenaPtr = outPtr + outSlots.total;
   if (arenaPtr + arenaBytes > p.scratchPtr + p.scratchBytes) return false;
   const memory = new Uint8Array(ctx.memory.buffer);
   memory.fill(0, counterPtr, counterPtr + COUNTER_BYTES);
   const table = new Uint32Array(ctx.memory.buffer, jobsPtr, chunks.length * JOB_WORDS);
   chunks.forEach((c, i) => {
-    memory.set(body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes), payloadAt);
+    memory.set(body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes), payloadPtr + payloadSlots.at[i]);
     const words = table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS);
-    writeDecodeJob(words, c, c.index, payloadAt, outAt);
+    writeDecodeJob(words, c, c.index, payloadPtr + payloadSlots.at[i], outPtr + outSlots.at[i]);
     // with a placement, HostOutAt is the chunk's first element in the container
     words[DecodeJob.HostOutAt] = c.elementOffset;
-    payloadAt += align(c.payloadBytes + 16);
-    outAt += align(c.elementCount * size + DECODE_SLACK_BYTES);
   });
   decodeChunksAt(ctx, {
     elementSize: size,
