@@ -535,6 +535,39 @@ export class GpuContext {
   }
 
   /**
+   * Copies byte arrays into one new u8 DeviceArray of `byteLength` bytes (owned), `parts[i]` from
+   * byte `offsets[i]` (a multiple of 4; parts must not overlap and must fit, each rounded up to
+   * 4 bytes); bytes no part covers are unspecified. Each part goes through the staging ring as
+   * {@link upload}'s do: no host array of the whole is made (a list of containers joined on the
+   * host had cost a fresh array's page faults, 28 ms for 36 MB on the H200 host). The parts may
+   * be changed once the promise resolves.
+   * @throws ParleError INVALID_ARGUMENT (an offset off 4 bytes, a part past the end), TOO_LARGE,
+   *   DEVICE_LOST
+   */
+  async uploadParts(parts: readonly Uint8Array[], offsets: readonly number[], byteLength: number): Promise<DeviceArray> {
+    this.checkUsable();
+    parts.forEach((part, i) => {
+      const at = offsets[i];
+      if (!Number.isInteger(at) || at < 0 || at % 4 !== 0 || at + Math.ceil(part.byteLength / 4) * 4 > Math.ceil(byteLength / 4) * 4) {
+        throw new ParleError(
+          ErrorCodes.INVALID_ARGUMENT,
+          `part ${i} (${part.byteLength} bytes at ${at}) is off 4 bytes or past ${byteLength}`,
+        );
+      }
+    });
+    const buffer = this.acquireStorage(byteLength, 'upload-parts', 0, true);
+    // the ring serialises them; all are queued at once, and all settle before the buffer may
+    // go back to the pool
+    const settled = await Promise.allSettled(parts.map((part, i) => this.#ring.upload(buffer, offsets[i], part)));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) {
+      this.releaseStorage(buffer);
+      throw failed.reason;
+    }
+    return this.owned(buffer, 'u8', byteLength);
+  }
+
+  /**
    * Copies a DeviceArray back into a new host typed array of its type and length, through
    * MAP_READ staging buffers with several chunks in flight. Sees all earlier ops. With `into`
    * (a typed array of the same type, at least `length` long), fills and returns that array

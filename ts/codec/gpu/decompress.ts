@@ -27,7 +27,7 @@ import { ErrorCodes, ParleError } from '../../errors.js';
 import { decodeLegacyChunkRuns } from '../legacy/chunk.js';
 import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
 import { decompressBytes, decompressList, mapLimited } from '../arrays.js';
-import { readAtBytes, walkChunks } from '../../format/container.js';
+import { readAtBytes, walkChunks, type ReadAt } from '../../format/container.js';
 import { Encoding, type Header, type LocatedChunk } from '../../format/layout.js';
 
 /** `n` rounded up to a multiple of 4. */
@@ -118,12 +118,32 @@ export async function decompressToDevice(
 }
 
 /**
+ * A reader of byte arrays laid side by side, `parts[i]` from byte `starts[i]` (ascending): each
+ * read lies within one part (a chunk's bytes within its container); a read outside every part
+ * gives the bytes of the part it starts in that exist (the readers check lengths).
+ */
+function readAtParts(parts: readonly Uint8Array[], starts: readonly number[]): ReadAt {
+  return (offset, length) => {
+    // the last part that starts at or before `offset`
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    const from = offset - starts[lo];
+    return parts[lo].subarray(from, from + length);
+  };
+}
+
+/**
  * Decodes a list of containers (each a whole container in host memory; not modified; any may be
  * empty of elements) into one new DeviceArray of their elements one after another: a viewer's
  * case, hundreds of small chunks (Zarr chunks, volume bricks) wanted on the GPU. Every chunk of
- * every container is planned into one decode (./decode.ts: one upload of the containers side by
- * side, one submission), so a list of 256 containers costs about what one container of their
- * chunks does. Lists the one decode does not take (version 1, predicted chunks it does not
+ * every container is planned into one decode (./decode.ts: the containers copied side by side
+ * into one device buffer, each straight from its array, then one submission), so a list of 256
+ * containers costs about what one container of their chunks does. Lists the one decode does not take (version 1, predicted chunks it does not
  * decode) are decoded on the CPU into one host array, then uploaded. Chunk numbers in errors
  * count through the list. `maxElements` bounds the list's total.
  * @throws ParleError INVALID_ARGUMENT (an empty list; containers of different element types, or
@@ -162,11 +182,10 @@ export async function decompressListToDevice(
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);
   }
-  // the containers side by side (each from a 4-byte boundary), their chunks renumbered through the list
-  const joined = new Uint8Array(bytes);
+  // the containers side by side on the device (each from a 4-byte boundary, uploaded straight
+  // from the list: no host array of them all), their chunks renumbered through the list
   const chunks: LocatedChunk[] = [];
-  walked.forEach((w, i) => {
-    joined.set(list[i], w.at.bytes);
+  walked.forEach((w) => {
     for (const c of w.chunks) {
       chunks.push({
         ...c,
@@ -177,6 +196,13 @@ export async function decompressListToDevice(
       });
     }
   });
+  const starts = walked.map((w) => w.at.bytes);
   const header: Header = { ...walked[0].header, elementCount: elements, chunkCount: chunks.length };
-  return decodeContainerOnDevice(gpu, joined, header, chunks, signal);
+  const joined = await gpu.uploadParts(list, starts, bytes);
+  try {
+    if (signal?.aborted) throw abortError(signal);
+    return await decodeContainerOnDevice(gpu, { buffer: joined.buffer, readAt: readAtParts(list, starts) }, header, chunks, signal);
+  } finally {
+    joined.destroy();
+  }
 }
