@@ -144,33 +144,40 @@ describeGpu('GPU context', () => {
     }
   });
 
-  gpuTest('uploadParts: arrays side by side in one buffer, each at its offset, through both transfer sizes', async (ctx, rng) => {
-    // a part of an odd length, an empty one, one past the ring's writeBuffer size (its staging
-    // chunks), a view with an offset, and one that ends at the buffer's last byte
-    const parts = [
-      randomArray('u8', 13, rng) as Uint8Array,
-      new Uint8Array(0),
-      randomArray('u8', (1 << 20) + 6, rng) as Uint8Array,
-      (randomArray('u8', 300, rng) as Uint8Array).subarray(3, 203),
-      randomArray('u8', 9, rng) as Uint8Array,
-    ];
-    const offsets: number[] = [];
-    let at = 0;
-    for (const p of parts) {
-      offsets.push(at);
-      at += Math.ceil(p.length / 4) * 4 + 8; // gaps between them
-    }
-    const byteLength = offsets[4] + parts[4].length;
-    const d = await ctx.uploadParts(parts, offsets, byteLength);
-    expect(d.type).toBe('u8');
-    expect(d.length).toBe(byteLength);
-    const back = (await ctx.download(d)) as Uint8Array;
-    parts.forEach((p, i) => assertSameBits(back.subarray(offsets[i], offsets[i] + p.length), p, `part ${i}`));
-    d.destroy();
-    // an offset off 4 bytes, a part past the end: refused before anything is made
-    await expect(ctx.uploadParts([parts[0]], [2], 64)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    await expect(ctx.uploadParts([parts[0]], [0], 12)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-  });
+  gpuTest(
+    'uploadParts: arrays side by side in one buffer, each at its offset, across staging pieces',
+    async (ctx, rng) => {
+      // a part of an odd length, an empty one, one across a piece's end (pieces of 4 MiB here), a
+      // view with an offset, and one that ends at the buffer's last byte
+      const parts = [
+        randomArray('u8', 13, rng) as Uint8Array,
+        new Uint8Array(0),
+        randomArray('u8', (5 << 20) + 6, rng) as Uint8Array,
+        (randomArray('u8', 300, rng) as Uint8Array).subarray(3, 203),
+        randomArray('u8', 9, rng) as Uint8Array,
+      ];
+      const offsets: number[] = [];
+      let at = 0;
+      for (const p of parts) {
+        offsets.push(at);
+        at += Math.ceil(p.length / 4) * 4 + 8; // gaps between them
+      }
+      const byteLength = offsets[4] + parts[4].length;
+      const d = await ctx.uploadParts(parts, offsets, byteLength);
+      expect(d.type).toBe('u8');
+      expect(d.length).toBe(byteLength);
+      const back = (await ctx.download(d)) as Uint8Array;
+      parts.forEach((p, i) => assertSameBits(back.subarray(offsets[i], offsets[i] + p.length), p, `part ${i}`));
+      d.destroy();
+      // an offset off 4 bytes, a part past the end, parts out of order or overlapping: refused
+      // before anything is made
+      await expect(ctx.uploadParts([parts[0]], [2], 64)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(ctx.uploadParts([parts[0]], [0], 12)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(ctx.uploadParts([parts[0], parts[4]], [32, 0], 64)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(ctx.uploadParts([parts[0], parts[4]], [0, 12], 64)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    },
+    { tuning: { uploadPieceBytes: 4 << 20 } },
+  );
 
   gpuTest('wrap: an application buffer, not owned, used as input', async (ctx) => {
     const data = new Uint32Array([5, 1, 4, 1, 3]);

@@ -18,7 +18,7 @@ import {
   type GpuContextOptions,
   type GpuTuning,
 } from './device.js';
-import { StagingRing, UploadPieces } from './transfer.js';
+import { bytesSource, partsSource, StagingRing, UploadPieces } from './transfer.js';
 import { BufferPool } from './buffer-pool.js';
 import { GpuErrorLog } from './gpu-errors.js';
 import { bindGroupLayout } from './pipelines.js';
@@ -525,7 +525,8 @@ export class GpuContext {
     // any size up to the largest buffer: ops that need one binding check for themselves
     const buffer = this.acquireStorage(array.byteLength, `upload-${type}`, 0, true);
     try {
-      if (array.byteLength >= WHOLE_UPLOAD_BYTES) await this.#uploadPieces.upload(buffer, bytesOf(array), this.tuning.uploadPieceBytes);
+      if (array.byteLength >= WHOLE_UPLOAD_BYTES)
+        await this.#uploadPieces.upload(buffer, bytesSource(bytesOf(array)), this.tuning.uploadPieceBytes);
       else await this.#ring.upload(buffer, 0, bytesOf(array));
     } catch (e) {
       this.releaseStorage(buffer);
@@ -536,33 +537,34 @@ export class GpuContext {
 
   /**
    * Copies byte arrays into one new u8 DeviceArray of `byteLength` bytes (owned), `parts[i]` from
-   * byte `offsets[i]` (a multiple of 4; parts must not overlap and must fit, each rounded up to
-   * 4 bytes); bytes no part covers are unspecified. Each part goes through the staging ring as
-   * {@link upload}'s do: no host array of the whole is made (a list of containers joined on the
-   * host had cost a fresh array's page faults, 28 ms for 36 MB on the H200 host). The parts may
-   * be changed once the promise resolves.
-   * @throws ParleError INVALID_ARGUMENT (an offset off 4 bytes, a part past the end), TOO_LARGE,
-   *   DEVICE_LOST
+   * byte `offsets[i]` (ascending multiples of 4; parts must not overlap and must fit, each
+   * rounded up to 4 bytes); bytes no part covers are unspecified. The parts are copied straight
+   * into the staging pieces of large uploads (see {@link upload}), one memcpy each, and cross in
+   * one copy a piece: no host array of the whole is made (a list of containers joined on the host
+   * had cost a fresh array's page faults, 28 ms for 36 MB on the H200 host) and no WebGPU call is
+   * made a part. The parts may be changed once the promise resolves.
+   * @throws ParleError INVALID_ARGUMENT (an offset off 4 bytes or out of order, a part past the
+   *   end), TOO_LARGE, DEVICE_LOST
    */
   async uploadParts(parts: readonly Uint8Array[], offsets: readonly number[], byteLength: number): Promise<DeviceArray> {
     this.checkUsable();
+    let end = 0;
     parts.forEach((part, i) => {
       const at = offsets[i];
-      if (!Number.isInteger(at) || at < 0 || at % 4 !== 0 || at + Math.ceil(part.byteLength / 4) * 4 > Math.ceil(byteLength / 4) * 4) {
+      if (!Number.isInteger(at) || at < end || at % 4 !== 0 || at + Math.ceil(part.byteLength / 4) * 4 > Math.ceil(byteLength / 4) * 4) {
         throw new ParleError(
           ErrorCodes.INVALID_ARGUMENT,
-          `part ${i} (${part.byteLength} bytes at ${at}) is off 4 bytes or past ${byteLength}`,
+          `part ${i} (${part.byteLength} bytes at ${at}) is off 4 bytes, out of order or past ${byteLength}`,
         );
       }
+      end = at + part.byteLength;
     });
     const buffer = this.acquireStorage(byteLength, 'upload-parts', 0, true);
-    // the ring serialises them; all are queued at once, and all settle before the buffer may
-    // go back to the pool
-    const settled = await Promise.allSettled(parts.map((part, i) => this.#ring.upload(buffer, offsets[i], part)));
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed !== undefined) {
+    try {
+      if (byteLength > 0) await this.#uploadPieces.upload(buffer, partsSource(parts, offsets, byteLength), this.tuning.uploadPieceBytes);
+    } catch (e) {
       this.releaseStorage(buffer);
-      throw failed.reason;
+      throw e;
     }
     return this.owned(buffer, 'u8', byteLength);
   }

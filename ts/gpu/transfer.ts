@@ -31,20 +31,60 @@ export interface ErrorChecks {
 }
 
 /**
- * Fills the mapped MAP_WRITE `staging` buffer with `bytes` (its first `size` bytes are copied, a
- * multiple of 4; those past bytes.length are unspecified), unmaps it, submits its copy into `dst`
- * at `dstOffset`, and maps it again. Resolves when `staging` is writable again (after the copy);
- * a rejection (device loss) is left to the caller that awaits it.
+ * Bytes to upload that need not lie in one array: `byteLength` of them; `copyTo(view, from)`
+ * writes bytes [from, from + view.length) into `view` (any it does not have are left as they
+ * are). An array's bytes ({@link bytesSource}), or arrays side by side ({@link partsSource}).
+ */
+export interface ByteSource {
+  readonly byteLength: number;
+  copyTo(view: Uint8Array, from: number): void;
+}
+
+/** The bytes of one array as a {@link ByteSource}. */
+export function bytesSource(bytes: Uint8Array): ByteSource {
+  return {
+    byteLength: bytes.byteLength,
+    copyTo: (view, from) => view.set(bytes.subarray(from, from + view.length)),
+  };
+}
+
+/**
+ * Arrays side by side as one {@link ByteSource} of `byteLength` bytes: `parts[i]` from byte
+ * `offsets[i]` (ascending, not overlapping); bytes between them are left as the view had them.
+ */
+export function partsSource(parts: readonly Uint8Array[], offsets: readonly number[], byteLength: number): ByteSource {
+  return {
+    byteLength,
+    copyTo: (view, from) => {
+      const to = from + view.length;
+      for (let i = 0; i < parts.length; i++) {
+        const at = offsets[i];
+        if (at >= to) break;
+        const end = at + parts[i].byteLength;
+        if (end <= from) continue;
+        const lo = Math.max(at, from);
+        view.set(parts[i].subarray(lo - at, Math.min(end, to) - at), lo - from);
+      }
+    },
+  };
+}
+
+/**
+ * Fills the mapped MAP_WRITE `staging` buffer with bytes [from, from + size) of `source` (`size`
+ * a multiple of 4; bytes the source does not have are unspecified), unmaps it, submits its copy
+ * into `dst` at `dstOffset`, and maps it again. Resolves when `staging` is writable again (after
+ * the copy); a rejection (device loss) is left to the caller that awaits it.
  */
 export function fillAndSubmit(
   device: GPUDevice,
   staging: GPUBuffer,
-  bytes: Uint8Array,
+  source: ByteSource,
+  from: number,
   size: number,
   dst: GPUBuffer,
   dstOffset: number,
 ): Promise<void> {
-  new Uint8Array(staging.getMappedRange(0, size)).set(bytes);
+  source.copyTo(new Uint8Array(staging.getMappedRange(0, size)), from);
   staging.unmap();
   const encoder = device.createCommandEncoder({ label: 'parle:upload' });
   encoder.copyBufferToBuffer(staging, 0, dst, dstOffset, size);
@@ -112,6 +152,7 @@ export class StagingRing {
         }
         return this.#errors.check(mark, 'upload');
       }
+      const source = bytesSource(bytes);
       while (this.#up.length < this.slots) {
         const buffer = device.createBuffer({
           label: 'parle:staging-up',
@@ -129,7 +170,7 @@ export class StagingRing {
         const t0 = performance.now();
         await this.#guard(slot.ready);
         this.waitMs.upload += performance.now() - t0;
-        slot.ready = fillAndSubmit(device, slot.buffer, bytes.subarray(offset, offset + size), copySize, dst, dstOffset + offset);
+        slot.ready = fillAndSubmit(device, slot.buffer, source, offset, copySize, dst, dstOffset + offset);
       }
       await this.#errors.check(mark, 'upload');
     });
@@ -242,12 +283,13 @@ export class UploadPieces {
   }
 
   /**
-   * Copies `bytes` into `dst` from its start through pieces of `piece` bytes (a multiple of 4 MiB:
-   * the context's `tuning.uploadPieceBytes`). Resolves once every copy is submitted.
+   * Copies the bytes of `source` into `dst` from its start through pieces of `piece` bytes (a
+   * multiple of 4 MiB: the context's `tuning.uploadPieceBytes`), each filled straight from the
+   * source. Resolves once every copy is submitted.
    * @throws what the error checks throw for errors the copies raised (OUT_OF_MEMORY, GPU_ERROR)
    */
-  async upload(dst: GPUBuffer, bytes: Uint8Array, piece: number): Promise<void> {
-    const total = Math.ceil(bytes.byteLength / 4) * 4;
+  async upload(dst: GPUBuffer, source: ByteSource, piece: number): Promise<void> {
+    const total = Math.ceil(source.byteLength / 4) * 4;
     const kept = this.#kept;
     this.#kept = []; // a concurrent upload makes its own
     const used: UploadPiece[] = [];
@@ -271,7 +313,7 @@ export class UploadPieces {
               };
         used.push(p);
         await this.#guard(p.ready);
-        p.ready = fillAndSubmit(this.#device, p.buffer, bytes.subarray(offset, offset + size), size, dst, offset);
+        p.ready = fillAndSubmit(this.#device, p.buffer, source, offset, size, dst, offset);
       }
       await this.#errors.check(mark, 'upload');
     } catch (e) {
