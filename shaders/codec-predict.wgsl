@@ -13,7 +13,8 @@
 //           long rows: a workgroup a row, a tile of WG cells at a time scanned in workgroup
 //           memory with the carry of the tiles before
 //   columns one invocation a column of a field plane (of a plane of Y rows for lorenzo3): the
-//           running sum down the column
+//           running sum down the column; long columns (few cells a row, many rows: an RGB
+//           array's rows of 3 cells) a workgroup a column, tiles as for long rows, strided
 //   planes  lorenzo3: one invocation a (row, cell) place of a field: the running sum over planes
 //   join    one invocation an output word: cells' fields interleaved, the value map undone
 // A chunk is a job; an invocation finds its job by binary search over the jobs' first items of
@@ -40,9 +41,8 @@ struct PredictJob {
   map: u32,        // 0 bits, 1 float order, 2 decimal (W = 4)
   out: u32,        // word offset of the chunk's elements in `out`
   count: u32,      // elements (cells x fields)
-  first: array<u32, 6>, // the job's first item in each pass: widen, rows, columns, planes, join, long rows
+  first: array<u32, 7>, // the job's first item in each pass: widen, rows, columns, planes, join, long rows, long columns
   exponents: u32,  // decimal map: word offset of its fields' exponents in `decimal`
-  pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -104,30 +104,22 @@ fn predictRows(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id)
 }
 
 var<workgroup> rowTile: array<u32, WG>;
-var<workgroup> rowAt: u32;
-var<workgroup> rowLength: u32;
+var<workgroup> lineAt: u32;
+var<workgroup> lineLength: u32;
+var<workgroup> lineStride: u32;
 
-// A long row a workgroup (item = workgroup): its running sum, WG cells at a time (a Hillis-Steele
-// scan in workgroup memory), each tile adding the carry of the tiles before.
-@compute @workgroup_size(WG)
-fn predictRowsLong(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                   @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = wid.y * nwg.x + wid.x;
-  if (g >= params.items) { return; }
-  if (tid == 0u) {
-    let job = jobs[jobOf(g)];
-    let e = g - job.first[5];
-    let k = e / job.rows;
-    rowAt = job.wide + k * job.cells + (e - k * job.rows) * job.rowCells;
-    rowLength = job.rowCells;
-  }
-  let base = workgroupUniformLoad(&rowAt);
-  let n = workgroupUniformLoad(&rowLength);
+// The running sum of the line of lineLength words from lineAt, lineStride apart, by the whole
+// workgroup: WG cells at a time (a Hillis-Steele scan in workgroup memory), each tile adding the
+// carry of the tiles before. Called in uniform control flow, after invocation 0 set the line.
+fn scanLine(tid: u32) {
+  let base = workgroupUniformLoad(&lineAt);
+  let n = workgroupUniformLoad(&lineLength);
+  let stride = workgroupUniformLoad(&lineStride);
   var carry = 0u;
   for (var t0 = 0u; t0 < n; t0 += WG) {
     let c = t0 + tid;
     var v = 0u;
-    if (c < n) { v = wide[base + c]; }
+    if (c < n) { v = wide[base + c * stride]; }
     rowTile[tid] = v;
     workgroupBarrier();
     for (var d = 1u; d < WG; d <<= 1u) {
@@ -137,10 +129,56 @@ fn predictRowsLong(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
       rowTile[tid] += add;
       workgroupBarrier();
     }
-    if (c < n) { wide[base + c] = rowTile[tid] + carry; }
+    if (c < n) { wide[base + c * stride] = rowTile[tid] + carry; }
     carry += rowTile[WG - 1u];
     workgroupBarrier();
   }
+}
+
+// A long row a workgroup (item = workgroup): its running sum (scanLine).
+@compute @workgroup_size(WG)
+fn predictRowsLong(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = wid.y * nwg.x + wid.x;
+  if (g >= params.items) { return; }
+  if (tid == 0u) {
+    let job = jobs[jobOf(g)];
+    let e = g - job.first[5];
+    let k = e / job.rows;
+    lineAt = job.wide + k * job.cells + (e - k * job.rows) * job.rowCells;
+    lineLength = job.rowCells;
+    lineStride = 1u;
+  }
+  scanLine(tid);
+}
+
+// The column of item e of a job's columns pass (one of predictColumns, predictColumnsLong): its
+// first word in `wide` and its length; lorenzo3's columns stop at each plane, up's and
+// lorenzo2's run down the chunk.
+fn columnOf(job: PredictJob, e: u32) -> vec2<u32> {
+  let x = job.rowCells;
+  let len = select(job.rows, job.planeRows, job.predictor == 4u);
+  let segments = job.rows / len;
+  let k = e / (segments * x);
+  let rest = e - k * segments * x;
+  let s = rest / x;
+  return vec2<u32>(job.wide + k * job.cells + s * len * x + (rest - s * x), len);
+}
+
+// A long column a workgroup (item = workgroup): its running sum (scanLine, the row's cells apart).
+@compute @workgroup_size(WG)
+fn predictColumnsLong(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                      @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = wid.y * nwg.x + wid.x;
+  if (g >= params.items) { return; }
+  if (tid == 0u) {
+    let job = jobs[jobOf(g)];
+    let column = columnOf(job, g - job.first[6]);
+    lineAt = column.x;
+    lineLength = column.y;
+    lineStride = job.rowCells;
+  }
+  scanLine(tid);
 }
 
 @compute @workgroup_size(WG)
@@ -149,15 +187,10 @@ fn predictColumns(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
   let g = itemOf(tid, wid, nwg);
   if (g >= params.items) { return; }
   let job = jobs[jobOf(g)];
-  let e = g - job.first[2];
   let x = job.rowCells;
-  // lorenzo3's columns stop at each plane; up's and lorenzo2's run down the chunk
-  let len = select(job.rows, job.planeRows, job.predictor == 4u);
-  let segments = job.rows / len;
-  let k = e / (segments * x);
-  let rest = e - k * segments * x;
-  let s = rest / x;
-  let base = job.wide + k * job.cells + s * len * x + (rest - s * x);
+  let column = columnOf(job, g - job.first[2]);
+  let base = column.x;
+  let len = column.y;
   var sum = wide[base];
   for (var i = 1u; i < len; i += 1u) {
     sum += wide[base + i * x];

@@ -2,7 +2,8 @@
  * Predicted chunks (docs/format.md, "Stage 7: predict") decoded on the GPU: containers written by
  * the plain reference (test/support/predict-reference.ts) with every predictor the GPU takes
  * (none, left, up, lorenzo2, lorenzo3), both value maps it takes (bits, float order), one field
- * or several, short rows (an invocation a row) and long ones (the delta chunk scan), each field's
+ * or several, short rows (an invocation a row) and long ones (the delta chunk scan), short and
+ * long columns (an invocation or a workgroup a column), each field's
  * own pipeline, beside a stored chunk, decoded to the device from host memory and from the device
  * and compared with the input; those it does not take (med, the decimal map) go through the CPU
  * with the same result. On CI the GPU is SwiftShader (test/gpu/support.ts).
@@ -97,13 +98,18 @@ describeGpu('predicted chunks decoded on the GPU', () => {
     ['f32', Float32Array, TYPE_CODE.f32],
   ];
 
-  /** The geometries (X cells a row, Y rows a plane, fields): short rows (an invocation a row) and long ones (the delta chunk scan). */
+  /**
+   * The geometries (X cells a row, Y rows a plane, fields): short rows (an invocation a row) and
+   * long ones (the delta chunk scan); rows of 3 cells give chunks of 1368 rows, whose columns
+   * (up, lorenzo2) are long (a workgroup a column).
+   */
   const geometries = [
     [12, 2, 1],
     [10, 3, 3],
     [7, 4, 4],
     [300, 2, 1],
     [260, 3, 2],
+    [3, 2, 1],
   ] as const;
   types.forEach(([name, Ctor, type], t) => {
     gpuIt(

@@ -30,6 +30,13 @@ const LONG_ROW = 256;
  * one after another); there are few such rows, so its job a row costs the host little.
  */
 const VERY_LONG_ROW = 16384;
+/**
+ * Columns of at least this many cells sum down the column a workgroup a column, tiles of cells a
+ * row apart; shorter ones in one invocation a column. An invocation's column is a chain of
+ * dependent loads (about 0.5 us a cell on the H200): an RGB array predicted with rows of 3 cells
+ * has 3 columns of 87k cells a 256 KiB chunk, which took 40 ms of a 64 MiB decode that way.
+ */
+const LONG_COLUMN = 1024;
 /** Words of a job in the jobs table (PredictJob in codec-predict.wgsl). */
 const JOB_WORDS = 20;
 
@@ -78,9 +85,10 @@ export interface PredictChunk {
 
 /**
  * Records the inverse of the predict stage of `chunks` (residual planes of `width`-byte words in
- * `resid`) into their elements in `out` in `s`: up to seven dispatches for all chunks (widen;
- * rows, an invocation a row, or a workgroup a row of {@link LONG_ROW} cells or more; columns;
- * planes; join; a decimal map's exceptions; a pass no chunk needs is left out), and the delta
+ * `resid`) into their elements in `out` in `s`: up to eight dispatches for all chunks (widen;
+ * rows, an invocation a row, or a workgroup a row of {@link LONG_ROW} cells or more; columns,
+ * an invocation a column, or a workgroup a column of {@link LONG_COLUMN} cells or more; planes;
+ * join; a decimal map's exceptions; a pass no chunk needs is left out), and the delta
  * chunk scan's three for rows of {@link VERY_LONG_ROW} cells or more. Scratch: 4
  * bytes a word of every chunk. Writes
  * ceil(cells x fields x width / 4) words a chunk at its `outByteOffset` (bytes past its elements
@@ -103,8 +111,8 @@ export function encodePredictDecodeChunks(
   const live = chunks.filter((c) => c.head.words > 0);
   if (live.length === 0) return;
   const table = new Uint32Array(live.length * JOB_WORDS);
-  /** Items of each pass so far: widen, rows, columns, planes, join, long rows (workgroups). */
-  const items = [0, 0, 0, 0, 0, 0];
+  /** Items of each pass so far: widen, rows, columns, planes, join, long rows, long columns (workgroups of both). */
+  const items = [0, 0, 0, 0, 0, 0, 0];
   const veryLongRows: DeltaChunk[] = [];
   const decimal: number[] = Array.from(decimalFactors());
   const exceptionPairs: number[] = [];
@@ -129,14 +137,17 @@ export function encodePredictDecodeChunks(
     const columnLength = predictor === Predictor.Lorenzo3 ? planeRows : rows;
     const downColumns =
       (predictor === Predictor.Up || predictor === Predictor.Lorenzo2 || predictor === Predictor.Lorenzo3) && columnLength > 1;
+    const columns = downColumns ? fields * (rows / columnLength) * rowCells : 0;
+    const longColumns = columnLength >= LONG_COLUMN;
     const overPlanes = predictor === Predictor.Lorenzo3 && rows > planeRows;
     const counts = [
       words,
       shortRows ? fields * rows : 0,
-      downColumns ? fields * (rows / columnLength) * rowCells : 0,
+      longColumns ? 0 : columns,
       overPlanes ? fields * planeRows * rowCells : 0,
       Math.ceil((words * width) / 4),
       alongRows && !shortRows && rowCells < VERY_LONG_ROW ? fields * rows : 0,
+      longColumns ? columns : 0,
     ];
     if (alongRows && rowCells >= VERY_LONG_ROW) {
       for (let k = 0; k < fields; k++)
@@ -163,7 +174,16 @@ export function encodePredictDecodeChunks(
   const wideBuf = s.temp(wide * 4, 'predict work words');
   const jobs = storageWords(ctx, s, table, 'predict chunks');
   const consts = { 'W: u32': `${width}u`, 'MASK: u32': width === 4 ? '0xFFFFFFFFu' : `${2 ** (8 * width) - 1}u` };
-  const entries = ['predictWiden', 'predictRows', 'predictColumns', 'predictPlanes', 'predictJoin', 'predictRowsLong', 'predictExceptions'];
+  const entries = [
+    'predictWiden',
+    'predictRows',
+    'predictColumns',
+    'predictPlanes',
+    'predictJoin',
+    'predictRowsLong',
+    'predictColumnsLong',
+    'predictExceptions',
+  ];
   const buffers: Record<number, GPUBufferBinding> = {
     1: { buffer: jobs },
     2: { buffer: resid, size: residEnd },
@@ -181,10 +201,11 @@ export function encodePredictDecodeChunks(
     [1, 3],
     [1, 3, 4, 5],
     [1, 3],
+    [1, 3],
     [4, 6],
   ];
   // the passes in order: the axes (any order: their sums commute), then the join and the exceptions
-  for (const p of [0, 1, 5, 2, 3, 4, 6]) {
+  for (const p of [0, 1, 5, 2, 6, 3, 4, 7]) {
     if (p === 2 && veryLongRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, veryLongRows);
     if (items[p] === 0) continue;
     s.dispatch(
@@ -193,7 +214,7 @@ export function encodePredictDecodeChunks(
         { binding: 0, resource: { buffer: s.uniform([live.length, items[p], p, 0]) } },
         ...uses[p].map((binding): GPUBindGroupEntry => ({ binding, resource: buffers[binding] })),
       ],
-      p === 5 ? items[p] : Math.ceil(items[p] / WORKGROUP_SIZE), // long rows: a workgroup an item
+      p === 5 || p === 6 ? items[p] : Math.ceil(items[p] / WORKGROUP_SIZE), // long rows and columns: a workgroup an item
       `parle:${entries[p]}`,
     );
   }
