@@ -137,14 +137,29 @@ export interface PredictHeader extends PredictParams {
 }
 
 /**
- * Reads and checks a predicted chunk's header from `payload` (P bytes) of a chunk of `count`
- * elements of `width` bytes (the float maps need 4 or 8: the container's type is not checked
- * here, a map of integer bits decodes to other bits, which the elements' hash rejects).
+ * Bytes at the start of a predicted payload that hold its header at most: the header, a decimal
+ * map's exponents of {@link MAX_FIELDS} fields and its exception count (not the exception lists).
+ */
+export const PREDICT_HEAD_MAX_BYTES = PREDICT_HEADER_BYTES + exponentBytes(MAX_FIELDS) + 4;
+
+/**
+ * Reads and checks a predicted chunk's header from `payload` of a chunk of `count` elements of
+ * `width` bytes (the float maps need 4 or 8: the container's type is not checked here, a map of
+ * integer bits decodes to other bits, which the elements' hash rejects). `payload` is the whole
+ * payload, or its first min(`payloadBytes`, {@link PREDICT_HEAD_MAX_BYTES}) bytes when the
+ * payload's length `payloadBytes` is given (a plan that reads only what it needs).
  * @throws ParleError CORRUPT naming chunk `index`
  */
-export function readPredictHeader(payload: Uint8Array, count: number, width: number, index: number): PredictHeader {
+export function readPredictHeader(
+  payload: Uint8Array,
+  count: number,
+  width: number,
+  index: number,
+  payloadBytes = payload.length,
+): PredictHeader {
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
-  if (payload.length < PREDICT_HEADER_BYTES) throw corrupt('predict header past the payload');
+  if (payloadBytes < PREDICT_HEADER_BYTES || payload.length < Math.min(payloadBytes, PREDICT_HEAD_MAX_BYTES))
+    throw corrupt('predict header past the payload');
   const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   const map = view.getUint8(0);
   const predictor = view.getUint8(1);
@@ -177,14 +192,14 @@ export function readPredictHeader(payload: Uint8Array, count: number, width: num
   if (map === ValueMap.Decimal) {
     const ef = elementFields(fields, width);
     const eb = exponentBytes(ef);
-    if (payload.length < PREDICT_HEADER_BYTES + eb + 4) throw corrupt('decimal exponents past the payload');
+    if (payloadBytes < PREDICT_HEADER_BYTES + eb + 4) throw corrupt('decimal exponents past the payload');
     const exponents = Array.from(payload.subarray(PREDICT_HEADER_BYTES, PREDICT_HEADER_BYTES + ef));
     if (exponents.some((e) => e > MAX_DECIMAL_EXPONENT)) throw corrupt(`a decimal exponent over ${MAX_DECIMAL_EXPONENT}`);
     const exceptions = view.getUint32(PREDICT_HEADER_BYTES + eb, true);
     if (exceptions > count) throw corrupt(`${exceptions} exceptions for ${count} elements`);
     const at = PREDICT_HEADER_BYTES + eb + 4;
     const listBytes = exceptionBytes(width) * exceptions;
-    if (at + listBytes > payload.length) throw corrupt('exceptions past the payload');
+    if (at + listBytes > payloadBytes) throw corrupt('exceptions past the payload');
     Object.assign(head, { exponents, exceptions, exceptionsAt: at, blocksAt: at + listBytes });
   }
   return head;
@@ -206,34 +221,49 @@ export interface FieldBlock {
  * @throws ParleError CORRUPT naming chunk `index`
  */
 export function readFieldBlocks(payload: Uint8Array, head: PredictHeader, index: number): FieldBlock[] {
+  return readFieldBlocksAt((offset, length) => payload.subarray(offset, offset + length), payload.length, head, index);
+}
+
+/**
+ * {@link readFieldBlocks} of a payload of `payloadBytes` bytes that `read` serves (`read(offset,
+ * length)`: its bytes from `offset`, fewer past its end): only the blocks' 8-byte heads are read,
+ * one after another (each block's length gives the next one's place).
+ * @throws ParleError CORRUPT naming chunk `index`
+ */
+export function readFieldBlocksAt(
+  read: (offset: number, length: number) => Uint8Array,
+  payloadBytes: number,
+  head: PredictHeader,
+  index: number,
+): FieldBlock[] {
   const corrupt = (why: string) => new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${index}: ${why}`);
-  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   const width = head.wordWidth;
   const raw = (head.words / head.fields) * width;
   const blocks: FieldBlock[] = [];
   let at = head.blocksAt;
   for (let k = 0; k < head.fields; k++) {
-    if (at + FIELD_BLOCK_HEADER_BYTES > payload.length) throw corrupt(`field ${k}'s block past the payload`);
+    const blockHead = at + FIELD_BLOCK_HEADER_BYTES > payloadBytes ? undefined : read(at, FIELD_BLOCK_HEADER_BYTES);
+    if (blockHead === undefined || blockHead.length < FIELD_BLOCK_HEADER_BYTES) throw corrupt(`field ${k}'s block past the payload`);
+    const view = new DataView(blockHead.buffer, blockHead.byteOffset, FIELD_BLOCK_HEADER_BYTES);
     const stages: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const id = view.getUint8(at + i);
+      const id = view.getUint8(i);
       if (id === 0) {
-        for (let j = i + 1; j < 4; j++)
-          if (view.getUint8(at + j) !== 0) throw corrupt(`field ${k}: stage id after the end of the pipeline`);
+        for (let j = i + 1; j < 4; j++) if (view.getUint8(j) !== 0) throw corrupt(`field ${k}: stage id after the end of the pipeline`);
         break;
       }
       stages.push(id);
     }
     const problem = pipelineProblem(stages, width);
     if (problem) throw corrupt(`field ${k}: ${problem}`);
-    const bytes = view.getUint32(at + 4, true);
+    const bytes = view.getUint32(4, true);
     if (stages.length === 0 ? bytes !== raw : bytes >= raw)
       throw corrupt(`field ${k}: block of ${bytes} bytes for ${raw} bytes of residuals`);
     at += FIELD_BLOCK_HEADER_BYTES;
-    if (at + bytes > payload.length) throw corrupt(`field ${k}'s block past the payload`);
+    if (at + bytes > payloadBytes) throw corrupt(`field ${k}'s block past the payload`);
     blocks.push({ stages, at, bytes });
     at += bytes;
   }
-  if (at !== payload.length) throw corrupt(`${payload.length - at} bytes after the last field block`);
+  if (at !== payloadBytes) throw corrupt(`${payloadBytes - at} bytes after the last field block`);
   return blocks;
 }

@@ -48,7 +48,7 @@ import { encodePackDecode, type PackDecodeJob } from './pack.js';
 import { encodeShuffleChunks } from './shuffle.js';
 import { encodePredictDecodeChunks, predictOnDevice, type PredictChunk } from './predict.js';
 import { encodeGather } from './gather.js';
-import { predictName, readFieldBlocks, readPredictHeader, ValueMap } from '../../format/predict.js';
+import { PREDICT_HEAD_MAX_BYTES, predictName, readFieldBlocksAt, readPredictHeader, ValueMap } from '../../format/predict.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -86,7 +86,7 @@ export function canDecodeOnDevice(header: Header): boolean {
 
 /**
  * True when every predicted chunk of a container (walked: `header`, `chunks`; `readAt` serves
- * each predicted chunk's whole payload) has a predict header {@link decodeContainerOnDevice}
+ * each predicted chunk's first {@link PREDICT_HEAD_MAX_BYTES} bytes) has a predict header {@link decodeContainerOnDevice}
  * decodes (./predict.ts predictOnDevice). A header that does not read (CORRUPT) says false: the
  * CPU decode then reports it in its own order (the payload's checksum first).
  */
@@ -96,7 +96,8 @@ export function predictedOnDevice(readAt: ReadAt, header: Header, chunks: readon
   for (const c of chunks) {
     if (c.predict !== true || c.elementCount === 0) continue;
     try {
-      if (!predictOnDevice(readPredictHeader(readAt(c.payloadOffset, c.payloadBytes), c.elementCount, size, c.index), size)) return false;
+      const prefix = readAt(c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES));
+      if (!predictOnDevice(readPredictHeader(prefix, c.elementCount, size, c.index, c.payloadBytes), size)) return false;
     } catch (e) {
       if (e instanceof ParleError) return false;
       throw e;
@@ -313,10 +314,11 @@ export const STREAM_HEAD_BYTES = 3;
 
 /**
  * A container already in a GPU buffer (from byte 0; not uploaded, not destroyed) and a reader
- * of the bytes the plan reads, each read starting where one of these starts: the header, the
- * entries, each chunk's first 16 payload bytes, its stream directory, a quantized chunk's
- * exceptions, the first {@link STREAM_HEAD_BYTES} bytes of each Huffman stream
- * (ts/codec/gpu/device-container.ts).
+ * of the bytes the plan reads (ts/codec/gpu/device-container.ts): the header, the entries, each
+ * chunk's first 16 payload bytes, its stream directory, a quantized chunk's exceptions, the
+ * first {@link STREAM_HEAD_BYTES} bytes of each Huffman stream; of a predicted chunk its first
+ * {@link PREDICT_HEAD_MAX_BYTES} bytes, a decimal map's exceptions, and each field block's head,
+ * directory and stream heads.
  */
 export interface ResidentContainer {
   buffer: GPUBuffer;
@@ -326,7 +328,7 @@ export interface ResidentContainer {
 /**
  * Decodes the version-2 to -4 container `container` (already walked: `header`, `chunks`) into a
  * new DeviceArray as described above: bytes in host memory (uploaded; not modified), or a
- * {@link ResidentContainer} (whose reader serves each predicted chunk's whole payload).
+ * {@link ResidentContainer}.
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding),
  *   INVALID_ARGUMENT (a predicted chunk {@link predictedOnDevice} refuses), DEVICE_LOST, ABORTED
  */
@@ -368,19 +370,12 @@ export async function decodeContainerOnDevice(
   const outAtOf = (c: LocatedChunk): number => outAtMap.get(c)!;
   /**
    * Plans the decode of one pipeline's streams: the chunk `c` (or a field block of it: `c` with
-   * its cells as elementCount), its payload bytes at `payloadOffset`, into `dest`; `read` reads
-   * its directory and stream heads.
+   * its cells as elementCount), its payload bytes at `payloadOffset`, into `dest`; reads its
+   * directory and stream heads.
    */
-  const planPipeline = (
-    c: LocatedChunk,
-    stages: Pipeline,
-    payloadOffset: number,
-    payloadBytes: number,
-    dest: Target,
-    read: ReadAt = readAt,
-  ): void => {
+  const planPipeline = (c: LocatedChunk, stages: Pipeline, payloadOffset: number, payloadBytes: number, dest: Target): void => {
     const count = c.elementCount;
-    const directory = read(payloadOffset, Math.min(8 * streamCount(stages, size), payloadBytes));
+    const directory = readAt(payloadOffset, Math.min(8 * streamCount(stages, size), payloadBytes));
     const dir = readDirectory(directory, payloadBytes, stages, size, count, c.index);
     const shuffle = stages.includes(StageId.Shuffle);
     // where the decoded (or expanded) streams go: `dest` itself (a delta stream too: it is
@@ -408,7 +403,7 @@ export async function decodeContainerOnDevice(
       }
       if (huffman) {
         try {
-          const head = read(src, Math.min(STREAM_HEAD_BYTES, dir.encoded[j]));
+          const head = readAt(src, Math.min(STREAM_HEAD_BYTES, dir.encoded[j]));
           stream = parseHuffmanStream(head, dir.decoded[j], dir.encoded[j]);
         } catch (e) {
           if (e instanceof ParleError) throw new ParleError(e.code, `chunk ${c.index}, stream ${j}: ${e.message}`);
@@ -454,11 +449,12 @@ export async function decodeContainerOnDevice(
     if (c.predict === true) {
       // a predicted chunk: each field block into its residual plane (stored, or its pipeline),
       // then the predictor undone into the output (./predict.ts)
-      const payload = readAt(c.payloadOffset, c.payloadBytes);
-      // reads inside the payload (a container on the device holds a copy of it whole)
-      const inPayload: ReadAt = (offset, length) => payload.subarray(offset - c.payloadOffset, offset - c.payloadOffset + length);
-      const head = readPredictHeader(payload, count, size, c.index);
-      const blocks = readFieldBlocks(payload, head, c.index);
+      // only what the plan needs is read: the header, each field block's head, directory and
+      // stream heads, a decimal map's exceptions (from the payload's own offsets)
+      const inPayload = (offset: number, length: number) => readAt(c.payloadOffset + offset, length);
+      const prefix = inPayload(0, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES));
+      const head = readPredictHeader(prefix, count, size, c.index, c.payloadBytes);
+      const blocks = readFieldBlocksAt(inPayload, c.payloadBytes, head, c.index);
       if (!predictOnDevice(head, size)) {
         throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `chunk ${c.index}: ${predictName(head)} is not decoded on the GPU`);
       }
@@ -469,13 +465,13 @@ export async function decodeContainerOnDevice(
         const dest: Target = { buf: 'resid', at: residBytes + k * stride };
         if (block.stages.length === 0) {
           jobs.push({ stream: rawStream(block.bytes), srcByteOffset: c.payloadOffset + block.at - 1, dstByteOffset: 0, target: dest });
-        } else planPipeline(cellsChunk, block.stages as Pipeline, c.payloadOffset + block.at, block.bytes, dest, inPayload);
+        } else planPipeline(cellsChunk, block.stages as Pipeline, c.payloadOffset + block.at, block.bytes, dest);
       });
       // a decimal map's exceptions, checked here as the CPU decoder checks them (reported after
       // the payload hashes, as a sequential decode meets them)
       let exceptions: PredictChunk['exceptions'];
       if (head.map === ValueMap.Decimal && head.exceptions > 0) {
-        const list = payload.slice(head.exceptionsAt, head.exceptionsAt + 8 * head.exceptions);
+        const list = inPayload(head.exceptionsAt, 8 * head.exceptions).slice();
         const indices = new Uint32Array(list.buffer, 0, head.exceptions);
         const bits = new Uint32Array(list.buffer, 4 * head.exceptions, head.exceptions);
         if (indices.some((x, j) => x >= count || (j > 0 && x <= indices[j - 1]))) {

@@ -9,8 +9,12 @@
  *      payload's first 16 bytes (a quantized chunk's header), its stream directory and the first
  *      bytes of each of its streams (a Huffman stream's mode, segment size and last symbol:
  *      parseHuffmanStream's fields);
- *   2. quantized chunks only: their exceptions, gathered on the GPU (codec-gather.wgsl) into a
- *      second readback;
+ *   2. predicted chunks (stage 7): what their plan reads, gathered on the GPU (codec-gather.wgsl)
+ *      in a few readbacks: each payload's predict header, its field blocks' heads (a field a
+ *      readback: a block's length gives the next one's place), then their directories and a
+ *      decimal map's exceptions, then their streams' heads ({@link missingPredictedReads}; the
+ *      payloads had been read back whole: 36 MB of a 64 MiB RGB array, 40 ms on the H200 host);
+ *      quantized chunks: their exceptions, in one more;
  *   3. the decode itself: ts/codec/gpu/decode.ts on the container's own buffer, with every check
  *      it makes on an uploaded container (both tree hashes, every stream's).
  *
@@ -27,9 +31,22 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 import { walkChunks, type ReadAt } from '../../format/container.js';
-import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, readHeader } from '../../format/layout.js';
+import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, readHeader, type LocatedChunk } from '../../format/layout.js';
 import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
-import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
+import {
+  MAX_FIELDS,
+  PREDICT_HEAD_MAX_BYTES,
+  readFieldBlocksAt,
+  readPredictHeader,
+  ValueMap,
+  type FieldBlock,
+  type PredictHeader,
+} from '../../format/predict.js';
+import { StageId, streamCount, type Pipeline } from '../../format/stages.js';
+import { ParleError } from '../../errors.js';
+import { isKernelType, kernelSize } from '../../types.js';
+import { readDirectory } from '../cpu/directory.js';
+import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice, STREAM_HEAD_BYTES } from './decode.js';
 import { decompressToDevice } from './decompress.js';
 import { encodeGather, type GatherJob } from './gather.js';
 import walkSource from '../../../shaders/codec-container-walk.wgsl';
@@ -77,6 +94,72 @@ class SparseContainer {
     const copy = this.#copies.get(offset);
     return copy !== undefined && copy.length >= n ? copy.subarray(0, n) : new Uint8Array(n);
   };
+
+  /** True when {@link readAt}(offset, length) finds a copy (a read past the end, cut short, too). */
+  has(offset: number, length: number): boolean {
+    const n = Math.max(0, Math.min(length, this.length - offset));
+    return n === 0 || (this.#copies.get(offset)?.length ?? -1) >= n;
+  }
+}
+
+/** A read the plan makes that `sparse` does not hold yet: thrown by {@link missingPredictedReads}'s reader. */
+class Missing {
+  constructor(readonly region: [number, number]) {}
+}
+
+/**
+ * The reads a predicted chunk's plan makes (ts/codec/gpu/decode.ts) that `sparse` does not hold
+ * yet, as [offset, length] regions of the container: its first PREDICT_HEAD_MAX_BYTES bytes,
+ * then its field blocks' heads (one at a time: each block's length gives the next one's place),
+ * then at once a decimal map's exceptions and each block's directory, then each Huffman
+ * stream's head. Empty once the plan can read all it needs, or where what is held already fails
+ * a check (the plan then reports it, in its order). `size`: the element width.
+ */
+function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4): [number, number][] {
+  const at = (offset: number) => c.payloadOffset + offset;
+  const read = (offset: number, length: number): Uint8Array => {
+    if (!sparse.has(at(offset), length)) throw new Missing([at(offset), length]);
+    return sparse.readAt(at(offset), length);
+  };
+  const missing: [number, number][] = [];
+  /** `read`'s Missing into `missing` (false), a check that fails (false: nothing more to read). */
+  const attempt = (f: () => void): boolean => {
+    try {
+      f();
+      return true;
+    } catch (e) {
+      if (e instanceof Missing) missing.push(e.region);
+      else if (!(e instanceof ParleError)) throw e;
+      return false;
+    }
+  };
+  let head: PredictHeader | undefined;
+  let blocks: FieldBlock[] = [];
+  const ok = attempt(() => {
+    head = readPredictHeader(read(0, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES)), c.elementCount, size, c.index, c.payloadBytes);
+    blocks = readFieldBlocksAt(read, c.payloadBytes, head, c.index);
+  });
+  if (!ok || head === undefined) return missing;
+  const cells = head.words / head.fields;
+  const exceptions = head.exceptions;
+  if (head.map === ValueMap.Decimal && exceptions > 0) attempt(() => read(head!.exceptionsAt, 8 * exceptions));
+  for (const block of blocks) {
+    const stages = block.stages as Pipeline;
+    if (stages.length === 0) continue;
+    attempt(() => {
+      const dir = readDirectory(
+        read(block.at, Math.min(8 * streamCount(stages, size), block.bytes)),
+        block.bytes,
+        stages,
+        size,
+        cells,
+        c.index,
+      );
+      if (!stages.includes(StageId.Huffman) || stages.includes(StageId.Pack)) return;
+      for (let j = 0; j < dir.decoded.length; j++) attempt(() => read(block.at + dir.at[j], Math.min(STREAM_HEAD_BYTES, dir.encoded[j])));
+    });
+  }
+  return missing;
 }
 
 /**
@@ -144,8 +227,8 @@ async function fetchRegions(
     bytes += Math.ceil(length / 4) * 4;
   }
   if (jobs.length === 0) return;
-  const read = await gpu.submit('decompress: exceptions', (s) => {
-    const dst = s.temp(bytes, 'exceptions');
+  const read = await gpu.submit('decompress: plan reads', (s) => {
+    const dst = s.temp(bytes, 'plan reads');
     s.encoder.clearBuffer(dst);
     encodeGather(gpu, s, container, dst, jobs);
     return s.readAfter(dst, bytes);
@@ -214,16 +297,20 @@ export async function decompressDeviceContainer(
   // the chunk index at the end, which the walk checks against the entries it found
   if (index > 0 && index <= length) await fetchRegions(gpu, container.buffer, sparse, [[length - index, index]]);
   const { header, chunks } = walkChunks(sparse.readAt, length, maxElements);
-  // predicted chunks (stage 7): their payloads read back whole (field blocks lie one after
-  // another, so their heads could only be found a block at a time); those the GPU does not
-  // decode send the whole container through the CPU
+  // predicted chunks (stage 7): what their plan reads, in a few readbacks (the field blocks lie
+  // one after another, so a chunk's block heads are found one a readback: as many rounds as
+  // the most fields, then directories and stream heads); those the GPU does not decode send the
+  // whole container through the CPU
   const predicted = chunks.filter((c) => c.predict === true && c.elementCount > 0);
-  await fetchRegions(
-    gpu,
-    container.buffer,
-    sparse,
-    predicted.map((c): [number, number] => [c.payloadOffset, c.payloadBytes]),
-  );
+  if (predicted.length > 0 && isKernelType(header.type)) {
+    const size = kernelSize(header.type);
+    for (let round = 0; round < MAX_FIELDS + 4; round++) {
+      const regions = predicted.flatMap((c) => missingPredictedReads(sparse, c, size));
+      if (regions.length === 0) break;
+      await fetchRegions(gpu, container.buffer, sparse, regions);
+      if (signal?.aborted) throw abortError(signal);
+    }
+  }
   if (!predictedOnDevice(sparse.readAt, header, chunks)) return readBackWhole();
   // the exceptions of quantized chunks (the walk read their header, directory and stream heads)
   const regions: [number, number][] = [];
