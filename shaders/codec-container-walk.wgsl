@@ -16,6 +16,12 @@
 //          bytes, S <= 8; after the header and the 8 n bytes of exceptions in a quantized
 //          chunk), and where it was read; for each stream j < S, where it starts (the
 //          directory's end + the encoded sizes of the streams before it) and its first 4 bytes.
+//   blocks  one invocation a predicted chunk (stage 7) follows its field blocks, which lie one
+//          after another (each block's length gives the next one's place), from its first block
+//          (the predict header's end, which the host read) to its payload's end: for each block
+//          its place, its 8-byte head and the 64 bytes after it (its stream directory) into a
+//          slot of BLOCK_WORDS words; a block that does not fit the payload ends the walk (NONE
+//          in its place word).
 // Nothing here is trusted: the host walks the table again from these bytes with every check of
 // the in-memory reader and finds each byte it reads at the offset it computes itself (a copy
 // made at another offset is not found there: the host then reads zeros). Every read of `src` is
@@ -51,6 +57,13 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
+// blocks: a predicted chunk's walk (params.chunks of them): its first block's byte offset, its
+// payload's end, its fields, its first slot's word in `out`
+@group(0) @binding(3) var<storage, read> blockJobs: array<vec4<u32>>;
+
+// a field block's slot, in words: its place, its head (2 words), the 64 bytes after the head
+const BLOCK_WORDS = 19u;
+const BLOCK_HEAD_BYTES = 8u;
 
 // srcWord, read8, read32: shaders/read-src.wgsl (appended)
 
@@ -138,4 +151,30 @@ fn copy(@builtin(local_invocation_index) w: u32, @builtin(workgroup_id) wid: vec
     }
   }
   out[slot + w] = word;
+}
+
+@compute @workgroup_size(64)
+fn blocks(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  if (i >= params.chunks) { return; }
+  let job = blockJobs[i];
+  let end = min(job.y, params.bytes);
+  var at = job.x;
+  for (var k = 0u; k < job.z; k++) {
+    let slot = job.w + k * BLOCK_WORDS;
+    if (at > end || end - at < BLOCK_HEAD_BYTES) {
+      out[slot] = NONE;
+      return;
+    }
+    out[slot] = at;
+    for (var w = 0u; w < BLOCK_WORDS - 1u; w++) {
+      out[slot + 1u + w] = bytesBefore(at + 4u * w, end);
+    }
+    let bytes = read32(at + 4u);
+    if (bytes > end - at - BLOCK_HEAD_BYTES) {
+      at = NONE;
+    } else {
+      at += BLOCK_HEAD_BYTES + bytes;
+    }
+  }
 }

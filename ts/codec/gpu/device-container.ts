@@ -9,11 +9,12 @@
  *      payload's first 16 bytes (a quantized chunk's header), its stream directory and the first
  *      bytes of each of its streams (a Huffman stream's mode, segment size and last symbol:
  *      parseHuffmanStream's fields);
- *   2. predicted chunks (stage 7): what their plan reads, gathered on the GPU (codec-gather.wgsl)
- *      in a few readbacks: each payload's predict header, its field blocks' heads (a field a
- *      readback: a block's length gives the next one's place), then their directories and a
- *      decimal map's exceptions, then their streams' heads ({@link missingPredictedReads}; the
- *      payloads had been read back whole: 36 MB of a 64 MiB RGB array, 40 ms on the H200 host);
+ *   2. predicted chunks (stage 7): what their plan reads, in three readbacks: each payload's
+ *      predict header (gathered: codec-gather.wgsl); its field blocks' heads and directories
+ *      (a GPU walk of each chunk's blocks, which lie one after another: codec-container-walk.wgsl
+ *      `blocks`); its streams' heads and a decimal map's exceptions (gathered). What the plan
+ *      reads and does not find yet is gathered in more ({@link missingPredictedReads}). The
+ *      payloads had been read back whole: 36 MB of a 64 MiB RGB array, 40 ms on the H200 host;
  *      quantized chunks: their exceptions, in one more;
  *   3. the decode itself: ts/codec/gpu/decode.ts on the container's own buffer, with every check
  *      it makes on an uploaded container (both tree hashes, every stream's).
@@ -34,6 +35,7 @@ import { walkChunks, type ReadAt } from '../../format/container.js';
 import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, readHeader, type LocatedChunk } from '../../format/layout.js';
 import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
 import {
+  FIELD_BLOCK_HEADER_BYTES,
   MAX_FIELDS,
   PREDICT_HEAD_MAX_BYTES,
   readFieldBlocksAt,
@@ -46,6 +48,7 @@ import { StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { ParleError } from '../../errors.js';
 import { isKernelType, kernelSize } from '../../types.js';
 import { readDirectory } from '../cpu/directory.js';
+import { debug } from '../../platform/node.js';
 import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice, STREAM_HEAD_BYTES } from './decode.js';
 import { decompressToDevice } from './decompress.js';
 import { encodeGather, type GatherJob } from './gather.js';
@@ -67,10 +70,14 @@ const WALK_CHUNKS = 4096;
  */
 const FIRST_WALK_CHUNKS = 320;
 const NONE = 0xffffffff;
+/** A field block's slot in the blocks walk's output, in words (codec-container-walk.wgsl BLOCK_WORDS): its place, its head, 64 bytes of directory. */
+const BLOCK_WORDS = 19;
+/** Regions of one readback this many bytes apart or less are gathered as one (the bytes between read too). */
+const MERGE_GAP = 64;
 
 const walkCode = `${walkSource}\n${readSrcSource}`;
 
-function walkPipeline(gpu: GpuContext, entryPoint: 'walk' | 'copy'): GPUComputePipeline {
+function walkPipeline(gpu: GpuContext, entryPoint: 'walk' | 'copy' | 'blocks'): GPUComputePipeline {
   return getPipeline(gpu.device, `codec-container-walk:${entryPoint}`, () => ({ code: walkCode, entryPoint }));
 }
 
@@ -107,58 +114,70 @@ class Missing {
   constructor(readonly region: [number, number]) {}
 }
 
+/** What {@link missingPredictedReads} found of one predicted chunk so far. */
+interface PredictedReads {
+  head?: PredictHeader;
+  blocks?: FieldBlock[];
+  /** Every read of its plan is held (or fails a check on what is held): nothing more to read. */
+  done?: boolean;
+}
+
 /**
  * The reads a predicted chunk's plan makes (ts/codec/gpu/decode.ts) that `sparse` does not hold
  * yet, as [offset, length] regions of the container: its first PREDICT_HEAD_MAX_BYTES bytes,
- * then its field blocks' heads (one at a time: each block's length gives the next one's place),
- * then at once a decimal map's exceptions and each block's directory, then each Huffman
- * stream's head. Empty once the plan can read all it needs, or where what is held already fails
- * a check (the plan then reports it, in its order). `size`: the element width.
+ * then its field blocks' heads (one at a time: each block's length gives the next one's place;
+ * {@link walkFieldBlocks} finds them all at once first), then at once a decimal map's exceptions
+ * and each block's directory, then each Huffman stream's head. Empty once the plan can read all it needs, or where what is held already fails
+ * a check (the plan then reports it, in its order). `size`: the element width; `found`: what
+ * earlier calls for this chunk found (updated).
  */
-function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4): [number, number][] {
+function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4, found: PredictedReads): [number, number][] {
+  if (found.done === true) return [];
   const at = (offset: number) => c.payloadOffset + offset;
   const read = (offset: number, length: number): Uint8Array => {
     if (!sparse.has(at(offset), length)) throw new Missing([at(offset), length]);
     return sparse.readAt(at(offset), length);
   };
   const missing: [number, number][] = [];
-  /** `read`'s Missing into `missing` (false), a check that fails (false: nothing more to read). */
-  const attempt = (f: () => void): boolean => {
+  /** `read`'s Missing into `missing`; a check that fails ends what `f` reads (the plan reports it). */
+  const attempt = (f: () => void): void => {
     try {
       f();
-      return true;
     } catch (e) {
       if (e instanceof Missing) missing.push(e.region);
       else if (!(e instanceof ParleError)) throw e;
-      return false;
     }
   };
-  let head: PredictHeader | undefined;
-  let blocks: FieldBlock[] = [];
-  const ok = attempt(() => {
-    head = readPredictHeader(read(0, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES)), c.elementCount, size, c.index, c.payloadBytes);
-    blocks = readFieldBlocksAt(read, c.payloadBytes, head, c.index);
-  });
-  if (!ok || head === undefined) return missing;
-  const cells = head.words / head.fields;
-  const exceptions = head.exceptions;
-  if (head.map === ValueMap.Decimal && exceptions > 0) attempt(() => read(head!.exceptionsAt, 8 * exceptions));
-  for (const block of blocks) {
-    const stages = block.stages as Pipeline;
-    if (stages.length === 0) continue;
+  if (found.blocks === undefined) {
     attempt(() => {
-      const dir = readDirectory(
-        read(block.at, Math.min(8 * streamCount(stages, size), block.bytes)),
-        block.bytes,
-        stages,
+      const head = readPredictHeader(
+        read(0, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES)),
+        c.elementCount,
         size,
-        cells,
         c.index,
+        c.payloadBytes,
       );
-      if (!stages.includes(StageId.Huffman) || stages.includes(StageId.Pack)) return;
-      for (let j = 0; j < dir.decoded.length; j++) attempt(() => read(block.at + dir.at[j], Math.min(STREAM_HEAD_BYTES, dir.encoded[j])));
+      found.blocks = readFieldBlocksAt(read, c.payloadBytes, head, c.index);
+      found.head = head;
     });
   }
+  const { head, blocks } = found;
+  if (head !== undefined && blocks !== undefined) {
+    const cells = head.words / head.fields;
+    const exceptions = head.exceptions;
+    if (head.map === ValueMap.Decimal && exceptions > 0) attempt(() => read(head.exceptionsAt, 8 * exceptions));
+    for (const block of blocks) {
+      const stages = block.stages as Pipeline;
+      if (stages.length === 0) continue;
+      attempt(() => {
+        const directory = read(block.at, Math.min(8 * streamCount(stages, size), block.bytes));
+        const dir = readDirectory(directory, block.bytes, stages, size, cells, c.index);
+        if (!stages.includes(StageId.Huffman) || stages.includes(StageId.Pack)) return;
+        for (let j = 0; j < dir.decoded.length; j++) attempt(() => read(block.at + dir.at[j], Math.min(STREAM_HEAD_BYTES, dir.encoded[j])));
+      });
+    }
+  }
+  if (missing.length === 0) found.done = true;
   return missing;
 }
 
@@ -212,6 +231,61 @@ async function walkTable(
   return { reached, stop: words[8] };
 }
 
+/**
+ * Walks the field blocks of predicted chunks on the GPU (codec-container-walk.wgsl `blocks`: a
+ * chunk's blocks lie one after another, which read back a block at a time had cost a readback a
+ * field) and keeps in `sparse` what it copied of each block: its 8-byte head and the 64 bytes
+ * after it (its directory). `jobs`: each chunk's first block (a byte offset in the container,
+ * from the predict header the host read), its payload's end and its fields. Nothing is trusted:
+ * the plan reads each block where its own walk puts it ({@link missingPredictedReads}).
+ */
+async function walkFieldBlocks(
+  gpu: GpuContext,
+  container: GPUBuffer,
+  sparse: SparseContainer,
+  jobs: readonly { first: number; end: number; fields: number }[],
+): Promise<void> {
+  const table = new Uint32Array(4 * jobs.length);
+  let words = 0;
+  jobs.forEach((j, i) => {
+    table.set([j.first, j.end, j.fields, words], 4 * i);
+    words += j.fields * BLOCK_WORDS;
+  });
+  const length = sparse.length;
+  const read = await gpu.submit('decompress: field blocks', (s) => {
+    const out = s.temp(4 * words, 'field blocks walk');
+    const jobsBuf = s.temp(table.byteLength, 'field blocks jobs');
+    gpu.device.queue.writeBuffer(jobsBuf, 0, table);
+    s.dispatch(
+      walkPipeline(gpu, 'blocks'),
+      [
+        { binding: 0, resource: { buffer: s.uniform([length, 0, 0, jobs.length]) } },
+        { binding: 1, resource: { buffer: container, size: Math.ceil(length / 4) * 4 } },
+        { binding: 2, resource: { buffer: out } },
+        { binding: 3, resource: { buffer: jobsBuf } },
+      ],
+      Math.ceil(jobs.length / 64),
+      'parle:field-blocks-walk',
+    );
+    return s.readAfter(out, 4 * words);
+  });
+  const got = await read();
+  const bytes = new Uint8Array(got.buffer, got.byteOffset, got.byteLength);
+  jobs.forEach((j, i) => {
+    const first = table[4 * i + 3];
+    for (let k = 0; k < j.fields; k++) {
+      const slot = first + k * BLOCK_WORDS;
+      const at = got[slot];
+      if (at === NONE || at + FIELD_BLOCK_HEADER_BYTES > j.end) break;
+      sparse.add(at, bytes.subarray(4 * (slot + 1), 4 * (slot + 1) + FIELD_BLOCK_HEADER_BYTES));
+      sparse.add(
+        at + FIELD_BLOCK_HEADER_BYTES,
+        bytes.subarray(4 * (slot + 3), 4 * (slot + 3) + Math.min(64, j.end - at - FIELD_BLOCK_HEADER_BYTES)),
+      );
+    }
+  });
+}
+
 /** Copies the byte ranges `regions` ([offset, length], inside the container) of `container` into `sparse`, in one readback. */
 async function fetchRegions(
   gpu: GpuContext,
@@ -219,10 +293,19 @@ async function fetchRegions(
   sparse: SparseContainer,
   regions: readonly [number, number][],
 ): Promise<void> {
+  // regions that overlap or lie within MERGE_GAP bytes of each other are read as one gather job
+  // (a field block's head and its directory follow each other); each is kept as its own copy
+  const sorted = regions.filter(([, length]) => length > 0).sort((a, b) => a[0] - b[0]);
   const jobs: GatherJob[] = [];
   let bytes = 0;
-  for (const [offset, length] of regions) {
-    if (length <= 0) continue;
+  for (const [offset, length] of sorted) {
+    const last = jobs[jobs.length - 1];
+    if (last !== undefined && offset <= last.srcByteOffset + last.byteLength + MERGE_GAP) {
+      const end = Math.max(last.srcByteOffset + last.byteLength, offset + length);
+      bytes += Math.ceil((end - last.srcByteOffset) / 4) * 4 - Math.ceil(last.byteLength / 4) * 4;
+      last.byteLength = end - last.srcByteOffset;
+      continue;
+    }
     jobs.push({ srcByteOffset: offset, dstByteOffset: bytes, byteLength: length });
     bytes += Math.ceil(length / 4) * 4;
   }
@@ -234,7 +317,12 @@ async function fetchRegions(
     return s.readAfter(dst, bytes);
   });
   const got = new Uint8Array((await read()).buffer);
-  for (const j of jobs) sparse.add(j.srcByteOffset, got.subarray(j.dstByteOffset, j.dstByteOffset + j.byteLength));
+  let j = 0;
+  for (const [offset, length] of sorted) {
+    while (offset >= jobs[j].srcByteOffset + jobs[j].byteLength) j++;
+    const from = jobs[j].dstByteOffset + offset - jobs[j].srcByteOffset;
+    sparse.add(offset, got.subarray(from, from + length));
+  }
 }
 
 /**
@@ -304,12 +392,44 @@ export async function decompressDeviceContainer(
   const predicted = chunks.filter((c) => c.predict === true && c.elementCount > 0);
   if (predicted.length > 0 && isKernelType(header.type)) {
     const size = kernelSize(header.type);
-    for (let round = 0; round < MAX_FIELDS + 4; round++) {
-      const regions = predicted.flatMap((c) => missingPredictedReads(sparse, c, size));
+    const t0 = performance.now();
+    let rounds = 0;
+    let fetched = 0;
+    const found = predicted.map((): PredictedReads => ({}));
+    // the predict headers first, then every chunk's field blocks walked on the GPU in one
+    // readback; what is still missing after them (stream heads, exceptions) in one or two more
+    await fetchRegions(
+      gpu,
+      container.buffer,
+      sparse,
+      predicted.map((c): [number, number] => [c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES)]),
+    );
+    rounds++;
+    const walks: { first: number; end: number; fields: number }[] = [];
+    for (const c of predicted) {
+      try {
+        const prefix = sparse.readAt(c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES));
+        const head = readPredictHeader(prefix, c.elementCount, size, c.index, c.payloadBytes);
+        walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields: head.fields });
+      } catch (e) {
+        if (!(e instanceof ParleError)) throw e; // the plan reports it
+      }
+    }
+    if (walks.length > 0) {
+      await walkFieldBlocks(gpu, container.buffer, sparse, walks);
+      rounds++;
+    }
+    for (; rounds < MAX_FIELDS + 6; rounds++) {
+      const regions = predicted.flatMap((c, i) => missingPredictedReads(sparse, c, size, found[i]));
       if (regions.length === 0) break;
+      fetched += regions.length;
       await fetchRegions(gpu, container.buffer, sparse, regions);
       if (signal?.aborted) throw abortError(signal);
     }
+    debug(
+      () =>
+        `decompress of a device container: ${predicted.length} predicted chunks planned from ${fetched} regions in ${rounds} readbacks, ${(performance.now() - t0).toFixed(2)} ms`,
+    );
   }
   if (!predictedOnDevice(sparse.readAt, header, chunks)) return readBackWhole();
   // the exceptions of quantized chunks (the walk read their header, directory and stream heads)
