@@ -70,8 +70,14 @@ const WALK_CHUNKS = 4096;
  */
 const FIRST_WALK_CHUNKS = 320;
 const NONE = 0xffffffff;
-/** A field block's slot in the blocks walk's output, in words (codec-container-walk.wgsl BLOCK_WORDS): its place, its head, 64 bytes of directory. */
+/** A field block's slot in the blocks walk's output, in words (codec-container-walk.wgsl BLOCK_WORDS): its place, its head, 64 bytes. */
 const BLOCK_WORDS = 19;
+/**
+ * Field blocks the GPU walks in one call at most (19 words each: 76 MiB of slots); a container
+ * that claims more (a hostile one: a block is 8 bytes at least) leaves the rest to the plan's
+ * own reads.
+ */
+const WALK_BLOCKS = 1 << 20;
 /** Regions of one readback this many bytes apart or less are gathered as one (the bytes between read too). */
 const MERGE_GAP = 64;
 
@@ -127,9 +133,9 @@ interface PredictedReads {
  * yet, as [offset, length] regions of the container: its first PREDICT_HEAD_MAX_BYTES bytes,
  * then its field blocks' heads (one at a time: each block's length gives the next one's place;
  * {@link walkFieldBlocks} finds them all at once first), then at once a decimal map's exceptions
- * and each block's directory, then each Huffman stream's head. Empty once the plan can read all it needs, or where what is held already fails
- * a check (the plan then reports it, in its order). `size`: the element width; `found`: what
- * earlier calls for this chunk found (updated).
+ * and each block's directory, then each Huffman stream's head. Empty once the plan can read all
+ * it needs, or where what is held already fails a check (the plan then reports it, in its
+ * order). `size`: the element width; `found`: what earlier calls for this chunk found (updated).
  */
 function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4, found: PredictedReads): [number, number][] {
   if (found.done === true) return [];
@@ -385,10 +391,8 @@ export async function decompressDeviceContainer(
   // the chunk index at the end, which the walk checks against the entries it found
   if (index > 0 && index <= length) await fetchRegions(gpu, container.buffer, sparse, [[length - index, index]]);
   const { header, chunks } = walkChunks(sparse.readAt, length, maxElements);
-  // predicted chunks (stage 7): what their plan reads, in a few readbacks (the field blocks lie
-  // one after another, so a chunk's block heads are found one a readback: as many rounds as
-  // the most fields, then directories and stream heads); those the GPU does not decode send the
-  // whole container through the CPU
+  // predicted chunks (stage 7): what their plan reads (step 2 above); those the GPU does not
+  // decode send the whole container through the CPU
   const predicted = chunks.filter((c) => c.predict === true && c.elementCount > 0);
   if (predicted.length > 0 && isKernelType(header.type)) {
     const size = kernelSize(header.type);
@@ -406,11 +410,16 @@ export async function decompressDeviceContainer(
     );
     rounds++;
     const walks: { first: number; end: number; fields: number }[] = [];
+    let blocks = 0;
     for (const c of predicted) {
       try {
         const prefix = sparse.readAt(c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES));
         const head = readPredictHeader(prefix, c.elementCount, size, c.index, c.payloadBytes);
-        walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields: head.fields });
+        // no more blocks than 8-byte heads fit the payload (what a header claims is not allocated)
+        const fields = Math.min(head.fields, Math.floor((c.payloadBytes - head.blocksAt) / FIELD_BLOCK_HEADER_BYTES));
+        if (fields === 0 || blocks + fields > WALK_BLOCKS) continue;
+        blocks += fields;
+        walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields });
       } catch (e) {
         if (!(e instanceof ParleError)) throw e; // the plan reports it
       }
