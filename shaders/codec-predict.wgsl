@@ -16,6 +16,10 @@
 //           running sum down the column; long columns (few cells a row, many rows: an RGB
 //           array's rows of 3 cells) a workgroup a column, tiles as for long rows, strided
 //   planes  lorenzo3: one invocation a (row, cell) place of a field: the running sum over planes
+//   med     LOCO-I's median edge detector, whose prediction is not linear: a workgroup a field
+//           plane, by wavefronts (invocation t takes row t of each band of WG rows, cell s - t
+//           at step s: its left, upper and upper-left neighbours were decoded at steps s - 1
+//           and s - 2), the W-byte values masked at every cell as the CPU decoder keeps them
 //   join    one invocation an output word: cells' fields interleaved, the value map undone
 // A chunk is a job; an invocation finds its job by binary search over the jobs' first items of
 // its pass (a job without items in a pass has as many as the job before it). Composed by
@@ -41,7 +45,7 @@ struct PredictJob {
   map: u32,        // 0 bits, 1 float order, 2 decimal (W = 4)
   out: u32,        // word offset of the chunk's elements in `out`
   count: u32,      // elements (cells x fields)
-  first: array<u32, 7>, // the job's first item in each pass: widen, rows, columns, planes, join, long rows, long columns
+  first: array<u32, 8>, // the job's first item in each pass: widen, rows, columns, planes, join, long rows, long columns, med planes
   exponents: u32,  // decimal map: word offset of its fields' exponents in `decimal`
 }
 
@@ -195,6 +199,71 @@ fn predictColumns(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
   for (var i = 1u; i < len; i += 1u) {
     sum += wide[base + i * x];
     wide[base + i * x] = sum;
+  }
+}
+
+// med: the last value each invocation decoded, at the step before (ping-pong by step parity)
+var<workgroup> medLast: array<array<u32, WG>, 2>;
+var<workgroup> medPlane: vec4<u32>; // the plane's first word in `wide`, cells a row, rows
+
+// LOCO-I's median edge detector (assembly/predict.ts med): of left a, up b and upper-left c.
+fn medPredict(a: u32, b: u32, c: u32) -> u32 {
+  let mx = max(a, b);
+  let mn = min(a, b);
+  return select(select(a + b - c, mx, c <= mn), mn, c >= mx);
+}
+
+// A field plane of a med chunk a workgroup (item = workgroup): rows in bands of WG, a band by
+// wavefronts; row 0 predicts from the left only, each row's first cell from above only.
+@compute @workgroup_size(WG)
+fn predictMed(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+              @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = wid.y * nwg.x + wid.x;
+  if (g >= params.items) { return; }
+  if (tid == 0u) {
+    let job = jobs[jobOf(g)];
+    medPlane = vec4<u32>(job.wide + (g - job.first[7]) * job.cells, job.rowCells, job.rows, 0u);
+  }
+  let plane = workgroupUniformLoad(&medPlane);
+  let base = plane.x;
+  let x = plane.y;
+  let rows = plane.z;
+  for (var band = 0u; band < rows; band += WG) {
+    let r = band + tid;
+    let live = r < rows;
+    let rowAt = base + r * x;
+    var a = 0u;  // left: this row's cell decoded at the step before
+    var ab = 0u; // upper-left: the up value read at the step before
+    for (var s = 0u; s < x + WG - 1u; s++) {
+      var value = 0u;
+      var wrote = false;
+      if (live && s >= tid && s - tid < x) {
+        let c = s - tid;
+        var b = 0u;
+        if (r > 0u) {
+          // the row above: the invocation before decoded it at the step before; the band's first
+          // row reads the last band's last row, decoded before this band began
+          if (tid > 0u) { b = medLast[(s + 1u) & 1u][tid - 1u]; } else { b = wide[rowAt - x + c] & MASK; }
+        }
+        var pred = 0u;
+        if (c == 0u) {
+          pred = b;
+        } else if (r == 0u) {
+          pred = a;
+        } else {
+          pred = medPredict(a, b, ab);
+        }
+        value = (wide[rowAt + c] + pred) & MASK;
+        wide[rowAt + c] = value;
+        a = value;
+        ab = b;
+        wrote = true;
+      }
+      if (wrote) { medLast[s & 1u][tid] = value; }
+      workgroupBarrier();
+    }
+    storageBarrier();
+    workgroupBarrier();
   }
 }
 

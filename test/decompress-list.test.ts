@@ -4,9 +4,11 @@
  * (ts/codec/gpu/decompress.ts decompressListToDevice), on the CPU each container into its place.
  * The lists mix one-chunk and many-chunk containers, shaped (predicted) and flat ones, an empty
  * one and one whose length leaves the next container off a 4-byte boundary (its chunks staged,
- * then placed: ts/codec/gpu/decode.ts), and one the GPU does not decode (med: the list through
- * the CPU); errors keep their codes. On CI the GPU is SwiftShader (test/gpu/support.ts).
+ * then placed: ts/codec/gpu/decode.ts), a med chunk (decoded on the GPU with the others), and a
+ * version-1 container, which the GPU does not decode (the list through the CPU); errors keep
+ * their codes. On CI the GPU is SwiftShader (test/gpu/support.ts).
  */
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, DeviceArray, type Engine } from '../ts/engine.js';
 import { ErrorCodes } from '../ts/errors.js';
@@ -79,7 +81,8 @@ describeGpu('decompress of a list of containers', () => {
     }
     // one container: as decompress of it
     expect(sameElements(await engine.decompress([list[1]], { path: 'gpu' }), parts[1])).toBe(true);
-    // a container the GPU does not decode (a med chunk) among others: the list through the CPU
+    // a med chunk among others (one decode on the GPU), then a version-1 container among them,
+    // which the GPU does not decode (the list through the CPU)
     const image = new Uint8Array(32 * 40 * 3).map((_, i) => (Math.floor(i / 120) * 3 + (i % 120)) & 0xff);
     const med = encodeContainer(image, {
       type: TYPE_CODE.u8,
@@ -95,6 +98,12 @@ describeGpu('decompress of a list of containers', () => {
     mixedWant.set(bytes, bytes.length + image.length);
     expect(sameElements(await engine.download(mixedBack), mixedWant)).toBe(true);
     mixedBack.destroy();
+    const fixtures = new URL('./fixtures/v1/', import.meta.url);
+    const v1 = new Uint8Array(await readFile(new URL('u8-runs.parle', fixtures)));
+    const v1Raw = new Uint8Array(await readFile(new URL('u8-runs.raw', fixtures)));
+    const withV1 = await engine.decompress([...mixed, v1], { to: 'device', path: 'gpu' });
+    expect(sameElements(await engine.download(withV1), concatBytes([mixedWant, v1Raw]))).toBe(true);
+    withV1.destroy();
   });
 
   gpuIt('errors: an empty list, mixed types, out, the total past maxElements, a damaged payload', async () => {

@@ -20,7 +20,7 @@
  *      exceptions written over them: shaders/codec-quantize.wgsl); a predicted chunk's field
  *      blocks decoded as chunks of their own into residual planes, then every predicted chunk's
  *      predictor and value map undone in one set of passes, a decimal map's exceptions written
- *      over them (./predict.ts; med and 8-byte elements are not taken: {@link predictedOnDevice}
+ *      over them (./predict.ts; 8-byte elements are not taken: {@link predictedOnDevice}
  *      sends such containers through the CPU); every chunk's elements' tree hash. Only hashes,
  *      status words and run totals come back, read after it and checked in the order a
  *      stage-by-stage decode would meet them. Every kernel bounds its

@@ -51,7 +51,7 @@ export async function decompressToDevice(
   if (header.version !== 1) {
     if (canDecodeOnDevice(header) && predictedOnDevice(readAtBytes(bytes), header, chunks))
       return decodeContainerOnDevice(gpu, bytes, header, chunks, signal);
-    // predicted chunks the GPU does not decode (med): decoded on the CPU (both hashes checked),
+    // predicted chunks the GPU does not decode (8-byte elements): decoded on the CPU (both hashes checked),
     // then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);

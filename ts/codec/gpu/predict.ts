@@ -2,9 +2,10 @@
 /**
  * The inverse of stage 7, predict (docs/format.md, "Stage 7: predict"), on the GPU for many
  * chunks at once: dispatch of shaders/codec-predict.wgsl (unzigzag, a prefix sum along each axis
- * the predictor spans, the fields joined into cells, the float-order map undone). The CPU's twin
- * is assembly/predict.ts. Takes the linear predictors (none, left, up, lorenzo2, lorenzo3) with
- * the bits value map on 1-, 2- and 4-byte words, and the float-order and decimal maps of f32
+ * the predictor spans or LOCO-I's median edge detector by wavefronts, the fields joined into
+ * cells, the float-order map undone). The CPU's twin is assembly/predict.ts. Takes every
+ * predictor (none, left, up, lorenzo2, lorenzo3, med) with the bits value map on 1-, 2- and
+ * 4-byte words, and the float-order and decimal maps of f32
  * (the decimal map's f64 product emulated exactly in u32 words); {@link predictOnDevice} says
  * which chunks. Buffers and bindings follow the rules of ./common.ts.
  */
@@ -38,11 +39,11 @@ const VERY_LONG_ROW = 16384;
  */
 const LONG_COLUMN = 1024;
 /** Words of a job in the jobs table (PredictJob in codec-predict.wgsl). */
-const JOB_WORDS = 20;
+const JOB_WORDS = 21;
 
-/** True when {@link encodePredictDecodeChunks} decodes a chunk with this predict header (else the CPU must: med, 8-byte elements). */
+/** True when {@link encodePredictDecodeChunks} decodes a chunk with this predict header (else the CPU must: 8-byte elements, a predictor id past med). */
 export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, elementWidth: number): boolean {
-  return elementWidth <= 4 && head.predictor <= Predictor.Lorenzo3 && (head.map === ValueMap.None || elementWidth === 4);
+  return elementWidth <= 4 && head.predictor <= Predictor.Med && (head.map === ValueMap.None || elementWidth === 4);
 }
 
 /** Words of the decimal factors' table (codec-predict.wgsl `decimal`): F[e] = 10^-e, e = 0..18, three words each. */
@@ -111,8 +112,8 @@ export function encodePredictDecodeChunks(
   const live = chunks.filter((c) => c.head.words > 0);
   if (live.length === 0) return;
   const table = new Uint32Array(live.length * JOB_WORDS);
-  /** Items of each pass so far: widen, rows, columns, planes, join, long rows, long columns (workgroups of both). */
-  const items = [0, 0, 0, 0, 0, 0, 0];
+  /** Items of each pass so far: widen, rows, columns, planes, join, long rows, long columns, med planes (workgroups of the last three). */
+  const items = [0, 0, 0, 0, 0, 0, 0, 0];
   const veryLongRows: DeltaChunk[] = [];
   const decimal: number[] = Array.from(decimalFactors());
   const exceptionPairs: number[] = [];
@@ -132,7 +133,7 @@ export function encodePredictDecodeChunks(
     const cells = words / fields;
     const rows = cells / rowCells;
     if (stride < cells * width) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'planeByteStride is shorter than a plane');
-    const alongRows = predictor !== Predictor.None && predictor !== Predictor.Up && rowCells > 1;
+    const alongRows = predictor !== Predictor.None && predictor !== Predictor.Up && predictor !== Predictor.Med && rowCells > 1;
     const shortRows = alongRows && rowCells < LONG_ROW;
     const columnLength = predictor === Predictor.Lorenzo3 ? planeRows : rows;
     const downColumns =
@@ -148,6 +149,7 @@ export function encodePredictDecodeChunks(
       Math.ceil((words * width) / 4),
       alongRows && !shortRows && rowCells < VERY_LONG_ROW ? fields * rows : 0,
       longColumns ? columns : 0,
+      predictor === Predictor.Med ? fields : 0,
     ];
     if (alongRows && rowCells >= VERY_LONG_ROW) {
       for (let k = 0; k < fields; k++)
@@ -182,6 +184,7 @@ export function encodePredictDecodeChunks(
     'predictJoin',
     'predictRowsLong',
     'predictColumnsLong',
+    'predictMed',
     'predictExceptions',
   ];
   const buffers: Record<number, GPUBufferBinding> = {
@@ -202,10 +205,11 @@ export function encodePredictDecodeChunks(
     [1, 3, 4, 5],
     [1, 3],
     [1, 3],
+    [1, 3],
     [4, 6],
   ];
-  // the passes in order: the axes (any order: their sums commute), then the join and the exceptions
-  for (const p of [0, 1, 5, 2, 6, 3, 4, 7]) {
+  // the passes in order: the axes (any order: their sums commute) or med, then the join and the exceptions
+  for (const p of [0, 1, 5, 2, 6, 3, 7, 4, 8]) {
     if (p === 2 && veryLongRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, veryLongRows);
     if (items[p] === 0) continue;
     s.dispatch(
@@ -214,7 +218,7 @@ export function encodePredictDecodeChunks(
         { binding: 0, resource: { buffer: s.uniform([live.length, items[p], p, 0]) } },
         ...uses[p].map((binding): GPUBindGroupEntry => ({ binding, resource: buffers[binding] })),
       ],
-      p === 5 || p === 6 ? items[p] : Math.ceil(items[p] / WORKGROUP_SIZE), // long rows and columns: a workgroup an item
+      p === 5 || p === 6 || p === 7 ? items[p] : Math.ceil(items[p] / WORKGROUP_SIZE), // long rows and columns, med planes: a workgroup an item
       `parle:${entries[p]}`,
     );
   }
