@@ -8,7 +8,8 @@
 //
 // Every residual depends only on the input, so one invocation writes one output word (4 / W
 // residuals of a unit) reading its neighbours (a cell, a row and a plane back) from the input:
-// left, up, lorenzo2 and lorenzo3 with neighbours outside the chunk 0; the bits, the
+// left, up, lorenzo2, lorenzo3 and med (LOCO-I's median edge detector: from the input's values, so
+// no less parallel than the others) with neighbours outside the chunk 0; the bits, the
 // float-order map, or the decimal map (ALP) at each chunk's exponents: an element whose i32 value
 // v = round(x 10^e) (or v -+ 1) does not decode to its bits exactly (decimal-f32.wgsl, the CPU's
 // f32(f64(v) x F[e])) is an exception, its value 0 in the planes; `predictExceptions` lists each
@@ -24,7 +25,7 @@ struct Params {
   fields: u32,    // f: elements a cell
   rowCells: u32,  // X: cells a row; 0: a row is the chunk's cells
   planeRows: u32, // Y: rows a plane
-  predictor: u32, // 0 none, 1 left, 2 up, 3 lorenzo2, 4 lorenzo3
+  predictor: u32, // 0 none, 1 left, 2 up, 3 lorenzo2, 4 lorenzo3, 5 med
   map: u32,       // 0 bits, 1 float order (W = 4)
   stride: u32,    // elements from one unit's residuals to the next (whole words)
   words: u32,     // output words in all (units x stride x W / 4)
@@ -121,6 +122,11 @@ fn residual(base: u32, X: u32, k: u32, cell: u32, dec: bool) -> u32 {
       }
       if (p == 2u) {
         pred = b;
+      } else if (p == 5u) {
+        // med (assembly/predict.ts med): min(a, b) when ab >= max(a, b), max(a, b) when ab <= min(a, b)
+        let mx = max(a, b);
+        let mn = min(a, b);
+        pred = select(select(a + b - ab, mx, ab <= mn), mn, ab >= mx);
       } else {
         pred = a + b - ab;
         if (p == 4u && i >= Y) {

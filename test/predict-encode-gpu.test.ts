@@ -1,6 +1,6 @@
 // Stage 7 (predict) written on the GPU (ts/codec/gpu/predict-encode.ts,
 // shaders/codec-predict-encode.wgsl, ts/codec/gpu/encode.ts): containers compressed from the
-// device with each linear predictor and value map, over cells of 1-4 fields, rows and planes,
+// device with each predictor (med too) and value map, over cells of 1-4 fields, rows and planes,
 // chunks that end off whole words and a short last chunk, decode to the input on both paths (the
 // CPU's decoder and the GPU's), and their chunks are the predicted ones the plan asks for. Also
 // the rle stage over residual planes padded to whole words, a flat array's record stride, a
@@ -134,7 +134,7 @@ describeGpu('predicted chunks written on the GPU', () => {
             const resid = gpu.acquireStorage(chunks * fields * stride * width, 'test residuals');
             try {
               for (const map of maps) {
-                for (const predictor of [0, 1, 2, 3, 4]) {
+                for (const predictor of [0, 1, 2, 3, 4, 5]) {
                   for (const rowCells of [X, 0]) {
                     const plan: PredictPlan = { map, predictor, fields, rowCells, planeRows: rowCells === 0 ? 1 : Y };
                     const what = `${name} ${X}x${Y}x${fields} x ${planes} planes, chunks of ${chunkLength}, ${JSON.stringify(plan)}`;
@@ -216,7 +216,7 @@ describeGpu('predicted chunks written on the GPU', () => {
       const chunkBytes = 2 * X * Y * fields * width;
       const seen = new Set<number>();
       for (const map of Ctor === Float32Array ? [0, 1] : [0]) {
-        for (const predictor of [1, 2, 3, 4]) {
+        for (const predictor of [1, 2, 3, 4, 5]) {
           const predict: PredictPlan = { map, predictor, fields, rowCells: X, planeRows: Y };
           const what = `${name}, predictor ${predictor}, map ${map}`;
           const container = await compressFromDevice(input, {

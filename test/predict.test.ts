@@ -1033,9 +1033,9 @@ describe('shape across the entry points', () => {
     expect(compressRoute('gpu', 'host', settings, { type: 'u8', length: image.length })).toBe('gpu');
     expect(compressRoute('gpu', 'device', settings, { type: 'u8', length: image.length })).toBe('gpu-to-device');
     expect(compressRoute('cpu', 'host', settings, { type: 'u8', length: image.length })).toBe('cpu');
-    // med (a CompressPlan's), a shaped lossy array and 8-byte types: the CPU path; the decimal map: the GPU's too
+    // a shaped lossy array and 8-byte types: the CPU path; med (a CompressPlan's) and the decimal map: the GPU's too
     const med = compressSettingsWith({ shape, predict: { map: 0, predictor: 5, fields: 1, rowCells: 64, planeRows: 1 } });
-    expect(compressRoute('gpu', 'host', med, { type: 'u8', length: image.length })).toBe('cpu');
+    expect(compressRoute('gpu', 'host', med, { type: 'u8', length: image.length })).toBe('gpu');
     const decimal = compressSettingsWith({ shape, predict: { map: 2, predictor: 3, fields: 1, rowCells: 64, planeRows: 1 } });
     expect(compressRoute('gpu', 'host', decimal, { type: 'f32', length: image.length })).toBe('gpu');
     expect(compressRoute('gpu', 'host', compressSettingsWith({ shape, errorBound: 0.1 }), { type: 'f32', length: image.length })).toBe(

@@ -44,8 +44,8 @@ export function compressRoute(
   settings: CompressSettings,
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
-  // the types of version 4 beyond the kernels' are the CPU path's, as are a plan the GPU's
-  // writer does not code (med: a CompressPlan's) and a shaped lossy array
+  // the types of version 4 beyond the kernels' are the CPU path's, as are a plan outside the GPU
+  // writer's scope (GPU_PLAN_SCOPE) and a shaped lossy array
   if (path === 'cpu' || !isKernelType(input.type) || !withinScope(settings.predict ?? undefined, GPU_PLAN_SCOPE)) return 'cpu';
   if (settings.errorBound !== undefined) {
     if (settings.shape !== undefined) return 'cpu';

@@ -63,17 +63,17 @@ function geometries(shape: readonly number[]): Geometry[] {
 }
 
 /**
- * What a writer can code, for the planner to choose among: the CPU path codes every predictor
- * and value map; the GPU path's writer (ts/codec/gpu/predict-encode.ts) not med (its decode is
- * serial along rows and columns, which the GPU's decode does not run).
+ * What a writer can code, for the planner to choose among: both the CPU path's and the GPU
+ * path's writer (ts/codec/gpu/predict-encode.ts) code every predictor and value map; a scope
+ * without med plans as a writer without it would.
  */
 export interface PlanScope {
   /** Med may be planned (default true). */
   readonly med?: boolean;
 }
 
-/** The scope of the GPU path's writer: the linear predictors, every f32 map. */
-export const GPU_PLAN_SCOPE: PlanScope = Object.freeze({ med: false });
+/** The scope of the GPU path's writer: every predictor (med too, since its decode runs on the GPU by wavefronts), every f32 map. */
+export const GPU_PLAN_SCOPE: PlanScope = Object.freeze({});
 
 /** True when `plan` (undefined: none) is one a writer of `scope` codes. */
 export function withinScope(plan: PredictPlan | undefined, scope: PlanScope): boolean {

@@ -29,9 +29,9 @@
  *      together; codec-gather.wgsl), and the payloads' tree hashes. The container is read back
  *      once, into the array returned; the host writes the header and the chunk entries into it.
  *      Only the container crosses the bus, and the host copies no payload byte.
- * Candidates here are those the GPU codes without the host: pack and med are not among them
- * (compress on the CPU path to have them), so the chosen pipeline may differ from the CPU
- * path's, and the bytes with it; the format is the same.
+ * Candidates here are those the GPU codes without the host: pack is not among them (compress on
+ * the CPU path to have it), so the chosen pipeline may differ from the CPU path's, and the bytes
+ * with it; the format is the same.
  */
 import { abortError } from '../../cpu/pool.js';
 import { storedEntry } from '../cpu/encode.js';

@@ -20,8 +20,8 @@ import { decimalFactors, FACTOR_WORDS } from './predict.js';
 /**
  * The chunk length and predict plan of a compress of `input` (on `gpu`) in chunks of about
  * `settings.gpuChunkBytes`, as the CPU path makes them ({@link chunkLengthOf},
- * {@link predictPlanOf}, {@link chunkingOf}) but within what the GPU writes (GPU_PLAN_SCOPE: no
- * med): only the elements {@link planSampleRanges} names are read back (one
+ * {@link predictPlanOf}, {@link chunkingOf}) within what the GPU writes (GPU_PLAN_SCOPE: every
+ * predictor): only the elements {@link planSampleRanges} names are read back (one
  * readback of at most a few hundred KiB), which the planner reads as {@link SampledBytes} (no
  * host array of the input's size: at 64 MiB its allocation cost more than the compress). A plan
  * decided already (`settings.predict`) is taken as it is.
