@@ -24,7 +24,6 @@ import { compressArray } from './arrays.js';
 import { compressRunsFromDevice } from './gpu/compress.js';
 import { compressLossyOnDevice } from './gpu/encode-lossy.js';
 import { canCompressOnDevice, compressOnDevice, compressToDevice, gpuCodablePipeline } from './gpu/encode.js';
-import { GPU_PLAN_SCOPE, withinScope } from './predict.js';
 import type { CompressSettings } from './settings.js';
 
 export type { CompressSettings } from './settings.js';
@@ -44,9 +43,8 @@ export function compressRoute(
   settings: CompressSettings,
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
-  // the types of version 4 beyond the kernels' are the CPU path's, as are a plan outside the GPU
-  // writer's scope (GPU_PLAN_SCOPE) and a shaped lossy array
-  if (path === 'cpu' || !isKernelType(input.type) || !withinScope(settings.predict ?? undefined, GPU_PLAN_SCOPE)) return 'cpu';
+  // the types of version 4 beyond the kernels' are the CPU path's, as is a shaped lossy array
+  if (path === 'cpu' || !isKernelType(input.type)) return 'cpu';
   if (settings.errorBound !== undefined) {
     if (settings.shape !== undefined) return 'cpu';
     return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';

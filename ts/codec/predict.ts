@@ -63,30 +63,14 @@ function geometries(shape: readonly number[]): Geometry[] {
 }
 
 /**
- * What a writer can code, for the planner to choose among: both the CPU path's and the GPU
- * path's writer (ts/codec/gpu/predict-encode.ts) code every predictor and value map; a scope
- * without med plans as a writer without it would.
+ * Predictors worth trying over cells that span `axes` axes (both paths' writers code them all:
+ * ts/codec/cpu/encode.ts, ts/codec/gpu/predict-encode.ts).
  */
-export interface PlanScope {
-  /** Med may be planned (default true). */
-  readonly med?: boolean;
-}
-
-/** The scope of the GPU path's writer: every predictor (med too, since its decode runs on the GPU by wavefronts), every f32 map. */
-export const GPU_PLAN_SCOPE: PlanScope = Object.freeze({});
-
-/** True when `plan` (undefined: none) is one a writer of `scope` codes. */
-export function withinScope(plan: PredictPlan | undefined, scope: PlanScope): boolean {
-  if (plan === undefined) return true;
-  return !(scope.med === false && plan.predictor === Predictor.Med);
-}
-
-/** Predictors worth trying over cells that span `axes` axes. */
-function predictorsFor(axes: number, isFloat: boolean, scope: PlanScope): Predictor[] {
+function predictorsFor(axes: number, isFloat: boolean): Predictor[] {
   if (axes === 1) return [Predictor.Left];
   const out = [Predictor.Left, Predictor.Up, Predictor.Lorenzo2];
   if (axes >= 3) out.push(Predictor.Lorenzo3);
-  if (!isFloat && scope.med !== false) out.push(Predictor.Med);
+  if (!isFloat) out.push(Predictor.Med);
   return out;
 }
 
@@ -436,14 +420,14 @@ const FLAT_PLAN_MIN_LEVEL = 2;
  * detectStride}; from level {@link FLAT_PLAN_MIN_LEVEL}), the plan of its first whole records
  * seen as a shape [records, s], else undefined. Its chunks must hold whole records ({@link planRecord}).
  */
-export function planFlat(bytes: PlanBytes, type: ElementType, level = 5, scope: PlanScope = {}): PredictPlan | undefined {
+export function planFlat(bytes: PlanBytes, type: ElementType, level = 5): PredictPlan | undefined {
   // level 1 keeps a flat array's plain pipelines (lz4's place: the speed first)
   if (level < FLAT_PLAN_MIN_LEVEL) return undefined;
   const s = detectStride(bytes, type);
   if (s === 1) return undefined;
   const size = elementSize(type);
   const records = Math.floor(bytes.length / size / s);
-  return planPredict(bytes.subarray(0, records * s * size), type, [records, s], level, scope);
+  return planPredict(bytes.subarray(0, records * s * size), type, [records, s], level);
 }
 
 /**
@@ -517,20 +501,14 @@ export const WORD_PLANES_PLAN: PredictPlan = { map: ValueMap.None, predictor: Pr
  * The plan for compressing `bytes` (elements of `type`, little-endian) of this `shape` (C order),
  * or undefined when none promises less than the plain codec (or the shape offers no geometry).
  * Ranks every geometry x predictor x value map (f32, f64: float order, and decimal where a
- * sample's values are decimals) on a sample; `level` (1..9) weighs med's slower decode below 8;
- * `scope` leaves out what the writer cannot code. It reads only the elements
+ * sample's values are decimals) on a sample; `level` (1..9) weighs med's slower decode below 8.
+ * It reads only the elements
  * {@link planSampleRanges} names.
  * 8-byte types (f64, i64, u64) always get a plan (their chunks have no plain pipeline): their
  * words are ranked, each element's halves as two fields, unpredicted ({@link WORD_PLANES_PLAN})
  * among the candidates.
  */
-export function planPredict(
-  bytes: PlanBytes,
-  type: ElementType,
-  shape: readonly number[],
-  level = 5,
-  scope: PlanScope = {},
-): PredictPlan | undefined {
+export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly number[], level = 5): PredictPlan | undefined {
   const size = elementSize(type);
   const wide = size === 8;
   const w = wide ? 4 : size;
@@ -597,7 +575,7 @@ export function planPredict(
   for (const g of options) {
     const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
     for (const [m, { map }] of maps.entries()) {
-      for (const predictor of predictorsFor(g.axes, isFloat, scope)) {
+      for (const predictor of predictorsFor(g.axes, isFloat)) {
         let bytes = 0;
         parts.forEach((first, q) => (bytes += residualBytes(windows[m][q], first, partLength, w, g, row, predictor)));
         // med decodes element by element (the linear predictors in v128 lanes and a prefix sum):

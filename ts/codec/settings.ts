@@ -7,7 +7,7 @@ import { chunkLengthFor, DEFAULT_LEVEL, defaultChunkBytes, MAX_CHUNK_BYTES } fro
 import { elementSize, type ElementType } from '../types.js';
 import type { ChunkCodec } from './cpu/chunks.js';
 import { predictName } from '../format/predict.js';
-import { planFlat, planPredict, planRecord, WORD_PLANES_PLAN, type PlanBytes, type PlanScope, type PredictPlan } from './predict.js';
+import { planFlat, planPredict, planRecord, WORD_PLANES_PLAN, type PlanBytes, type PredictPlan } from './predict.js';
 
 /** The settings of one compress call (every entry point of the codec's compress takes them). */
 export interface CompressSettings {
@@ -137,14 +137,13 @@ export function chunkLengthOf(settings: CompressSettings, type: ElementType, chu
  * record stride and `strides` (a writer that fixed its chunk length before seeing data passes
  * false); else undefined. 8-byte types always have one (their chunks are predicted or stored):
  * planned over the shape, the record stride or the sequence of elements, or the word planes
- * under a fixed codec or an error bound. `scope`: what the writer can code (ts/codec/predict.ts
- * PlanScope; the GPU path's is narrower).
+ * under a fixed codec or an error bound.
  */
 export function predictPlanOf(
   settings: CompressSettings,
   type: ElementType,
   bytes: PlanBytes,
-  { strides = true, scope = {} }: { strides?: boolean; scope?: PlanScope } = {},
+  { strides = true }: { strides?: boolean } = {},
 ): PredictPlan | undefined {
   if (settings.predict !== undefined && strides) return settings.predict ?? undefined;
   const flat = settings.shape === undefined || settings.shape.length < 2;
@@ -152,12 +151,12 @@ export function predictPlanOf(
     // a fixed codec, or the lossy mode (which, as for f32, predicts nothing: the plan is only
     // the lossless fallback of a chunk quantizing does not shrink), plans nothing
     if (settings.codec !== undefined || settings.errorBound !== undefined) return WORD_PLANES_PLAN;
-    const strided = flat && strides ? planFlat(bytes, type, settings.level, scope) : undefined;
-    return strided ?? planPredict(bytes, type, settings.shape ?? [bytes.length / 8], settings.level, scope);
+    const strided = flat && strides ? planFlat(bytes, type, settings.level) : undefined;
+    return strided ?? planPredict(bytes, type, settings.shape ?? [bytes.length / 8], settings.level);
   }
   if (settings.codec !== undefined || settings.errorBound !== undefined) return undefined;
-  if (flat) return strides ? planFlat(bytes, type, settings.level, scope) : undefined;
-  return planPredict(bytes, type, settings.shape!, settings.level, scope);
+  if (flat) return strides ? planFlat(bytes, type, settings.level) : undefined;
+  return planPredict(bytes, type, settings.shape!, settings.level);
 }
 
 /**
@@ -174,7 +173,6 @@ export function chunkingOf(
   chunkLength: number,
   plan: PredictPlan | undefined,
   bytes: PlanBytes,
-  scope: PlanScope = {},
 ): { chunkLength: number; plan: PredictPlan | undefined } {
   const flat = settings.shape === undefined || settings.shape.length < 2;
   if (plan === undefined || !flat) return { chunkLength, plan };
@@ -183,7 +181,7 @@ export function chunkingOf(
   const aligned = Math.floor(chunkLength / record) * record;
   if (length <= aligned) return { chunkLength: aligned, plan };
   if (aligned === 0 || Math.ceil(length / aligned) !== Math.ceil(length / chunkLength))
-    return { chunkLength, plan: predictPlanOf(settings, type, bytes, { strides: false, scope }) };
+    return { chunkLength, plan: predictPlanOf(settings, type, bytes, { strides: false }) };
   return { chunkLength: aligned, plan };
 }
 

@@ -12,7 +12,7 @@ import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { elementSize } from '../../types.js';
 import { ValueMap } from '../../format/predict.js';
-import { GPU_PLAN_SCOPE, planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } from '../predict.js';
+import { planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
 import { decimalFactors, FACTOR_WORDS } from './predict.js';
@@ -20,9 +20,9 @@ import { decimalFactors, FACTOR_WORDS } from './predict.js';
 /**
  * The chunk length and predict plan of a compress of `input` (on `gpu`) in chunks of about
  * `settings.gpuChunkBytes`, as the CPU path makes them ({@link chunkLengthOf},
- * {@link predictPlanOf}, {@link chunkingOf}) within what the GPU writes (GPU_PLAN_SCOPE: every
- * predictor): only the elements {@link planSampleRanges} names are read back (one
- * readback of at most a few hundred KiB), which the planner reads as {@link SampledBytes} (no
+ * {@link predictPlanOf}, {@link chunkingOf}; the GPU writes every predictor and map): only the
+ * elements {@link planSampleRanges} names are read back (one readback of at most a few hundred
+ * KiB), which the planner reads as {@link SampledBytes} (no
  * host array of the input's size: at 64 MiB its allocation cost more than the compress). A plan
  * decided already (`settings.predict`) is taken as it is.
  * @throws ParleError DEVICE_LOST
@@ -51,8 +51,8 @@ export async function planOnDevice(
     input.length * size,
     ranges.map(([start], i) => ({ at: start * size, bytes: parts[i] })),
   );
-  const plan = predictPlanOf(settings, type, bytes, { scope: GPU_PLAN_SCOPE });
-  return chunkingOf(settings, type, input.length, chunkLength, plan, bytes, GPU_PLAN_SCOPE);
+  const plan = predictPlanOf(settings, type, bytes);
+  return chunkingOf(settings, type, input.length, chunkLength, plan, bytes);
 }
 
 /** The decimal map's inputs and outputs of {@link encodePredictResiduals} (f32 only). */
