@@ -123,10 +123,7 @@ fn residual(base: u32, X: u32, k: u32, cell: u32, dec: bool) -> u32 {
       if (p == 2u) {
         pred = b;
       } else if (p == 5u) {
-        // med (assembly/predict.ts med): min(a, b) when ab >= max(a, b), max(a, b) when ab <= min(a, b)
-        let mx = max(a, b);
-        let mn = min(a, b);
-        pred = select(select(a + b - ab, mx, ab <= mn), mn, ab >= mx);
+        pred = medPredict(a, b, ab); // shaders/predict-med.wgsl, composed before this file
       } else {
         pred = a + b - ab;
         if (p == 4u && i >= Y) {

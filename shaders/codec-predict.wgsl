@@ -73,7 +73,12 @@ fn jobOf(g: u32) -> u32 {
 }
 
 fn itemOf(tid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-  return (wid.y * nwg.x + wid.x) * WG + tid;
+  return groupOf(wid, nwg) * WG + tid;
+}
+
+// The item of a pass whose items are workgroups (long rows, long columns, med planes).
+fn groupOf(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return wid.y * nwg.x + wid.x;
 }
 
 @compute @workgroup_size(WG)
@@ -143,7 +148,7 @@ fn scanLine(tid: u32) {
 @compute @workgroup_size(WG)
 fn predictRowsLong(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                    @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = wid.y * nwg.x + wid.x;
+  let g = groupOf(wid, nwg);
   if (g >= params.items) { return; }
   if (tid == 0u) {
     let job = jobs[jobOf(g)];
@@ -173,7 +178,7 @@ fn columnOf(job: PredictJob, e: u32) -> vec2<u32> {
 @compute @workgroup_size(WG)
 fn predictColumnsLong(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                       @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = wid.y * nwg.x + wid.x;
+  let g = groupOf(wid, nwg);
   if (g >= params.items) { return; }
   if (tid == 0u) {
     let job = jobs[jobOf(g)];
@@ -206,19 +211,14 @@ fn predictColumns(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
 var<workgroup> medLast: array<array<u32, WG>, 2>;
 var<workgroup> medPlane: vec4<u32>; // the plane's first word in `wide`, cells a row, rows
 
-// LOCO-I's median edge detector (assembly/predict.ts med): of left a, up b and upper-left c.
-fn medPredict(a: u32, b: u32, c: u32) -> u32 {
-  let mx = max(a, b);
-  let mn = min(a, b);
-  return select(select(a + b - c, mx, c <= mn), mn, c >= mx);
-}
+// medPredict: shaders/predict-med.wgsl, composed before this file.
 
 // A field plane of a med chunk a workgroup (item = workgroup): rows in bands of WG, a band by
 // wavefronts; row 0 predicts from the left only, each row's first cell from above only.
 @compute @workgroup_size(WG)
 fn predictMed(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
               @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = wid.y * nwg.x + wid.x;
+  let g = groupOf(wid, nwg);
   if (g >= params.items) { return; }
   if (tid == 0u) {
     let job = jobs[jobOf(g)];

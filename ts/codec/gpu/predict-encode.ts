@@ -7,6 +7,7 @@
  */
 import predictEncodeSource from '../../../shaders/codec-predict-encode.wgsl';
 import decimalSource from '../../../shaders/decimal-f32.wgsl';
+import medSource from '../../../shaders/predict-med.wgsl';
 import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -134,7 +135,7 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
   const tableBuf = storageWords(ctx, s, table, 'predict decimal table');
   if (decimal !== undefined && job.count > 0) {
     s.dispatch(
-      pipeline(ctx, 'codec-predict-encode', decimalSource + predictEncodeSource, 'predictExceptions', consts),
+      pipeline(ctx, 'codec-predict-encode', decimalSource + medSource + predictEncodeSource, 'predictExceptions', consts),
       [
         { binding: 0, resource: { buffer: uniform } },
         { binding: 1, resource: input },
@@ -147,7 +148,7 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
     );
   }
   s.dispatch(
-    pipeline(ctx, 'codec-predict-encode', decimalSource + predictEncodeSource, 'predictEncode', consts),
+    pipeline(ctx, 'codec-predict-encode', decimalSource + medSource + predictEncodeSource, 'predictEncode', consts),
     [
       { binding: 0, resource: { buffer: uniform } },
       { binding: 1, resource: input },

@@ -12,6 +12,7 @@
 import { ErrorCodes, ParleError } from '../../errors.js';
 import predictSource from '../../../shaders/codec-predict.wgsl';
 import decimalSource from '../../../shaders/decimal-f32.wgsl';
+import medSource from '../../../shaders/predict-med.wgsl';
 import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import { Predictor, ValueMap, type PredictHeader } from '../../format/predict.js';
@@ -213,7 +214,7 @@ export function encodePredictDecodeChunks(
     if (p === 2 && veryLongRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, veryLongRows);
     if (items[p] === 0) continue;
     s.dispatch(
-      pipeline(ctx, 'codec-predict', decimalSource + predictSource, entries[p], consts),
+      pipeline(ctx, 'codec-predict', decimalSource + medSource + predictSource, entries[p], consts),
       [
         { binding: 0, resource: { buffer: s.uniform([live.length, items[p], p, 0]) } },
         ...uses[p].map((binding): GPUBindGroupEntry => ({ binding, resource: buffers[binding] })),
