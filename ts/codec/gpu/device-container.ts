@@ -120,6 +120,24 @@ class Missing {
   constructor(readonly region: [number, number]) {}
 }
 
+/** Bytes of a predicted chunk's payload its predict header lies in at most (the plan's first read). */
+const prefixBytes = (c: LocatedChunk) => Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES);
+
+/**
+ * The predict header of `c` when `sparse` holds its first {@link prefixBytes} and it passes its
+ * checks (kept in `found`), else undefined (the plan reads it, or reports its failure).
+ */
+function predictHeadOf(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4, found: PredictedReads): PredictHeader | undefined {
+  if (found.head === undefined && sparse.has(c.payloadOffset, prefixBytes(c))) {
+    try {
+      found.head = readPredictHeader(sparse.readAt(c.payloadOffset, prefixBytes(c)), c.elementCount, size, c.index, c.payloadBytes);
+    } catch (e) {
+      if (!(e instanceof ParleError)) throw e;
+    }
+  }
+  return found.head;
+}
+
 /** What {@link missingPredictedReads} found of one predicted chunk so far. */
 interface PredictedReads {
   head?: PredictHeader;
@@ -156,15 +174,10 @@ function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1
   };
   if (found.blocks === undefined) {
     attempt(() => {
-      const head = readPredictHeader(
-        read(0, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES)),
-        c.elementCount,
-        size,
-        c.index,
-        c.payloadBytes,
-      );
+      // not held: Missing; held but failing its checks: its CORRUPT (read again to throw it)
+      const head =
+        predictHeadOf(sparse, c, size, found) ?? readPredictHeader(read(0, prefixBytes(c)), c.elementCount, size, c.index, c.payloadBytes);
       found.blocks = readFieldBlocksAt(read, c.payloadBytes, head, c.index);
-      found.head = head;
     });
   }
   const { head, blocks } = found;
@@ -400,41 +413,35 @@ export async function decompressDeviceContainer(
     let rounds = 0;
     let fetched = 0;
     const found = predicted.map((): PredictedReads => ({}));
+    /** One readback of what the plans still miss; false when they miss nothing. */
+    const fetchMissing = async (): Promise<boolean> => {
+      const regions = predicted.flatMap((c, i) => missingPredictedReads(sparse, c, size, found[i]));
+      if (regions.length === 0) return false;
+      fetched += regions.length;
+      rounds++;
+      await fetchRegions(gpu, container.buffer, sparse, regions);
+      if (signal?.aborted) throw abortError(signal);
+      return true;
+    };
     // the predict headers first, then every chunk's field blocks walked on the GPU in one
     // readback; what is still missing after them (stream heads, exceptions) in one or two more
-    await fetchRegions(
-      gpu,
-      container.buffer,
-      sparse,
-      predicted.map((c): [number, number] => [c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES)]),
-    );
-    rounds++;
+    await fetchMissing();
     const walks: { first: number; end: number; fields: number }[] = [];
     let blocks = 0;
-    for (const c of predicted) {
-      try {
-        const prefix = sparse.readAt(c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES));
-        const head = readPredictHeader(prefix, c.elementCount, size, c.index, c.payloadBytes);
-        // no more blocks than 8-byte heads fit the payload (what a header claims is not allocated)
-        const fields = Math.min(head.fields, Math.floor((c.payloadBytes - head.blocksAt) / FIELD_BLOCK_HEADER_BYTES));
-        if (fields === 0 || blocks + fields > WALK_BLOCKS) continue;
-        blocks += fields;
-        walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields });
-      } catch (e) {
-        if (!(e instanceof ParleError)) throw e; // the plan reports it
-      }
-    }
+    predicted.forEach((c, i) => {
+      const head = predictHeadOf(sparse, c, size, found[i]); // none where it fails its checks: the plan reports it
+      if (head === undefined) return;
+      // no more blocks than 8-byte heads fit the payload (what a header claims is not allocated)
+      const fields = Math.min(head.fields, Math.floor((c.payloadBytes - head.blocksAt) / FIELD_BLOCK_HEADER_BYTES));
+      if (fields === 0 || blocks + fields > WALK_BLOCKS) return;
+      blocks += fields;
+      walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields });
+    });
     if (walks.length > 0) {
       await walkFieldBlocks(gpu, container.buffer, sparse, walks);
       rounds++;
     }
-    for (; rounds < MAX_FIELDS + 6; rounds++) {
-      const regions = predicted.flatMap((c, i) => missingPredictedReads(sparse, c, size, found[i]));
-      if (regions.length === 0) break;
-      fetched += regions.length;
-      await fetchRegions(gpu, container.buffer, sparse, regions);
-      if (signal?.aborted) throw abortError(signal);
-    }
+    while (rounds < MAX_FIELDS + 6 && (await fetchMissing()));
     debug(
       () =>
         `decompress of a device container: ${predicted.length} predicted chunks planned from ${fetched} regions in ${rounds} readbacks, ${(performance.now() - t0).toFixed(2)} ms`,
