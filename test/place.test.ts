@@ -68,6 +68,37 @@ describe('decompress with place', () => {
     });
   }
 
+  // runs of 4 KiB or more are moved in the engine's memory to out's alignment before the copy
+  // (placeFromMemory): into a gap after them of 7 bytes or more, never into the next run's bytes
+  const LONG = [6, 3, 2100];
+  const longRows = Uint16Array.from({ length: LONG[0] * LONG[1] * LONG[2] }, (_, i) => (i * 13 + (i >> 11)) & 0xffff);
+  const LONG_PLACES: [string, Placement][] = [
+    [
+      'rows of 4198 bytes, 2 bytes apart',
+      { shape: LONG, start: [0, 0, 1], count: [6, 3, 2099], outOffset: 3, outStrides: [6300, 2100, 1] },
+    ],
+    [
+      'rows of 4180 bytes, 20 bytes apart',
+      { shape: LONG, start: [1, 0, 5], count: [5, 3, 2090], outOffset: 1, outStrides: [6400, 2101, 1] },
+    ],
+    ['every element, out at an odd element', { shape: LONG, start: [0, 0, 0], count: LONG, outOffset: 5, outStrides: [6300, 2100, 1] }],
+  ];
+  for (const [what, place] of LONG_PLACES) {
+    it(`${what}: the same elements in their places whatever out's alignment`, async () => {
+      const long = await engine.compress(longRows, { shape: LONG, chunkBytes: 16384 });
+      const outLength = 45_000;
+      const want = new Uint16Array(outLength).fill(0x5555);
+      placeRuns(place, 0, longRows.length, (from, to, n) => {
+        for (let k = 0; k < n; k++) want[to + k] = longRows[from + k];
+      });
+      for (const e of [engine, lone]) {
+        const shared = new Uint16Array(new SharedArrayBuffer(outLength * 2)).fill(0x5555);
+        await e.decompress(long, { out: shared, place });
+        expect(Buffer.compare(Buffer.from(shared.buffer), Buffer.from(want.buffer))).toBe(0);
+      }
+    });
+  }
+
   it('placeRuns visits each run of the block once, in order, cut at the chunk bounds', () => {
     const place = PLACES[0][1];
     const runs: number[][] = [];

@@ -168,6 +168,27 @@ describe('the parle codec in zarrita', () => {
     });
   }
 
+  it('a chunk of up to 4 MiB is one .parle chunk; a larger one is spread over parts of at most 4 MiB', async () => {
+    for (const [shape, chunkShape, parts] of [
+      [[1200, 1000], [600, 1000], [600]],
+      [
+        [2400, 1000],
+        [2400, 1000],
+        [2097, 303],
+      ],
+    ]) {
+      const name = `parts-${chunkShape.join('x')}`;
+      const { store, data } = await writeArray(name, 'uint16', shape, chunkShape);
+      const back = await zarr.get(await zarr.open(zarr.root(store).resolve(name), { kind: 'array' }));
+      expect(bytes(back.data as unknown as ArrayBufferView).equals(bytes(data)), name).toBe(true);
+      const report = engine.inspect(new Uint8Array(readFileSync(join(dir, name, 'c', '0', '0'))));
+      expect(
+        report.chunks.map((c) => c.elementCount / chunkShape[1]),
+        name,
+      ).toEqual(parts);
+    }
+  });
+
   it('a sub-region reads the chunks it touches; concurrent reads of one array agree', async () => {
     const { store, data } = await writeArray('region', 'float32', [64, 64], [16, 16]);
     const arr = await zarr.open(zarr.root(store).resolve('region'), { kind: 'array' });

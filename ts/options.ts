@@ -143,7 +143,8 @@ export interface CompressOptions extends Omit<OpOptions, 'to'> {
    * chunk once, with the pipeline its statistics estimate smallest (from a 4 KiB sample); 2-6
    * likewise (samples of 8-32 KiB), and encode the second-best estimate too where it promises a
    * tenth less than the first came to; 7-8 encode the best two and keep the smaller; 9 adds version
-   * 1's RLE as a third (version 2's chooser). Below 9 a chunk whose best estimate is above 97 % of
+   * 1's RLE as a third (version 2's chooser). At every level a candidate that codes to more than
+   * 1.5x its estimate has the best one not yet encoded tried too. Below 9 a chunk whose best estimate is above 97 % of
    * its size is stored at copy speed. Levels 8 and 9 default to larger chunks (512 KiB, 1 MiB).
    * Recorded in the header (`parle inspect`); a fixed `codec` ignores it. See docs/format.md,
    * "Version 3".

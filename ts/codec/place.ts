@@ -6,6 +6,7 @@
  * row by row, with no copy of the whole chunk in between. Nothing here allocates per element.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
+import { bytesAt, copyOutOfMemory, type KernelContext } from '../cpu/procedures.js';
 
 /** Where a decoded container's elements go in a larger array; all counts in elements. */
 export interface Placement {
@@ -145,4 +146,38 @@ function copyRun(src: Uint8Array, from: number, dst: Uint8Array, to: number, n: 
     return;
   }
   for (let k = 0; k < n; k++) dst.set(src.subarray(from + k * size, from + (k + 1) * size), to + k * step * size);
+}
+
+/**
+ * As {@link placeBytes}, from the container's elements `[first, first + count)` decoded at `ptr`
+ * in the kernels' memory: runs copied whole where the step in `out` is 1 are first moved to
+ * `dst`'s alignment where there is room after them (ts/cpu/procedures.ts copyOutOfMemory: V8
+ * copies out of shared memory a byte at a time otherwise). The elements at `ptr` are scratch and
+ * not valid afterwards; the caller's block must have 7 bytes of room after them. `dst` must not
+ * overlap them.
+ */
+export function placeFromMemory(
+  ctx: KernelContext,
+  place: Placement,
+  ptr: number,
+  first: number,
+  count: number,
+  dst: Uint8Array,
+  size: number,
+): void {
+  const step = place.outStrides[place.outStrides.length - 1];
+  // each run is copied when the next one is known: moving it may overwrite up to 7 bytes after
+  // it, which must not be the next run's
+  let pending: [from: number, to: number, n: number] | undefined;
+  const copy = ([from, to, n]: [number, number, number], room: number) => {
+    const src = ptr + (from - first) * size;
+    if (step !== 1) copyRun(bytesAt(ctx, src, n * size), 0, dst, to * size, n, size, step);
+    else if (room >= 7) copyOutOfMemory(ctx, src, n * size, dst, to * size);
+    else dst.set(bytesAt(ctx, src, n * size), to * size);
+  };
+  placeRuns(place, first, first + count, (from, to, n) => {
+    if (pending !== undefined) copy(pending, (from - pending[0] - pending[2]) * size);
+    pending = [from, to, n];
+  });
+  if (pending !== undefined) copy(pending, 7);
 }

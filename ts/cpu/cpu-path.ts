@@ -21,7 +21,7 @@ import { arrayConstructor, elementSize } from '../types.js';
 import { canShareMemory } from '../platform/node.js';
 import { WasmHeap, formatBytes, type HeapBlock } from './memory.js';
 import { InlineExecutor, WorkerPool, abortError, type Executor } from './pool.js';
-import { KERNEL_PROCEDURES, type KernelContext, type ProcedureTable } from './procedures.js';
+import { KERNEL_PROCEDURES, copyIntoMemory, copyOutOfMemory, type KernelContext, type ProcedureTable } from './procedures.js';
 import type { ProcName, Procedures, Region, Task } from './protocol.js';
 import {
   MAX_MEMORY_PAGES,
@@ -143,9 +143,6 @@ export function splitEven(count: number, parts: number, minLength = 1): { offset
 /** u32 lengths summed per window by {@link CpuPath.sumLengths} (1 MiB of them). */
 const SUM_WINDOW = 1 << 18;
 
-/** Copies between the host and the kernels' memory below this size take V8's copy as it is (CpuPath.writeBytes). */
-const ALIGNED_COPY_MIN_BYTES = 4096;
-
 export class CpuPath {
   readonly kernels: Kernels;
   readonly heap: WasmHeap;
@@ -160,6 +157,9 @@ export class CpuPath {
   /** Arrays made by {@link alloc}, with their blocks. */
   private readonly resident = new WeakMap<object, HeapBlock>();
   private readonly finalizer: FinalizationRegistry<HeapBlock>;
+  /** The kernels and their memory, as procedures see them. */
+  /** @internal the codec's copies out of the memory (ts/codec/place.ts placeFromMemory) */
+  readonly context: KernelContext;
 
   private constructor(
     ctx: KernelContext,
@@ -169,6 +169,7 @@ export class CpuPath {
     pool: WorkerPool | undefined,
   ) {
     this.kernels = ctx.kernels;
+    this.context = ctx;
     this.heap = heap;
     this.variant = variant;
     this.segmentBytes = options.segmentBytes;
@@ -302,44 +303,14 @@ export class CpuPath {
     return new (arrayConstructor(type))(length);
   }
 
-  /**
-   * Copies host bytes `src` into the kernels' memory at `ptr`. The up to 7 bytes after
-   * `ptr + src.length` may be overwritten: the caller's block must have that room. `src` must
-   * not lie in the kernels' memory.
-   *
-   * Why not `heap.bytes(ptr, n).set(src)`: V8 copies into and out of a SharedArrayBuffer with
-   * relaxed atomics, a word at a time where source and destination lie at the same address mod 8,
-   * a byte at a time where they do not (on the 2-core dev VM 2.7 GB/s against 18). A chunk's
-   * payload lies anywhere in a container, so most payload copies were the slow kind. Here the
-   * bytes land 0-7 bytes past `ptr`, at the source's alignment, and wasm's memory.copy (a
-   * memmove at full speed whatever the alignment) moves them into place.
-   */
+  /** Copies host bytes `src` into the kernels' memory at `ptr`, the 7 bytes after them its room (ts/cpu/procedures.ts copyIntoMemory). */
   writeBytes(ptr: number, src: Uint8Array): void {
-    const n = src.length;
-    const shift = this.sharedMemory && n >= ALIGNED_COPY_MIN_BYTES ? (src.byteOffset - ptr) & 7 : 0;
-    this.heap.bytes(ptr + shift, n).set(src);
-    if (shift !== 0) this.kernels.copyBytes(ptr, ptr + shift, n);
+    copyIntoMemory(this.context, ptr, src);
   }
 
-  /**
-   * Copies `n` bytes at `ptr` in the kernels' memory to `dst` at `at` (host bytes, or a view
-   * of the kernels' memory that does not overlap them). The bytes at `ptr` are scratch: they
-   * may be moved up to 7 bytes further (the caller's block must have that room after them) and
-   * are not valid afterwards. For the alignment rule see {@link writeBytes}.
-   */
+  /** Copies `n` scratch bytes at `ptr`, the 7 bytes after them its room, to `dst` at `at` (ts/cpu/procedures.ts copyOutOfMemory). */
   readBytes(ptr: number, n: number, dst: Uint8Array, at = 0): void {
-    if (this.sharedMemory && n >= ALIGNED_COPY_MIN_BYTES) {
-      if (dst.buffer === this.heap.buffer) {
-        this.kernels.copyBytes(dst.byteOffset + at, ptr, n);
-        return;
-      }
-      const shift = (dst.byteOffset + at - ptr) & 7;
-      if (shift !== 0) {
-        this.kernels.copyBytes(ptr + shift, ptr, n);
-        ptr += shift;
-      }
-    }
-    dst.set(this.heap.bytes(ptr, n), at);
+    copyOutOfMemory(this.context, ptr, n, dst, at);
   }
 
   /**
@@ -389,11 +360,6 @@ export class CpuPath {
     const out = new Uint8Array(n);
     this.readBytes(ptr, n, out);
     return out;
-  }
-
-  /** Whether the kernels' memory is a SharedArrayBuffer (see {@link writeBytes}). */
-  private get sharedMemory(): boolean {
-    return typeof SharedArrayBuffer !== 'undefined' && this.heap.buffer instanceof SharedArrayBuffer;
   }
 
   // ---- helpers ------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import type { CodecContext } from './arena.js';
 import { decodeChunkAt } from './decode.js';
 import { encodeChunkAt } from './encode.js';
 import type { PredictPlan } from '../predict.js';
-import { placeBytes, type Placement } from '../place.js';
+import { placeFromMemory, type Placement } from '../place.js';
+import { copyOutOfMemory } from '../../cpu/procedures.js';
 
 /** u32 words a chunk takes in a job table. */
 export const JOB_WORDS = 12;
@@ -298,14 +299,14 @@ export function decodeChunksAt(ctx: CodecContext, p: DecodeChunksParams): null {
       exactOut: p.exactOut,
     });
     if (p.hostOut !== undefined) {
-      const raw = entry.elementCount * p.elementSize;
-      const decoded = new Uint8Array(ctx.memory.buffer, outPtr, raw);
+      // (the decoded elements are scratch with DECODE_SLACK_BYTES after them: the copies may move them)
+      const result = new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset);
       const place = p.hostOut.place;
       if (place === undefined) {
-        new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset + words[DecodeJob.HostOutAt], raw).set(decoded);
+        copyOutOfMemory(ctx, outPtr, entry.elementCount * p.elementSize, result, words[DecodeJob.HostOutAt]);
       } else {
         // the chunk's part of the block, to its place in the result
-        placeBytes(place, decoded, words[DecodeJob.HostOutAt], new Uint8Array(p.hostOut.buffer, p.hostOut.byteOffset), p.elementSize);
+        placeFromMemory(ctx, place, outPtr, words[DecodeJob.HostOutAt], entry.elementCount, result, p.elementSize);
       }
     }
     if (p.notifyEvery !== undefined) {

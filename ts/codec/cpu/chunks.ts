@@ -14,7 +14,7 @@ import { readDirectory } from './directory.js';
 import { pipelineName, type Pipeline } from '../../format/stages.js';
 import { COUNTER_BYTES, DecodeJob, EncodeJob, JOB_WORDS, JobFlags, drainDecoded, jobEntry, markReady, writeDecodeJob } from './batch.js';
 import type { PredictPlan } from '../predict.js';
-import { placeBytes, type Placement } from '../place.js';
+import { placeFromMemory, type Placement } from '../place.js';
 
 /** The batch procedures' table in the kernels' memory: their counters, then a job of JOB_WORDS u32 a chunk (./batch.ts). */
 const JOB_TABLE = { counterBytes: COUNTER_BYTES, jobBytes: JOB_WORDS * 4 };
@@ -449,7 +449,15 @@ export function decodeChunkRun(
       return;
     }
     // the chunk's part of the block, to its place
-    placeBytes(place, cpu.heap.bytes(outBlockPtr + outSlots.at[i], raw), outAt[i] / size, out as Uint8Array, size);
+    placeFromMemory(
+      cpu.context,
+      place,
+      outBlockPtr + outSlots.at[i],
+      outAt[i] / size,
+      chunks[i].entry.elementCount,
+      out as Uint8Array,
+      size,
+    );
   };
   return cpu.runChunks(
     'decodeChunks',

@@ -49,8 +49,13 @@ const SAMPLE_BYTES = [0, 4 << 10, 8 << 10, 12 << 10, 16 << 10, 16 << 10, 32 << 1
 const SAMPLE_RANGE_BYTES = 1 << 10;
 /** Ranges a sample is cut into, at least (so a small sample still sees the chunk's start, middle and end). */
 const SAMPLE_RANGES = 4;
-/** Ranges of a sample that pack sizes are taken from, at most (spread over the sample's ranges). */
-const PACK_SAMPLE_RANGES = 4;
+/**
+ * Ranges of a sample that pack sizes are taken from, at most, per this many bytes of the chunk
+ * (spread over the sample's ranges; at least 4): a block's width is its largest value's, so a
+ * sample of 4 ranges missed the outliers of a grid's 1 MiB residual planes (pack estimated at
+ * 138 KiB coded to 347 KiB) that 16 found.
+ */
+const PACK_SAMPLE_RANGE_EVERY = 64 << 10;
 /**
  * A chunk whose best estimate is above this share of its raw size is stored without encoding a
  * candidate (levels below 9; estimates run a few per cent low, so nothing smaller is lost that
@@ -210,9 +215,10 @@ function gatherStats(ctx: CodecContext, arena: Arena, inPtr: number, count: numb
 
 /**
  * The pack sizes of the elements and of their deltas over the same sample as {@link gatherStats},
- * scaled to its element count: from every k-th of its ranges only, at most
- * {@link PACK_SAMPLE_RANGES} (a block's plan costs more a byte than the histograms: on a chunk of
- * labels that codes at 1.7 GB/s it doubled the chunk's time).
+ * scaled to its element count: from every k-th of its ranges only, at most one a
+ * {@link PACK_SAMPLE_RANGE_EVERY} bytes of the chunk and at least 4 (a block's plan costs more a
+ * byte than the histograms: on a chunk of labels that codes at 1.7 GB/s every range of the
+ * sample doubled the chunk's time).
  */
 function gatherPackStats(ctx: CodecContext, arena: Arena, inPtr: number, count: number, width: 1 | 2 | 4, sampleBytes: number): number[] {
   const packPtr = arena.alloc(16);
@@ -220,7 +226,7 @@ function gatherPackStats(ctx: CodecContext, arena: Arena, inPtr: number, count: 
   const sizes = new Float64Array(ctx.memory.buffer, packPtr, 2);
   sizes.fill(0);
   const ranges = sampleRanges(count, width, sampleBytes);
-  const every = Math.ceil(ranges.length / PACK_SAMPLE_RANGES);
+  const every = Math.ceil(ranges.length / Math.max(4, Math.floor((count * width) / PACK_SAMPLE_RANGE_EVERY)));
   let sampled = 0;
   let packSampled = 0;
   for (let r = 0; r < ranges.length; r++) {
@@ -494,14 +500,17 @@ export function encodeChunkAt(ctx: CodecContext, p: EncodeChunkParams): EncodeCh
     // the plan was ranked on a sample's entropy and runs: a chunk the plain pipelines already
     // code to a twelfth (runs of a label volume, a background) is coded plainly, where the
     // estimates of run lengths are least sure and prediction only costs time; a predicted chunk
-    // whose plain estimate is not a fifth larger is encoded both ways, the smaller kept
+    // whose plain estimate is not a tenth larger (a fifth at levels 7-9) is encoded both ways,
+    // the smaller kept (on the corpus at level 5 a tenth cost MRI 0.17 % of its ratio and no
+    // other array a byte, and took a fifth off MRI's write: its plain encodes seldom won)
     const level = effortOf(p).level;
+    const plainMargin = level <= 6 ? 1.1 : 1.2;
     const plain = chooserEstimates(ctx, arena, p.inPtr, p.count, width, level)[0].bytes;
     if (plain * PLAIN_ENOUGH > raw) {
       const predicted = encodePredicted(ctx, arena, p, p.predict, elementsHash);
       if (typeof predicted !== 'string') {
-        // (estimates run 5-20 % off: within a fifth of the predicted size, the plain one is encoded too)
-        if (plain >= 1.2 * predicted.entry.payloadBytes) return predicted;
+        // (estimates run 5-20 % low: within the margin of the predicted size, the plain one is encoded too)
+        if (plain >= plainMargin * predicted.entry.payloadBytes) return predicted;
         const coded = encodeBest(ctx, arena, p.inPtr, p.count, width, undefined, 0, effortOf(p));
         if (coded.ptr < 0 || coded.bytes >= predicted.entry.payloadBytes) return predicted;
         lossless = p.explain === true ? `${predicted.reason}: ${predicted.entry.payloadBytes} B, plain smaller; ` : '';
@@ -610,12 +619,16 @@ function encodeQuantized(ctx: CodecContext, arena: Arena, p: EncodeChunkParams, 
   };
 }
 
+/** A candidate that codes to more than this times its estimate lets {@link encodeBest} try one more. */
+const ESTIMATE_MISS = 1.5;
+
 /**
  * The chooser's pipeline (or `fixed`) over `count` elements at `inPtr`, encoded: estimates of
  * every candidate from a sample's statistics, then by `effort.level`: 1 the best estimate
  * encoded once, 2-6 also the second where it promises a tenth less than the first came to, 7-8
- * the best two, 9 the best two and version 1's RLE guard; the smallest kept (`single`: the best
- * only). Below 9 a chunk whose best estimate is near its raw size is stored without an encode. The payload lies at `ptr` in the arena after `prefix` bytes left free for the
+ * the best two, 9 the best two and version 1's RLE guard; one more where a candidate came to
+ * more than {@link ESTIMATE_MISS} times its estimate; the smallest kept (`single`: the best
+ * only, and one more on such a miss). Below 9 a chunk whose best estimate is near its raw size is stored without an encode. The payload lies at `ptr` in the arena after `prefix` bytes left free for the
  * caller (a quantize header), and prefix + bytes is below `limit` (default: the elements' raw
  * size; an f64 chunk's codes: the chunk's raw size, twice theirs); `ptr` is -1 when no pipeline
  * gets there. The payload's place (`payloadPtr`) has room for payloadRoomBytes(limit).
@@ -643,6 +656,9 @@ function encodeBest(
   let candidates: Pipeline[];
   /** Each candidate's estimated payload bytes (undefined: always try it). */
   let estimated: (number | undefined)[] = [];
+  /** Each candidate's estimate, the first's too; and the estimates not tried, best first. */
+  let estimateOf: (number | undefined)[] = [];
+  let untried: Estimate[] = [];
   let reason: string;
   if (fixed !== undefined) {
     candidates = fixed.length === 0 ? [] : [fixed as Pipeline];
@@ -660,6 +676,8 @@ function encodeBest(
     if (level >= 9 && rle && rle.bytes < 2 * limit && !tried.includes(rle) && effort.single !== true) tried.push(rle);
     candidates = tried.map((e) => e.pipeline);
     estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
+    estimateOf = tried.map((e) => e.bytes);
+    untried = estimates.filter((e) => !tried.includes(e));
   }
   // the first candidate goes to the caller's place when there is one; a second one that wins
   // lies in the arena (and is copied by the caller)
@@ -714,6 +732,17 @@ function encodeBest(
       effort.lanes,
     );
     if (explain) tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
+    // an estimate off by half or more (pack's from a sample's blocks missed a dem chunk's
+    // outliers: 138 KiB estimated, 347 KiB coded) says little of the others: the best one not
+    // tried is tried too, once a call
+    const own = estimateOf[i];
+    if (own !== undefined && (bytes < 0 || bytes > ESTIMATE_MISS * own) && untried.length > 0) {
+      const next = untried.shift() as Estimate;
+      untried = [];
+      candidates.push(next.pipeline);
+      estimated.push(next.bytes);
+      estimateOf.push(next.bytes);
+    }
     if (bytes >= 0 && against(pipeline, bytes) < bestBytes) {
       best = slot;
       bestBytes = bytes;

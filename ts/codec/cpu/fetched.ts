@@ -10,6 +10,7 @@ import { ErrorCodes, ParleError } from '../../errors.js';
 import { readAtBytes, walkChunks } from '../../format/container.js';
 import { HEADER_BYTES, readHeader } from '../../format/layout.js';
 import { DECODE_SLACK_BYTES } from '../../cpu/wasm.js';
+import { copyIntoMemory } from '../../cpu/procedures.js';
 import { elementSize, type ElementType } from '../../types.js';
 import { checkPlacement, type Placement } from '../place.js';
 import type { CodecContext } from './arena.js';
@@ -77,7 +78,8 @@ export function decodeFetchedAt(ctx: CodecContext, p: DecodeFetchedParams): bool
   memory.fill(0, counterPtr, counterPtr + COUNTER_BYTES);
   const table = new Uint32Array(ctx.memory.buffer, jobsPtr, chunks.length * JOB_WORDS);
   chunks.forEach((c, i) => {
-    memory.set(body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes), payloadPtr + payloadSlots.at[i]);
+    // (a slot has 16 bytes of room after its payload)
+    copyIntoMemory(ctx, payloadPtr + payloadSlots.at[i], body.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes));
     const words = table.subarray(i * JOB_WORDS, (i + 1) * JOB_WORDS);
     writeDecodeJob(words, c, c.index, payloadPtr + payloadSlots.at[i], outPtr + outSlots.at[i]);
     // with a placement, HostOutAt is the chunk's first element in the container
