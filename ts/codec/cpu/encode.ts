@@ -734,9 +734,9 @@ function encodeBest(
     if (explain) tried.push(`${pipelineName(pipeline)} ${bytes < 0 ? 'not smaller' : bytes + ' B'}`);
     // an estimate off by half or more (pack's from a sample's blocks missed a dem chunk's
     // outliers: 138 KiB estimated, 347 KiB coded) says little of the others: the best one not
-    // tried is tried too, once a call
+    // tried is tried too, once a call (a candidate not smaller than `room` came to at least that)
     const own = estimateOf[i];
-    if (own !== undefined && (bytes < 0 || bytes > ESTIMATE_MISS * own) && untried.length > 0) {
+    if (own !== undefined && (bytes < 0 ? room : bytes) > ESTIMATE_MISS * own && untried.length > 0) {
       const next = untried.shift() as Estimate;
       untried = [];
       candidates.push(next.pipeline);
