@@ -157,8 +157,7 @@ export class CpuPath {
   /** Arrays made by {@link alloc}, with their blocks. */
   private readonly resident = new WeakMap<object, HeapBlock>();
   private readonly finalizer: FinalizationRegistry<HeapBlock>;
-  /** The kernels and their memory, as procedures see them. */
-  /** @internal the codec's copies out of the memory (ts/codec/place.ts placeFromMemory) */
+  /** @internal the kernels and their memory as procedures see them (ts/codec/place.ts placeFromMemory copies out of it) */
   readonly context: KernelContext;
 
   private constructor(
