@@ -15,8 +15,11 @@
  *   - checks: every decode on either path equals the input; a fixed pipeline the GPU codes writes
  *     the CPU path's bytes at the same chunk size and decoder (byte-identical containers); each
  *     path decodes the other's containers (CPU: 256 KiB chunks, modes 2 and 3; GPU: 4 MiB, mode 2).
- * Medians of REPS calls after a warm-up, wall clock, GB/s of input (compress) or output
- * (decompress). Writes bench/results/<machine>/gpu-corpus.json (the machine is the GPU's).
+ * Medians of REPS calls, wall clock, GB/s of input (compress) or output (decompress), each
+ * figure measured warm: its call made back to back for SUSTAIN_MS first (an H200's SM clock
+ * idles at 345 MHz and rises only under sustained load: bench/lib/gpu.mjs warmUntilSteady), and
+ * the median SM clock of its timed calls recorded beside it (`smMhz`, nvidia-smi; null where
+ * there is none). Writes bench/results/<machine>/gpu-corpus.json (the machine is the GPU's).
  *   node bench/gpu-corpus.mjs [--quick] [--files a,b] [--workers 16] [--out DIR]
  */
 import os from 'node:os';
@@ -25,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
 import { dataFiles, repeatTo, sameBytes as same } from './lib/files.mjs';
 import { timeCalls } from './lib/measure.mjs';
+import { startClockSampler } from './lib/gpu.mjs';
 import { machineInfo, writeResults } from './lib/results.mjs';
 
 const { values: args } = parseArgs({
@@ -34,8 +38,22 @@ const quick = args.quick === true;
 const REPS = quick ? 3 : 7;
 /** A pipeline the GPU path codes itself, per element width (its container must equal the CPU path's). */
 const FIXED = { 1: 'delta+huffman', 2: 'shuffle+huffman', 4: 'delta+shuffle+huffman' };
-/** Median ms of REPS calls of `fn` after one warm-up (bench/lib/measure.mjs). */
-const timeMs = async (fn) => (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 1 })).medianMs;
+/** ms of calls made back to back before each figure's timed ones (the GPU's clock rises under load). */
+const SUSTAIN_MS = quick ? 150 : 600;
+const clocks = await startClockSampler();
+/** Each figure's median SM clock (MHz) during its timed calls, by name, for the row being measured. */
+let rowClocks = {};
+/**
+ * Median ms of REPS calls of `fn` (bench/lib/measure.mjs) after SUSTAIN_MS of calls back to back;
+ * the median SM clock of the timed calls goes to rowClocks[name].
+ */
+const timeMs = async (name, fn) => {
+  for (const t0 = performance.now(); performance.now() - t0 < SUSTAIN_MS;) await fn();
+  const start = Date.now();
+  const { medianMs } = await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 0 });
+  rowClocks[name] = await clocks.smMhzDuring(start, Date.now());
+  return medianMs;
+};
 
 const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
 const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
@@ -108,18 +126,23 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
       back.destroy();
     }
     // timings
-    const cGpu = await timeMs(() => engine.compress(device, { path: 'gpu' }));
-    const cResident = await timeMs(async () => (await engine.compress(device, { path: 'gpu', to: 'device' })).destroy());
-    const cCpu = await timeMs(async () => engine.compress(await engine.download(device), { path: 'cpu' }));
-    const dGpu = await timeMs(async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
-    const dResident = await timeMs(async () => (await engine.decompress(resident)).destroy());
-    const dCpu = await timeMs(async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
-    const cShaped = await timeMs(() => engine.compress(device, { path: 'gpu', shape }));
-    const cShapedResident = await timeMs(async () => (await engine.compress(device, { path: 'gpu', shape, to: 'device' })).destroy());
-    const cShapedCpu = await timeMs(async () => engine.compress(await engine.download(device), { path: 'cpu', shape }));
-    const dShaped = await timeMs(async () => (await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })).destroy());
-    const dShapedResident = await timeMs(async () => (await engine.decompress(shapedResident)).destroy());
-    const dShapedCpu = await timeMs(async () => (await engine.upload(await engine.decompress(shaped, { path: 'cpu' }))).destroy());
+    rowClocks = {};
+    const cGpu = await timeMs('cGpu', () => engine.compress(device, { path: 'gpu' }));
+    const cResident = await timeMs('cResident', async () => (await engine.compress(device, { path: 'gpu', to: 'device' })).destroy());
+    const cCpu = await timeMs('cCpu', async () => engine.compress(await engine.download(device), { path: 'cpu' }));
+    const dGpu = await timeMs('dGpu', async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
+    const dResident = await timeMs('dResident', async () => (await engine.decompress(resident)).destroy());
+    const dCpu = await timeMs('dCpu', async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
+    const cShaped = await timeMs('cShaped', () => engine.compress(device, { path: 'gpu', shape }));
+    const cShapedResident = await timeMs('cShapedResident', async () =>
+      (await engine.compress(device, { path: 'gpu', shape, to: 'device' })).destroy(),
+    );
+    const cShapedCpu = await timeMs('cShapedCpu', async () => engine.compress(await engine.download(device), { path: 'cpu', shape }));
+    const dShaped = await timeMs('dShaped', async () => (await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })).destroy());
+    const dShapedResident = await timeMs('dShapedResident', async () => (await engine.decompress(shapedResident)).destroy());
+    const dShapedCpu = await timeMs('dShapedCpu', async () =>
+      (await engine.upload(await engine.decompress(shaped, { path: 'cpu' }))).destroy(),
+    );
     // a viewer's batch: the array cut into containers of about 256 KiB (whole rows, with their
     // shape), 256 of them at most, decoded to one device buffer in one call, beside a call a
     // container and the CPU decode of the list + upload
@@ -140,11 +163,11 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
       if (!same(await engine.download(back), want)) problems.push(`${name}: the GPU decode of a list of ${list.length} containers differs`);
       back.destroy();
       const bytesOut = elements * Ctor.BYTES_PER_ELEMENT;
-      const tBatch = await timeMs(async () => (await engine.decompress(list, { path: 'gpu', to: 'device' })).destroy());
-      const tEach = await timeMs(async () => {
+      const tBatch = await timeMs('tBatch', async () => (await engine.decompress(list, { path: 'gpu', to: 'device' })).destroy());
+      const tEach = await timeMs('tEach', async () => {
         for (const c of list) (await engine.decompress(c, { path: 'gpu', to: 'device' })).destroy();
       });
-      const tCpu = await timeMs(async () => (await engine.decompress(list, { path: 'cpu', to: 'device' })).destroy());
+      const tCpu = await timeMs('tCpu', async () => (await engine.decompress(list, { path: 'cpu', to: 'device' })).destroy());
       batch = {
         containers: list.length,
         containerBytes: Math.round(bytesOut / list.length),
@@ -176,6 +199,8 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
         decompress: { gpu: B / dShaped / 1e6, gpuResident: B / dShapedResident / 1e6, cpuUpload: B / dShapedCpu / 1e6 },
       },
       ...(batch !== undefined ? { batch } : {}),
+      // the median SM clock (MHz) of each figure's timed calls, by the figure's variable here
+      smMhz: rowClocks,
     };
     rows.push(row);
     console.log(
@@ -185,6 +210,8 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     console.log(
       `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}) gpu ${sh.ratioGpu.toFixed(3)}, ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU; the gpu's ${sh.predictedGpu}/${sh.chunksGpu})  compress gpu ${sh.compress.gpu.toFixed(2)} (to the device ${sh.compress.gpuResident.toFixed(2)}) / readback+cpu ${sh.compress.readbackCpu.toFixed(2)}  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
+    const mhz = Object.values(rowClocks).filter((v) => v !== null);
+    if (mhz.length > 0) console.log(`${''.padEnd(30)} SM clock during the timed calls: ${Math.min(...mhz)}-${Math.max(...mhz)} MHz`);
     if (batch !== undefined) {
       console.log(
         `${''.padEnd(30)} a list of ${batch.containers} containers of ${(batch.containerBytes / 1024).toFixed(0)} KiB to the device: one call ${batch.decompress.gpu.toFixed(2)} / a call each ${batch.decompress.gpuEach.toFixed(2)} / cpu+upload ${batch.decompress.cpuUpload.toFixed(2)} GB/s`,
@@ -193,6 +220,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
   }
 }
 await engine.destroy();
+clocks.stop();
 for (const p of problems) console.log(`PROBLEM ${p}`);
 console.log(problems.length === 0 ? 'all checks passed' : `${problems.length} problems`);
 writeResults({ 'gpu-corpus.json': { machine: machineInfo(), workers, rows, problems } }, { quick, out: args.out, gpu: true });
