@@ -16,6 +16,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import * as zarr from 'zarrita';
 import { FileSystemStore } from '@zarrita/storage';
 import { createEngine, createZarrGet, ErrorCodes, registerZarrCodec, WorkerFetchStore, type Engine } from '../ts/index.js';
+import { decodeFetchedAt, fetchedScratchBytes } from '../ts/codec/cpu/fetched.js';
+import { KernelHarness } from './support/kernels.js';
 
 let engine: Engine;
 let dir: string;
@@ -519,6 +521,55 @@ describe('WorkerFetchStore: a store over HTTP whose requests the workers make', 
       code: ErrorCodes.INVALID_OPTION,
       option: 'init.method',
     });
+  });
+
+  // the scratch a worker's task reserves before it fetches (fetchedScratchBytes) holds the
+  // decode of a Zarr chunk of 1 MiB of u8, one .parle chunk: a smooth volume (predicted, Huffman)
+  // and runs of one and two (rle + huffman, the most streams an element); with 4x its bytes and
+  // 1 MiB the volume's did not fit and every such chunk went back to the engine's thread
+  it('a worker decodes a 1 MiB chunk of u8 in the scratch its task reserves', async () => {
+    const harness = await KernelHarness.create('simd');
+    const shape = [27, 217, 181];
+    const count = shape[0] * shape[1] * shape[2];
+    const volume = Uint8Array.from({ length: count }, (_, i) => {
+      const z = Math.floor(i / (shape[1] * shape[2]));
+      const y = Math.floor(i / shape[2]) % shape[1];
+      const x = i % shape[2];
+      return (64 + 40 * Math.sin(x / 17) + 30 * Math.cos(y / 23) + 3 * z + ((i * 2654435761) >>> 29)) & 0xff;
+    });
+    const runs = new Uint8Array(count);
+    let x = 0x9e3779b9;
+    for (let i = 0; i < count;) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      const length = 1 + (x & 1);
+      runs.fill((x >>> 8) & 0x0f, i, i + length);
+      i += length;
+    }
+    for (const [what, data] of [
+      ['volume', volume],
+      ['runs', runs],
+    ] as const) {
+      const body = await engine.compress(data, { shape, chunkBytes: count });
+      expect(engine.inspect(body).chunks.length, what).toBe(1);
+      harness.reset();
+      const scratchBytes = fetchedScratchBytes(count, 1);
+      const scratchPtr = harness.alloc(scratchBytes);
+      const out = new Uint8Array(new SharedArrayBuffer(count));
+      const place = { shape, start: [0, 0, 0], count: shape, outOffset: 0, outStrides: [shape[1] * shape[2], shape[2], 1] };
+      const decoded = decodeFetchedAt(harness, {
+        type: 'u8',
+        scratchPtr,
+        scratchBytes,
+        out: { buffer: out.buffer as SharedArrayBuffer, byteOffset: 0, length: count },
+        places: [place],
+        body,
+        item: 0,
+      });
+      expect(decoded, `${what}: decoded in the scratch`).toBe(true);
+      expect(Buffer.from(out).equals(Buffer.from(data)), what).toBe(true);
+    }
   });
 
   it('fetchAndDecompress: a corrupted chunk and chunks of another type or length fail with their codes, every other chunk placed, a 404 reported, a version-1 container decoded; the same without workers', async () => {

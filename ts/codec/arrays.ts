@@ -19,6 +19,7 @@ import {
   type EncodedChunk,
 } from './cpu/chunks.js';
 import { decodeLegacyChunk } from './legacy/chunk.js';
+import { fetchedScratchBytes } from './cpu/fetched.js';
 import { checkPlacement, placeBytes, type Placement } from './place.js';
 import type { Header, LocatedChunk } from '../format/layout.js';
 import type { WorkerRequestInit } from '../cpu/protocol.js';
@@ -314,10 +315,8 @@ export async function decompressFetched(
   const outShared = { buffer: out.buffer, byteOffset: out.byteOffset, length: out.length };
   const settled = await Promise.allSettled(
     groups.map((group) => {
-      // a container's payloads (under its raw size for any container worth fetching), its
-      // elements and a decode arena: four times its raw bytes and 1 MiB covers them
-      const raw = Math.max(...group.map((i) => requests[i].place.shape.reduce((a, d) => a * d, 1))) * size;
-      const scratchBytes = 4 * raw + (1 << 20);
+      const count = Math.max(...group.map((i) => requests[i].place.shape.reduce((a, d) => a * d, 1)));
+      const scratchBytes = fetchedScratchBytes(count, size);
       return cpu.withBlocks(
         [scratchBytes],
         async ([block]) => {

@@ -33,6 +33,19 @@ export interface DecodeFetchedParams {
   item?: number;
 }
 
+/**
+ * Bytes of scratch a `decodeFetched` task reserves for containers of up to `count` elements of
+ * `size` bytes, before it knows them: a container's payloads (its raw size at most for any
+ * container worth fetching), its elements, and its largest chunk's decode arena
+ * (./decode.ts decodeArenaBytes: the decoded streams, up to its bytes and 5 bytes of run
+ * lengths an element; 4 bytes an element; its elements twice, predicted): 5x its raw bytes, 10
+ * bytes an element and 1 MiB. (4x and 1 MiB sent every chunk of 1 MiB of u8 volumes, one
+ * `.parle` chunk each whose arena alone is 7 MiB, back to the engine's thread.)
+ */
+export function fetchedScratchBytes(count: number, size: number): number {
+  return 5 * count * size + 10 * count + (1 << 20);
+}
+
 /** Rounds up to 16 bytes. */
 const align = (n: number) => Math.ceil(n / 16) * 16;
 
