@@ -36,15 +36,21 @@ export interface DecodeFetchedParams {
 /**
  * Bytes of scratch a `decodeFetched` task reserves for containers of up to `count` elements of
  * `size` bytes, before it knows them: a container's payloads (its raw size at most for any
- * container worth fetching), its elements, and its largest chunk's decode arena
- * (./decode.ts decodeArenaBytes: the decoded streams, up to its bytes and 5 bytes of run
- * lengths an element; 4 bytes an element; its elements twice, predicted): 5x its raw bytes, 10
- * bytes an element and 1 MiB. (4x and 1 MiB sent every chunk of 1 MiB of u8 volumes, one
- * `.parle` chunk each whose arena alone is 7 MiB, back to the engine's thread.)
+ * container worth fetching) and elements, twice its raw bytes, and one chunk's decode arena
+ * (./decode.ts decodeArenaBytes: the decoded streams, up to the chunk's bytes and 5 bytes of run
+ * lengths an element; 4 bytes an element; its elements twice, predicted), 3x the chunk's bytes
+ * and 10 bytes an element, for a chunk of up to {@link FETCHED_CHUNK_BYTES}; and 1 MiB. A
+ * container whose decode needs more (larger chunks) comes back to the engine's thread. (4x the
+ * raw bytes and 1 MiB sent every 1 MiB chunk of u8 volumes, one `.parle` chunk each whose arena
+ * alone is 7 MiB, back to the engine's thread.)
  */
 export function fetchedScratchBytes(count: number, size: number): number {
-  return 5 * count * size + 10 * count + (1 << 20);
+  const chunk = Math.min(count, Math.floor(FETCHED_CHUNK_BYTES / size));
+  return 2 * count * size + 3 * chunk * size + 10 * chunk + (1 << 20);
 }
+
+/** The largest `.parle` chunk {@link fetchedScratchBytes} makes room to decode: the Zarr codec's (ts/zarr/index.ts), 4 MiB. */
+const FETCHED_CHUNK_BYTES = 4 << 20;
 
 /** Rounds up to 16 bytes. */
 const align = (n: number) => Math.ceil(n / 16) * 16;
