@@ -654,10 +654,11 @@ function encodeBest(
   // pack competes at its size / (1 + tolerance): within a few per cent of Huffman it wins
   const tolerance = packTolerance(level);
   let candidates: Pipeline[];
-  /** Each candidate's estimated payload bytes (undefined: always try it). */
-  let estimated: (number | undefined)[] = [];
-  /** Each candidate's estimate, the first's too; and the estimates not tried, best first. */
-  let estimateOf: (number | undefined)[] = [];
+  /**
+   * Each candidate's estimated payload bytes (none for a fixed codec; the first is tried whatever
+   * its estimate); and the estimates not tried, best first.
+   */
+  let estimateOf: number[] = [];
   let untried: Estimate[] = [];
   let reason: string;
   if (fixed !== undefined) {
@@ -675,7 +676,6 @@ function encodeBest(
     const rle = estimates.find((e) => e.pipeline.length === 1 && e.pipeline[0] === StageId.Rle);
     if (level >= 9 && rle && rle.bytes < 2 * limit && !tried.includes(rle) && effort.single !== true) tried.push(rle);
     candidates = tried.map((e) => e.pipeline);
-    estimated = tried.map((e, i) => (i === 0 ? undefined : e.bytes));
     estimateOf = tried.map((e) => e.bytes);
     untried = estimates.filter((e) => !tried.includes(e));
   }
@@ -700,7 +700,7 @@ function encodeBest(
     // whose estimate is not below what is already in hand would not win, so it is not encoded
     // (the rle guard only when its estimate is twice what is in hand: its sizes are nearly exact,
     // and it is what keeps a chunk no larger than version 1 would have made it)
-    const estimate = estimated[i];
+    const estimate = i === 0 ? undefined : estimateOf[i];
     const guard = pipeline.length === 1 && pipeline[0] === StageId.Rle;
     // an rle candidate behind a pack payload is always encoded: pack's estimate is exact, rle's
     // from run counts can be three times its size (a label volume's chunks lost a quarter of
@@ -740,7 +740,6 @@ function encodeBest(
       const next = untried.shift() as Estimate;
       untried = [];
       candidates.push(next.pipeline);
-      estimated.push(next.bytes);
       estimateOf.push(next.bytes);
     }
     if (bytes >= 0 && against(pipeline, bytes) < bestBytes) {
