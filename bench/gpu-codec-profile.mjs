@@ -18,11 +18,14 @@
  *
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
  *                                    [--workers 16] [--cpu-profile] [--chunk-bytes N]
- *                                    [--out DIR] [--only compress|decompress] [--shape]
+ *                                    [--out DIR] [--only compress|decompress] [--shape] [--timeline]
  *
  * Writes gpu-codec-profile.json and .md into bench/results/<machine>/ (the machine is the GPU's).
  * Needs a GPU with 'timestamp-query' (else GPU times are null and only the counts and wall clock
  * remain). --shape: the CPU path's container of the array with its shape (predicted chunks).
+ * --timeline: one more call of each direction logged event by event (ms from the call's start:
+ * each submission with its GPU time, each readback's map and when it resolved, the waits, the
+ * writeBuffer bytes, the compute passes encoded in between), the "timeline of one call" of #45.
  * Two builds against each other: bench/gpu-codec-ab.mjs.
  */
 import os from 'node:os';
@@ -49,6 +52,7 @@ const { values: args } = parseArgs({
     'chunk-bytes': { type: 'string' },
     only: { type: 'string' },
     shape: { type: 'boolean' },
+    timeline: { type: 'boolean' },
   },
 });
 /** --chunk-bytes: the GPU compress's chunk size (default: the GPU path's own). */
@@ -67,6 +71,45 @@ const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip'
 const ctx = engine.gpuContext;
 const device = ctx.device;
 
+// ---- --timeline: the events of one call -------------------------------------------------------
+/** The events of the call being logged ({ t: ms from its start, what }), or null. */
+let timeline = null;
+let timelineStart = 0;
+/** Compute passes encoded since the last event logged. */
+let passesSince = 0;
+/** Each finished command buffer's encoder label. */
+const labels = new WeakMap();
+const at = (t) => +(t - timelineStart).toFixed(3);
+function logEvent(key, t, self, a, r) {
+  const push = (what) => {
+    timeline.push({ t: at(t), what: passesSince > 0 ? `${what} (${passesSince} passes encoded before)` : what });
+    passesSince = 0;
+  };
+  switch (key) {
+    case 'encoder.beginComputePass':
+      passesSince++;
+      return;
+    case 'encoder.finish':
+      labels.set(r, self.label);
+      return;
+    case 'queue.submit':
+      return push(`submit ${a[0].map((b) => labels.get(b) ?? '?').join(', ')}`);
+    case 'queue.writeBuffer':
+      return push(`writeBuffer ${a[4] !== undefined ? a[4] * (a[2].BYTES_PER_ELEMENT ?? 1) : a[2].byteLength} B`);
+    case 'buffer.mapAsync':
+    case 'queue.onSubmittedWorkDone': {
+      const what = key === 'buffer.mapAsync' ? `mapAsync ${a[2] ?? self.size} B` : 'onSubmittedWorkDone';
+      push(what);
+      const log = timeline;
+      r.then(
+        () => log.push({ t: at(performance.now()), what: `  ${what} resolved` }),
+        () => {},
+      );
+      return;
+    }
+  }
+}
+
 // ---- time spent in WebGPU's calls on this thread (Dawn's bindings: the sync part of each) ----
 const native = {};
 const timeMethods = (proto, cls) => {
@@ -78,7 +121,9 @@ const timeMethods = (proto, cls) => {
     proto[name] = function (...a) {
       const t = performance.now();
       try {
-        return f.apply(this, a);
+        const r = f.apply(this, a);
+        if (timeline !== null) logEvent(key, t, this, a, r);
+        return r;
       } finally {
         native[key] = (native[key] ?? 0) + performance.now() - t;
       }
@@ -198,6 +243,20 @@ async function profile(call) {
     .slice(0, 12)
     .map(([k, v]) => [k, +v.toFixed(3)]);
   const cpu = session ? selfTimes((await session.post('Profiler.stop')).profile) : undefined;
+  let events;
+  if (args.timeline === true) {
+    events = timeline = [];
+    passesSince = 0;
+    timelineStart = performance.now();
+    await call();
+    events.push({ t: at(performance.now()), what: 'returned' });
+    timeline = null;
+    events.sort((a, b) => a.t - b.t);
+    if (stamps) {
+      const s = await stamps.read();
+      events.push({ t: null, what: `GPU ms by submission: ${JSON.stringify(s.submissions)}` });
+    }
+  }
   const wallMs = median(walls);
   const gpuMs = stamps ? median(gpus) : null;
   return {
@@ -214,6 +273,7 @@ async function profile(call) {
         .map(([k, v]) => [k, +v.toFixed(3)]),
     ),
     cpu,
+    timeline: events,
   };
 }
 
@@ -312,6 +372,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
       if (r === null) continue;
       console.log(`    WebGPU calls (${what}, ms a call):`, JSON.stringify(r.webgpuMs));
       if (session) console.log(`    main thread (${what}, ms in ${REPS} calls):`, JSON.stringify(r.cpu));
+      if (r.timeline) console.log(`    timeline (${what}, ms):\n` + r.timeline.map((e) => `      ${e.t ?? ''} ${e.what}`).join('\n'));
     }
   }
 }

@@ -35,6 +35,8 @@ export interface GpuLimits {
   maxStorageBuffersPerShaderStage: number;
   maxComputeInvocationsPerWorkgroup: number;
   maxComputeWorkgroupSizeX: number;
+  /** Bytes a storage binding's offset is a multiple of (read once: Dawn's `device.limits` makes a new object a read). */
+  minStorageBufferOffsetAlignment: number;
 }
 
 /** Why the device went away. */
@@ -220,6 +222,7 @@ export class GpuContext {
       maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
       maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
       maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
+      minStorageBufferOffsetAlignment: l.minStorageBufferOffsetAlignment,
     };
     this.hasSubgroups = opts.subgroups;
     this.subgroupMinSize = opts.sgMin;

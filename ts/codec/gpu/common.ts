@@ -63,12 +63,14 @@ export function checkWordOffset(value: unknown, name: string): number {
   return v;
 }
 
-export function checkSpan(buffer: GPUBuffer, offset: number, bytes: number, name: string): void {
-  if (offset + bytes > buffer.size) {
-    throw new ParleError(
-      ErrorCodes.INVALID_ARGUMENT,
-      `${name}: bytes ${offset}..${offset + bytes} lie past the buffer's ${buffer.size} bytes`,
-    );
+/**
+ * Throws INVALID_ARGUMENT where bytes [offset, offset + bytes) lie past a buffer of `size` bytes
+ * (its `size`, read once by a caller that checks many spans: a property of Dawn's objects costs
+ * a call into the binding).
+ */
+export function checkSpan(size: number, offset: number, bytes: number, name: string): void {
+  if (offset + bytes > size) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${name}: bytes ${offset}..${offset + bytes} lie past the buffer's ${size} bytes`);
   }
 }
 
@@ -83,7 +85,7 @@ export interface Window {
 }
 
 export function alignment(ctx: GpuContext): number {
-  return ctx.device.limits.minStorageBufferOffsetAlignment;
+  return ctx.limits.minStorageBufferOffsetAlignment;
 }
 
 export function maxBinding(ctx: GpuContext): number {
@@ -118,32 +120,46 @@ export function groupBySpans(
   const align = alignment(ctx);
   const limit = maxBinding(ctx);
   const groups: { items: number[]; windows: (Window | null)[] }[] = [];
-  let current: { items: number[]; windows: (Window | null)[] } | null = null;
-  const fits = (w: Window) => roundUp4(w.end - w.base) <= limit;
+  // the open group's windows, a base and an end a buffer (base -1: no item touches it yet);
+  // numbers, not objects, since this runs once an item (a stream, a region: thousands a call)
+  let bases: number[] = [];
+  let ends: number[] = [];
+  let items: number[] = [];
+  const close = () => {
+    if (items.length > 0) groups.push({ items, windows: bases.map((base, k) => (base < 0 ? null : { base, end: ends[k] })) });
+  };
   for (let i = 0; i < count; i++) {
     const s = spans(i);
-    const own = s.map((x) => (x === null ? null : windowOf(ctx, x[0], x[1])));
-    for (const w of own) {
-      if (w !== null && !fits(w))
+    let fits = items.length > 0;
+    for (let k = 0; k < s.length; k++) {
+      const x = s[k];
+      if (x === null) continue;
+      const base = Math.floor(x[0] / align) * align;
+      if (roundUp4(x[1] - base) > limit)
         throw new ParleError(ErrorCodes.TOO_LARGE, `${what}: item ${i} spans more than one storage binding (${limit} bytes)`);
+      if (fits && bases[k] >= 0 && roundUp4(Math.max(ends[k], x[1]) - Math.min(bases[k], base)) > limit) fits = false;
     }
-    if (current !== null) {
-      const merged = current.windows.map((w, k) => {
-        const o = own[k];
-        if (w === null) return o;
-        if (o === null) return w;
-        const start = Math.min(w.base, o.base);
-        return { base: Math.floor(start / align) * align, end: Math.max(w.end, o.end) };
-      });
-      if (merged.every((w) => w === null || fits(w))) {
-        current.items.push(i);
-        current.windows = merged;
-        continue;
+    if (!fits) {
+      close();
+      bases = s.map(() => -1);
+      ends = s.map(() => 0);
+      items = [];
+    }
+    items.push(i);
+    for (let k = 0; k < s.length; k++) {
+      const x = s[k];
+      if (x === null) continue;
+      const base = Math.floor(x[0] / align) * align;
+      if (bases[k] < 0) {
+        bases[k] = base;
+        ends[k] = x[1];
+      } else {
+        bases[k] = Math.min(bases[k], base);
+        ends[k] = Math.max(ends[k], x[1]);
       }
     }
-    current = { items: [i], windows: own };
-    groups.push(current);
   }
+  close();
   return groups;
 }
 

@@ -53,8 +53,8 @@ function checkDeltaArgs(args: DeltaArgs): { srcOff: number; dstOff: number; byte
   const srcOff = checkWordOffset(args.srcByteOffset ?? 0, 'srcByteOffset');
   const dstOff = checkWordOffset(args.dstByteOffset ?? 0, 'dstByteOffset');
   const bytes = roundUp4(args.count * args.width);
-  checkSpan(args.src, srcOff, bytes, 'src');
-  checkSpan(args.dst, dstOff, bytes, 'dst');
+  checkSpan(args.src.size, srcOff, bytes, 'src');
+  checkSpan(args.dst.size, dstOff, bytes, 'dst');
   return { srcOff, dstOff, bytes };
 }
 
@@ -169,11 +169,12 @@ export function encodeDeltaDecodeChunks(
   const live = chunks.filter((c) => checkCount(c.count, 'count') > 0);
   if (live.length === 0) return;
   const table = new Uint32Array(live.length * 4);
+  const dataSize = data.size;
   const spans = live
     .map((c) => {
       const at = checkWordOffset(c.byteOffset, 'byteOffset');
       const bytes = roundUp4(c.count * width);
-      checkSpan(data, at, bytes, 'chunk');
+      checkSpan(dataSize, at, bytes, 'chunk');
       return { at, bytes, count: c.count };
     })
     .sort((a, b) => a.at - b.at);

@@ -34,12 +34,14 @@ export function encodeGather(ctx: GpuContext, s: Submission, src: GPUBuffer, dst
   checkBuffer(src, 'src');
   checkBuffer(dst, 'dst');
   if (src === dst) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'src and dst must be distinct buffers');
+  const srcSize = src.size;
+  const dstSize = dst.size;
   jobs.forEach((j, i) => {
     checkCount(j?.srcByteOffset, `jobs[${i}].srcByteOffset`);
     checkCount(j?.dstByteOffset, `jobs[${i}].dstByteOffset`);
     checkCount(j?.byteLength, `jobs[${i}].byteLength`);
-    checkSpan(src, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
-    checkSpan(dst, j.dstByteOffset, j.byteLength, `jobs[${i}] destination`);
+    checkSpan(srcSize, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
+    checkSpan(dstSize, j.dstByteOffset, j.byteLength, `jobs[${i}] destination`);
   });
   const live = jobs.filter((j) => j.byteLength > 0);
   const groups = groupBySpans(
@@ -60,7 +62,10 @@ export function encodeGather(ctx: GpuContext, s: Submission, src: GPUBuffer, dst
     group.items.forEach((k, e) => {
       const j = live[k];
       const d = j.dstByteOffset - dw.base;
-      table.set([j.srcByteOffset - sw.base, d, j.byteLength, words], e * 4);
+      table[4 * e] = j.srcByteOffset - sw.base;
+      table[4 * e + 1] = d;
+      table[4 * e + 2] = j.byteLength;
+      table[4 * e + 3] = words;
       words += Math.floor((d + j.byteLength - 1) / 4) - Math.floor(d / 4) + 1;
     });
     s.dispatch(

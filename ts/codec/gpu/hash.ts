@@ -58,10 +58,11 @@ export function encodeTreeHashes(
 ): () => Promise<Uint32Array> {
   checkBuffer(buffer, 'buffer');
   if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
+  const size = buffer.size;
   ranges.forEach((r, i) => {
     checkCount(r?.byteOffset, `ranges[${i}].byteOffset`);
     checkCount(r?.byteLength, `ranges[${i}].byteLength`);
-    checkSpan(buffer, r.byteOffset, r.byteLength, `ranges[${i}]`);
+    checkSpan(size, r.byteOffset, r.byteLength, `ranges[${i}]`);
   });
   const m = ranges.length;
   if (m === 0) return async () => new Uint32Array(0);

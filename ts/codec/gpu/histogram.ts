@@ -58,10 +58,11 @@ function recordHistograms(
 ): { hist: GPUBuffer; repeats: GPUBuffer } | undefined {
   checkBuffer(buffer, 'buffer');
   if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
+  const size = buffer.size;
   ranges.forEach((r, i) => {
     checkCount(r?.byteOffset, `ranges[${i}].byteOffset`);
     checkCount(r?.byteLength, `ranges[${i}].byteLength`);
-    checkSpan(buffer, r.byteOffset, r.byteLength, `ranges[${i}]`);
+    checkSpan(size, r.byteOffset, r.byteLength, `ranges[${i}]`);
     // counts are u32
     if (r.byteLength >= 2 ** 32) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^32`);
     if (runWidth > 1 && (r.byteOffset % runWidth !== 0 || r.byteLength % runWidth !== 0))

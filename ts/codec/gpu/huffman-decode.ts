@@ -215,6 +215,8 @@ export function encodeHuffmanDecode(
   checkBuffer(dstBuf, 'dstBuf');
   if (srcBuf === dstBuf) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'srcBuf and dstBuf must be different buffers');
   if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
+  const srcSize = srcBuf.size;
+  const dstSize = dstBuf.size;
   jobs.forEach((j, i) => {
     const st = j?.stream;
     if (typeof st !== 'object' || st === null || ![0, 1, 2, 3].includes(st.mode)) {
@@ -222,8 +224,8 @@ export function encodeHuffmanDecode(
     }
     checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
     checkWordOffset(j.dstByteOffset, `jobs[${i}].dstByteOffset`);
-    checkSpan(srcBuf, j.srcByteOffset, st.encodedBytes, `jobs[${i}] source`);
-    checkSpan(dstBuf, j.dstByteOffset, roundUp4(st.decodedBytes), `jobs[${i}] destination`);
+    checkSpan(srcSize, j.srcByteOffset, st.encodedBytes, `jobs[${i}] source`);
+    checkSpan(dstSize, j.dstByteOffset, roundUp4(st.decodedBytes), `jobs[${i}] destination`);
   });
   const live = jobs.map((_, i) => i).filter((i) => jobs[i].stream.decodedBytes > 0);
   const byDst = [...live].sort((a, b) => jobs[a].dstByteOffset - jobs[b].dstByteOffset);
@@ -275,20 +277,16 @@ export function encodeHuffmanDecode(
       const i = live[k];
       const { stream: st, srcByteOffset, dstByteOffset } = jobs[i];
       const coded = st.mode >= 2;
-      entries.set(
-        [
-          workgroups,
-          st.decodedBytes,
-          coded ? st.segmentLog2 : FLAT_SEGMENT_LOG2,
-          st.mode,
-          st.mode === 1 ? st.symbol : srcByteOffset + (coded ? st.offsetsAt : st.bitsAt) - srcBase,
-          coded ? srcByteOffset + st.bitsAt - srcBase : 0,
-          (dstByteOffset - dstBase) / 4,
-          coded ? srcByteOffset - srcBase : 0,
-          coded ? st.encodedBytes - st.bitsAt : 0,
-        ],
-        e * STREAM_WORDS,
-      );
+      const o = e * STREAM_WORDS;
+      entries[o] = workgroups;
+      entries[o + 1] = st.decodedBytes;
+      entries[o + 2] = coded ? st.segmentLog2 : FLAT_SEGMENT_LOG2;
+      entries[o + 3] = st.mode;
+      entries[o + 4] = st.mode === 1 ? st.symbol : srcByteOffset + (coded ? st.offsetsAt : st.bitsAt) - srcBase;
+      entries[o + 5] = coded ? srcByteOffset + st.bitsAt - srcBase : 0;
+      entries[o + 6] = (dstByteOffset - dstBase) / 4;
+      entries[o + 7] = coded ? srcByteOffset - srcBase : 0;
+      entries[o + 8] = coded ? st.encodedBytes - st.bitsAt : 0;
       workgroups += groupsOf(st);
     });
     const streamsBuf = storageWords(ctx, s, entries, 'huffman-streams');

@@ -126,14 +126,14 @@ interface EncodeSlot {
   blocks: number;
 }
 
-function checkEncodeJob(srcBuf: GPUBuffer, j: HuffmanEncodeJob, i: number): void {
+function checkEncodeJob(srcSize: number, j: HuffmanEncodeJob, i: number): void {
   if (typeof j !== 'object' || j === null) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}] must be an object`);
   checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
   checkCount(j.byteLength, `jobs[${i}].byteLength`);
   if (j.byteLength > HUFFMAN_ENCODE_MAX_BYTES) {
     throw new ParleError(ErrorCodes.TOO_LARGE, `jobs[${i}]: ${j.byteLength} bytes exceed one Huffman stream (${HUFFMAN_ENCODE_MAX_BYTES})`);
   }
-  checkSpan(srcBuf, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
+  checkSpan(srcSize, j.srcByteOffset, j.byteLength, `jobs[${i}] source`);
   if (j.mode !== undefined && j.mode !== 2 && j.mode !== 3)
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].mode must be 2 or 3`);
   const g = j.segmentLog2;
@@ -264,7 +264,8 @@ interface EncodedJobs {
 async function encodeHuffmanJobs(ctx: GpuContext, srcBuf: GPUBuffer, jobs: readonly HuffmanEncodeJob[]): Promise<EncodedJobs> {
   checkBuffer(srcBuf, 'srcBuf');
   if (!Array.isArray(jobs)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'jobs must be an array');
-  jobs.forEach((j, i) => checkEncodeJob(srcBuf, j, i));
+  const srcSize = srcBuf.size;
+  jobs.forEach((j, i) => checkEncodeJob(srcSize, j, i));
   const m = jobs.length;
   const lanes = m > 0 && jobs[0].mode === 3;
   jobs.forEach((j, i) => {

@@ -60,14 +60,16 @@ export function encodePackDecode(
   let blocks = 0;
   let dstEnd = 0;
   let srcEnd = 0;
+  const srcSize = srcBuf.size;
+  const dstSize = dstBuf.size;
   jobs.forEach((j, i) => {
     if (![1, 2, 4].includes(j.width)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `jobs[${i}].width must be 1, 2 or 4`);
     checkCount(j.srcByteOffset, `jobs[${i}].srcByteOffset`);
     checkCount(j.encodedBytes, `jobs[${i}].encodedBytes`);
     checkWordOffset(j.dstByteOffset, `jobs[${i}].dstByteOffset`);
     checkCount(j.decodedBytes, `jobs[${i}].decodedBytes`);
-    checkSpan(srcBuf, j.srcByteOffset, j.encodedBytes, `jobs[${i}] source`);
-    checkSpan(dstBuf, j.dstByteOffset, roundUp4(j.decodedBytes), `jobs[${i}] destination`);
+    checkSpan(srcSize, j.srcByteOffset, j.encodedBytes, `jobs[${i}] source`);
+    checkSpan(dstSize, j.dstByteOffset, roundUp4(j.decodedBytes), `jobs[${i}] destination`);
     const n = Math.floor(j.decodedBytes / j.width);
     // width 0 tells the walk that D is not a multiple of w: a stream a reader rejects
     streams.set(

@@ -50,14 +50,15 @@ export function encodeShuffle(ctx: GpuContext, s: Submission, direction: 'shuffl
     throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `planeByteOffsets must hold ${w} offsets`);
   }
   const planeBytes = roundUp4(n);
+  const planesSize = args.planes.size;
   const planeOffs = args.planeByteOffsets.map((o, k) => checkWordOffset(o, `planeByteOffsets[${k}]`));
-  planeOffs.forEach((o, k) => checkSpan(args.planes, o, planeBytes, `plane ${k}`));
+  planeOffs.forEach((o, k) => checkSpan(planesSize, o, planeBytes, `plane ${k}`));
   const sorted = [...planeOffs].sort((a, b) => a - b);
   for (let k = 1; k < sorted.length; k++) {
     if (n > 0 && sorted[k - 1] + planeBytes > sorted[k]) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'planes overlap');
   }
   const elemBytes = roundUp4(n * w);
-  checkSpan(args.elements, elemOff, elemBytes, 'elements');
+  checkSpan(args.elements.size, elemOff, elemBytes, 'elements');
   if (n === 0) return;
   const elemWin = windowOf(ctx, elemOff, elemOff + elemBytes);
   const planeWin = windowOf(ctx, sorted[0], sorted[w - 1] + planeBytes);
@@ -121,14 +122,16 @@ export function encodeShuffleChunks(
   let groups = 0;
   let elementsEnd = 0;
   let planesEnd = 0;
+  const elementsSize = elements.size;
+  const planesSize = planes.size;
   live.forEach((c, i) => {
     const at = checkWordOffset(c.elementsByteOffset, 'elementsByteOffset');
     const bytes = roundUp4(c.count * width);
-    checkSpan(elements, at, bytes, 'elements');
+    checkSpan(elementsSize, at, bytes, 'elements');
     if (!Array.isArray(c.planeByteOffsets) || c.planeByteOffsets.length !== width)
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `planeByteOffsets must hold ${width} offsets`);
     const planeWords = c.planeByteOffsets.map((o, k) => {
-      checkSpan(planes, checkWordOffset(o, `planeByteOffsets[${k}]`), roundUp4(c.count), `plane ${k}`);
+      checkSpan(planesSize, checkWordOffset(o, `planeByteOffsets[${k}]`), roundUp4(c.count), `plane ${k}`);
       planesEnd = Math.max(planesEnd, o + roundUp4(c.count));
       return o / 4;
     });
