@@ -7,12 +7,16 @@
  *     checks) of a CPU-path container, each build its own: this build's laid out for
  *     `--decoder` (default gpu: Huffman mode 3; cpu: mode 2), the baseline's with its defaults
  *     or `--baseline-decoder` (both containers' sizes are saved);
+ *   - decompress-device: the same containers uploaded first (a u8 DeviceArray: nvCOMP's case,
+ *     #45's "device container -> device"), decoded to the device;
  *   - compress: from the device (the input uploaded to each engine) into a reused `out` array
  *     (`path: 'gpu'`: the container read back to the host).
  *
  * Usage: node bench/gpu-codec-ab.mjs --baseline DIR [--mib 4,64] [--rounds 15] [--files a,b]
  *                                    [--ops compress,decompress] [--workers 16] [--out DIR]
- *                                    [--decoder gpu|cpu] [--baseline-decoder gpu|cpu]
+ *                                    [--decoder gpu|cpu] [--baseline-decoder gpu|cpu] [--shape]
+ * --ops: any of decompress, decompress-device, compress. --shape: the CPU path's containers of
+ * whole rows of the array's shape (bench/corpus/index.json; predicted chunks).
  * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
  * bench/results/<machine>/gpu-codec-ab.json (the machine is the GPU's): per file, size and op the
  * medians of both builds' wall clock (ms), GB/s (of output for decompress, of input for compress),
@@ -38,6 +42,7 @@ const { values: args } = parseArgs({
     ops: { type: 'string' },
     decoder: { type: 'string' },
     'baseline-decoder': { type: 'string' },
+    shape: { type: 'boolean' },
   },
 });
 if (args.baseline === undefined) throw new Error('--baseline DIR (a build of parle: its dist/) is required');
@@ -75,21 +80,39 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
   const raw = readFileSync(file.path);
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB, a whole number of elements
-    const host = repeatTo(raw, mib << 20, file.Ctor);
+    let host = repeatTo(raw, mib << 20, file.Ctor);
+    // --shape: whole rows of the array's shape, which the CPU path's containers record
+    let shaped = {};
+    if (args.shape === true) {
+      const own = file.shape ?? [host.length];
+      const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
+      const rows = Math.floor(host.length / rowElements);
+      host = host.subarray(0, rows * rowElements);
+      shaped = { shape: [rows, ...own.slice(1)] };
+    }
     const B = host.byteLength;
     for (const op of OPS) {
       let ms;
       let containerBytes;
       let baselineBytes;
-      if (op === 'decompress') {
+      if (op === 'decompress' || op === 'decompress-device') {
         const containers = {
-          current: await engines.current.compress(host, { path: 'cpu', decoder: DECODER }),
-          baseline: await engines.baseline.compress(host, { path: 'cpu', ...BASELINE_DECODER }),
+          current: await engines.current.compress(host, { path: 'cpu', decoder: DECODER, ...shaped }),
+          baseline: await engines.baseline.compress(host, { path: 'cpu', ...BASELINE_DECODER, ...shaped }),
         };
         containerBytes = containers.current.length;
         baselineBytes = containers.baseline.length;
-        ms = await ab(async (which) => (await engines[which].decompress(containers[which], { path: 'gpu', to: 'device' })).destroy());
-      } else {
+        if (op === 'decompress') {
+          ms = await ab(async (which) => (await engines[which].decompress(containers[which], { path: 'gpu', to: 'device' })).destroy());
+        } else {
+          const resident = {
+            current: await engines.current.upload(containers.current),
+            baseline: await engines.baseline.upload(containers.baseline),
+          };
+          ms = await ab(async (which) => (await engines[which].decompress(resident[which])).destroy());
+          for (const d of Object.values(resident)) d.destroy();
+        }
+      } else if (op === 'compress') {
         const inputs = { current: await engines.current.upload(host), baseline: await engines.baseline.upload(host) };
         const outs = { current: new Uint8Array(compressBound(host.length, file.type)), baseline: null };
         outs.current.fill(1);
@@ -98,8 +121,8 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
         baselineBytes = (await engines.baseline.compress(inputs.baseline, { path: 'gpu' })).length;
         ms = await ab((which) => engines[which].compress(inputs[which], { path: 'gpu', out: outs[which] }));
         for (const d of Object.values(inputs)) d.destroy();
-      }
-      const row = { file: file.name, mib, op, bytes: B, containerBytes, baselineBytes };
+      } else throw new Error(`--ops: unknown op ${op} (decompress, decompress-device, compress)`);
+      const row = { file: file.name, mib, op, shape: shaped.shape, bytes: B, containerBytes, baselineBytes };
       for (const which of ['current', 'baseline']) row[which] = { wallMs: ms[which], gbps: B / ms[which] / 1e6 };
       row.ratio = ms.current / ms.baseline;
       rows.push(row);

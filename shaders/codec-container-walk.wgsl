@@ -3,8 +3,12 @@
 // chunk's entry, its stream directory, the first bytes of each of its streams and a quantized
 // chunk's header, and reads them back in one piece instead of the whole container. Two
 // dispatches:
-//   walk   one invocation copies the header (32 bytes) to `out`, then follows the entries from
-//          chunk params.first, whose entry starts at byte params.start: an entry's place is known
+//   walk   one invocation copies the header (32 bytes) to `out` (from chunk 0: and the 68 bytes
+//          after it, where a version-4 header of rank r > 0 has its shape block of 8 r + 4 bytes,
+//          whose end is then where the entries start when params.start is 32: the start it took
+//          goes to the start word, which the host checks against the header it reads), then
+//          follows the entries from chunk params.first, whose entry starts at byte params.start
+//          (or after the shape block): an entry's place is known
 //          only from the previous one's payload length (a chain of dependent reads). It stops
 //          after params.chunks entries, at the header's chunk count, or at an entry that does not
 //          fit in the container's params.bytes; it writes each entry's byte offset to its word of
@@ -19,21 +23,29 @@
 //   blocks  one invocation a predicted chunk (stage 7) follows its field blocks, which lie one
 //          after another (each block's length gives the next one's place), from its first block
 //          (the predict header's end, which the host read) to its payload's end: for each block
-//          its place, its 8-byte head and the 64 bytes after it (its stream directory) into a
+//          its place, its 8-byte head and the 64 bytes after it (its stream directory), and for
+//          each of its streams (S of them, from the head's stages and the element width:
+//          S <= 8) where it starts and its first 4 bytes, as `copy` does for a chunk, into a
 //          slot of BLOCK_WORDS words; a block that does not fit the payload ends the walk (NONE
 //          in its place word).
 // Nothing here is trusted: the host walks the table again from these bytes with every check of
 // the in-memory reader and finds each byte it reads at the offset it computes itself (a copy
 // made at another offset is not found there: the host then reads zeros). Every read of `src` is
 // bounded (0 past the binding); bytes past the payload (or the container) read as 0.
-// `out` layout, in words: [0, 8) the header, [8] the stop, [9] the entries reached, [12, 12 +
-// chunks) the offsets (those past the entries reached unspecified), then
+// `out` layout, in words: [0, 8) the header, [8] the stop, [9] the entries reached, [10] the
+// start, [12, 29) the 68 bytes after the header, [32, 32 + chunks) the offsets (those past the
+// entries reached unspecified), then
 // `chunks` slots from slotsAt() (ts/codec/gpu/device-container.ts agrees).
 
 const HEADER_WORDS = 8u;
 const STOP_AT = 8u;
 const REACHED_AT = 9u;
-const OFFSETS_AT = 12u;
+const START_AT = 10u;
+const SHAPE_AT = 12u;
+const SHAPE_WORDS = 17u;     // a shape block of MAX_RANK dims (8 bytes each) and its checksum
+const MAX_RANK = 8u;
+const HEADER_BYTES = 32u;
+const OFFSETS_AT = 32u;
 const ENTRY_BYTES = 32u;
 const NONE = 0xFFFFFFFFu;
 const MAX_STREAMS = 8u;
@@ -58,12 +70,17 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 // blocks: a predicted chunk's walk (params.chunks of them): its first block's byte offset, its
-// payload's end, its fields, its first slot's word in `out`
+// payload's end, its fields | the element width (bytes) << 16, its first slot's word in `out`
 @group(0) @binding(3) var<storage, read> blockJobs: array<vec4<u32>>;
 
-// a field block's slot, in words: its place, its head (2 words), the 64 bytes after the head
-const BLOCK_WORDS = 19u;
+// a field block's slot, in words: its place, its head (2 words), the 64 bytes after the head,
+// each stream's byte offset (NONE: none), each stream's first 4 bytes
+const BLOCK_WORDS = 35u;
+const BLOCK_STREAM_AT = 19u;
+const BLOCK_HEADS = 27u;
 const BLOCK_HEAD_BYTES = 8u;
+const SHUFFLE = 2u;  // stage ids (ts/format/stages.ts StageId)
+const RLE = 3u;
 
 // srcWord, read8, read32: shaders/read-src.wgsl (appended)
 
@@ -78,6 +95,16 @@ fn walk() {
   }
   let total = read32(24u);  // the header's chunk count
   var at = params.start;
+  if (params.first == 0u) {
+    for (var i = 0u; i < SHAPE_WORDS; i++) {
+      out[SHAPE_AT + i] = srcWord(HEADER_WORDS + i);
+    }
+    let rank = read8(11u) & 15u;  // version 4: byte 11's low bits
+    if (params.start == HEADER_BYTES && read8(8u) == 4u && rank > 0u && rank <= MAX_RANK) {
+      at = HEADER_BYTES + 8u * rank + 4u;
+    }
+  }
+  out[START_AT] = at;
   var k = 0u;
   loop {
     if (k >= params.chunks || params.first + k >= total || at > params.bytes || params.bytes - at < ENTRY_BYTES) { break; }
@@ -159,19 +186,55 @@ fn blocks(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (i >= params.chunks) { return; }
   let job = blockJobs[i];
   let end = min(job.y, params.bytes);
+  let fields = job.z & 0xFFFFu;
+  let width = job.z >> 16u;
   var at = job.x;
-  for (var k = 0u; k < job.z; k++) {
+  for (var k = 0u; k < fields; k++) {
     let slot = job.w + k * BLOCK_WORDS;
     if (at > end || end - at < BLOCK_HEAD_BYTES) {
       out[slot] = NONE;
       return;
     }
     out[slot] = at;
-    for (var w = 0u; w < BLOCK_WORDS - 1u; w++) {
+    for (var w = 0u; w < BLOCK_STREAM_AT - 1u; w++) {
       out[slot + 1u + w] = bytesBefore(at + 4u * w, end);
     }
     let bytes = read32(at + 4u);
-    if (bytes > end - at - BLOCK_HEAD_BYTES) {
+    let fits = bytes <= end - at - BLOCK_HEAD_BYTES;
+    // its streams: S from its stages (the head's 4 bytes, 0 after the last), its directory of
+    // S x 8 bytes (decoded, encoded sizes) after the head, the streams after the directory
+    let stages = read32(at);
+    var shuffle = false;
+    var rle = false;
+    for (var b = 0u; b < 4u; b++) {
+      let id = (stages >> (8u * b)) & 0xFFu;
+      shuffle = shuffle || id == SHUFFLE;
+      rle = rle || id == RLE;
+    }
+    let streams = select(select(1u, width, shuffle) * select(1u, 2u, rle), 0u, (stages & 0xFFu) == 0u);
+    let directoryAt = at + BLOCK_HEAD_BYTES;
+    var p = NONE;
+    if (fits && streams <= MAX_STREAMS && bytes >= 8u * streams) {
+      p = directoryAt + 8u * streams;
+    }
+    let blockEnd = select(end, directoryAt + bytes, fits);
+    for (var j = 0u; j < MAX_STREAMS; j++) {
+      if (j >= streams || p == NONE || p > blockEnd) {
+        out[slot + BLOCK_STREAM_AT + j] = NONE;
+        out[slot + BLOCK_HEADS + j] = 0u;
+        p = NONE;
+        continue;
+      }
+      out[slot + BLOCK_STREAM_AT + j] = p;
+      out[slot + BLOCK_HEADS + j] = bytesBefore(p, end);
+      let encoded = read32(directoryAt + 8u * j + 4u);
+      if (encoded > blockEnd - p) {
+        p = NONE;
+      } else {
+        p += encoded;
+      }
+    }
+    if (!fits) {
       at = NONE;
     } else {
       at += BLOCK_HEAD_BYTES + bytes;

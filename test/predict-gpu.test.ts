@@ -158,6 +158,67 @@ describeGpu('predicted chunks decoded on the GPU', () => {
     });
   });
 
+  gpuIt(
+    'from the device, a shaped container is planned in one walk of its table and one of its field blocks, nothing read after',
+    async () => {
+      // the first walk copies the shape block and starts after it; the blocks walk copies each
+      // stream's head and gathers a decimal map's exceptions beside it: a mutation of either
+      // sends the plan to more readbacks (the plan still decodes: only the count shows it)
+      const gpu = (engine as unknown as { gpuContext: { submit: (label: string, encode: unknown) => Promise<unknown> } }).gpuContext;
+      const seed = caseSeed('gpu predict plan readbacks');
+      const [X, Y, fields] = [40, 3, 2];
+      const rows = 48;
+      for (const [Ctor, type, map] of [
+        [Float32Array, TYPE_CODE.f32, MAP.decimal],
+        [Uint16Array, TYPE_CODE.u16, MAP.none],
+      ] as const) {
+        const input = smooth(Ctor, 2 * rows, X, fields, seed);
+        const predicted = (stages: number[][]): ChunkPlan => ({
+          kind: 'predicted',
+          map,
+          predictor: PREDICTOR.lorenzo2,
+          fields,
+          X,
+          Y,
+          ...(map === MAP.decimal ? { exponents: [2, 2] } : {}),
+          stages,
+        });
+        const container = encodeContainer(bytesOf(input), {
+          type,
+          chunkLength: rows * X * fields,
+          shape: [2 * rows, X * fields],
+          chunks: [
+            predicted([[STAGE.shuffle, STAGE.rle, STAGE.huffman], [STAGE.huffman]]),
+            predicted([
+              [STAGE.rle, STAGE.huffman],
+              [STAGE.shuffle, STAGE.huffman],
+            ]),
+          ],
+        });
+        const labels: string[] = [];
+        const submit = gpu.submit;
+        gpu.submit = function (label, encode) {
+          labels.push(label);
+          return submit.call(this, label, encode);
+        };
+        try {
+          await decodesOnDevice(container, input, `${Ctor.name}, ${describeSeed(seed)}`);
+        } finally {
+          gpu.submit = submit;
+        }
+        // decodesOnDevice decodes from host memory first (its one submission 'decompress'), then from the device
+        const fromDevice = labels.slice(labels.indexOf('decompress') + 1);
+        expect(fromDevice[0], Ctor.name).toBe('decompress: chunk table');
+        expect(
+          fromDevice.filter((l) => l === 'decompress: chunk table'),
+          Ctor.name,
+        ).toHaveLength(1);
+        expect(fromDevice.indexOf('decompress: field blocks'), Ctor.name).toBe(fromDevice.length - 2);
+        expect(fromDevice[fromDevice.length - 1], Ctor.name).toBe('decompress');
+      }
+    },
+  );
+
   gpuIt("the CPU path's own predicted containers: the input, decoded on the GPU", async () => {
     const seed = caseSeed('gpu predict decode engine');
     for (const [name, Ctor] of types) {

@@ -5,15 +5,18 @@
  *
  *   1. the chunk table, in one readback (up to 4096 chunks a readback): a GPU walk of the
  *      entries (shaders/codec-container-walk.wgsl; an entry's place is known only from the one
- *      before, so one invocation follows them), then a workgroup a chunk copies its entry, its
+ *      before, so one invocation follows them; the first walk copies the header and the shape
+ *      block after it too, and starts after that block where the header says there is one),
+ *      then a workgroup a chunk copies its entry, its
  *      payload's first 16 bytes (a quantized chunk's header), its stream directory and the first
  *      bytes of each of its streams (a Huffman stream's mode, segment size and last symbol:
  *      parseHuffmanStream's fields);
- *   2. predicted chunks (stage 7): what their plan reads, in three readbacks: each payload's
- *      predict header (gathered: codec-gather.wgsl); its field blocks' heads and directories
- *      (a GPU walk of each chunk's blocks, which lie one after another: codec-container-walk.wgsl
- *      `blocks`); its streams' heads and a decimal map's exceptions (gathered). What the plan
- *      reads and does not find yet is gathered in more ({@link missingPredictedReads}). The
+ *   2. predicted chunks (stage 7): what their plan reads, in two readbacks: each payload's
+ *      predict header (gathered: codec-gather.wgsl); its field blocks' heads, directories and
+ *      streams' heads (a GPU walk of each chunk's blocks, which lie one after another:
+ *      codec-container-walk.wgsl `blocks`), with a decimal map's exceptions gathered in the
+ *      same submission. What the plan reads and does not find yet is gathered in more
+ *      ({@link missingPredictedReads}). The
  *      payloads had been read back whole: 36 MB of a 64 MiB RGB array, 40 ms on the H200 host;
  *      quantized chunks: their exceptions, in one more;
  *   3. the decode itself: ts/codec/gpu/decode.ts on the container's own buffer, with every check
@@ -29,10 +32,10 @@
 import type { CpuPath } from '../../cpu/cpu-path.js';
 import { abortError } from '../../cpu/pool.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
-import type { GpuContext } from '../../gpu/context.js';
+import type { GpuContext, Submission } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 import { walkChunks, type ReadAt } from '../../format/container.js';
-import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, readHeader, type LocatedChunk } from '../../format/layout.js';
+import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, MAX_RANK, readHeader, type LocatedChunk } from '../../format/layout.js';
 import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
 import {
   FIELD_BLOCK_HEADER_BYTES,
@@ -56,7 +59,13 @@ import walkSource from '../../../shaders/codec-container-walk.wgsl';
 import readSrcSource from '../../../shaders/read-src.wgsl';
 
 /** Words of the walk's output before the offsets: the header, the stop word, padding (codec-container-walk.wgsl). */
-const OFFSETS_AT = 12;
+const OFFSETS_AT = 32;
+/** Where the walk from chunk 0 puts the 68 bytes after the header (a version-4 shape block: at most {@link SHAPE_BLOCK_MAX_BYTES}), in words. */
+const SHAPE_AT = 12;
+/** A shape block's bytes at most: MAX_RANK dims of 8 bytes and a 4-byte checksum. */
+const SHAPE_BLOCK_MAX_BYTES = 8 * MAX_RANK + 4;
+/** The word where the walk puts the byte its first entry was at (after the shape block it found, or params.start). */
+const START_AT = 10;
 /** A chunk's slot in the walk's output, in words (codec-container-walk.wgsl). */
 const SLOT = { quantize: 8, directory: 12, directoryAt: 28, streamAt: 29, heads: 37, words: 48 } as const;
 /** Streams a chunk has at most (a shuffled 4-byte type with rle), each a directory entry of 8 bytes. */
@@ -70,8 +79,11 @@ const WALK_CHUNKS = 4096;
  */
 const FIRST_WALK_CHUNKS = 320;
 const NONE = 0xffffffff;
-/** A field block's slot in the blocks walk's output, in words (codec-container-walk.wgsl BLOCK_WORDS): its place, its head, 64 bytes. */
-const BLOCK_WORDS = 19;
+/**
+ * A field block's slot in the blocks walk's output, in words (codec-container-walk.wgsl
+ * BLOCK_WORDS): its place, its head, 64 bytes, then each of its streams' offset and first 4 bytes.
+ */
+const BLOCK = { head: 1, directory: 3, streamAt: 19, heads: 27, words: 35 } as const;
 /**
  * Field blocks the GPU walks in one call at most (19 words each: 76 MiB of slots); a container
  * that claims more (a hostile one: a block is 8 bytes at least) leaves the rest to the plan's
@@ -203,8 +215,10 @@ function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1
 /**
  * Walks up to `chunks` entries from chunk `first` (its entry at byte `start`) on the GPU and
  * keeps in `sparse` what codec-container-walk.wgsl copied of each: the entry, its payload's first
- * 16 bytes, its directory and its streams' first bytes. Returns the chunks reached and where the
- * next entry would start (NONE after a payload that runs past the container's end).
+ * 16 bytes, its directory and its streams' first bytes (from chunk 0: the header and the
+ * {@link SHAPE_BLOCK_MAX_BYTES} after it, the walk starting after a version-4 shape block where
+ * `start` is the header's end). Returns the chunks reached, where the next entry would start
+ * (NONE after a payload that runs past the container's end) and where the walk's first entry was.
  */
 async function walkTable(
   gpu: GpuContext,
@@ -213,7 +227,7 @@ async function walkTable(
   first: number,
   start: number,
   chunks: number,
-): Promise<{ reached: number; stop: number }> {
+): Promise<{ reached: number; stop: number; from: number }> {
   const length = sparse.length;
   const slotsAt = OFFSETS_AT + Math.ceil(chunks / 4) * 4;
   const outBytes = 4 * (slotsAt + chunks * SLOT.words);
@@ -230,7 +244,13 @@ async function walkTable(
   });
   const words = await read();
   const bytes = new Uint8Array(words.buffer);
-  if (first === 0) sparse.add(0, bytes.subarray(0, Math.min(HEADER_BYTES, length)));
+  if (first === 0) {
+    sparse.add(0, bytes.subarray(0, Math.min(HEADER_BYTES, length)));
+    sparse.add(
+      HEADER_BYTES,
+      bytes.subarray(4 * SHAPE_AT, 4 * SHAPE_AT + Math.max(0, Math.min(SHAPE_BLOCK_MAX_BYTES, length - HEADER_BYTES))),
+    );
+  }
   const reached = Math.min(words[9], chunks);
   for (let k = 0; k < reached; k++) {
     const at = words[OFFSETS_AT + k];
@@ -247,30 +267,34 @@ async function walkTable(
       if (streamAt !== NONE) sparse.add(streamAt, piece(SLOT.heads + j, Math.min(4, end - streamAt)));
     }
   }
-  return { reached, stop: words[8] };
+  return { reached, stop: words[8], from: words[START_AT] };
 }
 
 /**
  * Walks the field blocks of predicted chunks on the GPU (codec-container-walk.wgsl `blocks`: a
  * chunk's blocks lie one after another, which read back a block at a time had cost a readback a
- * field) and keeps in `sparse` what it copied of each block: its 8-byte head and the 64 bytes
- * after it (its directory). `jobs`: each chunk's first block (a byte offset in the container,
- * from the predict header the host read), its payload's end and its fields. Nothing is trusted:
- * the plan reads each block where its own walk puts it ({@link missingPredictedReads}).
+ * field) and keeps in `sparse` what it copied of each block: its 8-byte head, the 64 bytes after
+ * it (its directory) and the first 4 bytes of each of its streams; `regions` ([offset, length])
+ * are gathered in the same submission. `jobs`: each chunk's first block (a byte offset in the
+ * container, from the predict header the host read), its payload's end, its fields and the
+ * element width (bytes: a block's streams are its planes). Nothing is trusted: the plan reads each block and stream where its own walk puts
+ * it ({@link missingPredictedReads}).
  */
 async function walkFieldBlocks(
   gpu: GpuContext,
   container: GPUBuffer,
   sparse: SparseContainer,
-  jobs: readonly { first: number; end: number; fields: number }[],
+  jobs: readonly { first: number; end: number; fields: number; width: number }[],
+  regions: readonly [number, number][],
 ): Promise<void> {
   const table = new Uint32Array(4 * jobs.length);
   let words = 0;
   jobs.forEach((j, i) => {
-    table.set([j.first, j.end, j.fields, words], 4 * i);
-    words += j.fields * BLOCK_WORDS;
+    table.set([j.first, j.end, j.fields | (j.width << 16), words], 4 * i);
+    words += j.fields * BLOCK.words;
   });
   const length = sparse.length;
+  let keepRegions: () => Promise<void> = async () => undefined;
   const read = await gpu.submit('decompress: field blocks', (s) => {
     const out = s.temp(4 * words, 'field blocks walk');
     const jobsBuf = s.temp(table.byteLength, 'field blocks jobs');
@@ -286,21 +310,27 @@ async function walkFieldBlocks(
       Math.ceil(jobs.length / 64),
       'parle:field-blocks-walk',
     );
+    keepRegions = encodeRegionReads(gpu, s, container, sparse, regions);
     return s.readAfter(out, 4 * words);
   });
   const got = await read();
+  await keepRegions();
   const bytes = new Uint8Array(got.buffer, got.byteOffset, got.byteLength);
+  /** `n` bytes of the slot from word `word`, no further than the payload's `end` from `at`. */
+  const piece = (word: number, at: number, end: number, n: number) =>
+    bytes.subarray(4 * word, 4 * word + Math.max(0, Math.min(n, end - at)));
   jobs.forEach((j, i) => {
     const first = table[4 * i + 3];
     for (let k = 0; k < j.fields; k++) {
-      const slot = first + k * BLOCK_WORDS;
+      const slot = first + k * BLOCK.words;
       const at = got[slot];
       if (at === NONE || at + FIELD_BLOCK_HEADER_BYTES > j.end) break;
-      sparse.add(at, bytes.subarray(4 * (slot + 1), 4 * (slot + 1) + FIELD_BLOCK_HEADER_BYTES));
-      sparse.add(
-        at + FIELD_BLOCK_HEADER_BYTES,
-        bytes.subarray(4 * (slot + 3), 4 * (slot + 3) + Math.min(64, j.end - at - FIELD_BLOCK_HEADER_BYTES)),
-      );
+      sparse.add(at, piece(slot + BLOCK.head, at, j.end, FIELD_BLOCK_HEADER_BYTES));
+      sparse.add(at + FIELD_BLOCK_HEADER_BYTES, piece(slot + BLOCK.directory, at + FIELD_BLOCK_HEADER_BYTES, j.end, 64));
+      for (let w = 0; w < MAX_STREAMS; w++) {
+        const streamAt = got[slot + BLOCK.streamAt + w];
+        if (streamAt !== NONE) sparse.add(streamAt, piece(slot + BLOCK.heads + w, streamAt, j.end, 4));
+      }
     }
   });
 }
@@ -312,6 +342,23 @@ async function fetchRegions(
   sparse: SparseContainer,
   regions: readonly [number, number][],
 ): Promise<void> {
+  if (!regions.some(([, length]) => length > 0)) return;
+  const keep = await gpu.submit('decompress: plan reads', (s) => encodeRegionReads(gpu, s, container, sparse, regions));
+  await keep();
+}
+
+/**
+ * Records in `s` the gather of the byte ranges `regions` ([offset, length], inside the container)
+ * of `container` into one buffer read back after the submission; the returned function, called
+ * after it, keeps each range in `sparse`.
+ */
+function encodeRegionReads(
+  gpu: GpuContext,
+  s: Submission,
+  container: GPUBuffer,
+  sparse: SparseContainer,
+  regions: readonly [number, number][],
+): () => Promise<void> {
   // regions that overlap or lie within MERGE_GAP bytes of each other are read as one gather job
   // (a field block's head and its directory follow each other); each is kept as its own copy
   const sorted = regions.filter(([, length]) => length > 0).sort((a, b) => a[0] - b[0]);
@@ -328,20 +375,20 @@ async function fetchRegions(
     jobs.push({ srcByteOffset: offset, dstByteOffset: bytes, byteLength: length });
     bytes += Math.ceil(length / 4) * 4;
   }
-  if (jobs.length === 0) return;
-  const read = await gpu.submit('decompress: plan reads', (s) => {
-    const dst = s.temp(bytes, 'plan reads');
-    s.encoder.clearBuffer(dst);
-    encodeGather(gpu, s, container, dst, jobs);
-    return s.readAfter(dst, bytes);
-  });
-  const got = new Uint8Array((await read()).buffer);
-  let j = 0;
-  for (const [offset, length] of sorted) {
-    while (offset >= jobs[j].srcByteOffset + jobs[j].byteLength) j++;
-    const from = jobs[j].dstByteOffset + offset - jobs[j].srcByteOffset;
-    sparse.add(offset, got.subarray(from, from + length));
-  }
+  if (jobs.length === 0) return async () => undefined;
+  const dst = s.temp(bytes, 'plan reads');
+  s.encoder.clearBuffer(dst);
+  encodeGather(gpu, s, container, dst, jobs);
+  const read = s.readAfter(dst, bytes);
+  return async () => {
+    const got = new Uint8Array((await read()).buffer);
+    let j = 0;
+    for (const [offset, length] of sorted) {
+      while (offset >= jobs[j].srcByteOffset + jobs[j].byteLength) j++;
+      const from = jobs[j].dstByteOffset + offset - jobs[j].srcByteOffset;
+      sparse.add(offset, got.subarray(from, from + length));
+    }
+  };
 }
 
 /**
@@ -377,18 +424,18 @@ export async function decompressDeviceContainer(
   let headerRead = false;
   for (;;) {
     const slots = Math.max(1, Math.min(left, tableChunks, Math.floor((length - start) / ENTRY_BYTES)));
-    const { reached, stop } = await walkTable(gpu, container.buffer, sparse, first, start, slots);
+    const { reached, stop, from } = await walkTable(gpu, container.buffer, sparse, first, start, slots);
     if (!headerRead) {
       headerRead = true;
       const header = readHeader(sparse.readAt(0, HEADER_BYTES), maxElements);
       if (header.version === 1 || !canDecodeOnDevice(header)) return readBackWhole();
       left = header.chunkCount;
       index = indexBytes(header);
-      // a version-4 shape block: the walk above assumed entries at byte 32; the block read back,
-      // the table is walked again from the entries after it
+      // a version-4 shape block: the walk started after the one its header claims (and copied
+      // it); where that is not the one this header has (the walk trusted for nothing), the table
+      // is walked again from the entries after it
       const entries = firstEntryOffset(header);
-      if (entries !== HEADER_BYTES) {
-        await fetchRegions(gpu, container.buffer, sparse, [[HEADER_BYTES, Math.min(entries, length) - HEADER_BYTES]]);
+      if (entries !== from) {
         start = entries;
         continue;
       }
@@ -423,22 +470,28 @@ export async function decompressDeviceContainer(
       if (signal?.aborted) throw abortError(signal);
       return true;
     };
-    // the predict headers first, then every chunk's field blocks walked on the GPU in one
-    // readback; what is still missing after them (stream heads, exceptions) in one or two more
+    // the predict headers first, then every chunk's field blocks and their streams' heads walked
+    // on the GPU, a decimal map's exceptions beside them; what is still missing after them (a
+    // block of more than 8 streams, what the walk could not follow) in more
     await fetchMissing();
-    const walks: { first: number; end: number; fields: number }[] = [];
+    const walks: { first: number; end: number; fields: number; width: number }[] = [];
+    /** A decimal map's exceptions, gathered beside the walk. */
+    const alongside: [number, number][] = [];
     let blocks = 0;
     predicted.forEach((c, i) => {
       const head = predictHeadOf(sparse, c, size, found[i]); // none where it fails its checks: the plan reports it
       if (head === undefined) return;
+      if (head.map === ValueMap.Decimal && head.exceptions > 0) {
+        alongside.push([c.payloadOffset + head.exceptionsAt, Math.min(8 * head.exceptions, c.payloadBytes - head.exceptionsAt)]);
+      }
       // no more blocks than 8-byte heads fit the payload (what a header claims is not allocated)
       const fields = Math.min(head.fields, Math.floor((c.payloadBytes - head.blocksAt) / FIELD_BLOCK_HEADER_BYTES));
       if (fields === 0 || blocks + fields > WALK_BLOCKS) return;
       blocks += fields;
-      walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields });
+      walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields, width: size });
     });
     if (walks.length > 0) {
-      await walkFieldBlocks(gpu, container.buffer, sparse, walks);
+      await walkFieldBlocks(gpu, container.buffer, sparse, walks, alongside);
       rounds++;
     }
     while (rounds < MAX_FIELDS + 6 && (await fetchMissing()));
