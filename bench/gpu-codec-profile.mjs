@@ -75,19 +75,19 @@ const device = ctx.device;
 /** The events of the call being logged ({ t: ms from its start, what }), or null. */
 let timeline = null;
 let timelineStart = 0;
-/** Compute passes encoded since the last event logged. */
-let passesSince = 0;
+/** Labels of the compute passes encoded since the last event logged. */
+let passesSince = [];
 /** Each finished command buffer's encoder label. */
 const labels = new WeakMap();
 const at = (t) => +(t - timelineStart).toFixed(3);
 function logEvent(key, t, self, a, r) {
   const push = (what) => {
-    timeline.push({ t: at(t), what: passesSince > 0 ? `${what} (${passesSince} passes encoded before)` : what });
-    passesSince = 0;
+    timeline.push({ t: at(t), what: passesSince.length > 0 ? `${what} (after encoding ${passesSince.join(', ')})` : what });
+    passesSince = [];
   };
   switch (key) {
     case 'encoder.beginComputePass':
-      passesSince++;
+      passesSince.push((a[0]?.label ?? 'timestamps').replace(/^parle:/, ''));
       return;
     case 'encoder.finish':
       labels.set(r, self.label);
@@ -246,7 +246,7 @@ async function profile(call) {
   let events;
   if (args.timeline === true) {
     events = timeline = [];
-    passesSince = 0;
+    passesSince = [];
     timelineStart = performance.now();
     await call();
     events.push({ t: at(performance.now()), what: 'returned' });

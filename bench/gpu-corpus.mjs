@@ -6,7 +6,9 @@
  *     the device, `to: 'device'`) beside readback + the CPU path (16 workers or as many as there are);
  *   - decompress to the device (`path: 'gpu'`) of the CPU path's container laid out for the GPU
  *     (`decoder: 'gpu'`: Huffman mode 3) beside the CPU decode of its default container + upload;
- *     and of the same container already on the device (a u8 DeviceArray: nothing uploaded);
+ *     and of the same container already on the device (a u8 DeviceArray: nothing uploaded), and
+ *     the upload of that container timed alone (#45's "host container to the device" against
+ *     uploading the container then decoding it on the device: `uploadThenDevice`);
  *   - the array with its shape (stacked copies along the first axis): compressed from the device
  *     on the GPU path (predicted chunks written there) beside readback + the CPU path; the CPU
  *     path's container (predicted chunks, stage 7) decoded to the device from the host and from
@@ -132,6 +134,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     const cCpu = await timeMs('cCpu', async () => engine.compress(await engine.download(device), { path: 'cpu' }));
     const dGpu = await timeMs('dGpu', async () => (await engine.decompress(cpuForGpu, { path: 'gpu', to: 'device' })).destroy());
     const dResident = await timeMs('dResident', async () => (await engine.decompress(resident)).destroy());
+    const uResident = await timeMs('uResident', async () => (await engine.upload(cpuForGpu)).destroy());
     const dCpu = await timeMs('dCpu', async () => (await engine.upload(await engine.decompress(cpuAuto, { path: 'cpu' }))).destroy());
     const cShaped = await timeMs('cShaped', () => engine.compress(device, { path: 'gpu', shape }));
     const cShapedResident = await timeMs('cShapedResident', async () =>
@@ -140,6 +143,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     const cShapedCpu = await timeMs('cShapedCpu', async () => engine.compress(await engine.download(device), { path: 'cpu', shape }));
     const dShaped = await timeMs('dShaped', async () => (await engine.decompress(shapedForGpu, { path: 'gpu', to: 'device' })).destroy());
     const dShapedResident = await timeMs('dShapedResident', async () => (await engine.decompress(shapedResident)).destroy());
+    const uShapedResident = await timeMs('uShapedResident', async () => (await engine.upload(shapedForGpu)).destroy());
     const dShapedCpu = await timeMs('dShapedCpu', async () =>
       (await engine.upload(await engine.decompress(shaped, { path: 'cpu' }))).destroy(),
     );
@@ -184,7 +188,12 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
       ratioCpuForGpu: B / cpuForGpu.length,
       ratioGpu: B / gpuAuto.length,
       compress: { gpu: B / cGpu / 1e6, gpuResident: B / cResident / 1e6, readbackCpu: B / cCpu / 1e6 },
-      decompress: { gpu: B / dGpu / 1e6, gpuResident: B / dResident / 1e6, cpuUpload: B / dCpu / 1e6 },
+      decompress: {
+        gpu: B / dGpu / 1e6,
+        gpuResident: B / dResident / 1e6,
+        uploadThenDevice: B / (uResident + dResident) / 1e6,
+        cpuUpload: B / dCpu / 1e6,
+      },
       shaped: {
         shape,
         ratio: B / shaped.length,
@@ -196,7 +205,12 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
         chunks: encodings.length,
         predicted: predicted.length,
         predictedOnCpu,
-        decompress: { gpu: B / dShaped / 1e6, gpuResident: B / dShapedResident / 1e6, cpuUpload: B / dShapedCpu / 1e6 },
+        decompress: {
+          gpu: B / dShaped / 1e6,
+          gpuResident: B / dShapedResident / 1e6,
+          uploadThenDevice: B / (uShapedResident + dShapedResident) / 1e6,
+          cpuUpload: B / dShapedCpu / 1e6,
+        },
       },
       ...(batch !== undefined ? { batch } : {}),
       // the median SM clock (MHz) of each figure's timed calls, by the figure's variable here
@@ -204,11 +218,11 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     };
     rows.push(row);
     console.log(
-      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} (to the device ${row.compress.gpuResident.toFixed(2)}) / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} (on the device ${row.decompress.gpuResident.toFixed(2)}) / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
+      `${name.padEnd(30)} ratio cpu ${row.ratioCpu.toFixed(3)} (for the gpu ${row.ratioCpuForGpu.toFixed(3)}) gpu ${row.ratioGpu.toFixed(2)}  compress gpu ${row.compress.gpu.toFixed(2)} (to the device ${row.compress.gpuResident.toFixed(2)}) / readback+cpu ${row.compress.readbackCpu.toFixed(2)}  decompress gpu ${row.decompress.gpu.toFixed(2)} (on the device ${row.decompress.gpuResident.toFixed(2)}, upload then on the device ${row.decompress.uploadThenDevice.toFixed(2)}) / cpu+upload ${row.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
     const sh = row.shaped;
     console.log(
-      `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}) gpu ${sh.ratioGpu.toFixed(3)}, ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU; the gpu's ${sh.predictedGpu}/${sh.chunksGpu})  compress gpu ${sh.compress.gpu.toFixed(2)} (to the device ${sh.compress.gpuResident.toFixed(2)}) / readback+cpu ${sh.compress.readbackCpu.toFixed(2)}  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
+      `${''.padEnd(30)} shaped ${JSON.stringify(shape)}: ratio cpu ${sh.ratio.toFixed(3)} (for the gpu ${sh.ratioForGpu.toFixed(3)}) gpu ${sh.ratioGpu.toFixed(3)}, ${sh.predicted}/${sh.chunks} chunks predicted (${sh.predictedOnCpu} on the CPU; the gpu's ${sh.predictedGpu}/${sh.chunksGpu})  compress gpu ${sh.compress.gpu.toFixed(2)} (to the device ${sh.compress.gpuResident.toFixed(2)}) / readback+cpu ${sh.compress.readbackCpu.toFixed(2)}  decompress gpu ${sh.decompress.gpu.toFixed(2)} (on the device ${sh.decompress.gpuResident.toFixed(2)}, upload then on the device ${sh.decompress.uploadThenDevice.toFixed(2)}) / cpu+upload ${sh.decompress.cpuUpload.toFixed(2)} GB/s`,
     );
     const mhz = Object.values(rowClocks).filter((v) => v !== null);
     if (mhz.length > 0) console.log(`${''.padEnd(30)} SM clock during the timed calls: ${Math.min(...mhz)}-${Math.max(...mhz)} MHz`);
