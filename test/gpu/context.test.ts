@@ -73,6 +73,39 @@ describeGpu('GPU context', () => {
     }
   });
 
+  gpuTest('readbacks of up to 4 MiB reuse their MAP_READ buffers, at most 2 a size class above 64 KiB', async (ctx) => {
+    const src = await ctx.upload(new Uint32Array(300_000).map((_, i) => i));
+    const made: number[] = [];
+    const create = ctx.device.createBuffer;
+    ctx.device.createBuffer = function (desc: GPUBufferDescriptor) {
+      if ((desc.usage & GPUBufferUsage.MAP_READ) !== 0) made.push(desc.size);
+      return create.call(this, desc);
+    };
+    try {
+      /** Reads `bytes` of src back in each of `count` submissions at once; checks their words. */
+      const readBack = async (bytes: number, count: number) => {
+        const reads = await Promise.all(
+          Array.from({ length: count }, () => ctx.submit('test: readback', (s) => s.readAfter(src.buffer, bytes))),
+        );
+        for (const words of await Promise.all(reads.map((read) => read()))) {
+          expect(words.length).toBe(bytes / 4);
+          expect(words[words.length - 1]).toBe(bytes / 4 - 1);
+        }
+      };
+      await readBack(150_000, 1);
+      const first = made.length;
+      await readBack(150_000, 1); // the 256 KiB class kept: no new buffer
+      expect(made.length).toBe(first);
+      await readBack(150_000, 3); // three at once: two more made; two of the three kept after
+      expect(made.length).toBe(first + 2);
+      await readBack(150_000, 3); // two kept, one more made
+      expect(made.length).toBe(first + 3);
+    } finally {
+      ctx.device.createBuffer = create;
+      src.destroy();
+    }
+  });
+
   gpuTest('the buffer pool hands released buffers out again; dirty buffers give the same results', async (ctx, rng) => {
     const before = ctx.poolStats;
     // fill pooled buffers with ones: a scan's output and its spine go back to the pool
