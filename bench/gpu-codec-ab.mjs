@@ -27,7 +27,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { dataFiles, repeatTo } from './lib/files.mjs';
+import { dataFiles, repeatedArray } from './lib/files.mjs';
 import { machineInfo, median, ROOT as root, writeResults } from './lib/results.mjs';
 
 const { values: args } = parseArgs({
@@ -79,17 +79,9 @@ const rows = [];
 for (const file of dataFiles({ samples: [], files: args.files })) {
   const raw = readFileSync(file.path);
   for (const mib of MIBS) {
-    // the file repeated (or cut) to `mib` MiB, a whole number of elements
-    let host = repeatTo(raw, mib << 20, file.Ctor);
-    // --shape: whole rows of the array's shape, which the CPU path's containers record
-    let shaped = {};
-    if (args.shape === true) {
-      const own = file.shape ?? [host.length];
-      const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
-      const rows = Math.floor(host.length / rowElements);
-      host = host.subarray(0, rows * rowElements);
-      shaped = { shape: [rows, ...own.slice(1)] };
-    }
+    // the file repeated (or cut) to `mib` MiB; --shape: whole rows of its shape, which the CPU
+    // path's containers record (predicted chunks, stage 7)
+    const { host, shaped } = repeatedArray(raw, mib, file, args.shape === true);
     const B = host.byteLength;
     for (const op of OPS) {
       let ms;

@@ -35,7 +35,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Session } from 'node:inspector/promises';
 import { compressBound, createEngine } from '../dist/node/index.js';
-import { dataFiles, repeatTo } from './lib/files.mjs';
+import { dataFiles, repeatedArray } from './lib/files.mjs';
 import { timestampHooks } from './lib/gpu.mjs';
 import { machineInfo, median, ROOT as root, writeResults } from './lib/results.mjs';
 
@@ -294,18 +294,9 @@ const rows = [];
 for (const file of dataFiles({ samples: [], files: args.files })) {
   const raw = readFileSync(file.path);
   for (const mib of MIBS) {
-    // the file repeated (or cut) to `mib` MiB, a whole number of elements
-    let host = repeatTo(raw, mib << 20, file.Ctor);
-    // --shape: whole rows of the array's shape (bench/corpus/index.json), which the CPU path's
-    // container records (predicted chunks, stage 7)
-    let shaped = {};
-    if (args.shape === true) {
-      const own = file.shape ?? [host.length];
-      const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
-      const rows = Math.floor(host.length / rowElements);
-      host = host.subarray(0, rows * rowElements);
-      shaped = { shape: [rows, ...own.slice(1)] };
-    }
+    // the file repeated (or cut) to `mib` MiB; --shape: whole rows of its shape, which the CPU
+    // path's containers record (predicted chunks, stage 7)
+    const { host, shaped } = repeatedArray(raw, mib, file, args.shape === true);
     const B = host.byteLength;
     const input = await engine.upload(host);
     // the container the GPU decodes: the CPU path's, its Huffman streams laid out for the GPU (mode 3)

@@ -60,6 +60,29 @@ export function repeatTo(raw, bytes, Ctor = Uint8Array) {
   return new Ctor(out.buffer);
 }
 
+/**
+ * `host` (elements of a corpus `file`, bench/corpus/index.json) cut to whole rows of the file's
+ * shape, and that shape with the rows counted again: { host, shape } (a 1-D file: all of it).
+ */
+export function wholeRows(host, file) {
+  const own = file.shape ?? [host.length];
+  const rowElements = own.slice(1).reduce((a, b) => a * b, 1);
+  const rows = Math.floor(host.length / rowElements);
+  return { host: host.subarray(0, rows * rowElements), shape: [rows, ...own.slice(1)] };
+}
+
+/**
+ * A corpus `file`'s bytes `raw` repeated (or cut) to `mib` MiB of whole elements; with
+ * `withShape`, cut to whole rows of its shape: { host, shaped } (shaped: compress's `{ shape }`
+ * option, or {} flat).
+ */
+export function repeatedArray(raw, mib, file, withShape) {
+  const host = repeatTo(raw, mib << 20, file.Ctor);
+  if (!withShape) return { host, shaped: {} };
+  const rows = wholeRows(host, file);
+  return { host: rows.host, shaped: { shape: rows.shape } };
+}
+
 /** A typed array's bytes (a view, no copy). */
 export const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
