@@ -15,11 +15,16 @@
 //          the offsets, the count of entries it reached to the reached word and where the next
 //          entry would start to the stop word (NONE after a payload that runs past the end).
 //   copy   one workgroup a chunk reached fills its slot (SLOT_WORDS words; see below) from the entry and
-//          the payload as docs/format.md lays them out: the entry; the payload's first 16 bytes
-//          (a quantized chunk's header: bound, step, exception count n); the directory (S x 8
+//          the payload as docs/format.md lays them out: the entry; the payload's first
+//          4 PREFIX_WORDS bytes (a quantized chunk's header: bound, step, exception count n; a
+//          predicted chunk's predict header, PREDICT_HEAD_MAX_BYTES at most); the directory (S x 8
 //          bytes, S <= 8; after the header and the 8 n bytes of exceptions in a quantized
 //          chunk), and where it was read; for each stream j < S, where it starts (the
 //          directory's end + the encoded sizes of the streams before it) and its first 4 bytes.
+//          From chunk 0, where a version-4 header says the container ends in a chunk index of
+//          its chunk count C <= params.chunks: workgroup k also copies the index's words 2k and
+//          2k + 1 (workgroup 0 its checksum, word 2C), into INDEX_AT() on, and where the index
+//          starts to the index word (NONE where it copied none).
 //   blocks  one invocation a predicted chunk (stage 7) follows its field blocks, which lie one
 //          after another (each block's length gives the next one's place), from its first block
 //          (the predict header's end, which the host read) to its payload's end: for each block
@@ -33,14 +38,17 @@
 // made at another offset is not found there: the host then reads zeros). Every read of `src` is
 // bounded (0 past the binding); bytes past the payload (or the container) read as 0.
 // `out` layout, in words: [0, 8) the header, [8] the stop, [9] the entries reached, [10] the
-// start, [12, 29) the 68 bytes after the header, [32, 32 + chunks) the offsets (those past the
-// entries reached unspecified), then
-// `chunks` slots from slotsAt() (ts/codec/gpu/device-container.ts agrees).
+// start, [11] the index's place, [12, 29) the 68 bytes after the header, [32, 32 + chunks) the
+// offsets (those past the entries reached unspecified), then `chunks` slots from slotsAt(), then
+// 2 chunks + 1 words of the chunk index from INDEX_AT() (ts/codec/gpu/device-container.ts
+// agrees, and prepends PREFIX_WORDS: `const PREFIX_WORDS = ...u;`).
 
 const HEADER_WORDS = 8u;
 const STOP_AT = 8u;
 const REACHED_AT = 9u;
 const START_AT = 10u;
+const INDEX_FROM_AT = 11u;
+const INDEX_FLAG = 0x10u;    // version 4, header byte 11
 const SHAPE_AT = 12u;
 const SHAPE_WORDS = 17u;     // a shape block of MAX_RANK dims (8 bytes each) and its checksum
 const MAX_RANK = 8u;
@@ -50,12 +58,13 @@ const ENTRY_BYTES = 32u;
 const NONE = 0xFFFFFFFFu;
 const MAX_STREAMS = 8u;
 // a slot, in words
-const SLOT_QUANTIZE = 8u;    // 4 words: the payload's first 16 bytes
-const SLOT_DIRECTORY = 12u;  // 16 words: the directory (MAX_STREAMS x 8 bytes)
-const SLOT_DIRECTORY_AT = 28u;
-const SLOT_STREAM_AT = 29u;  // MAX_STREAMS words: each stream's byte offset (NONE: none)
-const SLOT_HEADS = 37u;      // MAX_STREAMS words: each stream's first 4 bytes
-const SLOT_WORDS = 48u;
+const SLOT_QUANTIZE = 8u;    // PREFIX_WORDS words: the payload's first bytes
+const SLOT_DIRECTORY = SLOT_QUANTIZE + PREFIX_WORDS;  // 16 words: the directory (MAX_STREAMS x 8 bytes)
+const SLOT_DIRECTORY_AT = SLOT_DIRECTORY + 16u;
+const SLOT_STREAM_AT = SLOT_DIRECTORY_AT + 1u;  // MAX_STREAMS words: each stream's byte offset (NONE: none)
+const SLOT_HEADS = SLOT_STREAM_AT + MAX_STREAMS;  // MAX_STREAMS words: each stream's first 4 bytes
+const SLOT_WORDS = SLOT_HEADS + MAX_STREAMS;
+const_assert SLOT_WORDS <= 128u;  // an invocation a word of a workgroup of `copy`
 const QUANTIZE_HEADER_BYTES = 16u;
 const QUANTIZED = 5u;        // entry byte 24 of a quantized chunk
 
@@ -86,6 +95,20 @@ const RLE = 3u;
 
 fn slotsAt() -> u32 {
   return OFFSETS_AT + ((params.chunks + 3u) & ~3u);
+}
+
+fn indexAt() -> u32 {
+  return slotsAt() + params.chunks * SLOT_WORDS;
+}
+
+// Where the chunk index starts when this walk copies it (from chunk 0, a version-4 header with
+// the index flag, its chunk count within the slots, the index within the container), else NONE.
+fn indexFrom() -> u32 {
+  let total = read32(24u);
+  if (params.first != 0u || read8(8u) != 4u || (read8(11u) & INDEX_FLAG) == 0u || total > params.chunks) { return NONE; }
+  let bytes = 8u * total + 4u;
+  if (bytes > params.bytes) { return NONE; }
+  return params.bytes - bytes;
 }
 
 @compute @workgroup_size(1)
@@ -119,6 +142,7 @@ fn walk() {
   }
   out[STOP_AT] = at;
   out[REACHED_AT] = k;
+  out[INDEX_FROM_AT] = indexFrom();
 }
 
 // The 4 bytes at byte p, those at or past `end` read as 0.
@@ -129,11 +153,18 @@ fn bytesBefore(p: u32, end: u32) -> u32 {
   return word & ((1u << ((end - p) * 8u)) - 1u);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(128)
 fn copy(@builtin(local_invocation_index) w: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
   let k = wid.y * nwg.x + wid.x;
   if (k >= params.chunks || w >= SLOT_WORDS) { return; }
+  // the chunk index: words 2k and 2k + 1 (its entry offset k), workgroup 0 the checksum too
+  let indexStart = indexFrom();
+  let total = read32(24u);
+  if (indexStart != NONE && ((k < total && w < 2u) || (k == 0u && w == 2u))) {
+    let i = select(2u * k + w, 2u * total, w == 2u);
+    out[indexAt() + i] = bytesBefore(indexStart + 4u * i, params.bytes);
+  }
   if (k >= out[REACHED_AT]) { return; }
   let slot = slotsAt() + k * SLOT_WORDS;
   let at = out[OFFSETS_AT + k];

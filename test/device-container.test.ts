@@ -106,6 +106,34 @@ describeGpu('decompress of a container on the device', () => {
     }
   });
 
+  gpuIt('a table of up to 1024 chunks and its index are read in one readback; of more, in two and the index in a third', async () => {
+    const { cpu, gpuContext: gpu } = engine as unknown as { cpu: CpuPath; gpuContext: GpuContext & { submit: GpuContext['submit'] } };
+    const input = new Uint16Array(640 * 1024);
+    fillRuns(new Rng(caseSeed('device container one readback')), input, { kind: 'uniform', maxRun: 12 });
+    for (const [chunkBytes, want] of [
+      [4096, ['decompress: chunk table', 'decompress']], // 320 chunks
+      [1024, ['decompress: chunk table', 'decompress: chunk table', 'decompress: plan reads', 'decompress']], // 1280
+    ] as const) {
+      const packed = await engine.compress(input, { chunkBytes, path: 'cpu' });
+      const container = await engine.upload(packed);
+      const labels: string[] = [];
+      const submit = gpu.submit;
+      gpu.submit = function (label, encode) {
+        labels.push(label);
+        return submit.call(this, label, encode);
+      } as GpuContext['submit'];
+      try {
+        const out = await decompressDeviceContainer(cpu, gpu, container, 2 ** 32 - 1);
+        expect(equalBytes(await engine.download(out), input), `chunks of ${chunkBytes} bytes`).toBe(true);
+        out.destroy();
+      } finally {
+        gpu.submit = submit;
+        container.destroy();
+      }
+      expect(labels, `chunks of ${chunkBytes} bytes`).toEqual(want);
+    }
+  });
+
   gpuIt('a chunk table read in several walks; empty, tiny and junk containers', async () => {
     const { cpu, gpuContext: gpu } = engine as unknown as { cpu: CpuPath; gpuContext: GpuContext };
     const input = new Uint8Array(30 * 1024 + 77);

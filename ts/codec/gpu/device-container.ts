@@ -3,20 +3,21 @@
  * DeviceArray: nvCOMP's case, compressed data kept in GPU memory and decoded where it is used.
  * Nothing crosses the bus but what the host needs to plan the decode:
  *
- *   1. the chunk table, in one readback (up to 4096 chunks a readback): a GPU walk of the
- *      entries (shaders/codec-container-walk.wgsl; an entry's place is known only from the one
- *      before, so one invocation follows them; the first walk copies the header and the shape
- *      block after it too, and starts after that block where the header says there is one),
- *      then a workgroup a chunk copies its entry, its
- *      payload's first 16 bytes (a quantized chunk's header), its stream directory and the first
- *      bytes of each of its streams (a Huffman stream's mode, segment size and last symbol:
- *      parseHuffmanStream's fields);
- *   2. predicted chunks (stage 7): what their plan reads, in two readbacks: each payload's
- *      predict header (gathered: codec-gather.wgsl); its field blocks' heads, directories and
- *      streams' heads (a GPU walk of each chunk's blocks, which lie one after another:
- *      codec-container-walk.wgsl `blocks`), with a decimal map's exceptions gathered in the
- *      same submission. Where the plan then reads what these did not find, it is gathered in
- *      more ({@link missingPredictedReads}) and the plan made again. The
+ *   1. the chunk table, in one readback (up to 1024 chunks the first, 4096 each after): a GPU
+ *      walk of the entries (shaders/codec-container-walk.wgsl; an entry's place is known only
+ *      from the one before, so one invocation follows them; the first walk copies the header
+ *      and the shape block after it too, starts after that block where the header says there is
+ *      one, and copies a version-4 chunk index of as many chunks as it walks), then a workgroup
+ *      a chunk copies its entry, its payload's first 272 bytes (a quantized chunk's header, a
+ *      predicted chunk's predict header), its stream directory and the first bytes of each of
+ *      its streams (a Huffman stream's mode, segment size and last symbol: parseHuffmanStream's
+ *      fields);
+ *   2. predicted chunks (stage 7): what their plan reads, in one readback more: their field
+ *      blocks' heads, directories and streams' heads (a GPU walk of each chunk's blocks, which
+ *      lie one after another: codec-container-walk.wgsl `blocks`), with a decimal map's
+ *      exceptions gathered in the same submission (codec-gather.wgsl). Where the plan then reads
+ *      what these did not find, it is gathered in more ({@link missingPredictedReads}) and the
+ *      plan made again. The
  *      payloads had been read back whole: 36 MB of a 64 MiB RGB array, 40 ms on the H200 host;
  *      quantized chunks: their exceptions, in one more;
  *   3. the decode itself: ts/codec/gpu/decode.ts on the container's own buffer, with every check
@@ -67,17 +68,35 @@ const SHAPE_BLOCK_MAX_BYTES = 8 * MAX_RANK + 4;
 /** The word where the walk puts the byte its first entry was at (after the shape block it found, or params.start). */
 const START_AT = 10;
 /** A chunk's slot in the walk's output, in words (codec-container-walk.wgsl). */
-const SLOT = { quantize: 8, directory: 12, directoryAt: 28, streamAt: 29, heads: 37, words: 48 } as const;
+/**
+ * Words of a payload's first bytes a slot holds: a predicted chunk's predict header at most (a
+ * quantized chunk's 16-byte header fits too). The walk's shader takes it as PREFIX_WORDS.
+ */
+const PREFIX_WORDS = Math.ceil(PREDICT_HEAD_MAX_BYTES / 4);
+const SLOT = (() => {
+  const directory = 8 + PREFIX_WORDS;
+  return {
+    quantize: 8,
+    directory,
+    directoryAt: directory + 16,
+    streamAt: directory + 17,
+    heads: directory + 25,
+    words: directory + 33,
+  } as const;
+})();
+/** Where the first walk puts the byte its copy of the chunk index starts at (NONE: it copied none). */
+const INDEX_FROM_AT = 11;
 /** Streams a chunk has at most (a shuffled 4-byte type with rle), each a directory entry of 8 bytes. */
 const MAX_STREAMS = 8;
-/** Chunks walked a readback at most (768 KiB of slots). */
+/** Chunks walked a readback at most (1.7 MiB of slots). */
 const WALK_CHUNKS = 4096;
 /**
- * Chunks walked by the first readback, before the header's chunk count is known: its slots fit
- * the context's kept readback buffers (64 KiB; a new MAP_READ buffer of 768 KiB had cost 0.5 ms
- * a call on the H200 host), and hold 80 MiB of elements in default chunks; the rest in one more.
+ * Chunks walked by the first readback, before the header's chunk count is known: its slots (446
+ * KiB) fit the context's kept readback buffers (a new MAP_READ buffer of 768 KiB had cost 0.5 ms
+ * a call on the H200 host), and hold 256 MiB of elements in default chunks, and the chunk index
+ * of a container of as many; the rest in one more.
  */
-const FIRST_WALK_CHUNKS = 320;
+const FIRST_WALK_CHUNKS = 1024;
 const NONE = 0xffffffff;
 /**
  * A field block's slot in the blocks walk's output, in words (codec-container-walk.wgsl
@@ -93,7 +112,7 @@ const WALK_BLOCKS = 1 << 20;
 /** Regions of one readback this many bytes apart or less are gathered as one (the bytes between read too). */
 const MERGE_GAP = 64;
 
-const walkCode = `${walkSource}\n${readSrcSource}`;
+const walkCode = `const PREFIX_WORDS = ${PREFIX_WORDS}u;\n${walkSource}\n${readSrcSource}`;
 
 function walkPipeline(gpu: GpuContext, entryPoint: 'walk' | 'copy' | 'blocks'): GPUComputePipeline {
   return getPipeline(gpu.device, `codec-container-walk:${entryPoint}`, () => ({ code: walkCode, entryPoint }));
@@ -215,10 +234,12 @@ function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1
 /**
  * Walks up to `chunks` entries from chunk `first` (its entry at byte `start`) on the GPU and
  * keeps in `sparse` what codec-container-walk.wgsl copied of each: the entry, its payload's first
- * 16 bytes, its directory and its streams' first bytes (from chunk 0: the header and the
- * {@link SHAPE_BLOCK_MAX_BYTES} after it, the walk starting after a version-4 shape block where
- * `start` is the header's end). Returns the chunks reached, where the next entry would start
- * (NONE after a payload that runs past the container's end) and where the walk's first entry was.
+ * bytes (4 {@link PREFIX_WORDS}), its directory and its streams' first bytes (from chunk 0: the
+ * header and the {@link SHAPE_BLOCK_MAX_BYTES} after it, the walk starting after a version-4
+ * shape block where `start` is the header's end; and the chunk index of a version-4 container
+ * of `chunks` chunks at most). Returns the chunks reached, where the next entry would start
+ * (NONE after a payload that runs past the container's end), where the walk's first entry was,
+ * and where its copy of the chunk index starts (NONE: none).
  */
 async function walkTable(
   gpu: GpuContext,
@@ -227,10 +248,11 @@ async function walkTable(
   first: number,
   start: number,
   chunks: number,
-): Promise<{ reached: number; stop: number; from: number }> {
+): Promise<{ reached: number; stop: number; from: number; indexFrom: number }> {
   const length = sparse.length;
   const slotsAt = OFFSETS_AT + Math.ceil(chunks / 4) * 4;
-  const outBytes = 4 * (slotsAt + chunks * SLOT.words);
+  const indexAt = slotsAt + chunks * SLOT.words;
+  const outBytes = 4 * (indexAt + 2 * chunks + 1);
   const read = await gpu.submit('decompress: chunk table', (s) => {
     const out = s.temp(outBytes, 'chunk table walk');
     const bind = [
@@ -251,6 +273,11 @@ async function walkTable(
       bytes.subarray(4 * SHAPE_AT, 4 * SHAPE_AT + Math.max(0, Math.min(SHAPE_BLOCK_MAX_BYTES, length - HEADER_BYTES))),
     );
   }
+  // the chunk index, where the walk copied one (the caller keeps it where its header puts one)
+  const indexFrom = first === 0 ? words[INDEX_FROM_AT] : NONE;
+  if (indexFrom !== NONE && indexFrom < length) {
+    sparse.add(indexFrom, bytes.subarray(4 * indexAt, 4 * indexAt + Math.min(8 * chunks + 4, length - indexFrom)));
+  }
   const reached = Math.min(words[9], chunks);
   for (let k = 0; k < reached; k++) {
     const at = words[OFFSETS_AT + k];
@@ -259,7 +286,7 @@ async function walkTable(
     const payloadAt = at + ENTRY_BYTES;
     const end = payloadAt + Math.min(words[slot + 3], length - payloadAt);
     sparse.add(at, piece(0, ENTRY_BYTES));
-    sparse.add(payloadAt, piece(SLOT.quantize, Math.min(QUANTIZE_HEADER_BYTES, end - payloadAt)));
+    sparse.add(payloadAt, piece(SLOT.quantize, Math.min(4 * PREFIX_WORDS, end - payloadAt)));
     const directoryAt = words[slot + SLOT.directoryAt];
     if (directoryAt !== NONE) sparse.add(directoryAt, piece(SLOT.directory, Math.min(8 * MAX_STREAMS, end - directoryAt)));
     for (let j = 0; j < MAX_STREAMS; j++) {
@@ -267,7 +294,7 @@ async function walkTable(
       if (streamAt !== NONE) sparse.add(streamAt, piece(SLOT.heads + j, Math.min(4, end - streamAt)));
     }
   }
-  return { reached, stop: words[8], from: words[START_AT] };
+  return { reached, stop: words[8], from: words[START_AT], indexFrom };
 }
 
 /**
@@ -450,8 +477,11 @@ export async function decompressDeviceContainer(
     if (reached < slots || stop === NONE || stop >= length || left <= 0) break;
     start = stop;
   }
-  // the chunk index at the end, which the walk checks against the entries it found
-  if (index > 0 && index <= length) await fetchRegions(gpu, container.buffer, sparse, [[length - index, index]]);
+  // the chunk index at the end, which the walk checks against the entries it found (the first
+  // walk copied it where the table fits its slots)
+  if (index > 0 && index <= length && !sparse.has(length - index, index)) {
+    await fetchRegions(gpu, container.buffer, sparse, [[length - index, index]]);
+  }
   const { header, chunks } = walkChunks(sparse.readAt, length, maxElements);
   // predicted chunks (stage 7): what their plan reads (step 2 above); those the GPU does not
   // decode send the whole container through the CPU
@@ -474,10 +504,18 @@ export async function decompressDeviceContainer(
       if (signal?.aborted) throw abortError(signal);
       return true;
     };
-    // the predict headers first, then every chunk's field blocks and their streams' heads walked
-    // on the GPU, a decimal map's exceptions beside them; what is still missing after them (a
-    // block of more than 8 streams, what the walk could not follow) in more
-    await fetchMissing();
+    // the predict headers (the table's walk copied each payload's first bytes: those it did not
+    // reach are gathered), then every chunk's field blocks and their streams' heads walked on
+    // the GPU, a decimal map's exceptions beside them; what is still missing after them (what
+    // the walk could not follow) in more
+    const heads = predicted
+      .filter((c) => !sparse.has(c.payloadOffset, prefixBytes(c)))
+      .map((c): [number, number] => [c.payloadOffset, prefixBytes(c)]);
+    if (heads.length > 0) {
+      await fetchRegions(gpu, container.buffer, sparse, heads);
+      fetched += heads.length;
+      rounds++;
+    }
     const walks: { first: number; end: number; fields: number; width: number }[] = [];
     /** A decimal map's exceptions, gathered beside the walk. */
     const alongside: [number, number][] = [];
