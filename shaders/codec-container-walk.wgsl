@@ -23,7 +23,7 @@
 //          directory's end + the encoded sizes of the streams before it) and its first 4 bytes.
 //          From chunk 0, where a version-4 header says the container ends in a chunk index of
 //          its chunk count C <= params.chunks: workgroup k also copies the index's words 2k and
-//          2k + 1 (workgroup 0 its checksum, word 2C), into INDEX_AT() on, and where the index
+//          2k + 1 (workgroup 0 its checksum, word 2C), into indexAt() on, and where the index
 //          starts to the index word (NONE where it copied none).
 //   blocks  one invocation a predicted chunk (stage 7) follows its field blocks, which lie one
 //          after another (each block's length gives the next one's place), from its first block
@@ -40,7 +40,7 @@
 // `out` layout, in words: [0, 8) the header, [8] the stop, [9] the entries reached, [10] the
 // start, [11] the index's place, [12, 29) the 68 bytes after the header, [32, 32 + chunks) the
 // offsets (those past the entries reached unspecified), then `chunks` slots from slotsAt(), then
-// 2 chunks + 1 words of the chunk index from INDEX_AT() (ts/codec/gpu/device-container.ts
+// 2 chunks + 1 words of the chunk index from indexAt() (ts/codec/gpu/device-container.ts
 // agrees, and prepends PREFIX_WORDS: `const PREFIX_WORDS = ...u;`).
 
 const HEADER_WORDS = 8u;

@@ -104,11 +104,11 @@ const NONE = 0xffffffff;
  */
 const BLOCK = { head: 1, directory: 3, streamAt: 19, heads: 27, words: 35 } as const;
 /**
- * Field blocks the GPU walks in one call at most (19 words each: 76 MiB of slots); a container
- * that claims more (a hostile one: a block is 8 bytes at least) leaves the rest to the plan's
- * own reads.
+ * Field blocks the GPU walks in one call at most (35 words each: 70 MiB of slots; a 64 MiB array
+ * of 5-field records has 1630); a container that claims more (a hostile one: a block is 8 bytes
+ * at least) leaves the rest to the plan's own reads.
  */
-const WALK_BLOCKS = 1 << 20;
+const WALK_BLOCKS = 1 << 19;
 /** Regions of one readback this many bytes apart or less are gathered as one (the bytes between read too). */
 const MERGE_GAP = 64;
 
@@ -304,8 +304,8 @@ async function walkTable(
  * it (its directory) and the first 4 bytes of each of its streams; `regions` ([offset, length])
  * are gathered in the same submission. `jobs`: each chunk's first block (a byte offset in the
  * container, from the predict header the host read), its payload's end, its fields and the
- * element width (bytes: a block's streams are its planes). Nothing is trusted: the plan reads each block and stream where its own walk puts
- * it ({@link missingPredictedReads}).
+ * element width (bytes: a block's streams are its planes). Nothing is trusted: the plan reads
+ * each block and stream where its own walk puts it ({@link missingPredictedReads}).
  */
 async function walkFieldBlocks(
   gpu: GpuContext,
