@@ -73,6 +73,32 @@ describeGpu('GPU context', () => {
     }
   });
 
+  gpuTest("an op's flush() submits what it recorded so far; what it records after reads it", async (ctx) => {
+    const src = await ctx.upload(new Uint32Array(4096).map((_, i) => i * 7));
+    const submitted: number[] = [];
+    const submit = ctx.device.queue.submit;
+    ctx.device.queue.submit = function (buffers: Iterable<GPUCommandBuffer>) {
+      submitted.push([...buffers].length);
+      return submit.call(this, buffers);
+    };
+    try {
+      const read = await ctx.submit('test: flush', (s) => {
+        const middle = s.temp(src.byteLength, 'test middle');
+        const last = s.temp(src.byteLength, 'test last');
+        s.encoder.copyBufferToBuffer(src.buffer, 0, middle, 0, src.byteLength);
+        s.flush();
+        s.encoder.copyBufferToBuffer(middle, 0, last, 0, src.byteLength);
+        return s.readAfter(last, src.byteLength);
+      });
+      const words = await read();
+      expect(words[4095]).toBe(4095 * 7);
+      expect(submitted).toEqual([1, 1]);
+    } finally {
+      ctx.device.queue.submit = submit;
+      src.destroy();
+    }
+  });
+
   gpuTest('readbacks of up to 4 MiB reuse their MAP_READ buffers, at most 2 a size class above 64 KiB', async (ctx) => {
     const src = await ctx.upload(new Uint32Array(300_000).map((_, i) => i));
     const made: number[] = [];

@@ -76,7 +76,7 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
  * uniforms go back to the context's uniform pool after it.
  */
 export class Submission {
-  readonly encoder: GPUCommandEncoder;
+  #encoder: GPUCommandEncoder;
   readonly temps: GPUBuffer[] = [];
   readonly outputs: GPUBuffer[] = [];
   readonly uniforms: GPUBuffer[] = [];
@@ -86,7 +86,26 @@ export class Submission {
 
   constructor(ctx: GpuContext, encoder: GPUCommandEncoder) {
     this.#ctx = ctx;
-    this.encoder = encoder;
+    this.#encoder = encoder;
+  }
+
+  /** The command encoder the op records into now (a new one after each {@link flush}). */
+  get encoder(): GPUCommandEncoder {
+    return this.#encoder;
+  }
+
+  /**
+   * Submits what the op recorded so far and goes on in a new command encoder, so the GPU starts
+   * on those passes while the host records the rest (the decode's hashes and stream decodes run
+   * while its later stages are encoded). Temporaries, uniforms and outputs stay the op's until
+   * its last submission is done, and its errors are checked after that, as one op's.
+   */
+  flush(): void {
+    const label = this.#encoder.label;
+    this.#ctx.encoderHooks?.end(this.#encoder);
+    this.#ctx.device.queue.submit([this.#encoder.finish()]);
+    this.#encoder = this.#ctx.device.createCommandEncoder({ label });
+    this.#ctx.encoderHooks?.begin(this.#encoder);
   }
 
   /**

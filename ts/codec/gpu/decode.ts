@@ -8,8 +8,10 @@
  *   2. the container is uploaded as it is (the compressed size crosses the bus), unless it is
  *      on the device already (a u8 DeviceArray: ts/codec/gpu/device-container.ts reads back what
  *      step 1 needs);
- *   3. one submission holds the rest: every payload's tree hash; every Huffman (or raw) stream
- *      of every chunk decoded, one invocation per segment, and every pack stream, a workgroup
+ *   3. one op holds the rest, submitted in up to three parts so the GPU starts on one while the
+ *      host records the next (the hashes and stream decodes; the rle stages; the rest): every
+ *      payload's tree hash; every Huffman (or raw) stream of every chunk decoded, one
+ *      invocation per segment, and every pack stream, a workgroup
  *      per block (ts/codec/gpu/huffman-decode.ts, pack.ts): straight to its place for chunks without an rle
  *      stage; for chunks with one, run values into one buffer per value width and LEB128
  *      lengths into another, the lengths decoded and checked (shaders/codec-leb-decode.wgsl),
@@ -523,9 +525,9 @@ export async function decodeContainerOnDevice(
   const buffers = { out: outBuf, work: outBuf, codes: outBuf, resid: outBuf };
   try {
     if (signal?.aborted) throw abortError(signal);
-    // Everything in one submission, every status read back after it, checked in the order a
-    // sequential decode meets them: payload hashes, streams, run lengths, run totals,
-    // dequantize, element hashes. The kernels bound every read and write, so a stage that
+    // Everything in one op (its parts submitted as they are recorded), every status read back
+    // after it, checked in the order a sequential decode meets them: payload hashes, streams,
+    // run lengths, run totals, dequantize, element hashes. The kernels bound every read and write, so a stage that
     // works on what a corrupt earlier one left stays inside its buffers.
     let payloadHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
     let elementHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
@@ -546,6 +548,8 @@ export async function decodeContainerOnDevice(
         const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
         checks.push(...encodeStreams(gpu, s, containerBuf, buffers[to], some));
       }
+      // the GPU starts on the hashes and stream decodes while the rest is encoded
+      s.flush();
       // chunks with rle: streams decoded and run lengths checked, one expand a value width
       for (const group of groups.values()) {
         const { width } = group;
@@ -584,6 +588,7 @@ export async function decodeContainerOnDevice(
         }
         flush();
       }
+      if (groups.size > 0) s.flush();
       // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
       for (const to of ['out', 'codes', 'resid'] as const) {
         const planes = stagePlans
@@ -645,7 +650,7 @@ export async function decodeContainerOnDevice(
     debug(
       () =>
         `decompress to the GPU: ${chunks.length} chunks (${rleChunks} with rle); plan + upload ${(t1 - t0).toFixed(2)} ms, ` +
-        `one submission ${(t2 - t1).toFixed(2)} ms, checks ${(performance.now() - t2).toFixed(2)} ms`,
+        `the decode's submissions ${(t2 - t1).toFixed(2)} ms, checks ${(performance.now() - t2).toFixed(2)} ms`,
     );
     const result = out;
     out = undefined;
