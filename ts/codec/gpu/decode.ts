@@ -8,10 +8,11 @@
  *   2. the container is uploaded as it is (the compressed size crosses the bus), unless it is
  *      on the device already (a u8 DeviceArray: ts/codec/gpu/device-container.ts reads back what
  *      step 1 needs);
- *   3. one op holds the rest, submitted in up to four parts so the GPU starts on one while the
- *      host records the next (the payloads' hashes; the stream decodes; the rle stages; the
- *      rest): every payload's tree hash; every Huffman (or raw) stream of every chunk
- *      decoded, one invocation per segment, and every pack stream, a workgroup per block (ts/codec/gpu/huffman-decode.ts, pack.ts): straight to its place for chunks without an rle
+ *   3. one op holds the rest, submitted in up to three parts so the GPU starts on one while the
+ *      host records the next (the hashes and stream decodes; the rle stages; the rest): every
+ *      payload's tree hash; every Huffman (or raw) stream of every chunk decoded, one
+ *      invocation per segment, and every pack stream, a workgroup
+ *      per block (ts/codec/gpu/huffman-decode.ts, pack.ts): straight to its place for chunks without an rle
  *      stage; for chunks with one, run values into one buffer per value width and LEB128
  *      lengths into another, the lengths decoded and checked (shaders/codec-leb-decode.wgsl),
  *      and each width's runs expanded in one dispatch into what the chunks hold (nothing is
@@ -538,7 +539,6 @@ export async function decodeContainerOnDevice(
         containerBuf,
         chunks.map((c) => ({ byteOffset: c.payloadOffset, byteLength: c.payloadBytes })),
       );
-      s.flush(); // the GPU hashes the payloads while the streams' jobs are made
       buffers.work = s.temp(roundUp4(Math.max(work, 4)), 'decompress streams');
       if (staged) buffers.out = s.temp(Math.max(stagingBytes, 4), 'decompress staged chunks');
       if (codesBytes > 0) buffers.codes = s.temp(codesBytes, 'decompress codes');
@@ -548,7 +548,7 @@ export async function decodeContainerOnDevice(
         const some = jobs.filter((j) => j.target.buf === to).map(({ target, ...job }) => ({ ...job, dstByteOffset: target.at }));
         checks.push(...encodeStreams(gpu, s, containerBuf, buffers[to], some));
       }
-      // the GPU starts on the stream decodes while the rest is encoded
+      // the GPU starts on the hashes and stream decodes while the rest is encoded
       s.flush();
       // chunks with rle: streams decoded and run lengths checked, one expand a value width
       for (const group of groups.values()) {
