@@ -11,8 +11,8 @@
  *   3. one op holds the rest, submitted in up to three parts so the GPU starts on one while the
  *      host records the next (the hashes and stream decodes; the rle stages; the rest): every
  *      payload's tree hash; every Huffman (or raw) stream of every chunk decoded, one
- *      invocation per segment, and every pack stream, a workgroup
- *      per block (ts/codec/gpu/huffman-decode.ts, pack.ts): straight to its place for chunks without an rle
+ *      invocation per segment, and every pack stream, a workgroup per block
+ *      (ts/codec/gpu/huffman-decode.ts, pack.ts): straight to its place for chunks without an rle
  *      stage; for chunks with one, run values into one buffer per value width and LEB128
  *      lengths into another, the lengths decoded and checked (shaders/codec-leb-decode.wgsl),
  *      and each width's runs expanded in one dispatch into what the chunks hold (nothing is
@@ -527,8 +527,8 @@ export async function decodeContainerOnDevice(
     if (signal?.aborted) throw abortError(signal);
     // Everything in one op (its parts submitted as they are recorded), every status read back
     // after it, checked in the order a sequential decode meets them: payload hashes, streams,
-    // run lengths, run totals, dequantize, element hashes. The kernels bound every read and write, so a stage that
-    // works on what a corrupt earlier one left stays inside its buffers.
+    // run lengths, run totals, dequantize, element hashes. The kernels bound every read and
+    // write, so a stage that works on what a corrupt earlier one left stays inside its buffers.
     let payloadHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
     let elementHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
     const checks: (() => Promise<void>)[] = [...planChecks];
