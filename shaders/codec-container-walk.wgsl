@@ -153,6 +153,22 @@ fn bytesBefore(p: u32, end: u32) -> u32 {
   return word & ((1u << ((end - p) * 8u)) - 1u);
 }
 
+// Where stream j of a directory of `streams` entries (8 bytes each: decoded, encoded sizes) at
+// byte directoryAt starts: the directory's end + the encoded sizes of the streams before it;
+// NONE for no such stream, or where the directory or a stream before it runs past `end`.
+fn streamStart(directoryAt: u32, streams: u32, j: u32, end: u32) -> u32 {
+  if (directoryAt == NONE || j >= streams || streams > MAX_STREAMS || directoryAt > end || end - directoryAt < 8u * streams) {
+    return NONE;
+  }
+  var p = directoryAt + 8u * streams;
+  for (var i = 0u; i < j; i++) {
+    let encoded = read32(directoryAt + 8u * i + 4u);
+    if (encoded > end - p) { return NONE; }
+    p += encoded;
+  }
+  return p;
+}
+
 @compute @workgroup_size(128)
 fn copy(@builtin(local_invocation_index) w: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -188,20 +204,7 @@ fn copy(@builtin(local_invocation_index) w: u32, @builtin(workgroup_id) wid: vec
   } else if (w == SLOT_DIRECTORY_AT) {
     word = directoryAt;
   } else if (w < SLOT_HEADS + MAX_STREAMS) {
-    let j = select(w - SLOT_STREAM_AT, w - SLOT_HEADS, w >= SLOT_HEADS);
-    // stream j's start: the directory's end + the encoded sizes before it (NONE past the payload)
-    var p = NONE;
-    if (directoryAt != NONE && j < streams && streams <= MAX_STREAMS && directoryAt <= end && end - directoryAt >= 8u * streams) {
-      p = directoryAt + 8u * streams;
-      for (var i = 0u; i < j; i++) {
-        let encoded = read32(directoryAt + 8u * i + 4u);
-        if (p == NONE || encoded > end - p) {
-          p = NONE;
-        } else {
-          p += encoded;
-        }
-      }
-    }
+    let p = streamStart(directoryAt, streams, select(w - SLOT_STREAM_AT, w - SLOT_HEADS, w >= SLOT_HEADS), end);
     if (w < SLOT_HEADS) {
       word = p;
     } else if (p != NONE) {
@@ -243,27 +246,12 @@ fn blocks(@builtin(global_invocation_id) gid: vec3<u32>) {
       rle = rle || id == RLE;
     }
     let streams = select(select(1u, width, shuffle) * select(1u, 2u, rle), 0u, (stages & 0xFFu) == 0u);
+    // (none where the block does not fit the payload)
     let directoryAt = at + BLOCK_HEAD_BYTES;
-    var p = NONE;
-    if (fits && streams <= MAX_STREAMS && bytes >= 8u * streams) {
-      p = directoryAt + 8u * streams;
-    }
-    let blockEnd = select(end, directoryAt + bytes, fits);
     for (var j = 0u; j < MAX_STREAMS; j++) {
-      if (j >= streams || p == NONE || p > blockEnd) {
-        out[slot + BLOCK_STREAM_AT + j] = NONE;
-        out[slot + BLOCK_HEADS + j] = 0u;
-        p = NONE;
-        continue;
-      }
+      let p = streamStart(directoryAt, select(0u, streams, fits), j, directoryAt + bytes);
       out[slot + BLOCK_STREAM_AT + j] = p;
-      out[slot + BLOCK_HEADS + j] = bytesBefore(p, end);
-      let encoded = read32(directoryAt + 8u * j + 4u);
-      if (encoded > blockEnd - p) {
-        p = NONE;
-      } else {
-        p += encoded;
-      }
+      out[slot + BLOCK_HEADS + j] = select(0u, bytesBefore(p, end), p != NONE);
     }
     if (!fits) {
       at = NONE;
