@@ -560,13 +560,13 @@ export async function decompressDeviceContainer(
     // the plan first reads only what the walks found: the bytes it finds are the container's, so
     // it makes the plan (or throws the error) a plan from every byte would; where it reads what
     // is not held, the rounds of missingPredictedReads fill in what is missing and it plans again
-    // (checking every chunk's reads first had cost 15-25 us a predicted chunk on the H200 host)
-    const found: ReadAt = (offset, length) => {
+    // (against checking every chunk's reads first: 0.94-1.03x the time in an A/B on the H200)
+    const held: ReadAt = (offset, length) => {
       if (!sparse.has(offset, length)) throw new Missing([offset, length]);
       return sparse.readAt(offset, length);
     };
     try {
-      return await decodeContainerOnDevice(gpu, { buffer: container.buffer, readAt: found }, header, chunks, signal);
+      return await decodeContainerOnDevice(gpu, { buffer: container.buffer, readAt: held }, header, chunks, signal);
     } catch (e) {
       if (!(e instanceof Missing)) throw e;
     }
