@@ -1094,6 +1094,20 @@ describe("a flat array's record stride", () => {
     }
   });
 
+  it('a flat array of whole chunks off whole records keeps its stride: the chunk length rounded up, the count kept', async () => {
+    // 3 chunks of 64 KiB exactly: cut down to whole records (65535) they would be 4 chunks
+    const chunkBytes = 64 << 10;
+    const array = new Uint8Array(3 * chunkBytes).map((_, i) => rgb[i % rgb.length]);
+    const packed = await engine.compress(array, { chunkBytes });
+    const report = engine.inspect(packed);
+    expect(report.chunkLength).toBe(65538);
+    expect(report.chunks.length).toBe(3);
+    expect(report.chunks.every((c) => c.encoding.startsWith('predict('))).toBe(true);
+    expect(Buffer.compare(Buffer.from(bytesOf((await engine.decompress(packed)) as Typed)), Buffer.from(bytesOf(array)))).toBe(0);
+    const out = new Uint8Array(compressBound(array.length, 'u8', chunkBytes));
+    expect((await engine.compress(array, { chunkBytes, out })).length).toBe(packed.length);
+  });
+
   it('level 1 keeps a flat array plain (no stride search)', async () => {
     const fast = engine.inspect(await engine.compress(rgb, { level: 1 }));
     expect(fast.chunks.some((c) => c.encoding.startsWith('predict('))).toBe(false);
