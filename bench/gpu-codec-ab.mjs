@@ -10,11 +10,15 @@
  *   - decompress-device: the same containers uploaded first (a u8 DeviceArray: nvCOMP's case,
  *     #45's "device container -> device"), decoded to the device;
  *   - compress: from the device (the input uploaded to each engine) into a reused `out` array
- *     (`path: 'gpu'`: the container read back to the host).
+ *     (`path: 'gpu'`: the container read back to the host), chunks of each build's default or
+ *     of `--chunk-bytes` / `--baseline-chunk-bytes` (the baseline may be this build's dist/, to
+ *     weigh a chunk size); the CPU path's container of the same array (decoder gpu) is sized
+ *     beside both (`cpuBytes`: #45's "ratio within 1 % of the CPU path").
  *
  * Usage: node bench/gpu-codec-ab.mjs --baseline DIR [--mib 4,64] [--rounds 15] [--files a,b]
  *                                    [--ops compress,decompress] [--workers 16] [--out DIR]
  *                                    [--decoder gpu|cpu] [--baseline-decoder gpu|cpu] [--shape]
+ *                                    [--chunk-bytes N] [--baseline-chunk-bytes N]
  * --ops: any of decompress, decompress-device, compress. --shape: the CPU path's containers of
  * whole rows of the array's shape (bench/corpus/index.json; predicted chunks).
  * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
@@ -43,6 +47,8 @@ const { values: args } = parseArgs({
     decoder: { type: 'string' },
     'baseline-decoder': { type: 'string' },
     shape: { type: 'boolean' },
+    'chunk-bytes': { type: 'string' },
+    'baseline-chunk-bytes': { type: 'string' },
   },
 });
 if (args.baseline === undefined) throw new Error('--baseline DIR (a build of parle: its dist/) is required');
@@ -54,6 +60,9 @@ const OPS = (args.ops ?? 'decompress,compress').split(',');
 const DECODER = args.decoder ?? 'gpu';
 /** --baseline-decoder: the baseline's containers laid out for that decoder too (a baseline that has the option); default: its defaults. */
 const BASELINE_DECODER = args['baseline-decoder'] === undefined ? {} : { decoder: args['baseline-decoder'] };
+/** --chunk-bytes, --baseline-chunk-bytes: the compress op's chunk size a build (default: the build's own). */
+const chunkOption = (name) => (args[name] === undefined ? {} : { chunkBytes: Number(args[name]) });
+const CHUNKS = { current: chunkOption('chunk-bytes'), baseline: chunkOption('baseline-chunk-bytes') };
 const load = (dist) => import(pathToFileURL(join(dist, 'node/index.js')).href);
 const current = await load(join(root, 'dist'));
 const { compressBound } = current;
@@ -87,6 +96,7 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
       let ms;
       let containerBytes;
       let baselineBytes;
+      let cpuBytes;
       if (op === 'decompress' || op === 'decompress-device') {
         const containers = {
           current: await engines.current.compress(host, { path: 'cpu', decoder: DECODER, ...shaped }),
@@ -106,22 +116,25 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
         }
       } else if (op === 'compress') {
         const inputs = { current: await engines.current.upload(host), baseline: await engines.baseline.upload(host) };
-        const outs = { current: new Uint8Array(compressBound(host.length, file.type)), baseline: null };
+        // a bound for chunks down to 1 KiB
+        const outs = { current: new Uint8Array(compressBound(host.length, file.type, 1024)), baseline: null };
         outs.current.fill(1);
         outs.baseline = outs.current.slice();
-        containerBytes = (await engines.current.compress(inputs.current, { path: 'gpu' })).length;
-        baselineBytes = (await engines.baseline.compress(inputs.baseline, { path: 'gpu' })).length;
-        ms = await ab((which) => engines[which].compress(inputs[which], { path: 'gpu', out: outs[which] }));
+        const options = (which) => ({ path: 'gpu', ...shaped, ...CHUNKS[which] });
+        containerBytes = (await engines.current.compress(inputs.current, options('current'))).length;
+        baselineBytes = (await engines.baseline.compress(inputs.baseline, options('baseline'))).length;
+        cpuBytes = (await engines.current.compress(host, { path: 'cpu', decoder: 'gpu', ...shaped })).length;
+        ms = await ab((which) => engines[which].compress(inputs[which], { ...options(which), out: outs[which] }));
         for (const d of Object.values(inputs)) d.destroy();
       } else throw new Error(`--ops: unknown op ${op} (decompress, decompress-device, compress)`);
-      const row = { file: file.name, mib, op, shape: shaped.shape, bytes: B, containerBytes, baselineBytes };
+      const row = { file: file.name, mib, op, shape: shaped.shape, bytes: B, containerBytes, baselineBytes, cpuBytes, ...CHUNKS };
       for (const which of ['current', 'baseline']) row[which] = { wallMs: ms[which], gbps: B / ms[which] / 1e6 };
       row.ratio = ms.current / ms.baseline;
       rows.push(row);
       console.log(
         `${file.name.padEnd(26)} ${String(mib).padStart(4)} MiB ${op.padEnd(10)} current ${ms.current.toFixed(2).padStart(7)} ms ` +
           `(${row.current.gbps.toFixed(2)} GB/s)  baseline ${ms.baseline.toFixed(2).padStart(7)} ms  ratio ${row.ratio.toFixed(2)}  ` +
-          `size ${containerBytes} / ${baselineBytes}`,
+          `size ${containerBytes} / ${baselineBytes}${cpuBytes === undefined ? '' : ` (the CPU path's ${cpuBytes})`}`,
       );
     }
   }

@@ -77,7 +77,7 @@ export function wholeRows(host, file) {
  * option, or {} flat).
  */
 export function repeatedArray(raw, mib, file, withShape) {
-  const host = repeatTo(raw, mib << 20, file.Ctor);
+  const host = repeatTo(raw, Math.round(mib * 2 ** 20), file.Ctor);
   if (!withShape) return { host, shaped: {} };
   const rows = wholeRows(host, file);
   return { host: rows.host, shaped: { shape: rows.shape } };

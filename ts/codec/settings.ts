@@ -167,6 +167,8 @@ export function predictPlanOf(
  * a record less one element over `chunkLength`: a 1024 x 1024 RGB image in 256 KiB chunks, 12
  * chunks cut down, 13, had lost its plan and a third of its ratio). Only where that is over
  * {@link MAX_CHUNK_BYTES} is the plan dropped (8-byte types: their plan of the sequence of elements).
+ * Records of u8 and u16 are counted in whole words (RGB u8: 12 elements), so that every chunk
+ * starts on a word.
  */
 export function chunkingOf(
   settings: CompressSettings,
@@ -178,8 +180,12 @@ export function chunkingOf(
 ): { chunkLength: number; plan: PredictPlan | undefined } {
   const flat = settings.shape === undefined || settings.shape.length < 2;
   if (plan === undefined || !flat) return { chunkLength, plan };
-  const record = planRecord(plan, type);
-  if (record <= 1) return { chunkLength, plan };
+  const records = planRecord(plan, type);
+  if (records <= 1) return { chunkLength, plan };
+  // whole records that end on whole words (u8 and u16): the GPU path copies chunks that start
+  // off a word to words of their own first (a pass and a round trip)
+  const wordElements = Math.max(1, 4 / elementSize(type));
+  const record = (records * wordElements) / gcd(records, wordElements);
   const aligned = Math.floor(chunkLength / record) * record;
   if (length <= aligned) return { chunkLength: aligned, plan };
   if (aligned > 0 && Math.ceil(length / aligned) === Math.ceil(length / chunkLength)) return { chunkLength: aligned, plan };
@@ -187,6 +193,9 @@ export function chunkingOf(
   if (up * elementSize(type) <= MAX_CHUNK_BYTES) return { chunkLength: up, plan };
   return { chunkLength, plan: predictPlanOf(settings, type, bytes, { strides: false }) };
 }
+
+/** The greatest common divisor of two positive integers. */
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 /** The chunk codec of `settings` on the CPU path: the pipeline, quantized first in the lossy mode. */
 export function chunkCodecOf({ codec, errorBound }: CompressSettings): ChunkCodec {
