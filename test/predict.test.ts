@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressPlan, ErrorCodes, ParleError, compressBound, createEngine, type Engine } from '../ts/index.js';
 import { compressRoute } from '../ts/codec/compress.js';
-import { compressSettingsWith, predictPlanOf } from '../ts/codec/settings.js';
+import { chunkingOf, compressSettingsWith, predictPlanOf } from '../ts/codec/settings.js';
 import { planSampleRanges, SampledBytes } from '../ts/codec/predict.js';
 import { elementSize, type ElementType } from '../ts/types.js';
 import { STAGE, treeHash } from './support/codec-reference.js';
@@ -1106,6 +1106,22 @@ describe("a flat array's record stride", () => {
     expect(Buffer.compare(Buffer.from(bytesOf((await engine.decompress(packed)) as Typed)), Buffer.from(bytesOf(array)))).toBe(0);
     const out = new Uint8Array(compressBound(array.length, 'u8', chunkBytes));
     expect((await engine.compress(array, { chunkBytes, out })).length).toBe(packed.length);
+  });
+
+  it('chunks of a flat plan: whole records of whole words; one chunk of a partial record drops the plan', () => {
+    const settings = compressSettingsWith({});
+    const plan = { map: 0, predictor: 3, fields: 1, rowCells: 3, planeRows: 1 } as const;
+    const none = new Uint8Array(0);
+    // u8 records of 3: chunks of 12 elements' multiples (3 records of 4 bytes)
+    expect(chunkingOf(settings, 'u8', 100_000, 4096, plan, none)).toEqual({ chunkLength: 4092, plan });
+    // one chunk: whole records keep the plan, a partial one drops it (4096: cut down to 4092 it
+    // would be two chunks, rounded up to 4104 it is one of a partial record)
+    expect(chunkingOf(settings, 'u8', 3000, 4096, plan, none)).toEqual({ chunkLength: 4092, plan });
+    expect(chunkingOf(settings, 'u8', 4096, 4096, plan, none)).toEqual({ chunkLength: 4096, plan: undefined });
+    // two chunks, the last of a partial record: kept
+    expect(chunkingOf(settings, 'u8', 4099, 4096, plan, none)).toEqual({ chunkLength: 4092, plan });
+    // several chunks, the last partial: kept (the others are predicted)
+    expect(chunkingOf(settings, 'u8', 3 * 4096, 4096, plan, none)).toEqual({ chunkLength: 4104, plan });
   });
 
   it('level 1 keeps a flat array plain (no stride search)', async () => {

@@ -168,7 +168,8 @@ export function predictPlanOf(
  * chunks cut down, 13, had lost its plan and a third of its ratio). Only where that is over
  * {@link MAX_CHUNK_BYTES} is the plan dropped (8-byte types: their plan of the sequence of elements).
  * Records of u8 and u16 are counted in whole words (RGB u8: 12 elements), so that every chunk
- * starts on a word.
+ * starts on a word. A single chunk that ends in a partial record drops the plan (it could not be
+ * predicted).
  */
 export function chunkingOf(
   settings: CompressSettings,
@@ -182,16 +183,20 @@ export function chunkingOf(
   if (plan === undefined || !flat) return { chunkLength, plan };
   const records = planRecord(plan, type);
   if (records <= 1) return { chunkLength, plan };
+  // one chunk of a partial record is not predicted (a predicted chunk holds whole rows): the plan
+  // would only cost its time (the GPU path's sample readback and residuals)
+  const plain = () => ({ chunkLength, plan: predictPlanOf(settings, type, bytes, { strides: false }) });
+  const keep = (aligned: number) => (length <= aligned && length % records !== 0 ? plain() : { chunkLength: aligned, plan });
   // whole records that end on whole words (u8 and u16): the GPU path copies chunks that start
   // off a word to words of their own first (a pass and a round trip)
   const wordElements = Math.max(1, 4 / elementSize(type));
   const record = (records * wordElements) / gcd(records, wordElements);
   const aligned = Math.floor(chunkLength / record) * record;
-  if (length <= aligned) return { chunkLength: aligned, plan };
-  if (aligned > 0 && Math.ceil(length / aligned) === Math.ceil(length / chunkLength)) return { chunkLength: aligned, plan };
+  if (length <= aligned) return keep(aligned);
+  if (aligned > 0 && Math.ceil(length / aligned) === Math.ceil(length / chunkLength)) return keep(aligned);
   const up = Math.ceil(chunkLength / record) * record;
-  if (up * elementSize(type) <= MAX_CHUNK_BYTES) return { chunkLength: up, plan };
-  return { chunkLength, plan: predictPlanOf(settings, type, bytes, { strides: false }) };
+  if (up * elementSize(type) <= MAX_CHUNK_BYTES) return keep(up);
+  return plain();
 }
 
 /** The greatest common divisor of two positive integers. */
