@@ -19,6 +19,7 @@ declare global {
   interface GPUComputePassTimestampWrites {}
   interface GPUBindGroupEntry {}
   interface GPUBindGroupLayout {}
+  interface GPUBindGroup {}
   interface GPUBufferDescriptor {}
   namespace WebAssembly {
     interface Memory {}

@@ -32,6 +32,28 @@ describeGpu('GPU context', () => {
     expect(typeof ctx.hasSubgroups).toBe('boolean');
   });
 
+  gpuTest('an op run again takes the bind groups of the first run, and its result is right', async (ctx, rng) => {
+    const a = randomArray('u32', 100_003, rng) as Uint32Array;
+    const expected = new Uint32Array(a.length);
+    for (let i = 0, sum = 0; i < a.length; i++) expected[i] = sum = (sum + a[i]) >>> 0;
+    const input = await ctx.upload(a);
+    const first = await scan(ctx, input, { inclusive: true });
+    assertSameBits(await ctx.download(first), expected, 'scan');
+    first.destroy(); // its buffer back to the pool, for the next run's output
+    const before = { ...ctx.bindGroups.stats };
+    const again = await scan(ctx, input, { inclusive: true });
+    expect(ctx.bindGroups.stats.made).toBe(before.made);
+    expect(ctx.bindGroups.stats.reused).toBeGreaterThan(before.reused);
+    assertSameBits(await ctx.download(again), expected, 'scan run again');
+    // a different input: new groups, the right sums
+    const b = await ctx.upload(a.subarray(1));
+    const other = await scan(ctx, b, { inclusive: true });
+    expect(ctx.bindGroups.stats.made).toBeGreaterThan(before.made);
+    const shifted = (await ctx.download(other)) as Uint32Array;
+    for (const i of [0, 1, 77_777, a.length - 2]) expect(shifted[i]).toBe((expected[i + 1] - a[0]) >>> 0);
+    for (const d of [input, again, b, other]) d.destroy();
+  });
+
   for (const type of TYPES) {
     gpuTest(`${type}: upload then download returns the same bits (writeBuffer and staging-ring sizes)`, async (ctx, rng) => {
       // the test contexts use 64 KiB staging chunks: 600 KB crosses several chunks, the ring wraps

@@ -20,6 +20,12 @@
  * device makes some 40). On the H200 host this made no measurable difference with ~100 kept
  * buffers; it keeps an acquisition's cost independent of how many are kept.
  *
+ * A size class hands out the oldest of its kept buffers first (the first made), not the last
+ * released: a call's acquisitions then get the same buffers as the same call made before, whatever
+ * order the buffers came back in, and its dispatches find their bind groups kept
+ * (ts/gpu/bind-groups.ts; a compress from the device had reused 7 of its 34, the last released
+ * first).
+ *
  * A buffer the device could not make (out of memory, or a validation error: WebGPU reports them
  * through error scopes, not by throwing) is never kept: release() destroys it, and the pool
  * trims what it keeps so that the next allocation may succeed. takeFailure() tells the
@@ -36,11 +42,24 @@ export function sizeClass(bytes: number): number {
   return Math.ceil(padded / step) * step;
 }
 
+/**
+ * Puts `item` into `list`, kept youngest first (by `age`, larger is younger), so that `pop()`
+ * takes the oldest: the order in which the pools hand out what they keep.
+ */
+export function keepByAge<T>(list: T[], item: T, age: (t: T) => number): void {
+  const a = age(item);
+  let at = list.length;
+  while (at > 0 && age(list[at - 1]) < a) at--;
+  list.splice(at, 0, item);
+}
+
 /** A kept buffer with its size and usage as numbers (read once from the native object). */
 interface Kept {
   buffer: GPUBuffer;
   size: number;
   key: string;
+  /** When the pool made it (its order among the pool's buffers; released buffers it did not make come after). */
+  age: number;
 }
 
 export class BufferPool {
@@ -57,6 +76,9 @@ export class BufferPool {
   #closed = false;
   /** Counters, for tests and benchmarks. */
   readonly stats = { created: 0, reused: 0, failed: 0 };
+  /** When each buffer was made, in buffers made before it (Kept.age). */
+  readonly #ages = new WeakMap<GPUBuffer, number>();
+  #made = 0;
   /** Buffers whose creation failed. */
   readonly #failed = new WeakSet<GPUBuffer>();
   /** Creation checks not settled yet. */
@@ -93,6 +115,7 @@ export class BufferPool {
     }
     this.stats.created++;
     const [buffer, caught] = createBufferChecked(this.#device, { label, size, usage });
+    this.#ages.set(buffer, this.#made++);
     const check = caught.then((error) => {
       this.#checks.delete(check);
       if (error === null) return;
@@ -128,11 +151,13 @@ export class BufferPool {
       buffer.destroy();
       return;
     }
-    const kept: Kept = { buffer, size, key: `${size} ${buffer.usage}` };
+    let age = this.#ages.get(buffer);
+    if (age === undefined) this.#ages.set(buffer, (age = this.#made++));
+    const kept: Kept = { buffer, size, key: `${size} ${buffer.usage}`, age };
     this.#free.push(kept);
     let same = this.#byClass.get(kept.key);
     if (same === undefined) this.#byClass.set(kept.key, (same = []));
-    same.push(kept);
+    keepByAge(same, kept, (k) => k.age);
     this.#freeBytes += size;
     while (this.#freeBytes > this.limitBytes) {
       const old = this.#free.shift()!;

@@ -19,9 +19,10 @@ import {
   type GpuTuning,
 } from './device.js';
 import { bytesSource, partsSource, StagingRing, UploadPieces } from './transfer.js';
-import { BufferPool } from './buffer-pool.js';
+import { BufferPool, keepByAge } from './buffer-pool.js';
 import { GpuErrorLog } from './gpu-errors.js';
 import { bindGroupLayout } from './pipelines.js';
+import { BindGroupCache } from './bind-groups.js';
 
 /** How long a rejected GPU wait waits for device.lost before it counts as a failure of its own (ms). */
 const LOSS_WAIT_MS = 5000;
@@ -77,6 +78,13 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
  */
 export class Submission {
   #encoder: GPUCommandEncoder;
+  /**
+   * The compute pass the op's dispatches go into, open until the encoder is asked for (a copy,
+   * a clear, a flush) or the op ends: one pass for a run of dispatches, not a pass each (a pass
+   * cost 4-9 µs of host time on the H200, prof/micro.mjs). WebGPU orders the dispatches of a
+   * pass as it does passes: each sees what the ones before it wrote.
+   */
+  #pass: GPUComputePassEncoder | null = null;
   readonly temps: GPUBuffer[] = [];
   readonly outputs: GPUBuffer[] = [];
   readonly uniforms: GPUBuffer[] = [];
@@ -89,9 +97,19 @@ export class Submission {
     this.#encoder = encoder;
   }
 
-  /** The command encoder the op records into now (a new one after each {@link flush}). */
+  /**
+   * The command encoder the op records into now (a new one after each {@link flush}); asking for
+   * it ends the open compute pass, so what the caller records comes after the dispatches before.
+   */
   get encoder(): GPUCommandEncoder {
+    this.#endPass();
     return this.#encoder;
+  }
+
+  #endPass(): void {
+    if (this.#pass === null) return;
+    this.#pass.end();
+    this.#pass = null;
   }
 
   /**
@@ -101,6 +119,7 @@ export class Submission {
    * its last submission is done, and its errors are checked after that, as one op's.
    */
   flush(): void {
+    this.#endPass();
     const label = this.#encoder.label;
     this.#ctx.encoderHooks?.end(this.#encoder);
     this.#ctx.device.queue.submit([this.#encoder.finish()]);
@@ -170,15 +189,24 @@ export class Submission {
     };
   }
 
-  /** Dispatches `count` workgroups of `pipeline` as a 1-D or 2-D grid (x <= the per-dimension limit). */
+  /**
+   * Dispatches `count` workgroups of `pipeline` as a 1-D or 2-D grid (x <= the per-dimension
+   * limit), in the op's open compute pass; with the context's per-pass hooks (profiling), in a
+   * pass of its own named `label`. The bind group of `entries` may be one made before for the
+   * same buffers ({@link BindGroupCache}).
+   */
   dispatch(pipeline: GPUComputePipeline, entries: GPUBindGroupEntry[], count: number, label: string): void {
     if (count === 0) return;
-    const pass = this.encoder.beginComputePass({ label, timestampWrites: this.#ctx.encoderHooks?.pass?.(label) });
+    const timed = this.#ctx.encoderHooks?.pass;
+    const pass =
+      timed !== undefined
+        ? this.encoder.beginComputePass({ label, timestampWrites: timed(label) })
+        : (this.#pass ??= this.#encoder.beginComputePass({ label: this.#encoder.label }));
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, this.#ctx.device.createBindGroup({ layout: bindGroupLayout(pipeline), entries }));
+    pass.setBindGroup(0, this.#ctx.bindGroups.get(bindGroupLayout(pipeline), entries));
     const [x, y] = this.#ctx.grid(count);
     pass.dispatchWorkgroups(x, y);
-    pass.end();
+    if (timed !== undefined) pass.end();
   }
 }
 
@@ -226,6 +254,8 @@ export class GpuContext {
   readonly #uploadPieces: UploadPieces;
   /** Released storage buffers kept for reuse. */
   readonly #pool: BufferPool;
+  /** @internal The dispatches' bind groups, kept while their buffers live (ts/gpu/bind-groups.ts). */
+  readonly bindGroups: BindGroupCache;
   /** Released buffers of downloadMapped, kept for reuse (at most 2). */
   #mappedPool: GPUBuffer[] = [];
 
@@ -252,6 +282,7 @@ export class GpuContext {
     if (opts.onDawn === true) dawnContextOpened();
     const poolBytes = opts.poolBytes ?? Math.min(4 * 2 ** 30, Math.max(256 * 2 ** 20, 2 * this.limits.maxStorageBufferBindingSize));
     this.#pool = new BufferPool(device, poolBytes);
+    this.bindGroups = new BindGroupCache(device);
     this.lost = device.lost.then((info) => {
       this.#lostInfo = { reason: String(info.reason), message: info.message };
       this.#pool.close();
@@ -490,22 +521,31 @@ export class GpuContext {
     this.#readbackPool.set(b.size, list);
   }
 
-  /** Kept uniform buffers (UNIFORM | COPY_DST), by size. */
+  /**
+   * Kept uniform buffers (UNIFORM | COPY_DST), by size, the oldest handed out first (as the
+   * storage pool does, so an op's dispatches find their bind groups kept: ts/gpu/buffer-pool.ts).
+   */
   #uniformPool = new Map<number, GPUBuffer[]>();
+  /** When each uniform buffer was made, in uniform buffers made before it. */
+  #uniformAges = new WeakMap<GPUBuffer, number>();
   /** Uniform buffers kept at most, of each size. */
   static readonly #UNIFORMS_KEPT = 256;
 
   /** @internal A uniform buffer of `size` bytes (a multiple of 16): a kept one, or a new one. */
   takeUniform(size: number): GPUBuffer {
     const kept = this.#uniformPool.get(size)?.pop();
-    return kept ?? this.device.createBuffer({ label: 'parle:params', size, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    if (kept !== undefined) return kept;
+    const b = this.device.createBuffer({ label: 'parle:params', size, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.#uniformAges.set(b, this.#uniformsMade++);
+    return b;
   }
+  #uniformsMade = 0;
 
   /** @internal Takes back a uniform buffer of {@link takeUniform} once its op has completed. */
   giveUniform(b: GPUBuffer): void {
     const list = this.#uniformPool.get(b.size) ?? [];
     if (this.isLost || list.length >= GpuContext.#UNIFORMS_KEPT) return b.destroy();
-    list.push(b);
+    keepByAge(list, b, (u) => this.#uniformAges.get(u) ?? Infinity);
     this.#uniformPool.set(b.size, list);
   }
 
