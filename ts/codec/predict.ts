@@ -212,56 +212,88 @@ function partStarts(n: number, length: number, per: number): number[] {
   return Array.from({ length: PLAN_PARTS }, (_, q) => Math.floor((q * (n - length)) / Math.max(1, PLAN_PARTS - 1) / per) * per);
 }
 
-/** Words before a sample range that the geometries' predictors read (a plane and a row back, and a little more). */
-function reachBack(options: readonly Geometry[]): number {
-  return Math.max(...options.map((g) => (g.rowCells === 0 ? 0 : g.rowCells * g.fields * (g.planeRows + 1))), 0) + 16;
+/**
+ * How far back (words) the neighbours of a geometry's predictors lie: the element itself (0), a
+ * row back, a plane back, and a plane and a row back; each read also a cell (`fields` words)
+ * further back. Cells with no rows (rowCells 0) read only along their row.
+ */
+function shiftsOf(g: Geometry): number[] {
+  if (g.axes === 1) return [0];
+  const row = g.rowCells * g.fields;
+  if (g.axes === 2) return [0, row];
+  const plane = row * g.planeRows;
+  return [0, row, plane, plane + row];
 }
 
-/** The values (under a map) of elements lo .. lo + values.length - 1: a sample range and the neighbours it reads. */
+/**
+ * Words a window's segment holds before its sample range's first word, shifted: the cell the
+ * range's first word lies in, the cell before it, and a little more.
+ */
+const marginOf = (g: Geometry) => 2 * g.fields + 16;
+
+/**
+ * The values (under a map) that the residuals of a sample range of `length` words from `first`
+ * read under a geometry: for each of its shifts d ({@link shiftsOf}), words [first - d - margin,
+ * first + length - d), 0 before word 0. Only these, not the span from a plane back: a volume's
+ * plane of 640 x 480 made the span 300 times the range, and the GPU path read it back.
+ */
 interface Window {
-  values: Uint32Array;
-  lo: number;
+  first: number;
+  margin: number;
+  /** By shift, as {@link shiftsOf} lists them: word x read through shift d lies at x + d + margin - first. */
+  segments: Uint32Array[];
 }
 
-/** The window of `u` over [first - back, first + length), clipped at 0. */
-function windowOf(u: (e: number) => number, first: number, length: number, back: number): Window {
-  const lo = Math.max(0, first - back);
-  const values = new Uint32Array(first + length - lo);
-  for (let i = 0; i < values.length; i++) values[i] = u(lo + i);
-  return { values, lo };
+/** The window of `u` (word e's value under a map) over the range [first, first + length) for geometry `g`. */
+function windowOf(u: (e: number) => number, first: number, length: number, g: Geometry): Window {
+  const margin = marginOf(g);
+  const segments = shiftsOf(g).map((d) => {
+    const lo = first - d - margin;
+    const values = new Uint32Array(length + margin);
+    for (let i = Math.max(0, -lo); i < values.length; i++) values[i] = u(lo + i);
+    return values;
+  });
+  return { first, margin, segments };
+}
+
+/** The word ranges [start, end) that {@link windowOf} reads for geometry `g` and a range of `length` words from `first`. */
+function windowRanges(first: number, length: number, g: Geometry): [number, number][] {
+  const margin = marginOf(g);
+  return shiftsOf(g).map((d) => [first - d - margin, first + length - d]);
 }
 
 /**
  * The entropy bytes of the residuals (zigzagged, w bytes) of elements [first, first + n) of the
- * values `u(e)` (e: an element index of the whole array) under predictor `p` over geometry `g`
- * (rows of `row` elements, cells of `lead`), field by field, summed: neighbours come from the
- * whole array, so a sample needs no whole rows.
+ * values in `win` (its range's, under a map) under predictor `p` over geometry `g` (rows of
+ * `row` elements, cells of `lead`), field by field, summed: neighbours come from the whole
+ * array, so a sample needs no whole rows.
  */
 function residualBytes(win: Window, first: number, n: number, w: number, g: Geometry, row: number, p: Predictor): number {
   const bits = 8 * w;
   const mask = w === 4 ? 0xffffffff : (1 << bits) - 1;
   const lead = g.fields;
   const planeRows = g.planeRows;
-  const plane = row * planeRows;
   const per = Math.floor(n / lead);
   if (per <= 0) return Infinity;
   const res = Array.from({ length: lead }, () => new Uint32Array(per));
-  const { values, lo } = win;
-  const at = (e: number) => (e >= 0 ? values[e - lo] : 0);
+  // word e and its neighbours through each shift: e's index in every segment is e + base
+  const [own, up1, plane, planeUp] = win.segments;
+  const base = win.margin - win.first;
   let e = first - (first % lead);
   // the element's place in its row (j) and its row (i), kept as e moves on
   let j = e % row;
   let i = Math.floor(e / row);
   for (let c = 0; c < per; c++) {
     for (let k = 0; k < lead; k++, e++) {
+      const x = e + base;
       const left = j >= lead;
       const up = p === Predictor.Lorenzo3 ? i % planeRows !== 0 : i > 0;
-      const a = left ? at(e - lead) : 0;
+      const a = left ? own[x - lead] : 0;
       let pred = a;
       if (p === Predictor.None) pred = 0;
       else if (p !== Predictor.Left) {
-        const b = up ? at(e - row) : 0;
-        const ab = up && left ? at(e - row - lead) : 0;
+        const b = up ? up1[x] : 0;
+        const ab = up && left ? up1[x - lead] : 0;
         if (p === Predictor.Up) pred = b;
         else if (p === Predictor.Lorenzo2) pred = a + b - ab;
         else if (p === Predictor.Med) {
@@ -269,14 +301,14 @@ function residualBytes(win: Window, first: number, n: number, w: number, g: Geom
           const mn = a > b ? b : a;
           pred = ab >= mx ? mn : ab <= mn ? mx : a + b - ab;
         } else if (i >= planeRows) {
-          const z = at(e - plane);
-          const az = left ? at(e - plane - lead) : 0;
-          const bz = up ? at(e - plane - row) : 0;
-          const abz = up && left ? at(e - plane - row - lead) : 0;
+          const z = plane[x];
+          const az = left ? plane[x - lead] : 0;
+          const bz = up ? planeUp[x] : 0;
+          const abz = up && left ? planeUp[x - lead] : 0;
           pred = a + b + z - ab - az - bz + abz;
         } else pred = a + b - ab;
       }
-      const d = (values[e - lo] - pred) & mask;
+      const d = (own[x] - pred) & mask;
       res[k][c] = ((d << 1) ^ -(d >>> (bits - 1))) & mask;
       if (++j === row) {
         j = 0;
@@ -443,8 +475,9 @@ export function planRecord(plan: PredictPlan, type: ElementType): number {
  * ({@link planPredict} over `shape`, or without one, {@link planFlat}'s stride search and plan;
  * with {@link predictPlanOf}'s choice between them), merged and in order: a writer whose elements
  * are elsewhere (on the GPU) reads only these and plans over an array that holds them in their
- * places (zeros elsewhere), with the same plan as over the whole array. A few hundred KiB at most
- * (a volume's part reaches a plane back).
+ * places (zeros elsewhere), with the same plan as over the whole array. Tens of KiB: each sample
+ * range and its copies a row, a plane, and a plane and a row back ({@link windowOf}; a flat
+ * array's, the span two records back).
  */
 export function planSampleRanges(length: number, type: ElementType, shape: readonly number[] | undefined): [number, number][] {
   const size = elementSize(type);
@@ -461,9 +494,12 @@ export function planSampleRanges(length: number, type: ElementType, shape: reado
     : size === 8
       ? wordGeometries(shape)
       : geometries(shape);
-  const back = reachBack(options) + slack;
   const partLength = Math.max(per, Math.floor(Math.min(PLAN_SAMPLE_ELEMENTS, n) / PLAN_PARTS / per) * per);
-  for (const first of partStarts(n, partLength, per)) words.push([first - back, first + partLength + slack]);
+  for (const first of partStarts(n, partLength, per)) {
+    // a flat array's parts move (its records' plan): the whole span two records back
+    if (flat) words.push([first - 2 * MAX_STRIDE * per - marginOf(options[0]) - slack, first + partLength + slack]);
+    else for (const g of options) words.push(...windowRanges(first, partLength, g));
+  }
   if (flat) {
     const span = MAX_STRIDE * per + Math.floor((STRIDE_SAMPLE_ELEMENTS * per) / PLAN_PARTS / per) * per;
     for (const lo of partStarts(n, span, per)) words.push([lo, lo + span]);
@@ -559,7 +595,7 @@ export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly
   for (const first of parts) {
     // the plain codec's estimate: the elements or their deltas, as they are (8-byte types: the
     // words planes unpredicted, which is a candidate below)
-    const win = windowOf(bitsAt, first, partLength, per);
+    const win = windowOf(bitsAt, first, partLength, whole);
     plain += Math.min(
       residualBytes(win, first, partLength, w, whole, n, Predictor.None),
       wide ? Infinity : residualBytes(win, first, partLength, w, whole, n, Predictor.Left),
@@ -568,16 +604,15 @@ export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly
   // an array the plain pipelines code to a twelfth is not predicted (as a chunk is not: runs of
   // labels and backgrounds), and its plan is not worth its time
   if (!wide && plain * PLAIN_ENOUGH <= parts.length * partLength * w) return undefined;
-  // each part's values under each map, with the neighbours the geometries reach back to
-  const back = reachBack(options);
-  const windows = maps.map(({ u }) => parts.map((first) => windowOf(u, first, partLength, back)));
   let best: { plan: PredictPlan; bytes: number } | undefined = wide ? { plan: WORD_PLANES_PLAN, bytes: plain } : undefined;
   for (const g of options) {
     const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
-    for (const [m, { map }] of maps.entries()) {
+    for (const { map, u } of maps) {
+      // each part's values under the map, with the neighbours the geometry's predictors read
+      const windows = parts.map((first) => windowOf(u, first, partLength, g));
       for (const predictor of predictorsFor(g.axes, isFloat)) {
         let bytes = 0;
-        parts.forEach((first, q) => (bytes += residualBytes(windows[m][q], first, partLength, w, g, row, predictor)));
+        parts.forEach((first, q) => (bytes += residualBytes(windows[q], first, partLength, w, g, row, predictor)));
         // med decodes element by element (the linear predictors in v128 lanes and a prefix sum):
         // below level 8 it must save MED_MARGIN over the best of the others
         if (predictor === Predictor.Med && level < 8) bytes /= 1 - MED_MARGIN;
