@@ -22,7 +22,8 @@
  *
  * Writes gpu-codec-profile.json and .md into bench/results/<machine>/ (the machine is the GPU's).
  * Needs a GPU with 'timestamp-query' (else GPU times are null and only the counts and wall clock
- * remain). --shape: the CPU path's container of the array with its shape (predicted chunks).
+ * remain). --shape: the array with its shape, both compresses' (the CPU path's container the
+ * decodes take, and the GPU path's): predicted chunks.
  * --timeline: one more call of each direction logged event by event (ms from the call's start:
  * each submission with its GPU time, each readback's map and when it resolved, the waits, the
  * writeBuffer bytes, the compute passes encoded in between), the "timeline of one call" of #45.
@@ -309,17 +310,17 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     // the container the GPU decodes: the CPU path's, its Huffman streams laid out for the GPU (mode 3)
     const container = await engine.compress(host, { path: 'cpu', decoder: 'gpu', ...shaped });
     const pipelines = pipelinesOf(container);
-    const gpuContainer = await engine.compress(input, { path: 'gpu', ...gpuChunk });
+    const gpuContainer = await engine.compress(input, { path: 'gpu', ...shaped, ...gpuChunk });
     const doCompress = ONLY !== 'decompress';
-    const compress = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', ...gpuChunk })) : null;
-    // the same into an array the caller keeps (a fresh result costs its page faults: 1.3 GB/s
-    // for a new array on the H200 host)
-    const out = new Uint8Array(compressBound(host.length, file.type));
+    const compress = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', ...shaped, ...gpuChunk })) : null;
+    // the same into an array the caller keeps, bounded for chunks down to 1 KiB (a fresh result
+    // costs its page faults: 1.3 GB/s for a new array on the H200 host)
+    const out = new Uint8Array(compressBound(host.length, file.type, 1024));
     out.fill(1);
-    const compressOut = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', out, ...gpuChunk })) : null;
+    const compressOut = doCompress ? await profile(() => engine.compress(input, { path: 'gpu', out, ...shaped, ...gpuChunk })) : null;
     // the container left on the device (`to: 'device'`): only its checksums read back
     const compressResident = doCompress
-      ? await profile(async () => (await engine.compress(input, { path: 'gpu', to: 'device', ...gpuChunk })).destroy())
+      ? await profile(async () => (await engine.compress(input, { path: 'gpu', to: 'device', ...shaped, ...gpuChunk })).destroy())
       : null;
     const decompress =
       ONLY !== 'compress' ? await profile(async () => (await engine.decompress(container, { path: 'gpu', to: 'device' })).destroy()) : null;
