@@ -74,25 +74,37 @@ function predictorsFor(axes: number, isFloat: boolean): Predictor[] {
   return out;
 }
 
+/** Histograms of byte planes, kept for {@link entropyBytes} (the planner made 48-64 of them a plan). */
+const PLANE_HISTOGRAMS = Array.from({ length: 4 }, () => new Float64Array(256));
+const WHOLE_HISTOGRAM = new Float64Array(256);
+
+/** Order-0 entropy in bits of the `total` bytes counted in `h`; a symbol costs at least a bit a byte under Huffman, unless one symbol fills the stream. */
+function histogramBits(h: Float64Array, total: number): number {
+  let s = 0;
+  let present = 0;
+  for (let i = 0; i < 256; i++) {
+    if (h[i] > 0) {
+      s -= h[i] * Math.log2(h[i] / total);
+      present++;
+    }
+  }
+  return present <= 1 ? 0 : Math.max(s, total * 0.05);
+}
+
 /** Order-0 entropy in bytes of `n` values of `w` bytes: the smaller of their bytes as one stream and as w byte planes. */
 function entropyBytes(values: Uint32Array, n: number, w: number): number {
-  const planes = Array.from({ length: w }, () => new Float64Array(256));
+  const planes = PLANE_HISTOGRAMS;
+  for (let k = 0; k < w; k++) planes[k].fill(0);
   for (let i = 0; i < n; i++) {
     const v = values[i];
     for (let k = 0; k < w; k++) planes[k][(v >>> (8 * k)) & 255]++;
   }
-  const bits = (h: Float64Array, total: number) => {
-    let s = 0;
-    for (let i = 0; i < 256; i++) if (h[i] > 0) s -= h[i] * Math.log2(h[i] / total);
-    // a symbol costs at least a bit a byte under Huffman, unless one symbol fills the stream
-    const present = h.reduce((a, c) => a + (c > 0 ? 1 : 0), 0);
-    return present <= 1 ? 0 : Math.max(s, total * 0.05);
-  };
-  const planeBits = planes.reduce((a, h) => a + bits(h, n), 0);
+  let planeBits = 0;
+  for (let k = 0; k < w; k++) planeBits += histogramBits(planes[k], n);
   if (w === 1) return planeBits / 8;
-  const whole = new Float64Array(256);
-  for (const h of planes) for (let i = 0; i < 256; i++) whole[i] += h[i];
-  return Math.min(planeBits, bits(whole, n * w)) / 8;
+  const whole = WHOLE_HISTOGRAM.fill(0);
+  for (let k = 0; k < w; k++) for (let i = 0; i < 256; i++) whole[i] += planes[k][i];
+  return Math.min(planeBits, histogramBits(whole, n * w)) / 8;
 }
 
 /**
@@ -147,40 +159,47 @@ export class SampledBytes implements ByteView {
     return new SampledBytes(Math.min(end, this.length), this.#parts);
   }
 
-  /** The range holding bytes [at, at + size), and where they start in it; undefined: not held. */
-  #find(at: number, size: number): { view: DataView; offset: number } | undefined {
-    let lo = 0;
-    let hi = this.#starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.#starts[mid] <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    const offset = at - (this.#starts[lo] ?? 0);
-    const view = this.#views[lo];
-    return view !== undefined && offset >= 0 && offset + size <= view.byteLength ? { view, offset } : undefined;
-  }
+  /** The range the last read found (reads come in runs over one range). */
+  #last = 0;
 
-  /** `read` of the range holding bytes [at, at + size), or 0 where none does. */
-  #read(at: number, size: number, read: (view: DataView, offset: number) => number): number {
-    const r = this.#find(at, size);
-    return r === undefined ? 0 : read(r.view, r.offset);
+  /** The index of the range holding bytes [at, at + size), or -1: not held. */
+  #part(at: number, size: number): number {
+    const starts = this.#starts;
+    let lo = this.#last;
+    if (!(lo < starts.length && starts[lo] <= at && (lo + 1 === starts.length || starts[lo + 1] > at))) {
+      lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= at) lo = mid;
+        else hi = mid - 1;
+      }
+      this.#last = lo;
+    }
+    const view = this.#views[lo];
+    const offset = at - (starts[lo] ?? 0);
+    return view !== undefined && offset >= 0 && offset + size <= view.byteLength ? lo : -1;
   }
 
   getUint8(at: number): number {
-    return this.#read(at, 1, (v, o) => v.getUint8(o));
+    const i = this.#part(at, 1);
+    return i < 0 ? 0 : this.#views[i].getUint8(at - this.#starts[i]);
   }
   getUint16(at: number, littleEndian: boolean): number {
-    return this.#read(at, 2, (v, o) => v.getUint16(o, littleEndian));
+    const i = this.#part(at, 2);
+    return i < 0 ? 0 : this.#views[i].getUint16(at - this.#starts[i], littleEndian);
   }
   getUint32(at: number, littleEndian: boolean): number {
-    return this.#read(at, 4, (v, o) => v.getUint32(o, littleEndian));
+    const i = this.#part(at, 4);
+    return i < 0 ? 0 : this.#views[i].getUint32(at - this.#starts[i], littleEndian);
   }
   getFloat32(at: number, littleEndian: boolean): number {
-    return this.#read(at, 4, (v, o) => v.getFloat32(o, littleEndian));
+    const i = this.#part(at, 4);
+    return i < 0 ? 0 : this.#views[i].getFloat32(at - this.#starts[i], littleEndian);
   }
   getFloat64(at: number, littleEndian: boolean): number {
-    return this.#read(at, 8, (v, o) => v.getFloat64(o, littleEndian));
+    const i = this.#part(at, 8);
+    return i < 0 ? 0 : this.#views[i].getFloat64(at - this.#starts[i], littleEndian);
   }
 }
 
