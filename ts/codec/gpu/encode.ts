@@ -316,9 +316,10 @@ async function sizeUnits(
       if (deltaPlanes) readers.set(deltaPlanes, encodeHistogramCodes8(gpu, s, deltaPlanes, ranges.planes, 1));
     }
   });
-  const hashes = await readHashes();
-  const codes = new Map<GPUBuffer, HistogramCode[]>();
-  for (const [buffer, read] of readers) codes.set(buffer, await read());
+  // every readback mapped at once (one after another they had been a round trip each)
+  const buffers = [...readers.keys()];
+  const [hashes, ...read] = await Promise.all([readHashes(), ...buffers.map((b) => readers.get(b)!())]);
+  const codes = new Map<GPUBuffer, HistogramCode[]>(buffers.map((b, i) => [b, read[i]]));
   const codeOf = (buffer: GPUBuffer, r: number) => codes.get(buffer)![r];
   // 2. candidates without rle, sized exactly from the histograms and their codes
   const candidates: Candidate[][] = units.map((c) => {
@@ -375,8 +376,7 @@ async function sizeUnits(
       readValues = encodeHistogramCodes8(gpu, s, rle.values.buffer, parts.map(valueRange));
       readLengths = encodeHistogramCodes8(gpu, s, rle.leb, parts.map(lengthRange));
     });
-    const valueCodes = await readValues();
-    const lengthCodes = await readLengths();
+    const [valueCodes, lengthCodes] = await Promise.all([readValues(), readLengths()]);
     for (const c of units) {
       if (c.count === 0) continue;
       const own = parts.slice(c.index * per, (c.index + 1) * per);
