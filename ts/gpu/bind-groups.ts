@@ -4,7 +4,7 @@
  * an earlier one's takes that dispatch's bind group instead of making one.
  *
  * Why: `createBindGroup` was the largest WebGPU call a dispatch makes, 16-22 µs on the H200's host
- * through Dawn (prof/micro.mjs: a pass, its pipeline and dispatch 4-9 µs more), and a codec call
+ * through Dawn (timed alone on 2026-11-29; a pass, its pipeline and dispatch 4-9 µs more), and a codec call
  * makes 10-30 dispatches. Between calls of one kind and size the pool hands out the same buffers
  * (ts/gpu/buffer-pool.ts: temporaries, outputs, uniforms), so the same bind groups recur.
  *

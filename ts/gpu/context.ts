@@ -81,7 +81,7 @@ export class Submission {
   /**
    * The compute pass the op's dispatches go into, open until the encoder is asked for (a copy,
    * a clear, a flush) or the op ends: one pass for a run of dispatches, not a pass each (a pass
-   * cost 4-9 µs of host time on the H200, prof/micro.mjs). WebGPU orders the dispatches of a
+   * cost 4-9 µs of host time on the H200's host, timed alone on 2026-11-29). WebGPU orders the dispatches of a
    * pass as it does passes: each sees what the ones before it wrote.
    */
   #pass: GPUComputePassEncoder | null = null;
