@@ -81,8 +81,8 @@ export class Submission {
   /**
    * The compute pass the op's dispatches go into, open until the encoder is asked for (a copy,
    * a clear, a flush) or the op ends: one pass for a run of dispatches, not a pass each (a pass
-   * cost 4-9 µs of host time on the H200's host, timed alone on 2026-11-29). WebGPU orders the dispatches of a
-   * pass as it does passes: each sees what the ones before it wrote.
+   * cost 4-9 µs of host time on the H200's host, timed alone on 2026-11-29). WebGPU orders the
+   * dispatches of a pass as it does passes: each sees what the ones before it wrote.
    */
   #pass: GPUComputePassEncoder | null = null;
   readonly temps: GPUBuffer[] = [];
@@ -528,6 +528,7 @@ export class GpuContext {
   #uniformPool = new Map<number, GPUBuffer[]>();
   /** When each uniform buffer was made, in uniform buffers made before it. */
   #uniformAges = new WeakMap<GPUBuffer, number>();
+  #uniformsMade = 0;
   /** Uniform buffers kept at most, of each size. */
   static readonly #UNIFORMS_KEPT = 256;
 
@@ -539,7 +540,6 @@ export class GpuContext {
     this.#uniformAges.set(b, this.#uniformsMade++);
     return b;
   }
-  #uniformsMade = 0;
 
   /** @internal Takes back a uniform buffer of {@link takeUniform} once its op has completed. */
   giveUniform(b: GPUBuffer): void {
