@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressPlan, ErrorCodes, ParleError, compressBound, createEngine, type Engine } from '../ts/index.js';
 import { compressRoute } from '../ts/codec/compress.js';
 import { chunkingOf, compressSettingsWith, predictPlanOf } from '../ts/codec/settings.js';
-import { planSampleRanges, SampledBytes } from '../ts/codec/predict.js';
+import { fillOf, planSampleRanges, residualBytes, SampledBytes, windowOf, type Geometry } from '../ts/codec/predict.js';
 import { elementSize, type ElementType } from '../ts/types.js';
 import { STAGE, treeHash } from './support/codec-reference.js';
 import {
@@ -1219,5 +1219,97 @@ describe('planning from a sample read back (the GPU path)', () => {
       0,
     ]);
     expect([held.getFloat64(40, true), held.subarray(0, 50).length, held.subarray(0, 500).length]).toEqual([1.5, 50, 100]);
+    // a range's bytes where one range holds them all, else none (the planner then reads word by word)
+    expect([...held.bytesAt(10, 4)!]).toEqual([3, 4, 5, 6]);
+    expect([held.bytesAt(6, 4), held.bytesAt(12, 8), held.bytesAt(30, 4)]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('plans over bytes off a word boundary (read word by word) as over an aligned copy', () => {
+    for (const [what, type, shape, X, fields] of cases.filter(([, t]) => t !== 'u8')) {
+      const n = shape?.reduce((a, b) => a * b, 1) ?? 3 * 400_000;
+      const aligned = new Uint8Array(field(type, n, X, fields).buffer);
+      const off = new Uint8Array(aligned.length + 1).subarray(1);
+      off.set(aligned);
+      const settings = compressSettingsWith({ ...(shape ? { shape } : {}) });
+      expect(predictPlanOf(settings, type, off), what).toEqual(predictPlanOf(settings, type, aligned));
+    }
+  });
+});
+
+describe("the planner's estimate of a sample range", () => {
+  /** Order-0 entropy in bits of the bytes counted in `h` (the planner's rule: at least 5 % of a bit a byte, 0 for one symbol). */
+  const bitsOf = (h: number[], total: number) => {
+    const present = h.filter((c) => c > 0);
+    const bits = present.reduce((s, c) => s - c * Math.log2(c / total), 0);
+    return present.length <= 1 ? 0 : Math.max(bits, total * 0.05);
+  };
+  /** The estimate of residuals `r` (w bytes each): the smaller of byte planes and one byte stream, against a byte of run length and half a value a run. */
+  const bytesOf = (r: number[], w: number) => {
+    const planes = Array.from({ length: w }, (_, k) => {
+      const h = new Array<number>(256).fill(0);
+      for (const v of r) h[Math.floor(v / 256 ** k) % 256]++;
+      return h;
+    });
+    const planeBits = planes.reduce((s, h) => s + bitsOf(h, r.length), 0);
+    const whole = planes[0].map((_, i) => planes.reduce((s, h) => s + h[i], 0));
+    const entropy = (w === 1 ? planeBits : Math.min(planeBits, bitsOf(whole, r.length * w))) / 8;
+    const runs = r.filter((v, i) => i === 0 || v !== r[i - 1]).length;
+    return Math.min(entropy, runs * (1 + w / 2));
+  };
+  const rng = new Rng(caseSeed("the planner's estimate"));
+  // [geometry, X, Y]: cells of fields, rows of X cells, planes of Y rows (whole: one row of all cells)
+  const geometries: Geometry[] = [
+    { fields: 1, rowCells: 0, planeRows: 1, axes: 1 },
+    { fields: 2, rowCells: 0, planeRows: 1, axes: 1 },
+    { fields: 1, rowCells: 36, planeRows: 1, axes: 2 },
+    { fields: 3, rowCells: 5, planeRows: 1, axes: 2 },
+    { fields: 1, rowCells: 3, planeRows: 40, axes: 3 },
+    { fields: 2, rowCells: 9, planeRows: 4, axes: 3 },
+  ];
+  it('is the entropy or runs of the residuals the reference predictors give, field by field, at every edge', () => {
+    let compared = 0;
+    for (const w of [1, 2, 4] as const) {
+      for (const g of geometries) {
+        const cells = 2880;
+        const X = g.rowCells === 0 ? cells : g.rowCells;
+        const Y = g.planeRows;
+        const n = cells * g.fields;
+        // smooth values with noise, runs and wraps around 2^(8w)
+        const M = 2 ** (8 * w);
+        const u = Array.from({ length: n }, (_, e) => {
+          const c = Math.floor(e / g.fields);
+          if (c % 97 < 9) return 7;
+          const v = Math.round(Math.sin(c / 17 + (e % g.fields)) * M * 0.3 + (c % X) * 5 + rng.intBetween(0, 3));
+          return ((v % M) + M) % M;
+        });
+        const words = Uint32Array.from(u);
+        const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
+        const predictors = g.axes === 1 ? [PREDICTOR.none, PREDICTOR.left] : g.axes === 2 ? [1, 2, 3, 5] : [1, 2, 3, 4, 5];
+        for (const p of predictors) {
+          const planes = predictResiduals(u, w, g.fields, X, Y, p);
+          // ranges from word 0, mid-row, at a plane's start, off a cell boundary, to the end
+          for (const [first, length] of [
+            [0, 1024],
+            [g.fields * 53 + 1, 700],
+            [g.fields * X * Y, 512],
+            [n - 1000, 1000],
+          ]) {
+            const win = windowOf(
+              fillOf((e) => words[e]),
+              first,
+              length,
+              g,
+            );
+            const got = residualBytes(win, first, length, w, g, row, p);
+            const c0 = Math.floor(first / g.fields);
+            const per = Math.floor(length / g.fields);
+            const want = planes.reduce((s, plane) => s + bytesOf([...plane.subarray(c0, c0 + per)], w), 0);
+            expect(got, `w ${w}, geometry ${JSON.stringify(g)}, predictor ${p}, range at ${first}`).toBeCloseTo(want, 6);
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(200);
   });
 });

@@ -36,8 +36,8 @@ const MAX_PLANE_FIELDS = 16;
 /** F[e]: the f64 nearest 10^-e, the decimal map's factor (index e = 0..18). */
 export const DECIMAL_FACTORS: Float64Array = Float64Array.from({ length: MAX_DECIMAL_EXPONENT + 1 }, (_, e) => Number(`1e-${e}`));
 
-/** A way to see the array: cells of `fields` elements, rows of `rowCells` cells, planes of `planeRows` rows. */
-interface Geometry {
+/** A way to see the array: cells of `fields` elements, rows of `rowCells` cells, planes of `planeRows` rows (exported for the tests). */
+export interface Geometry {
   fields: number;
   /** Cells a row; 0: the chunk's cells (records in one row). */
   rowCells: number;
@@ -74,49 +74,47 @@ function predictorsFor(axes: number, isFloat: boolean): Predictor[] {
   return out;
 }
 
-/** Histograms of byte planes, kept for {@link entropyBytes} (the planner made 48-64 of them a plan). */
-const PLANE_HISTOGRAMS = Array.from({ length: 4 }, () => new Float64Array(256));
-const WHOLE_HISTOGRAM = new Float64Array(256);
+/** The histogram of all byte planes together, kept for {@link planesBytes}. */
+const WHOLE_HISTOGRAM = new Int32Array(256);
 
-/** Order-0 entropy in bits of the `total` bytes counted in `h`; a symbol costs at least a bit a byte under Huffman, unless one symbol fills the stream. */
-function histogramBits(h: Float64Array, total: number): number {
-  let s = 0;
+/** c log2 c for counts c up to 2^13 (a field's byte planes together: 4 x 1024 bytes at most); larger ones computed. */
+const C_LOG2_C = Float64Array.from({ length: 1 << 13 }, (_, c) => (c > 0 ? c * Math.log2(c) : 0));
+
+/**
+ * Order-0 entropy in bits of the `total` bytes counted in `h[at, at + 256)`: total log2 total -
+ * sum of c log2 c (a table lookup a count, where -c log2(c / total) a count had been a third of a
+ * plan's time); a symbol costs at least a bit a byte under Huffman, unless one symbol fills the
+ * stream.
+ */
+function histogramBits(h: Int32Array, at: number, total: number): number {
+  let sum = 0;
   let present = 0;
-  for (let i = 0; i < 256; i++) {
-    if (h[i] > 0) {
-      s -= h[i] * Math.log2(h[i] / total);
-      present++;
-    }
+  for (let i = at; i < at + 256; i++) {
+    const c = h[i];
+    if (c === 0) continue;
+    sum += c < C_LOG2_C.length ? C_LOG2_C[c] : c * Math.log2(c);
+    present++;
   }
-  return present <= 1 ? 0 : Math.max(s, total * 0.05);
-}
-
-/** Order-0 entropy in bytes of `n` values of `w` bytes: the smaller of their bytes as one stream and as w byte planes. */
-function entropyBytes(values: Uint32Array, n: number, w: number): number {
-  const planes = PLANE_HISTOGRAMS;
-  for (let k = 0; k < w; k++) planes[k].fill(0);
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    for (let k = 0; k < w; k++) planes[k][(v >>> (8 * k)) & 255]++;
-  }
-  let planeBits = 0;
-  for (let k = 0; k < w; k++) planeBits += histogramBits(planes[k], n);
-  if (w === 1) return planeBits / 8;
-  const whole = WHOLE_HISTOGRAM.fill(0);
-  for (let k = 0; k < w; k++) for (let i = 0; i < 256; i++) whole[i] += planes[k][i];
-  return Math.min(planeBits, histogramBits(whole, n * w)) / 8;
+  const all = total < C_LOG2_C.length ? C_LOG2_C[total] : total * Math.log2(total);
+  return present <= 1 ? 0 : Math.max(all - sum, total * 0.05);
 }
 
 /**
- * What rle (+ huffman) would take for `n` values of `w` bytes, from their runs: a run's value at
- * half its width (Huffman over values that repeat) and a byte of length. Label volumes and
- * icons with flat backgrounds are made of runs, which the entropy of single values misses.
+ * Order-0 entropy in bytes of `n` values of `w` bytes whose byte planes are counted in
+ * `planes[at + 256 k, at + 256 (k + 1))` (plane k: the values' byte k): the smaller of their bytes
+ * as one stream and as w byte planes.
  */
-function runBytes(values: Uint32Array, n: number, w: number): number {
-  let runs = n > 0 ? 1 : 0;
-  for (let i = 1; i < n; i++) if (values[i] !== values[i - 1]) runs++;
-  return runs * (1 + w / 2);
+function planesBytes(planes: Int32Array, at: number, n: number, w: number): number {
+  let planeBits = 0;
+  for (let k = 0; k < w; k++) planeBits += histogramBits(planes, at + 256 * k, n);
+  if (w === 1) return planeBits / 8;
+  const whole = WHOLE_HISTOGRAM.fill(0);
+  for (let k = 0; k < w; k++) for (let i = 0; i < 256; i++) whole[i] += planes[at + 256 * k + i];
+  return Math.min(planeBits, histogramBits(whole, 0, n * w)) / 8;
 }
+
+/** The byte-plane histograms of a field's residuals, kept for {@link residualsBytes} (w planes of 256 counts). */
+const FIELD_HISTOGRAMS = new Int32Array(4 * 256);
 
 /** fpzip's order-preserving map of one f32's bits. */
 function floatOrder(b: number): number {
@@ -179,6 +177,14 @@ export class SampledBytes implements ByteView {
     const view = this.#views[lo];
     const offset = at - (starts[lo] ?? 0);
     return view !== undefined && offset >= 0 && offset + size <= view.byteLength ? lo : -1;
+  }
+
+  /** Bytes [at, at + length) where one range holds them all (a view, no copy), else undefined. */
+  bytesAt(at: number, length: number): Uint8Array | undefined {
+    const i = this.#part(at, length);
+    if (i < 0) return undefined;
+    const from = at - this.#starts[i];
+    return this.#parts[i].bytes.subarray(from, from + length);
   }
 
   getUint8(at: number): number {
@@ -256,20 +262,61 @@ const marginOf = (g: Geometry) => 2 * g.fields + 16;
  * first + length - d), 0 before word 0. Only these, not the span from a plane back: a volume's
  * plane of 640 x 480 made the span 300 times the range, and the GPU path read it back.
  */
-interface Window {
+export interface Window {
   first: number;
   margin: number;
   /** By shift, as {@link shiftsOf} lists them: word x read through shift d lies at x + d + margin - first. */
   segments: Uint32Array[];
 }
 
-/** The window of `u` (word e's value under a map) over the range [first, first + length) for geometry `g`. */
-function windowOf(u: (e: number) => number, first: number, length: number, g: Geometry): Window {
+/**
+ * Fills `out` with words [lo, lo + out.length) of an array under a map, where lo + out.length
+ * is at most the array's words; those before word 0 are left as they are (0 in a new array).
+ */
+export type WordsFill = (out: Uint32Array, lo: number) => void;
+
+/** The {@link WordsFill} of `u` (word e's value under a map), word by word. */
+export const fillOf =
+  (u: (e: number) => number): WordsFill =>
+  (out, lo) => {
+    for (let i = Math.max(0, -lo); i < out.length; i++) out[i] = u(lo + i);
+  };
+
+/**
+ * The {@link WordsFill} of the words of `bytes` as they are (`w` bytes, little-endian, unsigned,
+ * as `bitsAt` reads them one by one): one typed-array copy where the words lie in one array on a
+ * w-byte boundary (a Uint8Array; one range of a {@link SampledBytes}), else word by word (a
+ * word at a time through the reader had been a third of a plan's time); then `map`, when given,
+ * maps the words filled in place: `out[from..]`, words lo + from on.
+ */
+function bitsFill(
+  bytes: PlanBytes,
+  w: number,
+  bitsAt: (e: number) => number,
+  map?: (out: Uint32Array, from: number, lo: number) => void,
+): WordsFill {
+  return (out, lo) => {
+    const from = Math.max(0, -lo);
+    const count = out.length - from;
+    if (count <= 0) return;
+    const at = (lo + from) * w;
+    const src = bytes instanceof SampledBytes ? bytes.bytesAt(at, count * w) : bytes.subarray(at, at + count * w);
+    if (src === undefined || src.length !== count * w || src.byteOffset % w !== 0) fillOf(bitsAt)(out, lo);
+    else
+      out.set(
+        w === 1 ? src : w === 2 ? new Uint16Array(src.buffer, src.byteOffset, count) : new Uint32Array(src.buffer, src.byteOffset, count),
+        from,
+      );
+    map?.(out, from, lo);
+  };
+}
+
+/** The window of the map `fill` fills over the range [first, first + length) for geometry `g`. */
+export function windowOf(fill: WordsFill, first: number, length: number, g: Geometry): Window {
   const margin = marginOf(g);
   const segments = shiftsOf(g).map((d) => {
-    const lo = first - d - margin;
     const values = new Uint32Array(length + margin);
-    for (let i = Math.max(0, -lo); i < values.length; i++) values[i] = u(lo + i);
+    fill(values, first - d - margin);
     return values;
   });
   return { first, margin, segments };
@@ -281,61 +328,142 @@ function windowRanges(first: number, length: number, g: Geometry): [number, numb
   return shiftsOf(g).map((d) => [first - d - margin, first + length - d]);
 }
 
+/** Residuals of {@link residualBytes} before their mask, kept (a sample range's words). */
+let residuals = new Int32Array(1 << 10);
+
+/** LOCO-I's median edge detector: of the left (a), upper (b) and upper-left (ab) neighbours. */
+function med(a: number, b: number, ab: number): number {
+  const mx = a > b ? a : b;
+  const mn = a > b ? b : a;
+  return ab >= mx ? mn : ab <= mn ? mx : a + b - ab;
+}
+
+/**
+ * The prediction under `p` of the word at x in a window's segments `[own, up1, plane, planeUp]`
+ * ({@link Window}), in row i, with a cell before it in its row (`left`) or not: what the
+ * writers' predictors give, zeros for the neighbours past an edge (a row's first cell, the
+ * array's first row; for Lorenzo3 a plane's first row, and its first plane).
+ */
+function predictionAt(
+  seg: readonly Uint32Array[],
+  x: number,
+  left: boolean,
+  i: number,
+  lead: number,
+  planeRows: number,
+  p: Predictor,
+): number {
+  const [own, up1, plane, planeUp] = seg;
+  const up = p === Predictor.Lorenzo3 ? i % planeRows !== 0 : i > 0;
+  const a = left ? own[x - lead] : 0;
+  if (p === Predictor.None) return 0;
+  if (p === Predictor.Left) return a;
+  const b = up ? up1[x] : 0;
+  const ab = up && left ? up1[x - lead] : 0;
+  if (p === Predictor.Up) return b;
+  if (p === Predictor.Lorenzo2) return a + b - ab;
+  if (p === Predictor.Med) return med(a, b, ab);
+  if (i < planeRows) return a + b - ab;
+  const z = plane[x];
+  const az = left ? plane[x - lead] : 0;
+  const bz = up ? planeUp[x] : 0;
+  const abz = up && left ? planeUp[x - lead] : 0;
+  return a + b + z - ab - az - bz + abz;
+}
+
+/**
+ * `res[t]` = word x0 + t of `seg[0]` less its prediction under `p` (t < count), as if no word
+ * lay on an edge ({@link predictionAt} with every neighbour present). The sums are exact in
+ * doubles; the store keeps them mod 2^32.
+ */
+function predictResiduals(res: Int32Array, seg: readonly Uint32Array[], x0: number, count: number, lead: number, p: Predictor): void {
+  const [own, up1, plane, planeUp] = seg;
+  if (p === Predictor.None) for (let t = 0, x = x0; t < count; t++, x++) res[t] = own[x];
+  else if (p === Predictor.Left) for (let t = 0, x = x0; t < count; t++, x++) res[t] = own[x] - own[x - lead];
+  else if (p === Predictor.Up) for (let t = 0, x = x0; t < count; t++, x++) res[t] = own[x] - up1[x];
+  else if (p === Predictor.Lorenzo2) for (let t = 0, x = x0; t < count; t++, x++) res[t] = own[x] - own[x - lead] - up1[x] + up1[x - lead];
+  else if (p === Predictor.Lorenzo3) {
+    for (let t = 0, x = x0; t < count; t++, x++) {
+      const y = x - lead;
+      res[t] = own[x] - own[y] - up1[x] - plane[x] + up1[y] + plane[y] + planeUp[x] - planeUp[y];
+    }
+  } else for (let t = 0, x = x0; t < count; t++, x++) res[t] = own[x] - med(own[x - lead], up1[x], up1[x - lead]);
+}
+
+/**
+ * The bytes of `count` residuals `res` (w bytes each after the mask, zigzagged; fields of
+ * `lead` interleaved): each field's smaller of its order-0 entropy ({@link planesBytes}) and what
+ * rle (+ huffman) would take from its runs, summed.
+ */
+function residualsBytes(res: Int32Array, count: number, w: number, lead: number): number {
+  const bits = 8 * w;
+  const mask = w === 4 ? -1 : (1 << bits) - 1;
+  const per = count / lead;
+  let total = 0;
+  // field by field, its run count and last residual in locals (kept in arrays by field, each
+  // residual's store and the next one's load had made this loop three times slower)
+  for (let k = 0; k < lead; k++) {
+    const hist = FIELD_HISTOGRAMS.fill(0, 0, 256 * w);
+    let runs = 0;
+    let last = 0;
+    for (let t = k; t < count; t += lead) {
+      const d = res[t] & mask;
+      const r = ((d << 1) ^ -(d >>> (bits - 1))) & mask;
+      hist[r & 255]++;
+      if (w > 1) {
+        hist[256 + ((r >>> 8) & 255)]++;
+        if (w === 4) {
+          hist[512 + ((r >>> 16) & 255)]++;
+          hist[768 + (r >>> 24)]++;
+        }
+      }
+      if (t === k || r !== last) runs++;
+      last = r;
+    }
+    total += Math.min(planesBytes(hist, 0, per, w), runs * (1 + w / 2));
+  }
+  return total;
+}
+
 /**
  * The entropy bytes of the residuals (zigzagged, w bytes) of elements [first, first + n) of the
  * values in `win` (its range's, under a map) under predictor `p` over geometry `g` (rows of
  * `row` elements, cells of `lead`), field by field, summed: neighbours come from the whole
- * array, so a sample needs no whole rows.
+ * array, so a sample needs no whole rows. A field's bytes are the smaller of its order-0 entropy
+ * ({@link planesBytes}) and what rle (+ huffman) would take from its runs: a run's value at half
+ * its width (Huffman over values that repeat) and a byte of length (label volumes and icons with
+ * flat backgrounds are made of runs, which the entropy of single values misses).
+ * The residuals are made by a loop a predictor as if no word lay on an edge, then the words on
+ * an edge again by {@link predictionAt} (a loop that asked at each word which predictor and
+ * which edges had been half of a plan's time), and counted field by field (byte planes, runs).
+ * Exported for the tests (test/predict.test.ts holds the word-by-word reference).
  */
-function residualBytes(win: Window, first: number, n: number, w: number, g: Geometry, row: number, p: Predictor): number {
-  const bits = 8 * w;
-  const mask = w === 4 ? 0xffffffff : (1 << bits) - 1;
+export function residualBytes(win: Window, first: number, n: number, w: number, g: Geometry, row: number, p: Predictor): number {
   const lead = g.fields;
   const planeRows = g.planeRows;
   const per = Math.floor(n / lead);
   if (per <= 0) return Infinity;
-  const res = Array.from({ length: lead }, () => new Uint32Array(per));
-  // word e and its neighbours through each shift: e's index in every segment is e + base
-  const [own, up1, plane, planeUp] = win.segments;
-  const base = win.margin - win.first;
-  let e = first - (first % lead);
-  // the element's place in its row (j) and its row (i), kept as e moves on
-  let j = e % row;
-  let i = Math.floor(e / row);
-  for (let c = 0; c < per; c++) {
-    for (let k = 0; k < lead; k++, e++) {
-      const x = e + base;
-      const left = j >= lead;
-      const up = p === Predictor.Lorenzo3 ? i % planeRows !== 0 : i > 0;
-      const a = left ? own[x - lead] : 0;
-      let pred = a;
-      if (p === Predictor.None) pred = 0;
-      else if (p !== Predictor.Left) {
-        const b = up ? up1[x] : 0;
-        const ab = up && left ? up1[x - lead] : 0;
-        if (p === Predictor.Up) pred = b;
-        else if (p === Predictor.Lorenzo2) pred = a + b - ab;
-        else if (p === Predictor.Med) {
-          const mx = a > b ? a : b;
-          const mn = a > b ? b : a;
-          pred = ab >= mx ? mn : ab <= mn ? mx : a + b - ab;
-        } else if (i >= planeRows) {
-          const z = plane[x];
-          const az = left ? plane[x - lead] : 0;
-          const bz = up ? planeUp[x] : 0;
-          const abz = up && left ? planeUp[x - lead] : 0;
-          pred = a + b + z - ab - az - bz + abz;
-        } else pred = a + b - ab;
-      }
-      const d = (own[x] - pred) & mask;
-      res[k][c] = ((d << 1) ^ -(d >>> (bits - 1))) & mask;
-      if (++j === row) {
-        j = 0;
-        i++;
-      }
-    }
+  const count = per * lead;
+  if (residuals.length < count) residuals = new Int32Array(count);
+  const res = residuals;
+  // word e and its neighbours through each shift: e's index in every segment is e - e0 + x0
+  const seg = win.segments;
+  const own = seg[0];
+  const e0 = first - (first % lead);
+  const x0 = e0 + win.margin - win.first;
+  predictResiduals(res, seg, x0, count, lead, p);
+  // the words on an edge the loop read past: a row's first cell (its left neighbours are the
+  // row before's last), and for Lorenzo3 every word of a plane's first row (its up neighbours
+  // are the plane before's last row). Neighbours before word 0 are 0 in the window, as the
+  // array's first row and plane take them.
+  const end = e0 + count;
+  for (let i = Math.floor(e0 / row), at = i * row; at < end; i++, at += row) {
+    const edgeRow = p === Predictor.Lorenzo3 && i % planeRows === 0;
+    const from = Math.max(at, e0);
+    const to = Math.min(edgeRow ? at + row : at + lead, end);
+    for (let e = from; e < to; e++) res[e - e0] = own[e - e0 + x0] - predictionAt(seg, e - e0 + x0, e - at >= lead, i, lead, planeRows, p);
   }
-  return res.reduce((s, r) => s + Math.min(entropyBytes(r, per, w), runBytes(r, per, w)), 0);
+  return residualsBytes(res, count, w, lead);
 }
 
 /**
@@ -579,12 +707,20 @@ export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly
   const per = wide ? 2 : 1;
   const partLength = Math.max(per, Math.floor(Math.min(PLAN_SAMPLE_ELEMENTS, n) / PLAN_PARTS / per) * per);
   const parts = partStarts(n, partLength, per);
-  const maps: { map: ValueMap; u: (e: number) => number }[] = [{ map: ValueMap.None, u: bitsAt }];
+  const wordsFill = bitsFill(bytes, w, bitsAt);
+  const maps: { map: ValueMap; fill: WordsFill }[] = [{ map: ValueMap.None, fill: wordsFill }];
   if (isFloat) {
     // element i's value, and (8-byte types) word e's half of a 64-bit value v
     const floatAt = wide ? (i: number) => view.getFloat64(8 * i, true) : (i: number) => view.getFloat32(4 * i, true);
     const half = (e: number, lo: number, hi: number) => (e % 2 === 0 ? lo : hi) >>> 0;
-    maps[0] = { map: ValueMap.FloatOrder, u: wide ? (e) => floatOrderWord64(view, e) : (e) => floatOrder(bitsAt(e)) };
+    maps[0] = {
+      map: ValueMap.FloatOrder,
+      fill: wide
+        ? fillOf((e) => floatOrderWord64(view, e))
+        : bitsFill(bytes, w, bitsAt, (out, from) => {
+            for (let i = from; i < out.length; i++) out[i] = floatOrder(out[i]);
+          }),
+    };
     // decimal exponents from the sample's values (an element field a geometry with fields)
     const elements = n / per;
     for (const g of options) {
@@ -599,13 +735,17 @@ export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly
       if (exps === undefined) continue;
       const scales = exps.map((e) => 10 ** e);
       const decimal = wide
-        ? (e: number) => {
+        ? fillOf((e: number) => {
             const i = e >> 1;
             const v = Math.round(floatAt(i) * scales[i % ef]);
             return half(e, v % 2 ** 32, Math.floor(v / 2 ** 32));
-          }
-        : (e: number) => Math.round(floatAt(e) * scales[e % ef]) >>> 0;
-      maps.push({ map: ValueMap.Decimal, u: decimal });
+          })
+        : bitsFill(bytes, w, bitsAt, (out, from, lo) => {
+            // the words' bits as f32 values, each scaled in place
+            const values = new Float32Array(out.buffer, out.byteOffset, out.length);
+            for (let i = from; i < out.length; i++) out[i] = Math.round(values[i] * scales[(lo + i) % ef]) >>> 0;
+          });
+      maps.push({ map: ValueMap.Decimal, fill: decimal });
       break;
     }
   }
@@ -614,7 +754,7 @@ export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly
   for (const first of parts) {
     // the plain codec's estimate: the elements or their deltas, as they are (8-byte types: the
     // words planes unpredicted, which is a candidate below)
-    const win = windowOf(bitsAt, first, partLength, whole);
+    const win = windowOf(wordsFill, first, partLength, whole);
     plain += Math.min(
       residualBytes(win, first, partLength, w, whole, n, Predictor.None),
       wide ? Infinity : residualBytes(win, first, partLength, w, whole, n, Predictor.Left),
@@ -626,9 +766,9 @@ export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly
   let best: { plan: PredictPlan; bytes: number } | undefined = wide ? { plan: WORD_PLANES_PLAN, bytes: plain } : undefined;
   for (const g of options) {
     const row = g.rowCells === 0 ? n : g.rowCells * g.fields;
-    for (const { map, u } of maps) {
+    for (const { map, fill } of maps) {
       // each part's values under the map, with the neighbours the geometry's predictors read
-      const windows = parts.map((first) => windowOf(u, first, partLength, g));
+      const windows = parts.map((first) => windowOf(fill, first, partLength, g));
       for (const predictor of predictorsFor(g.axes, isFloat)) {
         let bytes = 0;
         parts.forEach((first, q) => (bytes += residualBytes(windows[q], first, partLength, w, g, row, predictor)));
