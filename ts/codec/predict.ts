@@ -121,6 +121,11 @@ function floatOrder(b: number): number {
   return (b >>> 31 !== 0 ? ~b : b ^ 0x80000000) >>> 0;
 }
 
+/** fpzip's order map of f32 bits in place: `out[from..]`. */
+function floatOrderFrom(out: Uint32Array, from: number): void {
+  for (let i = from; i < out.length; i++) out[i] = floatOrder(out[i]);
+}
+
 /** The reads the planner makes of an array's bytes (a DataView's, little-endian). */
 interface ByteView {
   getUint8(at: number): number;
@@ -544,12 +549,13 @@ export function detectStride(bytes: PlanBytes, type: ElementType): number {
   // the sample's values (each range with the MAX_STRIDE elements before it), read once
   const values = new Uint32Array(PLAN_PARTS * span);
   const wordAt = wordReader(view, w);
-  const u = !isFloat ? wordAt : per === 1 ? (e: number) => floatOrder(wordAt(e)) : (e: number) => floatOrderWord64(view, e);
+  const fill = !isFloat
+    ? bitsFill(bytes, w, wordAt)
+    : per === 1
+      ? bitsFill(bytes, w, wordAt, floatOrderFrom)
+      : fillOf((e: number) => floatOrderWord64(view, e));
   const starts = partStarts(n, span, per);
-  for (let q = 0; q < PLAN_PARTS; q++) {
-    const lo = starts[q];
-    for (let i = 0; i < span; i++) values[q * span + i] = u(lo + i);
-  }
+  for (let q = 0; q < PLAN_PARTS; q++) fill(values.subarray(q * span, (q + 1) * span), starts[q]);
   const bits = 8 * w;
   const mask = w === 4 ? 0xffffffff : (1 << bits) - 1;
   const hist = new Uint32Array(256 * w);
@@ -715,11 +721,7 @@ export function planPredict(bytes: PlanBytes, type: ElementType, shape: readonly
     const half = (e: number, lo: number, hi: number) => (e % 2 === 0 ? lo : hi) >>> 0;
     maps[0] = {
       map: ValueMap.FloatOrder,
-      fill: wide
-        ? fillOf((e) => floatOrderWord64(view, e))
-        : bitsFill(bytes, w, bitsAt, (out, from) => {
-            for (let i = from; i < out.length; i++) out[i] = floatOrder(out[i]);
-          }),
+      fill: wide ? fillOf((e) => floatOrderWord64(view, e)) : bitsFill(bytes, w, bitsAt, floatOrderFrom),
     };
     // decimal exponents from the sample's values (an element field a geometry with fields)
     const elements = n / per;
