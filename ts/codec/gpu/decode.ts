@@ -2,12 +2,12 @@
  * Decompression of a version-2, -3 or -4 container in host memory into a DeviceArray, with the
  * work on the GPU (Haugen's case: a compressed file on the host, its elements wanted on the GPU):
  *
- *   1. the CPU walks the chunk table, each chunk's stream directory, its Huffman headers (code
+ *   1. the container is uploaded as it is (the compressed size crosses the bus: its copy is
+ *      under way while the plan is made), unless it is on the device already (a u8 DeviceArray:
+ *      ts/codec/gpu/device-container.ts reads back what step 2 needs);
+ *   2. the CPU walks the chunk table, each chunk's stream directory, its Huffman headers (code
  *      lengths checked; the decode tables are built on the GPU) and its pack streams' block
  *      headers (every check a reader makes there);
- *   2. the container is uploaded as it is (the compressed size crosses the bus), unless it is
- *      on the device already (a u8 DeviceArray: ts/codec/gpu/device-container.ts reads back what
- *      step 1 needs);
  *   3. one op holds the rest, submitted in up to three parts so the GPU starts on one while the
  *      host records the next (the hashes and stream decodes; the rle stages; the rest): every
  *      payload's tree hash; every Huffman (or raw) stream of every chunk decoded, one
@@ -62,7 +62,7 @@ import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../../platform/node.js';
 import { isKernelType, kernelSize } from '../../types.js';
 import type { Header, LocatedChunk } from '../../format/layout.js';
-import { readAtBytes, type ReadAt } from '../../format/container.js';
+import type { ReadAt } from '../../format/container.js';
 
 /** `n` rounded up to a multiple of 4 (arithmetic: sizes pass 2^31, past 32-bit bitwise operators). */
 const roundUp4 = (n: number) => Math.ceil(n / 4) * 4;
@@ -315,8 +315,9 @@ function encodeDequantizeChunks(
 export const STREAM_HEAD_BYTES = 3;
 
 /**
- * A container already in a GPU buffer (from byte 0; not uploaded, not destroyed) and a reader
- * of the bytes the plan reads (ts/codec/gpu/device-container.ts): the header, the entries, each
+ * A container in a GPU buffer (from byte 0; not destroyed here) and a reader of the bytes the
+ * plan reads (the container in host memory it was uploaded from, or what
+ * ts/codec/gpu/device-container.ts read back of one that lives on the device): the header, the entries, each
  * chunk's first 16 payload bytes, its stream directory, a quantized chunk's exceptions, the
  * first {@link STREAM_HEAD_BYTES} bytes of each Huffman stream; of a predicted chunk its first
  * {@link PREDICT_HEAD_MAX_BYTES} bytes, a decimal map's exceptions, and each field block's head,
@@ -328,21 +329,20 @@ export interface ResidentContainer {
 }
 
 /**
- * Decodes the version-2 to -4 container `container` (already walked: `header`, `chunks`) into a
- * new DeviceArray as described above: bytes in host memory (uploaded; not modified), or a
- * {@link ResidentContainer}.
+ * Decodes the version-2 to -4 container `container` (already walked: `header`, `chunks`; on the
+ * GPU, a {@link ResidentContainer}) into a new DeviceArray as described above.
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding),
  *   INVALID_ARGUMENT (a predicted chunk {@link predictedOnDevice} refuses), DEVICE_LOST, ABORTED
  */
 export async function decodeContainerOnDevice(
   gpu: GpuContext,
-  container: Uint8Array | ResidentContainer,
+  container: ResidentContainer,
   header: Header,
   chunks: readonly LocatedChunk[],
   signal?: AbortSignal,
 ): Promise<DeviceArray> {
   const t0 = performance.now();
-  const readAt = container instanceof Uint8Array ? readAtBytes(container) : container.readAt;
+  const readAt = container.readAt;
   const size = kernelSize(header.type);
   const outBytes = header.elementCount * size;
   gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
@@ -517,8 +517,7 @@ export async function decodeContainerOnDevice(
   gpu.checkBindable(roundUp4(Math.max(work, 4)), 'decompress streams');
   gpu.checkBindable(roundUp4(Math.max(codesBytes, 4)), 'decompress codes');
   gpu.checkBindable(roundUp4(Math.max(residBytes, 4)), 'decompress residuals');
-  const uploaded = container instanceof Uint8Array ? await gpu.upload(container) : undefined;
-  const containerBuf = uploaded?.buffer ?? (container as ResidentContainer).buffer;
+  const containerBuf = container.buffer;
   const t1 = performance.now();
   const outBuf = gpu.acquireStorage(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   let out: DeviceArray | undefined = gpu.owned(outBuf, header.type, header.elementCount);
@@ -649,14 +648,13 @@ export async function decodeContainerOnDevice(
     }
     debug(
       () =>
-        `decompress to the GPU: ${chunks.length} chunks (${rleChunks} with rle); plan + upload ${(t1 - t0).toFixed(2)} ms, ` +
+        `decompress to the GPU: ${chunks.length} chunks (${rleChunks} with rle); plan ${(t1 - t0).toFixed(2)} ms, ` +
         `the decode's submissions ${(t2 - t1).toFixed(2)} ms, checks ${(performance.now() - t2).toFixed(2)} ms`,
     );
     const result = out;
     out = undefined;
     return result;
   } finally {
-    uploaded?.destroy();
     out?.destroy();
   }
 }

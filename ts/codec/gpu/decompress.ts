@@ -49,8 +49,18 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    if (canDecodeOnDevice(header) && predictedOnDevice(readAtBytes(bytes), header, chunks))
-      return decodeContainerOnDevice(gpu, bytes, header, chunks, signal);
+    if (canDecodeOnDevice(header) && predictedOnDevice(readAtBytes(bytes), header, chunks)) {
+      // uploaded first, then planned: the plan runs while the copy crosses the bus (an output
+      // beyond one binding refused before)
+      gpu.checkBindable(roundUp4(header.elementCount * elementSize(header.type)), 'decompress output');
+      const uploaded = await gpu.upload(bytes);
+      try {
+        if (signal?.aborted) throw abortError(signal);
+        return await decodeContainerOnDevice(gpu, { buffer: uploaded.buffer, readAt: readAtBytes(bytes) }, header, chunks, signal);
+      } finally {
+        uploaded.destroy();
+      }
+    }
     // predicted chunks the GPU does not decode (8-byte elements): decoded on the CPU (both hashes checked),
     // then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
