@@ -16,7 +16,7 @@
 // the tile's stripes. After the last tile one invocation a block joins the lanes and hashes the
 // block's tail (the bytes past its last whole stripe: only a range's last block has one) from
 // the source. On an H200 (Dawn), tiles of 8 stripes measured faster than tiles of 16.
-// Composed by ts/gpu/compose.ts (`const WG` prepended: the tuning's hashWorkgroupSize, 64 to 256).
+// Composed by ts/gpu/compose.ts (`const WG` = 256 prepended).
 
 struct Params {
   blocks: u32,       // blocks of this level, over all ranges

@@ -1489,8 +1489,7 @@ describeGpu('GPU Huffman encode (docs/format.md, Huffman streams; PAVLE)', () =>
 });
 
 // hashTiles (shaders/codec-hash.wgsl) stages tiles of 8 stripes (128 bytes) of each of a
-// workgroup's blocks (16, 32 or 64 of them: tuning.hashWorkgroupSize / 4): sizes around a tile,
-// a block and a workgroup of each size.
+// workgroup's 64 blocks (256 KiB): sizes around a tile, a block and a workgroup.
 const TILE_SIZES = [
   127,
   128,
@@ -1506,9 +1505,6 @@ const TILE_SIZES = [
   4096 + 127,
   4096 + 256 + 3,
   63 * 4096 + 17,
-  16 * 4096 - 1,
-  16 * 4096 + 5,
-  32 * 4096 + 1,
   64 * 4096 - 1,
   64 * 4096,
   64 * 4096 + 1,
@@ -1517,53 +1513,42 @@ const TILE_SIZES = [
   128 * 4096 + 300,
 ];
 
-for (const wg of [64, 128, 256] as const) {
-  describeGpu(`GPU tree hash: level-1 tiles, workgroups of ${wg}`, () => {
-    const opts = { stagingChunkBytes: 64 << 10, tuning: { hashWorkgroupSize: wg } };
-    gpuTest(
-      `sizes around tiles, blocks and workgroups at offsets 0..3: ${TILE_SIZES.join(', ')}`,
-      async (ctx, rng) => {
-        for (const n of TILE_SIZES) {
-          const bytes = randomBytes(n, rng);
-          const want = ref.treeHash(bytes);
-          for (const offset of [0, 1, 2, 3]) {
-            const buf = bufferWith(ctx, offset + n + 3, [[offset, bytes]]);
-            expect((await treeHash(ctx, buf, offset, n)) >>> 0, `n=${n} offset=${offset}`).toBe(want);
-            buf.destroy();
-          }
-        }
-      },
-      opts,
-    );
+describeGpu('GPU tree hash: level-1 tiles', () => {
+  gpuTest(`sizes around tiles, blocks and workgroups at offsets 0..3: ${TILE_SIZES.join(', ')}`, async (ctx, rng) => {
+    for (const n of TILE_SIZES) {
+      const bytes = randomBytes(n, rng);
+      const want = ref.treeHash(bytes);
+      for (const offset of [0, 1, 2, 3]) {
+        const buf = bufferWith(ctx, offset + n + 3, [[offset, bytes]]);
+        expect((await treeHash(ctx, buf, offset, n)) >>> 0, `n=${n} offset=${offset}`).toBe(want);
+        buf.destroy();
+      }
+    }
+  });
 
-    gpuTest(
-      'ranges whose blocks share workgroups (partial blocks mid-workgroup, mixed alignment)',
-      async (ctx, rng) => {
-        const size = 4 << 20;
-        const bytes = randomBytes(size, rng);
-        const buf = bufferWith(ctx, size, [[0, bytes]]);
-        const ranges: { byteOffset: number; byteLength: number }[] = [];
-        let at = 0;
-        for (let i = 0; at < size - 200_000; i++) {
-          // 1..100 blocks, a partial last block of any length (or none), any offset
-          const len = (1 + rng.below(100)) * 4096 + (i % 3 === 0 ? 0 : rng.below(4096));
-          const byteOffset = at + rng.below(4);
-          ranges.push({ byteOffset, byteLength: Math.min(len, size - byteOffset) });
-          at = byteOffset + len;
-          if (i % 5 === 0) ranges.push({ byteOffset: rng.below(size - 300), byteLength: rng.below(300) });
-        }
-        const got = await treeHashes(ctx, buf, ranges);
-        expect(got.length).toBe(ranges.length);
-        ranges.forEach((r, i) =>
-          expect(got[i], `range ${i} (${r.byteOffset}, ${r.byteLength})`).toBe(
-            ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)),
-          ),
-        );
-      },
-      opts,
+  gpuTest('ranges whose blocks share workgroups (partial blocks mid-workgroup, mixed alignment)', async (ctx, rng) => {
+    const size = 4 << 20;
+    const bytes = randomBytes(size, rng);
+    const buf = bufferWith(ctx, size, [[0, bytes]]);
+    const ranges: { byteOffset: number; byteLength: number }[] = [];
+    let at = 0;
+    for (let i = 0; at < size - 200_000; i++) {
+      // 1..100 blocks, a partial last block of any length (or none), any offset
+      const len = (1 + rng.below(100)) * 4096 + (i % 3 === 0 ? 0 : rng.below(4096));
+      const byteOffset = at + rng.below(4);
+      ranges.push({ byteOffset, byteLength: Math.min(len, size - byteOffset) });
+      at = byteOffset + len;
+      if (i % 5 === 0) ranges.push({ byteOffset: rng.below(size - 300), byteLength: rng.below(300) });
+    }
+    const got = await treeHashes(ctx, buf, ranges);
+    expect(got.length).toBe(ranges.length);
+    ranges.forEach((r, i) =>
+      expect(got[i], `range ${i} (${r.byteOffset}, ${r.byteLength})`).toBe(
+        ref.treeHash(bytes.subarray(r.byteOffset, r.byteOffset + r.byteLength)),
+      ),
     );
   });
-}
+});
 
 describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)', () => {
   /** Per chunk: the runs' value bytes and the LEB128 bytes of (length - 1), by plain loops. */

@@ -63,7 +63,6 @@ export const DEFAULT_TUNING: GpuTuning = {
   scanVecsPerInvocation: 4,
   scanWorkgroupSize: 1024,
   uploadPieceBytes: 256 << 20,
-  hashWorkgroupSize: 64,
 };
 
 /** Kernel shapes (see GpuContextOptions.tuning). */
@@ -111,13 +110,6 @@ export interface GpuTuning {
    * through pieces of 16-128 MiB; the fill of larger buffers runs closer to memcpy speed).
    */
   uploadPieceBytes: number;
-  /**
-   * Invocations per workgroup of the tree hash (shaders/codec-hash.wgsl: four a 4096-byte
-   * block, so a workgroup hashes a quarter of this in blocks): 64, 128 or 256 (default 64).
-   * Each lane's XXH32 is a chain of dependent rounds, so the hash is latency-bound: smaller
-   * workgroups spread a call's blocks over more SMs.
-   */
-  hashWorkgroupSize: 64 | 128 | 256;
 }
 
 /** The adapter's identity as the adapter reports it (strings may be empty). */
@@ -258,9 +250,6 @@ export async function openDevice(
   }
   if (![1, 4, 8, 16, 32].includes(tuning.sortLookbackWindow)) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.sortLookbackWindow must be 1, 4, 8, 16 or 32');
-  }
-  if (![64, 128, 256].includes(tuning.hashWorkgroupSize)) {
-    throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.hashWorkgroupSize must be 64, 128 or 256');
   }
   if (!Number.isSafeInteger(tuning.uploadPieceBytes) || tuning.uploadPieceBytes <= 0 || tuning.uploadPieceBytes % (4 << 20) !== 0) {
     throw new ParleError(ErrorCodes.INVALID_OPTION, 'options.tuning.uploadPieceBytes must be a positive multiple of 4 MiB');

@@ -8,10 +8,9 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import hashSource from '../../../shaders/codec-hash.wgsl';
-import { composeKernel } from '../../gpu/compose.js';
+import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
-import { getPipeline } from '../../gpu/pipelines.js';
-import { bindWindow, checkBuffer, checkCount, checkSpan, groupBySpans, storageWords, submitThenRead } from './common.js';
+import { bindWindow, checkBuffer, checkCount, checkSpan, groupBySpans, pipeline, storageWords, submitThenRead } from './common.js';
 
 /** Bytes of a tree hash block (docs/format.md, "Tree hash"). */
 export const TREE_HASH_BLOCK = 4096;
@@ -24,18 +23,8 @@ export interface ByteRange {
   byteLength: number;
 }
 
-/**
- * The hashTiles pipeline (codec-hash.wgsl) of `ctx`'s `tuning.hashWorkgroupSize` invocations,
- * and the blocks a workgroup of it hashes: four invocations a block, one XXH32 lane each.
- */
-function hashPipeline(ctx: GpuContext): { pipe: GPUComputePipeline; blocks: number } {
-  const wg = ctx.tuning.hashWorkgroupSize;
-  const pipe = getPipeline(ctx.device, `codec-hash:hashTiles:${wg}`, () => ({
-    code: composeKernel(hashSource, { subgroups: false, scalar: 'u32', workgroupSize: wg }),
-    entryPoint: 'hashTiles',
-  }));
-  return { pipe, blocks: wg / 4 };
-}
+/** Blocks a workgroup of hashTiles (codec-hash.wgsl): four invocations a block, one XXH32 lane each. */
+const HASH_TILE_BLOCKS = WORKGROUP_SIZE / 4;
 
 /** One range of one level of the tree hash: entries of the kernel's range table. */
 interface HashRange {
@@ -54,8 +43,8 @@ interface HashRange {
  * lengths), so the levels run as dispatches of one submission: level 1 hashes the ranges in
  * place (grouped into windows of one storage binding each), later levels hash the previous
  * level's hashes in a scratch buffer; a range's last level writes its result word. A workgroup
- * hashes `tuning.hashWorkgroupSize / 4` blocks, four invocations a block (one XXH32 lane each),
- * staging 128 bytes of each block at a time in workgroup memory with coalesced loads.
+ * hashes 64 blocks, four invocations a block (one XXH32 lane each), staging 128 bytes of each
+ * block at a time in workgroup memory with coalesced loads.
  * Example: a range of 4097 bytes -> XXH32(le32(XXH32(bytes 0..4095)) ++ le32(XXH32(byte 4096)));
  * an empty range -> 0x02CC5D05.
  * @throws ParleError INVALID_ARGUMENT (not a storage buffer, a range outside it), TOO_LARGE
@@ -108,7 +97,7 @@ export function encodeTreeHashes(
   }
 
   const scratch = s.temp(next * 4, 'tree-hash');
-  const hash = hashPipeline(ctx);
+  const hashPipe = pipeline(ctx, 'codec-hash', hashSource, 'hashTiles');
   const dispatch = (level: HashRange[], input: GPUBufferBinding | null, srcBase: number): void => {
     const table = new Uint32Array(level.length * 4);
     let blocks = 0;
@@ -119,7 +108,7 @@ export function encodeTreeHashes(
     });
     const tableBuf = storageWords(ctx, s, table, 'tree-hash-ranges');
     s.dispatch(
-      hash.pipe,
+      hashPipe,
       [
         { binding: 0, resource: { buffer: s.uniform([blocks, level.length, input === null ? 1 : 0, 0]) } },
         { binding: 1, resource: { buffer: tableBuf } },
@@ -127,7 +116,7 @@ export function encodeTreeHashes(
         { binding: 2, resource: input ?? { buffer: tableBuf } },
         { binding: 3, resource: { buffer: scratch } },
       ],
-      Math.ceil(blocks / hash.blocks),
+      Math.ceil(blocks / HASH_TILE_BLOCKS),
       'parle:tree-hash',
     );
   };
