@@ -7,9 +7,10 @@
 //
 // One workgroup per histogram. Its 256 invocations rank the present symbols (an invocation
 // counts the symbols before its own: O(256) reads of workgroup memory each, no sort network);
-// invocation 0 then builds the tree and fixes the lengths alone (2m - 1 steps for m present
-// symbols, plus the over-full clamp's loop, as on the host), the workgroup takes the under-full
-// steps (each step's pick by an atomicMax), and the workgroup writes the lengths back
+// invocation 0 then builds the tree alone (m - 1 merges of the two queues for m present
+// symbols), the workgroup finds every node's depth by pointer jumping and the Kraft sum of the
+// clamped lengths, invocation 0 runs the over-full clamp's loop (as on the host), the workgroup
+// takes the under-full steps (each step's pick by an atomicMax), and the workgroup writes the lengths back
 // packed (four a word, symbol s in byte s % 4 of word s / 4: a little-endian Uint8Array on the
 // host) and sums the coded bits.
 //
@@ -36,21 +37,17 @@ const NONE: u32 = 0xFFFFFFFFu;
 
 var<workgroup> counts: array<u32, 256>;
 var<workgroup> symbols: array<u32, 256>;   // present symbols by (count, symbol)
-var<workgroup> weight: array<u32, 512>;    // leaves then internal nodes; later their depths
-var<workgroup> parent: array<u32, 512>;
+var<workgroup> weight: array<u32, 512>;    // leaves then internal nodes; later distances to ancestors, then depths
+var<workgroup> parent: array<u32, 512>;    // later ancestors (pointer jumping)
 var<workgroup> len: array<u32, 256>;       // the code length of symbols[i]
 var<workgroup> lenOf: array<u32, 256>;     // the code length of symbol s
 var<workgroup> present: atomic<u32>;
 var<workgroup> presentCount: u32;
 var<workgroup> bits: atomic<u32>;
+var<workgroup> kraftSum: atomic<u32>;    // the clamped lengths' Kraft sum (of 2^MAX_BITS), summed by all
 var<workgroup> kraftNow: u32;            // the Kraft sum (of 2^MAX_BITS) while the lengths are fixed
 var<workgroup> longest: atomic<u32>;     // the under-full step's pick: len << 16 | (index + 1)
 var<workgroup> longestKey: u32;          // the same, read with workgroupUniformLoad
-
-/** The next of the two queues to take from: the leaf on a tie (as the host's `codeLengths`). */
-fn lighter(leaf: u32, node: u32, next: u32, m: u32) -> bool {
-  return leaf < m && (node >= next || weight[leaf] <= weight[node]);
-}
 
 @compute @workgroup_size(WG)
 fn codeLengths(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -76,33 +73,78 @@ fn codeLengths(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id)
     weight[rank] = c;
   }
   workgroupBarrier();
+  // the two-queue merge, one invocation (each step depends on the last): the queues' heads'
+  // weights kept in registers, so a step reads one weight (the head that moved) where it had
+  // read four
   if (tid == 0u) {
     let m = atomicLoad(&present);
     presentCount = m;
     if (m >= 2u) {
-      // two-queue Huffman: leaves 0..m-1 by weight, internal nodes m.. in the order made
+      // leaves 0..m-1 by weight, internal nodes m.. in the order made
       var leaf = 0u;
       var node = m;
       var next = m;
+      var leafWeight = weight[0];
+      var nodeWeight = 0u; // weight[node] while node < next
       while (next < 2u * m - 1u) {
-        var a = node;
-        if (lighter(leaf, node, next, m)) { a = leaf; leaf += 1u; } else { node += 1u; }
-        var b = node;
-        if (lighter(leaf, node, next, m)) { b = leaf; leaf += 1u; } else { node += 1u; }
-        weight[next] = weight[a] + weight[b];
-        parent[a] = next;
-        parent[b] = next;
+        var pick = array<u32, 2>(0u, 0u);
+        var sum = 0u;
+        for (var k = 0u; k < 2u; k += 1u) {
+          // the leaf on a tie (as the host's `codeLengths`)
+          if (leaf < m && (node >= next || leafWeight <= nodeWeight)) {
+            pick[k] = leaf;
+            sum += leafWeight;
+            leaf += 1u;
+            if (leaf < m) { leafWeight = weight[leaf]; }
+          } else {
+            pick[k] = node;
+            sum += nodeWeight;
+            node += 1u;
+            if (node < next) { nodeWeight = weight[node]; }
+          }
+        }
+        weight[next] = sum;
+        if (node == next) { nodeWeight = sum; }
+        parent[pick[0]] = next;
+        parent[pick[1]] = next;
         next += 1u;
       }
-      // depths, root first (a parent is made after its children): into `weight`, now unused
-      weight[2u * m - 2u] = 0u;
-      for (var i = i32(2u * m) - 3; i >= 0; i -= 1) { weight[i] = weight[parent[i]] + 1u; }
-      let full = 1u << MAX_BITS;
-      var kraft = 0u;
-      for (var i = 0u; i < m; i += 1u) {
-        len[i] = min(weight[i], MAX_BITS);
-        kraft += full >> len[i];
-      }
+      parent[2u * m - 2u] = 2u * m - 2u; // the root is its own ancestor
+    }
+  }
+  let m = workgroupUniformLoad(&presentCount);
+  let full = 1u << MAX_BITS;
+  if (m >= 2u) {
+    // depths by pointer jumping, every node at once (a node's depth is its parent's + 1: a loop
+    // from the root down had taken 2m - 2 dependent steps): node i's distance to its ancestor
+    // parent[i] in `weight` (now unused), doubled each round; ceil(log2(2m - 1)) rounds
+    let nodes = 2u * m - 1u;
+    for (var i = tid; i < nodes; i += WG) { weight[i] = select(1u, 0u, i == nodes - 1u); }
+    workgroupBarrier();
+    for (var span = 1u; span < nodes; span *= 2u) {
+      let i0 = tid;
+      let i1 = tid + WG;
+      var d0 = 0u;
+      var a0 = 0u;
+      var d1 = 0u;
+      var a1 = 0u;
+      if (i0 < nodes) { a0 = parent[i0]; d0 = weight[i0] + weight[a0]; a0 = parent[a0]; }
+      if (i1 < nodes) { a1 = parent[i1]; d1 = weight[i1] + weight[a1]; a1 = parent[a1]; }
+      workgroupBarrier();
+      if (i0 < nodes) { weight[i0] = d0; parent[i0] = a0; }
+      if (i1 < nodes) { weight[i1] = d1; parent[i1] = a1; }
+      workgroupBarrier();
+    }
+    // the leaves' lengths, clamped, and their Kraft sum
+    if (tid == 0u) { atomicStore(&kraftSum, 0u); }
+    workgroupBarrier();
+    if (tid < m) {
+      len[tid] = min(weight[tid], MAX_BITS);
+      atomicAdd(&kraftSum, full >> len[tid]);
+    }
+    workgroupBarrier();
+    if (tid == 0u) {
+      var kraft = atomicLoad(&kraftSum);
       // over-full after clamping: lengthen the rarest codes that can still grow
       while (kraft > full) {
         for (var i = 0u; i < m && kraft > full; i += 1u) {
@@ -115,14 +157,12 @@ fn codeLengths(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id)
       kraftNow = kraft;
     }
   }
-  let m = workgroupUniformLoad(&presentCount);
   // under-full: shorten the longest codes, most frequent first (the host's loop: the highest
   // index among the longest codes over 1 bit, while its share fits the deficit), a step at a
   // time, each step's pick found by the whole workgroup (one atomicMax of len << 16 | index + 1)
   // where invocation 0 alone had scanned the m codes each step (up to 40 steps a histogram of
   // long-tailed counts; the whole compress from the device measured 0.81-0.93 of its time
   // before on an H200 for the retina image and the label volume, unchanged for the others)
-  let full = 1u << MAX_BITS;
   if (m >= 2u) {
     loop {
       let kraft = workgroupUniformLoad(&kraftNow);
