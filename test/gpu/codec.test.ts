@@ -10,7 +10,8 @@ import { type GpuContext } from '../../ts/gpu/index.js';
 import { deltaDecode, deltaEncode, encodeDeltaDecodeChunks } from '../../ts/codec/gpu/delta.js';
 import { encodeGather, type GatherJob } from '../../ts/codec/gpu/gather.js';
 import { treeHash, treeHashes } from '../../ts/codec/gpu/hash.js';
-import { histogramCodes8, histograms8 } from '../../ts/codec/gpu/histogram.js';
+import { encodeHistogramCodes, histogramCodes8, histograms8, type HistogramSource } from '../../ts/codec/gpu/histogram.js';
+import { submitThenRead } from '../../ts/codec/gpu/common.js';
 import { buildHuffmanDecodeTable, huffmanDecode, parseHuffmanStream, type HuffmanDecodeJob } from '../../ts/codec/gpu/huffman-decode.js';
 import {
   HUFFMAN_ENCODE_MAX_BYTES,
@@ -1239,6 +1240,44 @@ describeGpu('GPU Huffman code lengths of byte histograms', () => {
     await expect(histogramCodes8(ctx, buf, [{ byteOffset: 2, byteLength: 8 }], 4)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(histogramCodes8(ctx, buf, [{ byteOffset: 0, byteLength: 6 }], 4)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     buf.destroy();
+  });
+
+  gpuTest('several sources in one submission: each as it is alone (counts, lengths, bits, runs)', async (ctx, rng) => {
+    const a = skewedBytes(300_000, rng);
+    const b = randomBytes(90_000, rng);
+    const bufA = bufferWith(ctx, a.length, [[0, a]]);
+    const bufB = bufferWith(ctx, b.length, [[0, b]]);
+    const rangesA = [
+      { byteOffset: 0, byteLength: 100_000 },
+      { byteOffset: 100_000, byteLength: 0 },
+      { byteOffset: 100_000, byteLength: 200_000 },
+    ];
+    const rangesB = Array.from({ length: 5 }, (_, i) => ({ byteOffset: 4 * i * 4000, byteLength: 4 * (3000 + 500 * i) }));
+    const sources: HistogramSource[] = [
+      { buffer: bufA, ranges: rangesA },
+      { buffer: bufB, ranges: [] },
+      { buffer: bufB, ranges: rangesB, runWidth: 4 },
+    ];
+    const got = await submitThenRead(ctx, 'histogram codes of three sources', (s) => encodeHistogramCodes(ctx, s, sources));
+    expect(got.map((x) => x.length)).toEqual([3, 0, 5]);
+    const alone = [await histogramCodes8(ctx, bufA, rangesA), [], await histogramCodes8(ctx, bufB, rangesB, 4)];
+    got.forEach((codes, k) =>
+      codes.forEach((code, i) => {
+        const want = alone[k][i];
+        expect([Array.from(code.counts), Array.from(code.lengths), code.codedBits, code.runs], `source ${k}, range ${i}`).toEqual([
+          Array.from(want.counts),
+          Array.from(want.lengths),
+          want.codedBits,
+          want.runs,
+        ]);
+      }),
+    );
+    // (and the codes are the host's)
+    const counts = countBytes(a.subarray(100_000, 300_000));
+    expect(Array.from(got[0][2].lengths)).toEqual(Array.from(codeLengths(counts)));
+    expect(got[2][0].runs).toBeGreaterThan(0);
+    bufA.destroy();
+    bufB.destroy();
   });
 
   gpuTest('a range of 2^28 bytes or more is refused (its coded bits could pass a u32)', async (ctx) => {

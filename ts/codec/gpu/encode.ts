@@ -40,7 +40,7 @@ import { pipelineName, StageId, streamCount, type Pipeline } from '../../format/
 import { encodeDelta } from './delta.js';
 import { encodeGather, type GatherJob } from './gather.js';
 import { encodeTreeHashes } from './hash.js';
-import { encodeHistogramCodes8, type HistogramCode } from './histogram.js';
+import { encodeHistogramCodes, type HistogramCode, type HistogramSource } from './histogram.js';
 import { huffmanEncodeOnDevice, type HuffmanEncodeJob } from './huffman-encode.js';
 import { rleChunkStreams } from './rle-streams.js';
 import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
@@ -270,7 +270,8 @@ async function sizeUnits(
     for (const at of planeOffsets(c)) ranges.planes.push({ byteOffset: at, byteLength: c.count });
   }
   let readHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-  const readers = new Map<GPUBuffer, () => Promise<HistogramCode[]>>();
+  let readCodes: () => Promise<HistogramCode[][]> = async () => [];
+  let buffers: GPUBuffer[] = [];
   // the deltas of every unit in one dispatch where the input fits one binding (a dispatch
   // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
   // units after the first start at whole words
@@ -309,16 +310,18 @@ async function sizeUnits(
       if (deltaPlanes) encodeShuffleChunks(gpu, s, 'shuffle', delta!, deltaPlanes, w as 2 | 4, jobs);
     }
     if (units.length > 0) {
-      // (and each stream's runs, which size the rle stage before its streams are built)
-      readers.set(raw, encodeHistogramCodes8(gpu, s, raw, ranges.whole, w));
-      if (delta) readers.set(delta, encodeHistogramCodes8(gpu, s, delta, ranges.whole, w));
-      if (planes) readers.set(planes, encodeHistogramCodes8(gpu, s, planes, ranges.planes, 1));
-      if (deltaPlanes) readers.set(deltaPlanes, encodeHistogramCodes8(gpu, s, deltaPlanes, ranges.planes, 1));
+      // every candidate stream's histogram and code at once (and each stream's runs, which size
+      // the rle stage before its streams are built)
+      const sources: HistogramSource[] = [{ buffer: raw, ranges: ranges.whole, runWidth: w }];
+      if (delta) sources.push({ buffer: delta, ranges: ranges.whole, runWidth: w });
+      if (planes) sources.push({ buffer: planes, ranges: ranges.planes, runWidth: 1 });
+      if (deltaPlanes) sources.push({ buffer: deltaPlanes, ranges: ranges.planes, runWidth: 1 });
+      readCodes = encodeHistogramCodes(gpu, s, sources);
+      buffers = sources.map((x) => x.buffer);
     }
   });
   // every readback mapped at once (one after another they had been a round trip each)
-  const buffers = [...readers.keys()];
-  const [hashes, ...read] = await Promise.all([readHashes(), ...buffers.map((b) => readers.get(b)!())]);
+  const [hashes, read] = await Promise.all([readHashes(), readCodes()]);
   const codes = new Map<GPUBuffer, HistogramCode[]>(buffers.map((b, i) => [b, read[i]]));
   const codeOf = (buffer: GPUBuffer, r: number) => codes.get(buffer)![r];
   // 2. candidates without rle, sized exactly from the histograms and their codes
@@ -370,13 +373,14 @@ async function sizeUnits(
     const valueRange = (p: number) => ({ byteOffset: rle.firstRun[p] * vw, byteLength: (rle.endRun[p] - rle.firstRun[p]) * vw });
     const lengthRange = (p: number) => ({ byteOffset: rle.lebStart[p], byteLength: rle.lebStart[p + 1] - rle.lebStart[p] });
     const parts = Array.from({ length: units.length * per }, (_, p) => p);
-    let readValues: () => Promise<HistogramCode[]> = async () => [];
-    let readLengths: () => Promise<HistogramCode[]> = async () => [];
+    let readCodes: () => Promise<HistogramCode[][]> = async () => [[], []];
     await gpu.submit('compress rle histograms', (s) => {
-      readValues = encodeHistogramCodes8(gpu, s, rle.values.buffer, parts.map(valueRange));
-      readLengths = encodeHistogramCodes8(gpu, s, rle.leb, parts.map(lengthRange));
+      readCodes = encodeHistogramCodes(gpu, s, [
+        { buffer: rle.values.buffer, ranges: parts.map(valueRange) },
+        { buffer: rle.leb, ranges: parts.map(lengthRange) },
+      ]);
     });
-    const [valueCodes, lengthCodes] = await Promise.all([readValues(), readLengths()]);
+    const [valueCodes, lengthCodes] = await readCodes();
     for (const c of units) {
       if (c.count === 0) continue;
       const own = parts.slice(c.index * per, (c.index + 1) * per);

@@ -38,24 +38,26 @@ export function encodeHistograms8(
   ranges: readonly ByteRange[],
 ): () => Promise<Uint32Array> {
   const m = Array.isArray(ranges) ? ranges.length : 0;
-  const recorded = recordHistograms(ctx, s, buffer, ranges, 0, 0);
-  return recorded === undefined ? async () => new Uint32Array(0) : s.readAfter(recorded.hist, m * 1024);
+  const hist = m === 0 ? undefined : s.temp(m * 1024, 'histograms');
+  recordHistograms(ctx, s, buffer, ranges, 0, hist, 0);
+  return hist === undefined ? async () => new Uint32Array(0) : s.readAfter(hist, m * 1024);
 }
 
 /**
- * encodeHistograms8's work: checks, then records the histograms into a temporary of the
- * submission, of `m` x 1 KiB followed by `extraWords` u32 (not cleared), and with `runWidth`
- * each range's repeats of `runWidth`-byte elements into `repeats` (m u32); undefined for no
- * ranges.
+ * encodeHistograms8's work: checks, then records the histograms into `hist` (m x 1 KiB from
+ * word `at`, a multiple of 64: a storage binding's offset; cleared first), and with `runWidth`
+ * each range's repeats of `runWidth`-byte elements into a temporary of m u32, returned
+ * (undefined for no ranges). `hist` may be undefined only for no ranges.
  */
 function recordHistograms(
   ctx: GpuContext,
   s: Submission,
   buffer: GPUBuffer,
   ranges: readonly ByteRange[],
-  extraWords: number,
   runWidth: 0 | 1 | 2 | 4,
-): { hist: GPUBuffer; repeats: GPUBuffer } | undefined {
+  hist: GPUBuffer | undefined,
+  at: number,
+): GPUBuffer | undefined {
   checkBuffer(buffer, 'buffer');
   if (!Array.isArray(ranges)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'ranges must be an array');
   const size = buffer.size;
@@ -72,9 +74,8 @@ function recordHistograms(
       );
   });
   const m = ranges.length;
-  if (m === 0) return undefined;
-  const hist = s.temp(m * 1024 + 4 * extraWords, 'histograms');
-  s.encoder.clearBuffer(hist, 0, m * 1024);
+  if (m === 0 || hist === undefined) return undefined;
+  s.encoder.clearBuffer(hist, 4 * at, m * 1024);
   const repeats = s.temp(4 * m, 'histogram repeats');
   s.encoder.clearBuffer(repeats);
   const live = ranges.map((_, i) => i).filter((i) => ranges[i].byteLength > 0);
@@ -104,14 +105,14 @@ function recordHistograms(
         { binding: 0, resource: { buffer: s.uniform([tiles, group.items.length, runWidth, 0]) } },
         { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'histogram-ranges') } },
         { binding: 2, resource: bindWindow(ctx, buffer, w, 'histogram source') },
-        { binding: 3, resource: { buffer: hist, offset: 0, size: m * 1024 } },
+        { binding: 3, resource: { buffer: hist, offset: 4 * at, size: m * 1024 } },
         { binding: 4, resource: { buffer: repeats } },
       ],
       tiles,
       'parle:histogram',
     );
   }
-  return { hist, repeats };
+  return repeats;
 }
 
 /** A byte histogram with its Huffman code, as {@link encodeHistogramCodes8} reads them back. */
@@ -126,40 +127,55 @@ export interface HistogramCode {
   runs?: number;
 }
 
+/** Byte ranges of a buffer whose histograms and codes {@link encodeHistogramCodes} records, with a run width (0: no runs counted). */
+export interface HistogramSource {
+  buffer: GPUBuffer;
+  ranges: readonly ByteRange[];
+  runWidth?: 0 | 1 | 2 | 4;
+}
+
 /**
- * {@link encodeHistograms8} with each range's Huffman code made on the GPU as well
- * (shaders/codec-code-lengths.wgsl: the same lengths as the host's `codeLengths`, one workgroup
- * per histogram), so that a chooser sizes its candidate streams without building their codes on
- * the host. Reads back 1 KiB of counts, 256 bytes of lengths and a word of bits per range.
- * With `runWidth` (1, 2 or 4 bytes) the same pass counts each range's runs of equal elements of
- * that width as well (the rle stage's runs: `runs`; one more word per range read back).
- * @returns a function to call after the submission: one HistogramCode per range, in order
- *   (views into one array).
+ * {@link encodeHistograms8} of each source with each range's Huffman code made on the GPU as
+ * well (shaders/codec-code-lengths.wgsl: the same lengths as the host's `codeLengths`, one
+ * workgroup per histogram), so that a chooser sizes its candidate streams without building their
+ * codes on the host. The histograms of all sources go into one buffer and their codes are made
+ * in one dispatch (its time is the serial tree build of one workgroup: a dispatch a source had
+ * been a chain of those), read back at once: 1 KiB of counts, 256 bytes of lengths and a word of
+ * bits per range. With a `runWidth` (1, 2 or 4 bytes) the same pass counts each range's runs of
+ * equal elements of that width as well (the rle stage's runs: `runs`; one more word per range
+ * read back).
+ * @returns a function to call after the submission: for each source, one HistogramCode per
+ *   range, in order (views into one array).
  * @throws as encodeHistograms8, and INVALID_ARGUMENT for a range of 2^28 bytes or more (its
- *   coded bits could pass a u32) or, with `runWidth`, one that does not start and end on whole
+ *   coded bits could pass a u32) or, with a run width, one that does not start and end on whole
  *   elements of it
- *   coded bits could pass a u32)
  */
-export function encodeHistogramCodes8(
+export function encodeHistogramCodes(
   ctx: GpuContext,
   s: Submission,
-  buffer: GPUBuffer,
-  ranges: readonly ByteRange[],
-  runWidth: 0 | 1 | 2 | 4 = 0,
-): () => Promise<HistogramCode[]> {
-  if (Array.isArray(ranges)) {
-    ranges.forEach((r, i) => {
-      if (typeof r?.byteLength === 'number' && r.byteLength >= 2 ** 28)
-        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^28 for code lengths`);
-    });
-  }
-  const m = Array.isArray(ranges) ? ranges.length : 0;
+  sources: readonly HistogramSource[],
+): () => Promise<HistogramCode[][]> {
+  sources.forEach(({ ranges }) => {
+    if (Array.isArray(ranges)) {
+      ranges.forEach((r, i) => {
+        if (typeof r?.byteLength === 'number' && r.byteLength >= 2 ** 28)
+          throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^28 for code lengths`);
+      });
+    }
+  });
+  const counts = sources.map(({ ranges }) => (Array.isArray(ranges) ? ranges.length : 0));
+  const m = counts.reduce((a, c) => a + c, 0);
   const lengthsAt = 256 * m;
   const bitsAt = lengthsAt + 64 * m;
-  const recorded = recordHistograms(ctx, s, buffer, ranges, 65 * m, runWidth);
-  if (recorded === undefined) return async () => [];
-  const { hist } = recorded;
   const words = 256 * m + 65 * m;
+  const hist = m === 0 ? undefined : s.temp(4 * words, 'histograms');
+  let first = 0;
+  const recorded = sources.map(({ buffer, ranges, runWidth = 0 }, k) => {
+    const at = first;
+    first += counts[k];
+    return { at, repeats: recordHistograms(ctx, s, buffer, ranges, runWidth, hist, 256 * at) };
+  });
+  if (hist === undefined) return async () => sources.map(() => []);
   s.dispatch(
     pipeline(ctx, 'codec-code-lengths', codeLengthsSource, 'codeLengths'),
     [
@@ -170,17 +186,37 @@ export function encodeHistogramCodes8(
     'parle:code-lengths',
   );
   const read = s.readAfter(hist, 4 * words);
-  const readRepeats = runWidth === 0 ? async () => undefined : s.readAfter(recorded.repeats, 4 * m);
+  const readRepeats = recorded.map(({ repeats }, k) =>
+    repeats === undefined || !sources[k].runWidth ? async () => undefined : s.readAfter(repeats, 4 * counts[k]),
+  );
   return async () => {
-    const [all, repeats] = await Promise.all([read(), readRepeats()]);
+    const [all, ...repeats] = await Promise.all([read(), ...readRepeats.map((r) => r())]);
     const lengths = new Uint8Array(all.buffer, all.byteOffset + 4 * lengthsAt, 256 * m);
-    return Array.from({ length: m }, (_, r) => ({
-      counts: all.subarray(256 * r, 256 * r + 256),
-      lengths: lengths.subarray(256 * r, 256 * r + 256),
-      codedBits: all[bitsAt + r],
-      ...(repeats === undefined ? {} : { runs: ranges[r].byteLength / runWidth - repeats[r] }),
-    }));
+    return sources.map(({ ranges, runWidth = 0 }, k) =>
+      Array.from({ length: counts[k] }, (_, i) => {
+        const r = recorded[k].at + i;
+        const rep = repeats[k];
+        return {
+          counts: all.subarray(256 * r, 256 * r + 256),
+          lengths: lengths.subarray(256 * r, 256 * r + 256),
+          codedBits: all[bitsAt + r],
+          ...(rep === undefined ? {} : { runs: ranges[i].byteLength / runWidth - rep[i] }),
+        };
+      }),
+    );
   };
+}
+
+/** {@link encodeHistogramCodes} of one source: `buffer`'s `ranges`, with `runWidth`. */
+export function encodeHistogramCodes8(
+  ctx: GpuContext,
+  s: Submission,
+  buffer: GPUBuffer,
+  ranges: readonly ByteRange[],
+  runWidth: 0 | 1 | 2 | 4 = 0,
+): () => Promise<HistogramCode[]> {
+  const read = encodeHistogramCodes(ctx, s, [{ buffer, ranges, runWidth }]);
+  return async () => (await read())[0];
 }
 
 /**
