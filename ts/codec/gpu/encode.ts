@@ -6,9 +6,10 @@
  *   0. the chunk length and the predict plan (stage 7: a linear predictor over the shape's rows
  *      and planes or a flat array's records, the bits, float-order or decimal map), planned on the
  *      host from a sample read back (./predict-encode.ts planOnDevice), as the CPU path plans;
- *      with a plan, every chunk's field planes of residuals made in one dispatch; chunks that do
- *      not start on whole words copied to whole words. The chunks, and the field planes, are the
- *      units steps 1-2 size, each on its own;
+ *      with a plan, every chunk's field planes of residuals made in one dispatch (at the start
+ *      of step 1's submission for them; a decimal map's in one of its own, its exceptions read
+ *      back); chunks that do not start on whole words copied to whole words. The chunks, and the
+ *      field planes, are the units steps 1-2 size, each on its own;
  *   1. one submission a set of units: every chunk's elements' tree hash; the units' deltas and
  *      byte planes (the candidates' streams) into scratch buffers; byte histograms of every
  *      candidate stream;
@@ -55,7 +56,7 @@ import {
   writePredictHeader,
   type PredictParams,
 } from '../../format/predict.js';
-import type { GpuContext } from '../../gpu/context.js';
+import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { debug } from '../../platform/node.js';
 import { kernelSize, type ElementType } from '../../types.js';
@@ -238,7 +239,8 @@ interface Scratch {
 /**
  * Steps 1 and 2 above for one set of units: the candidates of each unit (the pipelines `allow`
  * lets in), sized from histograms made on the GPU; with `hash`, the units' tree hashes (the
- * chunks' elements checksums) from the same submission.
+ * chunks' elements checksums) from the same submission. `before` records what makes the units
+ * (the predicted chunks' residuals) at the start of that submission.
  */
 async function sizeUnits(
   gpu: GpuContext,
@@ -248,6 +250,7 @@ async function sizeUnits(
   fixed: boolean,
   scratch: Scratch,
   hash: boolean,
+  before?: (s: Submission) => void,
 ): Promise<{ candidates: Candidate[][]; hashes: Uint32Array; rleBuilt: string[] }> {
   const w = set.width;
   const units = set.counts.map((count, index) => ({ index, count, at: index * set.stride * w }));
@@ -281,6 +284,7 @@ async function sizeUnits(
   // time at 64 MiB on the H200)
   const shuffleAtOnce = planes !== undefined && roundUp4(totalBytes) <= binding && roundUp4(planeBytes) <= binding;
   await gpu.submit('compress statistics', (s) => {
+    before?.(s);
     if (hash) readHashes = encodeTreeHashes(gpu, s, raw, ranges.whole);
     if (deltaAtOnce && length > 0) {
       const chunkLength = units.length > 1 ? set.stride : 0;
@@ -593,6 +597,8 @@ export async function encodeChunksOnDevice(
       return cells > 0 && Number.isInteger(rows) && rows % plan.planeRows === 0 ? { cells, rowCells } : undefined;
     };
     let predictedSet: UnitSet | undefined;
+    /** Records the predicted chunks' residuals, where the sizing's first submission makes them. */
+    let makeResiduals: ((s: Submission) => void) | undefined;
     // the decimal map's: per chunk its exponents and exceptions (sorted), or undefined: float order
     let decimals: ({ exponents: number[]; indices: Uint32Array; bits: Uint32Array } | undefined)[] = [];
     if (plan !== undefined && chunks.some((c) => geometry(c.count) !== undefined)) {
@@ -610,7 +616,7 @@ export async function encodeChunksOnDevice(
           listStride,
         };
       }
-      await gpu.submit('compress residuals', (s) =>
+      const recordResiduals = (s: Submission) =>
         encodePredictResiduals(gpu, s, {
           input: input.buffer,
           count: input.length,
@@ -621,9 +627,13 @@ export async function encodeChunksOnDevice(
           units,
           resid,
           decimal,
-        }),
-      );
-      if (decimal !== undefined) decimals = await chunkExceptions(gpu, decimal, chunks);
+        });
+      // a decimal map's exceptions are read back before the sizing; else the residuals are made
+      // in the sizing's first submission (a round trip of their own before)
+      if (decimal !== undefined) {
+        await gpu.submit('compress residuals', recordResiduals);
+        decimals = await chunkExceptions(gpu, decimal, chunks);
+      } else makeResiduals = recordResiduals;
       const unitCounts = chunks.flatMap((c) => Array.from({ length: fields }, () => geometry(c.count)?.cells ?? 0));
       const array = gpu.wrap(resid, uTypeOf(w), units * stride);
       predictedSet = { array, width: w, stride, counts: unitCounts, cells, shortFrom: last * fields };
@@ -632,7 +642,7 @@ export async function encodeChunksOnDevice(
     // of either gives their scratch buffers back)
     const sizing = [
       sizeUnits(gpu, plainSet, decoder, allow, fixed, scratch, true),
-      predictedSet === undefined ? undefined : sizeUnits(gpu, predictedSet, decoder, () => true, false, scratch, false),
+      predictedSet === undefined ? undefined : sizeUnits(gpu, predictedSet, decoder, () => true, false, scratch, false, makeResiduals),
     ] as const;
     await Promise.allSettled(sizing);
     const plain = await sizing[0];
