@@ -72,6 +72,13 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   return opened === null ? null : new GpuContext(opened.device, opened.adapterInfo, opened.settings);
 }
 
+/** A readback of an op: its MAP_READ buffer, the bytes read, and its map once asked for. */
+interface PendingRead {
+  buffer: GPUBuffer;
+  size: number;
+  mapped?: Promise<undefined>;
+}
+
 /**
  * Buffers taken during one op: temporaries go back to the pool after it, outputs on failure;
  * uniforms go back to the context's uniform pool after it.
@@ -91,7 +98,7 @@ export class Submission {
   /** Buffers (not from the pool) that the op keeps past the submit, destroyed if it fails. */
   readonly onFailure: GPUBuffer[] = [];
   /** The op's readbacks, mapped once it is submitted ({@link startReads}). */
-  readonly #reads: { buffer: GPUBuffer; size: number; mapped?: Promise<undefined> }[] = [];
+  readonly #reads: PendingRead[] = [];
   readonly #ctx: GpuContext;
 
   constructor(ctx: GpuContext, encoder: GPUCommandEncoder) {
@@ -176,7 +183,7 @@ export class Submission {
     const rb = this.#ctx.takeReadback(size);
     this.onFailure.push(rb);
     this.encoder.copyBufferToBuffer(src, 0, rb, 0, size);
-    const entry: { buffer: GPUBuffer; size: number; mapped?: Promise<undefined> } = { buffer: rb, size };
+    const entry: PendingRead = { buffer: rb, size };
     this.#reads.push(entry);
     return async () => {
       let read = false;

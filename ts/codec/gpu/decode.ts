@@ -317,11 +317,11 @@ export const STREAM_HEAD_BYTES = 3;
 /**
  * A container in a GPU buffer (from byte 0; not destroyed here) and a reader of the bytes the
  * plan reads (the container in host memory it was uploaded from, or what
- * ts/codec/gpu/device-container.ts read back of one that lives on the device): the header, the entries, each
- * chunk's first 16 payload bytes, its stream directory, a quantized chunk's exceptions, the
- * first {@link STREAM_HEAD_BYTES} bytes of each Huffman stream; of a predicted chunk its first
- * {@link PREDICT_HEAD_MAX_BYTES} bytes, a decimal map's exceptions, and each field block's head,
- * directory and stream heads.
+ * ts/codec/gpu/device-container.ts read back of one that lives on the device): the header, the
+ * entries, each chunk's first 16 payload bytes, its stream directory, a quantized chunk's
+ * exceptions, the first {@link STREAM_HEAD_BYTES} bytes of each Huffman stream; of a predicted
+ * chunk its first {@link PREDICT_HEAD_MAX_BYTES} bytes, a decimal map's exceptions, and each field
+ * block's head, directory and stream heads.
  */
 export interface ResidentContainer {
   buffer: GPUBuffer;
