@@ -115,7 +115,7 @@ function recordHistograms(
   return repeats;
 }
 
-/** A byte histogram with its Huffman code, as {@link encodeHistogramCodes8} reads them back. */
+/** A byte histogram with its Huffman code, as {@link encodeHistogramCodes} reads them back. */
 export interface HistogramCode {
   /** 256 counts: count of byte value v at index v. */
   counts: Uint32Array;
@@ -207,18 +207,6 @@ export function encodeHistogramCodes(
   };
 }
 
-/** {@link encodeHistogramCodes} of one source: `buffer`'s `ranges`, with `runWidth`. */
-export function encodeHistogramCodes8(
-  ctx: GpuContext,
-  s: Submission,
-  buffer: GPUBuffer,
-  ranges: readonly ByteRange[],
-  runWidth: 0 | 1 | 2 | 4 = 0,
-): () => Promise<HistogramCode[]> {
-  const read = encodeHistogramCodes(ctx, s, [{ buffer, ranges, runWidth }]);
-  return async () => (await read())[0];
-}
-
 /**
  * Byte histograms of byte ranges of `buffer` (any alignment), on the GPU in one submission; only
  * the counts are read back (1 KiB per range). See {@link encodeHistograms8}.
@@ -234,7 +222,7 @@ export async function histograms8(ctx: GpuContext, buffer: GPUBuffer, ranges: re
 /**
  * Byte histograms of byte ranges of `buffer` with their Huffman codes (and with `runWidth`, the
  * ranges' runs of elements of that many bytes), on the GPU in one submission (see
- * {@link encodeHistogramCodes8}).
+ * {@link encodeHistogramCodes}).
  * Example: one range over bytes [1, 1, 2] -> counts [1] = 2, [2] = 1; lengths [1] = 1, [2] = 1;
  * codedBits 3.
  * @throws ParleError INVALID_ARGUMENT, TOO_LARGE, DEVICE_LOST
@@ -246,5 +234,6 @@ export async function histogramCodes8(
   runWidth: 0 | 1 | 2 | 4 = 0,
 ): Promise<HistogramCode[]> {
   if (Array.isArray(ranges) && ranges.length === 0) return [];
-  return submitThenRead(ctx, 'histogram codes', (s) => encodeHistogramCodes8(ctx, s, buffer, ranges, runWidth));
+  const [codes] = await submitThenRead(ctx, 'histogram codes', (s) => encodeHistogramCodes(ctx, s, [{ buffer, ranges, runWidth }]));
+  return codes;
 }
