@@ -9,7 +9,9 @@
 //
 // Ranges start at any byte: a tile reads the words that cover its bytes (coalesced, one word an
 // invocation a step) and masks the bytes outside it. ts/codec/gpu/histogram.ts clears `hist` first and
-// binds the source at an aligned offset (`src` offsets are relative to it).
+// binds the source at an aligned offset (`src` offsets are relative to it). A range's place and
+// length (`spans`) may have been written by an earlier kernel of the submission: its tiles are
+// then an upper bound, and tiles past its end count nothing.
 //
 // With `runWidth` (1, 2 or 4; 0: none) the tiles also count the range's repeats: its elements of
 // that many bytes equal to the element before them in the range (elements start at the range's
@@ -26,10 +28,13 @@ struct Params {
 }
 
 struct Range {
-  src: u32,        // byte offset of the range in the bound source
-  bytes: u32,      // byte length (> 0)
   firstTile: u32,  // global index of the range's first tile (ranges in ascending order)
   hist: u32,       // first word of the range's 256 counts in `hist`
+}
+
+struct Span {
+  src: u32,        // byte offset of the range in the bound source
+  bytes: u32,      // byte length
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -37,6 +42,7 @@ struct Range {
 @group(0) @binding(2) var<storage, read> src: array<u32>;
 @group(0) @binding(3) var<storage, read_write> hist: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> repeats: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> spans: array<Span>;
 
 const_assert WG == 256u; // one counter an invocation
 
@@ -75,15 +81,17 @@ fn histogram(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) w
     if (ranges[mid].firstTile <= t) { lo = mid; } else { hi = mid - 1u; }
   }
   let r = ranges[lo];
-  let a = r.src + (t - r.firstTile) * TILE_BYTES;     // the tile's bytes [a, b) of `src`
-  let b = r.src + min(r.bytes, (t - r.firstTile + 1u) * TILE_BYTES);
+  let span = spans[lo];
+  // the tile's bytes [a, b) of `src` (b <= a: a tile past the range's end)
+  let a = span.src + (t - r.firstTile) * TILE_BYTES;
+  let b = span.src + min(span.bytes, (t - r.firstTile + 1u) * TILE_BYTES);
   workgroupBarrier();
   let end = (b + 3u) >> 2u;
   var mine = 0u;
   for (var w = (a >> 2u) + tid; w < end; w += WG) {
     let x = src[w];
     let p = w * 4u;
-    if (params.runWidth != 0u) { mine += repeatsInWord(x, src[max(w, 1u) - 1u], p, a, b, r.src); }
+    if (params.runWidth != 0u) { mine += repeatsInWord(x, src[max(w, 1u) - 1u], p, a, b, span.src); }
     if (p >= a && p + 4u <= b) {
       if (x == (x & 0xFFu) * 0x01010101u) {
         atomicAdd(&local[x & 0xFFu], 4u);

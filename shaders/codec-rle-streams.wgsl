@@ -7,31 +7,36 @@
 // (`shortCells` for chunks from `shortFrom` on) are padding: a run's length is cut at its
 // chunk's end, and runs that start past it (padding of other values: byte planes' zeros) are
 // dropped (no LEB128 bytes; the chunk's values end before the first of them). Two entry points,
-// one invocation a run (2-D grid: wid.y * nwg.x + wid.x):
-//   lebSizes: counts[r] = bytes of run r's LEB128 (1..5; 0 for a dropped run);
+// one invocation a run (2-D grid: wid.y * nwg.x + wid.x), the run count R read from `runCount`
+// (written by rle-encode.wgsl in the same submission; the grid covers a bound on it):
+//   lebSizes: counts[r] = bytes of run r's LEB128 (1..5; 0 for a dropped run or r >= R);
 //   (ts/codec/gpu/rle-streams.ts: exclusive scan of counts -> at, and the total)
 //   lebWrite: writes run r's bytes at byte at[r] of `leb` (zeroed before; atomicOr per u32 word,
 //             since neighbouring runs share words); for a run that starts a chunk (starts[r]
 //             a multiple of the chunk length) the chunk's first run and first LEB byte into
 //             table[3 c], table[3 c + 1]; for a chunk's first dropped run r, r + 1 into
-//             table[3 c + 2] (cleared before: 0 where none).
+//             table[3 c + 2] (cleared before: 0 where none);
+//   spans:    one invocation a chunk: its values stream's and lengths stream's byte offset and
+//             length (from the table, R and the LEB total) into `spans`, for the histograms of
+//             both streams in the same submission (ts/codec/gpu/histogram.ts, device ranges).
 // Composed by ts/codec/gpu/rle-streams.ts with `const WG` (256) prepended.
 
 struct Params {
-  runs: u32,       // R
+  runsMax: u32,    // entries of the run buffers (>= R)
   chunk: u32,      // elements from one chunk's start to the next
   cells: u32,      // elements of a chunk (<= chunk)
   shortFrom: u32,  // the first chunk of shortCells elements
   shortCells: u32,
-  pad0: u32,
-  pad1: u32,
-  pad2: u32,
+  chunks: u32,     // chunks (spans)
+  valueBytes: u32, // bytes of a run's value (spans)
+  pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> lengths: array<u32>;
 @group(0) @binding(2) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(3) var<storage, read> starts: array<u32>;
+@group(0) @binding(7) var<storage, read> runCount: array<u32>;
 
 // The end of the elements of the chunk element `start` lies in (padding after it).
 fn chunkEnd(start: u32) -> u32 {
@@ -59,7 +64,11 @@ fn runIndex(tid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 fn lebSizes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = runIndex(tid, wid, nwg);
-  if (r >= params.runs) { return; }
+  if (r >= params.runsMax) { return; }
+  if (r >= runCount[0]) {
+    counts[r] = 0u;
+    return;
+  }
   let n = runLength(r);
   counts[r] = select(0u, lebBytes(n - 1u), n > 0u);
 }
@@ -72,7 +81,7 @@ fn lebSizes(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
 fn lebWrite(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
             @builtin(num_workgroups) nwg: vec3<u32>) {
   let r = runIndex(tid, wid, nwg);
-  if (r >= params.runs) { return; }
+  if (r >= min(params.runsMax, runCount[0])) { return; }
   let n = runLength(r);
   let first = at[r];
   let start = starts[r];
@@ -102,4 +111,27 @@ fn lebWrite(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
     }
     if (v == 0u) { break; }
   }
+}
+
+@group(0) @binding(8) var<storage, read> lebTotal: array<u32>;
+@group(0) @binding(9) var<storage, read_write> valueSpans: array<u32>;
+@group(0) @binding(10) var<storage, read_write> lebSpans: array<u32>;
+
+@compute @workgroup_size(WG)
+fn spans(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+  let c = runIndex(tid, wid, nwg);
+  if (c >= params.chunks) { return; }
+  let runs = min(params.runsMax, runCount[0]);
+  let first = table[3u * c];
+  let next = select(runs, table[3u * c + 3u], c + 1u < params.chunks);
+  let dropped = table[3u * c + 2u];
+  let end = select(dropped - 1u, next, dropped == 0u);
+  let lebFirst = table[3u * c + 1u];
+  let lebNext = select(lebTotal[0], table[3u * c + 4u], c + 1u < params.chunks);
+  // (max: a span is never negative, whatever the table holds)
+  valueSpans[2u * c] = first * params.valueBytes;
+  valueSpans[2u * c + 1u] = (max(end, first) - first) * params.valueBytes;
+  lebSpans[2u * c] = lebFirst;
+  lebSpans[2u * c + 1u] = max(lebNext, lebFirst) - lebFirst;
 }

@@ -10,7 +10,13 @@ import { type GpuContext } from '../../ts/gpu/index.js';
 import { deltaDecode, deltaEncode, encodeDeltaDecodeChunks } from '../../ts/codec/gpu/delta.js';
 import { encodeGather, type GatherJob } from '../../ts/codec/gpu/gather.js';
 import { treeHash, treeHashes } from '../../ts/codec/gpu/hash.js';
-import { encodeHistogramCodes, histogramCodes8, histograms8, type HistogramSource } from '../../ts/codec/gpu/histogram.js';
+import {
+  encodeHistogramCodes,
+  histogramCodes8,
+  histograms8,
+  type HistogramCode,
+  type HistogramSource,
+} from '../../ts/codec/gpu/histogram.js';
 import { submitThenRead } from '../../ts/codec/gpu/common.js';
 import { buildHuffmanDecodeTable, huffmanDecode, parseHuffmanStream, type HuffmanDecodeJob } from '../../ts/codec/gpu/huffman-decode.js';
 import {
@@ -1725,6 +1731,87 @@ describeGpu('GPU rle streams of every chunk (values raw, lengths - 1 as LEB128)'
         input.destroy();
       }
     }
+  });
+
+  /** The host's code of `bytes`: counts, lengths (none for fewer than two symbols), coded bits. */
+  function hostCode(bytes: Uint8Array): [number[], number[], number] {
+    const counts = countBytes(bytes);
+    const lengths = counts.filter((c) => c > 0).length >= 2 ? codeLengths(counts) : new Uint8Array(256);
+    return [Array.from(counts), Array.from(lengths), codedBits(counts, lengths)];
+  }
+
+  gpuTest("with the runs counted: one submission, the same streams, and each stream's code", async (ctx, rng) => {
+    // units as the compress's byte planes and field planes: `cells` a unit (the last `shortCells`)
+    // `stride` apart; runs given for some units only (the others' elements bound the runs)
+    for (const [type, w, units, stride, cells, shortCells, given] of [
+      ['u8', 1, 6, 1024, 1021, 700, 'all'],
+      ['u8', 1, 6, 1024, 1021, 700, 'some'],
+      ['u16', 2, 4, 2048, 2048, 1500, 'all'],
+      ['u32', 4, 5, 4096, 4000, 4000, 'some'],
+      ['u8', 1, 1, 64, 64, 61, 'all'], // one unit
+      ['u8', 1, 3, 256, 253, 0, 'all'], // an empty last unit
+    ] as const) {
+      const bytes = new Uint8Array(units * stride * w);
+      const want: { values: Uint8Array; leb: Uint8Array }[] = [];
+      for (let u = 0; u < units; u++) {
+        const n = u === units - 1 ? shortCells : cells;
+        const unit = bytes.subarray(u * stride * w, (u + 1) * stride * w);
+        for (let i = 0; i < n;) {
+          const len = 1 + rng.below(rng.below(4) === 0 ? 3000 : 6);
+          const v = rng.below(3);
+          for (let k = i; k < Math.min(n, i + len); k++) unit.fill(v, k * w, k * w + w);
+          i += len;
+        }
+        for (let i = n * w; i < stride * w; i++) unit[i] = rng.below(3);
+        want.push(reference(unit.subarray(0, n * w), w, stride)[0]);
+      }
+      const runs = want.map((x, u) => (given === 'some' && u % 2 === 1 ? undefined : x.values.length / w));
+      const what = `${type}: ${units} units of ${cells} (${shortCells}) every ${stride}, runs of ${given}`;
+      const input = await ctx.upload(new (type === 'u8' ? Uint8Array : type === 'u16' ? Uint16Array : Uint32Array)(bytes.buffer));
+      // command buffers recorded (one a submission)
+      let encoders = 0;
+      ctx.encoderHooks = { begin: () => void encoders++, end: () => undefined };
+      const got = await rleChunkStreams(ctx, input, stride, units, { cells, shortFrom: units - 1, shortCells }, runs).finally(
+        () => (ctx.encoderHooks = null),
+      );
+      try {
+        expect(encoders, what).toBe(1);
+        const values = new Uint8Array(await ctx.download(got.values).then((a) => a.buffer));
+        const leb = await readAll(ctx, got.leb);
+        expect(got.runs, what).toBe(want.reduce((a, c) => a + c.values.length / w, 0));
+        for (let u = 0; u < units; u++) {
+          const unit = `${what}: unit ${u}`;
+          expect(Buffer.compare(values.subarray(got.firstRun[u] * w, got.endRun[u] * w), want[u].values), unit).toBe(0);
+          expect(Buffer.compare(leb.subarray(got.lebStart[u], got.lebStart[u + 1]), want[u].leb), unit).toBe(0);
+          const code = (c: HistogramCode) => [Array.from(c.counts), Array.from(c.lengths), c.codedBits];
+          if (runs[u] === undefined) {
+            expect(code(got.codes!.values[u]), unit).toEqual(hostCode(new Uint8Array(0)));
+            continue;
+          }
+          expect(code(got.codes!.values[u]), unit).toEqual(hostCode(want[u].values));
+          expect(code(got.codes!.lengths[u]), unit).toEqual(hostCode(want[u].leb));
+        }
+      } finally {
+        got.release();
+        input.destroy();
+      }
+    }
+  });
+
+  gpuTest('runs counted that the GPU does not find are a GPU_ERROR; runs that cannot be are refused', async (ctx) => {
+    const bytes = new Uint8Array(2048);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i >> 4) & 3; // 64 runs a unit of 1024
+    const input = await ctx.upload(bytes);
+    // too few runs counted in one unit (the bound on all of them is then too low as well)
+    await expect(rleChunkStreams(ctx, input, 1024, 2, undefined, [64, 63])).rejects.toMatchObject({ code: 'GPU_ERROR' });
+    // too many in one, the right total: the bound holds, the unit's count does not
+    await expect(rleChunkStreams(ctx, input, 1024, 2, undefined, [65, 63])).rejects.toMatchObject({ code: 'GPU_ERROR' });
+    for (const runs of [[64], [64, 1025], [64, 0], [64, 1.5]])
+      await expect(rleChunkStreams(ctx, input, 1024, 2, undefined, runs)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    const ok = await rleChunkStreams(ctx, input, 1024, 2, undefined, [64, 64]);
+    expect(ok.runs).toBe(128);
+    ok.release();
+    input.destroy();
   });
 
   gpuTest('a chunk length that is not a multiple of the elements per word is refused', async (ctx) => {

@@ -92,15 +92,20 @@ export async function rleEncode(
 /**
  * @internal {@link rleEncode}, with `then` recorded into its second submission after the
  * runs are written (`runs` >= 1 of them: values of the input's type and u32 lengths, in the
- * given buffers), so that work on the runs whose sizes follow from their count costs no round
- * trip of its own; its result is returned as `then` (undefined for an empty input, where it is
- * not called).
+ * given buffers; `count` holds the run count in its word 0), so that work on the runs whose sizes
+ * follow from their count costs no round trip of its own; its result is returned as `then`
+ * (undefined for an empty input, where it is not called).
+ * With `runsAtMost` (a bound the caller knows, >= 1: the runs its statistics counted, say) there
+ * is one submission: the runs are written into buffers of that many entries and `then` gets
+ * `runs` = runsAtMost (its kernels read the true count from `count`, which is read back with it);
+ * the arrays returned hold the true count. A count above the bound is a GPU_ERROR.
  */
 export async function rleEncodeThen<T>(
   ctx: GpuContext,
   input: DeviceArray,
   chunkLength: number,
-  then: (s: Submission, runs: number, values: GPUBuffer, lengths: GPUBuffer) => T,
+  then: (s: Submission, runs: number, values: GPUBuffer, lengths: GPUBuffer, count: GPUBuffer) => T,
+  runsAtMost?: number,
 ): Promise<{ values: DeviceArray; lengths: DeviceArray; then?: T }> {
   const d = ctx.checkInput(input, 'input', ALL_TYPES);
   if (!Number.isInteger(chunkLength) || chunkLength < 0 || chunkLength >= 2 ** 32 || chunkLength % perWord(d.type) !== 0) {
@@ -114,49 +119,70 @@ export async function rleEncodeThen<T>(
   const tile = WORKGROUP_SIZE * WORDS_PER_INVOCATION * epw;
   const tiles = Math.ceil(n / tile);
   const pipes = encodePipelines(ctx, d.type);
-  let readCount: () => Promise<Uint32Array> = async () => new Uint32Array(1);
+  if (runsAtMost !== undefined && (!Number.isInteger(runsAtMost) || runsAtMost < 1 || runsAtMost > n)) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `runsAtMost must be an integer in [1, ${n}]`);
+  }
   // Two submissions: the first finds the runs (each run's end index) and reads back their count;
   // the second gathers values and lengths straight into buffers of the run count's size, so an
   // application holding them holds no slack and nothing is copied. `ends` (worst case one run
-  // per element) and the count live between the two in pooled buffers.
+  // per element) and the count live between the two in pooled buffers. With a bound on the
+  // count, both in one submission.
   const ends = ctx.acquireStorage(n * 4, 'rle-ends');
   const count = ctx.acquireStorage(16, 'rle-count');
+  const recordRuns = (s: Submission) => {
+    const spine = s.temp(spineBytes(tiles), 'rle-spine');
+    s.encoder.clearBuffer(spine);
+    s.dispatch(
+      pipes.main,
+      [
+        { binding: 0, resource: { buffer: s.uniform([n, tiles, 0, chunkLength]) } },
+        { binding: 1, resource: { buffer: ctx.paddedBuffer(s, d) } },
+        { binding: 3, resource: { buffer: ends } },
+        { binding: 4, resource: { buffer: spine } },
+        { binding: 5, resource: { buffer: count } },
+      ],
+      tiles,
+      'parle:rle-encode',
+    );
+    return s.readAfter(count, 4);
+  };
+  /** The runs' values and lengths into buffers of `runs` entries (the kernel reads the count itself), then `then`. */
+  const recordGather = (s: Submission, runs: number) => {
+    const values = s.output(runs * elementSize(d.type), `rle-values-${d.type}`);
+    const lengths = s.output(runs * 4, 'rle-lengths');
+    s.dispatch(
+      pipes.runs,
+      [
+        { binding: 6, resource: { buffer: ends } },
+        { binding: 7, resource: { buffer: count } },
+        { binding: 8, resource: { buffer: lengths } },
+        { binding: 9, resource: { buffer: ctx.paddedBuffer(s, d) } },
+        { binding: 10, resource: { buffer: values } },
+      ],
+      Math.ceil(Math.ceil(runs / epw) / WORKGROUP_SIZE),
+      'parle:rle-runs',
+    );
+    return { values, lengths, then: then(s, runs, values, lengths, count) };
+  };
   try {
-    await ctx.submit('rle-encode', (s) => {
-      const spine = s.temp(spineBytes(tiles), 'rle-spine');
-      s.encoder.clearBuffer(spine);
-      s.dispatch(
-        pipes.main,
-        [
-          { binding: 0, resource: { buffer: s.uniform([n, tiles, 0, chunkLength]) } },
-          { binding: 1, resource: { buffer: ctx.paddedBuffer(s, d) } },
-          { binding: 3, resource: { buffer: ends } },
-          { binding: 4, resource: { buffer: spine } },
-          { binding: 5, resource: { buffer: count } },
-        ],
-        tiles,
-        'parle:rle-encode',
-      );
-      readCount = s.readAfter(count, 4);
-    });
-    const runs = (await readCount())[0];
-    const out = await ctx.submit('rle-encode-runs', (s) => {
-      const values = s.output(runs * elementSize(d.type), `rle-values-${d.type}`);
-      const lengths = s.output(runs * 4, 'rle-lengths');
-      s.dispatch(
-        pipes.runs,
-        [
-          { binding: 6, resource: { buffer: ends } },
-          { binding: 7, resource: { buffer: count } },
-          { binding: 8, resource: { buffer: lengths } },
-          { binding: 9, resource: { buffer: ctx.paddedBuffer(s, d) } },
-          { binding: 10, resource: { buffer: values } },
-        ],
-        Math.ceil(Math.ceil(runs / epw) / WORKGROUP_SIZE),
-        'parle:rle-runs',
-      );
-      return { values, lengths, then: then(s, runs, values, lengths) };
-    });
+    let runs: number;
+    let out: { values: GPUBuffer; lengths: GPUBuffer; then: T };
+    if (runsAtMost === undefined) {
+      const readCount = await ctx.submit('rle-encode', recordRuns);
+      runs = (await readCount())[0];
+      out = await ctx.submit('rle-encode-runs', (s) => recordGather(s, runs));
+    } else {
+      let readCount: () => Promise<Uint32Array> = async () => new Uint32Array(1);
+      out = await ctx.submit('rle-encode', (s) => {
+        readCount = recordRuns(s);
+        return recordGather(s, runsAtMost);
+      });
+      runs = (await readCount())[0];
+      if (runs > runsAtMost) {
+        for (const b of [out.values, out.lengths]) ctx.releaseStorage(b);
+        throw new ParleError(ErrorCodes.GPU_ERROR, `the GPU found ${runs} runs where at most ${runsAtMost} were counted`);
+      }
+    }
     const lengths = ctx.owned(out.lengths, 'u32', runs);
     ctx.noteLengthSum(lengths, n);
     return { values: ctx.owned(out.values, d.type, runs), lengths, then: out.then };

@@ -222,6 +222,8 @@ interface UnitSet {
  * without and with huffman) and the bytes they could save (estimated) over the units' best candidates.
  */
 interface RleSource {
+  /** The buffer of the statistics (its parts' histograms and runs). */
+  buffer: GPUBuffer;
   array: () => DeviceArray;
   stride: number;
   per: number;
@@ -366,28 +368,32 @@ async function sizeUnits(
    * rle.
    */
   const addRle = async (source: RleSource) => {
-    const { per, prefix } = source;
+    const { buffer, per, prefix } = source;
     const vw = per === 1 ? w : 1;
-    const rle = await rleChunkStreams(gpu, source.array(), source.stride, units.length * per, {
-      cells: set.cells,
-      shortFrom: set.shortFrom * per,
-      shortCells: set.counts[last],
+    const shortCells = set.counts[last];
+    // each part's runs as the statistics counted them, where it counted all the part's cells
+    // (a unit of no elements: a chunk not predicted, whose part is not counted), so the streams
+    // and their codes are made in one round trip
+    const counted = Array.from({ length: units.length * per }, (_, p) => {
+      const u = Math.floor(p / per);
+      const cells = p >= set.shortFrom * per ? shortCells : set.cells;
+      return units[u].count === cells && cells > 0 ? codeOf(buffer, p).runs : undefined;
     });
+    const rle = await rleChunkStreams(
+      gpu,
+      source.array(),
+      source.stride,
+      units.length * per,
+      { cells: set.cells, shortFrom: set.shortFrom * per, shortCells },
+      counted,
+    );
     scratch.onRelease(() => rle.release());
     const valueRange = (p: number) => ({ byteOffset: rle.firstRun[p] * vw, byteLength: (rle.endRun[p] - rle.firstRun[p]) * vw });
     const lengthRange = (p: number) => ({ byteOffset: rle.lebStart[p], byteLength: rle.lebStart[p + 1] - rle.lebStart[p] });
-    const parts = Array.from({ length: units.length * per }, (_, p) => p);
-    let readCodes: () => Promise<HistogramCode[][]> = async () => [[], []];
-    await gpu.submit('compress rle histograms', (s) => {
-      readCodes = encodeHistogramCodes(gpu, s, [
-        { buffer: rle.values.buffer, ranges: parts.map(valueRange) },
-        { buffer: rle.leb, ranges: parts.map(lengthRange) },
-      ]);
-    });
-    const [valueCodes, lengthCodes] = await readCodes();
+    const { values: valueCodes, lengths: lengthCodes } = rle.codes!;
     for (const c of units) {
       if (c.count === 0) continue;
-      const own = parts.slice(c.index * per, (c.index + 1) * per);
+      const own = Array.from({ length: per }, (_, k) => c.index * per + k);
       // each part's values, then its lengths (the format's stream order)
       const plan = (plain: boolean): StreamPlan[] =>
         own.flatMap((p) => [
@@ -438,7 +444,7 @@ async function sizeUnits(
       const estimate = Math.min(allow(names[0]) ? rle : Infinity, allow(names[1]) ? huffman : Infinity);
       saving += Math.max(0, RLE_MARGIN * best(c) - estimate);
     }
-    sources.push({ array, stride, per, prefix, names, saving });
+    sources.push({ buffer, array, stride, per, prefix, names, saving });
   };
   source(raw, 1, [], () => set.array, set.stride);
   source(delta, 1, [StageId.Delta], () => gpu.wrap(delta!, uTypeOf(w), length), set.stride);

@@ -79,7 +79,6 @@ function recordHistograms(
   const repeats = s.temp(4 * m, 'histogram repeats');
   s.encoder.clearBuffer(repeats);
   const live = ranges.map((_, i) => i).filter((i) => ranges[i].byteLength > 0);
-  const pipe = pipeline(ctx, 'codec-histogram', histogramSource, 'histogram', { 'TILE_BYTES: u32': `${HISTOGRAM_TILE_BYTES}u` });
   const groups = groupBySpans(
     ctx,
     live.length,
@@ -91,28 +90,91 @@ function recordHistograms(
   );
   for (const group of groups) {
     const w = group.windows[0]!;
-    const table = new Uint32Array(group.items.length * 4);
+    const table = new Uint32Array(group.items.length * 2);
+    const spans = new Uint32Array(group.items.length * 2);
     let tiles = 0;
     group.items.forEach((k, e) => {
       const i = live[k];
       const r = ranges[i];
-      table.set([r.byteOffset - w.base, r.byteLength, tiles, i * 256], e * 4);
+      table.set([tiles, i * 256], e * 2);
+      spans.set([r.byteOffset - w.base, r.byteLength], e * 2);
       tiles += Math.ceil(r.byteLength / HISTOGRAM_TILE_BYTES);
     });
-    s.dispatch(
-      pipe,
-      [
-        { binding: 0, resource: { buffer: s.uniform([tiles, group.items.length, runWidth, 0]) } },
-        { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'histogram-ranges') } },
-        { binding: 2, resource: bindWindow(ctx, buffer, w, 'histogram source') },
-        { binding: 3, resource: { buffer: hist, offset: 4 * at, size: m * 1024 } },
-        { binding: 4, resource: { buffer: repeats } },
-      ],
+    dispatchHistograms(
+      ctx,
+      s,
       tiles,
-      'parle:histogram',
+      table,
+      runWidth,
+      storageWords(ctx, s, spans, 'histogram-spans'),
+      bindWindow(ctx, buffer, w, 'histogram source'),
+      {
+        hist,
+        at,
+        m,
+        repeats,
+      },
     );
   }
   return repeats;
+}
+
+/** One dispatch of codec-histogram.wgsl: `tiles` workgroups over the ranges of `table` (first tile, histogram word a range) and their spans. */
+function dispatchHistograms(
+  ctx: GpuContext,
+  s: Submission,
+  tiles: number,
+  table: Uint32Array,
+  runWidth: number,
+  spans: GPUBuffer,
+  source: GPUBufferBinding,
+  out: { hist: GPUBuffer; at: number; m: number; repeats: GPUBuffer },
+): void {
+  const pipe = pipeline(ctx, 'codec-histogram', histogramSource, 'histogram', { 'TILE_BYTES: u32': `${HISTOGRAM_TILE_BYTES}u` });
+  s.dispatch(
+    pipe,
+    [
+      { binding: 0, resource: { buffer: s.uniform([tiles, table.length / 2, runWidth, 0]) } },
+      { binding: 1, resource: { buffer: storageWords(ctx, s, table, 'histogram-ranges') } },
+      { binding: 2, resource: source },
+      { binding: 3, resource: { buffer: out.hist, offset: 4 * out.at, size: out.m * 1024 } },
+      { binding: 4, resource: { buffer: out.repeats } },
+      { binding: 5, resource: { buffer: spans } },
+    ],
+    tiles,
+    'parle:histogram',
+  );
+}
+
+/**
+ * recordHistograms of ranges whose places a kernel of this submission writes: range r's byte
+ * offset and length in words 2r, 2r + 1 of `spans` (written before this dispatch runs), at most
+ * atMost[r] bytes; `buffer` bound whole (it must fit one storage binding).
+ */
+function recordDeviceHistograms(
+  ctx: GpuContext,
+  s: Submission,
+  source: DeviceHistogramSource,
+  hist: GPUBuffer | undefined,
+  at: number,
+): void {
+  const { buffer, spans, atMost } = source;
+  checkBuffer(buffer, 'buffer');
+  checkBuffer(spans, 'spans');
+  const m = atMost.length;
+  if (spans.size < 8 * m) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `spans must hold ${m} byte ranges`);
+  atMost.forEach((x, i) => checkCount(x, `atMost[${i}]`));
+  if (m === 0 || hist === undefined) return;
+  s.encoder.clearBuffer(hist, 4 * at, m * 1024);
+  const table = new Uint32Array(2 * m);
+  let tiles = 0;
+  atMost.forEach((bytes, r) => {
+    table.set([tiles, r * 256], 2 * r);
+    tiles += Math.ceil(bytes / HISTOGRAM_TILE_BYTES);
+  });
+  if (tiles === 0) return;
+  const whole = bindWindow(ctx, buffer, { base: 0, end: buffer.size }, 'histogram source');
+  dispatchHistograms(ctx, s, tiles, table, 0, spans, whole, { hist, at, m, repeats: s.temp(4 * m, 'histogram repeats') });
 }
 
 /** A byte histogram with its Huffman code, as {@link encodeHistogramCodes} reads them back. */
@@ -135,6 +197,18 @@ export interface HistogramSource {
 }
 
 /**
+ * Byte ranges of a buffer whose places only the GPU knows, for {@link encodeHistogramCodes}: a
+ * kernel earlier in the same submission writes range r's byte offset and byte length into words
+ * 2r and 2r + 1 of `spans`; range r holds at most atMost[r] bytes (the tiles counted: a loose bound
+ * costs workgroups that find nothing). `buffer` must fit one storage binding (bound whole).
+ */
+export interface DeviceHistogramSource {
+  buffer: GPUBuffer;
+  spans: GPUBuffer;
+  atMost: readonly number[];
+}
+
+/**
  * {@link encodeHistograms8} of each source with each range's Huffman code made on the GPU as
  * well (shaders/codec-code-lengths.wgsl: the same lengths as the host's `codeLengths`, one
  * workgroup per histogram), so that a chooser sizes its candidate streams without building their
@@ -153,27 +227,31 @@ export interface HistogramSource {
 export function encodeHistogramCodes(
   ctx: GpuContext,
   s: Submission,
-  sources: readonly HistogramSource[],
+  sources: readonly (HistogramSource | DeviceHistogramSource)[],
 ): () => Promise<HistogramCode[][]> {
-  sources.forEach(({ ranges }) => {
-    if (Array.isArray(ranges)) {
-      ranges.forEach((r, i) => {
-        if (typeof r?.byteLength === 'number' && r.byteLength >= 2 ** 28)
-          throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}].byteLength must be below 2^28 for code lengths`);
-      });
-    }
+  const lengthsOf = (x: HistogramSource | DeviceHistogramSource) =>
+    'atMost' in x ? (Array.isArray(x.atMost) ? x.atMost : []) : Array.isArray(x.ranges) ? x.ranges.map((r) => r?.byteLength) : [];
+  sources.forEach((x) => {
+    lengthsOf(x).forEach((bytes, i) => {
+      if (typeof bytes === 'number' && bytes >= 2 ** 28)
+        throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `ranges[${i}] must be below 2^28 bytes for code lengths`);
+    });
   });
-  const counts = sources.map(({ ranges }) => (Array.isArray(ranges) ? ranges.length : 0));
+  const counts = sources.map((x) => lengthsOf(x).length);
   const m = counts.reduce((a, c) => a + c, 0);
   const lengthsAt = 256 * m;
   const bitsAt = lengthsAt + 64 * m;
   const words = 256 * m + 65 * m;
   const hist = m === 0 ? undefined : s.temp(4 * words, 'histograms');
   let first = 0;
-  const recorded = sources.map(({ buffer, ranges, runWidth = 0 }, k) => {
+  const recorded = sources.map((x, k) => {
     const at = first;
     first += counts[k];
-    return { at, repeats: recordHistograms(ctx, s, buffer, ranges, runWidth, hist, 256 * at) };
+    if ('atMost' in x) {
+      recordDeviceHistograms(ctx, s, x, hist, 256 * at);
+      return { at, repeats: undefined };
+    }
+    return { at, repeats: recordHistograms(ctx, s, x.buffer, x.ranges, x.runWidth ?? 0, hist, 256 * at) };
   });
   if (hist === undefined) return async () => sources.map(() => []);
   s.dispatch(
@@ -186,13 +264,14 @@ export function encodeHistogramCodes(
     'parle:code-lengths',
   );
   const read = s.readAfter(hist, 4 * words);
-  const readRepeats = recorded.map(({ repeats }, k) =>
-    repeats === undefined || !sources[k].runWidth ? async () => undefined : s.readAfter(repeats, 4 * counts[k]),
-  );
+  const readRepeats = recorded.map(({ repeats }, k) => {
+    const x = sources[k];
+    return repeats === undefined || 'atMost' in x || !x.runWidth ? async () => undefined : s.readAfter(repeats, 4 * counts[k]);
+  });
   return async () => {
     const [all, ...repeats] = await Promise.all([read(), ...readRepeats.map((r) => r())]);
     const lengths = new Uint8Array(all.buffer, all.byteOffset + 4 * lengthsAt, 256 * m);
-    return sources.map(({ ranges, runWidth = 0 }, k) =>
+    return sources.map((x, k) =>
       Array.from({ length: counts[k] }, (_, i) => {
         const r = recorded[k].at + i;
         const rep = repeats[k];
@@ -200,7 +279,7 @@ export function encodeHistogramCodes(
           counts: all.subarray(256 * r, 256 * r + 256),
           lengths: lengths.subarray(256 * r, 256 * r + 256),
           codedBits: all[bitsAt + r],
-          ...(rep === undefined ? {} : { runs: ranges[i].byteLength / runWidth - rep[i] }),
+          ...(rep === undefined || 'atMost' in x ? {} : { runs: x.ranges[i].byteLength / x.runWidth! - rep[i] }),
         };
       }),
     );
