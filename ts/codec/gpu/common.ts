@@ -199,14 +199,16 @@ export async function readRanges(
   if (total === 0) return ranges.map(() => new Uint8Array(0));
   const temp = gpu.acquireStorage(total, 'compress readback');
   try {
-    await gpu.submit('compress readback', (s) => {
+    // the gather and the readback's copy in one submission (a round trip each had been two)
+    const words = await submitThenRead(gpu, 'compress readback', (s) => {
       let at = 0;
       ranges.forEach((r, i) => {
         if (spans[i].span > 0) s.encoder.copyBufferToBuffer(r.buffer, spans[i].start, temp, at, spans[i].span);
         at += spans[i].span;
       });
+      return s.readAfter(temp, total);
     });
-    const bytes = await gpu.readBytes(temp, total);
+    const bytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
     let at = 0;
     return ranges.map((r, i) => {
       const from = at + (r.offset - spans[i].start);
