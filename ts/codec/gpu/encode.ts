@@ -19,7 +19,8 @@
  *      output (counted in the histogram pass) could beat that, the rle stage's streams of every
  *      unit, or of its byte planes, are built on the GPU (runs cut at the units, lengths as
  *      LEB128: rleChunkStreams) and their histograms size rle after that transform (rle,
- *      delta+rle, shuffle+rle, delta+shuffle+rle), each with huffman or without;
+ *      delta+rle, shuffle+rle, delta+shuffle+rle), each with huffman or without: one
+ *      submission and one round trip a transform (its buffers sized from the runs step 1 counted);
  *   3. per chunk the smallest: predicted (each field plane's smallest, or stored) or plain;
  *      Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/huffman-encode.ts) and left
  *      there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
