@@ -129,14 +129,15 @@ export async function rleEncodeThen<T>(
   // count, both in one submission.
   const ends = ctx.acquireStorage(n * 4, 'rle-ends');
   const count = ctx.acquireStorage(16, 'rle-count');
-  const recordRuns = (s: Submission) => {
+  // `src`: the input padded (ctx.paddedBuffer), once a submission
+  const recordRuns = (s: Submission, src: GPUBuffer) => {
     const spine = s.temp(spineBytes(tiles), 'rle-spine');
     s.encoder.clearBuffer(spine);
     s.dispatch(
       pipes.main,
       [
         { binding: 0, resource: { buffer: s.uniform([n, tiles, 0, chunkLength]) } },
-        { binding: 1, resource: { buffer: ctx.paddedBuffer(s, d) } },
+        { binding: 1, resource: { buffer: src } },
         { binding: 3, resource: { buffer: ends } },
         { binding: 4, resource: { buffer: spine } },
         { binding: 5, resource: { buffer: count } },
@@ -147,7 +148,7 @@ export async function rleEncodeThen<T>(
     return s.readAfter(count, 4);
   };
   /** The runs' values and lengths into buffers of `runs` entries (the kernel reads the count itself), then `then`. */
-  const recordGather = (s: Submission, runs: number) => {
+  const recordGather = (s: Submission, runs: number, src: GPUBuffer) => {
     const values = s.output(runs * elementSize(d.type), `rle-values-${d.type}`);
     const lengths = s.output(runs * 4, 'rle-lengths');
     s.dispatch(
@@ -156,7 +157,7 @@ export async function rleEncodeThen<T>(
         { binding: 6, resource: { buffer: ends } },
         { binding: 7, resource: { buffer: count } },
         { binding: 8, resource: { buffer: lengths } },
-        { binding: 9, resource: { buffer: ctx.paddedBuffer(s, d) } },
+        { binding: 9, resource: { buffer: src } },
         { binding: 10, resource: { buffer: values } },
       ],
       Math.ceil(Math.ceil(runs / epw) / WORKGROUP_SIZE),
@@ -168,14 +169,15 @@ export async function rleEncodeThen<T>(
     let runs: number;
     let out: { values: GPUBuffer; lengths: GPUBuffer; then: T };
     if (runsAtMost === undefined) {
-      const readCount = await ctx.submit('rle-encode', recordRuns);
+      const readCount = await ctx.submit('rle-encode', (s) => recordRuns(s, ctx.paddedBuffer(s, d)));
       runs = (await readCount())[0];
-      out = await ctx.submit('rle-encode-runs', (s) => recordGather(s, runs));
+      out = await ctx.submit('rle-encode-runs', (s) => recordGather(s, runs, ctx.paddedBuffer(s, d)));
     } else {
       let readCount: () => Promise<Uint32Array> = async () => new Uint32Array(1);
       out = await ctx.submit('rle-encode', (s) => {
-        readCount = recordRuns(s);
-        return recordGather(s, runsAtMost);
+        const src = ctx.paddedBuffer(s, d);
+        readCount = recordRuns(s, src);
+        return recordGather(s, runsAtMost, src);
       });
       runs = (await readCount())[0];
       if (runs > runsAtMost) {
