@@ -196,6 +196,61 @@ describeGpu('engine with a GPU', () => {
     }
   });
 
+  gpuIt(
+    'i8, i16 and f16 on the GPU path: device arrays, compress from them, decode to them; 8-byte types stay off the device',
+    async () => {
+      const rng = new Rng(caseSeed('engine gpu v4 types'));
+      const i8 = new Int8Array(30_001);
+      fillRuns(rng, i8, { kind: 'uniform', maxRun: 12 });
+      // an i16 image of 96 x 80 x 2 (a smooth ramp with noise: the shape's predictor pays)
+      const i16 = new Int16Array(96 * 80 * 2).map((_, i) => ((i >> 1) % 80) * 40 - Math.floor(i / 160) * 30 - 2000 + (rng.nextU32() % 5));
+      // f16 bits: half-precision values of a slow wave, as a Uint16Array recorded as f16
+      const f16 = new Uint16Array(20_000).map((_, i) => 0x3c00 + Math.round(200 * Math.sin(i / 90)));
+      const cases: [string, ParleArray, { type?: 'f16'; shape?: number[] }, string][] = [
+        ['i8', i8, {}, 'i8'],
+        ['i16 with a shape', i16, { shape: [96, 80, 2] }, 'i16'],
+        ['f16 bits', f16, { type: 'f16' }, 'f16'],
+      ];
+      for (const [what, input, opts, type] of cases) {
+        const device = await engine.upload(input);
+        expect(device.type, what).toBe(input instanceof Uint16Array ? 'u16' : type);
+        expect(sameElements(await engine.download(device), input), `${what}: download`).toBe(true);
+        const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes: 8192, ...opts });
+        const report = engine.inspect(viaGpu);
+        expect(report.type, what).toBe(type);
+        if (opts.shape !== undefined)
+          expect(
+            report.chunks.some((c) => c.encoding.startsWith('predict')),
+            `${what}: predicted chunks`,
+          ).toBe(true);
+        // the CPU decodes what the GPU wrote, the GPU what either wrote
+        const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes: 8192, ...opts });
+        for (const [from, container] of [
+          ['gpu', viaGpu],
+          ['cpu', viaCpu],
+        ] as const) {
+          expect(sameElements(await engine.decompress(container, { path: 'cpu' }), input), `${what}, ${from}'s: CPU decode`).toBe(true);
+          const back = await engine.decompress(container, { path: 'gpu', to: 'device' });
+          expect(back.type, `${what}, ${from}'s`).toBe(type);
+          expect(sameElements(await engine.download(back), input), `${what}, ${from}'s: GPU decode`).toBe(true);
+          back.destroy();
+        }
+        // a fixed pipeline: the CPU path's bytes; a container on the device decodes there
+        const fixed = { path: 'gpu', chunkBytes: 8192, codec: 'delta+rle+huffman', ...opts } as const;
+        expect(Buffer.compare(await engine.compress(device, fixed), await engine.compress(input, { ...fixed, path: 'cpu' })), what).toBe(0);
+        const resident = await engine.compress(device, { path: 'gpu', to: 'device', chunkBytes: 8192, ...opts });
+        const back = await engine.decompress(resident, { to: 'device' });
+        expect(sameElements(await engine.download(back), input), `${what}: device container`).toBe(true);
+        for (const d of [device, resident, back]) d.destroy();
+      }
+      // the GPU's scan and sort keep their 32-bit types; 8-byte types are not uploaded
+      const i16Device = await engine.upload(i16);
+      await expect(engine.scan(i16Device as never, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_TYPE });
+      i16Device.destroy();
+      await expect(engine.upload(new Float64Array(4))).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_TYPE });
+    },
+  );
+
   gpuIt('decompress on the GPU path: every type, rle and stored chunks, equal to the CPU decode', async () => {
     const rng = new Rng(caseSeed('engine gpu decompress'));
     const make: [string, ParleArray][] = [];

@@ -49,8 +49,9 @@ import {
   elementSize,
   elementTypeOf,
   isElementType,
+  DEVICE_TYPES,
+  isDeviceType,
   isKernelType,
-  KERNEL_TYPES,
   SORT_KEY_TYPES,
 } from './types.js';
 import { chunkLengthOf, makeCompressPlan, predictPlanOf, type CompressPlan } from './codec/settings.js';
@@ -134,6 +135,14 @@ function headerType(bytes: Uint8Array): ElementType | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * True when the GPU path takes `op` on a host array of `type`: a compress every type of 1, 2 or 4
+ * bytes (the GPU codec's, {@link DEVICE_TYPES}), the primitives the kernel types.
+ */
+function gpuTakes(op: string, type: ElementType): boolean {
+  return op === 'compress' ? isDeviceType(type) : isKernelType(type);
 }
 
 /**
@@ -344,13 +353,14 @@ export class Engine {
 
   /**
    * Copies a host array to the GPU (reusable MAP_WRITE staging buffers, overlapped with their
-   * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of the five kernel types
-   * ({@link KERNEL_TYPES}: u8, u16, u32, i32, f32).
-   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE (i8, i16, f16, f64, i64, u64),
-   *   DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
+   * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of the types of 1, 2 or 4
+   * bytes ({@link DEVICE_TYPES}: u8, u16, u32, i32, f32, i8, i16, f16): the GPU codec takes them
+   * all, the GPU's rle too, its scan and sort their 32-bit ones.
+   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE (f64, i64, u64), DETACHED_BUFFER,
+   *   PATH_UNAVAILABLE, DEVICE_LOST
    */
   async upload<T extends ParleArray>(array: T): Promise<DeviceArray> {
-    checkArray(array, 'array', KERNEL_TYPES);
+    checkArray(array, 'array', DEVICE_TYPES);
     return this.gpu.upload(array);
   }
 
@@ -605,10 +615,11 @@ export class Engine {
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
     const signal = checkSignal(opts.signal);
     if (from === 'device' || to === 'device') void this.gpu; // transfers need the GPU
-    // a host array of a type the GPU's kernels do not take (f64, i16, ...): the CPU's, except a
-    // compress, whose route keeps it on the CPU (ts/codec/compress.ts compressRoute)
+    // a host array of a type the GPU path does not take (8-byte types; a primitive's i8, i16,
+    // f16): the CPU's, except a compress, whose route keeps it on the CPU (ts/codec/compress.ts
+    // compressRoute)
     const hostType = from === 'host' && op !== 'decompress' ? elementTypeOf(input) : undefined;
-    const cpuOnly = hostType !== undefined && !isKernelType(hostType);
+    const cpuOnly = hostType !== undefined && !gpuTakes(op, hostType);
     if (requested === 'gpu' && cpuOnly && op !== 'compress')
       throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${op} of ${hostType} elements has no GPU kernel; use path 'cpu' or 'auto'`);
     if (requested === 'gpu') {
@@ -680,8 +691,9 @@ export class Engine {
    * Elements compare as bit patterns, so f32 NaN payloads and -0 are runs of their own kind.
    *
    * @param input any element type, n elements (n may be 0), on the host or the GPU (the GPU path
-   *   takes the five kernel types; i8, i16, f16, f64, i64 and u64 run on the CPU, and `path:
-   *   'gpu'` with them is UNSUPPORTED_TYPE).
+   *   takes host arrays of the five kernel types and DeviceArrays of every type of 1, 2 or 4
+   *   bytes; host arrays of i8, i16, f16, f64, i64 and u64 run on the CPU, and `path: 'gpu'` with
+   *   them is UNSUPPORTED_TYPE).
    * @returns values: same type as the input, one per run; lengths: u32, each >= 1, summing to n.
    *   New arrays (on the host or the GPU, see `to`); the input is not modified.
    * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
@@ -1067,8 +1079,8 @@ export class Engine {
     const bytesResident = this.cpu.isResident(bytes);
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
-        // (the types of version 4 beyond the kernels' five decode on the CPU)
-        if (path === 'gpu' && isKernelType(headerType(view) ?? 'u8')) {
+        // (8-byte types decode on the CPU)
+        if (path === 'gpu' && isDeviceType(headerType(view) ?? 'u8')) {
           const onDevice = await decompressToDevice(this.cpu, this.gpu, view, maxElements, signal);
           return this.deliverDecoded(onDevice, to, out, view, bytesResident);
         }
@@ -1272,7 +1284,7 @@ export class Engine {
     const explanation = this.predictFor(op, bytes, from, to);
     // a host array of a type the GPU's kernels do not take runs on the CPU, as route() sends it
     const hostType = ArrayBuffer.isView(input) && op !== 'decompress' ? elementTypeOf(input) : undefined;
-    if (hostType !== undefined && !isKernelType(hostType)) {
+    if (hostType !== undefined && !gpuTakes(op, hostType)) {
       return {
         ...explanation,
         path: 'cpu',

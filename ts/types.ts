@@ -33,8 +33,15 @@ declare global {
  */
 export type ElementType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'i8' | 'i16' | 'f16' | 'f64' | 'i64' | 'u64';
 
-/** The element types the kernels of rle, scan, sort and the GPU path take: 1-, 2- and 4-byte ones as they were before version 4. */
+/** The element types of the primitives' kernels (rle all five, scan and sort the 32-bit ones): the 1-, 2- and 4-byte types before version 4. */
 export type KernelType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32';
+
+/**
+ * The element types a DeviceArray holds and the GPU codec takes (compress from, decompress to the
+ * device; the GPU's rle): every type of 1, 2 or 4 bytes, the kernel types and the version-4 types
+ * i8, i16 and f16, whose kernels work on the elements' bits as the CPU codec's do.
+ */
+export type DeviceType = KernelType | 'i8' | 'i16' | 'f16';
 
 /** The typed arrays parle accepts and returns (compress and decompress take every one; the kernels {@link KERNEL_TYPES}' only). */
 export type ParleArray =
@@ -99,8 +106,11 @@ if (Float16 !== undefined) (constructors as Record<string, unknown>).f16 = Float
  */
 export const ELEMENT_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32', 'i8', 'i16', 'f16', 'f64', 'i64', 'u64'];
 
-/** The element types the kernels of rle, scan, sort and the GPU path take. */
+/** The element types of {@link KernelType}: a host array the GPU path's primitives take is of one of these. */
 export const KERNEL_TYPES: readonly KernelType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
+
+/** The element types of {@link DeviceType}: the kernel types, then i8, i16, f16. */
+export const DEVICE_TYPES: readonly DeviceType[] = [...KERNEL_TYPES, 'i8', 'i16', 'f16'];
 
 /** The element types of sort keys ({@link SortKeys}): 32-bit on both paths, 64-bit on the CPU path. */
 export const SORT_KEY_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32', 'u64', 'i64', 'f64'];
@@ -138,6 +148,11 @@ export function kernelSize(type: ElementType): 1 | 2 | 4 {
 /** True for the element types the kernels take ({@link KERNEL_TYPES}). */
 export function isKernelType(type: ElementType): type is KernelType {
   return (KERNEL_TYPES as readonly string[]).includes(type);
+}
+
+/** True for the element types a DeviceArray holds and the GPU codec takes ({@link DEVICE_TYPES}: those of 1, 2 or 4 bytes). */
+export function isDeviceType(type: ElementType): type is DeviceType {
+  return (DEVICE_TYPES as readonly string[]).includes(type);
 }
 
 /** The typed array constructor of `type` (f16: Float16Array where the runtime has it, else Uint16Array). */

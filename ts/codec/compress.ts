@@ -19,7 +19,7 @@
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
-import { isKernelType, type ElementType, type ParleArray } from '../types.js';
+import { isDeviceType, type ElementType, type ParleArray } from '../types.js';
 import { compressArray } from './arrays.js';
 import { compressRunsFromDevice } from './gpu/compress.js';
 import { compressLossyOnDevice } from './gpu/encode-lossy.js';
@@ -43,8 +43,8 @@ export function compressRoute(
   settings: CompressSettings,
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
-  // the types of version 4 beyond the kernels' are the CPU path's, as is a shaped lossy array
-  if (path === 'cpu' || !isKernelType(input.type)) return 'cpu';
+  // 8-byte types are the CPU path's, as is a shaped lossy array
+  if (path === 'cpu' || !isDeviceType(input.type)) return 'cpu';
   if (settings.errorBound !== undefined) {
     if (settings.shape !== undefined) return 'cpu';
     return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';

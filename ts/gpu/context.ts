@@ -6,7 +6,7 @@
  * buffers of uploads and downloads: ts/gpu/transfer.ts.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { arrayConstructor, bytesOf, checkArray, elementSize, KERNEL_TYPES, type ElementType, type ParleArray } from '../types.js';
+import { arrayConstructor, bytesOf, checkArray, DEVICE_TYPES, elementSize, type ElementType, type ParleArray } from '../types.js';
 import { DeviceArray, paddedSize } from './device-array.js';
 import {
   DEFAULT_TUNING,
@@ -616,11 +616,13 @@ export class GpuContext {
    * (chunks filled while mapped, overlapped with their copies), larger ones through staging
    * pieces of up to 256 MiB kept mapped for reuse (faster on the H200 host; they cost the largest
    * upload's size in mappable memory until releaseStaging()). The host array may be changed once
-   * the promise resolves. The new array's buffer comes from the pool.
-   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, TOO_LARGE, DEVICE_LOST
+   * the promise resolves. The new array's buffer comes from the pool. Arrays of the types of 1, 2
+   * or 4 bytes ({@link DEVICE_TYPES}).
+   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE (8-byte types), DETACHED_BUFFER,
+   *   TOO_LARGE, DEVICE_LOST
    */
   async upload(array: ParleArray): Promise<DeviceArray> {
-    const type = checkArray(array, 'array', KERNEL_TYPES);
+    const type = checkArray(array, 'array', DEVICE_TYPES);
     this.checkUsable();
     // any size up to the largest buffer: ops that need one binding check for themselves
     const buffer = this.acquireStorage(array.byteLength, `upload-${type}`, 0, true);
@@ -679,14 +681,15 @@ export class GpuContext {
    *   another type or too short), DEVICE_LOST
    */
   async download(d: DeviceArray, opts: { into?: ParleArray } = {}): Promise<ParleArray> {
-    this.checkInput(d, 'array', ['u8', 'u16', 'u32', 'i32', 'f32']);
+    this.checkInput(d, 'array', DEVICE_TYPES);
     if ((d.buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'array.buffer needs GPUBufferUsage.COPY_SRC to be read back');
     }
     const into = opts.into;
     if (into !== undefined) {
       const type = checkArray(into, 'options.into');
-      if (type !== d.type || into.length < d.length) {
+      // f16 elements: a Float16Array, or a Uint16Array of their bits
+      if ((type !== d.type && !(d.type === 'f16' && type === 'u16')) || into.length < d.length) {
         throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `options.into must be a ${d.type} array of at least ${d.length} elements`);
       }
       this.checkUsable();
@@ -708,7 +711,7 @@ export class GpuContext {
    * @throws ParleError INVALID_ARGUMENT, TOO_LARGE (beyond maxBufferSize), DEVICE_LOST
    */
   async downloadMapped(d: DeviceArray): Promise<{ array: ParleArray; release(): void }> {
-    this.checkInput(d, 'array', ['u8', 'u16', 'u32', 'i32', 'f32']);
+    this.checkInput(d, 'array', DEVICE_TYPES);
     if ((d.buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'array.buffer needs GPUBufferUsage.COPY_SRC to be read back');
     }
@@ -756,8 +759,8 @@ export class GpuContext {
    *   INVALID_OPTION (length not a non-negative integer)
    */
   wrap(buffer: GPUBuffer, type: ElementType, length: number): DeviceArray {
-    if (!['u8', 'u16', 'u32', 'i32', 'f32'].includes(type)) {
-      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `type must be u8 | u16 | u32 | i32 | f32; got ${String(type)}`);
+    if (!(DEVICE_TYPES as readonly string[]).includes(type)) {
+      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `type must be ${DEVICE_TYPES.join(' | ')}; got ${String(type)}`);
     }
     if (!Number.isSafeInteger(length) || length < 0) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, 'length must be a non-negative integer');

@@ -4,7 +4,7 @@
  * shaders/rle-decode.wgsl (see rleEncode / rleDecode below for the contracts).
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { elementSize, type ElementType } from '../types.js';
+import { DEVICE_TYPES, elementSize, type ElementType } from '../types.js';
 import encodeSource from '../../shaders/rle-encode.wgsl';
 import decodeSource from '../../shaders/rle-decode.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from './compose.js';
@@ -13,7 +13,8 @@ import { DeviceArray, paddedSize } from './device-array.js';
 import { getPipeline } from './pipelines.js';
 import { encodeScan, spineBytes } from './scan.js';
 
-const ALL_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
+/** The element types the run kernels take: every type of 1, 2 or 4 bytes (they compare bits). */
+const ALL_TYPES: readonly ElementType[] = DEVICE_TYPES;
 /** u32 words per invocation of the encode kernel (WPT in rle-encode.wgsl). */
 const WORDS_PER_INVOCATION = 16;
 

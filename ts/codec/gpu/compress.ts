@@ -36,7 +36,7 @@ export async function compressRunsFromDevice(
   target?: Uint8Array,
 ): Promise<Uint8Array> {
   const { gpuChunkBytes: chunkBytes, signal, codec, level, decoder } = settings;
-  const type = input.type;
+  const type = settings.type ?? input.type;
   const size = elementSize(type);
   const header = makeHeader(type, input.length, chunkLengthFor(type, chunkBytes), level);
   const runs = await rleEncode(gpu, input);

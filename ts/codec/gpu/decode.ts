@@ -60,7 +60,7 @@ import { encodeRleDecodeExpected } from '../../gpu/rle.js';
 import { encodeScan } from '../../gpu/scan.js';
 import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../../platform/node.js';
-import { isKernelType, kernelSize } from '../../types.js';
+import { isDeviceType, kernelSize } from '../../types.js';
 import type { Header, LocatedChunk } from '../../format/layout.js';
 import type { ReadAt } from '../../format/container.js';
 
@@ -81,9 +81,9 @@ function rawStream(bytes: number): HuffmanStreamInfo {
   };
 }
 
-/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice}: its type is one the GPU's kernels take. */
+/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice}: its type is of 1, 2 or 4 bytes ({@link isDeviceType}). */
 export function canDecodeOnDevice(header: Header): boolean {
-  return isKernelType(header.type);
+  return isDeviceType(header.type);
 }
 
 /**
@@ -93,7 +93,7 @@ export function canDecodeOnDevice(header: Header): boolean {
  * CPU decode then reports it in its own order (the payload's checksum first).
  */
 export function predictedOnDevice(readAt: ReadAt, header: Header, chunks: readonly LocatedChunk[]): boolean {
-  if (!isKernelType(header.type)) return !chunks.some((c) => c.predict === true);
+  if (!isDeviceType(header.type)) return !chunks.some((c) => c.predict === true);
   const size = kernelSize(header.type);
   for (const c of chunks) {
     if (c.predict !== true || c.elementCount === 0) continue;

@@ -22,7 +22,7 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { rleDecode } from '../../gpu/rle.js';
 import { debug } from '../../platform/node.js';
-import { arrayConstructor, elementSize, isKernelType, type ElementType } from '../../types.js';
+import { arrayConstructor, elementSize, isDeviceType, type ElementType } from '../../types.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { decodeLegacyChunkRuns } from '../legacy/chunk.js';
 import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
@@ -183,7 +183,7 @@ export async function decompressListToDevice(
     return { ...w, at };
   });
   const type = walked[0].header.type;
-  if (!isKernelType(type)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${type} elements are not decoded on the GPU`);
+  if (!isDeviceType(type)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${type} elements are not decoded on the GPU`);
   const oneDecode = walked.every(
     (w, i) => w.header.version !== 1 && canDecodeOnDevice(w.header) && predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
   );

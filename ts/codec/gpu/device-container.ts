@@ -50,7 +50,7 @@ import {
 } from '../../format/predict.js';
 import { StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { ParleError } from '../../errors.js';
-import { isKernelType, kernelSize } from '../../types.js';
+import { isDeviceType, kernelSize } from '../../types.js';
 import { readDirectory } from '../cpu/directory.js';
 import { debug } from '../../platform/node.js';
 import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice, STREAM_HEAD_BYTES } from './decode.js';
@@ -488,7 +488,7 @@ export async function decompressDeviceContainer(
   const predicted = chunks.filter((c) => c.predict === true && c.elementCount > 0);
   /** The rounds that read what predicted chunks' plans miss after the walks ({@link missingPredictedReads}). */
   let verify: (() => Promise<void>) | undefined;
-  if (predicted.length > 0 && isKernelType(header.type)) {
+  if (predicted.length > 0 && isDeviceType(header.type)) {
     const size = kernelSize(header.type);
     const t0 = performance.now();
     let rounds = 0;

@@ -544,7 +544,8 @@ export async function encodeChunksOnDevice(
 ): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[]; device?: DeviceArray }> {
   const { signal, codec, level, decoder } = settings;
   const t0 = performance.now();
-  const type = input.type;
+  // the type recorded: the input's, or f16 for a u16 array of half-precision bits
+  const type = settings.type ?? input.type;
   const w = kernelSize(type) as 1 | 2 | 4;
   // the chunk length and the predict plan, from a sample read back (the shape's, or a flat
   // array's record stride; none with a fixed codec or an error bound)

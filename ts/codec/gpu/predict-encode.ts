@@ -33,7 +33,7 @@ export async function planOnDevice(
   input: DeviceArray,
   settings: CompressSettings,
 ): Promise<{ chunkLength: number; plan: PredictPlan | undefined }> {
-  const type = input.type;
+  const type = settings.type ?? input.type;
   const size = elementSize(type);
   const chunkLength = chunkLengthOf(settings, type, settings.gpuChunkBytes);
   if (settings.predict !== undefined)
