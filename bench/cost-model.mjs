@@ -218,7 +218,7 @@ for (const op of OPS) {
 // real data (issue #32): each array of bench/corpus/ repeated or cut to 4 and 64 MiB (--quick: 1 MiB), compressed
 // from the host and from the device, its CPU-path container decompressed to the host and to the device
 if (args.real) {
-  for (const file of dataFiles({ samples: [] })) {
+  for (const file of dataFiles({ samples: [], device: true })) {
     const raw = bytesOf(readArray(file));
     for (const mib of args.quick ? [1] : [4, 64]) {
       const host = repeatTo(raw, mib << 20, file.Ctor);

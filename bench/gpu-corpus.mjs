@@ -63,7 +63,7 @@ const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
 const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
 const rows = [];
 const problems = [];
-for (const file of dataFiles({ samples: [], files: args.files })) {
+for (const file of dataFiles({ samples: [], files: args.files, device: true })) {
   const { Ctor } = file;
   const raw = readFileSync(file.path);
   for (const mib of quick ? [0] : [0, 64]) {

@@ -13,11 +13,12 @@ export const SAMPLES = ['t1-brain-labels.u8', 't1-kmeans-labels.u8', 't1-mri.u16
 
 /**
  * The files to run: the corpus files that are present (a warning for each missing one) when
- * `corpus`, then `samples`; with `files` (comma-separated names or their beginnings) only those.
- * Each: { name, path (absolute), rel (from the repository root), type, Ctor, source, shape (corpus
+ * `corpus`, then `samples`; with `files` (comma-separated names or their beginnings) only those;
+ * with `device`, only those a DeviceArray holds (elements of 1, 2 or 4 bytes: 8-byte ones stay on
+ * the CPU path; a note for each left out). Each: { name, path (absolute), rel (from the repository root), type, Ctor, source, shape (corpus
  * files: bench/corpus/index.json's) }.
  */
-export function dataFiles({ corpus = true, samples = SAMPLES, files } = {}) {
+export function dataFiles({ corpus = true, samples = SAMPLES, files, device = false } = {}) {
   const all = [];
   if (corpus) {
     for (const { file, shape } of JSON.parse(readFileSync(join(ROOT, 'bench/corpus/index.json'), 'utf8'))) {
@@ -39,6 +40,10 @@ export function dataFiles({ corpus = true, samples = SAMPLES, files } = {}) {
       continue;
     }
     const type = typeOfFile(f.name);
+    if (device && CTORS[type].BYTES_PER_ELEMENT > 4) {
+      console.warn(`note: ${f.name} has 8-byte elements, which the GPU path does not take: skipped`);
+      continue;
+    }
     chosen.push({ ...f, path, type, Ctor: CTORS[type] });
   }
   return chosen;
