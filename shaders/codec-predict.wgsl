@@ -42,7 +42,7 @@ struct PredictJob {
   planeRows: u32,  // Y: rows a plane
   rows: u32,       // R: rows of the chunk (cells / X)
   predictor: u32,  // 0 none, 1 left, 2 up, 3 lorenzo2, 4 lorenzo3
-  map: u32,        // 0 bits, 1 float order, 2 decimal (W = 4)
+  map: u32,        // 0 bits, 1 float order, 2 decimal (W = 4), 3 float order of 8-byte elements (W = 4: fields 2f, 2f + 1 an element's low and high words)
   out: u32,        // word offset of the chunk's elements in `out`
   count: u32,      // elements (cells x fields)
   first: array<u32, 8>, // the job's first item in each pass: widen, rows, columns, planes, join, long rows, long columns, med planes
@@ -303,6 +303,12 @@ fn predictJoin(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id)
     // fpzip's order-preserving map undone (assembly/predict.ts floatOrderDecode)
     if (job.map == 1u) { v = select(~v, v ^ 0x80000000u, (v >> 31u) != 0u); }
     if (job.map == 2u) { v = decimalBits(v, decimal[job.exponents + k]); }
+    // the 8-byte map (assembly/predict.ts floatOrderDecode64): the element's high word decides
+    if (job.map == 3u) {
+      let high = (k & 1u) == 1u;
+      let top = select(wide[job.wide + (k + 1u) * job.cells + c], v, high);
+      v = select(~v, v ^ select(0u, 0x80000000u, high), (top >> 31u) != 0u);
+    }
     word |= v << (t * W * 8u);
   }
   out[job.out + q] = word;

@@ -11,6 +11,8 @@ import { CALIBRATION_FORMAT, type CalibrationProbe, type CalibrationRecord } fro
 import type { CostOp } from '../ts/cost/model.js';
 import { ErrorCodes } from '../ts/errors.js';
 import { compressBound, Encoding, ENTRY_BYTES, HEADER_BYTES, makeHeader, writeEntry, writeHeader } from '../ts/format/layout.js';
+import { readAtBytes, walkChunks } from '../ts/format/container.js';
+import { chunksOnDevice } from '../ts/codec/gpu/decode.js';
 import * as ref from './support/codec-reference.js';
 import { bytesOf, type ParleArray } from '../ts/types.js';
 import { describeGpu, gpuIt, remakeBuffers } from './gpu/support.js';
@@ -196,58 +198,102 @@ describeGpu('engine with a GPU', () => {
     }
   });
 
-  gpuIt(
-    'i8, i16 and f16 on the GPU path: device arrays, compress from them, decode to them; 8-byte types stay off the device',
-    async () => {
-      const rng = new Rng(caseSeed('engine gpu v4 types'));
-      const i8 = new Int8Array(30_001);
-      fillRuns(rng, i8, { kind: 'uniform', maxRun: 12 });
-      // an i16 image of 96 x 80 x 2 (a smooth ramp with noise: the shape's predictor pays)
-      const i16 = new Int16Array(96 * 80 * 2).map((_, i) => ((i >> 1) % 80) * 40 - Math.floor(i / 160) * 30 - 2000 + (rng.nextU32() % 5));
-      // f16 bits: half-precision values of a slow wave, as a Uint16Array recorded as f16
-      const f16 = new Uint16Array(20_000).map((_, i) => 0x3c00 + Math.round(200 * Math.sin(i / 90)));
-      const cases: [string, ParleArray, { type?: 'f16'; shape?: number[] }, string][] = [
-        ['i8', i8, {}, 'i8'],
-        ['i16 with a shape', i16, { shape: [96, 80, 2] }, 'i16'],
-        ['f16 bits', f16, { type: 'f16' }, 'f16'],
-      ];
-      for (const [what, input, opts, type] of cases) {
-        const device = await engine.upload(input);
-        expect(device.type, what).toBe(input instanceof Uint16Array ? 'u16' : type);
-        expect(sameElements(await engine.download(device), input), `${what}: download`).toBe(true);
-        const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes: 8192, ...opts });
-        const report = engine.inspect(viaGpu);
-        expect(report.type, what).toBe(type);
-        if (opts.shape !== undefined)
-          expect(
-            report.chunks.some((c) => c.encoding.startsWith('predict')),
-            `${what}: predicted chunks`,
-          ).toBe(true);
-        // the CPU decodes what the GPU wrote, the GPU what either wrote
-        const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes: 8192, ...opts });
-        for (const [from, container] of [
-          ['gpu', viaGpu],
-          ['cpu', viaCpu],
-        ] as const) {
-          expect(sameElements(await engine.decompress(container, { path: 'cpu' }), input), `${what}, ${from}'s: CPU decode`).toBe(true);
-          const back = await engine.decompress(container, { path: 'gpu', to: 'device' });
-          expect(back.type, `${what}, ${from}'s`).toBe(type);
-          expect(sameElements(await engine.download(back), input), `${what}, ${from}'s: GPU decode`).toBe(true);
-          back.destroy();
-        }
-        // a fixed pipeline: the CPU path's bytes; a container on the device decodes there
-        const fixed = { path: 'gpu', chunkBytes: 8192, codec: 'delta+rle+huffman', ...opts } as const;
-        expect(Buffer.compare(await engine.compress(device, fixed), await engine.compress(input, { ...fixed, path: 'cpu' })), what).toBe(0);
-        const resident = await engine.compress(device, { path: 'gpu', to: 'device', chunkBytes: 8192, ...opts });
-        const back = await engine.decompress(resident, { to: 'device' });
-        expect(sameElements(await engine.download(back), input), `${what}: device container`).toBe(true);
-        for (const d of [device, resident, back]) d.destroy();
+  gpuIt('i8, i16 and f16 on the GPU path: device arrays, compress from them, decode to them', async () => {
+    const rng = new Rng(caseSeed('engine gpu v4 types'));
+    const i8 = new Int8Array(30_001);
+    fillRuns(rng, i8, { kind: 'uniform', maxRun: 12 });
+    // an i16 image of 96 x 80 x 2 (a smooth ramp with noise: the shape's predictor pays)
+    const i16 = new Int16Array(96 * 80 * 2).map((_, i) => ((i >> 1) % 80) * 40 - Math.floor(i / 160) * 30 - 2000 + (rng.nextU32() % 5));
+    // f16 bits: half-precision values of a slow wave, as a Uint16Array recorded as f16
+    const f16 = new Uint16Array(20_000).map((_, i) => 0x3c00 + Math.round(200 * Math.sin(i / 90)));
+    const cases: [string, ParleArray, { type?: 'f16'; shape?: number[] }, string][] = [
+      ['i8', i8, {}, 'i8'],
+      ['i16 with a shape', i16, { shape: [96, 80, 2] }, 'i16'],
+      ['f16 bits', f16, { type: 'f16' }, 'f16'],
+    ];
+    for (const [what, input, opts, type] of cases) {
+      const device = await engine.upload(input);
+      expect(device.type, what).toBe(input instanceof Uint16Array ? 'u16' : type);
+      expect(sameElements(await engine.download(device), input), `${what}: download`).toBe(true);
+      const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes: 8192, ...opts });
+      const report = engine.inspect(viaGpu);
+      expect(report.type, what).toBe(type);
+      if (opts.shape !== undefined)
+        expect(
+          report.chunks.some((c) => c.encoding.startsWith('predict')),
+          `${what}: predicted chunks`,
+        ).toBe(true);
+      // the CPU decodes what the GPU wrote, the GPU what either wrote
+      const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes: 8192, ...opts });
+      for (const [from, container] of [
+        ['gpu', viaGpu],
+        ['cpu', viaCpu],
+      ] as const) {
+        expect(sameElements(await engine.decompress(container, { path: 'cpu' }), input), `${what}, ${from}'s: CPU decode`).toBe(true);
+        const back = await engine.decompress(container, { path: 'gpu', to: 'device' });
+        expect(back.type, `${what}, ${from}'s`).toBe(type);
+        expect(sameElements(await engine.download(back), input), `${what}, ${from}'s: GPU decode`).toBe(true);
+        back.destroy();
       }
-      // the GPU's scan and sort keep their 32-bit types; 8-byte types are not uploaded
-      const i16Device = await engine.upload(i16);
-      await expect(engine.scan(i16Device as never, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_TYPE });
-      i16Device.destroy();
-      await expect(engine.upload(new Float64Array(4))).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_TYPE });
+      // a fixed pipeline: the CPU path's bytes; a container on the device decodes there
+      const fixed = { path: 'gpu', chunkBytes: 8192, codec: 'delta+rle+huffman', ...opts } as const;
+      expect(Buffer.compare(await engine.compress(device, fixed), await engine.compress(input, { ...fixed, path: 'cpu' })), what).toBe(0);
+      const resident = await engine.compress(device, { path: 'gpu', to: 'device', chunkBytes: 8192, ...opts });
+      const back = await engine.decompress(resident, { to: 'device' });
+      expect(sameElements(await engine.download(back), input), `${what}: device container`).toBe(true);
+      for (const d of [device, resident, back]) d.destroy();
+    }
+    // the GPU's scan keeps its 32-bit types
+    const i16Device = await engine.upload(i16);
+    await expect(engine.scan(i16Device as never, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_TYPE });
+    i16Device.destroy();
+  });
+
+  gpuIt(
+    '8-byte elements decode on the GPU (their words predicted, bits and float order); the decimal map and compress through the CPU',
+    async () => {
+      const rng = new Rng(caseSeed('engine gpu 8-byte'));
+      // a grid of doubles that are not decimals (float order), records of signed integers (bits),
+      // coordinates of three decimals (the decimal map of f64: decoded on the CPU, then uploaded)
+      const grid = Float64Array.from({ length: 64 * 100 }, (_, i) => Math.sin(i / 70) * Math.exp((i % 100) / 50) * (i % 7 === 0 ? -1 : 1));
+      const records = BigInt64Array.from(
+        { length: 6000 },
+        (_, i) => BigInt((i >> 1) * (i % 2 === 0 ? 3 : -7) + (rng.nextU32() % 4)) << 20n,
+      );
+      const decimals = Float64Array.from(
+        { length: 6000 },
+        (_, i) => Math.round(1000 * (50 * Math.sin(i / 30) + (rng.nextU32() % 100) / 10)) / 1000,
+      );
+      const cases: [string, ParleArray, { shape?: number[] }, string, boolean][] = [
+        ['f64 grid', grid, { shape: [64, 100] }, 'float-order', true],
+        ['i64 records', records, { shape: [3000, 2] }, 'predict(', true],
+        ['f64 decimals', decimals, {}, 'decimal', false],
+      ];
+      for (const [what, input, opts, expected, onDevice] of cases) {
+        const container = await engine.compress(input, { chunkBytes: 16384, ...opts });
+        expect(
+          engine.inspect(container).chunks.some((c) => c.encoding.includes(expected)),
+          `${what}: ${expected}`,
+        ).toBe(true);
+        // the GPU's own decode takes it, or sends it through the CPU
+        const { header, chunks } = walkChunks(readAtBytes(container), container.length);
+        expect(chunksOnDevice(readAtBytes(container), header, chunks), `${what}: decoded on the GPU`).toBe(onDevice);
+        const back = await engine.decompress(container, { path: 'gpu', to: 'device' });
+        expect(back.type, what).toBe(engine.inspect(container).type);
+        expect(sameElements(await engine.download(back), input), `${what}: to the device`).toBe(true);
+        // a container on the device; a list of two into one array
+        const resident = await engine.upload(container);
+        const fromResident = await engine.decompress(resident, { to: 'device' });
+        expect(sameElements(await engine.download(fromResident), input), `${what}: a device container`).toBe(true);
+        const both = await engine.decompress([container, container], { to: 'device' });
+        const twice = await engine.download(both);
+        expect(sameElements(twice.subarray(0, input.length) as ParleArray, input), `${what}: a list`).toBe(true);
+        expect(sameElements(twice.subarray(input.length) as ParleArray, input), `${what}: a list`).toBe(true);
+        // compress from a device array of 8-byte elements: read back, the CPU path's container
+        const device = await engine.upload(input);
+        expect(Buffer.compare(await engine.compress(device, { chunkBytes: 16384, ...opts }), container), `${what}: compress`).toBe(0);
+        for (const d of [back, resident, fromResident, both, device]) d.destroy();
+      }
     },
   );
 

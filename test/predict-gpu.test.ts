@@ -5,11 +5,12 @@
  * order, decimal), one field or several, short rows (an invocation a row) and long ones (the
  * delta chunk scan), short and long columns (an invocation or a workgroup a column), each
  * field's own pipeline, beside a stored chunk, decoded to the device from host memory and from
- * the device and compared with the input. On CI the GPU is SwiftShader (test/gpu/support.ts).
+ * the device and compared with the input; 8-byte elements (f64, i64) as their u32 halves, with
+ * the bits and float-order maps. On CI the GPU is SwiftShader (test/gpu/support.ts).
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createEngine, type Engine } from '../ts/engine.js';
-import { predictedOnDevice } from '../ts/codec/gpu/decode.js';
+import { chunksOnDevice } from '../ts/codec/gpu/decode.js';
 import { decompressDeviceContainer } from '../ts/codec/gpu/device-container.js';
 import type { CpuPath } from '../ts/cpu/cpu-path.js';
 import type { GpuContext } from '../ts/gpu/context.js';
@@ -89,7 +90,7 @@ describeGpu('predicted chunks decoded on the GPU', () => {
 
   const onDevice = (container: Uint8Array) => {
     const { header, chunks } = walkChunks(readAtBytes(container), container.length, Infinity);
-    return predictedOnDevice(readAtBytes(container), header, chunks);
+    return chunksOnDevice(readAtBytes(container), header, chunks);
   };
 
   const types: [string, Ctor, number][] = [
@@ -160,6 +161,49 @@ describeGpu('predicted chunks decoded on the GPU', () => {
       }
     });
   });
+
+  gpuIt(
+    '8-byte elements: every predictor on their u32 halves (two word fields an element field), the bits and float-order maps: the input',
+    async () => {
+      const seed = caseSeed('gpu predict decode 8-byte');
+      const pipelines: number[][] = [[STAGE.huffman], [STAGE.shuffle, STAGE.rle, STAGE.huffman], [], [STAGE.delta, STAGE.huffman]];
+      for (const [name, type] of [
+        ['f64', TYPE_CODE.f64],
+        ['i64', TYPE_CODE.i64],
+      ] as const) {
+        for (const predictor of [PREDICTOR.none, PREDICTOR.left, PREDICTOR.up, PREDICTOR.lorenzo2, PREDICTOR.lorenzo3, PREDICTOR.med]) {
+          const [X, Y, fields] = geometries[(predictor + (name === 'f64' ? 0 : 3)) % geometries.length];
+          const rows = Math.max(24, Math.ceil(2048 / (X * fields * 12)) * 12);
+          // doubles of both signs whose low words are not zero; integers of both signs past 2^32
+          const base = smooth(name === 'f64' ? Float32Array : Int32Array, 2 * rows + 4, X, fields, seed + predictor);
+          const input =
+            name === 'f64'
+              ? Float64Array.from(base as Float32Array, (v) => v * 1.000001)
+              : BigInt64Array.from(base as Int32Array, (v) => BigInt(v) * 3_000_001n);
+          for (const map of name === 'f64' ? [MAP.none, MAP.floatOrder] : [MAP.none]) {
+            const predicted = (shift: number): ChunkPlan => ({
+              kind: 'predicted',
+              map,
+              predictor,
+              fields: 2 * fields,
+              X,
+              Y,
+              stages: Array.from({ length: 2 * fields }, (_, k) => pipelines[(k + shift) % pipelines.length]),
+            });
+            const container = encodeContainer(bytesOf(input), {
+              type,
+              chunkLength: rows * X * fields,
+              shape: [2 * rows + 4, X * fields],
+              chunks: [predicted(0), predicted(1), { kind: 'stored' }],
+            });
+            const what = `${name}, predictor ${predictor}, map ${map}, X ${X}, Y ${Y}, ${fields} fields, ${describeSeed(seed)}`;
+            expect(onDevice(container), what).toBe(true);
+            await decodesOnDevice(container, input, what);
+          }
+        }
+      }
+    },
+  );
 
   gpuIt(
     'from the device, a shaped container is planned in one walk of its table (its index, the predict headers) and one of its field blocks, nothing read between or after (without the blocks walk: a block a round, then planned again)',

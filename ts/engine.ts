@@ -49,8 +49,8 @@ import {
   elementSize,
   elementTypeOf,
   isElementType,
-  DEVICE_TYPES,
-  isDeviceType,
+  GPU_CODEC_TYPES,
+  isGpuCodecType,
   isKernelType,
   SORT_KEY_TYPES,
 } from './types.js';
@@ -128,21 +128,12 @@ interface ModelSizes {
 
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
-/** The element type a container's header names, or undefined where the header does not read (its decode then says why). */
-function headerType(bytes: Uint8Array): ElementType | undefined {
-  try {
-    return readHeader(bytes.subarray(0, HEADER_BYTES), Number.MAX_SAFE_INTEGER).type;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * True when the GPU path takes `op` on a host array of `type`: a compress every type of 1, 2 or 4
- * bytes (the GPU codec's, {@link DEVICE_TYPES}), the primitives the kernel types.
+ * bytes (the GPU codec's, {@link GPU_CODEC_TYPES}), the primitives the kernel types.
  */
 function gpuTakes(op: string, type: ElementType): boolean {
-  return op === 'compress' ? isDeviceType(type) : isKernelType(type);
+  return op === 'compress' ? isGpuCodecType(type) : isKernelType(type);
 }
 
 /**
@@ -353,14 +344,14 @@ export class Engine {
 
   /**
    * Copies a host array to the GPU (reusable MAP_WRITE staging buffers, overlapped with their
-   * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of the types of 1, 2 or 4
-   * bytes ({@link DEVICE_TYPES}: u8, u16, u32, i32, f32, i8, i16, f16): the GPU codec takes them
-   * all, the GPU's rle too, its scan and sort their 32-bit ones.
-   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE (f64, i64, u64), DETACHED_BUFFER,
-   *   PATH_UNAVAILABLE, DEVICE_LOST
+   * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of every type; the GPU
+   * codec compresses those of 1, 2 or 4 bytes ({@link GPU_CODEC_TYPES}: u8, u16, u32, i32, f32,
+   * i8, i16, f16; 8-byte ones are read back and compressed on the CPU path), the GPU's rle takes
+   * them too, its scan and sort their 32-bit ones.
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
    */
   async upload<T extends ParleArray>(array: T): Promise<DeviceArray> {
-    checkArray(array, 'array', DEVICE_TYPES);
+    checkArray(array, 'array');
     return this.gpu.upload(array);
   }
 
@@ -1079,8 +1070,8 @@ export class Engine {
     const bytesResident = this.cpu.isResident(bytes);
     return this.admit(signal, () =>
       this.withFallback(route, async (path) => {
-        // (8-byte types decode on the CPU)
-        if (path === 'gpu' && isDeviceType(headerType(view) ?? 'u8')) {
+        // (chunks the GPU does not decode go through the CPU there: ts/codec/gpu/decompress.ts)
+        if (path === 'gpu') {
           const onDevice = await decompressToDevice(this.cpu, this.gpu, view, maxElements, signal);
           return this.deliverDecoded(onDevice, to, out, view, bytesResident);
         }

@@ -37,11 +37,12 @@ export type ElementType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'i8' | 'i16' | 
 export type KernelType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32';
 
 /**
- * The element types a DeviceArray holds and the GPU codec takes (compress from, decompress to the
- * device; the GPU's rle): every type of 1, 2 or 4 bytes, the kernel types and the version-4 types
- * i8, i16 and f16, whose kernels work on the elements' bits as the CPU codec's do.
+ * The element types the GPU codec compresses (from the device; it decodes these and 8-byte
+ * elements) and the GPU's rle takes: every type of 1, 2 or 4 bytes, the kernel types and the
+ * version-4 types i8, i16 and f16, whose kernels work on the elements' bits as the CPU codec's do.
+ * A DeviceArray holds any type.
  */
-export type DeviceType = KernelType | 'i8' | 'i16' | 'f16';
+export type GpuCodecType = KernelType | 'i8' | 'i16' | 'f16';
 
 /** The typed arrays parle accepts and returns (compress and decompress take every one; the kernels {@link KERNEL_TYPES}' only). */
 export type ParleArray =
@@ -109,8 +110,8 @@ export const ELEMENT_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32',
 /** The element types of {@link KernelType}: a host array the GPU path's primitives take is of one of these. */
 export const KERNEL_TYPES: readonly KernelType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
 
-/** The element types of {@link DeviceType}: the kernel types, then i8, i16, f16. */
-export const DEVICE_TYPES: readonly DeviceType[] = [...KERNEL_TYPES, 'i8', 'i16', 'f16'];
+/** The element types of {@link GpuCodecType}: the kernel types, then i8, i16, f16. */
+export const GPU_CODEC_TYPES: readonly GpuCodecType[] = [...KERNEL_TYPES, 'i8', 'i16', 'f16'];
 
 /** The element types of sort keys ({@link SortKeys}): 32-bit on both paths, 64-bit on the CPU path. */
 export const SORT_KEY_TYPES: readonly ElementType[] = ['u32', 'i32', 'f32', 'u64', 'i64', 'f64'];
@@ -150,9 +151,9 @@ export function isKernelType(type: ElementType): type is KernelType {
   return (KERNEL_TYPES as readonly string[]).includes(type);
 }
 
-/** True for the element types a DeviceArray holds and the GPU codec takes ({@link DEVICE_TYPES}: those of 1, 2 or 4 bytes). */
-export function isDeviceType(type: ElementType): type is DeviceType {
-  return (DEVICE_TYPES as readonly string[]).includes(type);
+/** True for the element types the GPU codec compresses ({@link GPU_CODEC_TYPES}: those of 1, 2 or 4 bytes). */
+export function isGpuCodecType(type: ElementType): type is GpuCodecType {
+  return (GPU_CODEC_TYPES as readonly string[]).includes(type);
 }
 
 /** The typed array constructor of `type` (f16: Float16Array where the runtime has it, else Uint16Array). */

@@ -19,7 +19,7 @@
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
 import type { GpuContext } from '../gpu/context.js';
-import { isDeviceType, type ElementType, type ParleArray } from '../types.js';
+import { isGpuCodecType, type ElementType, type ParleArray } from '../types.js';
 import { compressArray } from './arrays.js';
 import { compressRunsFromDevice } from './gpu/compress.js';
 import { compressLossyOnDevice } from './gpu/encode-lossy.js';
@@ -44,7 +44,7 @@ export function compressRoute(
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
   // 8-byte types are the CPU path's, as is a shaped lossy array
-  if (path === 'cpu' || !isDeviceType(input.type)) return 'cpu';
+  if (path === 'cpu' || !isGpuCodecType(input.type)) return 'cpu';
   if (settings.errorBound !== undefined) {
     if (settings.shape !== undefined) return 'cpu';
     return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';

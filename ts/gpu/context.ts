@@ -6,7 +6,7 @@
  * buffers of uploads and downloads: ts/gpu/transfer.ts.
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { arrayConstructor, bytesOf, checkArray, DEVICE_TYPES, elementSize, type ElementType, type ParleArray } from '../types.js';
+import { arrayConstructor, bytesOf, checkArray, ELEMENT_TYPES, elementSize, type ElementType, type ParleArray } from '../types.js';
 import { DeviceArray, paddedSize } from './device-array.js';
 import {
   DEFAULT_TUNING,
@@ -616,13 +616,11 @@ export class GpuContext {
    * (chunks filled while mapped, overlapped with their copies), larger ones through staging
    * pieces of up to 256 MiB kept mapped for reuse (faster on the H200 host; they cost the largest
    * upload's size in mappable memory until releaseStaging()). The host array may be changed once
-   * the promise resolves. The new array's buffer comes from the pool. Arrays of the types of 1, 2
-   * or 4 bytes ({@link DEVICE_TYPES}).
-   * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE (8-byte types), DETACHED_BUFFER,
-   *   TOO_LARGE, DEVICE_LOST
+   * the promise resolves. The new array's buffer comes from the pool. Arrays of every type.
+   * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, TOO_LARGE, DEVICE_LOST
    */
   async upload(array: ParleArray): Promise<DeviceArray> {
-    const type = checkArray(array, 'array', DEVICE_TYPES);
+    const type = checkArray(array, 'array');
     this.checkUsable();
     // any size up to the largest buffer: ops that need one binding check for themselves
     const buffer = this.acquireStorage(array.byteLength, `upload-${type}`, 0, true);
@@ -681,7 +679,7 @@ export class GpuContext {
    *   another type or too short), DEVICE_LOST
    */
   async download(d: DeviceArray, opts: { into?: ParleArray } = {}): Promise<ParleArray> {
-    this.checkInput(d, 'array', DEVICE_TYPES);
+    this.checkInput(d, 'array', ELEMENT_TYPES);
     if ((d.buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'array.buffer needs GPUBufferUsage.COPY_SRC to be read back');
     }
@@ -711,7 +709,7 @@ export class GpuContext {
    * @throws ParleError INVALID_ARGUMENT, TOO_LARGE (beyond maxBufferSize), DEVICE_LOST
    */
   async downloadMapped(d: DeviceArray): Promise<{ array: ParleArray; release(): void }> {
-    this.checkInput(d, 'array', DEVICE_TYPES);
+    this.checkInput(d, 'array', ELEMENT_TYPES);
     if ((d.buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
       throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'array.buffer needs GPUBufferUsage.COPY_SRC to be read back');
     }
@@ -759,8 +757,8 @@ export class GpuContext {
    *   INVALID_OPTION (length not a non-negative integer)
    */
   wrap(buffer: GPUBuffer, type: ElementType, length: number): DeviceArray {
-    if (!(DEVICE_TYPES as readonly string[]).includes(type)) {
-      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `type must be ${DEVICE_TYPES.join(' | ')}; got ${String(type)}`);
+    if (!(ELEMENT_TYPES as readonly string[]).includes(type)) {
+      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `type must be ${ELEMENT_TYPES.join(' | ')}; got ${String(type)}`);
     }
     if (!Number.isSafeInteger(length) || length < 0) {
       throw new ParleError(ErrorCodes.INVALID_OPTION, 'length must be a non-negative integer');

@@ -4,7 +4,7 @@
  * shaders/rle-decode.wgsl (see rleEncode / rleDecode below for the contracts).
  */
 import { ErrorCodes, ParleError } from '../errors.js';
-import { DEVICE_TYPES, elementSize, type ElementType } from '../types.js';
+import { GPU_CODEC_TYPES, elementSize, type ElementType } from '../types.js';
 import encodeSource from '../../shaders/rle-encode.wgsl';
 import decodeSource from '../../shaders/rle-decode.wgsl';
 import { composeKernel, WORKGROUP_SIZE } from './compose.js';
@@ -14,7 +14,7 @@ import { getPipeline } from './pipelines.js';
 import { encodeScan, spineBytes } from './scan.js';
 
 /** The element types the run kernels take: every type of 1, 2 or 4 bytes (they compare bits). */
-const ALL_TYPES: readonly ElementType[] = DEVICE_TYPES;
+const ALL_TYPES: readonly ElementType[] = GPU_CODEC_TYPES;
 /** u32 words per invocation of the encode kernel (WPT in rle-encode.wgsl). */
 const WORDS_PER_INVOCATION = 16;
 

@@ -22,8 +22,9 @@
  *      exceptions written over them: shaders/codec-quantize.wgsl); a predicted chunk's field
  *      blocks decoded as chunks of their own into residual planes, then every predicted chunk's
  *      predictor and value map undone in one set of passes, a decimal map's exceptions written
- *      over them (./predict.ts; 8-byte elements are not taken: {@link predictedOnDevice}
- *      sends such containers through the CPU); every chunk's elements' tree hash. Only hashes,
+ *      over them (./predict.ts: 8-byte elements as their u32 halves, two word fields an element
+ *      field; what it does not take, {@link chunksOnDevice} sends through the CPU: the decimal
+ *      map of 8-byte elements, the lossy mode of f64); every chunk's elements' tree hash. Only hashes,
  *      status words and run totals come back, read after it and checked in the order a
  *      stage-by-stage decode would meet them. Every kernel bounds its
  *      reads and writes, so the stages after a corrupt one stay inside their buffers.
@@ -60,7 +61,7 @@ import { encodeRleDecodeExpected } from '../../gpu/rle.js';
 import { encodeScan } from '../../gpu/scan.js';
 import lebDecodeSource from '../../../shaders/codec-leb-decode.wgsl';
 import { debug } from '../../platform/node.js';
-import { isDeviceType, kernelSize } from '../../types.js';
+import { elementSize } from '../../types.js';
 import type { Header, LocatedChunk } from '../../format/layout.js';
 import type { ReadAt } from '../../format/container.js';
 
@@ -81,22 +82,20 @@ function rawStream(bytes: number): HuffmanStreamInfo {
   };
 }
 
-/** True when this container's chunks can be decoded by {@link decodeContainerOnDevice}: its type is of 1, 2 or 4 bytes ({@link isDeviceType}). */
-export function canDecodeOnDevice(header: Header): boolean {
-  return isDeviceType(header.type);
-}
-
 /**
- * True when every predicted chunk of a container (walked: `header`, `chunks`; `readAt` serves
- * each predicted chunk's first {@link PREDICT_HEAD_MAX_BYTES} bytes) has a predict header {@link decodeContainerOnDevice}
- * decodes (./predict.ts predictOnDevice). A header that does not read (CORRUPT) says false: the
- * CPU decode then reports it in its own order (the payload's checksum first).
+ * True when {@link decodeContainerOnDevice} decodes every chunk of a container (walked: `header`,
+ * `chunks`; `readAt` serves each predicted chunk's first {@link PREDICT_HEAD_MAX_BYTES} bytes):
+ * every predicted chunk has a predict header it decodes (./predict.ts predictOnDevice), and no
+ * chunk of 8-byte elements is quantized (the lossy mode of f64). A header that does not read
+ * (CORRUPT) says false: the CPU decode then reports it in its own order (the payload's checksum
+ * first).
  */
-export function predictedOnDevice(readAt: ReadAt, header: Header, chunks: readonly LocatedChunk[]): boolean {
-  if (!isDeviceType(header.type)) return !chunks.some((c) => c.predict === true);
-  const size = kernelSize(header.type);
+export function chunksOnDevice(readAt: ReadAt, header: Header, chunks: readonly LocatedChunk[]): boolean {
+  const size = elementSize(header.type);
   for (const c of chunks) {
-    if (c.predict !== true || c.elementCount === 0) continue;
+    if (c.elementCount === 0) continue;
+    if (size === 8 && c.quantize === true) return false;
+    if (c.predict !== true) continue;
     try {
       const prefix = readAt(c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES));
       if (!predictOnDevice(readPredictHeader(prefix, c.elementCount, size, c.index, c.payloadBytes), size)) return false;
@@ -332,7 +331,7 @@ export interface ResidentContainer {
  * Decodes the version-2 to -4 container `container` (already walked: `header`, `chunks`; on the
  * GPU, a {@link ResidentContainer}) into a new DeviceArray as described above.
  * @throws ParleError CORRUPT, CHECKSUM_MISMATCH, TOO_LARGE (beyond one storage binding),
- *   INVALID_ARGUMENT (a predicted chunk {@link predictedOnDevice} refuses), DEVICE_LOST, ABORTED
+ *   INVALID_ARGUMENT (a chunk {@link chunksOnDevice} refuses), DEVICE_LOST, ABORTED
  */
 export async function decodeContainerOnDevice(
   gpu: GpuContext,
@@ -343,7 +342,9 @@ export async function decodeContainerOnDevice(
 ): Promise<DeviceArray> {
   const t0 = performance.now();
   const readAt = container.readAt;
-  const size = kernelSize(header.type);
+  const size = elementSize(header.type);
+  /** Bytes of the words the pipelines code: the elements', or an 8-byte element's u32 halves (the only pipelines of 8-byte elements are in predicted chunks' field blocks). */
+  const wordSize = size === 8 ? 4 : size;
   const outBytes = header.elementCount * size;
   gpu.checkBindable(roundUp4(Math.max(outBytes, 4)), 'decompress output');
   const jobs: (StreamJob & { target: Target })[] = [];
@@ -377,17 +378,17 @@ export async function decodeContainerOnDevice(
    */
   const planPipeline = (c: LocatedChunk, stages: Pipeline, payloadOffset: number, payloadBytes: number, dest: Target): void => {
     const count = c.elementCount;
-    const directory = readAt(payloadOffset, Math.min(8 * streamCount(stages, size), payloadBytes));
-    const dir = readDirectory(directory, payloadBytes, stages, size, count, c.index);
+    const directory = readAt(payloadOffset, Math.min(8 * streamCount(stages, wordSize), payloadBytes));
+    const dir = readDirectory(directory, payloadBytes, stages, wordSize, count, c.index);
     const shuffle = stages.includes(StageId.Shuffle);
     // where the decoded (or expanded) streams go: `dest` itself (a delta stream too: it is
     // decoded there in place), or the work buffer (byte planes, unshuffled into `dest`)
     const targets: Target[] = [];
     const streams: number[] = [];
-    const streamBytes = (shuffle ? 1 : size) * count;
+    const streamBytes = (shuffle ? 1 : wordSize) * count;
     if (!shuffle) targets.push(dest);
     else {
-      for (let k = 0; k < size; k++) {
+      for (let k = 0; k < wordSize; k++) {
         targets.push({ buf: 'work', at: work });
         streams.push(work);
         work += roundUp4(streamBytes);
@@ -400,7 +401,7 @@ export async function decodeContainerOnDevice(
       let stream: HuffmanStreamInfo;
       let src = payloadOffset + dir.at[j];
       if (stages.includes(StageId.Pack)) {
-        const width = packStreamWidth(stages, size, j);
+        const width = packStreamWidth(stages, wordSize, j);
         return { pack: true, srcByteOffset: src, encodedBytes: dir.encoded[j], decodedBytes: dir.decoded[j], width, dstByteOffset };
       }
       if (huffman) {
@@ -419,7 +420,7 @@ export async function decodeContainerOnDevice(
     };
     if (rle) {
       rleChunks++;
-      const layout = runsLayout(dir, stages, size, count);
+      const layout = runsLayout(dir, stages, wordSize, count);
       const width = layout.slots[0].width;
       let group = groups.get(width);
       if (group === undefined) {
@@ -461,7 +462,7 @@ export async function decodeContainerOnDevice(
         throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `chunk ${c.index}: ${predictName(head)} is not decoded on the GPU`);
       }
       const cells = head.words / head.fields;
-      const stride = roundUp4(cells * size);
+      const stride = roundUp4(cells * head.wordWidth);
       const cellsChunk: LocatedChunk = { ...c, elementCount: cells };
       blocks.forEach((block, k) => {
         const dest: Target = { buf: 'resid', at: residBytes + k * stride };
@@ -500,6 +501,9 @@ export async function decodeContainerOnDevice(
     // codes decode into the codes buffer, then dequantize into the output
     let codesAt = 0;
     let dest: Target = { buf: 'out', at: outAt };
+    if (c.quantize === true && size === 8) {
+      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `chunk ${c.index}: the lossy mode of ${header.type} is not decoded on the GPU`);
+    }
     if (c.quantize === true) {
       const quantizeHeader = readAt(c.payloadOffset, Math.min(QUANTIZE_HEADER_BYTES, c.payloadBytes));
       const head = readQuantizeHeader(quantizeHeader, c.payloadBytes, count, 8 * streamCount(stages, 4), c.index);
@@ -593,11 +597,11 @@ export async function decodeContainerOnDevice(
         const planes = stagePlans
           .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Shuffle))
           .map((p) => ({ elementsByteOffset: p.dest.at, planeByteOffsets: p.streams, count: p.chunk.elementCount }));
-        if (planes.length > 0) encodeShuffleChunks(gpu, s, 'unshuffle', buffers[to], buffers.work, size as 2 | 4, planes);
+        if (planes.length > 0) encodeShuffleChunks(gpu, s, 'unshuffle', buffers[to], buffers.work, wordSize as 2 | 4, planes);
         const deltas = stagePlans
           .filter((p) => p.dest.buf === to && p.stages.includes(StageId.Delta))
           .map((p) => ({ byteOffset: p.dest.at, count: p.chunk.elementCount }));
-        if (deltas.length > 0) encodeDeltaDecodeChunks(gpu, s, buffers[to], size, deltas);
+        if (deltas.length > 0) encodeDeltaDecodeChunks(gpu, s, buffers[to], wordSize, deltas);
       }
       // quantized chunks: codes to elements, exceptions over them, with the CPU decoder's checks
       if (quantized.length > 0) {

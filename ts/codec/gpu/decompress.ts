@@ -22,10 +22,10 @@ import type { DeviceArray } from '../../gpu/device-array.js';
 import type { GpuContext } from '../../gpu/context.js';
 import { rleDecode } from '../../gpu/rle.js';
 import { debug } from '../../platform/node.js';
-import { arrayConstructor, elementSize, isDeviceType, type ElementType } from '../../types.js';
+import { arrayConstructor, elementSize, type ElementType } from '../../types.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { decodeLegacyChunkRuns } from '../legacy/chunk.js';
-import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice } from './decode.js';
+import { chunksOnDevice, decodeContainerOnDevice } from './decode.js';
 import { decompressBytes, decompressList, mapLimited } from '../arrays.js';
 import { readAtBytes, walkChunks, type ReadAt } from '../../format/container.js';
 import { Encoding, type Header, type LocatedChunk } from '../../format/layout.js';
@@ -49,7 +49,7 @@ export async function decompressToDevice(
   const t0 = performance.now();
   const { header, chunks } = walkChunks(readAtBytes(bytes), bytes.length, maxElements);
   if (header.version !== 1) {
-    if (canDecodeOnDevice(header) && predictedOnDevice(readAtBytes(bytes), header, chunks)) {
+    if (chunksOnDevice(readAtBytes(bytes), header, chunks)) {
       // uploaded first, then planned: the plan runs while the copy crosses the bus (an output
       // beyond one binding refused before)
       gpu.checkBindable(roundUp4(header.elementCount * elementSize(header.type)), 'decompress output');
@@ -61,8 +61,8 @@ export async function decompressToDevice(
         uploaded.destroy();
       }
     }
-    // predicted chunks the GPU does not decode (8-byte elements): decoded on the CPU (both hashes checked),
-    // then uploaded
+    // chunks the GPU does not decode (the decimal map of 8-byte elements, the lossy mode of f64):
+    // decoded on the CPU (both hashes checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);
@@ -156,8 +156,8 @@ function readAtParts(parts: readonly Uint8Array[], starts: readonly number[]): R
  * containers costs about what one container of their chunks does. Lists the one decode does not take (version 1, predicted chunks it does not
  * decode) are decoded on the CPU into one host array, then uploaded. Chunk numbers in errors
  * count through the list. `maxElements` bounds the list's total.
- * @throws ParleError INVALID_ARGUMENT (an empty list; containers of different element types, or
- *   of a type the GPU kernels do not take), the reader's codes (NOT_PARLE, UNSUPPORTED_VERSION,
+ * @throws ParleError INVALID_ARGUMENT (an empty list; containers of different element types),
+ *   the reader's codes (NOT_PARLE, UNSUPPORTED_VERSION,
  *   TRUNCATED, CORRUPT, CHECKSUM_MISMATCH, LIMIT_EXCEEDED), TOO_LARGE, DEVICE_LOST, ABORTED
  */
 export async function decompressListToDevice(
@@ -182,10 +182,8 @@ export async function decompressListToDevice(
     bytes += roundUp4(container.length);
     return { ...w, at };
   });
-  const type = walked[0].header.type;
-  if (!isDeviceType(type)) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `${type} elements are not decoded on the GPU`);
   const oneDecode = walked.every(
-    (w, i) => w.header.version !== 1 && canDecodeOnDevice(w.header) && predictedOnDevice(readAtBytes(list[i]), w.header, w.chunks),
+    (w, i) => w.header.version !== 1 && chunksOnDevice(readAtBytes(list[i]), w.header, w.chunks),
   );
   if (!oneDecode) {
     const host = await decompressList(cpu, list, maxElements, signal);

@@ -50,10 +50,10 @@ import {
 } from '../../format/predict.js';
 import { StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { ParleError } from '../../errors.js';
-import { isDeviceType, kernelSize } from '../../types.js';
+import { elementSize } from '../../types.js';
 import { readDirectory } from '../cpu/directory.js';
 import { debug } from '../../platform/node.js';
-import { canDecodeOnDevice, decodeContainerOnDevice, predictedOnDevice, STREAM_HEAD_BYTES } from './decode.js';
+import { chunksOnDevice, decodeContainerOnDevice, STREAM_HEAD_BYTES } from './decode.js';
 import { decompressToDevice } from './decompress.js';
 import { encodeGather, type GatherJob } from './gather.js';
 import walkSource from '../../../shaders/codec-container-walk.wgsl';
@@ -158,7 +158,7 @@ const prefixBytes = (c: LocatedChunk) => Math.min(c.payloadBytes, PREDICT_HEAD_M
  * The predict header of `c` when `sparse` holds its first {@link prefixBytes} and it passes its
  * checks (kept in `found`), else undefined (the plan reads it, or reports its failure).
  */
-function predictHeadOf(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4, found: PredictedReads): PredictHeader | undefined {
+function predictHeadOf(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4 | 8, found: PredictedReads): PredictHeader | undefined {
   if (found.head === undefined && sparse.has(c.payloadOffset, prefixBytes(c))) {
     try {
       found.head = readPredictHeader(sparse.readAt(c.payloadOffset, prefixBytes(c)), c.elementCount, size, c.index, c.payloadBytes);
@@ -184,9 +184,9 @@ interface PredictedReads {
  * {@link walkFieldBlocks} finds them all at once first), then at once a decimal map's exceptions
  * and each block's directory, then each Huffman stream's head. Empty once the plan can read all
  * it needs, or where what is held already fails a check (the plan then reports it, in its
- * order). `size`: the element width; `found`: what earlier calls for this chunk found (updated).
+ * order). `size`: the element width (a block's streams are of its header's word width); `found`: what earlier calls for this chunk found (updated).
  */
-function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4, found: PredictedReads): [number, number][] {
+function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4 | 8, found: PredictedReads): [number, number][] {
   if (found.done === true) return [];
   const at = (offset: number) => c.payloadOffset + offset;
   const read = (offset: number, length: number): Uint8Array => {
@@ -220,8 +220,8 @@ function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1
       const stages = block.stages as Pipeline;
       if (stages.length === 0) continue;
       attempt(() => {
-        const directory = read(block.at, Math.min(8 * streamCount(stages, size), block.bytes));
-        const dir = readDirectory(directory, block.bytes, stages, size, cells, c.index);
+        const directory = read(block.at, Math.min(8 * streamCount(stages, head.wordWidth), block.bytes));
+        const dir = readDirectory(directory, block.bytes, stages, head.wordWidth, cells, c.index);
         if (!stages.includes(StageId.Huffman) || stages.includes(StageId.Pack)) return;
         for (let j = 0; j < dir.decoded.length; j++) attempt(() => read(block.at + dir.at[j], Math.min(STREAM_HEAD_BYTES, dir.encoded[j])));
       });
@@ -304,7 +304,7 @@ async function walkTable(
  * it (its directory) and the first 4 bytes of each of its streams; `regions` ([offset, length])
  * are gathered in the same submission. `jobs`: each chunk's first block (a byte offset in the
  * container, from the predict header the host read), its payload's end, its fields and the
- * element width (bytes: a block's streams are its planes). Nothing is trusted: the plan reads
+ * word width (bytes, 4 for 8-byte elements: a block's streams are its planes). Nothing is trusted: the plan reads
  * each block and stream where its own walk puts it ({@link missingPredictedReads}).
  */
 async function walkFieldBlocks(
@@ -457,7 +457,7 @@ export async function decompressDeviceContainer(
     if (!headerRead) {
       headerRead = true;
       const header = readHeader(sparse.readAt(0, HEADER_BYTES), maxElements);
-      if (header.version === 1 || !canDecodeOnDevice(header)) return readBackWhole();
+      if (header.version === 1) return readBackWhole();
       left = header.chunkCount;
       index = indexBytes(header);
       // a version-4 shape block: the walk started after the one its header claims (and copied
@@ -488,8 +488,8 @@ export async function decompressDeviceContainer(
   const predicted = chunks.filter((c) => c.predict === true && c.elementCount > 0);
   /** The rounds that read what predicted chunks' plans miss after the walks ({@link missingPredictedReads}). */
   let verify: (() => Promise<void>) | undefined;
-  if (predicted.length > 0 && isDeviceType(header.type)) {
-    const size = kernelSize(header.type);
+  if (predicted.length > 0) {
+    const size = elementSize(header.type);
     const t0 = performance.now();
     let rounds = 0;
     let fetched = 0;
@@ -530,7 +530,7 @@ export async function decompressDeviceContainer(
       const fields = Math.min(head.fields, Math.floor((c.payloadBytes - head.blocksAt) / FIELD_BLOCK_HEADER_BYTES));
       if (fields === 0 || blocks + fields > WALK_BLOCKS) return;
       blocks += fields;
-      walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields, width: size });
+      walks.push({ first: c.payloadOffset + head.blocksAt, end: c.payloadOffset + c.payloadBytes, fields, width: head.wordWidth });
     });
     if (walks.length > 0 && walkBlocks) {
       await walkFieldBlocks(gpu, container.buffer, sparse, walks, alongside);
@@ -544,7 +544,7 @@ export async function decompressDeviceContainer(
         `decompress of a device container: ${predicted.length} predicted chunks planned from ${fetched} regions in ${rounds} readbacks, ${(performance.now() - t0).toFixed(2)} ms`,
     );
   }
-  if (!predictedOnDevice(sparse.readAt, header, chunks)) return readBackWhole();
+  if (!chunksOnDevice(sparse.readAt, header, chunks)) return readBackWhole();
   // the exceptions of quantized chunks (the walk read their header, directory and stream heads)
   const regions: [number, number][] = [];
   for (const c of chunks) {

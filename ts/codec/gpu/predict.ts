@@ -5,9 +5,9 @@
  * the predictor spans or LOCO-I's median edge detector by wavefronts, the fields joined into
  * cells, the float-order map undone). The CPU's twin is assembly/predict.ts. Takes every
  * predictor (none, left, up, lorenzo2, lorenzo3, med) with the bits value map on 1-, 2- and
- * 4-byte words, and the float-order and decimal maps of f32
- * (the decimal map's f64 product emulated exactly in u32 words); {@link predictOnDevice} says
- * which chunks. Buffers and bindings follow the rules of ./common.ts.
+ * 4-byte words, the float-order and decimal maps of f32 (the decimal map's f64 product emulated
+ * exactly in u32 words), and 8-byte elements (their words: two fields an element field) with the
+ * bits and float-order maps; {@link predictOnDevice} says which chunks. Buffers and bindings follow the rules of ./common.ts.
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import predictSource from '../../../shaders/codec-predict.wgsl';
@@ -42,10 +42,19 @@ const LONG_COLUMN = 1024;
 /** Words of a job in the jobs table (PredictJob in codec-predict.wgsl). */
 const JOB_WORDS = 21;
 
-/** True when {@link encodePredictDecodeChunks} decodes a chunk with this predict header (else the CPU must: 8-byte elements, a predictor id past med). */
+/**
+ * True when {@link encodePredictDecodeChunks} decodes a chunk with this predict header of
+ * `elementWidth`-byte elements (else the CPU must: a predictor id past med, a value map of 1- or
+ * 2-byte elements, the decimal map of 8-byte ones).
+ */
 export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, elementWidth: number): boolean {
-  return elementWidth <= 4 && head.predictor <= Predictor.Med && (head.map === ValueMap.None || elementWidth === 4);
+  if (head.predictor > Predictor.Med) return false;
+  if (elementWidth === 8) return head.map === ValueMap.None || head.map === ValueMap.FloatOrder;
+  return head.map === ValueMap.None || elementWidth === 4;
 }
+
+/** The kernel's value map of an 8-byte element's float order (codec-predict.wgsl: the pair of words undone as one). */
+const FLOAT_ORDER_PAIRS = 3;
 
 /** Words of the decimal factors' table (codec-predict.wgsl `decimal`): F[e] = 10^-e, e = 0..18, three words each. */
 export const FACTOR_WORDS = 3 * 19;
@@ -70,7 +79,7 @@ export function decimalFactors(): Uint32Array {
 
 /** One predicted chunk of {@link encodePredictDecodeChunks}. */
 export interface PredictChunk {
-  /** Byte offset of field plane 0's residuals in `resid` (a multiple of 4): `cells` zigzagged words of `width` bytes. */
+  /** Byte offset of field plane 0's residuals in `resid` (a multiple of 4): `cells` zigzagged words of the word width. */
   residByteOffset: number;
   /** Bytes from one field plane's residuals to the next (a multiple of 4, at least cells x width). */
   planeByteStride: number;
@@ -86,14 +95,14 @@ export interface PredictChunk {
 }
 
 /**
- * Records the inverse of the predict stage of `chunks` (residual planes of `width`-byte words in
- * `resid`) into their elements in `out` in `s`: up to eight dispatches for all chunks (widen;
+ * Records the inverse of the predict stage of `chunks` (residual planes of words in `resid`: of
+ * `elementWidth` bytes, of 4 for 8-byte elements) into their elements in `out` in `s`: up to eight dispatches for all chunks (widen;
  * rows, an invocation a row, or a workgroup a row of {@link LONG_ROW} cells or more; columns,
  * an invocation a column, or a workgroup a column of {@link LONG_COLUMN} cells or more; planes;
  * join; a decimal map's exceptions; a pass no chunk needs is left out), and the delta
  * chunk scan's three for rows of {@link VERY_LONG_ROW} cells or more. Scratch: 4
  * bytes a word of every chunk. Writes
- * ceil(cells x fields x width / 4) words a chunk at its `outByteOffset` (bytes past its elements
+ * ceil(cells x fields x word width / 4) words a chunk at its `outByteOffset` (bytes past its elements
  * zero). `resid` and `out` must be different buffers; chunks' outputs must not overlap. The
  * header's fields are trusted as readPredictHeader checked them (cells a whole number of rows,
  * rows of planes).
@@ -104,9 +113,10 @@ export function encodePredictDecodeChunks(
   s: Submission,
   resid: GPUBuffer,
   out: GPUBuffer,
-  width: 1 | 2 | 4,
+  elementWidth: 1 | 2 | 4 | 8,
   chunks: readonly PredictChunk[],
 ): void {
+  const width = elementWidth === 8 ? 4 : elementWidth;
   checkBuffer(resid, 'resid');
   checkBuffer(out, 'out');
   if (resid === out) throw new ParleError(ErrorCodes.INVALID_ARGUMENT, 'resid and out must be different buffers');
@@ -123,7 +133,7 @@ export function encodePredictDecodeChunks(
   let outEnd = 0;
   live.forEach((c, i) => {
     const { fields, rowCells, planeRows, predictor, map, words } = c.head;
-    if (!predictOnDevice(c.head, width))
+    if (!predictOnDevice(c.head, elementWidth))
       throw new ParleError(
         ErrorCodes.INVALID_ARGUMENT,
         `chunk ${i}: predictor ${predictor} with value map ${map} is not decoded on the GPU`,
@@ -157,7 +167,22 @@ export function encodePredictDecodeChunks(
         for (let r = 0; r < rows; r++) veryLongRows.push({ byteOffset: (wide + k * cells + r * rowCells) * 4, count: rowCells });
     }
     table.set(
-      [residAt / 4, stride / 4, wide, cells, fields, rowCells, planeRows, rows, predictor, map, outAt / 4, words, ...items, decimal.length],
+      [
+        residAt / 4,
+        stride / 4,
+        wide,
+        cells,
+        fields,
+        rowCells,
+        planeRows,
+        rows,
+        predictor,
+        elementWidth === 8 && map === ValueMap.FloatOrder ? FLOAT_ORDER_PAIRS : map,
+        outAt / 4,
+        words,
+        ...items,
+        decimal.length,
+      ],
       i * JOB_WORDS,
     );
     if (map === ValueMap.Decimal) {
