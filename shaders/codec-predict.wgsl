@@ -42,7 +42,7 @@ struct PredictJob {
   planeRows: u32,  // Y: rows a plane
   rows: u32,       // R: rows of the chunk (cells / X)
   predictor: u32,  // 0 none, 1 left, 2 up, 3 lorenzo2, 4 lorenzo3
-  map: u32,        // 0 bits, 1 float order, 2 decimal (W = 4), 3 float order of 8-byte elements (W = 4: fields 2f, 2f + 1 an element's low and high words)
+  map: u32,        // 0 bits, 1 float order, 2 decimal (W = 4); of 8-byte elements (W = 4: fields 2f, 2f + 1 an element's low and high words) 3 float order, 4 decimal
   out: u32,        // word offset of the chunk's elements in `out`
   count: u32,      // elements (cells x fields)
   first: array<u32, 8>, // the job's first item in each pass: widen, rows, columns, planes, join, long rows, long columns, med planes
@@ -55,8 +55,8 @@ struct PredictJob {
 @group(0) @binding(3) var<storage, read_write> wide: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 // the decimal map: words 0..56 the factors F[e] = 10^-e as f64 (e = 0..18: mantissa with its
-// leading 1 (high 21 bits, low 32 bits) and the power of two of its last bit), then each job's
-// exponents, a word a field
+// leading 1 (high 21 bits, low 32 bits) and the power of two of its last bit), words 57..94 the
+// integers 10^e (low, high), then each job's exponents, a word an element field
 @group(0) @binding(5) var<storage, read> decimal: array<u32>;
 // exceptions: pairs of (output word, the element's bits), written over the decoded elements
 @group(0) @binding(6) var<storage, read> exceptions: array<vec2<u32>>;
@@ -292,6 +292,17 @@ fn predictJoin(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id)
   if (g >= params.items) { return; }
   let job = jobs[jobOf(g)];
   let q = g - job.first[4];
+  if (job.map == 4u) {
+    // an f64 element's decimal map (assembly/predict.ts decimalDecodeF64): the invocation of its
+    // low word writes both of its words
+    let c = q / job.fields;
+    let k = q - c * job.fields;
+    if ((k & 1u) == 1u) { return; }
+    let bits = decimalBits64(wide[job.wide + k * job.cells + c], wide[job.wide + (k + 1u) * job.cells + c], decimal[job.exponents + k / 2u]);
+    out[job.out + q] = bits.x;
+    out[job.out + q + 1u] = bits.y;
+    return;
+  }
   let perWord = 4u / W;
   var word = 0u;
   for (var t = 0u; t < perWord; t += 1u) {
@@ -314,8 +325,8 @@ fn predictJoin(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id)
   out[job.out + q] = word;
 }
 
-// decimalBits (the decimal map's f32 of an i32 value at exponent e): shaders/decimal-f32.wgsl,
-// composed before this file.
+// decimalBits (the decimal map's f32 of an i32 value at exponent e): shaders/decimal-f32.wgsl;
+// decimalBits64 (its f64 of an i64): shaders/decimal-f64.wgsl; both composed before this file.
 
 @compute @workgroup_size(WG)
 fn predictExceptions(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,

@@ -250,11 +250,12 @@ describeGpu('engine with a GPU', () => {
   });
 
   gpuIt(
-    '8-byte elements decode on the GPU (their words predicted, bits and float order); the decimal map and compress through the CPU',
+    '8-byte elements decode on the GPU (their words predicted, every map); the lossy mode of f64 and compress through the CPU',
     async () => {
       const rng = new Rng(caseSeed('engine gpu 8-byte'));
       // a grid of doubles that are not decimals (float order), records of signed integers (bits),
-      // coordinates of three decimals (the decimal map of f64: decoded on the CPU, then uploaded)
+      // coordinates of three decimals (the decimal map), the grid within an error bound (quantized
+      // chunks of f64: decoded on the CPU, then uploaded)
       const grid = Float64Array.from({ length: 64 * 100 }, (_, i) => Math.sin(i / 70) * Math.exp((i % 100) / 50) * (i % 7 === 0 ? -1 : 1));
       const records = BigInt64Array.from(
         { length: 6000 },
@@ -264,13 +265,17 @@ describeGpu('engine with a GPU', () => {
         { length: 6000 },
         (_, i) => Math.round(1000 * (50 * Math.sin(i / 30) + (rng.nextU32() % 100) / 10)) / 1000,
       );
-      const cases: [string, ParleArray, { shape?: number[] }, string, boolean][] = [
+      const cases: [string, ParleArray, { shape?: number[]; errorBound?: { abs: number } }, string, boolean][] = [
         ['f64 grid', grid, { shape: [64, 100] }, 'float-order', true],
         ['i64 records', records, { shape: [3000, 2] }, 'predict(', true],
-        ['f64 decimals', decimals, {}, 'decimal', false],
+        ['f64 decimals', decimals, {}, 'decimal', true],
+        ['f64 within 0.001', grid, { errorBound: { abs: 1e-3 } }, 'quantize', false],
       ];
-      for (const [what, input, opts, expected, onDevice] of cases) {
-        const container = await engine.compress(input, { chunkBytes: 16384, ...opts });
+      for (const [what, original, opts, expected, onDevice] of cases) {
+        const container = await engine.compress(original, { chunkBytes: 16384, ...opts });
+        // what the CPU decodes: the input (lossless), or the quantized grid
+        const input = (await engine.decompress(container, { path: 'cpu' })) as ParleArray;
+        if (opts.errorBound === undefined) expect(sameElements(input, original), `${what}: the CPU's decode`).toBe(true);
         expect(
           engine.inspect(container).chunks.some((c) => c.encoding.includes(expected)),
           `${what}: ${expected}`,
@@ -290,7 +295,7 @@ describeGpu('engine with a GPU', () => {
         expect(sameElements(twice.subarray(0, input.length) as ParleArray, input), `${what}: a list`).toBe(true);
         expect(sameElements(twice.subarray(input.length) as ParleArray, input), `${what}: a list`).toBe(true);
         // compress from a device array of 8-byte elements: read back, the CPU path's container
-        const device = await engine.upload(input);
+        const device = await engine.upload(original);
         expect(Buffer.compare(await engine.compress(device, { chunkBytes: 16384, ...opts }), container), `${what}: compress`).toBe(0);
         for (const d of [back, resident, fromResident, both, device]) d.destroy();
       }

@@ -163,7 +163,7 @@ describeGpu('predicted chunks decoded on the GPU', () => {
   });
 
   gpuIt(
-    '8-byte elements: every predictor on their u32 halves (two word fields an element field), the bits and float-order maps: the input',
+    '8-byte elements: every predictor on their u32 halves (two word fields an element field), every map (decimals with exceptions): the input',
     async () => {
       const seed = caseSeed('gpu predict decode 8-byte');
       const pipelines: number[][] = [[STAGE.huffman], [STAGE.shuffle, STAGE.rle, STAGE.huffman], [], [STAGE.delta, STAGE.huffman]];
@@ -176,11 +176,18 @@ describeGpu('predicted chunks decoded on the GPU', () => {
           const rows = Math.max(24, Math.ceil(2048 / (X * fields * 12)) * 12);
           // doubles of both signs whose low words are not zero; integers of both signs past 2^32
           const base = smooth(name === 'f64' ? Float32Array : Int32Array, 2 * rows + 4, X, fields, seed + predictor);
-          const input =
-            name === 'f64'
-              ? Float64Array.from(base as Float32Array, (v) => v * 1.000001)
-              : BigInt64Array.from(base as Int32Array, (v) => BigInt(v) * 3_000_001n);
-          for (const map of name === 'f64' ? [MAP.none, MAP.floatOrder] : [MAP.none]) {
+          const doubles = Float64Array.from(base as Float32Array, (v) => v * 1.000001);
+          // decimals of 3 and 4 digits (smooth()'s multiples of pi: exceptions)
+          const decimals = Float64Array.from(base as Float32Array, (v, e) =>
+            Number.isInteger(v * 4) ? Math.round(v * 1000.37) / (e % fields === 1 ? 10_000 : 1000) : v,
+          );
+          for (const map of name === 'f64' ? [MAP.none, MAP.floatOrder, MAP.decimal] : [MAP.none]) {
+            const input =
+              name === 'i64'
+                ? BigInt64Array.from(base as Int32Array, (v) => BigInt(v) * 3_000_001n)
+                : map === MAP.decimal
+                  ? decimals
+                  : doubles;
             const predicted = (shift: number): ChunkPlan => ({
               kind: 'predicted',
               map,
@@ -188,6 +195,7 @@ describeGpu('predicted chunks decoded on the GPU', () => {
               fields: 2 * fields,
               X,
               Y,
+              ...(map === MAP.decimal ? { exponents: Array.from({ length: fields }, (_, k) => (k % 2 === 1 ? 4 : 3)) } : {}),
               stages: Array.from({ length: 2 * fields }, (_, k) => pipelines[(k + shift) % pipelines.length]),
             });
             const container = encodeContainer(bytesOf(input), {

@@ -27,6 +27,8 @@ import {
 } from '../../ts/codec/gpu/huffman-encode.js';
 import { rleChunkStreams } from '../../ts/codec/gpu/rle-streams.js';
 import { encodeShuffleChunks, shuffle, unshuffle } from '../../ts/codec/gpu/shuffle.js';
+import { encodePredictDecodeChunks } from '../../ts/codec/gpu/predict.js';
+import { Predictor, ValueMap } from '../../ts/format/predict.js';
 import { canonicalCodeTable, codedBits, codeLengths, headerBytes, segmentCount, writeHeader } from '../../ts/codec/huffman.js';
 import { KernelHarness } from '../support/kernels.js';
 import { composeKernel } from '../../ts/gpu/compose.js';
@@ -1947,6 +1949,60 @@ describeGpu('kept uniform and readback buffers', () => {
     } finally {
       ctx.device.createBuffer = original;
       buf.destroy();
+    }
+  });
+});
+
+describeGpu('GPU decimal map of f64 (codec-predict.wgsl, decimal-f64.wgsl)', () => {
+  gpuTest('every i64 word pair at every exponent: the bits of f64(v) / 10^e, both roundings to nearest even', async (ctx, rng) => {
+    // values the encoder writes (|v| < 2^52), and what only a hostile container holds: |v| of 53
+    // to 64 bits (rounded to f64 first, ties both ways), the least i64, 0
+    const values: bigint[] = [0n, 1n, -1n, -(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n + 1n, 2n ** 53n + 3n, 2n ** 54n + 2n, -(2n ** 60n) - 5n];
+    const u64 = () => (BigInt(rng.u32()) << 32n) | BigInt(rng.u32());
+    for (let i = 0; i < 400; i++) {
+      const bits = 1 + rng.below(64);
+      values.push(BigInt.asIntN(64, u64() >> BigInt(64 - bits)) * (rng.below(2) === 0 ? 1n : -1n));
+    }
+    // the powers of ten themselves (quotients 1, 10^-k, 10^k), the encoder's largest |v|
+    for (let e = 1n; e <= 18n; e++) values.push(10n ** e, 1n - 10n ** e, 2n ** 52n - 1n, 1n - 2n ** 52n);
+    const count = values.length;
+    const zigzag = (w: number) => ((w << 1) ^ (w >> 31)) >>> 0;
+    // two word fields (an element field's low and high words), no predictor: the residuals are the words
+    const resid = new Uint32Array(2 * count);
+    values.forEach((v, i) => {
+      const u = BigInt.asUintN(64, v);
+      resid[i] = zigzag(Number(u & 0xffffffffn) | 0);
+      resid[count + i] = zigzag(Number(u >> 32n) | 0);
+    });
+    for (let e = 0; e <= 18; e++) {
+      const residBuf = bufferWith(ctx, resid.byteLength, [[0, new Uint8Array(resid.buffer)]]);
+      const out = bufferWith(ctx, 8 * count);
+      await ctx.submit('test decimal f64', (s) =>
+        encodePredictDecodeChunks(ctx, s, residBuf, out, 8, [
+          {
+            residByteOffset: 0,
+            planeByteStride: 4 * count,
+            outByteOffset: 0,
+            head: {
+              fields: 2,
+              rowCells: count,
+              planeRows: 1,
+              predictor: Predictor.None,
+              map: ValueMap.Decimal,
+              words: 2 * count,
+              exponents: [e],
+            },
+          },
+        ]),
+      );
+      const got = new Float64Array((await readAll(ctx, out)).buffer, 0, count);
+      const scale = 10 ** e;
+      values.forEach((v, i) => {
+        const want = Number(v) / scale; // Number(bigint) rounds to nearest even, as the CPU's f64(i64)
+        if (!Object.is(got[i], want)) expect(`${got[i]}`, `v = ${v}, e = ${e}`).toBe(`${want}`);
+      });
+      residBuf.destroy();
+      out.destroy();
     }
   });
 });

@@ -286,7 +286,8 @@ describeGpu('GPU context', () => {
     };
     expect(code(() => ctx.wrap(noStorage, 'u32', 1))).toBe('INVALID_ARGUMENT');
     expect(code(() => ctx.wrap(small, 'u32', 5))).toBe('INVALID_ARGUMENT');
-    expect(code(() => ctx.wrap(small, 'u64' as ElementType, 1))).toBe('UNSUPPORTED_TYPE');
+    expect(code(() => ctx.wrap(small, 'u128' as ElementType, 1))).toBe('UNSUPPORTED_TYPE');
+    expect(code(() => ctx.wrap(small, 'u64', 3))).toBe('INVALID_ARGUMENT'); // 8 bytes an element: 24 of 16
     expect(code(() => ctx.wrap(small, 'u32', -1))).toBe('INVALID_OPTION');
     await expect(ctx.download(ctx.wrap(small, 'u32', 4))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(ctx.upload([1, 2] as unknown as ParleArray)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });

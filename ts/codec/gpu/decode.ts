@@ -23,8 +23,8 @@
  *      blocks decoded as chunks of their own into residual planes, then every predicted chunk's
  *      predictor and value map undone in one set of passes, a decimal map's exceptions written
  *      over them (./predict.ts: 8-byte elements as their u32 halves, two word fields an element
- *      field; what it does not take, {@link chunksOnDevice} sends through the CPU: the decimal
- *      map of 8-byte elements, the lossy mode of f64); every chunk's elements' tree hash. Only hashes,
+ *      field; what it does not take, {@link chunksOnDevice} sends through the CPU: the lossy mode
+ *      of f64); every chunk's elements' tree hash. Only hashes,
  *      status words and run totals come back, read after it and checked in the order a
  *      stage-by-stage decode would meet them. Every kernel bounds its
  *      reads and writes, so the stages after a corrupt one stay inside their buffers.
@@ -51,7 +51,14 @@ import { encodePackDecode, type PackDecodeJob } from './pack.js';
 import { encodeShuffleChunks } from './shuffle.js';
 import { encodePredictDecodeChunks, predictOnDevice, type PredictChunk } from './predict.js';
 import { encodeGather } from './gather.js';
-import { PREDICT_HEAD_MAX_BYTES, predictName, readFieldBlocksAt, readPredictHeader, ValueMap } from '../../format/predict.js';
+import {
+  exceptionBytes as exceptionEntryBytes,
+  PREDICT_HEAD_MAX_BYTES,
+  predictName,
+  readFieldBlocksAt,
+  readPredictHeader,
+  ValueMap,
+} from '../../format/predict.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -85,8 +92,9 @@ function rawStream(bytes: number): HuffmanStreamInfo {
 /**
  * True when {@link decodeContainerOnDevice} decodes every chunk of a container (walked: `header`,
  * `chunks`; `readAt` serves each predicted chunk's first {@link PREDICT_HEAD_MAX_BYTES} bytes):
- * every predicted chunk has a predict header it decodes (./predict.ts predictOnDevice), and no
- * chunk of 8-byte elements is quantized (the lossy mode of f64). A header that does not read
+ * every predicted chunk has a predict header it decodes (./predict.ts predictOnDevice: every
+ * predictor and map of the format), and no chunk of 8-byte elements is quantized (the lossy mode
+ * of f64). A header that does not read
  * (CORRUPT) says false: the CPU decode then reports it in its own order (the payload's checksum
  * first).
  */
@@ -474,9 +482,10 @@ export async function decodeContainerOnDevice(
       // the payload hashes, as a sequential decode meets them)
       let exceptions: PredictChunk['exceptions'];
       if (head.map === ValueMap.Decimal && head.exceptions > 0) {
-        const list = inPayload(head.exceptionsAt, 8 * head.exceptions).slice();
+        // u32 indices, then the elements' bits (an 8-byte element's two words)
+        const list = inPayload(head.exceptionsAt, exceptionEntryBytes(size) * head.exceptions).slice();
         const indices = new Uint32Array(list.buffer, 0, head.exceptions);
-        const bits = new Uint32Array(list.buffer, 4 * head.exceptions, head.exceptions);
+        const bits = new Uint32Array(list.buffer, 4 * head.exceptions, (head.exceptions * size) / 4);
         if (indices.some((x, j) => x >= count || (j > 0 && x <= indices[j - 1]))) {
           planChecks.push(async () => {
             throw new ParleError(ErrorCodes.CORRUPT, `corrupt .parle chunk ${c.index}: exception indices out of order or out of range`);

@@ -61,8 +61,8 @@ export async function decompressToDevice(
         uploaded.destroy();
       }
     }
-    // chunks the GPU does not decode (the decimal map of 8-byte elements, the lossy mode of f64):
-    // decoded on the CPU (both hashes checked), then uploaded
+    // chunks the GPU does not decode (the lossy mode of f64): decoded on the CPU (both hashes
+    // checked), then uploaded
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);
@@ -182,9 +182,7 @@ export async function decompressListToDevice(
     bytes += roundUp4(container.length);
     return { ...w, at };
   });
-  const oneDecode = walked.every(
-    (w, i) => w.header.version !== 1 && chunksOnDevice(readAtBytes(list[i]), w.header, w.chunks),
-  );
+  const oneDecode = walked.every((w, i) => w.header.version !== 1 && chunksOnDevice(readAtBytes(list[i]), w.header, w.chunks));
   if (!oneDecode) {
     const host = await decompressList(cpu, list, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);

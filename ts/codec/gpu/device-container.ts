@@ -39,6 +39,7 @@ import { walkChunks, type ReadAt } from '../../format/container.js';
 import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, MAX_RANK, readHeader, type LocatedChunk } from '../../format/layout.js';
 import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
 import {
+  exceptionBytes,
   FIELD_BLOCK_HEADER_BYTES,
   MAX_FIELDS,
   PREDICT_HEAD_MAX_BYTES,
@@ -215,7 +216,7 @@ function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1
   if (head !== undefined && blocks !== undefined) {
     const cells = head.words / head.fields;
     const exceptions = head.exceptions;
-    if (head.map === ValueMap.Decimal && exceptions > 0) attempt(() => read(head.exceptionsAt, 8 * exceptions));
+    if (head.map === ValueMap.Decimal && exceptions > 0) attempt(() => read(head.exceptionsAt, exceptionBytes(size) * exceptions));
     for (const block of blocks) {
       const stages = block.stages as Pipeline;
       if (stages.length === 0) continue;
@@ -524,7 +525,10 @@ export async function decompressDeviceContainer(
       const head = predictHeadOf(sparse, c, size, found[i]); // none where it fails its checks: the plan reports it
       if (head === undefined) return;
       if (head.map === ValueMap.Decimal && head.exceptions > 0) {
-        alongside.push([c.payloadOffset + head.exceptionsAt, Math.min(8 * head.exceptions, c.payloadBytes - head.exceptionsAt)]);
+        alongside.push([
+          c.payloadOffset + head.exceptionsAt,
+          Math.min(exceptionBytes(size) * head.exceptions, c.payloadBytes - head.exceptionsAt),
+        ]);
       }
       // no more blocks than 8-byte heads fit the payload (what a header claims is not allocated)
       const fields = Math.min(head.fields, Math.floor((c.payloadBytes - head.blocksAt) / FIELD_BLOCK_HEADER_BYTES));

@@ -6,12 +6,14 @@
  * cells, the float-order map undone). The CPU's twin is assembly/predict.ts. Takes every
  * predictor (none, left, up, lorenzo2, lorenzo3, med) with the bits value map on 1-, 2- and
  * 4-byte words, the float-order and decimal maps of f32 (the decimal map's f64 product emulated
- * exactly in u32 words), and 8-byte elements (their words: two fields an element field) with the
- * bits and float-order maps; {@link predictOnDevice} says which chunks. Buffers and bindings follow the rules of ./common.ts.
+ * exactly in u32 words), and 8-byte elements (their words: two fields an element field) with
+ * every map (f64's decimal map: its quotient found by long division in u32 words); {@link
+ * predictOnDevice} says which chunks. Buffers and bindings follow the rules of ./common.ts.
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import predictSource from '../../../shaders/codec-predict.wgsl';
 import decimalSource from '../../../shaders/decimal-f32.wgsl';
+import decimal64Source from '../../../shaders/decimal-f64.wgsl';
 import medSource from '../../../shaders/predict-med.wgsl';
 import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
@@ -45,16 +47,27 @@ const JOB_WORDS = 21;
 /**
  * True when {@link encodePredictDecodeChunks} decodes a chunk with this predict header of
  * `elementWidth`-byte elements (else the CPU must: a predictor id past med, a value map of 1- or
- * 2-byte elements, the decimal map of 8-byte ones).
+ * 2-byte elements).
  */
 export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, elementWidth: number): boolean {
-  if (head.predictor > Predictor.Med) return false;
-  if (elementWidth === 8) return head.map === ValueMap.None || head.map === ValueMap.FloatOrder;
-  return head.map === ValueMap.None || elementWidth === 4;
+  return head.predictor <= Predictor.Med && (head.map === ValueMap.None || elementWidth >= 4);
 }
 
-/** The kernel's value map of an 8-byte element's float order (codec-predict.wgsl: the pair of words undone as one). */
-const FLOAT_ORDER_PAIRS = 3;
+/** The kernel's value maps of 8-byte elements (codec-predict.wgsl: an element's pair of words undone as one), by the header's. */
+const PAIR_MAPS: Record<number, number> = { [ValueMap.None]: ValueMap.None, [ValueMap.FloatOrder]: 3, [ValueMap.Decimal]: 4 };
+
+/**
+ * The integers 10^e for e = 0..18 as (low, high) u32 words: what decimal-f64.wgsl divides by
+ * (words POW10_AT.. of its table, after {@link decimalFactors}).
+ */
+function decimalPowers(): number[] {
+  const out: number[] = [];
+  for (let e = 0n; e <= 18n; e++) {
+    const p = 10n ** e;
+    out.push(Number(p & 0xffffffffn), Number(p >> 32n));
+  }
+  return out;
+}
 
 /** Words of the decimal factors' table (codec-predict.wgsl `decimal`): F[e] = 10^-e, e = 0..18, three words each. */
 export const FACTOR_WORDS = 3 * 19;
@@ -88,8 +101,9 @@ export interface PredictChunk {
   /** The chunk's predict header: fields, rowCells, planeRows, predictor, map, a decimal map's exponents; `words` = cells x fields. */
   head: Pick<PredictHeader, 'fields' | 'rowCells' | 'planeRows' | 'predictor' | 'map' | 'words' | 'exponents'>;
   /**
-   * A decimal map's exceptions: element indices (strictly increasing, below cells x fields: the
-   * caller checks them) and the bits written there over the decoded elements.
+   * A decimal map's exceptions: element indices (strictly increasing, below the chunk's elements:
+   * the caller checks them) and the bits written there over the decoded elements (an 8-byte
+   * element's two words, low then high).
    */
   exceptions?: { indices: Uint32Array; bits: Uint32Array };
 }
@@ -126,7 +140,7 @@ export function encodePredictDecodeChunks(
   /** Items of each pass so far: widen, rows, columns, planes, join, long rows, long columns, med planes (workgroups of the last three). */
   const items = [0, 0, 0, 0, 0, 0, 0, 0];
   const veryLongRows: DeltaChunk[] = [];
-  const decimal: number[] = Array.from(decimalFactors());
+  const decimal: number[] = [...decimalFactors(), ...decimalPowers()];
   const exceptionPairs: number[] = [];
   let wide = 0;
   let residEnd = 0;
@@ -177,7 +191,7 @@ export function encodePredictDecodeChunks(
         planeRows,
         rows,
         predictor,
-        elementWidth === 8 && map === ValueMap.FloatOrder ? FLOAT_ORDER_PAIRS : map,
+        elementWidth === 8 ? PAIR_MAPS[map] : map,
         outAt / 4,
         words,
         ...items,
@@ -186,10 +200,15 @@ export function encodePredictDecodeChunks(
       i * JOB_WORDS,
     );
     if (map === ValueMap.Decimal) {
+      // an exponent an element field (8-byte elements: half the word fields)
       const exponents = c.head.exponents ?? [];
-      for (let k = 0; k < fields; k++) decimal.push(exponents[k] ?? 0);
+      for (let k = 0; k < (elementWidth === 8 ? fields / 2 : fields); k++) decimal.push(exponents[k] ?? 0);
       const x = c.exceptions;
-      for (let j = 0; j < (x?.indices.length ?? 0); j++) exceptionPairs.push(outAt / 4 + x!.indices[j], x!.bits[j]);
+      for (let j = 0; j < (x?.indices.length ?? 0); j++) {
+        if (elementWidth === 8)
+          exceptionPairs.push(outAt / 4 + 2 * x!.indices[j], x!.bits[2 * j], outAt / 4 + 2 * x!.indices[j] + 1, x!.bits[2 * j + 1]);
+        else exceptionPairs.push(outAt / 4 + x!.indices[j], x!.bits[j]);
+      }
     }
     counts.forEach((n, p) => (items[p] += n));
     wide += words;
@@ -239,7 +258,7 @@ export function encodePredictDecodeChunks(
     if (p === 2 && veryLongRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, veryLongRows);
     if (items[p] === 0) continue;
     s.dispatch(
-      pipeline(ctx, 'codec-predict', decimalSource + medSource + predictSource, entries[p], consts),
+      pipeline(ctx, 'codec-predict', decimalSource + decimal64Source + medSource + predictSource, entries[p], consts),
       [
         { binding: 0, resource: { buffer: s.uniform([live.length, items[p], p, 0]) } },
         ...uses[p].map((binding): GPUBindGroupEntry => ({ binding, resource: buffers[binding] })),
