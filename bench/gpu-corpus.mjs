@@ -40,8 +40,12 @@ const { values: args } = parseArgs({
 });
 const quick = args.quick === true;
 const REPS = quick ? 3 : 7;
-/** A pipeline the GPU path codes itself, per element width (its container must equal the CPU path's). */
-const FIXED = { 1: 'delta+huffman', 2: 'shuffle+huffman', 4: 'delta+shuffle+huffman' };
+/**
+ * A pipeline the GPU path codes itself, per element width (its container must equal the CPU
+ * path's); 8-byte elements have none (their chunks are predicted or stored, compressed on the CPU
+ * path from the device too: their rows' GPU compress is a readback and the CPU path).
+ */
+const FIXED = { 1: 'delta+huffman', 2: 'shuffle+huffman', 4: 'delta+shuffle+huffman', 8: undefined };
 /** ms of calls made back to back before each figure's timed ones (the GPU's clock rises under load). */
 const SUSTAIN_MS = quick ? 150 : 600;
 const clocks = await startClockSampler();
@@ -63,7 +67,7 @@ const workers = Number(args.workers ?? Math.min(16, os.cpus().length));
 const engine = await createEngine({ workers, gpu: 'require', calibration: 'skip' });
 const rows = [];
 const problems = [];
-for (const file of dataFiles({ samples: [], files: args.files, device: true })) {
+for (const file of dataFiles({ samples: [], files: args.files })) {
   const { Ctor } = file;
   const raw = readFileSync(file.path);
   for (const mib of quick ? [0] : [0, 64]) {
