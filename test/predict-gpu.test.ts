@@ -289,6 +289,34 @@ describeGpu('predicted chunks decoded on the GPU', () => {
     },
   );
 
+  gpuIt(
+    'records of many chunks whose rle fields lie apart: over 64 expanded ranges, gathered to their planes (not copied one by one)',
+    async () => {
+      // 6 fields, every other one rle: 3 ranges a chunk that do not follow each other (the planes
+      // between are Huffman's), 48 chunks: 144 ranges of one value width
+      const seed = caseSeed('gpu predict decode gathered ranges');
+      const [X, fields, rows] = [16, 6, 8];
+      const chunks = 48;
+      // even fields constant along each row (their residuals runs of zeros: rle pays), odd ones noisy
+      const rng = new Rng(seed);
+      const input = new Uint16Array(chunks * rows * X * fields).map((_, e) => {
+        const k = e % fields;
+        const row = Math.floor(e / (X * fields));
+        return k % 2 === 0 ? (row * 37 + k) & 0xffff : rng.intBetween(0, 4000);
+      });
+      const stages = Array.from({ length: fields }, (_, k) => (k % 2 === 0 ? [STAGE.rle, STAGE.huffman] : [STAGE.huffman]));
+      const container = encodeContainer(bytesOf(input), {
+        type: TYPE_CODE.u16,
+        chunkLength: rows * X * fields,
+        shape: [chunks * rows, X * fields],
+        chunks: [{ kind: 'predicted', map: MAP.none, predictor: PREDICTOR.left, fields, X, Y: 1, stages }],
+      });
+      const what = `${chunks} chunks of ${fields} fields, ${describeSeed(seed)}`;
+      expect(onDevice(container), what).toBe(true);
+      await decodesOnDevice(container, input, what);
+    },
+  );
+
   gpuIt("the CPU path's own predicted containers: the input, decoded on the GPU", async () => {
     const seed = caseSeed('gpu predict decode engine');
     for (const [name, Ctor] of types) {

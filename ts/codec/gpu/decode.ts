@@ -50,7 +50,7 @@ import { encodeHuffmanDecode, parseHuffmanStream, type HuffmanDecodeJob, type Hu
 import { encodePackDecode, type PackDecodeJob } from './pack.js';
 import { encodeShuffleChunks } from './shuffle.js';
 import { encodePredictDecodeChunks, predictOnDevice, type PredictChunk } from './predict.js';
-import { encodeGather } from './gather.js';
+import { encodeGather, type GatherJob } from './gather.js';
 import {
   exceptionBytes as exceptionEntryBytes,
   PREDICT_HEAD_MAX_BYTES,
@@ -199,6 +199,12 @@ function encodeStreams(
   if (pack.length > 0) checks.push(encodePackDecode(gpu, s, src, dst, pack));
   return checks;
 }
+
+/**
+ * Ranges of expanded rle streams copied to their targets by copyBufferToBuffer at most; more go
+ * through one gather dispatch a target buffer (the host's cost of a copy is a few us).
+ */
+const COPIES_AT_MOST = 64;
 
 /** Words per slot of the LEB128 decode's slot table (codec-leb-decode.wgsl SLOT_WORDS). */
 const SLOT_WORDS = 8;
@@ -580,25 +586,34 @@ export async function decodeContainerOnDevice(
         const dValues = gpu.wrap(valuesBuf, Type, group.entries);
         const dLengths = gpu.wrap(lengthsBuf, 'u32', group.entries);
         checks.push(encodeRleDecodeExpected(gpu, s, dValues, dLengths, group.expandedBytes / width, expandedBuf));
-        // each stream's expansion (padded to 4 bytes by its pad run) to its target, one copy a
-        // run of streams whose targets follow each other in one buffer (a shuffled chunk's
-        // planes, consecutive chunks): a copy a stream had cost a 64 MiB f32 decode of 1024 rle
-        // streams 1.8 ms of the main thread on the H200 host, and a barrier a copy on the GPU
+        // each stream's expansion (padded to 4 bytes by its pad run) to its target, a range a run
+        // of streams whose targets follow each other in one buffer (a shuffled chunk's planes,
+        // consecutive chunks); up to COPIES_AT_MOST ranges a copy each, more in one gather a
+        // target buffer (./gather.ts): a copy a stream had cost a 64 MiB f32 decode of 1024 rle
+        // streams 1.8 ms of the main thread on the H200 host (and a barrier a copy on the GPU),
+        // a copy a range a 64 MiB f64 decode of records (10 word fields a chunk) 4.8 ms
+        const ranges: { buf: Target['buf']; job: GatherJob }[] = [];
         let from = 0;
-        let run: { buf: Target['buf']; from: number; at: number; bytes: number } | undefined;
-        const flush = () => {
-          if (run !== undefined && run.bytes > 0) s.encoder.copyBufferToBuffer(expandedBuf, run.from, buffers[run.buf], run.at, run.bytes);
-        };
         for (const slot of group.slots) {
           const streamBytes = roundUp4(slot.chunk.elementCount * width);
-          if (run !== undefined && run.buf === slot.target.buf && run.at + run.bytes === slot.target.at) run.bytes += streamBytes;
-          else {
-            flush();
-            run = { buf: slot.target.buf, from, at: slot.target.at, bytes: streamBytes };
-          }
+          const last = ranges[ranges.length - 1];
+          if (last !== undefined && last.buf === slot.target.buf && last.job.dstByteOffset + last.job.byteLength === slot.target.at) {
+            last.job.byteLength += streamBytes;
+          } else
+            ranges.push({ buf: slot.target.buf, job: { srcByteOffset: from, dstByteOffset: slot.target.at, byteLength: streamBytes } });
           from += streamBytes;
         }
-        flush();
+        if (ranges.length <= COPIES_AT_MOST) {
+          for (const { buf, job } of ranges) {
+            if (job.byteLength > 0)
+              s.encoder.copyBufferToBuffer(expandedBuf, job.srcByteOffset, buffers[buf], job.dstByteOffset, job.byteLength);
+          }
+        } else {
+          for (const to of ['out', 'work', 'codes', 'resid'] as const) {
+            const jobs = ranges.filter((r) => r.buf === to).map((r) => r.job);
+            if (jobs.length > 0) encodeGather(gpu, s, expandedBuf, buffers[to], jobs);
+          }
+        }
       }
       if (groups.size > 0) s.flush();
       // planes, unshuffled into their place, then every delta chunk of a buffer decoded in place at once
