@@ -85,7 +85,7 @@ async function ab(call) {
 }
 
 const rows = [];
-for (const file of dataFiles({ samples: [], files: args.files, device: true })) {
+for (const file of dataFiles({ samples: [], files: args.files })) {
   const raw = readFileSync(file.path);
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB; --shape: whole rows of its shape, which the CPU
