@@ -250,7 +250,7 @@ describeGpu('engine with a GPU', () => {
   });
 
   gpuIt(
-    '8-byte elements decode on the GPU (their words predicted, every map); the lossy mode of f64 and compress through the CPU',
+    '8-byte elements decode on the GPU (their words predicted, every map); the lossy mode of f64, compress and the primitives through the CPU',
     async () => {
       const rng = new Rng(caseSeed('engine gpu 8-byte'));
       // a grid of doubles that are not decimals (float order), records of signed integers (bits),
@@ -299,6 +299,27 @@ describeGpu('engine with a GPU', () => {
         expect(Buffer.compare(await engine.compress(device, { chunkBytes: 16384, ...opts }), container), `${what}: compress`).toBe(0);
         for (const d of [back, resident, fromResident, both, device]) d.destroy();
       }
+      // the primitives on a DeviceArray of 8-byte elements: the CPU path's (read back first),
+      // results delivered to the device; path 'gpu' is UNSUPPORTED_TYPE
+      const keys = await engine.upload(grid);
+      const sorted = await engine.sort(keys);
+      expect(sorted).toBeInstanceOf(DeviceArray);
+      expect(
+        sameElements(
+          await engine.download(sorted as DeviceArray),
+          grid.slice().sort((a, b) => a - b),
+        ),
+      ).toBe(true);
+      expect(engine.explain('sort', keys).reason).toMatch(/f64 elements has no GPU kernel/);
+      await expect(engine.sort(keys, { path: 'gpu' })).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_TYPE });
+      const runs = await engine.rleEncode(keys);
+      expect((await engine.download(runs.values)).length).toBe(grid.length);
+      for (const d of [keys, sorted as DeviceArray, runs.values, runs.lengths]) d.destroy();
+      // i16 runs on the GPU's rle from the host, as the CPU path's
+      const pcm = new Int16Array(5000).map((_, i) => (i >> 4) - 100);
+      const gpuRuns = await engine.rleEncode(pcm, { path: 'gpu' });
+      const cpuRuns = await engine.rleEncode(pcm, { path: 'cpu' });
+      expect(sameElements(gpuRuns.values, cpuRuns.values) && sameElements(gpuRuns.lengths, cpuRuns.lengths)).toBe(true);
     },
   );
 

@@ -47,7 +47,6 @@ import {
   checkArray,
   ELEMENT_TYPES,
   elementSize,
-  elementTypeOf,
   isElementType,
   GPU_CODEC_TYPES,
   isGpuCodecType,
@@ -129,11 +128,12 @@ interface ModelSizes {
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
 /**
- * True when the GPU path takes `op` on a host array of `type`: a compress every type of 1, 2 or 4
- * bytes (the GPU codec's, {@link GPU_CODEC_TYPES}), the primitives the kernel types.
+ * True when the GPU path takes `op` on elements of `type`: a compress and the run-length ops
+ * every type of 1, 2 or 4 bytes (the GPU codec's, {@link GPU_CODEC_TYPES}), scan and sort the
+ * kernel types (their own checks narrow them further).
  */
 function gpuTakes(op: string, type: ElementType): boolean {
-  return op === 'compress' ? isGpuCodecType(type) : isKernelType(type);
+  return op === 'compress' || op === 'rleEncode' || op === 'rleDecode' ? isGpuCodecType(type) : isKernelType(type);
 }
 
 /**
@@ -606,13 +606,13 @@ export class Engine {
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
     const signal = checkSignal(opts.signal);
     if (from === 'device' || to === 'device') void this.gpu; // transfers need the GPU
-    // a host array of a type the GPU path does not take (8-byte types; a primitive's i8, i16,
-    // f16): the CPU's, except a compress, whose route keeps it on the CPU (ts/codec/compress.ts
-    // compressRoute)
-    const hostType = from === 'host' && op !== 'decompress' ? elementTypeOf(input) : undefined;
-    const cpuOnly = hostType !== undefined && !gpuTakes(op, hostType);
+    // elements of a type the GPU path does not take (8-byte types; scan's and sort's i8, i16,
+    // f16), on the host or on the device: the CPU's, except a compress, whose route keeps it on
+    // the CPU (ts/codec/compress.ts compressRoute)
+    const dataType = op !== 'decompress' ? elementTypeOfData(input) : undefined;
+    const cpuOnly = dataType !== undefined && !gpuTakes(op, dataType);
     if (requested === 'gpu' && cpuOnly && op !== 'compress')
-      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${op} of ${hostType} elements has no GPU kernel; use path 'cpu' or 'auto'`);
+      throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${op} of ${dataType} elements has no GPU kernel; use path 'cpu' or 'auto'`);
     if (requested === 'gpu') {
       void this.gpu;
       if (!GPU_OPS.has(op)) throw new ParleError(ErrorCodes.PATH_UNAVAILABLE, `${op} has no GPU kernel yet; use path 'cpu' or 'auto'`);
@@ -682,9 +682,8 @@ export class Engine {
    * Elements compare as bit patterns, so f32 NaN payloads and -0 are runs of their own kind.
    *
    * @param input any element type, n elements (n may be 0), on the host or the GPU (the GPU path
-   *   takes host arrays of the five kernel types and DeviceArrays of every type of 1, 2 or 4
-   *   bytes; host arrays of i8, i16, f16, f64, i64 and u64 run on the CPU, and `path: 'gpu'` with
-   *   them is UNSUPPORTED_TYPE).
+   *   takes every type of 1, 2 or 4 bytes; f64, i64 and u64 run on the CPU, read back first from
+   *   the GPU, and `path: 'gpu'` with them is UNSUPPORTED_TYPE).
    * @returns values: same type as the input, one per run; lengths: u32, each >= 1, summing to n.
    *   New arrays (on the host or the GPU, see `to`); the input is not modified.
    * @throws ParleError INVALID_ARGUMENT, UNSUPPORTED_TYPE, DETACHED_BUFFER, INVALID_OPTION, PATH_UNAVAILABLE,
@@ -1273,14 +1272,15 @@ export class Engine {
           ? Math.ceil(input.byteLength / this.rleRatio)
           : input.byteLength;
     const explanation = this.predictFor(op, bytes, from, to);
-    // a host array of a type the GPU's kernels do not take runs on the CPU, as route() sends it
-    const hostType = ArrayBuffer.isView(input) && op !== 'decompress' ? elementTypeOf(input) : undefined;
-    if (hostType !== undefined && !gpuTakes(op, hostType)) {
+    // elements of a type the GPU's kernels do not take run on the CPU, as route() sends them
+    const dataType =
+      (ArrayBuffer.isView(input) || input instanceof DeviceArray) && op !== 'decompress' ? elementTypeOfData(input as Data) : undefined;
+    if (dataType !== undefined && !gpuTakes(op, dataType)) {
       return {
         ...explanation,
         path: 'cpu',
         predictedMs: { cpu: explanation.predictedMs.cpu, gpu: null },
-        reason: `${op} of ${hostType} elements has no GPU kernel, so the CPU path runs`,
+        reason: `${op} of ${dataType} elements has no GPU kernel, so the CPU path runs`,
       };
     }
     // decompress takes a container on the GPU there without asking the model (decompressDevice)
