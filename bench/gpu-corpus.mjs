@@ -23,11 +23,15 @@
  * figure measured warm: its call made back to back for SUSTAIN_MS first (an H200's SM clock
  * idles at 345 MHz and rises only under sustained load: bench/lib/gpu.mjs warmUntilSteady), and
  * the median SM clock of its timed calls recorded beside it (`smMhz`, nvidia-smi; null where
- * there is none). Writes bench/results/<machine>/gpu-corpus.json (the machine is the GPU's).
- *   node bench/gpu-corpus.mjs [--quick] [--files a,b] [--workers 16] [--out DIR]
+ * there is none). Writes bench/results/<machine>/gpu-corpus.json (the machine is the GPU's) and
+ * gpu-corpus.md: #45's table (flat and with the shape, GB/s: decompress a device container to the
+ * device / a host container to the device / CPU + upload, compress from the device to a device
+ * container / to the host, the ratio of the GPU path / the CPU path), printed at the end too;
+ * --table FILE prints and writes it from a json of this benchmark (runs merged by hand) instead.
+ *   node bench/gpu-corpus.mjs [--quick] [--files a,b] [--workers 16] [--out DIR] [--table FILE]
  */
 import os from 'node:os';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
 import { dataFiles, repeatTo, sameBytes as same } from './lib/files.mjs';
@@ -36,8 +40,32 @@ import { startClockSampler } from './lib/gpu.mjs';
 import { machineInfo, writeResults } from './lib/results.mjs';
 
 const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean' }, files: { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean' },
+    files: { type: 'string' },
+    workers: { type: 'string' },
+    out: { type: 'string' },
+    table: { type: 'string' },
+  },
 });
+
+/** #45's table of `rows` (this benchmark's json rows) as markdown: the flat arrays, then with the shape. */
+function issueTable(rows) {
+  const head =
+    '| array | decompress: device container -> device | host container -> device | CPU + upload | compress: device -> device container | device -> host | ratio GPU path / CPU path |\n| --- | --- | --- | --- | --- | --- | --- |';
+  const line = (name, d, c, gpuRatio, cpuRatio) =>
+    `| ${name} | ${[d.gpuResident, d.gpu, d.cpuUpload, c.gpuResident, c.gpu].map((v) => v.toFixed(1)).join(' | ')} | ${gpuRatio.toFixed(3)} / ${cpuRatio.toFixed(3)} |`;
+  const flat = rows.map((r) => line(r.file, r.decompress, r.compress, r.ratioGpu, r.ratioCpu));
+  const shaped = rows.map((r) => line(r.file, r.shaped.decompress, r.shaped.compress, r.shaped.ratioGpu, r.shaped.ratio));
+  return `GB/s of elements, medians (bench/gpu-corpus.mjs); flat:\n\n${head}\n${flat.join('\n')}\n\nWith the shape:\n\n${head}\n${shaped.join('\n')}\n`;
+}
+
+if (args.table !== undefined) {
+  const table = issueTable(JSON.parse(readFileSync(args.table, 'utf8')).rows);
+  console.log(table);
+  writeFileSync(args.table.replace(/\.json$/, '.md'), table);
+  process.exit(0);
+}
 const quick = args.quick === true;
 const REPS = quick ? 3 : 7;
 /**
@@ -266,5 +294,10 @@ await engine.destroy();
 clocks.stop();
 for (const p of problems) console.log(`PROBLEM ${p}`);
 console.log(problems.length === 0 ? 'all checks passed' : `${problems.length} problems`);
-writeResults({ 'gpu-corpus.json': { machine: machineInfo(), workers, rows, problems } }, { quick, out: args.out, gpu: true });
+const table = issueTable(rows);
+console.log(`\n${table}`);
+writeResults(
+  { 'gpu-corpus.json': { machine: machineInfo(), workers, rows, problems }, 'gpu-corpus.md': table },
+  { quick, out: args.out, gpu: true },
+);
 if (problems.length > 0) process.exitCode = 1;
