@@ -33,7 +33,7 @@ declare global {
  */
 export type ElementType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32' | 'i8' | 'i16' | 'f16' | 'f64' | 'i64' | 'u64';
 
-/** The element types of the primitives' kernels (rle all five, scan and sort the 32-bit ones): the 1-, 2- and 4-byte types before version 4. */
+/** The 1-, 2- and 4-byte element types before version 4: the GPU path's scan and sort take their 32-bit ones ({@link GpuCodecType}: its codec and rle). */
 export type KernelType = 'u8' | 'u16' | 'u32' | 'i32' | 'f32';
 
 /**
@@ -107,7 +107,7 @@ if (Float16 !== undefined) (constructors as Record<string, unknown>).f16 = Float
  */
 export const ELEMENT_TYPES: readonly ElementType[] = ['u8', 'u16', 'u32', 'i32', 'f32', 'i8', 'i16', 'f16', 'f64', 'i64', 'u64'];
 
-/** The element types of {@link KernelType}: a host array the GPU path's primitives take is of one of these. */
+/** The element types of {@link KernelType}: a host array the GPU path's scan and sort take is of one of these (of 32 bits). */
 export const KERNEL_TYPES: readonly KernelType[] = ['u8', 'u16', 'u32', 'i32', 'f32'];
 
 /** The element types of {@link GpuCodecType}: the kernel types, then i8, i16, f16. */

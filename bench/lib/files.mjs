@@ -15,8 +15,8 @@ export const SAMPLES = ['t1-brain-labels.u8', 't1-kmeans-labels.u8', 't1-mri.u16
  * The files to run: the corpus files that are present (a warning for each missing one) when
  * `corpus`, then `samples`; with `files` (comma-separated names or their beginnings) only those;
  * with `device`, only those a DeviceArray holds (elements of 1, 2 or 4 bytes: 8-byte ones stay on
- * the CPU path; a note for each left out). Each: { name, path (absolute), rel (from the repository root), type, Ctor, source, shape (corpus
- * files: bench/corpus/index.json's) }.
+ * the CPU path; a note for each left out). Each: { name, path (absolute), rel (from the
+ * repository root), type, Ctor, source, shape (corpus files: bench/corpus/index.json's) }.
  */
 export function dataFiles({ corpus = true, samples = SAMPLES, files, device = false } = {}) {
   const all = [];

@@ -94,9 +94,8 @@ function rawStream(bytes: number): HuffmanStreamInfo {
  * `chunks`; `readAt` serves each predicted chunk's first {@link PREDICT_HEAD_MAX_BYTES} bytes):
  * every predicted chunk has a predict header it decodes (./predict.ts predictOnDevice: every
  * predictor and map of the format), and no chunk of 8-byte elements is quantized (the lossy mode
- * of f64). A header that does not read
- * (CORRUPT) says false: the CPU decode then reports it in its own order (the payload's checksum
- * first).
+ * of f64). A header that does not read (CORRUPT) says false: the CPU decode then reports it in
+ * its own order (the payload's checksum first).
  */
 export function chunksOnDevice(readAt: ReadAt, header: Header, chunks: readonly LocatedChunk[]): boolean {
   const size = elementSize(header.type);

@@ -185,7 +185,8 @@ interface PredictedReads {
  * {@link walkFieldBlocks} finds them all at once first), then at once a decimal map's exceptions
  * and each block's directory, then each Huffman stream's head. Empty once the plan can read all
  * it needs, or where what is held already fails a check (the plan then reports it, in its
- * order). `size`: the element width (a block's streams are of its header's word width); `found`: what earlier calls for this chunk found (updated).
+ * order). `size`: the element width (a block's streams are of its header's word width);
+ * `found`: what earlier calls for this chunk found (updated).
  */
 function missingPredictedReads(sparse: SparseContainer, c: LocatedChunk, size: 1 | 2 | 4 | 8, found: PredictedReads): [number, number][] {
   if (found.done === true) return [];
@@ -305,8 +306,9 @@ async function walkTable(
  * it (its directory) and the first 4 bytes of each of its streams; `regions` ([offset, length])
  * are gathered in the same submission. `jobs`: each chunk's first block (a byte offset in the
  * container, from the predict header the host read), its payload's end, its fields and the
- * word width (bytes, 4 for 8-byte elements: a block's streams are its planes). Nothing is trusted: the plan reads
- * each block and stream where its own walk puts it ({@link missingPredictedReads}).
+ * word width (bytes, 4 for 8-byte elements: a block's streams are its planes). Nothing is
+ * trusted: the plan reads each block and stream where its own walk puts it
+ * ({@link missingPredictedReads}).
  */
 async function walkFieldBlocks(
   gpu: GpuContext,

@@ -110,14 +110,13 @@ export interface PredictChunk {
 
 /**
  * Records the inverse of the predict stage of `chunks` (residual planes of words in `resid`: of
- * `elementWidth` bytes, of 4 for 8-byte elements) into their elements in `out` in `s`: up to eight dispatches for all chunks (widen;
- * rows, an invocation a row, or a workgroup a row of {@link LONG_ROW} cells or more; columns,
- * an invocation a column, or a workgroup a column of {@link LONG_COLUMN} cells or more; planes;
- * join; a decimal map's exceptions; a pass no chunk needs is left out), and the delta
- * chunk scan's three for rows of {@link VERY_LONG_ROW} cells or more. Scratch: 4
- * bytes a word of every chunk. Writes
- * ceil(cells x fields x word width / 4) words a chunk at its `outByteOffset` (bytes past its elements
- * zero). `resid` and `out` must be different buffers; chunks' outputs must not overlap. The
+ * `elementWidth` bytes, of 4 for 8-byte elements) into their elements in `out` in `s`: up to
+ * eight dispatches for all chunks (widen; rows, an invocation a row, or a workgroup a row of
+ * {@link LONG_ROW} cells or more; columns, an invocation a column, or a workgroup a column of
+ * {@link LONG_COLUMN} cells or more; planes; join; a decimal map's exceptions; a pass no chunk
+ * needs is left out), and the delta chunk scan's three for rows of {@link VERY_LONG_ROW} cells
+ * or more. Scratch: 4 bytes a word of every chunk. Writes ceil(cells x fields x word width / 4)
+ * words a chunk at its `outByteOffset` (bytes past its elements zero). `resid` and `out` must be different buffers; chunks' outputs must not overlap. The
  * header's fields are trusted as readPredictHeader checked them (cells a whole number of rows,
  * rows of planes).
  * @throws ParleError INVALID_ARGUMENT (offsets, a chunk {@link predictOnDevice} refuses), TOO_LARGE
