@@ -59,7 +59,7 @@ describeGpu('decompress of a container on the device', () => {
   }
 
   gpuIt('every pipeline of the fuzz samples decodes to the host decode, from a container of any length', async () => {
-    for (const s of await makeSamples(engine, { kernelTypesOnly: true })) {
+    for (const s of await makeSamples(engine)) {
       const back = await fromDevice(s.packed);
       expect(typeof back === 'string' ? back : equalBytes(back, s.decoded), s.name).toBe(true);
     }
@@ -84,7 +84,7 @@ describeGpu('decompress of a container on the device', () => {
   gpuIt('a mutated container fails with the code it fails with from host memory, or decodes exactly', async () => {
     const seed = caseSeed('device container fuzz');
     const rng = new Rng(seed);
-    const samples = await makeSamples(engine, { kernelTypesOnly: true });
+    const samples = await makeSamples(engine);
     const cases = Number(process.env.PARLE_GPU_FUZZ_CASES ?? 300) / 2;
     for (let i = 0; i < cases; i++) {
       const s = samples[i % samples.length];

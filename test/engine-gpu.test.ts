@@ -601,7 +601,7 @@ describeGpu('engine with a GPU', () => {
       ]);
       const seed = caseSeed('engine gpu fuzz v3');
       const rng = new Rng(seed);
-      const samples = await makeSamples(engine, { kernelTypesOnly: true });
+      const samples = await makeSamples(engine);
       const cases = Number(process.env.PARLE_GPU_FUZZ_CASES ?? 300);
       for (let i = 0; i < cases; i++) {
         const s = samples[i % samples.length];
