@@ -26,7 +26,7 @@ struct Params {
   rowCells: u32,  // X: cells a row; 0: a row is the chunk's cells
   planeRows: u32, // Y: rows a plane
   predictor: u32, // 0 none, 1 left, 2 up, 3 lorenzo2, 4 lorenzo3, 5 med
-  map: u32,       // 0 bits, 1 float order (W = 4)
+  map: u32,       // 0 bits, 1 float order (W = 4), 3 float order of 8-byte elements (W = 4: words 2j, 2j + 1 an element's low and high)
   stride: u32,    // elements from one unit's residuals to the next (whole words)
   words: u32,     // output words in all (units x stride x W / 4)
   zigzag: u32,    // 1: residuals zigzagged; 0: the values as they are
@@ -89,6 +89,11 @@ fn valueAt(i: u32, decimalChunk: bool) -> u32 {
     let c = i / params.chunk;
     let k = (i - c * params.chunk) % params.fields;
     return decimalOf(b, decimal[FACTORS + c * params.fields + k]).x;
+  }
+  if (params.map == 3u) {
+    // an 8-byte element's float order (assembly/predict.ts floatOrderEncode64): its high word decides both
+    let top = input[i | 1u] >> 31u;
+    return select(b ^ select(0u, 0x80000000u, (i & 1u) == 1u), ~b, top != 0u);
   }
   if (params.map != 0u) {
     return select(~b, b ^ 0x80000000u, (b >> 31u) == 0u);

@@ -250,7 +250,7 @@ describeGpu('engine with a GPU', () => {
   });
 
   gpuIt(
-    '8-byte elements decode on the GPU (their words predicted, every map); the lossy mode of f64, compress and the primitives through the CPU',
+    "8-byte elements on the GPU: compressed (their words predicted, bits and float order) and decoded (every map); the decimal map's compress, the lossy mode and the primitives through the CPU",
     async () => {
       const rng = new Rng(caseSeed('engine gpu 8-byte'));
       // a grid of doubles that are not decimals (float order), records of signed integers (bits),
@@ -294,10 +294,25 @@ describeGpu('engine with a GPU', () => {
         const twice = await engine.download(both);
         expect(sameElements(twice.subarray(0, input.length) as ParleArray, input), `${what}: a list`).toBe(true);
         expect(sameElements(twice.subarray(input.length) as ParleArray, input), `${what}: a list`).toBe(true);
-        // compress from a device array of 8-byte elements: read back, the CPU path's container
+        // compress from a device array of 8-byte elements on the GPU path: its predicted chunks
+        // written there (bits, float order), or the CPU path's container (f64's decimal map and
+        // lossy mode); to the device, the same bytes
         const device = await engine.upload(original);
-        expect(Buffer.compare(await engine.compress(device, { chunkBytes: 16384, ...opts }), container), `${what}: compress`).toBe(0);
-        for (const d of [back, resident, fromResident, both, device]) d.destroy();
+        const onGpu = await engine.compress(device, { path: 'gpu', chunkBytes: 16384, ...opts });
+        const encodings = engine.inspect(onGpu).chunks.map((c) => c.encoding);
+        if (onDevice && expected !== 'decimal') {
+          expect(encodings.filter((e) => e.includes(expected)).length, `${what}: the GPU's predicted chunks`).toBeGreaterThan(0);
+          expect(onGpu.length, `${what}: within 1 % of the CPU path's size`).toBeLessThan(container.length * 1.01);
+        } else expect(Buffer.compare(onGpu, container), `${what}: the CPU path's container`).toBe(0);
+        for (const path of ['cpu', 'gpu'] as const) {
+          expect(
+            sameElements((await engine.decompress(onGpu, { path })) as ParleArray, input),
+            `${what}: the GPU's container, ${path}`,
+          ).toBe(true);
+        }
+        const toDevice = await engine.compress(device, { path: 'gpu', to: 'device', chunkBytes: 16384, ...opts });
+        expect(Buffer.compare(bytesOf(await engine.download(toDevice)), onGpu), `${what}: to the device`).toBe(0);
+        for (const d of [back, resident, fromResident, both, device, toDevice]) d.destroy();
       }
       // the primitives on a DeviceArray of 8-byte elements: the CPU path's (read back first),
       // results delivered to the device; path 'gpu' is UNSUPPORTED_TYPE

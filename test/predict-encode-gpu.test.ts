@@ -236,6 +236,83 @@ describeGpu('predicted chunks written on the GPU', () => {
     });
   });
 
+  gpuIt(
+    "8-byte elements: the residual planes of their u32 halves under every predictor and map the GPU writes (the reference's); containers from the device decode on both paths",
+    async () => {
+      const gpu = mainContext!;
+      const seed = caseSeed('gpu predict residuals 8-byte');
+      const [X, Y, fields, planes] = [37, 5, 3, 6];
+      // doubles of both signs with low words not zero; integers of both signs past 2^32
+      const base = smooth(Float32Array, X * Y * planes, X, fields, seed);
+      const inputs: [string, ParleArray, number[]][] = [
+        ['f64', Float64Array.from(base as Float32Array, (v) => (v - 500) * 1.0000001), [0, 1]],
+        ['i64', BigInt64Array.from(base as Float32Array, (v) => BigInt(Math.round(v * 1e3)) * 3_000_001n), [0]],
+      ];
+      for (const [name, input, maps] of inputs) {
+        const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+        const device = await gpu.upload(input);
+        const wordFields = 2 * fields;
+        const chunkLength = 2 * X * Y * fields; // elements: two planes
+        const chunks = Math.ceil(input.length / chunkLength);
+        const stride = (2 * chunkLength) / wordFields;
+        const resid = gpu.acquireStorage(chunks * wordFields * stride * 4, 'test residuals');
+        try {
+          for (const map of maps) {
+            for (const predictor of [0, 1, 2, 3, 4, 5]) {
+              const plan: PredictPlan = { map, predictor, fields: wordFields, rowCells: X, planeRows: Y };
+              const what = `${name}, ${JSON.stringify(plan)}`;
+              await gpu.submit('test residuals', (s) =>
+                encodePredictResiduals(gpu, s, {
+                  input: device.buffer,
+                  count: 2 * input.length,
+                  width: 4,
+                  pairs: true,
+                  chunkLength: 2 * chunkLength,
+                  plan,
+                  stride,
+                  units: chunks * wordFields,
+                  resid,
+                }),
+              );
+              const got = await gpu.readBytes(resid, chunks * wordFields * stride * 4);
+              for (let c = 0; c < chunks; c++) {
+                const count = Math.min(chunkLength, input.length - c * chunkLength);
+                const n = (2 * count) / wordFields;
+                const { values } = mapEncode(
+                  bytes.subarray(c * chunkLength * 8, (c * chunkLength + count) * 8),
+                  TYPE_CODE[name as 'f64'],
+                  map,
+                  wordFields,
+                );
+                const expected = predictResiduals(values, 4, wordFields, X, Y, predictor);
+                for (let k = 0; k < wordFields; k++) {
+                  const at = (c * wordFields + k) * stride;
+                  const plane = Array.from({ length: n }, (_, i) => readWord(got, at + i, 4));
+                  expect(plane, `${what}: chunk ${c} word field ${k}`).toEqual(Array.from(expected[k].slice(0, n)));
+                }
+              }
+              if (predictor === 0) continue;
+              // the container the GPU writes with this plan: predicted chunks, the input back on both paths
+              const container = await compressFromDevice(input, {
+                shape: [planes, Y, X, fields],
+                predict: plan,
+                chunkBytes: chunkLength * 8,
+                gpuChunkBytes: chunkLength * 8,
+              });
+              await decodesOnBoth(container, input, what);
+              const kinds = chunkKinds(container);
+              if (kinds.predicted > 0) expect([...kinds.predictors], what).toEqual([predictor]);
+              expect(kinds.predicted + kinds.plain, what).toBe(chunks);
+            }
+          }
+        } finally {
+          gpu.releaseStorage(resid);
+          device.destroy();
+        }
+      }
+    },
+  );
+
   gpuIt('the rle stage over residual planes padded to whole words: runs cut at each plane end, the input back', async () => {
     // u8 RGB rows of 37 cells (a field plane of 37 x rows cells is not whole words): flat areas
     // with the left predictor are runs of zero residuals, which rle codes

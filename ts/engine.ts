@@ -128,12 +128,14 @@ interface ModelSizes {
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
 /**
- * True when the GPU path takes `op` on elements of `type`: a compress and the run-length ops
- * every type of 1, 2 or 4 bytes (the GPU codec's, {@link GPU_CODEC_TYPES}), scan and sort the
- * kernel types (their own checks narrow them further).
+ * True when the GPU path takes `op` on elements of `type`: a compress every type (its route keeps
+ * what the GPU does not write on the CPU path: ts/codec/compress.ts compressRoute), the run-length
+ * ops every type of 1, 2 or 4 bytes ({@link GPU_CODEC_TYPES}), scan and sort the kernel types
+ * (their own checks narrow them further).
  */
 function gpuTakes(op: string, type: ElementType): boolean {
-  return op === 'compress' || op === 'rleEncode' || op === 'rleDecode' ? isGpuCodecType(type) : isKernelType(type);
+  if (op === 'compress') return true;
+  return op === 'rleEncode' || op === 'rleDecode' ? isGpuCodecType(type) : isKernelType(type);
 }
 
 /**
@@ -344,10 +346,10 @@ export class Engine {
 
   /**
    * Copies a host array to the GPU (reusable MAP_WRITE staging buffers, overlapped with their
-   * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of every type; the GPU
-   * codec compresses those of 1, 2 or 4 bytes ({@link GPU_CODEC_TYPES}: u8, u16, u32, i32, f32,
-   * i8, i16, f16; 8-byte ones are read back and compressed on the CPU path), the GPU's rle takes
-   * them too, its scan and sort their 32-bit ones.
+   * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of every type: the GPU
+   * codec compresses and decodes them all (8-byte ones with the chooser's predicted chunks; f64's
+   * decimal map and lossy mode on the CPU path), the GPU's rle takes those of 1, 2 or 4 bytes
+   * ({@link GPU_CODEC_TYPES}), its scan and sort their 32-bit ones.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
    */
   async upload<T extends ParleArray>(array: T): Promise<DeviceArray> {
@@ -606,9 +608,8 @@ export class Engine {
     const to = checkChoice(opts.to, 'options.to', ['host', 'device'] as const, from);
     const signal = checkSignal(opts.signal);
     if (from === 'device' || to === 'device') void this.gpu; // transfers need the GPU
-    // elements of a type the GPU path does not take (8-byte types; scan's and sort's i8, i16,
-    // f16), on the host or on the device: the CPU's, except a compress, whose route keeps it on
-    // the CPU (ts/codec/compress.ts compressRoute)
+    // elements of a type the GPU path does not take (the primitives' 8-byte types; scan's and
+    // sort's i8, i16, f16), on the host or on the device: the CPU's
     const dataType = op !== 'decompress' ? elementTypeOfData(input) : undefined;
     const cpuOnly = dataType !== undefined && !gpuTakes(op, dataType);
     if (requested === 'gpu' && cpuOnly && op !== 'compress')

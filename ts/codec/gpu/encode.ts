@@ -60,7 +60,7 @@ import {
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { debug } from '../../platform/node.js';
-import { kernelSize, type ElementType } from '../../types.js';
+import { elementSize, type ElementType } from '../../types.js';
 import type { CompressSettings } from '../settings.js';
 import type { EncodedChunk } from '../cpu/chunks.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
@@ -546,16 +546,25 @@ export async function encodeChunksOnDevice(
   const t0 = performance.now();
   // the type recorded: the input's, or f16 for a u16 array of half-precision bits
   const type = settings.type ?? input.type;
-  const w = kernelSize(type) as 1 | 2 | 4;
+  const size = elementSize(type);
+  // 8-byte elements as their u32 halves (as the format predicts them: two word fields an element
+  // field): the sets' units count words, `per` an element; their chunks are predicted or stored
+  const per = size === 8 ? 2 : 1;
+  const w = (size === 8 ? 4 : size) as 1 | 2 | 4;
   // the chunk length and the predict plan, from a sample read back (the shape's, or a flat
   // array's record stride; none with a fixed codec or an error bound)
   const { chunkLength, plan } = await planOnDevice(gpu, input, settings);
+  if (per === 2 && plan?.map === ValueMap.Decimal) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `the decimal map of ${type} is not written on the GPU: compress on the CPU path`);
+  }
   // the level is recorded, and decides the plan; the GPU's chooser does not depend on it
   const header = makeHeader(type, input.length, chunkLength, level, settings.shape);
   const C = header.chunkLength;
   const chunks = Array.from({ length: header.chunkCount }, (_, i) => ({ index: i, count: Math.min(C, header.elementCount - i * C) }));
   const wanted = codec === undefined ? undefined : pipelineName(codec as Pipeline);
   const allow = (name: string) => wanted === undefined || wanted === name;
+  /** The plain chunks' pipelines: none of 8-byte elements (the format has none: stored or predicted). */
+  const allowPlain = per === 2 ? () => false : allow;
   const fixed = wanted !== undefined;
   const acquired: GPUBuffer[] = [];
   const releases: (() => void)[] = [];
@@ -574,9 +583,10 @@ export async function encodeChunksOnDevice(
     // the chunks as units: the input itself where every chunk starts on a whole word, else
     // copied to whole words apart
     let plainSet: UnitSet;
-    const counts = chunks.map((c) => c.count);
-    if (chunks.length <= 1 || (C * w) % 4 === 0) {
-      plainSet = { array: input, width: w, stride: C, counts, cells: C, shortFrom: last };
+    const counts = chunks.map((c) => c.count * per);
+    if (chunks.length <= 1 || (C * size) % 4 === 0) {
+      const array = per === 2 ? gpu.wrap(input.buffer, 'u32', input.length * per) : input;
+      plainSet = { array, width: w, stride: C * per, counts, cells: C * per, shortFrom: last };
     } else {
       const stride = alignedStride(C);
       const copy = scratch.acquire(chunks.length * stride * w, 'compress chunks at whole words');
@@ -609,8 +619,8 @@ export async function encodeChunksOnDevice(
     let makeResiduals: ((s: Submission) => void) | undefined;
     // the decimal map's: per chunk its exponents and exceptions (sorted), or undefined: float order
     let decimals: ({ exponents: number[]; indices: Uint32Array; bits: Uint32Array } | undefined)[] = [];
-    if (plan !== undefined && chunks.some((c) => geometry(c.count) !== undefined)) {
-      const cells = Math.floor(C / fields);
+    if (plan !== undefined && chunks.some((c) => geometry(c.count * per) !== undefined)) {
+      const cells = Math.floor((C * per) / fields);
       const stride = alignedStride(cells);
       const units = chunks.length * fields;
       const resid = scratch.acquire(units * stride * w, 'compress residuals');
@@ -627,9 +637,10 @@ export async function encodeChunksOnDevice(
       const recordResiduals = (s: Submission) =>
         encodePredictResiduals(gpu, s, {
           input: input.buffer,
-          count: input.length,
+          count: input.length * per,
           width: w,
-          chunkLength: C,
+          pairs: per === 2,
+          chunkLength: C * per,
           plan,
           stride,
           units,
@@ -642,14 +653,14 @@ export async function encodeChunksOnDevice(
         await gpu.submit('compress residuals', recordResiduals);
         decimals = await chunkExceptions(gpu, decimal, chunks);
       } else makeResiduals = recordResiduals;
-      const unitCounts = chunks.flatMap((c) => Array.from({ length: fields }, () => geometry(c.count)?.cells ?? 0));
+      const unitCounts = chunks.flatMap((c) => Array.from({ length: fields }, () => geometry(c.count * per)?.cells ?? 0));
       const array = gpu.wrap(resid, uTypeOf(w), units * stride);
       predictedSet = { array, width: w, stride, counts: unitCounts, cells, shortFrom: last * fields };
     }
     // 1.-2. both sets sized at once (their round trips overlap; both settled before a failure
     // of either gives their scratch buffers back)
     const sizing = [
-      sizeUnits(gpu, plainSet, decoder, allow, fixed, scratch, true),
+      sizeUnits(gpu, plainSet, decoder, allowPlain, fixed, scratch, true),
       predictedSet === undefined ? undefined : sizeUnits(gpu, predictedSet, decoder, () => true, false, scratch, false, makeResiduals),
     ] as const;
     await Promise.allSettled(sizing);
@@ -662,9 +673,9 @@ export async function encodeChunksOnDevice(
     // the CPU path's rule, so both write the same bytes)
     type Choice = { plain: Candidate | undefined } | { fields: (Candidate | undefined)[]; bytes: number; params: PredictParams };
     const choice: Choice[] = chunks.map((c) => {
-      const raw = c.count * w;
+      const raw = c.count * size;
       const plainBest = smallest(plain.candidates[c.index], raw, fixed);
-      const g = geometry(c.count);
+      const g = geometry(c.count * per);
       if (predicted === undefined || g === undefined || fixed) return { plain: plainBest };
       const dec = decimals[c.index];
       const params: PredictParams = {
@@ -672,7 +683,7 @@ export async function encodeChunksOnDevice(
         rowCells: g.rowCells,
         ...(plan!.map === ValueMap.Decimal ? (dec === undefined ? { map: ValueMap.FloatOrder } : { exponents: dec.exponents }) : {}),
       };
-      let bytes = predictPrefixBytes(params, dec?.indices.length ?? 0, w);
+      let bytes = predictPrefixBytes(params, dec?.indices.length ?? 0, size);
       const best = Array.from({ length: fields }, (_, k) => {
         const x = smallest(predicted.candidates[c.index * fields + k], g.cells * w, false);
         bytes += FIELD_BLOCK_HEADER_BYTES + (x?.bytes ?? g.cells * w);
@@ -762,7 +773,7 @@ export async function encodeChunksOnDevice(
     let at = firstEntryOffset(header);
     for (const c of chunks) {
       const x = choice[c.index];
-      const raw = c.count * w;
+      const raw = c.count * size;
       const stored = (why: string): LaidChunk => ({ entryAt: at, pieces: [unitRange(plainSet, c.index)], payloadBytes: raw, reason: why });
       const sizes = () => plain.candidates[c.index].map((y) => `${pipelineName(y.pipeline)} ${y.bytes} B`).join(', ');
       let chunk: LaidChunk;
@@ -771,7 +782,7 @@ export async function encodeChunksOnDevice(
         // (the decimal map's exponents, exception count and lists after the header)
         const dec = x.params.map === ValueMap.Decimal ? decimals[c.index]! : undefined;
         const E = dec?.indices.length ?? 0;
-        const head = new Uint8Array(predictPrefixBytes(x.params, E, w));
+        const head = new Uint8Array(predictPrefixBytes(x.params, E, size));
         const listsAt = writePredictHeader(head, x.params, E);
         if (dec !== undefined) {
           head.set(new Uint8Array(dec.indices.buffer, dec.indices.byteOffset, 4 * E), listsAt);
@@ -872,7 +883,7 @@ export async function encodeChunksOnDevice(
       let k = 0;
       return laid.map((chunk, i): ChunkEntry => {
         const c = chunks[i];
-        if (chunk.pipeline === undefined) return storedEntry(c.count, c.count * w, hashes[i]);
+        if (chunk.pipeline === undefined) return storedEntry(c.count, c.count * size, hashes[i]);
         const predicted = chunk.pipeline.length === 0;
         return {
           elementCount: c.count,

@@ -8,6 +8,7 @@
 import predictEncodeSource from '../../../shaders/codec-predict-encode.wgsl';
 import decimalSource from '../../../shaders/decimal-f32.wgsl';
 import medSource from '../../../shaders/predict-med.wgsl';
+import { ErrorCodes, ParleError } from '../../errors.js';
 import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -17,6 +18,9 @@ import { planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } fr
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
 import { decimalFactors, FACTOR_WORDS } from './predict.js';
+
+/** codec-predict-encode.wgsl's value map of 8-byte elements' float order (an element's pair of words mapped as one). */
+const FLOAT_ORDER_PAIRS = 3;
 
 /**
  * The chunk length and predict plan of a compress of `input` (on `gpu`) in chunks of about
@@ -39,9 +43,10 @@ export async function planOnDevice(
   if (settings.predict !== undefined)
     return chunkingOf(settings, type, input.length, chunkLength, settings.predict ?? undefined, new Uint8Array(0));
   // nothing to plan (and nothing read back): a fixed codec or the lossy mode, or a flat array
-  // too short for a record stride
+  // too short for a record stride (but of 8-byte elements, which are always planned: their
+  // chunks are predicted or stored)
   const flat = settings.shape === undefined || settings.shape.length < 2;
-  if (settings.codec !== undefined || settings.errorBound !== undefined || (flat && input.length * size < STRIDE_MIN_BYTES))
+  if (settings.codec !== undefined || settings.errorBound !== undefined || (flat && size < 8 && input.length * size < STRIDE_MIN_BYTES))
     return { chunkLength, plan: undefined };
   const ranges = input.length === 0 ? [] : planSampleRanges(input.length, type, settings.shape);
   const parts = await readRanges(
@@ -73,8 +78,14 @@ export interface PredictEncodeJob {
   /** The elements (`count` of `width` bytes from byte 0). */
   input: GPUBuffer;
   count: number;
-  /** Element bytes: 1, 2 or 4. */
+  /** Element bytes: 1, 2 or 4 (8-byte elements: 4, with `pairs`). */
   width: 1 | 2 | 4;
+  /**
+   * 8-byte elements as their u32 halves (low, then high): `count`, `chunkLength` and `stride` in
+   * words, the plan's fields word fields; the float-order map on each element's pair (the
+   * decimal map is not taken: INVALID_ARGUMENT).
+   */
+  pairs?: boolean;
   /** Elements a chunk (the last may hold fewer). */
   chunkLength: number;
   /** The plan (a linear predictor; the bits, float-order or decimal map); undefined: the elements copied as they are, a unit a chunk. */
@@ -95,9 +106,13 @@ export interface PredictEncodeJob {
  * to the stride with its last value; with the decimal map first each chunk's exceptions (a chunk
  * with more than count / 64 of them takes the float-order map, as one without exponents).
  * Input and outputs are distinct buffers.
+ * @throws ParleError INVALID_ARGUMENT (the decimal map with `pairs`), TOO_LARGE
  */
 export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: PredictEncodeJob): void {
   const { width, plan, decimal } = job;
+  if (job.pairs === true && plan?.map === ValueMap.Decimal) {
+    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "the decimal map of 8-byte elements is not written on the GPU (the CPU path's)");
+  }
   const words = (job.units * job.stride * width) / 4;
   if (words === 0) return;
   ctx.checkBindable(roundUp4(job.count * width), 'predict input');
@@ -111,8 +126,12 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
     params.rowCells,
     params.planeRows,
     params.predictor,
-    // (the decimal map without its exponents: float order)
-    decimal === undefined && params.map === ValueMap.Decimal ? ValueMap.FloatOrder : params.map,
+    // (the decimal map without its exponents: float order; 8-byte elements' float order: 3)
+    job.pairs === true && params.map === ValueMap.FloatOrder
+      ? FLOAT_ORDER_PAIRS
+      : decimal === undefined && params.map === ValueMap.Decimal
+        ? ValueMap.FloatOrder
+        : params.map,
     job.stride,
     words,
     plan === undefined ? 0 : 1,
