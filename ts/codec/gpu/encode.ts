@@ -33,7 +33,9 @@
  *      Only the container crosses the bus, and the host copies no payload byte.
  * Candidates here are those the GPU codes without the host: pack is not among them (compress on
  * the CPU path to have it), so the chosen pipeline may differ from the CPU path's, and the bytes
- * with it; the format is the same.
+ * with it; the format is the same. 8-byte elements are units of their u32 halves (two word
+ * fields an element field, as the format predicts them), their chunks predicted (the bits or
+ * float-order map; f64's decimal map is the CPU path's: ../compress.ts plans first) or stored.
  */
 import { abortError } from '../../cpu/pool.js';
 import { storedEntry } from '../cpu/encode.js';
