@@ -317,6 +317,9 @@ describeGpu('engine with a GPU', () => {
       // the primitives on a DeviceArray of 8-byte elements: the CPU path's (read back first),
       // results delivered to the device; path 'gpu' is UNSUPPORTED_TYPE
       const keys = await engine.upload(grid);
+      // compress of a host array of 8-byte elements stays on the CPU path under auto
+      expect(engine.explain('compress', grid).reason).toMatch(/f64 elements on the host runs on the CPU path/);
+      expect(engine.explain('compress', keys).predictedMs.gpu).not.toBeNull();
       const sorted = await engine.sort(keys);
       expect(sorted).toBeInstanceOf(DeviceArray);
       expect(

@@ -128,13 +128,15 @@ interface ModelSizes {
 const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
 
 /**
- * True when the GPU path takes `op` on elements of `type`: a compress every type (its route keeps
- * what the GPU does not write on the CPU path: ts/codec/compress.ts compressRoute), the run-length
- * ops every type of 1, 2 or 4 bytes ({@link GPU_CODEC_TYPES}), scan and sort the kernel types
- * (their own checks narrow them further).
+ * True when the GPU path takes `op` on elements of `type` at `from`: a compress every type on the
+ * device (its route keeps what the GPU does not write on the CPU path: ts/codec/compress.ts
+ * compressRoute) and those of 1, 2 or 4 bytes on the host (an 8-byte array there stays on the CPU
+ * path unless `path: 'gpu'`: f64's decimal map would cross the bus twice); the run-length ops every
+ * type of 1, 2 or 4 bytes ({@link GPU_CODEC_TYPES}); scan and sort the kernel types (their own
+ * checks narrow them further).
  */
-function gpuTakes(op: string, type: ElementType): boolean {
-  if (op === 'compress') return true;
+function gpuTakes(op: string, type: ElementType, from: Location): boolean {
+  if (op === 'compress') return from === 'device' || isGpuCodecType(type);
   return op === 'rleEncode' || op === 'rleDecode' ? isGpuCodecType(type) : isKernelType(type);
 }
 
@@ -609,9 +611,10 @@ export class Engine {
     const signal = checkSignal(opts.signal);
     if (from === 'device' || to === 'device') void this.gpu; // transfers need the GPU
     // elements of a type the GPU path does not take (the primitives' 8-byte types; scan's and
-    // sort's i8, i16, f16), on the host or on the device: the CPU's
+    // sort's i8, i16, f16; a compress of a host array of 8-byte ones), on the host or on the
+    // device: the CPU's
     const dataType = op !== 'decompress' ? elementTypeOfData(input) : undefined;
-    const cpuOnly = dataType !== undefined && !gpuTakes(op, dataType);
+    const cpuOnly = dataType !== undefined && !gpuTakes(op, dataType, from);
     if (requested === 'gpu' && cpuOnly && op !== 'compress')
       throw new ParleError(ErrorCodes.UNSUPPORTED_TYPE, `${op} of ${dataType} elements has no GPU kernel; use path 'cpu' or 'auto'`);
     if (requested === 'gpu') {
@@ -1276,12 +1279,15 @@ export class Engine {
     // elements of a type the GPU's kernels do not take run on the CPU, as route() sends them
     const dataType =
       (ArrayBuffer.isView(input) || input instanceof DeviceArray) && op !== 'decompress' ? elementTypeOfData(input as Data) : undefined;
-    if (dataType !== undefined && !gpuTakes(op, dataType)) {
+    if (dataType !== undefined && !gpuTakes(op, dataType, from)) {
       return {
         ...explanation,
         path: 'cpu',
         predictedMs: { cpu: explanation.predictedMs.cpu, gpu: null },
-        reason: `${op} of ${dataType} elements has no GPU kernel, so the CPU path runs`,
+        reason:
+          op === 'compress'
+            ? `compress of ${dataType} elements on the host runs on the CPU path (from a DeviceArray, or with path: 'gpu', the GPU writes them)`
+            : `${op} of ${dataType} elements has no GPU kernel, so the CPU path runs`,
       };
     }
     // decompress takes a container on the GPU there without asking the model (decompressDevice)
