@@ -17,10 +17,7 @@ import { ValueMap } from '../../format/predict.js';
 import { planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
-import { decimalFactors, FACTOR_WORDS } from './predict.js';
-
-/** codec-predict-encode.wgsl's value map of 8-byte elements' float order (an element's pair of words mapped as one). */
-const FLOAT_ORDER_PAIRS = 3;
+import { decimalFactors, FACTOR_WORDS, FLOAT_ORDER_PAIRS } from './predict.js';
 
 /**
  * The chunk length and predict plan of a compress of `input` (on `gpu`) in chunks of about

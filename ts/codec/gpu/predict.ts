@@ -53,21 +53,29 @@ export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, 
   return head.predictor <= Predictor.Med && (head.map === ValueMap.None || elementWidth >= 4);
 }
 
-/** The kernel's value maps of 8-byte elements (codec-predict.wgsl: an element's pair of words undone as one), by the header's. */
-const PAIR_MAPS: Record<number, number> = { [ValueMap.None]: ValueMap.None, [ValueMap.FloatOrder]: 3, [ValueMap.Decimal]: 4 };
+/**
+ * The kernels' value maps of 8-byte elements, an element's pair of words mapped as one
+ * (codec-predict.wgsl and codec-predict-encode.wgsl `map`): float order, and f64's decimal map
+ * (decoded only).
+ */
+export const FLOAT_ORDER_PAIRS = 3;
+const DECIMAL_PAIRS = 4;
+
+/** codec-predict.wgsl's value map of 8-byte elements, by the header's. */
+const PAIR_MAPS: Record<number, number> = {
+  [ValueMap.None]: ValueMap.None,
+  [ValueMap.FloatOrder]: FLOAT_ORDER_PAIRS,
+  [ValueMap.Decimal]: DECIMAL_PAIRS,
+};
 
 /**
  * The integers 10^e for e = 0..18 as (low, high) u32 words: what decimal-f64.wgsl divides by
- * (words POW10_AT.. of its table, after {@link decimalFactors}).
+ * (words POW10_AT.. of its table, after {@link decimalFactors}); made once.
  */
-function decimalPowers(): number[] {
-  const out: number[] = [];
-  for (let e = 0n; e <= 18n; e++) {
-    const p = 10n ** e;
-    out.push(Number(p & 0xffffffffn), Number(p >> 32n));
-  }
-  return out;
-}
+const DECIMAL_POWERS: readonly number[] = Array.from({ length: 19 }, (_, e) => 10n ** BigInt(e)).flatMap((p) => [
+  Number(p & 0xffffffffn),
+  Number(p >> 32n),
+]);
 
 /** Words of the decimal factors' table (codec-predict.wgsl `decimal`): F[e] = 10^-e, e = 0..18, three words each. */
 export const FACTOR_WORDS = 3 * 19;
@@ -139,7 +147,7 @@ export function encodePredictDecodeChunks(
   /** Items of each pass so far: widen, rows, columns, planes, join, long rows, long columns, med planes (workgroups of the last three). */
   const items = [0, 0, 0, 0, 0, 0, 0, 0];
   const veryLongRows: DeltaChunk[] = [];
-  const decimal: number[] = [...decimalFactors(), ...decimalPowers()];
+  const decimal: number[] = [...decimalFactors(), ...DECIMAL_POWERS];
   const exceptionPairs: number[] = [];
   let wide = 0;
   let residEnd = 0;
