@@ -26,6 +26,8 @@ import {
   type HuffmanEncodeJob,
 } from '../../ts/codec/gpu/huffman-encode.js';
 import { rleChunkStreams } from '../../ts/codec/gpu/rle-streams.js';
+import { encodePackSizes, encodePackWrite, paddedBytes, type PackSizing } from '../../ts/codec/gpu/pack-encode.js';
+import { PACK_SCRATCH_BYTES } from '../../ts/cpu/wasm.js';
 import { encodeShuffleChunks, shuffle, unshuffle } from '../../ts/codec/gpu/shuffle.js';
 import { encodePredictDecodeChunks } from '../../ts/codec/gpu/predict.js';
 import { Predictor, ValueMap } from '../../ts/format/predict.js';
@@ -2004,5 +2006,136 @@ describeGpu('GPU decimal map of f64 (codec-predict.wgsl, decimal-f64.wgsl)', () 
       residBuf.destroy();
       out.destroy();
     }
+  });
+});
+
+/** The pack stream the CPU writes for `bytes` (elements of `w` bytes): assembly/pack.ts packEncode (build/parle.wasm). */
+async function cpuPackStream(bytes: Uint8Array, w: 1 | 2 | 4): Promise<Uint8Array> {
+  cpuKernels ??= await KernelHarness.create('simd');
+  const h = cpuKernels;
+  h.reset();
+  const n = bytes.length / w;
+  const inPtr = h.copyIn(bytes, 16);
+  const room = Math.ceil(n / 256) * 20 + n * w + 64;
+  const outPtr = h.alloc(room);
+  const written = h.kernels.packEncode(inPtr, n, w, outPtr, room, h.alloc(PACK_SCRATCH_BYTES));
+  expect(written).toBeGreaterThan(0);
+  return h.bytes(outPtr, written).slice();
+}
+
+/** Elements of `w` bytes (little-endian) of one of the pack tests' shapes: exceptions, zigzag, both, none. */
+function packData(rng: Rng, shape: string, n: number, w: 1 | 2 | 4): Uint8Array {
+  const top = 2 ** (8 * w);
+  const v = (i: number): number => {
+    switch (shape) {
+      case 'zeros':
+        return 0;
+      case 'max':
+        return top - 1;
+      case 'outlier':
+        return i % 256 === 77 ? top - 1 - (rng.u32() % 3) : rng.u32() % 4;
+      case 'small-negative':
+        return ((rng.u32() % 9) - 4 + top) % top;
+      case 'random':
+        return rng.u32() % top;
+      case 'ramp':
+        return (1000 + 3 * i) % top;
+      case 'narrow':
+        return (rng.u32() % 16) + (rng.u32() % 100 < 3 ? rng.u32() % top : 0);
+      default: // many exceptions: a fifth of the values far out, some past 255 a block
+        return rng.u32() % 5 === 0 ? top - 1 - (rng.u32() % 1000) : rng.u32() % 8;
+    }
+  };
+  const bytes = new Uint8Array(n * w);
+  for (let i = 0; i < n; i++) {
+    const x = v(i) % top;
+    for (let k = 0; k < w; k++) bytes[i * w + k] = Math.floor(x / 2 ** (8 * k)) & 0xff;
+  }
+  return bytes;
+}
+
+describeGpu('GPU pack encode (docs/format.md, "Pack streams"; codec-pack-encode.wgsl)', () => {
+  const SHAPES = ['zeros', 'max', 'outlier', 'small-negative', 'random', 'ramp', 'narrow', 'many-exceptions'];
+  const COUNTS = [1, 3, 4, 5, 255, 256, 257, 1000, 4099];
+
+  gpuTest(`every shape, widths 1, 2, 4, counts ${COUNTS.join(', ')}: the CPU encoder's sizes and bytes, streams at odd offsets`, async (ctx, rng) => {
+    for (const w of [1, 2, 4] as const) {
+      // the streams back to back from byte 3 of the source, written to the destination in
+      // reverse order from byte 5, so that each block lands at every alignment
+      const cases = SHAPES.flatMap((shape) => COUNTS.map((n) => ({ shape, n, bytes: packData(rng, shape, n, w) })));
+      const parts: [number, Uint8Array][] = [];
+      let at = 3;
+      const streams = cases.map((c) => {
+        parts.push([at, c.bytes]);
+        const stream = { srcByteOffset: at, count: c.n, width: w };
+        at += c.bytes.length;
+        return stream;
+      });
+      const src = bufferWith(ctx, at + 8, parts);
+      const blocks = streams.reduce((a, x) => a + Math.ceil(x.count / 256), 0);
+      const sizes = ctx.acquireStorage(paddedBytes(blocks), 'test pack sizes');
+      let read: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+      let sizing: PackSizing | undefined;
+      await ctx.submit('test pack plan', (s) => {
+        ({ sizing, read } = encodePackSizes(ctx, s, src, streams, sizes));
+      });
+      const totals = await read();
+      const want = await Promise.all(cases.map((c) => cpuPackStream(c.bytes, w)));
+      cases.forEach((c, i) => expect(totals[i], `w ${w} ${c.shape} n ${c.n}`).toBe(want[i].length));
+      let out = 5;
+      const writes = cases
+        .map((_, i) => i)
+        .reverse()
+        .map((i) => {
+          const x = { stream: i, dstByteOffset: out, byteLength: totals[i] };
+          out += totals[i];
+          return x;
+        });
+      const dst = bufferWith(ctx, out + 9);
+      await ctx.submit('test pack write', (s) => encodePackWrite(ctx, s, sizing!, writes, dst));
+      const got = await readAll(ctx, dst);
+      expect(got.subarray(0, 5).every((b) => b === 0)).toBe(true);
+      expect(got.subarray(out).every((b) => b === 0)).toBe(true);
+      for (const x of writes) {
+        const c = cases[x.stream];
+        const stream = got.subarray(x.dstByteOffset, x.dstByteOffset + x.byteLength);
+        expect(Buffer.from(stream).equals(Buffer.from(want[x.stream])), `w ${w} ${c.shape} n ${c.n}`).toBe(true);
+        expect(ref.packDecodeStream(stream, c.n * w, w)).toEqual(c.bytes);
+      }
+      ctx.releaseStorage(sizes);
+      src.destroy();
+      dst.destroy();
+    }
+  });
+
+  gpuTest('arguments: widths, empty and outside streams, a small sizes buffer, a write of no plan stream', async (ctx) => {
+    const src = bufferWith(ctx, 64);
+    const sizes = bufferWith(ctx, 16);
+    // every check comes before anything is recorded: no submission needed
+    const code = (f: () => void) => {
+      try {
+        f();
+      } catch (e) {
+        return (e as ParleError).code;
+      }
+      return 'ok';
+    };
+    const plan = (streams: { srcByteOffset: number; count: number; width: 1 | 2 | 4 }[], buffer = sizes) =>
+      code(() => encodePackSizes(ctx, undefined as never, src, streams, buffer));
+    expect(plan([{ srcByteOffset: 0, count: 4, width: 3 as 4 }])).toBe('INVALID_ARGUMENT');
+    expect(plan([{ srcByteOffset: 0, count: 0, width: 1 }])).toBe('INVALID_ARGUMENT');
+    expect(plan([{ srcByteOffset: 60, count: 2, width: 4 }])).toBe('INVALID_ARGUMENT');
+    expect(plan(Array.from({ length: 5 }, () => ({ srcByteOffset: 0, count: 1, width: 1 as const })))).toBe('INVALID_ARGUMENT');
+    const sizing: PackSizing = { src, streams: [{ srcByteOffset: 0, count: 4, width: 1 }], firstBlock: [0], blocks: 1, sizes };
+    const dst = bufferWith(ctx, 16);
+    expect(code(() => encodePackWrite(ctx, undefined as never, sizing, [{ stream: 1, dstByteOffset: 0, byteLength: 4 }], dst))).toBe(
+      'INVALID_ARGUMENT',
+    );
+    expect(code(() => encodePackWrite(ctx, undefined as never, sizing, [{ stream: 0, dstByteOffset: 14, byteLength: 4 }], dst))).toBe(
+      'INVALID_ARGUMENT',
+    );
+    sizes.destroy();
+    src.destroy();
+    dst.destroy();
   });
 });
