@@ -140,6 +140,7 @@ describeGpu('engine with a GPU', () => {
         ...(wide ? ['shuffle+rle+huffman', 'delta+shuffle+rle+huffman'] : []),
       ],
     },
+    { name: 'pack', codecs: () => ['pack', 'delta+pack'] },
   ];
   for (const [what, input, chunkBytes] of compressInputs) {
     for (const group of codecGroups)
@@ -181,6 +182,35 @@ describeGpu('engine with a GPU', () => {
         },
       );
   }
+
+  gpuIt("auto on the GPU path takes pack where it is smallest (the pack stage's plan sized on the GPU)", async () => {
+    const rng = new Rng(caseSeed('engine gpu auto pack'));
+    // an audio-like random walk of i16 (small deltas, a few jumps: exceptions) and u32 noise of 6
+    // bits on a base that steps every 256 elements (a frame of reference a block beats one
+    // Huffman code a chunk): delta+pack and pack beat every other candidate there
+    const walk = new Int16Array(300_000);
+    for (let i = 1; i < walk.length; i++) walk[i] = walk[i - 1] + (rng.nextU32() % 61) - 30 + (rng.nextU32() % 500 === 0 ? 9000 : 0);
+    const steps = new Uint32Array(100_000).map((_, i) => 1_000_000 + (i >> 8) * 5003 + (rng.nextU32() % 64));
+    for (const [what, input, want] of [
+      ['i16 random walk', walk, 'delta+pack'],
+      ['u32 steps', steps, 'pack'],
+    ] as const) {
+      const device = await engine.upload(input);
+      const viaGpu = await engine.compress(device, { path: 'gpu', chunkBytes: 64 << 10 });
+      const viaCpu = await engine.compress(input, { path: 'cpu', chunkBytes: 64 << 10 });
+      const encodings = engine.inspect(viaGpu).chunks.map((c) => c.encoding);
+      expect(
+        encodings.every((e) => e === want),
+        `${what}: ${encodings.join(', ')}`,
+      ).toBe(true);
+      expect(viaGpu.length, what).toBeLessThanOrEqual(viaCpu.length * 1.01);
+      expect(sameElements(await engine.decompress(viaGpu, { path: 'cpu' }), input), `${what}: CPU decode`).toBe(true);
+      const back = await engine.decompress(viaGpu, { path: 'gpu', to: 'device' });
+      expect(sameElements(await engine.download(back), input), `${what}: GPU decode`).toBe(true);
+      back.destroy();
+      device.destroy();
+    }
+  });
 
   gpuIt('GPU-path compress and decompress with workers that do not share memory (regions copied)', async () => {
     const e = await createEngine({ workers: 2, gpu: 'require', calibration: 'skip', sharedMemory: false });

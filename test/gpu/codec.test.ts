@@ -2058,55 +2058,58 @@ describeGpu('GPU pack encode (docs/format.md, "Pack streams"; codec-pack-encode.
   const SHAPES = ['zeros', 'max', 'outlier', 'small-negative', 'random', 'ramp', 'narrow', 'many-exceptions'];
   const COUNTS = [1, 3, 4, 5, 255, 256, 257, 1000, 4099];
 
-  gpuTest(`every shape, widths 1, 2, 4, counts ${COUNTS.join(', ')}: the CPU encoder's sizes and bytes, streams at odd offsets`, async (ctx, rng) => {
-    for (const w of [1, 2, 4] as const) {
-      // the streams back to back from byte 3 of the source, written to the destination in
-      // reverse order from byte 5, so that each block lands at every alignment
-      const cases = SHAPES.flatMap((shape) => COUNTS.map((n) => ({ shape, n, bytes: packData(rng, shape, n, w) })));
-      const parts: [number, Uint8Array][] = [];
-      let at = 3;
-      const streams = cases.map((c) => {
-        parts.push([at, c.bytes]);
-        const stream = { srcByteOffset: at, count: c.n, width: w };
-        at += c.bytes.length;
-        return stream;
-      });
-      const src = bufferWith(ctx, at + 8, parts);
-      const blocks = streams.reduce((a, x) => a + Math.ceil(x.count / 256), 0);
-      const sizes = ctx.acquireStorage(paddedBytes(blocks), 'test pack sizes');
-      let read: () => Promise<Uint32Array> = async () => new Uint32Array(0);
-      let sizing: PackSizing | undefined;
-      await ctx.submit('test pack plan', (s) => {
-        ({ sizing, read } = encodePackSizes(ctx, s, src, streams, sizes));
-      });
-      const totals = await read();
-      const want = await Promise.all(cases.map((c) => cpuPackStream(c.bytes, w)));
-      cases.forEach((c, i) => expect(totals[i], `w ${w} ${c.shape} n ${c.n}`).toBe(want[i].length));
-      let out = 5;
-      const writes = cases
-        .map((_, i) => i)
-        .reverse()
-        .map((i) => {
-          const x = { stream: i, dstByteOffset: out, byteLength: totals[i] };
-          out += totals[i];
-          return x;
+  gpuTest(
+    `every shape, widths 1, 2, 4, counts ${COUNTS.join(', ')}: the CPU encoder's sizes and bytes, streams at odd offsets`,
+    async (ctx, rng) => {
+      for (const w of [1, 2, 4] as const) {
+        // the streams back to back from byte 3 of the source, written to the destination in
+        // reverse order from byte 5, so that each block lands at every alignment
+        const cases = SHAPES.flatMap((shape) => COUNTS.map((n) => ({ shape, n, bytes: packData(rng, shape, n, w) })));
+        const parts: [number, Uint8Array][] = [];
+        let at = 3;
+        const streams = cases.map((c) => {
+          parts.push([at, c.bytes]);
+          const stream = { srcByteOffset: at, count: c.n, width: w };
+          at += c.bytes.length;
+          return stream;
         });
-      const dst = bufferWith(ctx, out + 9);
-      await ctx.submit('test pack write', (s) => encodePackWrite(ctx, s, sizing!, writes, dst));
-      const got = await readAll(ctx, dst);
-      expect(got.subarray(0, 5).every((b) => b === 0)).toBe(true);
-      expect(got.subarray(out).every((b) => b === 0)).toBe(true);
-      for (const x of writes) {
-        const c = cases[x.stream];
-        const stream = got.subarray(x.dstByteOffset, x.dstByteOffset + x.byteLength);
-        expect(Buffer.from(stream).equals(Buffer.from(want[x.stream])), `w ${w} ${c.shape} n ${c.n}`).toBe(true);
-        expect(ref.packDecodeStream(stream, c.n * w, w)).toEqual(c.bytes);
+        const src = bufferWith(ctx, at + 8, parts);
+        const blocks = streams.reduce((a, x) => a + Math.ceil(x.count / 256), 0);
+        const sizes = ctx.acquireStorage(paddedBytes(blocks), 'test pack sizes');
+        let read: () => Promise<Uint32Array> = async () => new Uint32Array(0);
+        let sizing: PackSizing | undefined;
+        await ctx.submit('test pack plan', (s) => {
+          ({ sizing, read } = encodePackSizes(ctx, s, src, streams, sizes));
+        });
+        const totals = await read();
+        const want = await Promise.all(cases.map((c) => cpuPackStream(c.bytes, w)));
+        cases.forEach((c, i) => expect(totals[i], `w ${w} ${c.shape} n ${c.n}`).toBe(want[i].length));
+        let out = 5;
+        const writes = cases
+          .map((_, i) => i)
+          .reverse()
+          .map((i) => {
+            const x = { stream: i, dstByteOffset: out, byteLength: totals[i] };
+            out += totals[i];
+            return x;
+          });
+        const dst = bufferWith(ctx, out + 9);
+        await ctx.submit('test pack write', (s) => encodePackWrite(ctx, s, sizing!, writes, dst));
+        const got = await readAll(ctx, dst);
+        expect(got.subarray(0, 5).every((b) => b === 0)).toBe(true);
+        expect(got.subarray(out).every((b) => b === 0)).toBe(true);
+        for (const x of writes) {
+          const c = cases[x.stream];
+          const stream = got.subarray(x.dstByteOffset, x.dstByteOffset + x.byteLength);
+          expect(Buffer.from(stream).equals(Buffer.from(want[x.stream])), `w ${w} ${c.shape} n ${c.n}`).toBe(true);
+          expect(ref.packDecodeStream(stream, c.n * w, w)).toEqual(c.bytes);
+        }
+        ctx.releaseStorage(sizes);
+        src.destroy();
+        dst.destroy();
       }
-      ctx.releaseStorage(sizes);
-      src.destroy();
-      dst.destroy();
-    }
-  });
+    },
+  );
 
   gpuTest('arguments: widths, empty and outside streams, a small sizes buffer, a write of no plan stream', async (ctx) => {
     const src = bufferWith(ctx, 64);

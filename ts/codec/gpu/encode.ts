@@ -12,10 +12,11 @@
  *      field planes, are the units steps 1-2 size, each on its own;
  *   1. one submission a set of units: every chunk's elements' tree hash; the units' deltas and
  *      byte planes (the candidates' streams) into scratch buffers; byte histograms of every
- *      candidate stream;
+ *      candidate stream; the pack stage's plan of every unit and of its deltas (elements of 2
+ *      or 4 bytes, as the CPU path's candidates: ./pack-encode.ts), each stream's exact bytes;
  *   2. on the host, from the histograms and their Huffman codes (made on the GPU in the same
  *      submission: codec-code-lengths.wgsl), each candidate's exact size (huffman,
- *      delta+huffman, shuffle+huffman, delta+shuffle+huffman); where the runs of a transform's
+ *      delta+huffman, shuffle+huffman, delta+shuffle+huffman, pack, delta+pack); where the runs of a transform's
  *      output (counted in the histogram pass) could beat that, the rle stage's streams of every
  *      unit, or of its byte planes, are built on the GPU (runs cut at the units, lengths as
  *      LEB128: rleChunkStreams) and their histograms size rle after that transform (rle,
@@ -23,17 +24,19 @@
  *      submission and one round trip a transform (its buffers sized from the runs step 1 counted);
  *   3. per chunk the smallest: predicted (each field plane's smallest, or stored) or plain;
  *      Huffman streams encoded on the GPU (PAVLE, ts/codec/gpu/huffman-encode.ts) and left
- *      there (huffmanEncodeOnDevice: only their sizes are read back); a chunk that nothing
- *      shrinks is stored;
+ *      there (huffmanEncodeOnDevice: only their sizes are read back), pack streams written
+ *      there back to back (their sizes known: no readback); a chunk that nothing shrinks is
+ *      stored;
  *   4. the container laid out on the host from those sizes, then built on the GPU in one
  *      submission: each payload gathered from its pieces (stream bytes, the elements of a stored
  *      chunk, and the directories, predict headers and Huffman headers the host writes, uploaded
  *      together; codec-gather.wgsl), and the payloads' tree hashes. The container is read back
  *      once, into the array returned; the host writes the header and the chunk entries into it.
  *      Only the container crosses the bus, and the host copies no payload byte.
- * Candidates here are those the GPU codes without the host: pack is not among them (compress on
- * the CPU path to have it), so the chosen pipeline may differ from the CPU path's, and the bytes
- * with it; the format is the same. 8-byte elements are units of their u32 halves (two word
+ * The chooser takes the smallest candidate (the CPU path's takes pack within a few per cent of
+ * Huffman, for its decode speed, and estimates from a sample), so the chosen pipeline may
+ * differ from the CPU path's, and the bytes with it; the format is the same; a fixed pipeline
+ * writes the CPU path's bytes. 8-byte elements are units of their u32 halves (two word
  * fields an element field, as the format predicts them), their chunks predicted (the bits or
  * float-order map; f64's decimal map is the CPU path's: ../compress.ts plans first) or stored.
  */
@@ -47,6 +50,7 @@ import { encodeTreeHashes } from './hash.js';
 import { encodeHistogramCodes, type HistogramCode, type HistogramSource } from './histogram.js';
 import { huffmanEncodeOnDevice, type HuffmanEncodeJob } from './huffman-encode.js';
 import { rleChunkStreams } from './rle-streams.js';
+import { encodePackSizes, encodePackWrite, PACK_BLOCK, paddedBytes, type PackSizing } from './pack-encode.js';
 import { encodeShuffle, encodeShuffleChunks } from './shuffle.js';
 import { encodePredictResiduals, planOnDevice, type DecimalEncode } from './predict-encode.js';
 import { chooseExponents, exponentSampleStep } from '../predict.js';
@@ -95,16 +99,22 @@ export function gpuCodablePipeline(pipeline: readonly number[]): boolean {
   return [
     ...['huffman', 'delta+huffman', 'shuffle+huffman', 'delta+shuffle+huffman'],
     ...['rle', 'delta+rle', 'shuffle+rle', 'delta+shuffle+rle'].flatMap((t) => [t, `${t}+huffman`]),
+    ...['pack', 'delta+pack'],
   ].includes(names);
 }
 
-/** One stream of a candidate: its bytes (a range of a GPU buffer), histogram and code; `plain`: stored as it is (rle without huffman). */
+/**
+ * One stream of a candidate: its bytes (a range of a GPU buffer), histogram and code; `plain`:
+ * stored as it is (rle without huffman); `pack`: coded by the pack stage, stream `stream` of the
+ * plan `sizing`, E bytes.
+ */
 interface StreamPlan {
   buffer: GPUBuffer;
   byteOffset: number;
   byteLength: number;
   code: HistogramCode;
   plain?: boolean;
+  pack?: { sizing: PackSizing; stream: number; bytes: number };
 }
 
 /** How often each value occurs, in order of first occurrence. */
@@ -259,7 +269,12 @@ async function sizeUnits(
 ): Promise<{ candidates: Candidate[][]; hashes: Uint32Array; rleBuilt: string[] }> {
   const w = set.width;
   const units = set.counts.map((count, index) => ({ index, count, at: index * set.stride * w }));
-  const useDelta = ['delta', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow));
+  // pack and delta+pack for elements of 2 or 4 bytes (the CPU path's candidates: for bytes Huffman
+  // decodes about as fast), or where fixed; pack sizes every block, so the source is bound whole
+  const binding = gpu.limits.maxStorageBufferBindingSize;
+  const usePack = (name: string) => allow(name) && (w > 1 || fixed) && roundUp4(set.array.length * w) <= binding;
+  const useDelta =
+    ['delta', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow)) || usePack('delta+pack');
   const useShuffle = w > 1 && ['shuffle', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow));
   const length = set.array.length;
   const totalBytes = length * w;
@@ -280,10 +295,14 @@ async function sizeUnits(
   let readHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
   let readCodes: () => Promise<HistogramCode[][]> = async () => [];
   let buffers: GPUBuffer[] = [];
+  /** The pack stage's plans, a source each, and their streams' bytes once read. */
+  const packs: { prefix: Pipeline; sizing?: PackSizing; read: () => Promise<Uint32Array> }[] = [];
+  const packed = units.filter((c) => c.count > 0);
+  if (usePack('pack')) packs.push({ prefix: [], read: async () => new Uint32Array(0) });
+  if (usePack('delta+pack')) packs.push({ prefix: [StageId.Delta], read: async () => new Uint32Array(0) });
   // the deltas of every unit in one dispatch where the input fits one binding (a dispatch
   // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
   // units after the first start at whole words
-  const binding = gpu.limits.maxStorageBufferBindingSize;
   const deltaAtOnce = delta !== undefined && roundUp4(totalBytes) <= binding;
   // the planes of every unit likewise (256 KiB chunks: a dispatch a chunk was 10-12 ms of GPU
   // time at 64 MiB on the H200)
@@ -327,10 +346,19 @@ async function sizeUnits(
       if (deltaPlanes) sources.push({ buffer: deltaPlanes, ranges: ranges.planes, runWidth: 1 });
       readCodes = encodeHistogramCodes(gpu, s, sources);
       buffers = sources.map((x) => x.buffer);
+      // every unit's pack stream, and its deltas', sized exactly
+      const streams = packed.map((c) => ({ srcByteOffset: c.at, count: c.count, width: w }));
+      const blocks = streams.reduce((a, x) => a + Math.ceil(x.count / PACK_BLOCK), 0);
+      for (const p of packs) {
+        const source = p.prefix.length === 0 ? raw : delta!;
+        const plan = encodePackSizes(gpu, s, source, streams, scratch.acquire(paddedBytes(blocks), 'compress pack sizes'));
+        p.sizing = plan.sizing;
+        p.read = plan.read;
+      }
     }
   });
   // every readback mapped at once (one after another they had been a round trip each)
-  const [hashes, read] = await Promise.all([readHashes(), readCodes()]);
+  const [hashes, read, ...packBytes] = await Promise.all([readHashes(), readCodes(), ...packs.map((p) => p.read())]);
   const codes = new Map<GPUBuffer, HistogramCode[]>(buffers.map((b, i) => [b, read[i]]));
   const codeOf = (buffer: GPUBuffer, r: number) => codes.get(buffer)![r];
   // 2. candidates without rle, sized exactly from the histograms and their codes
@@ -361,6 +389,25 @@ async function sizeUnits(
     if (deltaPlanes && allow('delta+shuffle+huffman')) byPlanes(deltaPlanes, [StageId.Delta, StageId.Shuffle, StageId.Huffman]);
     return list;
   });
+  packed.forEach((c, i) =>
+    packs.forEach((p, k) => {
+      const sizing = p.sizing!;
+      const bytes = packBytes[k][i];
+      candidates[c.index].push({
+        pipeline: [...p.prefix, StageId.Pack],
+        bytes: 8 + bytes,
+        streams: [
+          {
+            buffer: sizing.src,
+            byteOffset: c.at,
+            byteLength: c.count * w,
+            code: codeOf(sizing.src, c.index),
+            pack: { sizing, stream: i, bytes },
+          },
+        ],
+      });
+    }),
+  );
   const best = (c: { index: number; count: number }) => Math.min(c.count * w, ...candidates[c.index].map((x) => x.bytes));
   const promised = units.reduce((a, c) => a + best(c), 0);
   const last = units.length - 1;
@@ -699,10 +746,17 @@ export async function encodeChunksOnDevice(
     const rawStream = (plan: StreamPlan): Piece[] => [{ host: new Uint8Array([HuffmanMode.Raw]) }, range(plan)];
     const jobs = new Map<GPUBuffer, { plan: StreamPlan; job: HuffmanEncodeJob }[]>();
     const chosen = choice.flatMap((x) => ('plain' in x ? [x.plain] : x.fields));
+    /** The pack streams chosen, by plan. */
+    const packWrites = new Map<PackSizing, StreamPlan[]>();
     for (const x of chosen) {
       for (const plan of x?.streams ?? []) {
         if (plan.plain) {
           pieces.set(plan, [range(plan)]);
+          continue;
+        }
+        if (plan.pack !== undefined) {
+          if (!packWrites.has(plan.pack.sizing)) packWrites.set(plan.pack.sizing, []);
+          packWrites.get(plan.pack.sizing)!.push(plan);
           continue;
         }
         const { count, first } = presentSymbols(plan.code.counts);
@@ -724,9 +778,28 @@ export async function encodeChunksOnDevice(
         }
       }
     }
+    // the pack streams written back to back, a buffer a plan, in one submission of their own
+    // (no readback: their bytes are known)
+    const packWritten =
+      packWrites.size === 0
+        ? undefined
+        : gpu.submit('compress pack streams', (s) => {
+            for (const [sizing, list] of packWrites) {
+              let end = 0;
+              const writes = list.map((plan) => {
+                const x = { stream: plan.pack!.stream, dstByteOffset: end, byteLength: plan.pack!.bytes };
+                end += x.byteLength;
+                return x;
+              });
+              const out = scratch.acquire(end, 'compress pack streams');
+              encodePackWrite(gpu, s, sizing, writes, out);
+              list.forEach((plan, i) => pieces.set(plan, [{ buffer: out, offset: writes[i].dstByteOffset, length: writes[i].byteLength }]));
+            }
+          });
     // every buffer's encode at once: their round trips overlap
-    const settled = await Promise.allSettled(
-      [...jobs].map(async ([buffer, list]) => {
+    const settled = await Promise.allSettled([
+      ...(packWritten === undefined ? [] : [packWritten]),
+      ...[...jobs].map(async ([buffer, list]) => {
         const done = await huffmanEncodeOnDevice(
           gpu,
           buffer,
@@ -746,7 +819,7 @@ export async function encodeChunksOnDevice(
             );
         });
       }),
-    );
+    ]);
     for (const r of settled) if (r.status === 'rejected') throw r.reason;
     if (signal?.aborted) throw abortError(signal);
     const t2 = performance.now();
