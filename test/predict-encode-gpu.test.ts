@@ -469,4 +469,55 @@ describeGpu('predicted chunks written on the GPU', () => {
       }
     },
   );
+
+  gpuIt(
+    "f64's decimal map: the exponents and exceptions per chunk the CPU path finds (v from the exact product of the mantissa and 5^e, checked by the decoder's long division), the float-order map past 1 in 64; decodes to the input on both paths",
+    async () => {
+      // f64 records of 3 fields with 2 and 6 decimals and integers, some elements not decimals
+      // (exceptions): pi multiples, -0, NaN, infinities, a subnormal, 0.1 + 0.2, a decimal whose
+      // integer reaches 2^52 at its field's exponent, 1e300
+      const rng = new Rng(caseSeed('gpu predict encode decimal f64'));
+      const X = 48;
+      const rows = 90;
+      const make = (exceptionEvery: number) => {
+        const out = new Float64Array(X * rows * 3);
+        for (let c = 0; c < X * rows; c++) {
+          const wave = Math.sin(c / 37) * 5000 + Math.cos(Math.floor(c / X) / 11) * 2000;
+          out[3 * c] = Math.round((wave + rng.nextFloat() / 10) * 100) / 100;
+          out[3 * c + 1] = Math.round((wave / 1000 + rng.nextFloat()) * 1e6) / 1e6;
+          out[3 * c + 2] = Math.round(wave * 7) - 2 ** 40;
+        }
+        const specials = [Math.PI, -0, NaN, Infinity, -Infinity, 5e-324, 0.1 + 0.2, 4503599.627370497, 1e300];
+        for (let i = 4, k = 0; i < out.length; i += exceptionEvery, k++) out[i] = specials[k % specials.length] * ((k % 5) + 1);
+        return out;
+      };
+      for (const [what, every, wantDecimal] of [
+        ['a few exceptions', 397, true],
+        ['one element in 20 an exception: float order', 20, false],
+      ] as const) {
+        const input = make(every);
+        const chunkBytes = 30 * X * 3 * 8; // 30 rows a chunk: 3 chunks
+        for (const predictor of [1, 3]) {
+          const predict: PredictPlan = { map: 2, predictor, fields: 6, rowCells: X, planeRows: 1 };
+          const container = await compressFromDevice(input, { shape: [rows, X, 3], predict, chunkBytes, gpuChunkBytes: chunkBytes });
+          await decodesOnBoth(container, input, `${what}, predictor ${predictor}`);
+          const { header, chunks } = walkChunks(readAtBytes(container), container.length);
+          const bytes = new Uint8Array(input.buffer);
+          for (const c of chunks) {
+            expect(c.encoding, what).toBe(Encoding.Predicted);
+            const payload = container.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+            const head = readPredictHeader(payload, c.elementCount, elementSize(header.type), c.index);
+            expect(head.map, what).toBe(wantDecimal ? 2 : 1);
+            if (!wantDecimal) continue;
+            const floats = new Float64Array(input.buffer, 8 * c.elementOffset, c.elementCount);
+            expect(head.exponents, what).toEqual(chooseExponents(floats, floats.length, 3));
+            const elements = bytes.subarray(8 * c.elementOffset, 8 * (c.elementOffset + c.elementCount));
+            const { exceptions } = mapEncode(elements, TYPE_CODE.f64, 2, 6, head.exponents);
+            expect(head.exceptions, what).toBe(exceptions.indices.length);
+            expect(head.exceptions).toBeGreaterThan(0);
+          }
+        }
+      }
+    },
+  );
 });

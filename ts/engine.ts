@@ -131,7 +131,8 @@ const DEFAULT_MAX_ELEMENTS = 2 ** 32 - 1;
  * True when the GPU path takes `op` on elements of `type` at `from`: a compress every type on the
  * device (its route keeps what the GPU does not write on the CPU path: ts/codec/compress.ts
  * compressRoute) and those of 1, 2 or 4 bytes on the host (an 8-byte array there stays on the CPU
- * path unless `path: 'gpu'`: f64's decimal map would cross the bus twice); the run-length ops every
+ * path unless `path: 'gpu'`: its upload and GPU compress are not measured against the CPU path's
+ * from the host); the run-length ops every
  * type of 1, 2 or 4 bytes ({@link GPU_CODEC_TYPES}); scan and sort the kernel types (their own
  * checks narrow them further).
  */
@@ -350,7 +351,7 @@ export class Engine {
    * Copies a host array to the GPU (reusable MAP_WRITE staging buffers, overlapped with their
    * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of every type: the GPU
    * codec compresses and decodes them all (8-byte ones with the chooser's predicted chunks; f64's
-   * decimal map and lossy mode on the CPU path), the GPU's rle takes those of 1, 2 or 4 bytes
+   * lossy mode on the CPU path), the GPU's rle takes those of 1, 2 or 4 bytes
    * ({@link GPU_CODEC_TYPES}), its scan and sort their 32-bit ones.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
    */

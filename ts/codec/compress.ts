@@ -15,8 +15,8 @@
  * but med) or the fixed pipeline is one it has ({@link gpuCodablePipeline}); else the runs way,
  * whose bytes are the CPU path's (a shaped array: the CPU path). The lossy mode runs on the GPU
  * where the GPU codes the codes' pipeline itself, else on the CPU path. 8-byte elements take the
- * chooser only (their chunks are predicted or stored): the plan is made first, and f64's decimal
- * map, which the GPU does not write, reads the array back to the CPU path with that plan.
+ * chooser only on the GPU (their chunks are predicted or stored, under every map); a fixed codec
+ * or the lossy mode of them, the CPU path.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
@@ -26,8 +26,6 @@ import { compressArray } from './arrays.js';
 import { compressRunsFromDevice } from './gpu/compress.js';
 import { compressLossyOnDevice } from './gpu/encode-lossy.js';
 import { canCompressOnDevice, compressOnDevice, compressToDevice, gpuCodablePipeline } from './gpu/encode.js';
-import { planOnDevice } from './gpu/predict-encode.js';
-import { ValueMap } from '../format/predict.js';
 import type { CompressSettings } from './settings.js';
 
 export type { CompressSettings } from './settings.js';
@@ -48,8 +46,8 @@ export function compressRoute(
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
   if (path === 'cpu') return 'cpu';
-  // 8-byte elements: the chooser's predicted chunks on the GPU (compressOn), a fixed codec and
-  // the lossy mode on the CPU path, as a shaped lossy array
+  // 8-byte elements: the chooser's predicted chunks on the GPU (./gpu/encode.ts), a fixed codec
+  // and the lossy mode on the CPU path, as a shaped lossy array
   if (elementSize(input.type) === 8) {
     if (settings.codec !== undefined || settings.errorBound !== undefined) return 'cpu';
     return to === 'device' ? 'gpu-to-device' : 'gpu';
@@ -80,16 +78,6 @@ export async function compressOn(
 ): Promise<Uint8Array | DeviceArray> {
   if (route === 'cpu') return compressArray(cpu, input as ParleArray, settings, target);
   const device = input as DeviceArray;
-  if ((route === 'gpu' || route === 'gpu-to-device') && elementSize(settings.type ?? device.type) === 8) {
-    // planned once (a sample read back); f64's decimal map to the CPU path with that plan
-    const { plan } = await planOnDevice(gpu!, device, settings);
-    const planned: CompressSettings = { ...settings, predict: plan ?? null };
-    if (plan?.map === ValueMap.Decimal) {
-      const container = await compressArray(cpu, (await gpu!.download(device)) as ParleArray, planned, target);
-      return route === 'gpu' ? container : gpu!.upload(container);
-    }
-    return route === 'gpu' ? compressOnDevice(gpu!, device, planned, target) : compressToDevice(gpu!, device, planned);
-  }
   switch (route) {
     case 'gpu':
       return compressOnDevice(gpu!, device, settings, target);

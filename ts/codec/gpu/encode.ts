@@ -38,7 +38,7 @@
  * differ from the CPU path's, and the bytes with it; the format is the same; a fixed pipeline
  * writes the CPU path's bytes. 8-byte elements are units of their u32 halves (two word
  * fields an element field, as the format predicts them), their chunks predicted (the bits or
- * float-order map; f64's decimal map is the CPU path's: ../compress.ts plans first) or stored.
+ * float-order map, and f64's decimal map: its exact product in u32 words) or stored.
  */
 import { abortError } from '../../cpu/pool.js';
 import { storedEntry } from '../cpu/encode.js';
@@ -519,9 +519,17 @@ function smallest(list: readonly Candidate[], raw: number, fixed: boolean): Cand
 /**
  * Each chunk's decimal exponents, from a sample of its cells read back (the cells the CPU path's
  * chooseExponents reads: every step-th of the chunk's cells, 64 to 127 of them), chosen as the
- * CPU path chooses them; undefined for a chunk no exponent fits.
+ * CPU path chooses them; undefined for a chunk no exponent fits. `C` elements a chunk, `fields`
+ * elements a cell, `size` 4 (f32) or 8 (f64).
  */
-async function chunkExponents(gpu: GpuContext, input: DeviceArray, C: number, fields: number): Promise<(number[] | undefined)[]> {
+async function chunkExponents(
+  gpu: GpuContext,
+  input: DeviceArray,
+  C: number,
+  fields: number,
+  size: 4 | 8,
+): Promise<(number[] | undefined)[]> {
+  const Floats = size === 8 ? Float64Array : Float32Array;
   const chunks = Math.ceil(input.length / C);
   const plans = Array.from({ length: chunks }, (_, c) => {
     const count = Math.min(C, input.length - c * C);
@@ -531,27 +539,30 @@ async function chunkExponents(gpu: GpuContext, input: DeviceArray, C: number, fi
     return { base: c * C, sampled };
   });
   const ranges = plans.flatMap((p) =>
-    p.sampled.map((cell) => ({ buffer: input.buffer, offset: 4 * (p.base + cell * fields), length: 4 * fields })),
+    p.sampled.map((cell) => ({ buffer: input.buffer, offset: size * (p.base + cell * fields), length: size * fields })),
   );
   const parts = await readRanges(gpu, ranges);
   let at = 0;
   return plans.map((p) => {
-    const values = new Float32Array(p.sampled.length * fields);
-    p.sampled.forEach((_, i) => values.set(new Float32Array(parts[at++].slice().buffer), i * fields));
+    const values = new Floats(p.sampled.length * fields);
+    p.sampled.forEach((_, i) => values.set(new Floats(parts[at++].slice().buffer), i * fields));
     return values.length === 0 ? undefined : chooseExponents(values, values.length, fields);
   });
 }
 
 /**
- * Each chunk's exceptions of the decimal map, read back and sorted by index; undefined for a
- * chunk without exponents or with more than count / 64 exceptions (the kernel gave it the
- * float-order map).
+ * Each chunk's exceptions of the decimal map, read back and sorted by index (`bits`: a word
+ * each, of 8-byte elements (`pairs`) two: low, high); undefined for a chunk without exponents or
+ * with more than count / 64 exceptions (the kernel gave it the float-order map).
  */
 async function chunkExceptions(
   gpu: GpuContext,
   decimal: DecimalEncode,
   chunks: readonly { index: number; count: number }[],
+  pairs: boolean,
 ): Promise<({ exponents: number[]; indices: Uint32Array; bits: Uint32Array } | undefined)[]> {
+  /** u32 words of the list an exception takes. */
+  const slot = pairs ? 4 : 2;
   const counts = new Uint32Array(
     (await readRanges(gpu, [{ buffer: decimal.counts, offset: 0, length: 4 * chunks.length }]))[0].slice().buffer,
   );
@@ -560,18 +571,20 @@ async function chunkExceptions(
     gpu,
     chunks.map((c) => ({
       buffer: decimal.list,
-      offset: 8 * c.index * decimal.listStride,
-      length: kept[c.index] ? 8 * counts[c.index] : 0,
+      offset: 4 * slot * c.index * decimal.listStride,
+      length: kept[c.index] ? 4 * slot * counts[c.index] : 0,
     })),
   );
   return chunks.map((c) => {
     if (!kept[c.index]) return undefined;
-    const pairs = new Uint32Array(lists[c.index].slice().buffer);
-    const order = Array.from({ length: pairs.length / 2 }, (_, j) => j).sort((a, b) => pairs[2 * a] - pairs[2 * b]);
+    const list = new Uint32Array(lists[c.index].slice().buffer);
+    const order = Array.from({ length: list.length / slot }, (_, j) => j).sort((a, b) => list[slot * a] - list[slot * b]);
     return {
       exponents: [...decimal.exponents[c.index]!],
-      indices: Uint32Array.from(order, (j) => pairs[2 * j]),
-      bits: Uint32Array.from(order, (j) => pairs[2 * j + 1]),
+      indices: Uint32Array.from(order, (j) => list[slot * j]),
+      bits: pairs
+        ? Uint32Array.from(order.flatMap((j) => [list[slot * j + 1], list[slot * j + 2]]))
+        : Uint32Array.from(order, (j) => list[slot * j + 1]),
     };
   });
 }
@@ -603,9 +616,6 @@ export async function encodeChunksOnDevice(
   // the chunk length and the predict plan, from a sample read back (the shape's, or a flat
   // array's record stride; none with a fixed codec or an error bound)
   const { chunkLength, plan } = await planOnDevice(gpu, input, settings);
-  if (per === 2 && plan?.map === ValueMap.Decimal) {
-    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `the decimal map of ${type} is not written on the GPU: compress on the CPU path`);
-  }
   // the level is recorded, and decides the plan; the GPU's chooser does not depend on it
   const header = makeHeader(type, input.length, chunkLength, level, settings.shape);
   const C = header.chunkLength;
@@ -676,10 +686,11 @@ export async function encodeChunksOnDevice(
       let decimal: DecimalEncode | undefined;
       if (plan.map === ValueMap.Decimal) {
         const listStride = Math.max(1, Math.floor(C / 64));
+        // (the plan's fields are word fields: an 8-byte element's two halves are two)
         decimal = {
-          exponents: await chunkExponents(gpu, input, C, fields),
+          exponents: await chunkExponents(gpu, input, C, fields / per, size as 4 | 8),
           counts: scratch.acquire(4 * chunks.length, 'compress exception counts'),
-          list: scratch.acquire(8 * listStride * chunks.length, 'compress exceptions'),
+          list: scratch.acquire(8 * per * listStride * chunks.length, 'compress exceptions'),
           listStride,
         };
       }
@@ -700,7 +711,7 @@ export async function encodeChunksOnDevice(
       // in the sizing's first submission (a round trip of their own before)
       if (decimal !== undefined) {
         await gpu.submit('compress residuals', recordResiduals);
-        decimals = await chunkExceptions(gpu, decimal, chunks);
+        decimals = await chunkExceptions(gpu, decimal, chunks, per === 2);
       } else makeResiduals = recordResiduals;
       const unitCounts = chunks.flatMap((c) => Array.from({ length: fields }, () => geometry(c.count * per)?.cells ?? 0));
       const array = gpu.wrap(resid, uTypeOf(w), units * stride);
@@ -861,7 +872,7 @@ export async function encodeChunksOnDevice(
         const listsAt = writePredictHeader(head, x.params, E);
         if (dec !== undefined) {
           head.set(new Uint8Array(dec.indices.buffer, dec.indices.byteOffset, 4 * E), listsAt);
-          head.set(new Uint8Array(dec.bits.buffer, dec.bits.byteOffset, 4 * E), listsAt + 4 * E);
+          head.set(new Uint8Array(dec.bits.buffer, dec.bits.byteOffset, size * E), listsAt + 4 * E);
         }
         const list: Piece[] = [{ host: head }];
         let bytes = head.length;

@@ -7,8 +7,8 @@
  */
 import predictEncodeSource from '../../../shaders/codec-predict-encode.wgsl';
 import decimalSource from '../../../shaders/decimal-f32.wgsl';
+import decimal64Source from '../../../shaders/decimal-f64.wgsl';
 import medSource from '../../../shaders/predict-med.wgsl';
-import { ErrorCodes, ParleError } from '../../errors.js';
 import { WORKGROUP_SIZE } from '../../gpu/compose.js';
 import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
@@ -17,7 +17,12 @@ import { ValueMap } from '../../format/predict.js';
 import { planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
-import { decimalFactors, FACTOR_WORDS, FLOAT_ORDER_PAIRS } from './predict.js';
+import { DECIMAL_PAIRS, DECIMAL_POWERS, decimalFactors, FACTOR_WORDS, FLOAT_ORDER_PAIRS } from './predict.js';
+
+/** Where codec-predict-encode.wgsl's table holds each chunk's exponents: after the factors and the powers (EXPONENTS_AT). */
+const EXPONENTS_AT = FACTOR_WORDS + DECIMAL_POWERS.length;
+/** The kernel's source: the decimal maps' decoders (its exactness checks), med, the kernel. */
+const predictEncodeCode = decimalSource + decimal64Source + medSource + predictEncodeSource;
 
 /**
  * The chunk length and predict plan of a compress of `input` (on `gpu`) in chunks of about
@@ -58,13 +63,17 @@ export async function planOnDevice(
   return chunkingOf(settings, type, input.length, chunkLength, plan, bytes);
 }
 
-/** The decimal map's inputs and outputs of {@link encodePredictResiduals} (f32 only). */
+/** The decimal map's inputs and outputs of {@link encodePredictResiduals} (f32, and f64 as `pairs`). */
 export interface DecimalEncode {
-  /** Per chunk its exponents, a field each, or undefined: the chunk has none (float order). */
+  /** Per chunk its exponents, a field of elements each, or undefined: the chunk has none (float order). */
   exponents: readonly (readonly number[] | undefined)[];
   /** Output: per chunk its exceptions (u32; cleared here), counted past the list's room too. */
   counts: GPUBuffer;
-  /** Output: chunk c's exceptions at c x listStride pairs of u32 (element index in the chunk, bits), in any order. */
+  /**
+   * Output: chunk c's exceptions at c x listStride pairs of u32 (element index in the chunk,
+   * bits), in any order; of 8-byte elements at c x 2 listStride, two pairs each (index, low
+   * word), (high word, 0).
+   */
   list: GPUBuffer;
   /** Exceptions a chunk's list holds: chunkLength / 64. */
   listStride: number;
@@ -79,8 +88,8 @@ export interface PredictEncodeJob {
   width: 1 | 2 | 4;
   /**
    * 8-byte elements as their u32 halves (low, then high): `count`, `chunkLength` and `stride` in
-   * words, the plan's fields word fields; the float-order map on each element's pair (the
-   * decimal map is not taken: INVALID_ARGUMENT).
+   * words, the plan's fields word fields; the float-order and decimal maps on each element's
+   * pair (the decimal map's exponents a field of elements: half the plan's fields).
    */
   pairs?: boolean;
   /** Elements a chunk (the last may hold fewer). */
@@ -103,19 +112,19 @@ export interface PredictEncodeJob {
  * to the stride with its last value; with the decimal map first each chunk's exceptions (a chunk
  * with more than count / 64 of them takes the float-order map, as one without exponents).
  * Input and outputs are distinct buffers.
- * @throws ParleError INVALID_ARGUMENT (the decimal map with `pairs`), TOO_LARGE
+ * @throws ParleError TOO_LARGE
  */
 export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: PredictEncodeJob): void {
   const { width, plan, decimal } = job;
-  if (job.pairs === true && plan?.map === ValueMap.Decimal) {
-    throw new ParleError(ErrorCodes.INVALID_ARGUMENT, "the decimal map of 8-byte elements is not written on the GPU (the CPU path's)");
-  }
+  const pairs = job.pairs === true;
   const words = (job.units * job.stride * width) / 4;
   if (words === 0) return;
   ctx.checkBindable(roundUp4(job.count * width), 'predict input');
   ctx.checkBindable(words * 4, 'predict residuals');
   const params = plan ?? { fields: 1, rowCells: 0, planeRows: 1, predictor: 0, map: 0 };
   const chunks = Math.ceil(job.count / job.chunkLength);
+  // the exceptions pass's invocations: an element each (two words of 8-byte elements)
+  const elements = pairs ? job.count / 2 : job.count;
   const uniform = s.uniform([
     job.count,
     job.chunkLength,
@@ -123,25 +132,23 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
     params.rowCells,
     params.planeRows,
     params.predictor,
-    // (the decimal map without its exponents: float order; 8-byte elements' float order: 3)
-    job.pairs === true && params.map === ValueMap.FloatOrder
-      ? FLOAT_ORDER_PAIRS
-      : decimal === undefined && params.map === ValueMap.Decimal
-        ? ValueMap.FloatOrder
-        : params.map,
+    // (the decimal map without its exponents: float order; 8-byte elements' maps of a pair)
+    mapOf(params.map === ValueMap.Decimal && decimal === undefined ? ValueMap.FloatOrder : params.map, pairs),
     job.stride,
     words,
     plan === undefined ? 0 : 1,
     decimal?.listStride ?? 0,
-    job.count,
+    elements,
   ]);
   const consts = { 'W: u32': `${width}u`, 'MASK: u32': width === 4 ? '0xFFFFFFFFu' : `${2 ** (8 * width) - 1}u` };
-  // the factors, then each chunk's exponents (0xFFFFFFFF: none)
-  const table = new Uint32Array(FACTOR_WORDS + (decimal === undefined ? 1 : chunks * params.fields));
+  // the factors, the powers, then each chunk's exponents (0xFFFFFFFF: none; of 8-byte elements
+  // each element field's in both its word fields)
+  const table = new Uint32Array(EXPONENTS_AT + (decimal === undefined ? 1 : chunks * params.fields));
   if (decimal !== undefined) {
     table.set(decimalFactors(), 0);
+    table.set(DECIMAL_POWERS, FACTOR_WORDS);
     decimal.exponents.forEach((exps, c) => {
-      for (let k = 0; k < params.fields; k++) table[FACTOR_WORDS + c * params.fields + k] = exps?.[k] ?? 0xffffffff;
+      for (let k = 0; k < params.fields; k++) table[EXPONENTS_AT + c * params.fields + k] = exps?.[pairs ? k >> 1 : k] ?? 0xffffffff;
     });
   }
   const counts = decimal?.counts ?? s.temp(4, 'predict exception counts');
@@ -151,7 +158,7 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
   const tableBuf = storageWords(ctx, s, table, 'predict decimal table');
   if (decimal !== undefined && job.count > 0) {
     s.dispatch(
-      pipeline(ctx, 'codec-predict-encode', decimalSource + medSource + predictEncodeSource, 'predictExceptions', consts),
+      pipeline(ctx, 'codec-predict-encode', predictEncodeCode, 'predictExceptions', consts),
       [
         { binding: 0, resource: { buffer: uniform } },
         { binding: 1, resource: input },
@@ -159,12 +166,12 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
         { binding: 4, resource: { buffer: counts } },
         { binding: 5, resource: { buffer: list } },
       ],
-      Math.ceil(job.count / WORKGROUP_SIZE),
+      Math.ceil(elements / WORKGROUP_SIZE),
       'parle:predict-exceptions',
     );
   }
   s.dispatch(
-    pipeline(ctx, 'codec-predict-encode', decimalSource + medSource + predictEncodeSource, 'predictEncode', consts),
+    pipeline(ctx, 'codec-predict-encode', predictEncodeCode, 'predictEncode', consts),
     [
       { binding: 0, resource: { buffer: uniform } },
       { binding: 1, resource: input },
@@ -175,4 +182,10 @@ export function encodePredictResiduals(ctx: GpuContext, s: Submission, job: Pred
     Math.ceil(words / WORKGROUP_SIZE),
     'parle:predict-encode',
   );
+}
+
+/** The kernel's `map` for the plan's value map (8-byte elements: their pair's maps). */
+function mapOf(map: ValueMap, pairs: boolean): number {
+  if (!pairs || map === ValueMap.None) return map;
+  return map === ValueMap.Decimal ? DECIMAL_PAIRS : FLOAT_ORDER_PAIRS;
 }

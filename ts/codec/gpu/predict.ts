@@ -59,7 +59,7 @@ export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, 
  * (decoded only).
  */
 export const FLOAT_ORDER_PAIRS = 3;
-const DECIMAL_PAIRS = 4;
+export const DECIMAL_PAIRS = 4;
 
 /** codec-predict.wgsl's value map of 8-byte elements, by the header's. */
 const PAIR_MAPS: Record<number, number> = {
@@ -72,7 +72,7 @@ const PAIR_MAPS: Record<number, number> = {
  * The integers 10^e for e = 0..18 as (low, high) u32 words: what decimal-f64.wgsl divides by
  * (words POW10_AT.. of its table, after {@link decimalFactors}); made once.
  */
-const DECIMAL_POWERS: readonly number[] = Array.from({ length: 19 }, (_, e) => 10n ** BigInt(e)).flatMap((p) => [
+export const DECIMAL_POWERS: readonly number[] = Array.from({ length: 19 }, (_, e) => 10n ** BigInt(e)).flatMap((p) => [
   Number(p & 0xffffffffn),
   Number(p >> 32n),
 ]);
