@@ -3,10 +3,11 @@
 // two dispatches:
 //   plan   each block planned as the CPU's encoder plans it (assembly/pack.ts planBlock): the
 //          minimum of its values and of their zigzags (workgroup atomicMin), the histograms of
-//          the bit lengths of value - minimum in both domains (atomicAdd), then invocation 0
-//          tries every b from the largest bit length down in the plain domain, then the zigzag
-//          one (exceptions: the values of more than b bits, at most 255), keeping the first
-//          smallest block (ties: the plain domain, the larger b); the block's bytes to
+//          the bit lengths of value - minimum in both domains and their largest (atomicAdd,
+//          atomicMax), then an invocation a domain and bit width b up to that largest sizes the
+//          block (exceptions: the values of more than b bits, at most 255) and the smallest
+//          wins (atomicMin of bytes, then the plain domain, then the larger b: the CPU's serial
+//          search from the largest b down keeps the first smallest so); the block's bytes to
 //          `sizes[job.firstBlock + k]` and added to `totals[job]` (the stream's bytes E);
 //   write  the block planned again, laid out in workgroup memory (header, reference, the low b
 //          bits of each value - reference in 4 lanes, exception positions and high parts, each
@@ -55,8 +56,12 @@ const_assert WG == BLOCK;
 const BLOCK_WORDS: u32 = (3u + 4u + 1024u + 255u + 1020u + 3u) / 4u;
 
 var<workgroup> minimum: array<atomic<u32>, 2>;
-// bit lengths 0..32 of value - minimum: [0, 33) plain, [33, 66) zigzag
+// bit lengths 0..32 of value - minimum: [0, 33) plain, [33, 66) zigzag; the largest of each
 var<workgroup> lengths: array<atomic<u32>, 66>;
+var<workgroup> longest: array<atomic<u32>, 2>;
+// the best candidate: bytes << 8 | zigzag << 6 | (63 - b); each candidate's exceptions
+var<workgroup> bestKey: atomic<u32>;
+var<workgroup> candidateExceptions: array<u32, 66>;
 // the plan: b, zigzag, e, h, reference, bytes
 var<workgroup> chosen: array<u32, 6>;
 var<workgroup> block: array<atomic<u32>, BLOCK_WORDS>;
@@ -125,8 +130,12 @@ fn cellOf(b: u32, tid: u32) -> Cell {
 
 // Plans the block into `chosen` (every invocation calls it: it has barriers).
 fn planBlock(tid: u32, cell: Cell, width: u32) {
-  if (tid < 2u) { atomicStore(&minimum[tid], 0xFFFFFFFFu); }
+  if (tid < 2u) {
+    atomicStore(&minimum[tid], 0xFFFFFFFFu);
+    atomicStore(&longest[tid], 0u);
+  }
   if (tid < 66u) { atomicStore(&lengths[tid], 0u); }
+  if (tid == 0u) { atomicStore(&bestKey, 0xFFFFFFFFu); }
   workgroupBarrier();
   let valid = tid < cell.c;
   let z = zigzag(cell.value, width);
@@ -138,36 +147,39 @@ fn planBlock(tid: u32, cell: Cell, width: u32) {
   let min0 = atomicLoad(&minimum[0]);
   let min1 = atomicLoad(&minimum[1]);
   if (valid) {
-    atomicAdd(&lengths[bitLength(cell.value - min0)], 1u);
-    atomicAdd(&lengths[33u + bitLength(z - min1)], 1u);
+    let l0 = bitLength(cell.value - min0);
+    let l1 = bitLength(z - min1);
+    atomicAdd(&lengths[l0], 1u);
+    atomicAdd(&lengths[33u + l1], 1u);
+    atomicMax(&longest[0], l0);
+    atomicMax(&longest[1], l1);
+  }
+  workgroupBarrier();
+  // candidate (d, b) = (tid / 33, tid % 33), b up to the domain's largest bit length
+  if (tid < 66u) {
+    let d = tid / 33u;
+    let b = tid % 33u;
+    let maxBits = atomicLoad(&longest[d]);
+    var e = 0u;
+    for (var k = b + 1u; k <= maxBits; k += 1u) { e += atomicLoad(&lengths[33u * d + k]); }
+    candidateExceptions[tid] = e;
+    if (b <= maxBits && e <= 255u) {
+      let bytes = blockBytes(cell.c, width, b, e, maxBits - b);
+      atomicMin(&bestKey, (bytes << 8u) | (d << 6u) | (63u - b));
+    }
   }
   workgroupBarrier();
   if (tid == 0u) {
-    var best = 0xFFFFFFFFu;
-    for (var d = 0u; d < 2u; d += 1u) {
-      let at = 33u * d;
-      var maxBits = 0u;
-      for (var k = 1u; k <= 32u; k += 1u) {
-        if (atomicLoad(&lengths[at + k]) != 0u) { maxBits = k; }
-      }
-      // b from maxBits down: the exceptions (values of more than b bits) only grow
-      var e = 0u;
-      for (var b = i32(maxBits); b >= 0; b -= 1) {
-        if (u32(b) < maxBits) { e += atomicLoad(&lengths[at + u32(b) + 1u]); }
-        if (e > 255u) { break; }
-        let h = maxBits - u32(b);
-        let bytes = blockBytes(cell.c, width, u32(b), e, h);
-        if (bytes < best) {
-          best = bytes;
-          chosen[0] = u32(b);
-          chosen[1] = d;
-          chosen[2] = e;
-          chosen[3] = select(0u, h, e > 0u);
-          chosen[4] = select(min0, min1, d == 1u);
-        }
-      }
-    }
-    chosen[5] = best;
+    let key = atomicLoad(&bestKey);
+    let b = 63u - (key & 63u);
+    let d = (key >> 6u) & 1u;
+    let e = candidateExceptions[33u * d + b];
+    chosen[0] = b;
+    chosen[1] = d;
+    chosen[2] = e;
+    chosen[3] = select(0u, atomicLoad(&longest[d]) - b, e > 0u);
+    chosen[4] = select(min0, min1, d == 1u);
+    chosen[5] = key >> 8u;
   }
   workgroupBarrier();
 }
