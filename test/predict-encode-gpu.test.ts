@@ -419,6 +419,42 @@ describeGpu('predicted chunks written on the GPU', () => {
     },
   );
 
+  /**
+   * Compresses `input` (records of 3 fields, `X` a row) from the device under the decimal map with
+   * predictors left and lorenzo2, in 3 chunks of `rows / 3` rows; checks that both paths decode it,
+   * that every chunk is predicted under the decimal map (`wantDecimal`) or float order, and each
+   * decimal chunk's exponents and exception count are those the CPU path finds (chooseExponents,
+   * the reference map).
+   */
+  async function checkDecimalChunks(input: Float32Array | Float64Array, X: number, rows: number, wantDecimal: boolean, what: string) {
+    const size = input.BYTES_PER_ELEMENT;
+    // (8-byte elements: two word fields an element field)
+    const words = size / 4;
+    const chunkBytes = (rows / 3) * X * 3 * size;
+    for (const predictor of [1, 3]) {
+      const predict: PredictPlan = { map: 2, predictor, fields: 3 * words, rowCells: X, planeRows: 1 };
+      const container = await compressFromDevice(input, { shape: [rows, X, 3], predict, chunkBytes, gpuChunkBytes: chunkBytes });
+      await decodesOnBoth(container, input, `${what}, predictor ${predictor}`);
+      const { header, chunks } = walkChunks(readAtBytes(container), container.length);
+      const bytes = new Uint8Array(input.buffer);
+      expect(chunks.length, what).toBe(3);
+      for (const c of chunks) {
+        expect(c.encoding, what).toBe(Encoding.Predicted);
+        const payload = container.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
+        const head = readPredictHeader(payload, c.elementCount, elementSize(header.type), c.index);
+        expect(head.map, what).toBe(wantDecimal ? 2 : 1);
+        if (!wantDecimal) continue;
+        // the CPU path's exponents of the chunk, and the elements its map cannot write
+        const floats = input.subarray(c.elementOffset, c.elementOffset + c.elementCount);
+        expect(head.exponents, what).toEqual(chooseExponents(floats, floats.length, 3));
+        const elements = bytes.subarray(size * c.elementOffset, size * (c.elementOffset + c.elementCount));
+        const { exceptions } = mapEncode(elements, size === 8 ? TYPE_CODE.f64 : TYPE_CODE.f32, 2, 3 * words, head.exponents);
+        expect(head.exceptions, what).toBe(exceptions.indices.length);
+        expect(head.exceptions).toBeGreaterThan(0);
+      }
+    }
+  }
+
   gpuIt(
     'the decimal map: exponents and exceptions per chunk as the CPU path finds them, the float-order map past 1 in 64; decodes to the input on both paths',
     async () => {
@@ -439,34 +475,8 @@ describeGpu('predicted chunks written on the GPU', () => {
         for (let i = 5; i < out.length; i += exceptionEvery) out[i] = specials[i % specials.length] * (i % 7);
         return out;
       };
-      for (const [what, every, wantDecimal] of [
-        ['a few exceptions', 701, true],
-        ['one element in 20 an exception: float order', 20, false],
-      ] as const) {
-        const input = make(every);
-        const chunkBytes = 40 * X * 3 * 4; // 40 rows a chunk: 3 chunks
-        for (const predictor of [1, 3]) {
-          const predict: PredictPlan = { map: 2, predictor, fields: 3, rowCells: X, planeRows: 1 };
-          const container = await compressFromDevice(input, { shape: [rows, X, 3], predict, chunkBytes, gpuChunkBytes: chunkBytes });
-          await decodesOnBoth(container, input, `${what}, predictor ${predictor}`);
-          const { header, chunks } = walkChunks(readAtBytes(container), container.length);
-          const bytes = new Uint8Array(input.buffer);
-          for (const c of chunks) {
-            expect(c.encoding, what).toBe(Encoding.Predicted);
-            const payload = container.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
-            const head = readPredictHeader(payload, c.elementCount, elementSize(header.type), c.index);
-            expect(head.map, what).toBe(wantDecimal ? 2 : 1);
-            if (!wantDecimal) continue;
-            // the CPU path's exponents of the chunk, and the elements its map cannot write
-            const floats = new Float32Array(input.buffer, 4 * c.elementOffset, c.elementCount);
-            expect(head.exponents, what).toEqual(chooseExponents(floats, floats.length, 3));
-            const elements = bytes.subarray(4 * c.elementOffset, 4 * (c.elementOffset + c.elementCount));
-            const { exceptions } = mapEncode(elements, TYPE_CODE.f32, 2, 3, head.exponents);
-            expect(head.exceptions, what).toBe(exceptions.indices.length);
-            expect(head.exceptions).toBeGreaterThan(0);
-          }
-        }
-      }
+      await checkDecimalChunks(make(701), X, rows, true, 'a few exceptions');
+      await checkDecimalChunks(make(20), X, rows, false, 'one element in 20 an exception: float order');
     },
   );
 
@@ -491,33 +501,8 @@ describeGpu('predicted chunks written on the GPU', () => {
         for (let i = 4, k = 0; i < out.length; i += exceptionEvery, k++) out[i] = specials[k % specials.length] * ((k % 5) + 1);
         return out;
       };
-      for (const [what, every, wantDecimal] of [
-        ['a few exceptions', 397, true],
-        ['one element in 20 an exception: float order', 20, false],
-      ] as const) {
-        const input = make(every);
-        const chunkBytes = 30 * X * 3 * 8; // 30 rows a chunk: 3 chunks
-        for (const predictor of [1, 3]) {
-          const predict: PredictPlan = { map: 2, predictor, fields: 6, rowCells: X, planeRows: 1 };
-          const container = await compressFromDevice(input, { shape: [rows, X, 3], predict, chunkBytes, gpuChunkBytes: chunkBytes });
-          await decodesOnBoth(container, input, `${what}, predictor ${predictor}`);
-          const { header, chunks } = walkChunks(readAtBytes(container), container.length);
-          const bytes = new Uint8Array(input.buffer);
-          for (const c of chunks) {
-            expect(c.encoding, what).toBe(Encoding.Predicted);
-            const payload = container.subarray(c.payloadOffset, c.payloadOffset + c.payloadBytes);
-            const head = readPredictHeader(payload, c.elementCount, elementSize(header.type), c.index);
-            expect(head.map, what).toBe(wantDecimal ? 2 : 1);
-            if (!wantDecimal) continue;
-            const floats = new Float64Array(input.buffer, 8 * c.elementOffset, c.elementCount);
-            expect(head.exponents, what).toEqual(chooseExponents(floats, floats.length, 3));
-            const elements = bytes.subarray(8 * c.elementOffset, 8 * (c.elementOffset + c.elementCount));
-            const { exceptions } = mapEncode(elements, TYPE_CODE.f64, 2, 6, head.exponents);
-            expect(head.exceptions, what).toBe(exceptions.indices.length);
-            expect(head.exceptions).toBeGreaterThan(0);
-          }
-        }
-      }
+      await checkDecimalChunks(make(397), X, rows, true, 'a few exceptions');
+      await checkDecimalChunks(make(20), X, rows, false, 'one element in 20 an exception: float order');
     },
   );
 });
