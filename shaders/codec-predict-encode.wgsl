@@ -19,10 +19,10 @@
 // the exact product of x's mantissa and 5^e (u32 words), an exception unless |v| < 2^52 and
 // f64(v) / 10^e has x's bits (decimal-f64.wgsl decimalBits64, the decoder's long division);
 // an exception's v in the planes is that product's all the same (the decoder puts the listed
-// bits over whatever its v decodes to). With `zigzag` 0 (predictor none, one field, the bits) the residuals are the
-// elements themselves: the chunks copied to whole words at the stride, for a chunk length that
-// does not end on one. Composed by ts/codec/gpu/predict-encode.ts (`const WG` = 256, `const W`
-// element bytes, `const MASK` their bits).
+// bits over whatever its v decodes to). With `zigzag` 0 (predictor none, one field, the bits)
+// the residuals are the elements themselves: the chunks copied to whole words at the stride, for
+// a chunk length that does not end on one. Composed by ts/codec/gpu/predict-encode.ts
+// (`const WG` = 256, `const W` element bytes, `const MASK` their bits).
 
 struct Params {
   count: u32,     // elements of the array
@@ -35,7 +35,7 @@ struct Params {
   stride: u32,    // elements from one unit's residuals to the next (whole words)
   words: u32,     // output words in all (units x stride x W / 4)
   zigzag: u32,    // 1: residuals zigzagged; 0: the values as they are
-  listStride: u32, // decimal map: exceptions a chunk's list holds (C / 64; of 8-byte elements C / 128)
+  listStride: u32, // decimal map: exceptions a chunk's list holds (C / 64 of its elements; of 8-byte ones two entries each)
   elements: u32,   // predictExceptions: invocations (the array's elements)
 }
 

@@ -1,7 +1,7 @@
 // The decimal map's decode of one f64 (docs/format.md, "Stage 7: predict", map 2 of 8-byte
-// elements), for codec-predict.wgsl: it reads 10^e from the including shader's `decimal` buffer
-// (words POW10_AT + 2e, + 2e + 1: the integer's low and high words, e = 0..18; ts/codec/gpu/predict.ts
-// decimalPowers).
+// elements), for codec-predict.wgsl and for codec-predict-encode.wgsl's exactness check: it
+// reads 10^e from the including shader's `decimal` buffer (words POW10_AT + 2e, + 2e + 1: the
+// integer's low and high words, e = 0..18; ts/codec/gpu/predict.ts DECIMAL_POWERS).
 
 // The CPU decodes an f64 element as f64(v) / 10^e (assembly/predict.ts decimalDecodeF64): v, an
 // i64, rounded to f64 (exact below 2^53, where every valid element lies), then the quotient of

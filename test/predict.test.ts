@@ -1130,6 +1130,40 @@ describe("a flat array's record stride", () => {
     expect(chunkingOf(settings, 'u8', 3 * 4096, 4096, plan, none)).toEqual({ chunkLength: 4104, plan });
   });
 
+  it('chunks of a flat plan of 8-byte elements whose last record is partial: that chunk (stored) holds fewer elements than the count of records before it', async () => {
+    const settings = compressSettingsWith({});
+    // f64 records of 5 elements (10 word fields), 4096 elements a chunk
+    const plan = { map: 1, predictor: 1, fields: 10, rowCells: 0, planeRows: 1 } as const;
+    const none = new Uint8Array(0);
+    for (const length of [4096 * 16 + 3, 4096 * 3 + 1, 4096 + 7, 5 * 4096 - 2]) {
+      const { chunkLength, plan: kept } = chunkingOf(settings, 'f64', length, 4096, plan, none);
+      expect(kept, `${length}`).toBe(plan);
+      expect(chunkLength % 5, `${length}`).toBe(0);
+      // the chunk count of 4096 (the container within compressBound), the last under 5 x the rest
+      const chunks = Math.ceil(length / chunkLength);
+      expect(chunks, `${length}`).toBe(Math.ceil(length / 4096));
+      expect(length - (chunks - 1) * chunkLength, `${length}`).toBeLessThan(5 * (chunks - 1));
+    }
+    // whole records: cut down as before
+    expect(chunkingOf(settings, 'f64', 5 * 4000, 4096, plan, none)).toEqual({ chunkLength: 4095, plan });
+    // the whole call: an f64 array of 5-field records one element short of whole, its last chunk
+    // stored and small
+    const records = Float64Array.from(
+      { length: 5 * 20_000 - 1 },
+      (_, i) => Math.round(((i % 5) * 100 + Math.sin(i / 50) * 10) * 1000) / 1000,
+    );
+    const packed = await engine.compress(records, { chunkBytes: 64 << 10 });
+    const report = engine.inspect(packed);
+    const last = report.chunks[report.chunks.length - 1];
+    expect(report.chunks.length).toBe(Math.ceil(records.length / 8192));
+    expect(last.encoding).toBe('stored');
+    expect(last.elementCount).toBeLessThan(5 * report.chunks.length);
+    expect(report.chunks.slice(0, -1).every((c) => c.encoding.startsWith('predict('))).toBe(true);
+    expect(Buffer.compare(Buffer.from(bytesOf((await engine.decompress(packed)) as Typed)), Buffer.from(bytesOf(records)))).toBe(0);
+    const out = new Uint8Array(compressBound(records.length, 'f64', 64 << 10));
+    expect((await engine.compress(records, { chunkBytes: 64 << 10, out })).length).toBe(packed.length);
+  });
+
   it('level 1 keeps a flat array plain (no stride search)', async () => {
     const fast = engine.inspect(await engine.compress(rgb, { level: 1 }));
     expect(fast.chunks.some((c) => c.encoding.startsWith('predict('))).toBe(false);

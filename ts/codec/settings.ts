@@ -169,7 +169,8 @@ export function predictPlanOf(
  * {@link MAX_CHUNK_BYTES} is the plan dropped (8-byte types: their plan of the sequence of elements).
  * Records of u8 and u16 are counted in whole words (RGB u8: 12 elements), so that every chunk
  * starts on a word. A single chunk that ends in a partial record drops the plan (it could not be
- * predicted).
+ * predicted); of 8-byte elements (whose partial last chunk is stored) the chunks before the last
+ * are made as long as leaves it fewer elements than their count of records.
  */
 export function chunkingOf(
   settings: CompressSettings,
@@ -193,6 +194,16 @@ export function chunkingOf(
   const record = (records * wordElements) / gcd(records, wordElements);
   const aligned = Math.floor(chunkLength / record) * record;
   if (length <= aligned) return keep(aligned);
+  // 8-byte elements whose last record is partial: their last chunk has no plain pipeline and no
+  // geometry, so it is stored; the chunks before it of whole records, as many as chunkLength
+  // gives less one, as long as the array allows, leave it fewer elements than that count of records
+  // (the same chunk count: within compressBound)
+  if (elementSize(type) === 8 && length % record !== 0) {
+    const before = Math.ceil(length / chunkLength) - 1;
+    const even = before > 0 ? Math.floor(length / (before * record)) * record : 0;
+    if (even > 0 && even * elementSize(type) <= MAX_CHUNK_BYTES && Math.ceil(length / even) === before + 1)
+      return { chunkLength: even, plan };
+  }
   if (aligned > 0 && Math.ceil(length / aligned) === Math.ceil(length / chunkLength)) return keep(aligned);
   const up = Math.ceil(chunkLength / record) * record;
   if (up * elementSize(type) <= MAX_CHUNK_BYTES) return keep(up);

@@ -16,10 +16,10 @@
  *      or 4 bytes, as the CPU path's candidates: ./pack-encode.ts), each stream's exact bytes;
  *   2. on the host, from the histograms and their Huffman codes (made on the GPU in the same
  *      submission: codec-code-lengths.wgsl), each candidate's exact size (huffman,
- *      delta+huffman, shuffle+huffman, delta+shuffle+huffman, pack, delta+pack); where the runs of a transform's
- *      output (counted in the histogram pass) could beat that, the rle stage's streams of every
- *      unit, or of its byte planes, are built on the GPU (runs cut at the units, lengths as
- *      LEB128: rleChunkStreams) and their histograms size rle after that transform (rle,
+ *      delta+huffman, shuffle+huffman, delta+shuffle+huffman, pack, delta+pack); where the runs
+ *      of a transform's output (counted in the histogram pass) could beat that, the rle stage's
+ *      streams of every unit, or of its byte planes, are built on the GPU (runs cut at the units,
+ *      lengths as LEB128: rleChunkStreams) and their histograms size rle after that transform (rle,
  *      delta+rle, shuffle+rle, delta+shuffle+rle), each with huffman or without: one
  *      submission and one round trip a transform (its buffers sized from the runs step 1 counted);
  *   3. per chunk the smallest: predicted (each field plane's smallest, or stored) or plain;

@@ -55,8 +55,7 @@ export function predictOnDevice(head: Pick<PredictHeader, 'predictor' | 'map'>, 
 
 /**
  * The kernels' value maps of 8-byte elements, an element's pair of words mapped as one
- * (codec-predict.wgsl and codec-predict-encode.wgsl `map`): float order, and f64's decimal map
- * (decoded only).
+ * (codec-predict.wgsl and codec-predict-encode.wgsl `map`): float order, and f64's decimal map.
  */
 export const FLOAT_ORDER_PAIRS = 3;
 export const DECIMAL_PAIRS = 4;
