@@ -937,12 +937,13 @@ export class Engine {
    * on the GPU, the container wanted on the host): checksums, deltas, byte planes, histograms,
    * rle streams, Huffman streams and the payloads' layout and checksums on the GPU, and the
    * container read back once (ts/codec/gpu/encode.ts). Its candidates are huffman and rle (with
-   * or without huffman) after each transform (none, delta, shuffle, delta+shuffle), and stage 7
-   * with the linear predictors and every f32 map (the shape's plan, or a flat array's record
-   * stride), so `auto` may pick another pipeline than the CPU path; a fixed one of them writes the
-   * CPU path's bytes (other pipelines: the runs are read back and coded on the workers,
+   * or without huffman) after each transform (none, delta, shuffle, delta+shuffle), pack and
+   * delta+pack (elements of 2 or 4 bytes), and stage 7 with the linear predictors and every map of
+   * f32 and f64 (the shape's plan, or a flat array's record stride), each sized exactly and the
+   * smallest taken, so `auto` may pick another pipeline than the CPU path; a fixed one of them
+   * writes the CPU path's bytes (other pipelines: the runs are read back and coded on the workers,
    * ts/codec/gpu/compress.ts). A shaped array on the host goes to the CPU path unless
-   * `path: 'gpu'` (its writer has med and pack too).
+   * `path: 'gpu'`.
    *
    * The container is wanted on the host unless `to: 'device'` (the default is `'host'` even for
    * a DeviceArray input): then it is a u8 DeviceArray of the same bytes, which the GPU path
@@ -984,8 +985,7 @@ export class Engine {
       this.withFallback(route, async (path) => {
         // the route on this path: chosen by the codec (ts/codec/compress.ts), the transfers here
         // (a shaped array on the host that the cost model sent to the GPU stays on the CPU
-        // path, whose writer has med and pack too: the GPU's is there for arrays that
-        // live on it, or a caller who asks for it)
+        // path: the GPU's writer is there for arrays that live on it, or a caller who asks for it)
         const hostShaped = !(input instanceof DeviceArray) && opts.path !== 'gpu' && settings.shape !== undefined;
         const chosen = hostShaped ? 'cpu' : compressRoute(path, to, settings, { type, length: input.length });
         if (chosen === 'cpu') {

@@ -12,11 +12,11 @@
  *   'gpu-lossy'      device   quantized on the GPU, the codes' chunks coded there        ./gpu/encode-lossy.ts
  *
  * The GPU codes a chunk itself when the chooser picks (its candidates, and the predict stage
- * but med) or the fixed pipeline is one it has ({@link gpuCodablePipeline}); else the runs way,
- * whose bytes are the CPU path's (a shaped array: the CPU path). The lossy mode runs on the GPU
- * where the GPU codes the codes' pipeline itself, else on the CPU path. 8-byte elements take the
- * chooser only on the GPU (their chunks are predicted or stored, under every map); a fixed codec
- * or the lossy mode of them, the CPU path.
+ * with every predictor and map) or the fixed pipeline is one it has ({@link gpuCodablePipeline});
+ * else the runs way, whose bytes are the CPU path's (a shaped array: the CPU path). The lossy
+ * mode runs on the GPU where the GPU codes the codes' pipeline itself, else on the CPU path.
+ * 8-byte elements take the chooser only on the GPU (their chunks are predicted or stored, under
+ * every map); a fixed codec or the lossy mode of them, the CPU path.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
