@@ -97,13 +97,15 @@ fn decimalCandidate64(low: u32, high: u32, e: u32) -> vec2<u32> {
     q = i32(biased) - 1075;
   }
   if ((mh | low) == 0u) { return vec2<u32>(0u, 0u); }
-  // 10^e = 5^e 2^e: 5^e (< 2^42) in (pl, ph), then P = m 5^e (< 2^95) in words (p0, p1, p2)
-  var pl = 1u;
-  var ph = 0u;
-  for (var i = 0u; i < e; i += 1u) {
-    let t = product64(pl, 5u);
-    pl = t.x;
-    ph = ph * 5u + t.y;
+  // 10^e = 5^e 2^e: 5^e (< 2^42) is the table's 10^e (decimal-f64.wgsl's words) shifted down by
+  // e, in (pl, ph); then P = m 5^e (< 2^95) in words (p0, p1, p2)
+  let tl = decimal[POW10_AT + 2u * e];
+  let th = decimal[POW10_AT + 2u * e + 1u];
+  var pl = tl;
+  var ph = th;
+  if (e > 0u) {
+    pl = (tl >> e) | (th << (32u - e));
+    ph = th >> e;
   }
   let a = product64(low, pl);
   let b = product64(low, ph);

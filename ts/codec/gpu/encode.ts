@@ -271,13 +271,15 @@ async function sizeUnits(
   const units = set.counts.map((count, index) => ({ index, count, at: index * set.stride * w }));
   // pack and delta+pack for elements of 2 or 4 bytes (the CPU path's candidates: for bytes Huffman
   // decodes about as fast), or where fixed; pack sizes every block, so the source is bound whole
+  const length = set.array.length;
+  const totalBytes = length * w;
   const binding = gpu.limits.maxStorageBufferBindingSize;
-  const usePack = (name: string) => allow(name) && (w > 1 || fixed) && roundUp4(set.array.length * w) <= binding;
+  /** The units' elements (and their deltas) fit one storage binding. */
+  const wholeFits = roundUp4(totalBytes) <= binding;
+  const usePack = (name: string) => allow(name) && (w > 1 || fixed) && wholeFits;
   const useDelta =
     ['delta', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow)) || usePack('delta+pack');
   const useShuffle = w > 1 && ['shuffle', 'delta+shuffle'].some((t) => [`${t}+huffman`, `${t}+rle`, `${t}+rle+huffman`].some(allow));
-  const length = set.array.length;
-  const totalBytes = length * w;
   // plane k of unit u at (u w + k) P: every plane P bytes apart, a stride the rle stage cuts its
   // runs at (bytes of a plane past its count are padding, written or not)
   const P = roundUp4(set.stride);
@@ -295,18 +297,19 @@ async function sizeUnits(
   let readHashes: () => Promise<Uint32Array> = async () => new Uint32Array(0);
   let readCodes: () => Promise<HistogramCode[][]> = async () => [];
   let buffers: GPUBuffer[] = [];
-  /** The pack stage's plans, a source each, and their streams' bytes once read. */
-  const packs: { prefix: Pipeline; sizing?: PackSizing; read: () => Promise<Uint32Array> }[] = [];
+  /** The pack stage's sources (the elements, their deltas), and their plans once recorded. */
+  const packSources: { prefix: Pipeline; buffer: GPUBuffer }[] = [];
+  if (usePack('pack')) packSources.push({ prefix: [], buffer: raw });
+  if (usePack('delta+pack')) packSources.push({ prefix: [StageId.Delta], buffer: delta! });
+  const packs: { prefix: Pipeline; sizing: PackSizing; read: () => Promise<Uint32Array> }[] = [];
   const packed = units.filter((c) => c.count > 0);
-  if (usePack('pack')) packs.push({ prefix: [], read: async () => new Uint32Array(0) });
-  if (usePack('delta+pack')) packs.push({ prefix: [StageId.Delta], read: async () => new Uint32Array(0) });
   // the deltas of every unit in one dispatch where the input fits one binding (a dispatch
   // costs the host more than the GPU: 64 of them were 2-3 ms of a sparse volume's compress);
   // units after the first start at whole words
-  const deltaAtOnce = delta !== undefined && roundUp4(totalBytes) <= binding;
+  const deltaAtOnce = delta !== undefined && wholeFits;
   // the planes of every unit likewise (256 KiB chunks: a dispatch a chunk was 10-12 ms of GPU
   // time at 64 MiB on the H200)
-  const shuffleAtOnce = planes !== undefined && roundUp4(totalBytes) <= binding && roundUp4(planeBytes) <= binding;
+  const shuffleAtOnce = planes !== undefined && wholeFits && roundUp4(planeBytes) <= binding;
   await gpu.submit('compress statistics', (s) => {
     before?.(s);
     if (hash) readHashes = encodeTreeHashes(gpu, s, raw, ranges.whole);
@@ -349,12 +352,8 @@ async function sizeUnits(
       // every unit's pack stream, and its deltas', sized exactly
       const streams = packed.map((c) => ({ srcByteOffset: c.at, count: c.count, width: w }));
       const blocks = streams.reduce((a, x) => a + Math.ceil(x.count / PACK_BLOCK), 0);
-      for (const p of packs) {
-        const source = p.prefix.length === 0 ? raw : delta!;
-        const plan = encodePackSizes(gpu, s, source, streams, scratch.acquire(paddedBytes(blocks), 'compress pack sizes'));
-        p.sizing = plan.sizing;
-        p.read = plan.read;
-      }
+      for (const { prefix, buffer } of packSources)
+        packs.push({ prefix, ...encodePackSizes(gpu, s, buffer, streams, scratch.acquire(paddedBytes(blocks), 'compress pack sizes')) });
     }
   });
   // every readback mapped at once (one after another they had been a round trip each)
@@ -390,11 +389,10 @@ async function sizeUnits(
     return list;
   });
   packed.forEach((c, i) =>
-    packs.forEach((p, k) => {
-      const sizing = p.sizing!;
+    packs.forEach(({ prefix, sizing }, k) => {
       const bytes = packBytes[k][i];
       candidates[c.index].push({
-        pipeline: [...p.prefix, StageId.Pack],
+        pipeline: [...prefix, StageId.Pack],
         bytes: 8 + bytes,
         streams: [
           {
