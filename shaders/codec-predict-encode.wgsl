@@ -77,7 +77,7 @@ fn decimalOf(b: u32, e: u32) -> vec2<u32> {
   return vec2<u32>(0u, 0u);
 }
 
-// a x c as (low, high) words (decimal-f32.wgsl's mul32 gives (high, low)).
+// a x c as (low, high) words (soft-float64.wgsl's mul32 gives (high, low)).
 fn product64(a: u32, c: u32) -> vec2<u32> {
   let p = mul32(a, c);
   return vec2<u32>(p.y, p.x);

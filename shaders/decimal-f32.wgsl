@@ -7,22 +7,8 @@
 // The CPU decodes an f32 element as f32(f64(v) x F[e]) (assembly/predict.ts decimalDecodeF32):
 // the product rounded to f64, then to f32, both to nearest even. WGSL has no f64, so the exact
 // product |v| x M (M the factor's 53-bit mantissa) is formed in three u32 words and rounded the
-// same two ways. |v| <= 2^31 and F >= 1e-18: no overflow, no subnormal result.
-
-// a x b as (high, low) words.
-fn mul32(a: u32, b: u32) -> vec2<u32> {
-  let a0 = a & 0xFFFFu;
-  let a1 = a >> 16u;
-  let b0 = b & 0xFFFFu;
-  let b1 = b >> 16u;
-  let p00 = a0 * b0;
-  let p01 = a0 * b1;
-  let p10 = a1 * b0;
-  let mid = (p00 >> 16u) + (p01 & 0xFFFFu) + (p10 & 0xFFFFu);
-  let low = (mid << 16u) | (p00 & 0xFFFFu);
-  let high = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
-  return vec2<u32>(high, low);
-}
+// same two ways (mul32: soft-float64.wgsl, composed before this file). |v| <= 2^31 and F >= 1e-18:
+// no overflow, no subnormal result.
 
 // The f32 bits of f32(f64(v) x F[e]), v the element's i32 bits.
 fn decimalBits(v: u32, e: u32) -> u32 {

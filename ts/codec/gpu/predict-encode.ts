@@ -6,6 +6,7 @@
  * shaders/codec-predict-encode.wgsl), for ./encode.ts to code each plane as it codes a chunk.
  */
 import predictEncodeSource from '../../../shaders/codec-predict-encode.wgsl';
+import softFloatSource from '../../../shaders/soft-float64.wgsl';
 import decimalSource from '../../../shaders/decimal-f32.wgsl';
 import decimal64Source from '../../../shaders/decimal-f64.wgsl';
 import medSource from '../../../shaders/predict-med.wgsl';
@@ -22,7 +23,7 @@ import { DECIMAL_PAIRS, DECIMAL_POWERS, decimalFactors, FACTOR_WORDS, FLOAT_ORDE
 /** Where codec-predict-encode.wgsl's table holds each chunk's exponents: after the factors and the powers (EXPONENTS_AT). */
 const EXPONENTS_AT = FACTOR_WORDS + DECIMAL_POWERS.length;
 /** The kernel's source: the decimal maps' decoders (its exactness checks), med, the kernel. */
-const predictEncodeCode = decimalSource + decimal64Source + medSource + predictEncodeSource;
+const predictEncodeCode = softFloatSource + decimalSource + decimal64Source + medSource + predictEncodeSource;
 
 /**
  * The chunk length and predict plan of a compress of `input` (on `gpu`) in chunks of about

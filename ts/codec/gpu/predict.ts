@@ -12,6 +12,7 @@
  */
 import { ErrorCodes, ParleError } from '../../errors.js';
 import predictSource from '../../../shaders/codec-predict.wgsl';
+import softFloatSource from '../../../shaders/soft-float64.wgsl';
 import decimalSource from '../../../shaders/decimal-f32.wgsl';
 import decimal64Source from '../../../shaders/decimal-f64.wgsl';
 import medSource from '../../../shaders/predict-med.wgsl';
@@ -264,7 +265,7 @@ export function encodePredictDecodeChunks(
     if (p === 2 && veryLongRows.length > 0) encodeDeltaDecodeChunks(ctx, s, wideBuf, 4, veryLongRows);
     if (items[p] === 0) continue;
     s.dispatch(
-      pipeline(ctx, 'codec-predict', decimalSource + decimal64Source + medSource + predictSource, entries[p], consts),
+      pipeline(ctx, 'codec-predict', softFloatSource + decimalSource + decimal64Source + medSource + predictSource, entries[p], consts),
       [
         { binding: 0, resource: { buffer: s.uniform([live.length, items[p], p, 0]) } },
         ...uses[p].map((binding): GPUBindGroupEntry => ({ binding, resource: buffers[binding] })),
