@@ -19,7 +19,7 @@
 //          4 PREFIX_WORDS bytes (a quantized chunk's header: bound, step, exception count n; a
 //          predicted chunk's predict header, PREDICT_HEAD_MAX_BYTES at most); the directory (S x 8
 //          bytes, S <= 8; after the header and the 8 n bytes of exceptions in a quantized
-//          chunk), and where it was read; for each stream j < S, where it starts (the
+//          chunk, 12 n of f64), and where it was read; for each stream j < S, where it starts (the
 //          directory's end + the encoded sizes of the streams before it) and its first 4 bytes.
 //          From chunk 0, where a version-4 header says the container ends in a chunk index of
 //          its chunk count C <= params.chunks: workgroup k also copies the index's words 2k and
@@ -65,8 +65,8 @@ const SLOT_STREAM_AT = SLOT_DIRECTORY_AT + 1u;  // MAX_STREAMS words: each strea
 const SLOT_HEADS = SLOT_STREAM_AT + MAX_STREAMS;  // MAX_STREAMS words: each stream's first 4 bytes
 const SLOT_WORDS = SLOT_HEADS + MAX_STREAMS;
 const_assert SLOT_WORDS <= 128u;  // an invocation a word of a workgroup of `copy`
-const QUANTIZE_HEADER_BYTES = 16u;
 const QUANTIZED = 5u;        // entry byte 24 of a quantized chunk
+const F64_TYPE = 8u;         // header byte 9 of a container of f64 elements
 
 struct Params {
   bytes: u32,   // the container's length in bytes
@@ -187,11 +187,14 @@ fn copy(@builtin(local_invocation_index) w: u32, @builtin(workgroup_id) wid: vec
   // at + 32 <= params.bytes (the walk's check); the payload ends at the container's end at most
   let payloadAt = at + ENTRY_BYTES;
   let end = payloadAt + min(read32(at + 12u), params.bytes - payloadAt);
-  // the directory: after a quantized chunk's header and exceptions (8 bytes each)
+  // the directory: after a quantized chunk's header and exceptions (f32: a 16-byte header whose
+  // word 3 counts the exceptions, 8 bytes each; f64: 24, word 4, 12 bytes each)
   var directoryAt = payloadAt;
   if ((read32(at + 24u) & 0xFFu) == QUANTIZED) {
-    let exceptions = read32(payloadAt + 12u);
-    directoryAt = select(NONE, payloadAt + QUANTIZE_HEADER_BYTES + 8u * exceptions, exceptions <= (end - payloadAt) / 8u);
+    let f64 = ((read32(8u) >> 8u) & 0xFFu) == F64_TYPE;
+    let each = select(8u, 12u, f64);
+    let exceptions = read32(payloadAt + select(12u, 16u, f64));
+    directoryAt = select(NONE, payloadAt + select(16u, 24u, f64) + each * exceptions, exceptions <= (end - payloadAt) / each);
   }
   let streams = read32(at + 8u);
   var word = 0u;

@@ -5,12 +5,12 @@
 //   exceptionFlags: one invocation an element: flags[i] = 1 where codes[i] is the exception code;
 //   (exclusive scan of the flags -> pos, and their total E)
 //   exceptionList:  one invocation an element: an exception writes its index to indices[pos[i]]
-//                   and its bits to values[pos[i]].
+//                   and its bits to values[pos[i]] (an f64's two words to 2 pos[i] and the next).
 // Composed by ts/gpu/compose.ts (`const WG` = 256). 2-D grids: wid.y * nwg.x + wid.x.
 
 struct Params {
-  n: u32,   // elements
-  pad0: u32,
+  n: u32,      // elements
+  words: u32,  // exceptionList: words an element (1: f32, 2: f64)
   pad1: u32,
   pad2: u32,
 }
@@ -44,5 +44,7 @@ fn exceptionList(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
   let i = element(tid, wid, nwg);
   if (i >= params.n || codes[i] != CODE_EXCEPTION) { return; }
   indices[pos[i]] = i;
-  values[pos[i]] = elements[i];
+  for (var k = 0u; k < params.words; k++) {
+    values[pos[i] * params.words + k] = elements[i * params.words + k];
+  }
 }

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { xxh64 } from '../ts/format/checksum.js';
 import { createEngine, type Engine } from '../ts/engine.js';
+import type { DeviceArray } from '../ts/gpu/device-array.js';
 import { ErrorCodes, ParleError, type ErrorCode } from '../ts/errors.js';
 import { stepForF64 } from '../ts/format/quantize.js';
 import { quantizeParamsF64, type QuantizeParamsF64 } from '../ts/codec/quantize.js';
@@ -508,7 +509,11 @@ function handMade(count: number, payload: Uint8Array, stages: number[], elements
   return new Uint8Array(Buffer.concat([header, entry, payload]));
 }
 
-describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a crash', () => {
+/**
+ * The hostile-payload cases against one decoder (`decoderOf()`, called in each test): the CPU
+ * path, or (describeGpu below) the GPU path decoding to the device.
+ */
+function hostileCases(decoderOf: () => (bytes: Uint8Array) => Promise<unknown>): void {
   let packed: Uint8Array;
   let exceptions: number;
   const N = 20_000;
@@ -526,7 +531,7 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
   });
   const setU32 = (at: number, v: number) => (p: Uint8Array) => (new DataView(p.buffer, p.byteOffset).setUint32(at, v, true), p);
   const setF64 = (at: number, v: number) => (p: Uint8Array) => (new DataView(p.buffer, p.byteOffset).setFloat64(at, v, true), p);
-  const decode = (bytes: Uint8Array) => engine.decompress(bytes);
+  const decode = (bytes: Uint8Array) => decoderOf()(bytes);
 
   it('an untouched container decodes (the rewrite helper is sound)', async () => {
     await decode(rewritePayload(packed, (p) => p));
@@ -681,9 +686,13 @@ describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a 
   it('random byte flips in the payload (hashes made right again): CORRUPT or CHECKSUM_MISMATCH, or the same elements', async () => {
     await expectPayloadFlips(packed, decode, caseSeed('f64 flips'), 150, 72);
   });
+}
+
+describe('hostile f64 quantized payloads: CORRUPT or CHECKSUM_MISMATCH, never a crash', () => {
+  hostileCases(() => (bytes) => engine.decompress(bytes));
 });
 
-describeGpu('f64 with a bound on an engine with a GPU: compressed and decoded on the CPU', () => {
+describeGpu("f64 with a bound on the GPU path: quantized and decoded there, the CPU path's bits", () => {
   let gpuEngine: Engine;
   beforeAll(async () => {
     gpuEngine = await createEngine({ workers: 1, gpu: 'require', calibration: 'skip' });
@@ -691,12 +700,62 @@ describeGpu('f64 with a bound on an engine with a GPU: compressed and decoded on
   afterAll(async () => {
     await gpuEngine?.destroy();
   });
-  it("path 'gpu' gives the CPU path's bytes, and decompress on path 'gpu' decodes them", async () => {
-    const x = new Float64Array(signal(new Rng(caseSeed('f64 gpu')), 40_000, 2, 0.01).buffer);
-    const cpu = await engine.compress(x, { errorBound: { abs: 1e-4 } });
-    const gpu = await gpuEngine.compress(x, { errorBound: { abs: 1e-4 }, path: 'gpu' });
-    expect(Buffer.from(gpu).equals(Buffer.from(cpu))).toBe(true);
-    expectWithinBound(x, (await gpuEngine.decompress(cpu, { path: 'gpu' })) as Float64Array, 1e-4, 'gpu path');
+  /** Decodes on the GPU path to the device; the result is read back (and its buffer freed). */
+  const onGpu = async (bytes: Uint8Array): Promise<Float64Array> => {
+    const d = (await gpuEngine.decompress(bytes, { to: 'device', path: 'gpu' })) as unknown as DeviceArray;
+    try {
+      return (await gpuEngine.download(d)) as Float64Array;
+    } finally {
+      d.destroy();
+    }
+  };
+  const sameBits = (a: Float64Array, b: Float64Array) => Buffer.from(bytesOf(a)).equals(Buffer.from(bytesOf(b)));
+  // specials, and chunk 3 (of 16 KiB chunks: 2048 elements) of huge magnitudes, each an
+  // exception: coded losslessly on both paths
+  const input = (() => {
+    const x = new Float64Array(signal(new Rng(caseSeed('f64 gpu')), 20_001, 2, 0.01).buffer);
+    for (let i = 3 * 2048; i < 4 * 2048; i++) x[i] = 1e300 * (1 + i / 1e4);
+    return x;
+  })();
+  for (const [codec, abs] of [
+    ['auto', 1e-4],
+    ['huffman', 1e-3],
+    ['delta+huffman', 0.05],
+    ['rle+huffman', 0.5],
+    ['delta+pack', 1e-6],
+    ['auto', 2 ** -970],
+  ] as const) {
+    it(`compress from the device (${codec}, abs ${abs}): the CPU path's decoded bits, decoded on both paths`, async () => {
+      const what = `${codec} abs ${abs}`;
+      const opts = { errorBound: { abs }, codec, chunkBytes: 16 << 10 };
+      const device = await gpuEngine.upload(input);
+      try {
+        const viaGpu = await gpuEngine.compress(device, { ...opts, path: 'gpu' });
+        const viaCpu = await engine.compress(input, opts);
+        const fromCpu = (await engine.decompress(viaCpu)) as Float64Array;
+        expect(sameBits((await engine.decompress(viaGpu)) as Float64Array, fromCpu), `${what}: the GPU's container`).toBe(true);
+        const chunks = engine.inspect(viaGpu).chunks;
+        const quantized = chunks.filter((c) => c.encoding.startsWith('quantize')).length;
+        if (abs >= 2 ** -960) {
+          expect(quantized, what).toBe(chunks.length - 1); // all but the chunk of huge magnitudes
+          expect(chunks[3].encoding.startsWith('quantize'), what).toBe(false);
+          expect(viaGpu.length, what).toBeLessThan(1.05 * viaCpu.length);
+        } else expect(quantized, what).toBe(0); // below 2^-960: lossless, as on the CPU path
+        // both containers decoded on the GPU path, to the device, and from a device container
+        expect(sameBits(await onGpu(viaGpu), fromCpu), `${what}: the GPU's container, GPU decode`).toBe(true);
+        expect(sameBits(await onGpu(viaCpu), fromCpu), `${what}: the CPU's container, GPU decode`).toBe(true);
+        const resident = await gpuEngine.upload(viaCpu);
+        const back = await gpuEngine.decompress(resident, { to: 'device' });
+        expect(sameBits((await gpuEngine.download(back)) as Float64Array, fromCpu), `${what}: a device container`).toBe(true);
+        resident.destroy();
+        back.destroy();
+      } finally {
+        device.destroy();
+      }
+    });
+  }
+  describe('hostile payloads refused as on the CPU path', () => {
+    hostileCases(() => onGpu);
   });
 });
 

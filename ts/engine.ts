@@ -350,8 +350,8 @@ export class Engine {
   /**
    * Copies a host array to the GPU (reusable MAP_WRITE staging buffers, overlapped with their
    * copies). The DeviceArray is owned: `destroy()` it when done. Arrays of every type: the GPU
-   * codec compresses and decodes them all (8-byte ones with the chooser's predicted chunks; f64's
-   * lossy mode on the CPU path), the GPU's rle takes those of 1, 2 or 4 bytes
+   * codec compresses and decodes them all (8-byte ones with the chooser's predicted chunks, f64's
+   * in the lossy mode too), the GPU's rle takes those of 1, 2 or 4 bytes
    * ({@link GPU_CODEC_TYPES}), its scan and sort their 32-bit ones.
    * @throws ParleError INVALID_ARGUMENT, DETACHED_BUFFER, PATH_UNAVAILABLE, DEVICE_LOST
    */

@@ -14,9 +14,9 @@
  * The GPU codes a chunk itself when the chooser picks (its candidates, and the predict stage
  * with every predictor and map) or the fixed pipeline is one it has ({@link gpuCodablePipeline});
  * else the runs way, whose bytes are the CPU path's (a shaped array: the CPU path). The lossy
- * mode runs on the GPU where the GPU codes the codes' pipeline itself, else on the CPU path.
- * 8-byte elements take the chooser only on the GPU (their chunks are predicted or stored, under
- * every map); a fixed codec or the lossy mode of them, the CPU path.
+ * mode (f32 and f64, without a shape) runs on the GPU where the GPU codes the codes' pipeline
+ * itself, else on the CPU path. 8-byte elements take the chooser (their chunks are predicted or
+ * stored, under every map) and f64's lossy mode on the GPU; a fixed codec of them, the CPU path.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
@@ -38,6 +38,7 @@ export type CompressRoute = 'cpu' | 'gpu' | 'gpu-to-device' | 'gpu-runs' | 'gpu-
  *   compressRoute('gpu', 'host', { codec: undefined, errorBound: undefined, ... }, u8 of 2^20)  ->  'gpu'
  *   compressRoute('gpu', 'host', { codec: [Delta, Pack], ... }, ...)                            ->  'gpu-runs'
  *   compressRoute('gpu', 'host', { errorBound: 0.01, codec: [Delta, Pack], ... }, f32)          ->  'cpu'
+ *   compressRoute('gpu', 'host', { errorBound: 0.01, codec: undefined, ... }, f64)              ->  'gpu-lossy'
  */
 export function compressRoute(
   path: 'cpu' | 'gpu',
@@ -46,17 +47,19 @@ export function compressRoute(
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
   if (path === 'cpu') return 'cpu';
-  // 8-byte elements: the chooser's predicted chunks on the GPU (./gpu/encode.ts), a fixed codec
-  // and the lossy mode on the CPU path, as a shaped lossy array
-  if (elementSize(input.type) === 8) {
-    if (settings.codec !== undefined || settings.errorBound !== undefined) return 'cpu';
-    return to === 'device' ? 'gpu-to-device' : 'gpu';
-  }
-  if (!isGpuCodecType(input.type)) return 'cpu';
-  if (settings.errorBound !== undefined) {
+  // the lossy mode of f32 and f64 without a shape (./gpu/encode-lossy.ts), with the chooser's
+  // or a pipeline the GPU codes; a shaped lossy array on the CPU path
+  if (settings.errorBound !== undefined && (input.type === 'f32' || input.type === 'f64')) {
     if (settings.shape !== undefined) return 'cpu';
     return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';
   }
+  // 8-byte elements: the chooser's predicted chunks on the GPU (./gpu/encode.ts), a fixed codec
+  // on the CPU path
+  if (elementSize(input.type) === 8) {
+    if (settings.codec !== undefined) return 'cpu';
+    return to === 'device' ? 'gpu-to-device' : 'gpu';
+  }
+  if (!isGpuCodecType(input.type)) return 'cpu';
   if (!canCompressOnDevice(settings.codec)) return settings.shape === undefined ? 'gpu-runs' : 'cpu';
   return to === 'device' ? 'gpu-to-device' : 'gpu';
 }

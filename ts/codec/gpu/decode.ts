@@ -19,12 +19,12 @@
  *      allocated for what a corrupt stream claims); the planes of all shuffled chunks
  *      unshuffled in one dispatch and the deltas of all delta chunks summed in place in three
  *      (a quantized chunk's codes in a codes buffer, then dequantized into the output with its
- *      exceptions written over them: shaders/codec-quantize.wgsl); a predicted chunk's field
+ *      exceptions written over them: shaders/codec-quantize.wgsl, f64's codec-quantize-f64.wgsl);
+ *      a predicted chunk's field
  *      blocks decoded as chunks of their own into residual planes, then every predicted chunk's
  *      predictor and value map undone in one set of passes, a decimal map's exceptions written
  *      over them (./predict.ts: 8-byte elements as their u32 halves, two word fields an element
- *      field; what it does not take, {@link chunksOnDevice} sends through the CPU: the lossy mode
- *      of f64); every chunk's elements' tree hash. Only hashes,
+ *      field); every chunk's elements' tree hash. Only hashes,
  *      status words and run totals come back, read after it and checked in the order a
  *      stage-by-stage decode would meet them. Every kernel bounds its
  *      reads and writes, so the stages after a corrupt one stay inside their buffers.
@@ -40,7 +40,7 @@
  * gathered into the output at its byte offset (./gather.ts) before the elements' hashes.
  */
 import { packStreamWidth, readDirectory, runsLayout } from '../cpu/directory.js';
-import { QUANTIZE_HEADER_BYTES, readQuantizeHeader } from '../../format/quantize.js';
+import { quantizeHeaderBytes, readQuantizeHeader } from '../../format/quantize.js';
 import { StageId, streamCount, type Pipeline } from '../../format/stages.js';
 import { abortError } from '../../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
@@ -93,16 +93,13 @@ function rawStream(bytes: number): HuffmanStreamInfo {
  * True when {@link decodeContainerOnDevice} decodes every chunk of a container (walked: `header`,
  * `chunks`; `readAt` serves each predicted chunk's first {@link PREDICT_HEAD_MAX_BYTES} bytes):
  * every predicted chunk has a predict header it decodes (./predict.ts predictOnDevice: every
- * predictor and map of the format), and no chunk of 8-byte elements is quantized (the lossy mode
- * of f64). A header that does not read (CORRUPT) says false: the CPU decode then reports it in
+ * predictor and map of the format). A header that does not read (CORRUPT) says false: the CPU decode then reports it in
  * its own order (the payload's checksum first).
  */
 export function chunksOnDevice(readAt: ReadAt, header: Header, chunks: readonly LocatedChunk[]): boolean {
   const size = elementSize(header.type);
   for (const c of chunks) {
-    if (c.elementCount === 0) continue;
-    if (size === 8 && c.quantize === true) return false;
-    if (c.predict !== true) continue;
+    if (c.elementCount === 0 || c.predict !== true) continue;
     try {
       const prefix = readAt(c.payloadOffset, Math.min(c.payloadBytes, PREDICT_HEAD_MAX_BYTES));
       if (!predictOnDevice(readPredictHeader(prefix, c.elementCount, size, c.index, c.payloadBytes), size)) return false;
@@ -138,6 +135,8 @@ interface QuantizePlan {
   chunk: LocatedChunk;
   codesAt: number;
   step: number;
+  /** Bytes of an element: 4 (f32) or 8 (f64). */
+  width: 4 | 8;
   exceptions: number;
   /** Byte offset of its indices, then bits, in the exceptions upload. */
   exceptionsAt: number;
@@ -274,7 +273,8 @@ function encodeLebLengths(gpu: GpuContext, s: Submission, group: RunsGroup, leb:
 
 /**
  * Records the dequantize of every quantized chunk's codes (in `workBuf`) into its elements (in
- * `outBuf`) with its exceptions written over them (shaders/codec-quantize.wgsl) into `s`; the
+ * `outBuf`) with its exceptions written over them (shaders/codec-quantize.wgsl, f64's
+ * codec-quantize-f64.wgsl) into `s`; the
  * returned function, called after the submission, reads the status back and fails as the CPU
  * decoder would.
  * @throws ParleError CORRUPT (from the returned function)
@@ -303,6 +303,7 @@ function encodeDequantizeChunks(
       outByteOffset: outAtOf(p.chunk),
       count: p.chunk.elementCount,
       step: p.step,
+      width: p.width,
       exceptions,
       exceptionsByteOffset: p.exceptionsAt,
       exceptionCount: p.exceptions,
@@ -515,18 +516,19 @@ export async function decodeContainerOnDevice(
     // codes decode into the codes buffer, then dequantize into the output
     let codesAt = 0;
     let dest: Target = { buf: 'out', at: outAt };
-    if (c.quantize === true && size === 8) {
-      throw new ParleError(ErrorCodes.INVALID_ARGUMENT, `chunk ${c.index}: the lossy mode of ${header.type} is not decoded on the GPU`);
-    }
     if (c.quantize === true) {
-      const quantizeHeader = readAt(c.payloadOffset, Math.min(QUANTIZE_HEADER_BYTES, c.payloadBytes));
-      const head = readQuantizeHeader(quantizeHeader, c.payloadBytes, count, 8 * streamCount(stages, 4), c.index);
+      // f32 or f64 (the only types quantized): the header, then u32 indices and the bits of the
+      // exceptions, then the u32 codes' streams
+      const width = size as 4 | 8;
+      const headerBytes = quantizeHeaderBytes(width);
+      const quantizeHeader = readAt(c.payloadOffset, Math.min(headerBytes, c.payloadBytes));
+      const head = readQuantizeHeader(quantizeHeader, c.payloadBytes, count, 8 * streamCount(stages, 4), c.index, width);
       codesAt = head.codesAt;
       dest = { buf: 'codes', at: codesBytes };
-      codesBytes += roundUp4(raw);
-      const list = new Uint32Array(2 * head.exceptions);
-      if (head.exceptions > 0) new Uint8Array(list.buffer).set(readAt(c.payloadOffset + QUANTIZE_HEADER_BYTES, 8 * head.exceptions));
-      quantized.push({ chunk: c, codesAt: dest.at, step: head.step, exceptions: head.exceptions, exceptionsAt: exceptionBytes });
+      codesBytes += 4 * count;
+      const list = new Uint32Array(((4 + width) * head.exceptions) / 4);
+      if (head.exceptions > 0) new Uint8Array(list.buffer).set(readAt(c.payloadOffset + headerBytes, list.byteLength));
+      quantized.push({ chunk: c, codesAt: dest.at, step: head.step, width, exceptions: head.exceptions, exceptionsAt: exceptionBytes });
       exceptionWords.push(list);
       exceptionBytes += list.byteLength;
     }

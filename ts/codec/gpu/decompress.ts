@@ -61,8 +61,8 @@ export async function decompressToDevice(
         uploaded.destroy();
       }
     }
-    // chunks the GPU does not decode (the lossy mode of f64): decoded on the CPU (both hashes
-    // checked), then uploaded
+    // chunks the GPU does not plan (a predict header that does not read): decoded on the CPU,
+    // which reports the error in its own order
     const host = await decompressBytes(cpu, bytes, maxElements, signal);
     if (signal?.aborted) throw abortError(signal);
     return gpu.upload(host);

@@ -37,7 +37,7 @@ import type { GpuContext, Submission } from '../../gpu/context.js';
 import { getPipeline } from '../../gpu/pipelines.js';
 import { walkChunks, type ReadAt } from '../../format/container.js';
 import { ENTRY_BYTES, firstEntryOffset, HEADER_BYTES, indexBytes, MAX_RANK, readHeader, type LocatedChunk } from '../../format/layout.js';
-import { QUANTIZE_HEADER_BYTES } from '../../format/quantize.js';
+import { quantizeHeaderBytes } from '../../format/quantize.js';
 import {
   exceptionBytes,
   FIELD_BLOCK_HEADER_BYTES,
@@ -71,7 +71,7 @@ const START_AT = 10;
 /** A chunk's slot in the walk's output, in words (codec-container-walk.wgsl). */
 /**
  * Words of a payload's first bytes a slot holds: a predicted chunk's predict header at most (a
- * quantized chunk's 16-byte header fits too). The walk's shader takes it as PREFIX_WORDS.
+ * quantized chunk's header of 16 or 24 bytes fits too). The walk's shader takes it as PREFIX_WORDS.
  */
 const PREFIX_WORDS = Math.ceil(PREDICT_HEAD_MAX_BYTES / 4);
 const SLOT = (() => {
@@ -553,12 +553,15 @@ export async function decompressDeviceContainer(
   if (!chunksOnDevice(sparse.readAt, header, chunks)) return readBackWhole();
   // the exceptions of quantized chunks (the walk read their header, directory and stream heads)
   const regions: [number, number][] = [];
+  const width = elementSize(header.type) === 8 ? 8 : 4;
+  const headerBytes = quantizeHeaderBytes(width);
   for (const c of chunks) {
     if (c.quantize !== true || c.elementCount === 0) continue;
-    const head = sparse.readAt(c.payloadOffset, QUANTIZE_HEADER_BYTES);
-    if (head.length < QUANTIZE_HEADER_BYTES) continue; // CORRUPT in the plan
-    const exceptions = new DataView(head.buffer, head.byteOffset, QUANTIZE_HEADER_BYTES).getUint32(12, true);
-    regions.push([c.payloadOffset + QUANTIZE_HEADER_BYTES, Math.min(8 * exceptions, c.payloadBytes - QUANTIZE_HEADER_BYTES)]);
+    const head = sparse.readAt(c.payloadOffset, headerBytes);
+    if (head.length < headerBytes) continue; // CORRUPT in the plan
+    // the exception count: the header's word 3 (f64: word 4, before its reserved word)
+    const exceptions = new DataView(head.buffer, head.byteOffset, headerBytes).getUint32(width === 8 ? 16 : 12, true);
+    regions.push([c.payloadOffset + headerBytes, Math.min((4 + width) * exceptions, c.payloadBytes - headerBytes)]);
   }
   await fetchRegions(gpu, container.buffer, sparse, regions);
   if (signal?.aborted) throw abortError(signal);

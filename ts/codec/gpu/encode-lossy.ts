@@ -1,25 +1,26 @@
 /**
- * Lossy compression of an f32 DeviceArray within a pointwise bound (docs/format.md, "Stage 5:
- * quantize") with the work on the GPU, so that the elements never come to the host:
+ * Lossy compression of an f32 or f64 DeviceArray within a pointwise bound (docs/format.md,
+ * "Stage 5: quantize") with the work on the GPU, so that the elements never come to the host:
  *
- *   1. the GPU quantizes every element (shaders/codec-quantize.wgsl, the same codes and
- *      reconstructions as the CPU's assembly/quantize.ts), flags the exceptions and scans the
- *      flags; the exception count and each chunk's first exception come back;
+ *   1. the GPU quantizes every element (shaders/codec-quantize.wgsl, f64's
+ *      codec-quantize-f64.wgsl: the same codes and reconstructions as the CPU's
+ *      assembly/quantize.ts), flags the exceptions and scans the flags; the exception count and
+ *      each chunk's first exception come back;
  *   2. the GPU lists the exceptions (index and bits, shaders/codec-exceptions.wgsl) and hashes
  *      each chunk's reconstructions (the elements' checksum of a quantized chunk); the lists and
  *      hashes come back;
- *   3. the codes are compressed as u32 by the GPU path of version 2 (ts/codec/gpu/encode.ts: the
- *      chooser's or the given pipeline, Huffman and rle streams on the GPU);
+ *   3. the codes are compressed as u32 by the GPU path (ts/codec/gpu/encode.ts: the chooser's or
+ *      the given pipeline), in chunks of as many codes as the container's chunks hold elements;
  *   4. each chunk becomes the quantize header, its exceptions and its codes' payload, unless, as
  *      on the CPU path (ts/codec/cpu/encode.ts encodeQuantized), it has more exceptions than half
  *      its elements, its codes were stored, or the result is not smaller than the elements: such
- *      chunks are coded losslessly (the GPU path of version 2 on the elements).
+ *      chunks are coded losslessly (the GPU path on the elements; f64's as their word planes).
  * The pipeline of the codes may differ from the CPU path's (the GPU's chooser sizes candidates
  * exactly, the CPU's encodes its best estimate): the bytes may differ, the decoded elements are
  * the same.
  */
-import { QUANTIZE_HEADER_BYTES, writeQuantizeHeader } from '../../format/quantize.js';
-import { quantizeParams } from '../quantize.js';
+import { quantizeHeaderBytes, writeQuantizeHeader } from '../../format/quantize.js';
+import { quantizeParams, quantizeParamsF64 } from '../quantize.js';
 import type { CpuPath } from '../../cpu/cpu-path.js';
 import { treeHashes } from './hash.js';
 import { composeKernel, WORKGROUP_SIZE } from '../../gpu/compose.js';
@@ -33,6 +34,7 @@ import type { EncodedChunk } from '../cpu/chunks.js';
 import { assembleContainer } from '../../format/container.js';
 import { readRanges } from './common.js';
 import { encodeChunksOnDevice } from './encode.js';
+import { planOnDevice } from './predict-encode.js';
 import type { CompressSettings } from '../settings.js';
 
 function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exceptionList'): GPUComputePipeline {
@@ -43,8 +45,9 @@ function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exc
 }
 
 /**
- * Compresses the f32 `input` (on `gpu`) within `abs` into a version-2 container on the host, as
- * described above. A bound below 2^-120 codes every chunk losslessly (as the CPU path does).
+ * Compresses the f32 or f64 `input` (on `gpu`) within `abs` into a container on the host, as
+ * described above. A bound below 2^-120 (f64: 2^-960) codes every chunk losslessly (as the CPU
+ * path does).
  * `codec`: the codes' pipeline (one the GPU path codes: ts/codec/gpu/encode.ts
  * gpuCodablePipeline), or undefined for the chooser.
  * @throws ParleError TOO_LARGE (beyond one storage binding), DEVICE_LOST, ABORTED, WORKER_FAILED
@@ -59,10 +62,11 @@ export async function compressLossyOnDevice(
   const { errorBound, signal } = settings;
   const abs = errorBound!;
   const n = input.length;
-  const q = quantizeParams(abs);
+  const width = input.type === 'f64' ? 8 : 4;
+  const q = width === 8 ? quantizeParamsF64(abs) : quantizeParams(abs);
   if (q === undefined || n === 0) return (await encodeChunksOnDevice(gpu, input, settings, { target })).container;
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
-  const reconBuf = gpu.acquireStorage(n * 4, 'lossy reconstructions');
+  const reconBuf = gpu.acquireStorage(n * width, 'lossy reconstructions');
   const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');
   const scratch: GPUBuffer[] = [];
   const codes = gpu.wrap(codesBuf, 'u32', n);
@@ -86,7 +90,9 @@ export async function compressLossyOnDevice(
       );
       encodeScan(gpu, s, flags, posBuf, n, 'u32', false, totalBuf);
     });
-    const { header, encoded: codeChunks } = await encodeChunksOnDevice(gpu, codes, settings);
+    // the codes in chunks of the container's chunk length (f64: twice the codes' bytes)
+    const { chunkLength } = await planOnDevice(gpu, input, settings);
+    const { header, encoded: codeChunks } = await encodeChunksOnDevice(gpu, codes, { ...settings, gpuChunkBytes: 4 * chunkLength });
     const C = header.chunkLength;
     const chunkCount = header.chunkCount;
     const starts = await readRanges(gpu, [
@@ -101,13 +107,13 @@ export async function compressLossyOnDevice(
     let values: Uint32Array = new Uint32Array(0);
     if (total > 0) {
       const indexBuf = gpu.acquireStorage(total * 4, 'lossy exception indices');
-      const valueBuf = gpu.acquireStorage(total * 4, 'lossy exception values');
+      const valueBuf = gpu.acquireStorage(total * width, 'lossy exception values');
       scratch.push(indexBuf, valueBuf);
       await gpu.submit('lossy exception lists', (s) => {
         s.dispatch(
           exceptionsPipeline(gpu, 'exceptionList'),
           [
-            { binding: 0, resource: { buffer: s.uniform([n, 0, 0, 0]) } },
+            { binding: 0, resource: { buffer: s.uniform([n, width / 4, 0, 0]) } },
             { binding: 1, resource: { buffer: codesBuf } },
             { binding: 3, resource: { buffer: posBuf } },
             { binding: 4, resource: { buffer: input.buffer } },
@@ -120,15 +126,15 @@ export async function compressLossyOnDevice(
       });
       const [ib, vb] = await readRanges(gpu, [
         { buffer: indexBuf, offset: 0, length: total * 4 },
-        { buffer: valueBuf, offset: 0, length: total * 4 },
+        { buffer: valueBuf, offset: 0, length: total * width },
       ]);
       indices = new Uint32Array(ib.buffer, ib.byteOffset, total);
-      values = new Uint32Array(vb.buffer, vb.byteOffset, total);
+      values = new Uint32Array(vb.buffer, vb.byteOffset, (total * width) / 4);
     }
     const reconHashes = await treeHashes(
       gpu,
       reconBuf,
-      Array.from({ length: chunkCount }, (_, c) => ({ byteOffset: c * C * 4, byteLength: Math.min(C, n - c * C) * 4 })),
+      Array.from({ length: chunkCount }, (_, c) => ({ byteOffset: c * C * width, byteLength: Math.min(C, n - c * C) * width })),
     );
     // 4. quantized chunks, or the lossless ones where quantizing does not pay (the CPU's rule)
     const out: (EncodedChunk | undefined)[] = await Promise.all(
@@ -136,16 +142,17 @@ export async function compressLossyOnDevice(
         const count = Math.min(C, n - c * C);
         const e = first[c + 1] - first[c];
         if (coded.entry.stages === undefined || coded.entry.stages.length === 0 || e > Math.floor(count / 2)) return undefined;
-        const prefix = QUANTIZE_HEADER_BYTES + 8 * e;
+        const headerBytes = quantizeHeaderBytes(width);
+        const prefix = headerBytes + (4 + width) * e;
         const payload = new Uint8Array(prefix + coded.payload.length);
-        if (payload.length >= count * 4) return undefined;
-        writeQuantizeHeader(payload, abs, q.step, e);
-        const list = new Uint32Array(2 * e);
-        for (let k = 0; k < e; k++) {
-          list[k] = indices[first[c] + k] - c * C;
-          list[e + k] = values[first[c] + k];
-        }
-        payload.set(new Uint8Array(list.buffer), QUANTIZE_HEADER_BYTES);
+        if (payload.length >= count * width) return undefined;
+        writeQuantizeHeader(payload, abs, q.step, e, width);
+        // the indices in the chunk, then the elements' bits (an f64's two words)
+        const words = width / 4;
+        const list = new Uint32Array(((4 + width) * e) / 4);
+        for (let k = 0; k < e; k++) list[k] = indices[first[c] + k] - c * C;
+        list.set(values.subarray(first[c] * words, (first[c] + e) * words), e);
+        payload.set(new Uint8Array(list.buffer), headerBytes);
         payload.set(coded.payload, prefix);
         return {
           entry: {
@@ -166,7 +173,7 @@ export async function compressLossyOnDevice(
         if (x === undefined) out[c] = { ...lossless[c], reason: `GPU: quantizing does not pay: coded losslessly: ${lossless[c].reason}` };
       });
     }
-    return assembleContainer({ ...header, type: 'f32' }, out as EncodedChunk[], target);
+    return assembleContainer({ ...header, type: input.type }, out as EncodedChunk[], target);
   } finally {
     gpu.releaseStorage(codesBuf);
     gpu.releaseStorage(reconBuf);

@@ -719,7 +719,10 @@ export async function encodeChunksOnDevice(
     // of either gives their scratch buffers back)
     const sizing = [
       sizeUnits(gpu, plainSet, decoder, allowPlain, fixed, scratch, true),
-      predictedSet === undefined ? undefined : sizeUnits(gpu, predictedSet, decoder, () => true, false, scratch, false, makeResiduals),
+      // (8-byte elements' planes under a fixed codec: its pipeline, as the CPU path codes them)
+      predictedSet === undefined
+        ? undefined
+        : sizeUnits(gpu, predictedSet, decoder, per === 2 ? allow : () => true, per === 2 && fixed, scratch, false, makeResiduals),
     ] as const;
     await Promise.allSettled(sizing);
     const plain = await sizing[0];
@@ -728,13 +731,14 @@ export async function encodeChunksOnDevice(
     const t1 = performance.now();
     // 3. per chunk the smallest: predicted (each field's best, or stored) or plain
     // (a fixed pipeline is always encoded, and stored only if its payload comes out no smaller:
-    // the CPU path's rule, so both write the same bytes)
+    // the CPU path's rule, so both write the same bytes; 8-byte elements' planes take it where
+    // it is smaller than the plane, else are stored, as on the CPU path)
     type Choice = { plain: Candidate | undefined } | { fields: (Candidate | undefined)[]; bytes: number; params: PredictParams };
     const choice: Choice[] = chunks.map((c) => {
       const raw = c.count * size;
       const plainBest = smallest(plain.candidates[c.index], raw, fixed);
       const g = geometry(c.count * per);
-      if (predicted === undefined || g === undefined || fixed) return { plain: plainBest };
+      if (predicted === undefined || g === undefined || (fixed && per === 1)) return { plain: plainBest };
       const dec = decimals[c.index];
       const params: PredictParams = {
         ...plan!,

@@ -15,7 +15,7 @@ import type { GpuContext, Submission } from '../../gpu/context.js';
 import type { DeviceArray } from '../../gpu/device-array.js';
 import { elementSize } from '../../types.js';
 import { ValueMap } from '../../format/predict.js';
-import { planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, type PredictPlan } from '../predict.js';
+import { planSampleRanges, SampledBytes, STRIDE_MIN_BYTES, WORD_PLANES_PLAN, type PredictPlan } from '../predict.js';
 import { chunkingOf, chunkLengthOf, predictPlanOf, type CompressSettings } from '../settings.js';
 import { pipeline, readRanges, roundUp4, storageWords } from './common.js';
 import { DECIMAL_PAIRS, DECIMAL_POWERS, decimalFactors, FACTOR_WORDS, FLOAT_ORDER_PAIRS } from './predict.js';
@@ -45,12 +45,14 @@ export async function planOnDevice(
   const chunkLength = chunkLengthOf(settings, type, settings.gpuChunkBytes);
   if (settings.predict !== undefined)
     return chunkingOf(settings, type, input.length, chunkLength, settings.predict ?? undefined, new Uint8Array(0));
-  // nothing to plan (and nothing read back): a fixed codec or the lossy mode, or a flat array
-  // too short for a record stride (but of 8-byte elements, which are always planned: their
-  // chunks are predicted or stored)
+  // nothing to plan (and nothing read back): a fixed codec or the lossy mode (8-byte elements:
+  // their word planes, as predictPlanOf plans them there), or a flat array too short for a
+  // record stride (but of 8-byte elements, which are always planned: their chunks are predicted
+  // or stored)
   const flat = settings.shape === undefined || settings.shape.length < 2;
-  if (settings.codec !== undefined || settings.errorBound !== undefined || (flat && size < 8 && input.length * size < STRIDE_MIN_BYTES))
-    return { chunkLength, plan: undefined };
+  if (settings.codec !== undefined || settings.errorBound !== undefined)
+    return { chunkLength, plan: size === 8 ? WORD_PLANES_PLAN : undefined };
+  if (flat && size < 8 && input.length * size < STRIDE_MIN_BYTES) return { chunkLength, plan: undefined };
   const ranges = input.length === 0 ? [] : planSampleRanges(input.length, type, settings.shape);
   const parts = await readRanges(
     gpu,
