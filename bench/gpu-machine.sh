@@ -15,7 +15,7 @@
 #    webgpu (for the CPU benchmarks).
 # 2. The device tool: carry ["bench/.gpu-machine"], timeout 600, command
 #      bash bench/gpu-machine.sh run BENCH... [-- ARGS]
-#    BENCH: gpu-layer, gpu-corpus, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors,
+#    BENCH: gpu-layer, gpu-corpus, gpu-lossy, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors,
 #    suite; CPU only: corpus, corpus-scaling, service-load (the --processes sweep;
 #    SECONDS_A_PHASE=30, PROCESSES="1 2 4 8 16"), service-clients (polite clients with and
 #    without Expect, clients that never back off; 20 s a phase) and service-hostile (the load
@@ -124,7 +124,7 @@ bench() {
   host=$(node bench/lib/results.mjs machine)
   echo "== $what $*"
   case "$what" in
-    gpu-layer | gpu-corpus | corpus | corpus-scaling) ;;
+    gpu-layer | gpu-corpus | gpu-lossy | corpus | corpus-scaling) ;;
     gpu-codec-profile) set -- --cpu-profile "$@" ;;
     gpu-codec-ab) set -- --baseline "$carry/baseline/dist" "$@" ;;
     cost-model) set -- --gpu-machine --real "$@" ;;
@@ -166,7 +166,7 @@ bench() {
       cat /tmp/hostile.out
       grep '^{' /tmp/hostile.out >"$OUT/$host/service-load-hostile.json"
       return ;;
-    *) echo "unknown benchmark $what (gpu-layer, gpu-corpus, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors, suite, corpus, corpus-scaling, service-load, service-clients, service-hostile, zarr)" >&2; return 2 ;;
+    *) echo "unknown benchmark $what (gpu-layer, gpu-corpus, gpu-lossy, gpu-codec-profile, gpu-codec-ab, cost-model, cuda-anchors, suite, corpus, corpus-scaling, service-load, service-clients, service-hostile, zarr)" >&2; return 2 ;;
   esac
   case "$what" in
     corpus) node bench/corpus.mjs --workers "1,$(nproc)" --out "$OUT" "$@" ;;
