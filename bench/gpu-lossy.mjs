@@ -38,7 +38,7 @@ const RELATIVE_BOUNDS = [1e-3, 1e-5];
 
 /** Median ms of REPS calls of `fn` after SUSTAIN_MS of calls back to back. */
 const timeMs = async (fn) => {
-  for (const t0 = performance.now(); performance.now() - t0 < SUSTAIN_MS; ) await fn();
+  for (const t0 = performance.now(); performance.now() - t0 < SUSTAIN_MS;) await fn();
   return (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 0 })).medianMs;
 };
 
@@ -89,7 +89,8 @@ for (const file of floats) {
         ['GPU', gpuContainer],
         ['CPU', cpuContainer],
       ]) {
-        if (!same(await engine.decompress(container, { path: 'cpu' }), want)) problems.push(`${name} abs ${abs}: the CPU decode of the ${what} container differs`);
+        if (!same(await engine.decompress(container, { path: 'cpu' }), want))
+          problems.push(`${name} abs ${abs}: the CPU decode of the ${what} container differs`);
         const back = await engine.decompress(container, { path: 'gpu', to: 'device' });
         if (!same(await engine.download(back), want)) problems.push(`${name} abs ${abs}: the GPU decode of the ${what} container differs`);
         back.destroy();
