@@ -19,6 +19,7 @@
  *   node bench/gpu-codec-profile.mjs [--files a,b] [--mib 4,64,256] [--reps 5] [--warm-ms 1500]
  *                                    [--workers 16] [--cpu-profile] [--chunk-bytes N]
  *                                    [--out DIR] [--only compress|decompress] [--shape] [--timeline]
+ *                                    [--error-bound REL]
  *
  * Writes gpu-codec-profile.json and .md into bench/results/<machine>/ (the machine is the GPU's).
  * Needs a GPU with 'timestamp-query' (else GPU times are null and only the counts and wall clock
@@ -27,6 +28,8 @@
  * --timeline: one more call of each direction logged event by event (ms from the call's start:
  * each submission with its GPU time, each readback's map and when it resolved, the waits, the
  * writeBuffer bytes, the compute passes encoded in between), the "timeline of one call" of #45.
+ * --error-bound REL: the lossy mode (f32 and f64 files), the bound REL times the range of the
+ * array's finite values, in every compress (the CPU path's container the decodes take too).
  * Two builds against each other: bench/gpu-codec-ab.mjs.
  */
 import os from 'node:os';
@@ -54,6 +57,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     shape: { type: 'boolean' },
     timeline: { type: 'boolean' },
+    'error-bound': { type: 'string' },
   },
 });
 /** --chunk-bytes: the GPU compress's chunk size (default: the GPU path's own). */
@@ -304,7 +308,13 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB; --shape: whole rows of its shape, which the CPU
     // path's containers record (predicted chunks, stage 7)
-    const { host, shaped } = repeatedArray(raw, mib, file, args.shape === true);
+    const { host, shaped: shape } = repeatedArray(raw, mib, file, args.shape === true);
+    // --error-bound: the bound, a fraction of the range of the finite values
+    let lo = Infinity;
+    let hi = -Infinity;
+    if (args['error-bound'] !== undefined) for (const v of host) if (Number.isFinite(v)) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
+    const shaped =
+      args['error-bound'] === undefined ? shape : { ...shape, errorBound: { abs: Number(args['error-bound']) * (hi > lo ? hi - lo : 1) } };
     const B = host.byteLength;
     const input = await engine.upload(host);
     // the container the GPU decodes: the CPU path's, its Huffman streams laid out for the GPU (mode 3)

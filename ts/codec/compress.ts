@@ -89,6 +89,6 @@ export async function compressOn(
     case 'gpu-runs':
       return compressRunsFromDevice(cpu, gpu!, device, settings, target);
     case 'gpu-lossy':
-      return compressLossyOnDevice(cpu, gpu!, device, settings, target);
+      return compressLossyOnDevice(gpu!, device, settings, target);
   }
 }

@@ -592,8 +592,8 @@ async function chunkExceptions(
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
  * ./encode-lossy.ts). With `target` (at least the container's length) the container is
  * read back into its start and `container` is a view of it. `resident`: the container is not
- * read back but returned as `device` ({@link compressToDevice}; `container` is then empty and
- * the payloads are not given).
+ * read back but returned as `device` ({@link compressToDevice}; `container` is then empty, each
+ * chunk's payload is empty and its byte offset in `device` is in `payloadOffsets`).
  * @throws as compressOnDevice
  */
 export async function encodeChunksOnDevice(
@@ -601,7 +601,7 @@ export async function encodeChunksOnDevice(
   input: DeviceArray,
   settings: CompressSettings,
   { target, resident = false }: { target?: Uint8Array; resident?: boolean } = {},
-): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[]; device?: DeviceArray }> {
+): Promise<{ header: Header; container: Uint8Array; encoded: EncodedChunk[]; device?: DeviceArray; payloadOffsets?: number[] }> {
   const { signal, codec, level, decoder } = settings;
   const t0 = performance.now();
   // the type recorded: the input's, or f16 for a u16 array of half-precision bits
@@ -1018,7 +1018,8 @@ export async function encodeChunksOnDevice(
       acquired.splice(acquired.indexOf(layout), 1);
       const device = gpu.owned(layout, 'u8', containerBytes);
       report();
-      return { header, container: new Uint8Array(0), encoded: [], device };
+      const encoded = laid.map((chunk, i): EncodedChunk => ({ entry: entries[i], payload: new Uint8Array(0), reason: chunk.reason }));
+      return { header, container: new Uint8Array(0), encoded, device, payloadOffsets: laid.map((chunk) => chunk.entryAt + ENTRY_BYTES) };
     }
     const container = target === undefined ? new Uint8Array(containerBytes) : target.subarray(0, containerBytes);
     const [payloadHashes] = await Promise.all([readHashes(), gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container })]);
