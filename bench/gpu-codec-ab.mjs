@@ -18,9 +18,11 @@
  * Usage: node bench/gpu-codec-ab.mjs --baseline DIR [--mib 4,64] [--rounds 15] [--files a,b]
  *                                    [--ops compress,decompress] [--workers 16] [--out DIR]
  *                                    [--decoder gpu|cpu] [--baseline-decoder gpu|cpu] [--shape]
- *                                    [--chunk-bytes N] [--baseline-chunk-bytes N]
+ *                                    [--chunk-bytes N] [--baseline-chunk-bytes N] [--error-bound REL]
  * --ops: any of decompress, decompress-device, compress. --shape: the CPU path's containers of
- * whole rows of the array's shape (bench/corpus/index.json; predicted chunks).
+ * whole rows of the array's shape (bench/corpus/index.json; predicted chunks). --error-bound: the
+ * lossy mode (f32 and f64 files) in every compress, the bound REL times the range of the array's
+ * finite values.
  * DIR: another build's dist/ (e.g. from a git worktree at the baseline commit). Writes
  * bench/results/<machine>/gpu-codec-ab.json (the machine is the GPU's): per file, size and op the
  * medians of both builds' wall clock (ms), GB/s (of output for decompress, of input for compress),
@@ -31,7 +33,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { dataFiles, repeatedArray } from './lib/files.mjs';
+import { dataFiles, finiteRange, repeatedArray } from './lib/files.mjs';
 import { machineInfo, median, ROOT as root, writeResults } from './lib/results.mjs';
 
 const { values: args } = parseArgs({
@@ -49,6 +51,7 @@ const { values: args } = parseArgs({
     shape: { type: 'boolean' },
     'chunk-bytes': { type: 'string' },
     'baseline-chunk-bytes': { type: 'string' },
+    'error-bound': { type: 'string' },
   },
 });
 if (args.baseline === undefined) throw new Error('--baseline DIR (a build of parle: its dist/) is required');
@@ -90,7 +93,9 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
   for (const mib of MIBS) {
     // the file repeated (or cut) to `mib` MiB; --shape: whole rows of its shape, which the CPU
     // path's containers record (predicted chunks, stage 7)
-    const { host, shaped } = repeatedArray(raw, mib, file, args.shape === true);
+    const { host, shaped: shape } = repeatedArray(raw, mib, file, args.shape === true);
+    const shaped =
+      args['error-bound'] === undefined ? shape : { ...shape, errorBound: { abs: Number(args['error-bound']) * finiteRange(host) } };
     const B = host.byteLength;
     for (const op of OPS) {
       let ms;

@@ -39,7 +39,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Session } from 'node:inspector/promises';
 import { compressBound, createEngine } from '../dist/node/index.js';
-import { dataFiles, repeatedArray } from './lib/files.mjs';
+import { dataFiles, finiteRange, repeatedArray } from './lib/files.mjs';
 import { timestampHooks } from './lib/gpu.mjs';
 import { machineInfo, median, ROOT as root, writeResults } from './lib/results.mjs';
 
@@ -310,11 +310,8 @@ for (const file of dataFiles({ samples: [], files: args.files })) {
     // path's containers record (predicted chunks, stage 7)
     const { host, shaped: shape } = repeatedArray(raw, mib, file, args.shape === true);
     // --error-bound: the bound, a fraction of the range of the finite values
-    let lo = Infinity;
-    let hi = -Infinity;
-    if (args['error-bound'] !== undefined) for (const v of host) if (Number.isFinite(v)) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
     const shaped =
-      args['error-bound'] === undefined ? shape : { ...shape, errorBound: { abs: Number(args['error-bound']) * (hi > lo ? hi - lo : 1) } };
+      args['error-bound'] === undefined ? shape : { ...shape, errorBound: { abs: Number(args['error-bound']) * finiteRange(host) } };
     const B = host.byteLength;
     const input = await engine.upload(host);
     // the container the GPU decodes: the CPU path's, its Huffman streams laid out for the GPU (mode 3)

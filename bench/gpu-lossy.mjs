@@ -19,7 +19,7 @@ import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createEngine } from '../dist/node/index.js';
-import { dataFiles, repeatTo, sameBytes as same } from './lib/files.mjs';
+import { dataFiles, finiteRange, repeatTo, sameBytes as same } from './lib/files.mjs';
 import { timeCalls } from './lib/measure.mjs';
 import { machineInfo, writeResults } from './lib/results.mjs';
 
@@ -42,18 +42,6 @@ const timeMs = async (fn) => {
   return (await timeCalls(fn, { minRuns: REPS, minMs: 0, warmups: 0 })).medianMs;
 };
 
-/** The range of the finite values of `x`. */
-function rangeOf(x) {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const v of x) {
-    if (!Number.isFinite(v)) continue;
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  return hi > lo ? hi - lo : 1;
-}
-
 /** The first element of `y` that is not within `abs` of `x` (NaN, infinities and -0 exact), or -1. */
 function outOfBound(x, y, abs) {
   for (let i = 0; i < x.length; i++) {
@@ -75,7 +63,7 @@ for (const file of floats) {
     const host = repeatTo(raw, mib === 0 ? raw.length : Math.ceil((mib << 20) / raw.length) * raw.length, Ctor);
     const B = host.byteLength;
     const name = `${file.name}${mib > 0 ? ` x${Math.round(B / raw.length)}` : ''}`;
-    const range = rangeOf(host);
+    const range = finiteRange(host);
     const device = await engine.upload(host);
     for (const rel of RELATIVE_BOUNDS) {
       const abs = rel * range;

@@ -93,3 +93,15 @@ export const bytesOf = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLengt
 
 /** Whether two typed arrays hold the same bytes. */
 export const sameBytes = (a, b) => a.byteLength === b.byteLength && Buffer.compare(bytesOf(a), bytesOf(b)) === 0;
+
+/** The range (max - min) of the finite values of a numeric array; 1 where there are fewer than two distinct ones. */
+export function finiteRange(x) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of x) {
+    if (!Number.isFinite(v)) continue;
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return hi > lo ? hi - lo : 1;
+}
