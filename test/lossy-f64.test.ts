@@ -731,6 +731,12 @@ describeGpu("f64 with a bound on the GPU path: quantized and decoded there, the 
       const device = await gpuEngine.upload(input);
       try {
         const viaGpu = await gpuEngine.compress(device, { ...opts, path: 'gpu' });
+        // left on the device: the same bytes
+        const toDevice = await gpuEngine.compress(device, { ...opts, path: 'gpu', to: 'device' });
+        expect(Buffer.from((await gpuEngine.download(toDevice)) as Uint8Array).equals(Buffer.from(viaGpu)), `${what}: to the device`).toBe(
+          true,
+        );
+        toDevice.destroy();
         const viaCpu = await engine.compress(input, opts);
         const fromCpu = (await engine.decompress(viaCpu)) as Float64Array;
         expect(sameBits((await engine.decompress(viaGpu)) as Float64Array, fromCpu), `${what}: the GPU's container`).toBe(true);

@@ -994,9 +994,10 @@ export class Engine {
         }
         const device = await this.toDevice(input);
         try {
-          // 'gpu-to-device' builds the container in place on the GPU: nothing to deliver
+          // 'gpu-to-device' and 'gpu-lossy-to-device' build the container in place on the GPU:
+          // nothing to deliver
           const container = await compressOn(chosen, this.cpu, this.gpu, device, settings, out);
-          return chosen === 'gpu-to-device' ? container : ((await this.deliver(container, to)) as Uint8Array | DeviceArray);
+          return container instanceof DeviceArray ? container : ((await this.deliver(container, to)) as Uint8Array | DeviceArray);
         } finally {
           if (device !== input) device.destroy();
         }

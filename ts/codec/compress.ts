@@ -4,12 +4,13 @@
  * that route is chosen. The engine picks the path (the cost model, or the caller's `path`) and
  * moves data between host and device; on that path the route is decided here:
  *
- *   route            input    what runs                                                  where
- *   'cpu'            host     chunks coded on the worker pool, the chooser per chunk     ./arrays.ts
- *   'gpu'            device   every chunk coded on the GPU, the container read back      ./gpu/encode.ts
- *   'gpu-to-device'  device   the same, the container left on the GPU (a u8 DeviceArray) ./gpu/encode.ts
- *   'gpu-runs'       device   runs on the GPU, read back, chunks coded on the workers    ./gpu/compress.ts
- *   'gpu-lossy'      device   quantized on the GPU, the codes' chunks coded there        ./gpu/encode-lossy.ts
+ *   route                  input    what runs                                                  where
+ *   'cpu'                  host     chunks coded on the worker pool, the chooser per chunk     ./arrays.ts
+ *   'gpu'                  device   every chunk coded on the GPU, the container read back      ./gpu/encode.ts
+ *   'gpu-to-device'        device   the same, the container left on the GPU (a u8 DeviceArray) ./gpu/encode.ts
+ *   'gpu-runs'             device   runs on the GPU, read back, chunks coded on the workers    ./gpu/compress.ts
+ *   'gpu-lossy'            device   quantized on the GPU, the codes' chunks coded there        ./gpu/encode-lossy.ts
+ *   'gpu-lossy-to-device'  device   the same, the container left on the GPU                    ./gpu/encode-lossy.ts
  *
  * The GPU codes a chunk itself when the chooser picks (its candidates, and the predict stage
  * with every predictor and map) or the fixed pipeline is one it has ({@link gpuCodablePipeline});
@@ -31,7 +32,7 @@ import type { CompressSettings } from './settings.js';
 export type { CompressSettings } from './settings.js';
 
 /** A compress's route; see this module's table. */
-export type CompressRoute = 'cpu' | 'gpu' | 'gpu-to-device' | 'gpu-runs' | 'gpu-lossy';
+export type CompressRoute = 'cpu' | 'gpu' | 'gpu-to-device' | 'gpu-runs' | 'gpu-lossy' | 'gpu-lossy-to-device';
 
 /**
  * The route of a compress on `path` (the engine's choice) with its container wanted at `to`.
@@ -51,7 +52,8 @@ export function compressRoute(
   // or a pipeline the GPU codes; a shaped lossy array on the CPU path
   if (settings.errorBound !== undefined && (input.type === 'f32' || input.type === 'f64')) {
     if (settings.shape !== undefined) return 'cpu';
-    return settings.codec === undefined || gpuCodablePipeline(settings.codec) ? 'gpu-lossy' : 'cpu';
+    if (settings.codec !== undefined && !gpuCodablePipeline(settings.codec)) return 'cpu';
+    return to === 'device' ? 'gpu-lossy-to-device' : 'gpu-lossy';
   }
   // 8-byte elements: the chooser's predicted chunks on the GPU (./gpu/encode.ts), a fixed codec
   // on the CPU path
@@ -67,8 +69,10 @@ export function compressRoute(
 /**
  * Runs `route` on `input`: a host array for 'cpu', a DeviceArray for the others (the engine
  * moves it there). With `target` (a host array of at least compressBound bytes; not with
- * 'gpu-to-device') the container is written into its start and a view of it returned.
+ * 'gpu-to-device' and 'gpu-lossy-to-device') the container is written into its start and a view
+ * of it returned.
  * @returns the container's bytes: a Uint8Array on the host, a u8 DeviceArray for 'gpu-to-device'
+ *   and 'gpu-lossy-to-device'
  * @throws ParleError TOO_LARGE, DEVICE_LOST, ABORTED, WORKER_FAILED (as each route's functions)
  */
 export async function compressOn(
@@ -89,6 +93,7 @@ export async function compressOn(
     case 'gpu-runs':
       return compressRunsFromDevice(cpu, gpu!, device, settings, target);
     case 'gpu-lossy':
-      return compressLossyOnDevice(gpu!, device, settings, target);
+    case 'gpu-lossy-to-device':
+      return compressLossyOnDevice(gpu!, device, settings, { target, resident: route === 'gpu-lossy-to-device' });
   }
 }

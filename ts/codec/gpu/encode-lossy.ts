@@ -40,7 +40,7 @@ import { abortError } from '../../cpu/pool.js';
 import { debug } from '../../platform/node.js';
 import { readRanges } from './common.js';
 import { encodeGather, type GatherJob } from './gather.js';
-import { encodeChunksOnDevice } from './encode.js';
+import { encodeChunksOnDevice, placeChunkTable } from './encode.js';
 import { planOnDevice } from './predict-encode.js';
 import type { CompressSettings } from '../settings.js';
 
@@ -52,7 +52,9 @@ function exceptionsPipeline(gpu: GpuContext, entryPoint: 'exceptionFlags' | 'exc
 }
 
 /**
- * Compresses the f32 or f64 `input` (on `gpu`) within `abs` into a container on the host, as
+ * Compresses the f32 or f64 `input` (on `gpu`) within `abs` into a container on the host (into
+ * `target`'s start where given, at least compressBound bytes), or with `resident` one left on
+ * the device (a u8 DeviceArray: its table written there, nothing read back but the hashes), as
  * described above. A bound below 2^-120 (f64: 2^-960) codes every chunk losslessly (as the CPU
  * path does).
  * `codec`: the codes' pipeline (one the GPU path codes: ts/codec/gpu/encode.ts
@@ -63,14 +65,17 @@ export async function compressLossyOnDevice(
   gpu: GpuContext,
   input: DeviceArray,
   settings: CompressSettings,
-  target?: Uint8Array,
-): Promise<Uint8Array> {
+  { target, resident = false }: { target?: Uint8Array; resident?: boolean } = {},
+): Promise<Uint8Array | DeviceArray> {
   const { errorBound, signal } = settings;
   const abs = errorBound!;
   const n = input.length;
   const width = input.type === 'f64' ? 8 : 4;
   const q = width === 8 ? quantizeParamsF64(abs) : quantizeParams(abs);
-  if (q === undefined || n === 0) return (await encodeChunksOnDevice(gpu, input, settings, { target })).container;
+  if (q === undefined || n === 0) {
+    const lossless = await encodeChunksOnDevice(gpu, input, settings, { target, resident });
+    return resident ? lossless.device! : lossless.container;
+  }
   const codesBuf = gpu.acquireStorage(n * 4, 'lossy codes');
   const reconBuf = gpu.acquireStorage(n * width, 'lossy reconstructions');
   const posBuf = gpu.acquireStorage(n * 4, 'lossy exception positions');
@@ -222,33 +227,42 @@ export async function compressLossyOnDevice(
       );
     });
     if (signal?.aborted) throw abortError(signal);
-    const container = target === undefined ? new Uint8Array(containerBytes) : target.subarray(0, containerBytes);
+    const container = resident
+      ? new Uint8Array(0)
+      : target === undefined
+        ? new Uint8Array(containerBytes)
+        : target.subarray(0, containerBytes);
     const [payloadHashes, reconHashes] = await Promise.all([
       readPayloadHashes(),
       readReconHashes(),
-      gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container }),
+      resident ? undefined : gpu.download(gpu.wrap(layout, 'u8', containerBytes), { into: container }),
     ]);
-    container.set(head, 0);
-    container.set(index, at);
     let k = 0;
-    for (let c = 0; c < chunkCount; c++) {
-      const entry: ChunkEntry =
-        prefixes[c] === undefined
-          ? lossless!.encoded[c].entry
-          : {
-              ...coded.encoded[c].entry,
-              quantize: true,
-              payloadBytes: quantized[k].bytes,
-              payloadChecksum: BigInt(payloadHashes[k++]),
-              elementsChecksum: BigInt(reconHashes[c]),
-            };
-      writeEntry(entry, container, entryAt[c]);
-    }
+    const entries = prefixes.map((prefix, c): ChunkEntry =>
+      prefix === undefined
+        ? lossless!.encoded[c].entry
+        : {
+            ...coded.encoded[c].entry,
+            quantize: true,
+            payloadBytes: quantized[k].bytes,
+            payloadChecksum: BigInt(payloadHashes[k++]),
+            elementsChecksum: BigInt(reconHashes[c]),
+          },
+    );
     debug(
       () =>
         `compress lossy on the GPU: ${chunkCount} chunks, ${k} quantized (abs ${abs}, step ${q.step}, ${total} exceptions); ` +
         `first chunk: ${prefixes[0] === undefined ? `coded losslessly: ${lossless!.encoded[0].reason}` : `codes ${coded.encoded[0].reason}`}`,
     );
+    if (resident) {
+      // the table written into the container's buffer, which is the result's
+      await placeChunkTable(gpu, layout, { head, entries, entryAt, index, indexAt: at });
+      scratch.splice(scratch.indexOf(layout), 1);
+      return gpu.owned(layout, 'u8', containerBytes);
+    }
+    container.set(head, 0);
+    container.set(index, at);
+    entries.forEach((entry, c) => writeEntry(entry, container, entryAt[c]));
     return container;
   } finally {
     gpu.releaseStorage(codesBuf);

@@ -588,6 +588,36 @@ async function chunkExceptions(
 }
 
 /**
+ * Writes a container's chunk table into `layout`, the container's buffer on the GPU, whose
+ * payloads lie in their places and whose other bytes are still zero: the header's bytes `head` at
+ * 0, each entry at its byte offset `entryAt[i]` and the chunk index's bytes `index` at `indexAt`
+ * (entries start anywhere: one upload and one gather, shaders/codec-gather.wgsl).
+ * @throws ParleError DEVICE_LOST
+ */
+export async function placeChunkTable(
+  gpu: GpuContext,
+  layout: GPUBuffer,
+  table: { head: Uint8Array; entries: readonly ChunkEntry[]; entryAt: readonly number[]; index: Uint8Array; indexAt: number },
+): Promise<void> {
+  const { head, entries, entryAt, index, indexAt } = table;
+  const tableBytes = head.length + ENTRY_BYTES * entries.length;
+  const bytes = new Uint8Array(roundUp4(tableBytes + index.length));
+  bytes.set(head, 0);
+  entries.forEach((entry, i) => writeEntry(entry, bytes, head.length + ENTRY_BYTES * i));
+  bytes.set(index, tableBytes);
+  const tableBuf = gpu.acquireStorage(bytes.length, 'compress chunk table');
+  try {
+    gpu.device.queue.writeBuffer(tableBuf, 0, bytes);
+    const jobs: GatherJob[] = [{ srcByteOffset: 0, dstByteOffset: 0, byteLength: head.length }];
+    entryAt.forEach((at, i) => jobs.push({ srcByteOffset: head.length + ENTRY_BYTES * i, dstByteOffset: at, byteLength: ENTRY_BYTES }));
+    if (index.length > 0) jobs.push({ srcByteOffset: tableBytes, dstByteOffset: indexAt, byteLength: index.length });
+    await gpu.submit('compress chunk table', (s) => encodeGather(gpu, s, tableBuf, layout, jobs));
+  } finally {
+    gpu.releaseStorage(tableBuf);
+  }
+}
+
+/**
  * {@link compressOnDevice} with the container's parts: its header and each chunk's entry and
  * payload (a view into `container`), for a caller that rewrites chunks (the lossy mode,
  * ./encode-lossy.ts). With `target` (at least the container's length) the container is
@@ -997,23 +1027,14 @@ export async function encodeChunksOnDevice(
           `first chunk: ${laid[0]?.reason ?? 'none'}`,
       );
     if (resident) {
-      // the header and the entries into their places in the container's buffer (entries start
-      // anywhere: one gather; their bytes are still the clear's zeros)
       const entries = entriesOf(await readHashes());
-      const head = writeHeader(header);
-      const tableBytes = head.length + ENTRY_BYTES * laid.length;
-      const table = new Uint8Array(roundUp4(tableBytes + index.length));
-      table.set(head, 0);
-      entries.forEach((entry, i) => writeEntry(entry, table, head.length + ENTRY_BYTES * i));
-      table.set(index, tableBytes);
-      const tableBuf = scratch.acquire(table.length, 'compress chunk table');
-      gpu.device.queue.writeBuffer(tableBuf, 0, table);
-      const jobs: GatherJob[] = [{ srcByteOffset: 0, dstByteOffset: 0, byteLength: head.length }];
-      laid.forEach((chunk, i) =>
-        jobs.push({ srcByteOffset: head.length + ENTRY_BYTES * i, dstByteOffset: chunk.entryAt, byteLength: ENTRY_BYTES }),
-      );
-      if (index.length > 0) jobs.push({ srcByteOffset: tableBytes, dstByteOffset: indexAt, byteLength: index.length });
-      await gpu.submit('compress chunk table', (s) => encodeGather(gpu, s, tableBuf, layout, jobs));
+      await placeChunkTable(gpu, layout, {
+        head: writeHeader(header),
+        entries,
+        entryAt: laid.map((chunk) => chunk.entryAt),
+        index,
+        indexAt,
+      });
       // the container's buffer is the result's: not given back with the scratch buffers
       acquired.splice(acquired.indexOf(layout), 1);
       const device = gpu.owned(layout, 'u8', containerBytes);
