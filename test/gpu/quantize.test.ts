@@ -8,7 +8,7 @@
  * CPU dequantize, CPU quantize -> GPU dequantize.
  */
 import { expect } from 'vitest';
-import { quantizeParams, quantizeParamsF64 } from '../../ts/codec/quantize.js';
+import { quantizeParams, quantizeParamsF64, type QuantizeParams } from '../../ts/codec/quantize.js';
 import { dequantizeOnGpu, quantizeOnGpu } from '../../ts/codec/gpu/quantize.js';
 import { KernelHarness } from '../support/kernels.js';
 import { refQuantize } from '../support/quantize-reference.js';
@@ -30,26 +30,36 @@ function input(rng: Rng, n: number, scale: number): Uint32Array {
   return bits;
 }
 
-function cpuQuantize(h: KernelHarness, bits: Uint32Array, abs: number) {
-  const p = quantizeParams(abs)!;
+/**
+ * The CPU kernels' quantize, dequantize and scatter of `words` (the elements' bits: a word an f32,
+ * two an f64, low first) within `abs`: codes, reconstructions, the exception lists and the decoded
+ * bits, u32 words each.
+ */
+function cpuQuantize(h: KernelHarness, words: Uint32Array, abs: number, width: 4 | 8 = 4) {
+  const f64 = width === 8;
+  const p = f64 ? quantizeParamsF64(abs)! : quantizeParams(abs)!;
   h.reset();
-  const n = bits.length;
-  const inPtr = h.copyIn(bits, 64);
+  const per = width / 4;
+  const n = words.length / per;
+  const inPtr = h.copyIn(words, 64);
   const codes = h.alloc(4 * n + 64);
-  const recon = h.alloc(4 * n + 64);
+  const recon = h.alloc(width * n + 64);
   const idx = h.alloc(4 * n + 64);
-  const val = h.alloc(4 * n + 64);
-  const e = h.kernels.quantizeF32(inPtr, n, p.step, p.inv, p.tol, p.limBits, codes, recon, idx, val, n);
-  const out = h.alloc(4 * n + 64);
-  h.kernels.dequantizeF32(codes, n, p.step, out);
-  h.kernels.scatterExceptions(codes, n, idx, val, e, out);
+  const val = h.alloc(width * n + 64);
+  const e =
+    'limBits' in p
+      ? h.kernels.quantizeF32(inPtr, n, p.step, p.inv, p.tol, p.limBits, codes, recon, idx, val, n)
+      : h.kernels.quantizeF64(inPtr, n, p.step, p.inv, p.abs, p.lim, codes, recon, idx, val, n);
+  const out = h.alloc(width * n + 64);
+  (f64 ? h.kernels.dequantizeF64 : h.kernels.dequantizeF32)(codes, n, p.step, out);
+  (f64 ? h.kernels.scatterExceptions64 : h.kernels.scatterExceptions)(codes, n, idx, val, e, out);
   return {
     p,
     codes: h.copyOut(Uint32Array, codes, n),
-    recon: h.copyOut(Uint32Array, recon, n),
+    recon: h.copyOut(Uint32Array, recon, per * n),
     indices: h.copyOut(Uint32Array, idx, e),
-    values: h.copyOut(Uint32Array, val, e),
-    out: h.copyOut(Uint32Array, out, n),
+    values: h.copyOut(Uint32Array, val, per * e),
+    out: h.copyOut(Uint32Array, out, per * n),
   };
 }
 
@@ -67,7 +77,7 @@ describeGpu('quantize kernels on the GPU (shaders/codec-quantize.wgsl)', () => {
         const bits = input(rng, n, scale);
         const abs = rel * 2.4 * scale;
         const want = cpuQuantize(await harness(), bits, abs);
-        const ref = refQuantize(bits, want.p);
+        const ref = refQuantize(bits, want.p as QuantizeParams);
         expect(Array.from(want.codes)).toEqual(Array.from(ref.codes));
         const got = await quantizeOnGpu(ctx, new Float32Array(bits.buffer), want.p);
         expect(Array.from(got.codes), `codes n=${n} scale=${scale}`).toEqual(Array.from(want.codes));
@@ -122,29 +132,6 @@ function input64(rng: Rng, n: number, scale: number, step: number): Float64Array
   return f;
 }
 
-function cpuQuantize64(h: KernelHarness, f: Float64Array, abs: number) {
-  const p = quantizeParamsF64(abs)!;
-  h.reset();
-  const n = f.length;
-  const inPtr = h.copyIn(new Uint32Array(f.buffer, f.byteOffset, 2 * n), 64);
-  const codes = h.alloc(4 * n + 64);
-  const recon = h.alloc(8 * n + 64);
-  const idx = h.alloc(4 * n + 64);
-  const val = h.alloc(8 * n + 64);
-  const e = h.kernels.quantizeF64(inPtr, n, p.step, p.inv, p.abs, p.lim, codes, recon, idx, val, n);
-  const out = h.alloc(8 * n + 64);
-  h.kernels.dequantizeF64(codes, n, p.step, out);
-  h.kernels.scatterExceptions64(codes, n, idx, val, e, out);
-  return {
-    p,
-    codes: h.copyOut(Uint32Array, codes, n),
-    recon: h.copyOut(Uint32Array, recon, 2 * n),
-    indices: h.copyOut(Uint32Array, idx, e),
-    values: h.copyOut(Uint32Array, val, 2 * e),
-    out: h.copyOut(Uint32Array, out, 2 * n),
-  };
-}
-
 describeGpu('f64 quantize kernels on the GPU (shaders/codec-quantize-f64.wgsl)', () => {
   let cpu: KernelHarness | undefined;
   const harness = async () => (cpu ??= await KernelHarness.create('simd'));
@@ -159,7 +146,7 @@ describeGpu('f64 quantize kernels on the GPU (shaders/codec-quantize-f64.wgsl)',
       ] as const) {
         const abs = rel * 2.4 * scale;
         const f = input64(rng, n, scale, quantizeParamsF64(abs)!.step);
-        const want = cpuQuantize64(await harness(), f, abs);
+        const want = cpuQuantize(await harness(), new Uint32Array(f.buffer), abs, 8);
         const got = await quantizeOnGpu(ctx, f, want.p);
         expect(Array.from(got.codes), `codes n=${n} scale=${scale}`).toEqual(Array.from(want.codes));
         expect(Array.from(got.recon), `recon n=${n} scale=${scale}`).toEqual(Array.from(want.recon));

@@ -93,8 +93,9 @@ function rawStream(bytes: number): HuffmanStreamInfo {
  * True when {@link decodeContainerOnDevice} decodes every chunk of a container (walked: `header`,
  * `chunks`; `readAt` serves each predicted chunk's first {@link PREDICT_HEAD_MAX_BYTES} bytes):
  * every predicted chunk has a predict header it decodes (./predict.ts predictOnDevice: every
- * predictor and map of the format). A header that does not read (CORRUPT) says false: the CPU decode then reports it in
- * its own order (the payload's checksum first).
+ * predictor and map of the format; quantized chunks of f32 and f64 too). A header that does not
+ * read (CORRUPT) says false: the CPU decode then reports it in its own order (the payload's
+ * checksum first).
  */
 export function chunksOnDevice(readAt: ReadAt, header: Header, chunks: readonly LocatedChunk[]): boolean {
   const size = elementSize(header.type);

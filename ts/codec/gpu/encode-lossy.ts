@@ -37,6 +37,7 @@ import { encodeScan } from '../../gpu/scan.js';
 import exceptionsSource from '../../../shaders/codec-exceptions.wgsl';
 import { ENTRY_BYTES, indexBytes, writeEntry, writeHeader, writeIndex, type ChunkEntry } from '../../format/layout.js';
 import { abortError } from '../../cpu/pool.js';
+import { ErrorCodes, ParleError } from '../../errors.js';
 import { debug } from '../../platform/node.js';
 import { readRanges } from './common.js';
 import { encodeGather, type GatherJob } from './gather.js';
@@ -202,6 +203,12 @@ export async function compressLossyOnDevice(
     }
     const index = indexBytes(header) > 0 ? writeIndex(entryAt) : new Uint8Array(0);
     const containerBytes = at + index.length;
+    if (Math.ceil(containerBytes / 4) * 4 > gpu.limits.maxBufferSize) {
+      throw new ParleError(
+        ErrorCodes.TOO_LARGE,
+        `the container (${containerBytes} bytes) would exceed this device's maxBufferSize (${gpu.limits.maxBufferSize}): compress on the CPU path`,
+      );
+    }
     const layout = gpu.acquireStorage(Math.max(4, containerBytes), 'lossy container');
     const patchBuf = gpu.acquireStorage(patch.length, 'lossy prefixes');
     scratch.push(layout, patchBuf);
