@@ -7,9 +7,9 @@
  *      assembly/quantize.ts), flags the exceptions and scans the flags;
  *   2. the codes are compressed as u32 by the GPU path (ts/codec/gpu/encode.ts: the chooser's or
  *      the given pipeline), in chunks of as many codes as the container's chunks hold elements,
- *      their container left on the device; the exception count and each chunk's first exception
- *      come back, then the exceptions listed by the GPU (index and bits,
- *      shaders/codec-exceptions.wgsl);
+ *      their container left on the device; meanwhile (the round trips overlapping) the exception
+ *      count and each chunk's first exception come back, then the exceptions listed by the GPU
+ *      (index and bits, shaders/codec-exceptions.wgsl);
  *   3. each chunk becomes the quantize header, its exceptions and its codes' payload, unless, as
  *      on the CPU path (ts/codec/cpu/encode.ts encodeQuantized), it has more exceptions than half
  *      its elements, its codes were stored, or the result is not smaller than the elements: such
@@ -104,25 +104,19 @@ export async function compressLossyOnDevice(
       );
       encodeScan(gpu, s, flags, posBuf, n, 'u32', false, totalBuf);
     });
-    // the codes in chunks of the container's chunk length (f64: twice the codes' bytes), their
-    // container left on the device
-    const { chunkLength } = await planOnDevice(gpu, input, settings);
-    const coded = await encodeChunksOnDevice(gpu, codes, { ...settings, gpuChunkBytes: 4 * chunkLength }, { resident: true });
-    owned.push(coded.device!);
-    const { header } = coded;
-    const C = header.chunkLength;
-    const chunkCount = header.chunkCount;
-    const starts = await readRanges(gpu, [
-      { buffer: totalBuf, offset: 0, length: 4 },
-      ...Array.from({ length: chunkCount }, (_, c) => ({ buffer: posBuf, offset: c * C * 4, length: 4 })),
-    ]);
-    const word = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true);
-    const total = word(starts[0]);
-    const first = [...starts.slice(1).map(word), total];
-    // 2. the exception lists
-    let indices: Uint32Array = new Uint32Array(0);
-    let values: Uint32Array = new Uint32Array(0);
-    if (total > 0) {
+    // 2. the exception count, each chunk's first exception and the exceptions listed by the GPU
+    // (their round trips overlap the codes' compress below)
+    const { chunkLength: C } = await planOnDevice(gpu, input, settings);
+    const chunkCount = Math.ceil(n / C);
+    const listing = (async () => {
+      const starts = await readRanges(gpu, [
+        { buffer: totalBuf, offset: 0, length: 4 },
+        ...Array.from({ length: chunkCount }, (_, c) => ({ buffer: posBuf, offset: c * C * 4, length: 4 })),
+      ]);
+      const word = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true);
+      const total = word(starts[0]);
+      const first = [...starts.slice(1).map(word), total];
+      if (total === 0) return { total, first, indices: new Uint32Array(0), values: new Uint32Array(0) };
       const indexBuf = gpu.acquireStorage(total * 4, 'lossy exception indices');
       const valueBuf = gpu.acquireStorage(total * width, 'lossy exception values');
       scratch.push(indexBuf, valueBuf);
@@ -145,9 +139,27 @@ export async function compressLossyOnDevice(
         { buffer: indexBuf, offset: 0, length: total * 4 },
         { buffer: valueBuf, offset: 0, length: total * width },
       ]);
-      indices = new Uint32Array(ib.buffer, ib.byteOffset, total);
-      values = new Uint32Array(vb.buffer, vb.byteOffset, (total * width) / 4);
+      return {
+        total,
+        first,
+        indices: new Uint32Array(ib.buffer, ib.byteOffset, total),
+        values: new Uint32Array(vb.buffer, vb.byteOffset, (total * width) / 4),
+      };
+    })();
+    // the codes in chunks of the container's chunk length (f64: twice the codes' bytes), their
+    // container left on the device (a failure waits for the listing, whose buffers the finally
+    // gives back)
+    let coded: Awaited<ReturnType<typeof encodeChunksOnDevice>>;
+    try {
+      coded = await encodeChunksOnDevice(gpu, codes, { ...settings, gpuChunkBytes: 4 * C }, { resident: true });
+    } catch (e) {
+      await listing.catch(() => undefined);
+      throw e;
     }
+    owned.push(coded.device!);
+    const { header } = coded;
+    if (header.chunkLength !== C) throw new Error(`internal: the codes' chunks of ${header.chunkLength}, the container's of ${C}`);
+    const { total, first, indices, values } = await listing;
     // 3. each chunk quantized (its prefix: the quantize header and the exception lists, then its
     // codes' payload) or coded losslessly where quantizing does not pay (the CPU's rule)
     const headerBytes = quantizeHeaderBytes(width);
