@@ -760,6 +760,29 @@ describeGpu("f64 with a bound on the GPU path: quantized and decoded there, the 
       }
     });
   }
+  it("with a shape, f64 and f32: the shape recorded, chunks of whole rows quantized (nothing predicted), the CPU path's bits", async () => {
+    const x = smoothField(300, 70, 3);
+    for (const array of [x, Float32Array.from(x)]) {
+      const what = array.constructor.name;
+      const opts = { errorBound: { abs: 1e-3 }, shape: [300, 70], chunkBytes: 40 * 70 * array.BYTES_PER_ELEMENT + 5 };
+      const device = await gpuEngine.upload(array);
+      try {
+        const viaGpu = await gpuEngine.compress(device, { ...opts, path: 'gpu' });
+        const report = engine.inspect(viaGpu);
+        expect(report.shape, what).toEqual([300, 70]);
+        expect(report.chunkLength, what).toBe(40 * 70);
+        expect(
+          report.chunks.every((c) => c.encoding.startsWith('quantize+')),
+          what,
+        ).toBe(true);
+        const fromCpu = await engine.decompress(await engine.compress(array, opts));
+        const fromGpu = await engine.decompress(viaGpu);
+        expect(Buffer.compare(Buffer.from(fromGpu.buffer), Buffer.from(fromCpu.buffer)), what).toBe(0);
+      } finally {
+        device.destroy();
+      }
+    }
+  });
   describe('hostile payloads refused as on the CPU path', () => {
     hostileCases(() => onGpu);
   });

@@ -1028,31 +1028,31 @@ describe('shape across the entry points', () => {
     await expect(engine.decompress(bad, { out })).rejects.toMatchObject({ code: expect.stringMatching(/CHECKSUM_MISMATCH|CORRUPT/) });
   });
 
-  it("a compress with a shape takes the GPU path where it was asked for, unless its plan or its lossy mode is the CPU writer's alone", () => {
+  it("a compress with a shape takes the GPU path where it was asked for, unless its codec is the CPU writer's alone", () => {
     const settings = compressSettingsWith({ shape });
     expect(compressRoute('gpu', 'host', settings, { type: 'u8', length: image.length })).toBe('gpu');
     expect(compressRoute('gpu', 'device', settings, { type: 'u8', length: image.length })).toBe('gpu-to-device');
     expect(compressRoute('cpu', 'host', settings, { type: 'u8', length: image.length })).toBe('cpu');
-    // a shaped lossy array, and 8-byte types with a fixed codec: the CPU path; med (a
-    // CompressPlan's), the decimal map and 8-byte types' chooser: the GPU's too
+    // 8-byte types with a fixed codec: the CPU path; med (a CompressPlan's), the decimal map,
+    // 8-byte types' chooser and a shaped lossy array: the GPU's too
     const med = compressSettingsWith({ shape, predict: { map: 0, predictor: 5, fields: 1, rowCells: 64, planeRows: 1 } });
     expect(compressRoute('gpu', 'host', med, { type: 'u8', length: image.length })).toBe('gpu');
     const decimal = compressSettingsWith({ shape, predict: { map: 2, predictor: 3, fields: 1, rowCells: 64, planeRows: 1 } });
     expect(compressRoute('gpu', 'host', decimal, { type: 'f32', length: image.length })).toBe('gpu');
     expect(compressRoute('gpu', 'host', compressSettingsWith({ shape, errorBound: 0.1 }), { type: 'f32', length: image.length })).toBe(
-      'cpu',
+      'gpu-lossy',
     );
     expect(compressRoute('gpu', 'host', compressSettingsWith({ shape }), { type: 'f64', length: image.length })).toBe('gpu');
     expect(compressRoute('gpu', 'device', compressSettingsWith({ shape }), { type: 'i64', length: image.length })).toBe('gpu-to-device');
     expect(compressRoute('gpu', 'host', compressSettingsWith({ shape, codec: 'stored' }), { type: 'f64', length: image.length })).toBe(
       'cpu',
     );
-    // f64 within a bound, flat: quantized on the GPU (the container read back, or left there);
-    // with a shape, the CPU path's
+    // f64 within a bound, flat or shaped: quantized on the GPU (the container read back, or left
+    // there)
     const f64 = { type: 'f64', length: image.length } as const;
     expect(compressRoute('gpu', 'host', compressSettingsWith({ errorBound: 0.1 }), f64)).toBe('gpu-lossy');
     expect(compressRoute('gpu', 'device', compressSettingsWith({ errorBound: 0.1 }), f64)).toBe('gpu-lossy-to-device');
-    expect(compressRoute('gpu', 'device', compressSettingsWith({ shape, errorBound: 0.1 }), f64)).toBe('cpu');
+    expect(compressRoute('gpu', 'device', compressSettingsWith({ shape, errorBound: 0.1 }), f64)).toBe('gpu-lossy-to-device');
   });
 });
 

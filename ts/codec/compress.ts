@@ -15,8 +15,8 @@
  * The GPU codes a chunk itself when the chooser picks (its candidates, and the predict stage
  * with every predictor and map) or the fixed pipeline is one it has ({@link gpuCodablePipeline});
  * else the runs way, whose bytes are the CPU path's (a shaped array: the CPU path). The lossy
- * mode (f32 and f64, without a shape) runs on the GPU where the GPU codes the codes' pipeline
- * itself, else on the CPU path. 8-byte elements take the chooser (their chunks are predicted or
+ * mode (f32 and f64) runs on the GPU where the GPU codes the codes' pipeline itself, else on the
+ * CPU path. 8-byte elements take the chooser (their chunks are predicted or
  * stored, under every map) and f64's lossy mode on the GPU; a fixed codec of them, the CPU path.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
@@ -38,7 +38,7 @@ export type CompressRoute = 'cpu' | 'gpu' | 'gpu-to-device' | 'gpu-runs' | 'gpu-
  * The route of a compress on `path` (the engine's choice) with its container wanted at `to`.
  *   compressRoute('gpu', 'host', { codec: undefined, errorBound: undefined, ... }, u8 of 2^20)  ->  'gpu'
  *   compressRoute('gpu', 'host', { codec: [Delta, Pack], ... }, ...)                            ->  'gpu-runs'
- *   compressRoute('gpu', 'host', { errorBound: 0.01, codec: [Delta, Pack], ... }, f32)          ->  'cpu'
+ *   compressRoute('gpu', 'host', { errorBound: 0.01, codec: [Rle, Pack], ... }, f32)            ->  'cpu'
  *   compressRoute('gpu', 'host', { errorBound: 0.01, codec: undefined, ... }, f64)              ->  'gpu-lossy'
  */
 export function compressRoute(
@@ -48,10 +48,9 @@ export function compressRoute(
   input: { readonly type: ElementType; readonly length: number },
 ): CompressRoute {
   if (path === 'cpu') return 'cpu';
-  // the lossy mode of f32 and f64 without a shape (./gpu/encode-lossy.ts), with the chooser's
-  // or a pipeline the GPU codes; a shaped lossy array on the CPU path
+  // the lossy mode of f32 and f64 (./gpu/encode-lossy.ts), with the chooser's or a pipeline the
+  // GPU codes
   if (settings.errorBound !== undefined && (input.type === 'f32' || input.type === 'f64')) {
-    if (settings.shape !== undefined) return 'cpu';
     if (settings.codec !== undefined && !gpuCodablePipeline(settings.codec)) return 'cpu';
     return to === 'device' ? 'gpu-lossy-to-device' : 'gpu-lossy';
   }

@@ -6,7 +6,9 @@
  *      codec-quantize-f64.wgsl: the same codes and reconstructions as the CPU's
  *      assembly/quantize.ts), flags the exceptions and scans the flags;
  *   2. the codes are compressed as u32 by the GPU path (ts/codec/gpu/encode.ts: the chooser's or
- *      the given pipeline), in chunks of as many codes as the container's chunks hold elements,
+ *      the given pipeline), in chunks of as many codes as the container's chunks hold elements
+ *      (of whole slabs of the shape, where one is given: recorded, nothing predicted, as on the
+ *      CPU path),
  *      their container left on the device; meanwhile (the round trips overlapping) the exception
  *      count and each chunk's first exception come back, then the exceptions listed by the GPU
  *      (index and bits, shaders/codec-exceptions.wgsl);
@@ -35,7 +37,7 @@ import { getPipeline } from '../../gpu/pipelines.js';
 import { encodeQuantize } from './quantize.js';
 import { encodeScan } from '../../gpu/scan.js';
 import exceptionsSource from '../../../shaders/codec-exceptions.wgsl';
-import { ENTRY_BYTES, indexBytes, writeEntry, writeHeader, writeIndex, type ChunkEntry } from '../../format/layout.js';
+import { ENTRY_BYTES, indexBytes, makeHeader, writeEntry, writeHeader, writeIndex, type ChunkEntry } from '../../format/layout.js';
 import { abortError } from '../../cpu/pool.js';
 import { ErrorCodes, ParleError } from '../../errors.js';
 import { debug } from '../../platform/node.js';
@@ -151,14 +153,16 @@ export async function compressLossyOnDevice(
     // gives back)
     let coded: Awaited<ReturnType<typeof encodeChunksOnDevice>>;
     try {
-      coded = await encodeChunksOnDevice(gpu, codes, { ...settings, gpuChunkBytes: 4 * C }, { resident: true });
+      coded = await encodeChunksOnDevice(gpu, codes, { ...settings, shape: undefined, gpuChunkBytes: 4 * C }, { resident: true });
     } catch (e) {
       await listing.catch(() => undefined);
       throw e;
     }
     owned.push(coded.device!);
-    const { header } = coded;
-    if (header.chunkLength !== C) throw new Error(`internal: the codes' chunks of ${header.chunkLength}, the container's of ${C}`);
+    if (coded.header.chunkLength !== C)
+      throw new Error(`internal: the codes' chunks of ${coded.header.chunkLength}, the container's of ${C}`);
+    // the container's header: the elements' type and the shape, where given (the codes' have neither)
+    const header = makeHeader(input.type, n, C, settings.level, settings.shape);
     const { total, first, indices, values } = await listing;
     // 3. each chunk quantized (its prefix: the quantize header and the exception lists, then its
     // codes' payload) or coded losslessly where quantizing does not pay (the CPU's rule)
@@ -192,7 +196,7 @@ export async function compressLossyOnDevice(
     const fromLossless: GatherJob[] = [];
     const entryAt: number[] = [];
     const quantized: { at: number; bytes: number }[] = [];
-    const head = writeHeader({ ...header, type: input.type });
+    const head = writeHeader(header);
     let at = head.length;
     let patchAt = 0;
     for (let c = 0; c < chunkCount; c++) {
