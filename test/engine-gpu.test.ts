@@ -342,6 +342,26 @@ describeGpu('engine with a GPU', () => {
         expect(Buffer.compare(bytesOf(await engine.download(toDevice)), onGpu), `${what}: to the device`).toBe(0);
         for (const d of [back, resident, fromResident, both, device, toDevice]) d.destroy();
       }
+      // a fixed codec the GPU codes, on each word plane of 8-byte elements (flat and shaped): the
+      // CPU path's bytes
+      for (const [original, shape] of [
+        [grid, undefined],
+        [records, [3000, 2]],
+        [decimals, [60, 100]],
+      ] as const) {
+        const device = await engine.upload(original);
+        for (const codec of ['huffman', 'delta+shuffle+huffman', 'delta+pack', 'rle+huffman']) {
+          const opts = { codec, chunkBytes: 16384, ...(shape ? { shape: [...shape] } : {}) };
+          const cpu = await engine.compress(original, { ...opts, path: 'cpu' });
+          const gpu = await engine.compress(device, { ...opts, path: 'gpu' });
+          expect(Buffer.compare(gpu, cpu), `${original.constructor.name} ${codec}: the CPU path's bytes`).toBe(0);
+          expect(
+            engine.inspect(gpu).chunks.some((c) => c.encoding.startsWith('predict(')),
+            `${codec}: word planes`,
+          ).toBe(true);
+        }
+        device.destroy();
+      }
       // the primitives on a DeviceArray of 8-byte elements: the CPU path's (read back first),
       // results delivered to the device; path 'gpu' is UNSUPPORTED_TYPE
       const keys = await engine.upload(grid);

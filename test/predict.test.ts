@@ -1033,8 +1033,9 @@ describe('shape across the entry points', () => {
     expect(compressRoute('gpu', 'host', settings, { type: 'u8', length: image.length })).toBe('gpu');
     expect(compressRoute('gpu', 'device', settings, { type: 'u8', length: image.length })).toBe('gpu-to-device');
     expect(compressRoute('cpu', 'host', settings, { type: 'u8', length: image.length })).toBe('cpu');
-    // 8-byte types with a fixed codec: the CPU path; med (a CompressPlan's), the decimal map,
-    // 8-byte types' chooser and a shaped lossy array: the GPU's too
+    // 8-byte types with a fixed codec the GPU does not code: the CPU path; med (a CompressPlan's),
+    // the decimal map, 8-byte types' chooser and a codec it codes, and a shaped lossy array: the
+    // GPU's too
     const med = compressSettingsWith({ shape, predict: { map: 0, predictor: 5, fields: 1, rowCells: 64, planeRows: 1 } });
     expect(compressRoute('gpu', 'host', med, { type: 'u8', length: image.length })).toBe('gpu');
     const decimal = compressSettingsWith({ shape, predict: { map: 2, predictor: 3, fields: 1, rowCells: 64, planeRows: 1 } });
@@ -1044,9 +1045,13 @@ describe('shape across the entry points', () => {
     );
     expect(compressRoute('gpu', 'host', compressSettingsWith({ shape }), { type: 'f64', length: image.length })).toBe('gpu');
     expect(compressRoute('gpu', 'device', compressSettingsWith({ shape }), { type: 'i64', length: image.length })).toBe('gpu-to-device');
-    expect(compressRoute('gpu', 'host', compressSettingsWith({ shape, codec: 'stored' }), { type: 'f64', length: image.length })).toBe(
-      'cpu',
-    );
+    expect(compressRoute('gpu', 'host', compressSettingsWith({ shape, codec: [] }), { type: 'f64', length: image.length })).toBe('cpu');
+    expect(
+      compressRoute('gpu', 'host', compressSettingsWith({ shape, codec: [STAGE.delta, STAGE.pack] }), {
+        type: 'f64',
+        length: image.length,
+      }),
+    ).toBe('gpu');
     // f64 within a bound, flat or shaped: quantized on the GPU (the container read back, or left
     // there)
     const f64 = { type: 'f64', length: image.length } as const;

@@ -16,8 +16,9 @@
  * with every predictor and map) or the fixed pipeline is one it has ({@link gpuCodablePipeline});
  * else the runs way, whose bytes are the CPU path's (a shaped array: the CPU path). The lossy
  * mode (f32 and f64) runs on the GPU where the GPU codes the codes' pipeline itself, else on the
- * CPU path. 8-byte elements take the chooser (their chunks are predicted or
- * stored, under every map) and f64's lossy mode on the GPU; a fixed codec of them, the CPU path.
+ * CPU path. 8-byte elements take the chooser (their chunks are predicted or stored, under every
+ * map), f64's lossy mode and a fixed codec the GPU codes (on each word plane, the CPU path's
+ * bytes) on the GPU; another fixed codec of them, the CPU path.
  */
 import type { CpuPath } from '../cpu/cpu-path.js';
 import type { DeviceArray } from '../gpu/device-array.js';
@@ -54,10 +55,10 @@ export function compressRoute(
     if (settings.codec !== undefined && !gpuCodablePipeline(settings.codec)) return 'cpu';
     return to === 'device' ? 'gpu-lossy-to-device' : 'gpu-lossy';
   }
-  // 8-byte elements: the chooser's predicted chunks on the GPU (./gpu/encode.ts), a fixed codec
-  // on the CPU path
+  // 8-byte elements: the chooser's predicted chunks on the GPU (./gpu/encode.ts), and a fixed
+  // codec it codes (on each word plane, as the CPU path); another on the CPU path
   if (elementSize(input.type) === 8) {
-    if (settings.codec !== undefined) return 'cpu';
+    if (settings.codec !== undefined && !gpuCodablePipeline(settings.codec)) return 'cpu';
     return to === 'device' ? 'gpu-to-device' : 'gpu';
   }
   if (!isGpuCodecType(input.type)) return 'cpu';
