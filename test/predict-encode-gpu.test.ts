@@ -483,7 +483,8 @@ describeGpu('predicted chunks written on the GPU', () => {
   gpuIt(
     "f64's decimal map: the exponents and exceptions per chunk the CPU path finds (v from the exact product of the mantissa and 5^e, checked by the decoder's long division), the float-order map past 1 in 64; decodes to the input on both paths",
     async () => {
-      // f64 records of 3 fields with 2 and 6 decimals and integers, some elements not decimals
+      // f64 records of 3 fields with 2 and 14 decimals (5^14 past one u32 word) and integers, some
+      // elements not decimals
       // (exceptions): pi multiples, -0, NaN, infinities, a subnormal, 0.1 + 0.2, a decimal whose
       // integer reaches 2^52 at its field's exponent, 1e300
       const rng = new Rng(caseSeed('gpu predict encode decimal f64'));
@@ -494,7 +495,7 @@ describeGpu('predicted chunks written on the GPU', () => {
         for (let c = 0; c < X * rows; c++) {
           const wave = Math.sin(c / 37) * 5000 + Math.cos(Math.floor(c / X) / 11) * 2000;
           out[3 * c] = Math.round((wave + rng.nextFloat() / 10) * 100) / 100;
-          out[3 * c + 1] = Math.round((wave / 1000 + rng.nextFloat()) * 1e6) / 1e6;
+          out[3 * c + 1] = Math.round((wave / 5000 + rng.nextFloat()) * 1e14) / 1e14;
           out[3 * c + 2] = Math.round(wave * 7) - 2 ** 40;
         }
         const specials = [Math.PI, -0, NaN, Infinity, -Infinity, 5e-324, 0.1 + 0.2, 4503599.627370497, 1e300];
