@@ -26,6 +26,7 @@ import * as zstd from '@bokuweb/zstd-wasm';
 import { createEngine } from '../dist/node/index.js';
 import { seismicVolume, quantizeDeadZone, snrDb as haugenSnrDb, stepScaleForSnr } from './suite/data.mjs';
 import { lineChart } from './suite/svg.mjs';
+import { finiteRange } from './lib/files.mjs';
 import { machineInfo, ROOT as root, writeResults } from './lib/results.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -71,13 +72,6 @@ if (existsSync(atoms)) {
 }
 
 // ---- measures -----------------------------------------------------------------------------------
-
-function rangeOf(v) {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const x of v) if (Number.isFinite(x)) (lo = Math.min(lo, x)), (hi = Math.max(hi, x));
-  return hi - lo;
-}
 
 /** SNR in dB (Haugen's eq. 5.1: RMS amplitudes) and the largest |x - y|. */
 function errors(x, y) {
@@ -134,7 +128,7 @@ const results = [];
 for (const d of datasets) {
   const x = d.values;
   const bytes = x.byteLength;
-  const range = rangeOf(x);
+  const range = finiteRange(x);
   console.error(`${d.name}: ${bytes} bytes, range ${range.toPrecision(4)}`);
   const rows = [];
   const lossless = await engine.compress(x);

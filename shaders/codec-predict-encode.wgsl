@@ -77,12 +77,6 @@ fn decimalOf(b: u32, e: u32) -> vec2<u32> {
   return vec2<u32>(0u, 0u);
 }
 
-// a x c as (low, high) words (soft-float64.wgsl's mul32 gives (high, low)).
-fn product64(a: u32, c: u32) -> vec2<u32> {
-  let p = mul32(a, c);
-  return vec2<u32>(p.y, p.x);
-}
-
 // f64's decimal candidate of the element (low, high) at exponent e: v = round(|x| 10^e), half
 // up, signed as x, as an i64's (low, high) words; (0, 0) for a zero, an infinity or a NaN (they
 // are exceptions or decode to +0) and where |v| would reach 2^63 (an exception: |v| >= 2^52).
@@ -98,7 +92,8 @@ fn decimalCandidate64(low: u32, high: u32, e: u32) -> vec2<u32> {
   }
   if ((mh | low) == 0u) { return vec2<u32>(0u, 0u); }
   // 10^e = 5^e 2^e: 5^e (< 2^42) is the table's 10^e (decimal-f64.wgsl's words) shifted down by
-  // e, in (pl, ph); then P = m 5^e (< 2^95) in words (p0, p1, p2)
+  // e, in (pl, ph); then P = m 5^e (< 2^95) in words (p0, p1, p2) (soft-float64.wgsl's product
+  // of two significands: both high words below 2^21)
   let tl = decimal[POW10_AT + 2u * e];
   let th = decimal[POW10_AT + 2u * e + 1u];
   var pl = tl;
@@ -107,14 +102,10 @@ fn decimalCandidate64(low: u32, high: u32, e: u32) -> vec2<u32> {
     pl = (tl >> e) | (th << (32u - e));
     ph = th >> e;
   }
-  let a = product64(low, pl);
-  let b = product64(low, ph);
-  let c = product64(mh, pl);
-  let d = product64(mh, ph);
-  let p0 = a.x;
-  let s1 = a.y + b.x;
-  let p1 = s1 + c.x;
-  let p2 = b.y + c.y + d.x + select(0u, 1u, s1 < a.y) + select(0u, 1u, p1 < s1);
+  let p = multiplySignificands(vec3<u32>(low, mh, 0u), vec3<u32>(pl, ph, 0u));
+  let p0 = p.x;
+  let p1 = p.y;
+  let p2 = p.z;
   let negative = (high >> 31u) != 0u;
   // v = P 2^(q + e), rounded half up where q + e < 0
   let sh = q + i32(e);
@@ -165,13 +156,8 @@ fn signed64(low: u32, high: u32, negative: bool) -> vec2<u32> {
 // and f64(v) / 10^e has its bits (-0 never: the candidate of -0 is 0, which decodes to +0).
 fn decimalExact64(low: u32, high: u32, e: u32) -> bool {
   let v = decimalCandidate64(low, high, e);
-  var mh = v.y;
-  var ml = v.x;
-  if ((v.y >> 31u) != 0u) {
-    ml = ~v.x + 1u;
-    mh = ~v.y + select(0u, 1u, ml == 0u);
-  }
-  if (mh >= 0x100000u) { return false; }
+  // |v|: the two's complement of a negative v
+  if (signed64(v.x, v.y, (v.y >> 31u) != 0u).y >= 0x100000u) { return false; }
   let bits = decimalBits64(v.x, v.y, e);
   return bits.x == low && bits.y == high;
 }

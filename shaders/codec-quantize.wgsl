@@ -26,21 +26,9 @@ struct Params {
   codesBase: u32,  // first word of `codes` (scatter)
 }
 
-const CODE_EXCEPTION: u32 = 0xffffffffu;
-const CODE_NAN: u32 = 0xfffffffeu;
-const CODE_POS_INF: u32 = 0xfffffffdu;
-const CODE_NEG_INF: u32 = 0xfffffffcu;
-const CODE_NEG_ZERO: u32 = 0xfffffffbu;
+// The reserved codes and the bindings: codec-quantize-common.wgsl, composed before this file.
 const CODE_MAX: u32 = 0x2000000u;
 const CANONICAL_NAN: u32 = 0x7fc00000u;
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> src: array<u32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(3) var<storage, read_write> aux: array<u32>;
-// [0]: exception codes that dequantize met; [1]: exceptions that scatter refused
-@group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read> codes: array<u32>;
 
 fn specialCode(b: u32) -> u32 {
   let a = b & 0x7fffffffu;
@@ -116,11 +104,7 @@ fn dequantize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let j = gid.x + gid.y * groups.x * 256u;
   if (j >= params.n) { return; }
-  let at = src[params.srcBase + j];
-  let ordered = j == 0u || src[params.srcBase + j - 1u] < at;
-  if (!ordered || at >= params.limBits || codes[params.codesBase + at] != CODE_EXCEPTION) {
-    atomicAdd(&counts[1], 1u);
-    return;
-  }
+  let at = exceptionTarget(j, params.limBits);
+  if (at == 0xFFFFFFFFu) { return; }
   dst[params.dstBase + at] = src[params.srcBase + params.n + j];
 }

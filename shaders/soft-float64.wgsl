@@ -2,7 +2,8 @@
 // operations of the lossy mode's f64 kernels (codec-quantize-f64.wgsl), each rounded to nearest,
 // ties to even, as IEEE 754 binary64 rounds them (so the GPU writes the CPU's bits:
 // assembly/quantize.ts quantizeF64 and dequantizeF64 in wasm's f64). Composed before the
-// shaders that use it (decimal-f32.wgsl's mul32 too).
+// shaders that use it (decimal-f32.wgsl's mul32 too, and codec-predict-encode.wgsl's product of
+// f64's mantissa and 5^e).
 //
 // An f64 is its bits as vec2<u32>(low word, high word); a significand with its scale is
 // vec3<u32>(low word, high word, biased exponent): the value (high:low) x 2^(exponent - 1075),

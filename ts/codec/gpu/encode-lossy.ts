@@ -39,11 +39,10 @@ import { encodeScan } from '../../gpu/scan.js';
 import exceptionsSource from '../../../shaders/codec-exceptions.wgsl';
 import { ENTRY_BYTES, indexBytes, makeHeader, writeEntry, writeHeader, writeIndex, type ChunkEntry } from '../../format/layout.js';
 import { abortError } from '../../cpu/pool.js';
-import { ErrorCodes, ParleError } from '../../errors.js';
 import { debug } from '../../platform/node.js';
-import { readRanges } from './common.js';
+import { readRanges, roundUp4 } from './common.js';
 import { encodeGather, type GatherJob } from './gather.js';
-import { encodeChunksOnDevice, placeChunkTable } from './encode.js';
+import { checkContainerFits, encodeChunksOnDevice, placeChunkTable } from './encode.js';
 import { planOnDevice } from './predict-encode.js';
 import type { CompressSettings } from '../settings.js';
 
@@ -190,7 +189,7 @@ export async function compressLossyOnDevice(
     // and the reconstructions' tree hashes, then the container read back and its header,
     // entries and index written on the host
     const prefixBytes = prefixes.reduce((a, x) => a + (x?.length ?? 0), 0);
-    const patch = new Uint8Array(Math.ceil(Math.max(4, prefixBytes) / 4) * 4);
+    const patch = new Uint8Array(roundUp4(Math.max(4, prefixBytes)));
     const fromPatch: GatherJob[] = [];
     const fromCodes: GatherJob[] = [];
     const fromLossless: GatherJob[] = [];
@@ -219,12 +218,7 @@ export async function compressLossyOnDevice(
     }
     const index = indexBytes(header) > 0 ? writeIndex(entryAt) : new Uint8Array(0);
     const containerBytes = at + index.length;
-    if (Math.ceil(containerBytes / 4) * 4 > gpu.limits.maxBufferSize) {
-      throw new ParleError(
-        ErrorCodes.TOO_LARGE,
-        `the container (${containerBytes} bytes) would exceed this device's maxBufferSize (${gpu.limits.maxBufferSize}): compress on the CPU path`,
-      );
-    }
+    checkContainerFits(gpu, containerBytes);
     const layout = gpu.acquireStorage(Math.max(4, containerBytes), 'lossy container');
     const patchBuf = gpu.acquireStorage(patch.length, 'lossy prefixes');
     scratch.push(layout, patchBuf);

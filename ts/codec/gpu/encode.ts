@@ -588,6 +588,19 @@ async function chunkExceptions(
 }
 
 /**
+ * Checks that a container of `containerBytes` bytes, laid out in one GPU buffer, fits this device.
+ * @throws ParleError TOO_LARGE (past maxBufferSize: the CPU path writes it)
+ */
+export function checkContainerFits(gpu: GpuContext, containerBytes: number): void {
+  if (roundUp4(containerBytes) > gpu.limits.maxBufferSize) {
+    throw new ParleError(
+      ErrorCodes.TOO_LARGE,
+      `the container (${containerBytes} bytes) would exceed this device's maxBufferSize (${gpu.limits.maxBufferSize}): compress on the CPU path`,
+    );
+  }
+}
+
+/**
  * Writes a container's chunk table into `layout`, the container's buffer on the GPU, whose
  * payloads lie in their places and whose other bytes are still zero: the header's bytes `head` at
  * 0, each entry at its byte offset `entryAt[i]` and the chunk index's bytes `index` at `indexAt`
@@ -952,12 +965,7 @@ export async function encodeChunksOnDevice(
     const indexAt = at;
     const index = indexBytes(header) > 0 ? writeIndex(laid.map((chunk) => chunk.entryAt)) : new Uint8Array(0);
     const containerBytes = at + index.length;
-    if (roundUp4(containerBytes) > gpu.limits.maxBufferSize) {
-      throw new ParleError(
-        ErrorCodes.TOO_LARGE,
-        `the container (${containerBytes} bytes) would exceed this device's maxBufferSize (${gpu.limits.maxBufferSize}): compress on the CPU path`,
-      );
-    }
+    checkContainerFits(gpu, containerBytes);
     // host pieces (directories, Huffman headers, mode bytes) packed into one upload
     let hostBytes = 0;
     for (const chunk of laid) for (const q of chunk.pieces) if ('host' in q) hostBytes += q.host.length;

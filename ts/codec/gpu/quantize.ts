@@ -9,6 +9,7 @@
  * decompress to the device).
  */
 import type { QuantizeParams, QuantizeParamsF64 } from '../quantize.js';
+import quantizeCommonSource from '../../../shaders/codec-quantize-common.wgsl';
 import quantizeSource from '../../../shaders/codec-quantize.wgsl';
 import quantizeF64Source from '../../../shaders/codec-quantize-f64.wgsl';
 import softFloatSource from '../../../shaders/soft-float64.wgsl';
@@ -24,9 +25,12 @@ type Width = 4 | 8;
 
 function pipeline(ctx: GpuContext, entryPoint: 'quantize' | 'dequantize' | 'scatter', width: Width): GPUComputePipeline {
   if (width === 8) {
-    return getPipeline(ctx.device, `codec-quantize-f64:${entryPoint}`, () => ({ code: softFloatSource + quantizeF64Source, entryPoint }));
+    return getPipeline(ctx.device, `codec-quantize-f64:${entryPoint}`, () => ({
+      code: softFloatSource + quantizeCommonSource + quantizeF64Source,
+      entryPoint,
+    }));
   }
-  return getPipeline(ctx.device, `codec-quantize:${entryPoint}`, () => ({ code: quantizeSource, entryPoint }));
+  return getPipeline(ctx.device, `codec-quantize:${entryPoint}`, () => ({ code: quantizeCommonSource + quantizeSource, entryPoint }));
 }
 
 /** The quantizer of a kernel: f32's parameters or f64's. */
@@ -72,7 +76,7 @@ function dequantizer(step: number, width: Width): Quantizer {
   return width === 8 ? { abs: 0, step, inv: 0, lim: 0 } : { abs: 0, step, inv: 0, tol: 0, limBits: 0 };
 }
 
-/** The bindings each entry point's 'auto' layout holds (codec-quantize.wgsl). */
+/** The bindings each entry point's 'auto' layout holds (codec-quantize-common.wgsl). */
 const BINDINGS = { quantize: [0, 1, 2, 3], dequantize: [0, 1, 2, 3, 4], scatter: [0, 1, 2, 4, 5] } as const;
 
 /** Runs one entry point of the `width` kernels over `n` invocations with (params, src, dst, aux); reads back dst and aux. */
